@@ -1,0 +1,26 @@
+# `make demo` and `make test` set up a local virtual environment on first use.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+
+.PHONY: demo test lint bench clean
+
+$(BIN)/referee: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $@
+
+demo: $(BIN)/referee
+	$(BIN)/referee games
+	$(BIN)/referee random hex-pie --seed 1 --show
+
+test: $(BIN)/referee
+	$(BIN)/ruff check .
+	$(BIN)/python -m pytest
+
+bench: $(BIN)/referee
+	$(BIN)/python benchmarks/engines.py
+
+clean:
+	rm -rf $(VENV)

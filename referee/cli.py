@@ -1,0 +1,141 @@
+"""The command line: parses arguments, calls the library, prints, and sets the exit code."""
+
+from __future__ import annotations
+
+import functools
+import json
+import random
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, TypeVar
+
+import typer
+from tabulate import tabulate
+
+from referee.conformance import check_file
+from referee.errors import ConformanceFileError, RefereeError
+from referee.games import GAMES, Game, JointMove, get_game
+from referee.playout import random_steps
+
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    help="Referee and match runner for game-playing bots.",
+)
+
+F = TypeVar("F", bound=Callable[..., None])
+
+# Exit codes: 0 success, 1 a check failed (mismatch), 2 bad input.
+EXIT_FAILED, EXIT_BAD_INPUT = 1, 2
+
+
+def _user_errors(command: F) -> F:
+    """Report a RefereeError as one line on standard error with exit code 2, not a traceback."""
+
+    @functools.wraps(command)
+    def run(*args: object, **kwargs: object) -> None:
+        try:
+            command(*args, **kwargs)
+        except RefereeError as error:
+            _error(str(error))
+            raise typer.Exit(EXIT_BAD_INPUT) from None
+
+    return run  # type: ignore[return-value]
+
+
+def _error(message: str) -> None:
+    typer.echo(f"referee: error: {message}", err=True)
+
+
+JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
+
+
+@app.command()
+def games(as_json: JsonOption = False) -> None:
+    """List the games: id, roles and a one-line description."""
+    if as_json:
+        rows = [
+            {"id": g.id, "roles": list(g.roles), "description": g.description}
+            for g in GAMES.values()
+        ]
+        typer.echo(json.dumps(rows, indent=2))
+        return
+    table = [(g.id, ", ".join(g.roles), g.description) for g in GAMES.values()]
+    typer.echo(tabulate(table, headers=["game", "roles", "description"]))
+
+
+@app.command()
+@_user_errors
+def rules(game: Annotated[str, typer.Argument(help="Game id, see `referee games`.")]) -> None:
+    """Explain a game's rules in plain words, with the move syntax and an example move."""
+    found = get_game(game)
+    typer.echo(f"{found.id}: {found.description}")
+    typer.echo(f"Roles, in order: {', '.join(found.roles)}\n")
+    typer.echo(found.rules)
+    typer.echo(f"\nExample move: {found.example_move}\n\nInitial position:")
+    typer.echo(found.render(found.initial_state()))
+
+
+@app.command("random")
+@_user_errors
+def random_game(
+    game: Annotated[str, typer.Argument(help="Game id, see `referee games`.")],
+    seed: Annotated[
+        int | None, typer.Option(help="Seed of the random movers (default: a fresh one).")
+    ] = None,
+    show: Annotated[bool, typer.Option("--show", help="Print the board after every step.")] = False,
+) -> None:
+    """Play one game between random movers and print every joint move and the goals."""
+    found = get_game(game)
+    if seed is None:
+        seed = random.SystemRandom().randrange(2**31)
+    typer.echo(f"{found.id}, seed {seed}")
+    if show:
+        typer.echo(found.render(found.initial_state()) + "\n")
+    state = found.initial_state()
+    steps = 0
+    for steps, (joint, state) in enumerate(random_steps(found, random.Random(seed)), start=1):
+        typer.echo(f"step {steps}: {_joint_text(found, joint)}")
+        if show:
+            typer.echo(found.render(state) + "\n")
+    goals = ", ".join(
+        f"{role} {goal}" for role, goal in zip(found.roles, found.goals(state), strict=True)
+    )
+    typer.echo(f"goals: {goals} (after {steps} steps)")
+
+
+def _joint_text(game: Game, joint: JointMove) -> str:
+    return ", ".join(f"{role} {move}" for role, move in zip(game.roles, joint, strict=True))
+
+
+@app.command()
+def conformance(
+    files: Annotated[list[Path], typer.Argument(help="Reference files, one JSON game per line.")],
+    as_json: JsonOption = False,
+) -> None:
+    """Replay reference games; check every legal-move set, the end and the goals."""
+    reports = []
+    errors = 0
+    for path in files:
+        try:
+            report = check_file(path)
+        except ConformanceFileError as error:
+            _error(str(error))
+            errors += 1
+            continue
+        reports.append(report)
+        if not as_json:
+            for mismatch in report.mismatches:
+                typer.echo(str(mismatch))
+            typer.echo(report.summary())
+    if as_json:
+        typer.echo(json.dumps([report.as_dict() for report in reports], indent=2))
+    if errors:
+        raise typer.Exit(EXIT_BAD_INPUT)
+    if any(report.mismatches for report in reports):
+        raise typer.Exit(EXIT_FAILED)
+
+
+def main() -> None:
+    """Entry point of the `referee` console script."""
+    app()

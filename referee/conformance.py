@@ -1,0 +1,232 @@
+"""Replay reference games and compare every legal-move set, the terminal flag and the goals.
+
+The reference format is `../shared/conformance/README.md`: one JSON game per line with,
+for every step, each role's complete sorted legal moves and the joint move played, and
+the final goals. Steps are numbered from 1, as in the player protocol.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from referee.errors import ConformanceFileError, MoveError, UnknownGameError
+from referee.games import Game, get_game
+
+
+@dataclass(frozen=True)
+class ReferenceStep:
+    """One step of a reference game: each role's legal moves before it, and the moves played."""
+
+    legal: Mapping[str, frozenset[str]]
+    moves: Mapping[str, str]
+
+
+@dataclass(frozen=True)
+class ReferenceGame:
+    """One line of a reference file, checked for shape but not yet replayed."""
+
+    game: Game
+    seed: object
+    steps: tuple[ReferenceStep, ...]
+    terminal: bool
+    goals: Mapping[str, float]
+
+
+@dataclass(frozen=True)
+class Mismatch:
+    """A point where the rule engine and a reference game disagree."""
+
+    file: str
+    line: int
+    seed: object
+    step: int
+    final: bool
+    role: str | None
+    detail: str
+
+    def __str__(self) -> str:
+        where = f"after step {self.step} (final)" if self.final else f"step {self.step}"
+        role = f", role {self.role}" if self.role else ""
+        return f"{self.file}:{self.line}: seed {self.seed}, {where}{role}: {self.detail}"
+
+
+@dataclass(frozen=True)
+class FileReport:
+    """The outcome of checking one reference file."""
+
+    path: str
+    games: int
+    mismatches: tuple[Mismatch, ...]
+
+    def as_dict(self) -> dict[str, Any]:
+        """The report as plain JSON-ready data."""
+        return {
+            "file": self.path,
+            "games": self.games,
+            "mismatches": [
+                {k: v for k, v in asdict(m).items() if k != "file"} for m in self.mismatches
+            ],
+        }
+
+    def summary(self) -> str:
+        """One line: games checked and mismatches found."""
+        return f"{self.path}: {self.games} games checked, {len(self.mismatches)} mismatches"
+
+
+def check_file(path: str | Path) -> FileReport:
+    """Replay every game of a reference file; ConformanceFileError if a line cannot be read."""
+    name = str(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise ConformanceFileError(f"{name}: cannot read: {error}") from None
+    games = 0
+    mismatches: list[Mismatch] = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        reference = parse_reference(line, f"{name}:{number}")
+        mismatches.extend(compare(reference, name, number))
+        games += 1
+    return FileReport(name, games, tuple(mismatches))
+
+
+def parse_reference(line: str, where: str) -> ReferenceGame:
+    """One reference game from a JSON line; ConformanceFileError naming `where` and the field."""
+
+    def fail(message: str) -> ConformanceFileError:
+        return ConformanceFileError(f"{where}: {message}")
+
+    try:
+        record = json.loads(line)
+    except json.JSONDecodeError as error:
+        raise fail(f"malformed JSON: {error.msg} at column {error.colno}") from None
+    _expect(record, dict, "the line", fail)
+    try:
+        game = get_game(_field(record, "game", str, fail))
+    except UnknownGameError as error:
+        raise fail(str(error)) from None
+    if "seed" not in record:
+        raise fail("missing field 'seed'")
+    steps = []
+    for index, step in enumerate(_field(record, "steps", list, fail)):
+        path = f"steps[{index}]"
+        _expect(step, dict, path, fail)
+        legal = _by_role(game, _field(step, "legal", dict, fail, path), f"{path}.legal", list, fail)
+        for role, moves_of_role in legal.items():
+            for move in moves_of_role:
+                _expect(move, str, f"{path}.legal.{role}[]", fail)
+        moves = _by_role(game, _field(step, "moves", dict, fail, path), f"{path}.moves", str, fail)
+        steps.append(ReferenceStep({r: frozenset(m) for r, m in legal.items()}, moves))
+    final = _field(record, "final", dict, fail)
+    terminal = _field(final, "terminal", bool, fail, "final")
+    goals = _by_role(
+        game, _field(final, "goals", dict, fail, "final"), "final.goals", _NUMBER, fail
+    )
+    return ReferenceGame(game, record["seed"], tuple(steps), terminal, goals)
+
+
+def compare(reference: ReferenceGame, file: str, line: int) -> list[Mismatch]:
+    """Every disagreement between the rule engine and one reference game."""
+    game = reference.game
+    found: list[Mismatch] = []
+
+    def report(step: int, role: str | None, detail: str, final: bool = False) -> None:
+        found.append(Mismatch(file, line, reference.seed, step, final, role, detail))
+
+    state = game.initial_state()
+    for number, step in enumerate(reference.steps, start=1):
+        if game.is_terminal(state):
+            report(number, None, "state is terminal; the reference plays on")
+            return found
+        for index, role in enumerate(game.roles):
+            ours = frozenset(game.legal_moves(state, index))
+            if ours != step.legal[role]:
+                report(number, role, _difference(step.legal[role], ours))
+        try:
+            joint = tuple(game.parse_move(step.moves[role]) for role in game.roles)
+            state = game.next_state(state, joint)
+        except MoveError as error:
+            report(number, None, f"cannot replay the recorded joint move: {error}")
+            return found
+    last = len(reference.steps)
+    if game.is_terminal(state) != reference.terminal:
+        expected = "terminal" if reference.terminal else "not terminal"
+        report(
+            last,
+            None,
+            f"state is {'not ' if reference.terminal else ''}terminal, expected {expected}",
+            True,
+        )
+        return found
+    for role, goal in zip(game.roles, game.goals(state), strict=True):
+        if goal != reference.goals[role]:
+            report(last, role, f"goal expected {_number(reference.goals[role])}, got {goal}", True)
+    return found
+
+
+def _difference(expected: frozenset[str], actual: frozenset[str]) -> str:
+    missing = sorted(expected - actual)
+    extra = sorted(actual - expected)
+    return (
+        f"legal moves differ: missing {' '.join(missing) or 'none'};"
+        f" extra {' '.join(extra) or 'none'}"
+    )
+
+
+def _number(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else str(value)
+
+
+_NUMBER = (int, float)
+_KIND_NAMES = {
+    dict: "an object",
+    list: "a list",
+    str: "a string",
+    bool: "true or false",
+    _NUMBER: "a number",
+}
+
+
+def _expect(
+    value: Any, kind: type | tuple[type, ...], name: str, fail: Callable[[str], Exception]
+) -> Any:
+    # JSON true and false are ints to isinstance; only a bool field may hold them.
+    if not isinstance(value, kind) or (isinstance(value, bool) and kind is not bool):
+        raise fail(f"{name}: expected {_KIND_NAMES[kind]}")
+    return value
+
+
+def _field(
+    record: dict[str, Any],
+    key: str,
+    kind: type | tuple[type, ...],
+    fail: Callable[[str], Exception],
+    parent: str = "",
+) -> Any:
+    name = f"{parent}.{key}" if parent else key
+    if key not in record:
+        raise fail(f"missing field {name!r}")
+    return _expect(record[key], kind, name, fail)
+
+
+def _by_role(
+    game: Game,
+    mapping: dict[str, Any],
+    path: str,
+    kind: type | tuple[type, ...],
+    fail: Callable[[str], Exception],
+) -> dict[str, Any]:
+    """A role-keyed object with exactly the game's roles, each value of the given kind."""
+    unknown = sorted(set(mapping) - set(game.roles))
+    if unknown:
+        raise fail(f"{path}: {game.id} has no role {unknown[0]!r}")
+    for role in game.roles:
+        if role not in mapping:
+            raise fail(f"{path}: missing role {role!r}")
+        _expect(mapping[role], kind, f"{path}.{role}", fail)
+    return {role: mapping[role] for role in game.roles}

@@ -1,0 +1,125 @@
+"""The one interface every game implements, and the canonical text of moves.
+
+A move *is* its canonical GDL text (`noop`, `(place e 5)`): the same string goes on the
+wire, into transcripts and into tests, so there is nothing to convert and nothing to
+get out of step. States are immutable and hashable; `next_state` returns a new one.
+"""
+
+from __future__ import annotations
+
+import random
+from abc import ABC, abstractmethod
+from collections.abc import Hashable, Iterable, Sequence
+from typing import ClassVar, Generic, NewType, TypeVar
+
+from referee.errors import IllegalMoveError, MoveParseError, UnknownRoleError
+
+Move = NewType("Move", str)
+JointMove = tuple[Move, ...]
+Goals = tuple[int, ...]
+
+NOOP = Move("noop")
+
+S = TypeVar("S", bound=Hashable)
+
+
+def format_move(name: str, *args: object) -> Move:
+    """The canonical text of a move: an atom, or a flat list `(name arg ...)`."""
+    if not args:
+        return Move(name)
+    return Move(f"({name} {' '.join(str(arg) for arg in args)})")
+
+
+def canonical_spelling(text: str) -> str:
+    """Rewrite an equivalent spelling (any case, extra spaces, no outer parentheses) canonically."""
+    body = text.strip().lower()
+    listed = body.startswith("(") and body.endswith(")")
+    tokens = (body[1:-1] if listed else body).split()
+    if len(tokens) == 1 and not listed:
+        return tokens[0]
+    # A token with a parenthesis left in it is a nested or unbalanced term: no move has one.
+    return "(" + " ".join(tokens) + ")"
+
+
+class Game(ABC, Generic[S]):
+    """A two-or-more-role simultaneous-move game; turn-taking games give the idle role `noop`."""
+
+    id: ClassVar[str]
+    roles: ClassVar[tuple[str, ...]]
+    description: ClassVar[str]
+    rules: ClassVar[str]
+    example_move: ClassVar[Move]
+
+    def __init__(self) -> None:
+        self._moves: dict[str, Move] = {move: move for move in self.all_moves()}
+
+    @abstractmethod
+    def all_moves(self) -> Iterable[Move]:
+        """Every move that some role may play in some state."""
+
+    @abstractmethod
+    def initial_state(self) -> S:
+        """The state before the first step."""
+
+    @abstractmethod
+    def legal_moves(self, state: S, role: int) -> tuple[Move, ...]:
+        """The legal moves of the role with this index; empty in a terminal state."""
+
+    @abstractmethod
+    def next_state(self, state: S, joint: Sequence[Move]) -> S:
+        """The state after every role plays its move of `joint` (role order); checks legality."""
+
+    @abstractmethod
+    def is_terminal(self, state: S) -> bool:
+        """Whether the game is over."""
+
+    @abstractmethod
+    def goals(self, state: S) -> Goals:
+        """Each role's goal value in 0..100, in role order (meaningful in terminal states)."""
+
+    @abstractmethod
+    def render(self, state: S) -> str:
+        """The state as text for a terminal."""
+
+    def random_move(self, state: S, role: int, rng: random.Random) -> Move:
+        """A uniformly random legal move of a role; games override it with a faster equivalent."""
+        moves = self.legal_moves(state, role)
+        if not moves:
+            raise self.game_over()
+        return rng.choice(moves)
+
+    def parse_move(self, text: str) -> Move:
+        """The move that `text` spells, or MoveParseError naming the game and the text."""
+        move = self._moves.get(canonical_spelling(text))
+        if move is None:
+            raise MoveParseError(f"{self.id}: {text!r} is not a move of this game")
+        return move
+
+    def role_index(self, role: str) -> int:
+        """The index of a role name in the canonical role order."""
+        try:
+            return self.roles.index(role)
+        except ValueError:
+            raise UnknownRoleError(
+                f"{self.id} has no role {role!r} (roles: {', '.join(self.roles)})"
+            ) from None
+
+    def illegal(self, role: int, move: str, why: str) -> IllegalMoveError:
+        """The error for `move` of a role that the rules do not allow in this state."""
+        return IllegalMoveError(f"{self.id}: {self.roles[role]} cannot play {move!r}: {why}")
+
+    def check_joint(self, state: S, joint: Sequence[Move]) -> None:
+        """Reject a joint move of the wrong size or one played after the end."""
+        if len(joint) != len(self.roles):
+            raise IllegalMoveError(
+                f"{self.id}: a joint move has {len(self.roles)} moves, got {len(joint)}"
+            )
+        if self.is_terminal(state):
+            raise self.game_over()
+
+    def game_over(self) -> IllegalMoveError:
+        """The error for a move asked of, or played in, a terminal state."""
+        return IllegalMoveError(f"{self.id}: the game is over; no move can be played")
+
+    def __repr__(self) -> str:
+        return f"<game {self.id}>"
