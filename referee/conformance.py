@@ -105,7 +105,8 @@ def parse_reference(line: str, where: str) -> ReferenceGame:
         record = json.loads(line)
     except json.JSONDecodeError as error:
         raise fail(f"malformed JSON: {error.msg} at column {error.colno}") from None
-    _expect(record, dict, "the line", fail)
+    if not isinstance(record, dict):
+        raise fail("expected one JSON object per line")
     try:
         game = get_game(_field(record, "game", str, fail))
     except UnknownGameError as error:

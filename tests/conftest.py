@@ -1,0 +1,36 @@
+"""Shared test helpers: where the reference games are, and playing scripted moves."""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Iterable
+from pathlib import Path
+
+from referee.games import NOOP, Game
+
+SHARED = Path(__file__).resolve().parents[2] / "shared"
+CONFORMANCE = SHARED / "conformance"
+REFERENCE_FILES = sorted(CONFORMANCE.glob("*.jsonl"))
+
+
+def play(game: Game, moves: Iterable[str | tuple[str, ...]], state: Hashable | None = None):
+    """Apply moves from `state` (default: the start) and return the state after them.
+
+    A tuple is a whole joint move in role order; a single string is the move of the one
+    role in control, the others playing noop.
+    """
+    if state is None:
+        state = game.initial_state()
+    for move in moves:
+        if isinstance(move, str):
+            in_control = [
+                role
+                for role in range(len(game.roles))
+                if game.legal_moves(state, role) != (NOOP,)
+            ]
+            assert len(in_control) == 1, f"no single role in control for {move!r}"
+            joint = [NOOP] * len(game.roles)
+            joint[in_control[0]] = game.parse_move(move)
+        else:
+            joint = [game.parse_move(text) for text in move]
+        state = game.next_state(state, tuple(joint))
+    return state

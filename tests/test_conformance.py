@@ -1,0 +1,157 @@
+"""The rule engines against the reference games, through the same code as the CLI."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from referee.cli import app
+from referee.conformance import check_file
+from referee.errors import ConformanceFileError
+from tests.conftest import CONFORMANCE, REFERENCE_FILES
+
+runner = CliRunner()
+
+
+def test_every_game_has_reference_games() -> None:
+    names = {path.stem for path in REFERENCE_FILES}
+    assert names == {"blocker-parallel", "ticblock", "hex-pie", "double-tictactoe", "quad"}
+
+
+@pytest.mark.parametrize("path", REFERENCE_FILES, ids=lambda p: p.stem)
+def test_reference_games_are_reproduced(path: Path) -> None:
+    report = check_file(path)
+    assert report.games == len([line for line in path.read_text().splitlines() if line.strip()])
+    assert report.games > 0
+    assert [str(m) for m in report.mismatches] == []
+
+
+def test_cli_checks_all_reference_files() -> None:
+    result = runner.invoke(app, ["conformance", *map(str, REFERENCE_FILES)])
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert len(lines) == len(REFERENCE_FILES)
+    assert all(line.endswith("games checked, 0 mismatches") for line in lines)
+
+
+def _first_game(name: str) -> dict:
+    return json.loads((CONFORMANCE / f"{name}.jsonl").read_text().splitlines()[0])
+
+
+def _write(tmp_path: Path, records: list[dict | str]) -> Path:
+    path = tmp_path / "games.jsonl"
+    lines = [r if isinstance(r, str) else json.dumps(r) for r in records]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_removed_legal_move_and_changed_goal_are_reported_precisely(tmp_path: Path) -> None:
+    record = _first_game("ticblock")
+    removed = record["steps"][2]["legal"]["xcplayer"].pop(0)
+    goals = record["final"]["goals"]
+    goals["obplayer"] = goals["obplayer"] + 25
+    path = _write(tmp_path, [_first_game("ticblock"), record])
+
+    result = runner.invoke(app, ["conformance", str(path)])
+
+    assert result.exit_code == 1
+    last = len(record["steps"])
+    expected_goal = goals["obplayer"]
+    actual_goal = expected_goal - 25
+    assert result.output.splitlines() == [
+        f"{path}:2: seed {record['seed']}, step 3, role xcplayer: legal moves differ: "
+        f"missing none; extra {removed}",
+        f"{path}:2: seed {record['seed']}, after step {last} (final), role obplayer: "
+        f"goal expected {expected_goal}, got {actual_goal}",
+        f"{path}: 2 games checked, 2 mismatches",
+    ]
+
+
+def test_added_legal_move_is_reported_as_missing(tmp_path: Path) -> None:
+    record = _first_game("hex-pie")
+    record["steps"][0]["legal"]["player2"].append("swap")
+    report = check_file(_write(tmp_path, [record]))
+    assert [(m.step, m.role, m.detail) for m in report.mismatches] == [
+        (1, "player2", "legal moves differ: missing swap; extra none")
+    ]
+
+
+def test_game_that_goes_on_past_the_end_is_a_mismatch(tmp_path: Path) -> None:
+    record = _first_game("double-tictactoe")
+    record["steps"].append(record["steps"][-1])
+    report = check_file(_write(tmp_path, [record]))
+    assert len(report.mismatches) == 1
+    assert report.mismatches[0].step == len(record["steps"])
+    assert "terminal" in report.mismatches[0].detail
+
+
+def test_unreplayable_move_stops_that_game(tmp_path: Path) -> None:
+    record = _first_game("quad")
+    record["steps"][0]["moves"]["x"] = "(mark r1 c1)"
+    report = check_file(_write(tmp_path, [record]))
+    assert len(report.mismatches) == 1
+    assert "cannot replay" in report.mismatches[0].detail
+    assert "(mark r1 c1)" in report.mismatches[0].detail
+
+
+@pytest.mark.parametrize(
+    ("mutate", "message"),
+    [
+        (lambda r: "{not json", "malformed JSON"),
+        (lambda r: r | {"game": "chess"}, "unknown game 'chess'"),
+        (lambda r: {k: v for k, v in r.items() if k != "final"}, "missing field 'final'"),
+        (lambda r: {k: v for k, v in r.items() if k != "seed"}, "missing field 'seed'"),
+        (lambda r: r | {"steps": {}}, "steps: expected a list"),
+        (lambda r: r | {"final": {"terminal": True}}, "missing field 'final.goals'"),
+        (
+            lambda r: r | {"final": {"terminal": True, "goals": {"crosser": 50}}},
+            "final.goals: missing role 'blocker'",
+        ),
+        (
+            lambda r: r | {"final": {"terminal": 1, "goals": r["final"]["goals"]}},
+            "final.terminal: expected true or false",
+        ),
+        (
+            lambda r: r | {"steps": [{"legal": r["steps"][0]["legal"]}]},
+            "missing field 'steps[0].moves'",
+        ),
+        (lambda r: [r], "expected one JSON object per line"),
+    ],
+)
+def test_malformed_reference_line_is_an_error_with_file_and_line(
+    tmp_path: Path, mutate, message: str
+) -> None:
+    record = _first_game("blocker-parallel")
+    path = _write(tmp_path, [_first_game("blocker-parallel"), mutate(record)])
+
+    with pytest.raises(ConformanceFileError) as raised:
+        check_file(path)
+    assert str(raised.value).startswith(f"{path}:2: {message}")
+
+    result = runner.invoke(app, ["conformance", str(path)])
+    assert result.exit_code == 2
+    assert result.stdout == ""
+    assert result.stderr.splitlines() == [result.stderr.strip()]
+    assert result.stderr.startswith(f"referee: error: {path}:2: {message}")
+
+
+def test_missing_file_is_an_error_and_other_files_are_still_checked(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["conformance", str(tmp_path / "nope.jsonl"), str(REFERENCE_FILES[0])])
+    assert result.exit_code == 2
+    assert "nope.jsonl: cannot read" in result.stderr
+    assert result.stdout.strip().endswith("games checked, 0 mismatches")
+
+
+def test_json_output_lists_mismatches(tmp_path: Path) -> None:
+    record = _first_game("quad")
+    record["final"]["goals"]["x"] = 7
+    result = runner.invoke(app, ["conformance", "--json", str(_write(tmp_path, [record]))])
+    assert result.exit_code == 1
+    (report,) = json.loads(result.stdout)
+    assert report["games"] == 1
+    (mismatch,) = report["mismatches"]
+    assert mismatch["role"] == "x" and mismatch["final"] is True
+    assert mismatch["detail"].startswith("goal expected 7, got ")
