@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Hashable, Iterable
 from pathlib import Path
 
-from referee.games import NOOP, Game
+from referee.games import NOOP, Game, crossing
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 CONFORMANCE = SHARED / "conformance"
@@ -23,9 +23,7 @@ def play(game: Game, moves: Iterable[str | tuple[str, ...]], state: Hashable | N
     for move in moves:
         if isinstance(move, str):
             in_control = [
-                role
-                for role in range(len(game.roles))
-                if game.legal_moves(state, role) != (NOOP,)
+                role for role in range(len(game.roles)) if game.legal_moves(state, role) != (NOOP,)
             ]
             assert len(in_control) == 1, f"no single role in control for {move!r}"
             joint = [NOOP] * len(game.roles)
@@ -34,3 +32,17 @@ def play(game: Game, moves: Iterable[str | tuple[str, ...]], state: Hashable | N
             joint = [game.parse_move(text) for text in move]
         state = game.next_state(state, tuple(joint))
     return state
+
+
+def crossing_masks(picture: str) -> tuple[int, int]:
+    """(crosser, blocked) masks of a 4x4 picture: one word per row y = 1..4, x left to right."""
+    crosser = blocked = 0
+    rows = picture.split()
+    assert len(rows) == 4 and all(len(row) == 4 for row in rows)
+    for y, row in enumerate(rows, start=1):
+        for x, symbol in enumerate(row, start=1):
+            if symbol == "X":
+                crosser |= 1 << crossing.bit(x, y)
+            elif symbol == "#":
+                blocked |= 1 << crossing.bit(x, y)
+    return crosser, blocked

@@ -139,7 +139,9 @@ def test_malformed_reference_line_is_an_error_with_file_and_line(
 
 
 def test_missing_file_is_an_error_and_other_files_are_still_checked(tmp_path: Path) -> None:
-    result = runner.invoke(app, ["conformance", str(tmp_path / "nope.jsonl"), str(REFERENCE_FILES[0])])
+    result = runner.invoke(
+        app, ["conformance", str(tmp_path / "nope.jsonl"), str(REFERENCE_FILES[0])]
+    )
     assert result.exit_code == 2
     assert "nope.jsonl: cannot read" in result.stderr
     assert result.stdout.strip().endswith("games checked, 0 mismatches")

@@ -38,7 +38,7 @@ _ROW_I = _ROW_A << (SIZE * (SIZE - 1))
 _EDGES = ((_ROW_A, _ROW_I), (_COLUMN1, _COLUMN9))
 
 
-def _neighbours(mask: int) -> int:
+def neighbours(mask: int) -> int:
     """Every cell next to a cell of `mask`: (r, c±1), (r±1, c), (r-1, c+1), (r+1, c-1)."""
     east = mask & ~_COLUMN9
     west = mask & ~_COLUMN1
@@ -56,7 +56,7 @@ def _group(seed: int, stones: int) -> int:
     """The cells of `stones` connected to `seed` (bit-parallel flood fill)."""
     group = seed
     while True:
-        grown = (group | _neighbours(group)) & stones
+        grown = (group | neighbours(group)) & stones
         if grown == group:
             return group
         group = grown
@@ -144,7 +144,7 @@ Moves: (place r c), e.g. (place e 5); swap; noop."""
         own = state.stones[colour] | stone
         first, second = state.linked[colour]
         edge1, edge2 = _EDGES[colour]
-        near = _neighbours(stone)
+        near = neighbours(stone)
         touches1 = bool(stone & edge1 or near & first)
         touches2 = bool(stone & edge2 or near & second)
         if touches1 or touches2:
