@@ -45,7 +45,9 @@ def test_a_full_board_without_a_line_scores_25_each() -> None:
     state = play(game, board2)
     assert not game.is_terminal(state)
     assert all(move.startswith("(mark1") for move in game.legal_moves(state, 1))
-    state = play(game, ["(mark1 3 3)", "(mark1 1 1)", "(mark1 3 2)", "(mark1 1 2)", "(mark1 2 1)"], state)
+    state = play(
+        game, ["(mark1 3 3)", "(mark1 1 1)", "(mark1 3 2)", "(mark1 1 2)", "(mark1 2 1)"], state
+    )
     assert not game.is_terminal(state)
     state = play(game, ["(mark1 1 3)"], state)
     assert game.is_terminal(state)

@@ -51,7 +51,7 @@ def test_reset_is_illegal_before_the_tic_tac_toe_is_finished() -> None:
     with pytest.raises(IllegalMoveError):
         play(game, [("reset", "noop")])
     with pytest.raises(IllegalMoveError):
-        play(game, X_LINE[:4] + [RESET])
+        play(game, [*X_LINE[:4], RESET])
 
 
 def test_reset_starts_a_blank_simultaneous_4x4_board() -> None:
