@@ -12,6 +12,7 @@ from typing import Annotated, TypeVar
 import typer
 from tabulate import tabulate
 
+from referee import __version__
 from referee.conformance import check_file
 from referee.errors import ConformanceFileError, RefereeError
 from referee.games import GAMES, Game, JointMove, get_game
@@ -45,6 +46,24 @@ def _user_errors(command: F) -> F:
 
 def _error(message: str) -> None:
     typer.echo(f"referee: error: {message}", err=True)
+
+
+def _print_version(requested: bool) -> None:
+    if requested:
+        typer.echo(f"referee {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_print_version, is_eager=True, help="Print the version."
+        ),
+    ] = False,
+) -> None:
+    """Referee and match runner for game-playing bots."""
 
 
 JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
