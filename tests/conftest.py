@@ -34,6 +34,16 @@ def play(game: Game, moves: Iterable[str | tuple[str, ...]], state: Hashable | N
     return state
 
 
+def alternate(first: list[str], second: list[str]) -> list[str]:
+    """Two roles' moves in turn: first[0], second[0], first[1], ..."""
+    moves = []
+    for i, move in enumerate(first):
+        moves.append(move)
+        if i < len(second):
+            moves.append(second[i])
+    return moves
+
+
 def crossing_masks(picture: str) -> tuple[int, int]:
     """(crosser, blocked) masks of a 4x4 picture: one word per row y = 1..4, x left to right."""
     crosser = blocked = 0

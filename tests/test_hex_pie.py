@@ -6,19 +6,9 @@ import pytest
 
 from referee.errors import IllegalMoveError
 from referee.games import get_game, hex_pie
-from tests.conftest import play
+from tests.conftest import alternate, play
 
 game = get_game("hex-pie")
-
-
-def alternate(first: list[str], second: list[str]) -> list[str]:
-    """Moves in turn: first[0], second[0], first[1], ..."""
-    moves = []
-    for i, move in enumerate(first):
-        moves.append(move)
-        if i < len(second):
-            moves.append(second[i])
-    return moves
 
 
 def places(*cells: str) -> list[str]:

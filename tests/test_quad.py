@@ -6,7 +6,7 @@ import pytest
 
 from referee.errors import IllegalMoveError
 from referee.games import NOOP, get_game, quad
-from tests.conftest import play
+from tests.conftest import alternate, play
 
 game = get_game("quad")
 CORNERS = {(1, 1), (1, 7), (7, 1), (7, 7)}
@@ -64,16 +64,7 @@ def test_whites_run_out_after_five_blocks() -> None:
 
 def test_a_missing_corner_is_no_cell() -> None:
     with pytest.raises(IllegalMoveError):
-        game.next_state(game.initial_state(), ("(mark r1 c1)", "noop"))  # type: ignore[arg-type]
-
-
-def alternate(x_moves: list[str], o_moves: list[str]) -> list[str]:
-    moves = []
-    for i, move in enumerate(x_moves):
-        moves.append(move)
-        if i < len(o_moves):
-            moves.append(o_moves[i])
-    return moves
+        game.next_state(game.initial_state(), ("(mark r1 c1)", "noop"))
 
 
 def marks(*cells: tuple[int, int]) -> list[str]:

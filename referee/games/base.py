@@ -108,6 +108,13 @@ class Game(ABC, Generic[S]):
         """The error for `move` of a role that the rules do not allow in this state."""
         return IllegalMoveError(f"{self.id}: {self.roles[role]} cannot play {move!r}: {why}")
 
+    def controlled_move(self, joint: Sequence[Move], mover: int) -> Move:
+        """The move of the role in control, after checking that every other role plays noop."""
+        for role, move in enumerate(joint):
+            if role != mover and move != NOOP:
+                raise self.illegal(role, move, "it is not in control: only noop")
+        return joint[mover]
+
     def check_joint(self, state: S, joint: Sequence[Move]) -> None:
         """Reject a joint move of the wrong size or one played after the end."""
         if len(joint) != len(self.roles):

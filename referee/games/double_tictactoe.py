@@ -81,17 +81,16 @@ Moves: (mark1 m n) on board 1, (mark2 m n) on board 2, noop."""
         self.check_joint(state, joint)
         mover = state.control
         idle = 1 - mover
-        if joint[idle] != NOOP:
-            raise self.illegal(idle, joint[idle], "it is not in control: only noop")
-        target = _TARGETS.get(joint[mover])
+        move = self.controlled_move(joint, mover)
+        target = _TARGETS.get(move)
         if target is None:
-            raise self.illegal(mover, joint[mover], "not a (mark1 m n) or (mark2 m n) move")
+            raise self.illegal(mover, move, "not a (mark1 m n) or (mark2 m n) move")
         board, b = target
         x, o = state.x[board], state.o[board]
         if tictactoe.finished(x, o):
-            raise self.illegal(mover, joint[mover], f"board {board + 1} is finished")
+            raise self.illegal(mover, move, f"board {board + 1} is finished")
         if (x | o) >> b & 1:
-            raise self.illegal(mover, joint[mover], "the cell is not blank")
+            raise self.illegal(mover, move, "the cell is not blank")
         if mover == XPLAYER:
             marks = _set(state.x, board, x | 1 << b)
             return State(marks, state.o, idle)

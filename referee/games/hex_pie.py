@@ -126,10 +126,7 @@ Moves: (place r c), e.g. (place e 5); swap; noop."""
     def next_state(self, state: State, joint: Sequence[Move]) -> State:
         self.check_joint(state, joint)
         mover = state.steps % 2
-        idle = 1 - mover
-        if joint[idle] != NOOP:
-            raise self.illegal(idle, joint[idle], "it is not in control: only noop")
-        move = joint[mover]
+        move = self.controlled_move(joint, mover)
         if move == SWAP:
             if state.steps != 1:
                 raise self.illegal(mover, move, "swap is only allowed at step 2")

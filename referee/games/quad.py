@@ -123,9 +123,7 @@ Moves: (mark rR cC), (block rR cC), noop; e.g. (mark r4 c4)."""
         self.check_joint(state, joint)
         mover = state.control
         idle = 1 - mover
-        if joint[idle] != NOOP:
-            raise self.illegal(idle, joint[idle], "it is not in control: only noop")
-        move = joint[mover]
+        move = self.controlled_move(joint, mover)
         decoded = _DECODE.get(move)
         if decoded is None:
             raise self.illegal(mover, move, "not a (mark rR cC) or (block rR cC) move")

@@ -118,12 +118,11 @@ Moves: (mark a b) on the current board, reset, noop."""
     def _tic_step(self, state: State, joint: Sequence[Move]) -> State:
         mover = state.control
         idle = 1 - mover
-        if joint[idle] != NOOP:
-            raise self.illegal(idle, joint[idle], "it is not in control: only noop")
-        b = _TIC_BITS.get(joint[mover])
+        move = self.controlled_move(joint, mover)
+        b = _TIC_BITS.get(move)
         if b is None or (state.x | state.o) >> b & 1:
             raise self.illegal(
-                mover, joint[mover], "phase 1 needs (mark m n) on a blank cell of the 3x3 board"
+                mover, move, "phase 1 needs (mark m n) on a blank cell of the 3x3 board"
             )
         if mover == XCPLAYER:
             return state._replace(x=state.x | 1 << b, control=idle)
