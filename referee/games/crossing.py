@@ -49,4 +49,4 @@ def render(crosser: int, blocked: int, title: str) -> list[str]:
 
     columns = [str(x) for x in range(1, SIZE + 1)]
     rows = [(str(y), [symbol(x, y) for x in range(1, SIZE + 1)]) for y in range(1, SIZE + 1)]
-    return [title, *grid(columns, rows)]
+    return [title, *grid(columns, rows, corner="y\\x")]

@@ -7,16 +7,16 @@ def grid(
     columns: Sequence[str],
     rows: Sequence[tuple[str, Sequence[str]]],
     shift: int = 0,
+    corner: str = "",
 ) -> list[str]:
-    """Lines of a grid with column labels on top and a label before each row.
+    """Lines of a grid with column labels on top, a label before each row, `corner` above those.
 
     Each row starts `shift` characters further right than the one above, which draws a
     hex rhombus when `shift` is 1.
     """
-    label_width = max(len(label) for label, _ in rows)
+    label_width = max(len(corner), *(len(label) for label, _ in rows))
     width = max(len(text) for text in columns)
-    pad = " " * (label_width + 1)
-    lines = [pad + " ".join(text.rjust(width) for text in columns)]
+    lines = [corner.rjust(label_width) + " " + " ".join(text.rjust(width) for text in columns)]
     for index, (label, cells) in enumerate(rows):
         indent = " " * (shift * index)
         lines.append(

@@ -61,4 +61,4 @@ def render(x: int, o: int, title: str) -> list[str]:
         return "X" if x & b else "O" if o & b else "."
 
     rows = [(str(m), [symbol(m, n) for n in range(1, 4)]) for m in range(1, 4)]
-    return [title, *grid(["1", "2", "3"], rows)]
+    return [title, *grid(["1", "2", "3"], rows, corner="m\\n")]
