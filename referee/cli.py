@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import json
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from pathlib import Path
 from typing import Annotated, TypeVar
 
@@ -13,9 +14,12 @@ import typer
 from tabulate import tabulate
 
 from referee import __version__
+from referee.builtin_players import make_player, parse_seats
+from referee.clock import Clocks
 from referee.conformance import check_file
 from referee.errors import ConformanceFileError, RefereeError
 from referee.games import GAMES, Game, JointMove, get_game
+from referee.match import MatchSetup, Policy, new_match_id, play_fresh
 from referee.playout import random_steps
 
 app = typer.Typer(
@@ -153,6 +157,70 @@ def conformance(
         raise typer.Exit(EXIT_BAD_INPUT)
     if any(report.mismatches for report in reports):
         raise typer.Exit(EXIT_FAILED)
+
+
+@app.command()
+@_user_errors
+def play(
+    game: Annotated[str, typer.Argument(help="Game id, see `referee games`.")],
+    player: Annotated[
+        list[str],
+        typer.Option(
+            "--player",
+            "-p",
+            help="ROLE=PLAYER, once per role. PLAYER: a command, or random, mcts or human.",
+        ),
+    ],
+    start_clock: Annotated[int, typer.Option(help="Time to answer ready, ms.")] = 10_000,
+    play_clock: Annotated[int, typer.Option(help="Time for each move, ms.")] = 1_000,
+    time_bank: Annotated[int, typer.Option(help="Extra ms per player for the whole match.")] = 0,
+    policy: Annotated[Policy, typer.Option(help="What a fault costs.")] = Policy.FORFEIT,
+    seed: Annotated[
+        int | None, typer.Option(help="Seed for fault replacements (default: fresh).")
+    ] = None,
+    out: Annotated[
+        Path | None, typer.Option(help="Transcript file (default: matches/results/ID.json).")
+    ] = None,
+    show: Annotated[bool, typer.Option("--show", help="Print the board after every step.")] = False,
+) -> None:
+    """Play one match between player programs and write its transcript."""
+    found = get_game(game)
+    seats = parse_seats(found, player)
+    clocks = Clocks(start_clock, play_clock, time_bank)
+    if seed is None:
+        seed = random.SystemRandom().randrange(2**31)
+    match_id = new_match_id(found.id)
+    out = out or Path("matches") / "results" / f"{match_id}.json"
+    players = [
+        make_player(spec, out.with_name(f"{out.stem}.{role}.log"), show=typer.echo)
+        for role, spec in zip(found.roles, seats, strict=True)
+    ]
+    typer.echo(
+        f"{match_id}: {found.id}, "
+        + ", ".join(f"{r} {s.name}" for r, s in zip(found.roles, seats, strict=True))
+    )
+    if show:
+        typer.echo(found.render(found.initial_state()) + "\n")
+
+    def on_step(step: int, joint: JointMove, state: Hashable) -> None:
+        typer.echo(f"step {step}: {_joint_text(found, joint)}")
+        if show:
+            typer.echo(found.render(state) + "\n")
+
+    setup = MatchSetup(match_id, found, players, clocks, policy, seed)
+    try:
+        transcript = asyncio.run(play_fresh(setup, out, on_step))
+    except KeyboardInterrupt:
+        _error(f"interrupted; the match is recorded as aborted in {out}")
+        raise typer.Exit(130) from None
+    for fault in transcript.faults:
+        replaced = f"; played {fault.replacement} instead" if fault.replacement else ""
+        typer.echo(
+            f"fault at step {fault.step}: {fault.role} {fault.kind}: {fault.detail}{replaced}"
+        )
+    goals = ", ".join(f"{role} {goal}" for role, goal in (transcript.goals or {}).items())
+    typer.echo(f"result: {goals} ({transcript.end_reason} after {len(transcript.steps)} steps)")
+    typer.echo(f"transcript: {out}")
 
 
 def main() -> None:

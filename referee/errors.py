@@ -1,5 +1,7 @@
 """The referee's error types: one small hierarchy, each a precise kind of failure."""
 
+from enum import StrEnum
+
 
 class RefereeError(Exception):
     """Base of every error the referee reports to its user."""
@@ -35,3 +37,54 @@ class IllegalMoveError(MoveError):
 
 class ConformanceFileError(RefereeError):
     """A reference-game file that cannot be read: bad JSON, a missing field, an unknown game."""
+
+
+class FaultKind(StrEnum):
+    """The ways a player can fail a request, as recorded in transcripts."""
+
+    TIMEOUT = "timeout"
+    ILLEGAL = "illegal"
+    PROTOCOL = "protocol"
+    CRASH = "crash"
+
+
+class PlayerStartError(RefereeError):
+    """A player program that cannot be started at all: no such file, not executable."""
+
+
+class PlayerFault(RefereeError):
+    """A player failed a request; `kind` says how, the message says what it did."""
+
+    kind: FaultKind
+
+    def __init__(self, detail: str) -> None:
+        super().__init__(detail)
+        self.detail = detail
+
+
+class PlayerTimeout(PlayerFault):
+    """No answer before the deadline, or one that came after it."""
+
+    kind = FaultKind.TIMEOUT
+
+
+class IllegalMoveFault(PlayerFault):
+    """An answer that is a move of the game but not one of the legal moves sent."""
+
+    kind = FaultKind.ILLEGAL
+
+
+class ProtocolViolation(PlayerFault):
+    """An answer that is not what the protocol asks for: garbage, or a line over 64 KiB."""
+
+    kind = FaultKind.PROTOCOL
+
+
+class PlayerCrashed(PlayerFault):
+    """The player exited, closed its output, or stopped reading its input."""
+
+    kind = FaultKind.CRASH
+
+
+class ConfigError(RefereeError):
+    """A bad setting: a clock, a policy, a player option."""

@@ -1,0 +1,114 @@
+#!/usr/bin/env python3
+"""A strong sample player: Monte Carlo tree search over the referee's own rule engines.
+
+It follows the match through the `moves` lines with its own copy of the rules, and on `go`
+searches until a safe share of its time is used. Simultaneous moves are searched with
+decoupled UCT: at each node every role picks its move by its own UCB statistics, which for
+a turn-taking game (the idle role has only `noop`) is plain UCT.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import sys
+import time
+from collections.abc import Hashable
+from pathlib import Path
+
+# Runnable from a checkout without installing: the package sits beside players/.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from referee.games import Game, Move, get_game
+from referee.protocol import split_moves
+
+EXPLORATION = 0.7
+SAFETY_S = 0.06  # what answering and the pipes may cost, kept out of the search
+
+
+class Node:
+    """A state in the tree: each role's legal moves with visit counts and summed rewards."""
+
+    __slots__ = ("children", "legal", "totals", "visits")
+
+    def __init__(self, game: Game, state: Hashable) -> None:
+        self.legal = [game.legal_moves(state, role) for role in range(len(game.roles))]
+        self.visits = [dict.fromkeys(moves, 0) for moves in self.legal]
+        self.totals = [dict.fromkeys(moves, 0.0) for moves in self.legal]
+        self.children: dict[tuple[Move, ...], Node] = {}
+
+    def select(self, role: int, rng: random.Random) -> Move:
+        """The move a role tries next: an untried one, else the best by UCB1."""
+        moves = self.legal[role]
+        if len(moves) == 1:
+            return moves[0]
+        visits = self.visits[role]
+        untried = [move for move in moves if not visits[move]]
+        if untried:
+            return rng.choice(untried)
+        totals = self.totals[role]
+        log_n = math.log(sum(visits.values()))
+        return max(
+            moves,
+            key=lambda m: totals[m] / visits[m] + EXPLORATION * math.sqrt(log_n / visits[m]),
+        )
+
+
+def search(game: Game, state: Hashable, role: int, seconds: float, rng: random.Random) -> Move:
+    """The most visited move of `role` after searching from `state` for about `seconds`."""
+    root = Node(game, state)
+    if len(root.legal[role]) == 1:
+        return root.legal[role][0]
+    roles = range(len(game.roles))
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        node, current, path = root, state, []
+        while not game.is_terminal(current):
+            joint = tuple(node.select(r, rng) for r in roles)
+            path.append((node, joint))
+            current = game.next_state(current, joint)
+            child = node.children.get(joint)
+            if child is None:
+                if not game.is_terminal(current):
+                    node.children[joint] = Node(game, current)
+                break
+            node = child
+        while not game.is_terminal(current):
+            current = game.next_state(
+                current, tuple(game.random_move(current, r, rng) for r in roles)
+            )
+        goals = game.goals(current)
+        for node, joint in path:
+            for r in roles:
+                node.visits[r][joint[r]] += 1
+                node.totals[r][joint[r]] += goals[r] / 100
+    visits = root.visits[role]
+    return max(root.legal[role], key=lambda move: visits[move])
+
+
+def main() -> None:
+    rng = random.Random()
+    game: Game | None = None
+    state: Hashable = None
+    role = 0
+    for line in sys.stdin:
+        words = line.split()
+        if not words:
+            continue
+        if words[0] == "start":
+            game = get_game(words[2])
+            role = game.roles.index(words[3])
+            state = game.initial_state()
+            print("ready", flush=True)
+        elif words[0] == "go" and game is not None:
+            seconds = max(0.005, int(words[2]) / 1000 * 0.9 - SAFETY_S)
+            print(search(game, state, role, seconds, rng), flush=True)
+        elif words[0] == "moves" and game is not None:
+            joint = tuple(game.parse_move(m) for m in split_moves(line.split(maxsplit=2)[2]))
+            state = game.next_state(state, joint)
+        elif words[0] == "quit":
+            return
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,68 @@
+"""The built-in player names, `random`, `mcts` and `human`, and what each stands for.
+
+`random` and `mcts` are the sample programs in `players/`, run with this Python as any
+other player program is; `human` is the person at the terminal.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from referee.errors import ConfigError, UnknownRoleError
+from referee.games import Game
+from referee.human import HumanPlayer
+from referee.player import Player, PlayerProcess, PlayerSpec
+
+PLAYERS_DIR = Path(__file__).resolve().parents[1] / "players"
+PROGRAMS = {"random": "random_player.py", "mcts": "mcts_player.py"}
+HUMAN = "human"
+NAMES = (*PROGRAMS, HUMAN)
+
+
+def player_spec(text: str) -> PlayerSpec:
+    """The spec for a built-in name or a command (an argv in shell-style quoting)."""
+    if text in PROGRAMS:
+        script = PLAYERS_DIR / PROGRAMS[text]
+        if not script.is_file():
+            raise ConfigError(f"built-in player {text!r} needs {script}, which is missing")
+        return PlayerSpec(text, (sys.executable, str(script)))
+    if text == HUMAN:
+        return PlayerSpec(HUMAN, (HUMAN,))
+    return PlayerSpec.from_command(text, text)
+
+
+def parse_seats(game: Game, assignments: Sequence[str]) -> list[PlayerSpec]:
+    """The player of each role, in role order, from `ROLE=PLAYER` texts naming every role once."""
+    seats: dict[str, PlayerSpec] = {}
+    for text in assignments:
+        role, sep, player = text.partition("=")
+        role = role.strip()
+        if not sep or not player.strip():
+            raise ConfigError(f"--player {text!r}: expected ROLE=PLAYER")
+        try:
+            game.role_index(role)
+        except UnknownRoleError as error:
+            raise ConfigError(f"--player {text!r}: {error}") from None
+        if role in seats:
+            raise ConfigError(f"--player {text!r}: role {role} has a player already")
+        seats[role] = player_spec(player.strip())
+    missing = [role for role in game.roles if role not in seats]
+    if missing:
+        raise ConfigError(
+            f"no player for role {', '.join(missing)}: add --player {missing[0]}=PLAYER"
+        )
+    return [seats[role] for role in game.roles]
+
+
+def make_player(
+    spec: PlayerSpec,
+    log_path: Path,
+    read: Callable[[str], str] = input,
+    show: Callable[[str], None] = print,
+) -> Player:
+    """A player for a spec: the person at the terminal for `human`, else a process."""
+    if spec.argv == (HUMAN,):
+        return HumanPlayer(read, show)
+    return PlayerProcess(spec, log_path)

@@ -1,0 +1,359 @@
+"""A player program as a subprocess: its own process group, line I/O with deadlines, a capped log.
+
+Modelled on python-chess's engine module: one asyncio transport per player, one outstanding
+request at a time, absolute deadlines, and the process group killed in `finally`, always.
+A reply that comes after its deadline is owed: it is dropped when it arrives, so it can never
+be taken for the answer to the next request.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ctypes
+import os
+import shlex
+import signal
+import sys
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import BinaryIO
+
+from referee import protocol
+from referee.clock import now
+from referee.errors import (
+    ConfigError,
+    PlayerCrashed,
+    PlayerStartError,
+    PlayerTimeout,
+    ProtocolViolation,
+)
+
+LOG_LIMIT = 1024 * 1024
+QUIT_GRACE_S = 1.0
+_READ_CHUNK = 64 * 1024
+_EXIT_DRAIN_S = 0.2
+_PR_SET_CHILD_SUBREAPER = 36
+
+
+@dataclass(frozen=True)
+class PlayerSpec:
+    """How to start a player: a name for tables, the argv, and optionally a cwd and environment."""
+
+    name: str
+    argv: tuple[str, ...]
+    cwd: Path | None = None
+    env: Mapping[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def from_command(
+        cls,
+        name: str,
+        command: str | Sequence[str],
+        cwd: Path | None = None,
+        env: Mapping[str, str] | None = None,
+    ) -> PlayerSpec:
+        """A spec from an argv list or a shell-style string (split, never run through a shell)."""
+        try:
+            argv = tuple(shlex.split(command)) if isinstance(command, str) else tuple(command)
+        except ValueError as error:
+            raise ConfigError(f"player {name}: cannot split command {command!r}: {error}") from None
+        if not argv:
+            raise ConfigError(f"player {name}: empty command")
+        return cls(name, argv, cwd, dict(env or {}))
+
+
+@dataclass(frozen=True)
+class Reply:
+    """An answer line and the time from the request's write to the answer's read."""
+
+    text: str
+    elapsed_ms: float
+
+
+class Player(ABC):
+    """Something that speaks the protocol: a program in a subprocess, or a person."""
+
+    spec: PlayerSpec
+    log_path: Path | None
+
+    @abstractmethod
+    async def start(self) -> None:
+        """Get ready to receive lines."""
+
+    @abstractmethod
+    async def request(self, line: str, limit_s: float) -> Reply:
+        """Send a line that needs an answer and wait for the answer, at most `limit_s` seconds."""
+
+    @abstractmethod
+    async def send(self, line: str, limit_s: float) -> None:
+        """Send a line that needs no answer; the player must take it within `limit_s`."""
+
+    @abstractmethod
+    async def close(self) -> None:
+        """Say `quit`, give the player a moment to leave, and end it."""
+
+    @property
+    @abstractmethod
+    def alive(self) -> bool:
+        """Whether the player can still be spoken to."""
+
+
+@dataclass
+class _Line:
+    text: str | None  # None for a line the protocol does not allow: too long, not UTF-8
+    problem: str
+    arrived: float
+
+
+class PlayerProcess(Player):
+    """A player program in its own process group, with standard error captured to a log."""
+
+    def __init__(self, spec: PlayerSpec, log_path: Path, log_limit: int = LOG_LIMIT) -> None:
+        self.spec = spec
+        self.log_path = log_path
+        self._log_limit = log_limit
+        self._log: BinaryIO | None = None
+        self._logged = 0
+        self._process: asyncio.subprocess.Process | None = None
+        self._tasks: list[asyncio.Task[None]] = []
+        self._pending: asyncio.Future[_Line] | None = None
+        self._owed = 0
+        self._gone: str | None = None
+
+    @property
+    def pid(self) -> int | None:
+        """The process id of the player program (also its process group id)."""
+        return self._process.pid if self._process else None
+
+    @property
+    def alive(self) -> bool:
+        return self._process is not None and self._gone is None
+
+    async def start(self) -> None:
+        _become_subreaper()
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        self._log = open(self.log_path, "ab")  # noqa: SIM115 -- closed in close()
+        env = {**os.environ, **self.spec.env}
+        try:
+            self._process = await asyncio.create_subprocess_exec(
+                *self.spec.argv,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                cwd=self.spec.cwd,
+                env=env,
+                start_new_session=True,
+            )
+        except OSError as error:
+            self._log.close()
+            reason = error.strerror or str(error)
+            raise PlayerStartError(
+                f"player {self.spec.name}: cannot start {self.spec.argv[0]!r}: {reason}"
+            ) from None
+        output = asyncio.create_task(self._read_output())
+        self._tasks = [
+            output,
+            asyncio.create_task(self._read_errors()),
+            asyncio.create_task(self._watch_exit(output)),
+        ]
+
+    async def request(self, line: str, limit_s: float) -> Reply:
+        if self._pending is not None:
+            raise RuntimeError("one request at a time")
+        if self._gone is not None:
+            raise PlayerCrashed(self._gone)
+        pending = asyncio.get_running_loop().create_future()
+        self._pending = pending
+        try:
+            sent = await self._write(line, limit_s)
+            try:
+                await asyncio.wait_for(asyncio.shield(pending), max(0.0, sent + limit_s - now()))
+            except TimeoutError:
+                if not pending.done():
+                    self._owed += 1
+                    raise PlayerTimeout(f"no answer within {limit_s * 1000:.0f} ms") from None
+        finally:
+            self._pending = None
+        reply = pending.result()
+        elapsed = reply.arrived - sent
+        if elapsed > limit_s:
+            raise PlayerTimeout(
+                f"answered after {elapsed * 1000:.0f} ms, limit {limit_s * 1000:.0f} ms"
+            )
+        if reply.text is None:
+            raise ProtocolViolation(reply.problem)
+        return Reply(reply.text, elapsed * 1000)
+
+    async def send(self, line: str, limit_s: float) -> None:
+        if self._gone is not None:
+            raise PlayerCrashed(self._gone)
+        await self._write(line, limit_s)
+
+    async def close(self) -> None:
+        process = self._process
+        if process is None:
+            return
+        try:
+            if self.alive:
+                with contextlib.suppress(PlayerCrashed, PlayerTimeout):
+                    await self._write(protocol.QUIT, QUIT_GRACE_S)
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(process.wait(), QUIT_GRACE_S)
+        finally:
+            await self._kill()
+
+    async def _kill(self) -> None:
+        """Kill the whole process group, reap it, and stop reading its pipes."""
+        process = self._process
+        assert process is not None
+        self._gone = self._gone or "ended by the referee"
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(process.pid, signal.SIGKILL)
+        await process.wait()
+        await _reap_group(process.pid)
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        if process.stdin is not None:
+            process.stdin.close()
+        if self._log is not None:
+            self._log.close()
+
+    async def _write(self, line: str, limit_s: float) -> float:
+        """Write a line; the time it was written. A player that will not take it has crashed."""
+        process = self._process
+        assert process is not None and process.stdin is not None
+        try:
+            process.stdin.write(line.encode() + b"\n")
+            written = now()
+            await asyncio.wait_for(process.stdin.drain(), limit_s)
+        except (BrokenPipeError, ConnectionResetError):
+            self._fail("closed its input")
+            raise PlayerCrashed(self._gone or "closed its input") from None
+        except TimeoutError:
+            self._fail("stopped reading its input")
+            raise PlayerCrashed("stopped reading its input") from None
+        return written
+
+    def _fail(self, reason: str) -> None:
+        """The player can no longer be spoken to; a waiting request learns why."""
+        if self._gone is None:
+            self._gone = reason
+        if self._pending is not None and not self._pending.done():
+            self._pending.set_exception(PlayerCrashed(self._gone))
+
+    def _arrived(self, line: _Line) -> None:
+        if line.text is not None and line.text.startswith("#"):
+            self._write_log(line.text.encode() + b"\n")
+            return
+        if line.text is not None and not line.text.strip():
+            return
+        if self._owed:
+            self._owed -= 1
+            self._write_log(b"# referee: dropped a late answer\n")
+        elif self._pending is not None and not self._pending.done():
+            self._pending.set_result(line)
+        else:
+            self._write_log(b"# referee: ignored a line nobody asked for\n")
+
+    async def _read_output(self) -> None:
+        """Split standard output into lines; one over 64 KiB is a protocol fault."""
+        assert self._process is not None and self._process.stdout is not None
+        stdout = self._process.stdout
+        buffer = bytearray()
+        overlong = False
+        while chunk := await stdout.read(_READ_CHUNK):
+            arrived = now()
+            lines = chunk.split(b"\n")
+            for index, piece in enumerate(lines):
+                complete = index < len(lines) - 1
+                if not overlong:
+                    buffer += piece
+                    if len(buffer.rstrip(b"\r")) > protocol.LINE_LIMIT:
+                        overlong = True
+                        buffer.clear()
+                        self._arrived(_Line(None, "a line longer than 64 KiB", arrived))
+                if complete:
+                    if not overlong:
+                        self._arrived(_decode(bytes(buffer), arrived))
+                    buffer.clear()
+                    overlong = False
+        self._fail("closed its output")
+
+    async def _read_errors(self) -> None:
+        assert self._process is not None and self._process.stderr is not None
+        while chunk := await self._process.stderr.read(_READ_CHUNK):
+            self._write_log(chunk)
+
+    async def _watch_exit(self, output: asyncio.Task[None]) -> None:
+        assert self._process is not None
+        code = await self._process.wait()
+        # An answer written just before exiting still counts: let the output be read first.
+        await asyncio.wait({output}, timeout=_EXIT_DRAIN_S)
+        self._fail(f"exited with code {code}" if code >= 0 else f"killed by signal {-code}")
+
+    def _write_log(self, data: bytes) -> None:
+        """Append to the player's log up to its size cap; the rest is counted, not kept."""
+        if self._log is None or self._log.closed:
+            return
+        room = self._log_limit - self._logged
+        if room > 0:
+            self._log.write(data[:room])
+            if len(data) > room:
+                self._log.write(f"\n# referee: log cut at {self._log_limit} bytes\n".encode())
+            self._log.flush()
+        self._logged += len(data)
+
+
+def _decode(raw: bytes, arrived: float) -> _Line:
+    try:
+        return _Line(raw.decode("utf-8").rstrip("\r"), "", arrived)
+    except UnicodeDecodeError:
+        return _Line(None, "a line that is not UTF-8", arrived)
+
+
+def _become_subreaper() -> None:
+    """Adopt orphaned descendants, so a player's leftover children are reaped here.
+
+    Without it they would be reparented to PID 1, which on some machines never reaps them.
+    """
+    if sys.platform != "linux":
+        return
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+
+
+def group_members(pgid: int) -> list[tuple[int, int, str]]:
+    """(pid, parent pid, state) of every process in a process group, from /proc."""
+    members = []
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat", "rb") as stat:
+                fields = stat.read().rsplit(b")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[2]) == pgid:
+            members.append((int(entry.name), int(fields[1]), fields[0].decode()))
+    return members
+
+
+async def _reap_group(pgid: int, patience_s: float = 2.0) -> None:
+    """Wait for every killed member of the group to go, reaping those that were left to us."""
+    deadline = now() + patience_s
+    me = os.getpid()
+    while now() < deadline:
+        members = group_members(pgid)
+        pids = {pid for pid, _, _ in members}
+        for pid, parent, state in members:
+            if parent == me and state == "Z":
+                with contextlib.suppress(ChildProcessError):
+                    os.waitpid(pid, os.WNOHANG)
+        # Zombies whose parent is outside the group and is not us are not ours to reap.
+        if all(state == "Z" and parent not in (me, *pids) for _, parent, state in members):
+            return
+        await asyncio.sleep(0.01)

@@ -1,0 +1,100 @@
+"""The record of a match: a JSON document, written atomically, read back into dataclasses.
+
+The schema is documented in `docs/transcripts.md`; `SCHEMA_VERSION` changes with it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from referee.errors import FaultKind
+
+SCHEMA = "referee-transcript"
+SCHEMA_VERSION = 1
+
+
+@dataclass(frozen=True)
+class Seat:
+    """Who played a role: the player's name, its command, and where its log went."""
+
+    role: str
+    player: str
+    command: list[str]
+    log: str | None
+
+
+@dataclass(frozen=True)
+class Fault:
+    """A failed request (step 0 is the start); `replacement` is the random move played for it."""
+
+    step: int
+    role: str
+    kind: FaultKind
+    detail: str
+    replacement: str | None = None
+
+
+@dataclass(frozen=True)
+class Step:
+    """A joint move applied, and how long each role that was asked took to answer."""
+
+    step: int
+    moves: dict[str, str]
+    times_ms: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Transcript:
+    """Everything about one match; `goals` is None when the match was aborted."""
+
+    match_id: str
+    game: str
+    seed: int
+    seats: list[Seat]
+    clocks: dict[str, int]
+    policy: str
+    started_at: str
+    ended_at: str
+    start_times_ms: dict[str, float]
+    steps: list[Step]
+    faults: list[Fault]
+    end_reason: str
+    goals: dict[str, int] | None
+
+    def to_json(self) -> dict[str, Any]:
+        """The transcript as JSON-ready data, schema fields first."""
+        return {"schema": SCHEMA, "schema_version": SCHEMA_VERSION, **asdict(self)}
+
+
+def utc_now() -> str:
+    """The current time, UTC, ISO 8601 with milliseconds."""
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write a file so that no reader ever sees half of it: a temporary file, then a rename."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    descriptor, temporary = tempfile.mkstemp(
+        dir=path.parent, prefix=f".{path.name}.", suffix=".tmp"
+    )
+    try:
+        os.fchmod(descriptor, 0o644)  # mkstemp makes it private; a record is for everyone to read
+        with os.fdopen(descriptor, "w", encoding="utf-8") as file:
+            file.write(text)
+            file.flush()
+            os.fsync(file.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def write_transcript(path: Path, transcript: Transcript) -> None:
+    """Write a transcript atomically as indented JSON."""
+    write_atomic(path, json.dumps(transcript.to_json(), indent=2) + "\n")
