@@ -130,6 +130,8 @@ class Match:
                 outcome = ProtocolViolation(f"answered {_quote(outcome.text)} instead of ready")
             if isinstance(outcome, PlayerFault):
                 self._fault(0, role, outcome, ())
+                # A player that did not get ready is out of step: it plays no further part.
+                self.disabled[role] = True
                 if self.setup.policy is Policy.FORFEIT:
                     forfeits.add(role)
             else:

@@ -1,0 +1,86 @@
+#!/usr/bin/env python3
+"""A player that plays random legal moves but misbehaves in one chosen way.
+
+    misbehaving.py MODE [--at N] [--delay-ms MS] [--pidfile FILE]
+
+MODE, done at the N-th `go` (default 1) unless it says otherwise:
+  silent-start  never answers `start`
+  late          answers after --delay-ms (every `go` when --at is 0)
+  illegal       answers `noop`, a move of the game that is not legal for the role in control
+  garbage       answers a line that is no move at all
+  huge          answers with a 1 MiB line
+  exit          exits with code 3
+  close-stdout  closes its standard output and stays alive
+  ignore-term   plays well, but ignores SIGTERM and `quit`
+  child         starts a child process at `start` and leaves it behind at `quit`
+--pidfile: write this process's pid (and its child's) there, one per line.
+"""
+
+import argparse
+import os
+import random
+import re
+import signal
+import subprocess
+import sys
+import time
+
+MOVE = re.compile(r"\([^()]*\)|[^\s()]+")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("mode")
+    parser.add_argument("--at", type=int, default=1)
+    parser.add_argument("--delay-ms", type=int, default=0)
+    parser.add_argument("--pidfile")
+    args = parser.parse_args()
+    pids = [os.getpid()]
+    if args.mode == "ignore-term":
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    goes = 0
+    for line in sys.stdin:
+        words = line.split(maxsplit=3)
+        if not words:
+            continue
+        if words[0] == "start":
+            if args.mode == "child":
+                pids.append(subprocess.Popen(["sleep", "300"]).pid)
+            if args.pidfile:
+                with open(args.pidfile, "w") as file:
+                    file.write("".join(f"{pid}\n" for pid in pids))
+            if args.mode != "silent-start":
+                print("ready", flush=True)
+        elif words[0] == "go":
+            goes += 1
+            answer = random.choice(MOVE.findall(words[3]))
+            if goes == args.at or (args.at == 0 and args.mode == "late"):
+                answer = misbehave(args.mode, args.delay_ms, answer)
+            print(answer, flush=True)
+        elif words[0] == "quit":
+            if args.mode == "ignore-term":
+                time.sleep(300)
+            return
+
+
+def misbehave(mode: str, delay_ms: int, answer: str) -> str:
+    """The line to send instead of a good answer, or no line at all."""
+    if mode == "late":
+        time.sleep(delay_ms / 1000)
+    elif mode == "illegal":
+        return "noop"
+    elif mode == "garbage":
+        return "I think, therefore I am!"
+    elif mode == "huge":
+        return "x" * (1024 * 1024)
+    elif mode == "exit":
+        sys.exit(3)
+    elif mode == "close-stdout":
+        sys.stdout.close()
+        os.close(1)
+        time.sleep(300)
+    return answer
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,186 @@
+"""Matches against misbehaving player programs: every fault is named, and nothing is left running."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from referee.clock import Clocks
+from referee.games import get_game
+from referee.match import MatchSetup, Policy, play_fresh
+from referee.player import PlayerProcess, PlayerSpec, group_members
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+MISBEHAVING = HERE / "players" / "misbehaving.py"
+RANDOM = ROOT / "players" / "random_player.py"
+
+
+def program(name: str, script: Path, *args: str) -> PlayerSpec:
+    return PlayerSpec(name, (sys.executable, str(script), *args))
+
+
+def run(
+    tmp_path: Path,
+    game_id: str,
+    specs: list[PlayerSpec],
+    policy: Policy = Policy.FORFEIT,
+    clocks: Clocks = Clocks(start_ms=2_000, play_ms=300),
+) -> tuple[dict, list[PlayerProcess]]:
+    """Play one match; its transcript as read back from disk, and the players."""
+    out = tmp_path / "match.json"
+    players = [PlayerProcess(spec, tmp_path / f"{spec.name}.log") for spec in specs]
+    setup = MatchSetup("m-test", get_game(game_id), players, clocks, policy, seed=7)
+    asyncio.run(play_fresh(setup, out))
+    return json.loads(out.read_text()), players
+
+
+def assert_nothing_left(players: list[PlayerProcess], pidfile: Path | None = None) -> None:
+    for player in players:
+        assert player.pid is not None
+        assert group_members(player.pid) == [], f"{player.spec.name} left processes"
+    if pidfile is not None:
+        for pid in map(int, pidfile.read_text().split()):
+            assert not os.path.exists(f"/proc/{pid}"), f"process {pid} is still there"
+
+
+# mode, extra arguments, (step, kind) of the fault that player1 commits
+ZOO = [
+    ("silent-start", [], (0, "timeout")),
+    ("late", ["--delay-ms", "450"], (1, "timeout")),
+    ("illegal", [], (1, "illegal")),
+    ("garbage", [], (1, "protocol")),
+    ("huge", [], (1, "protocol")),
+    ("exit", ["--at", "2"], (3, "crash")),
+    ("close-stdout", ["--at", "2"], (3, "crash")),
+]
+
+
+@pytest.mark.parametrize(("mode", "extra", "fault"), ZOO, ids=[z[0] for z in ZOO])
+def test_a_fault_under_forfeit_ends_the_match_at_once(tmp_path: Path, mode, extra, fault) -> None:
+    pidfile = tmp_path / "pids"
+    bad = program("bad", MISBEHAVING, mode, "--pidfile", str(pidfile), *extra)
+    transcript, players = run(tmp_path, "hex-pie", [bad, program("random", RANDOM)])
+
+    assert [(f["step"], f["role"], f["kind"]) for f in transcript["faults"]] == [
+        (*fault[:1], "player1", fault[1])
+    ]
+    assert transcript["faults"][0]["replacement"] is None
+    assert transcript["end_reason"] == "forfeit"
+    assert transcript["goals"] == {"player1": 0, "player2": 100}
+    assert len(transcript["steps"]) == max(0, fault[0] - 1)
+    assert_nothing_left(players, pidfile)
+
+
+@pytest.mark.parametrize(("mode", "extra", "fault"), ZOO, ids=[z[0] for z in ZOO])
+def test_a_fault_under_random_is_replaced_and_play_goes_on(
+    tmp_path: Path, mode, extra, fault
+) -> None:
+    pidfile = tmp_path / "pids"
+    bad = program("bad", MISBEHAVING, mode, "--pidfile", str(pidfile), *extra)
+    transcript, players = run(tmp_path, "hex-pie", [bad, program("random", RANDOM)], Policy.RANDOM)
+
+    faults = transcript["faults"]
+    assert [(f["step"], f["role"], f["kind"]) for f in faults] == [
+        (*fault[:1], "player1", fault[1])
+    ]
+    assert transcript["end_reason"] == "terminal"
+    assert sorted(transcript["goals"].values()) == [0, 100]
+    if fault[0] > 0:
+        replaced = transcript["steps"][fault[0] - 1]
+        assert replaced["moves"]["player1"] == faults[0]["replacement"]
+        assert "player1" not in replaced["times_ms"] or fault[1] != "timeout"
+    assert_nothing_left(players, pidfile)
+
+
+def test_a_late_answer_is_dropped_not_taken_for_the_next(tmp_path: Path) -> None:
+    bad = program("bad", MISBEHAVING, "late", "--delay-ms", "450")
+    transcript, players = run(tmp_path, "hex-pie", [bad, program("random", RANDOM)], Policy.RANDOM)
+    assert [f["step"] for f in transcript["faults"]] == [1]
+    assert "dropped a late answer" in (tmp_path / "bad.log").read_text()
+    # Every later answer of player1 is its own, in time.
+    asked = [s for s in transcript["steps"] if "player1" in s["times_ms"]]
+    assert len(asked) > 5
+    assert_nothing_left(players)
+
+
+@pytest.mark.parametrize("mode", ["ignore-term", "child"])
+def test_players_that_will_not_go_are_killed_with_everything_they_started(
+    tmp_path: Path, mode
+) -> None:
+    pidfile = tmp_path / "pids"
+    bad = program("bad", MISBEHAVING, mode, "--pidfile", str(pidfile))
+    transcript, players = run(tmp_path, "ticblock", [bad, program("random", RANDOM)])
+    assert transcript["faults"] == []
+    assert transcript["end_reason"] == "terminal"
+    assert len(pidfile.read_text().split()) == (2 if mode == "child" else 1)
+    assert_nothing_left(players, pidfile)
+
+
+def test_a_missing_program_is_a_start_error(tmp_path: Path) -> None:
+    from referee.errors import PlayerStartError
+
+    with pytest.raises(PlayerStartError, match="cannot start '/no/such/bot'"):
+        run(
+            tmp_path,
+            "ticblock",
+            [PlayerSpec("ghost", ("/no/such/bot",)), program("random", RANDOM)],
+        )
+    assert not (tmp_path / "match.json").exists()
+
+
+FAIR = Clocks(start_ms=2_000, play_ms=400)
+
+
+def test_an_answer_at_80_percent_of_the_play_clock_is_never_a_timeout(tmp_path: Path) -> None:
+    slow = program("slow", MISBEHAVING, "late", "--at", "0", "--delay-ms", "320")
+    transcript, players = run(tmp_path, "ticblock", [slow, program("random", RANDOM)], clocks=FAIR)
+    assert transcript["faults"] == []
+    assert transcript["end_reason"] == "terminal"
+    times = [
+        step["times_ms"]["xcplayer"]
+        for step in transcript["steps"]
+        if "xcplayer" in step["times_ms"]
+    ]
+    assert len(times) >= 5
+    assert all(320 <= time < 400 for time in times), times
+    assert_nothing_left(players)
+
+
+@pytest.mark.parametrize("policy", [Policy.FORFEIT, Policy.RANDOM])
+def test_an_answer_at_120_percent_of_the_play_clock_is_always_a_timeout(
+    tmp_path: Path, policy
+) -> None:
+    slow = program("slow", MISBEHAVING, "late", "--at", "0", "--delay-ms", "480")
+    transcript, players = run(tmp_path, "ticblock", [slow, program("random", RANDOM)], policy, FAIR)
+    faults = [(f["role"], f["kind"]) for f in transcript["faults"]]
+    assert faults and set(faults) == {("xcplayer", "timeout")}
+    if policy is Policy.RANDOM:
+        # Every step in which xcplayer had a choice is a timeout; none of its answers counted.
+        game = get_game("ticblock")
+        state, asked = game.initial_state(), []
+        for step in transcript["steps"]:
+            if len(game.legal_moves(state, 0)) > 1:
+                asked.append(step["step"])
+            state = game.next_state(state, tuple(step["moves"][role] for role in game.roles))
+        assert [f["step"] for f in transcript["faults"]] == asked
+        assert all("xcplayer" not in step["times_ms"] for step in transcript["steps"])
+    else:
+        assert transcript["faults"][0]["step"] == 1
+    assert_nothing_left(players)
+
+
+def test_a_time_bank_pays_for_answers_over_the_clock(tmp_path: Path) -> None:
+    slow = program("slow", MISBEHAVING, "late", "--at", "0", "--delay-ms", "480")
+    clocks = Clocks(start_ms=2_000, play_ms=400, time_bank_ms=250)
+    transcript, players = run(
+        tmp_path, "ticblock", [slow, program("random", RANDOM)], Policy.FORFEIT, clocks
+    )
+    # 80 ms over the clock per answer: the bank pays for three, the fourth is a timeout.
+    assert [(f["step"], f["kind"]) for f in transcript["faults"]] == [(7, "timeout")]
+    assert_nothing_left(players)
