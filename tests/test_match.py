@@ -1,4 +1,4 @@
-"""Matches against misbehaving player programs: every fault is named, and nothing is left running."""
+"""Matches against misbehaving programs: every fault is named, and nothing is left running."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 MISBEHAVING = HERE / "players" / "misbehaving.py"
 RANDOM = ROOT / "players" / "random_player.py"
+QUICK = Clocks(start_ms=2_000, play_ms=300)
 
 
 def program(name: str, script: Path, *args: str) -> PlayerSpec:
@@ -30,7 +31,7 @@ def run(
     game_id: str,
     specs: list[PlayerSpec],
     policy: Policy = Policy.FORFEIT,
-    clocks: Clocks = Clocks(start_ms=2_000, play_ms=300),
+    clocks: Clocks = QUICK,
 ) -> tuple[dict, list[PlayerProcess]]:
     """Play one match; its transcript as read back from disk, and the players."""
     out = tmp_path / "match.json"
