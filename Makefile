@@ -19,6 +19,10 @@ test: $(BIN)/referee
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest
 
+lint: $(BIN)/referee
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
 bench: $(BIN)/referee
 	$(BIN)/python benchmarks/engines.py
 

@@ -135,7 +135,7 @@ class Match:
                 if self.setup.policy is Policy.FORFEIT:
                     forfeits.add(role)
             else:
-                self.start_times[self.roles[role]] = round(outcome.elapsed_ms, 1)
+                self.start_times[self.roles[role]] = round(outcome.elapsed_ms, 3)
         return forfeits
 
     async def _step(self, step: int, state: Hashable) -> tuple[tuple[Move, ...], set[int]]:
@@ -159,7 +159,7 @@ class Match:
         forfeits: set[int] = set()
         for role, outcome in zip(asked, outcomes, strict=True):
             if not isinstance(outcome, PlayerFault):
-                times[self.roles[role]] = round(outcome.elapsed_ms, 1)
+                times[self.roles[role]] = round(outcome.elapsed_ms, 3)
                 outcome = self._check_move(outcome.text, legal[role])
             if isinstance(outcome, PlayerFault):
                 replacement = self._fault(step, role, outcome, legal[role])

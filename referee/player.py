@@ -299,12 +299,12 @@ class PlayerProcess(Player):
         """Append to the player's log up to its size cap; the rest is counted, not kept."""
         if self._log is None or self._log.closed:
             return
-        room = self._log_limit - self._logged
-        if room > 0:
-            self._log.write(data[:room])
-            if len(data) > room:
-                self._log.write(f"\n# referee: log cut at {self._log_limit} bytes\n".encode())
-            self._log.flush()
+        room = max(0, self._log_limit - self._logged)
+        kept = data[:room]
+        self._log.write(kept)
+        if len(kept) < len(data) and self._logged + len(kept) == self._log_limit:
+            self._log.write(f"\n# referee: log cut at {self._log_limit} bytes\n".encode())
+        self._log.flush()
         self._logged += len(data)
 
 

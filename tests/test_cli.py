@@ -98,3 +98,93 @@ def test_no_arguments_shows_help() -> None:
     result = runner.invoke(app, [])
     assert "conformance" in result.output
     assert "random" in result.output
+
+
+def test_play_writes_a_transcript_and_prints_the_result(tmp_path) -> None:
+    out = tmp_path / "m.json"
+    result = runner.invoke(
+        app,
+        [
+            "play",
+            "ticblock",
+            "-p",
+            "xcplayer=random",
+            "-p",
+            "obplayer=random",
+            "--out",
+            str(out),
+            "--show",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    transcript = json.loads(out.read_text())
+    assert [seat["player"] for seat in transcript["seats"]] == ["random", "random"]
+    lines = result.stdout.splitlines()
+    goals = ", ".join(f"{role} {goal}" for role, goal in transcript["goals"].items())
+    assert lines[-2] == f"result: {goals} (terminal after {len(transcript['steps'])} steps)"
+    assert lines[-1] == f"transcript: {out}"
+    assert sum(line.startswith("step ") for line in lines) == len(transcript["steps"])
+    assert "tic-tac-toe (phase 1)" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("players", "message"),
+    [
+        (["xcplayer=random"], "no player for role obplayer: add --player obplayer=PLAYER"),
+        (["xcplayer=random", "x=random"], "--player 'x=random': ticblock has no role 'x'"),
+        (
+            ["xcplayer=random", "xcplayer=mcts"],
+            "--player 'xcplayer=mcts': role xcplayer has a player already",
+        ),
+        (["xcplayer", "obplayer=random"], "--player 'xcplayer': expected ROLE=PLAYER"),
+        (
+            ["xcplayer=/no/such/bot", "obplayer=random"],
+            "player /no/such/bot: cannot start '/no/such/bot'",
+        ),
+        (["xcplayer='unclosed", "obplayer=random"], "cannot split command"),
+    ],
+)
+def test_play_rejects_bad_players_in_one_line(tmp_path, players: list[str], message: str) -> None:
+    args = ["play", "ticblock", "--out", str(tmp_path / "m.json")]
+    for player in players:
+        args += ["--player", player]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 2
+    assert len(result.stderr.splitlines()) == 1
+    assert message in result.stderr
+    assert not (tmp_path / "m.json").exists()
+
+
+def test_play_rejects_a_bad_clock(tmp_path) -> None:
+    result = runner.invoke(
+        app, ["play", "quad", "-p", "x=random", "-p", "o=random", "--play-clock", "0"]
+    )
+    assert result.exit_code == 2
+    assert result.stderr == "referee: error: play clock must be a positive number of ms\n"
+
+
+def test_human_player_is_asked_again_after_a_bad_move(tmp_path) -> None:
+    out = tmp_path / "m.json"
+    cells = [f"Mark{board} {m} {n}" for board in (1, 2) for m in (1, 2, 3) for n in (1, 2, 3)]
+    moves = "\n".join(["(mark1 9 9)", "hello", *cells])
+    result = runner.invoke(
+        app,
+        [
+            "play",
+            "double-tictactoe",
+            "-p",
+            "xplayer=human",
+            "-p",
+            "oplayer=random",
+            "--out",
+            str(out),
+        ],
+        input=moves + "\n",
+    )
+    assert result.exit_code == 0, result.output
+    assert "'hello' is not a move of this game; try again" in result.stdout
+    assert "'(mark1 9 9)' is not a move of this game; try again" in result.stdout
+    assert "is not legal now; try again" in result.stdout
+    transcript = json.loads(out.read_text())
+    assert transcript["seats"][0]["player"] == "human"
+    assert transcript["faults"] == []

@@ -186,3 +186,42 @@ def test_a_time_bank_pays_for_answers_over_the_clock(tmp_path: Path) -> None:
     # (with up to 33 ms of overhead per answer).
     assert [(f["step"], f["kind"]) for f in transcript["faults"]] == [(7, "timeout")]
     assert_nothing_left(players)
+
+
+def test_the_log_keeps_standard_error_up_to_its_cap(tmp_path: Path) -> None:
+    noisy = program("noisy", MISBEHAVING, "stderr-flood")
+    transcript, players = run(tmp_path, "ticblock", [noisy, program("random", RANDOM)])
+    assert transcript["end_reason"] == "terminal"
+    log = (tmp_path / "noisy.log").read_bytes()
+    assert log.startswith(b"noise noise")
+    assert 1024 * 1024 <= len(log) < 1024 * 1024 + 200
+    assert log.rstrip().endswith(b"# referee: log cut at 1048576 bytes")
+    assert transcript["seats"][0]["log"] == str(tmp_path / "noisy.log")
+    assert_nothing_left(players)
+
+
+def test_an_interrupted_match_is_recorded_as_aborted(tmp_path: Path) -> None:
+    out = tmp_path / "match.json"
+    slow = program("slow", MISBEHAVING, "late", "--at", "0", "--delay-ms", "200")
+    players = [
+        PlayerProcess(spec, tmp_path / f"{spec.name}.log")
+        for spec in (slow, program("random", RANDOM))
+    ]
+    setup = MatchSetup(
+        "m-abort", get_game("hex-pie"), players, Clocks(2_000, 1_000), Policy.FORFEIT, seed=1
+    )
+
+    async def interrupt() -> None:
+        task = asyncio.create_task(play_fresh(setup, out))
+        await asyncio.sleep(1.0)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(interrupt())
+    transcript = json.loads(out.read_text())
+    assert transcript["end_reason"] == "aborted"
+    assert transcript["goals"] is None
+    assert 1 <= len(transcript["steps"]) < 20
+    assert_nothing_left(players)
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []

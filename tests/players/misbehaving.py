@@ -13,6 +13,7 @@ MODE, done at the N-th `go` (default 1) unless it says otherwise:
   close-stdout  closes its standard output and stays alive
   ignore-term   plays well, but ignores SIGTERM and `quit`
   child         starts a child process at `start` and leaves it behind at `quit`
+  stderr-flood  writes 5 MiB to standard error at `start`
 --pidfile: write this process's pid (and its child's) there, one per line.
 """
 
@@ -46,6 +47,9 @@ def main() -> None:
         if words[0] == "start":
             if args.mode == "child":
                 pids.append(subprocess.Popen(["sleep", "300"]).pid)
+            if args.mode == "stderr-flood":
+                sys.stderr.write("noise " * (5 * 1024 * 1024 // 6))
+                sys.stderr.flush()
             if args.pidfile:
                 with open(args.pidfile, "w") as file:
                     file.write("".join(f"{pid}\n" for pid in pids))
