@@ -6,9 +6,10 @@ import asyncio
 import functools
 import json
 import random
-from collections.abc import Callable, Hashable
+import signal
+from collections.abc import Callable, Coroutine, Hashable
 from pathlib import Path
-from typing import Annotated, TypeVar
+from typing import Annotated, Any, TypeVar
 
 import typer
 from tabulate import tabulate
@@ -29,6 +30,7 @@ app = typer.Typer(
 )
 
 F = TypeVar("F", bound=Callable[..., None])
+T = TypeVar("T")
 
 # Exit codes: 0 success, 1 a check failed (mismatch), 2 bad input.
 EXIT_FAILED, EXIT_BAD_INPUT = 1, 2
@@ -209,8 +211,8 @@ def play(
 
     setup = MatchSetup(match_id, found, players, clocks, policy, seed)
     try:
-        transcript = asyncio.run(play_fresh(setup, out, on_step))
-    except KeyboardInterrupt:
+        transcript = asyncio.run(_stopped_by_sigterm(play_fresh(setup, out, on_step)))
+    except (KeyboardInterrupt, asyncio.CancelledError):
         _error(f"interrupted; the match is recorded as aborted in {out}")
         raise typer.Exit(130) from None
     for fault in transcript.faults:
@@ -221,6 +223,18 @@ def play(
     goals = ", ".join(f"{role} {goal}" for role, goal in (transcript.goals or {}).items())
     typer.echo(f"result: {goals} ({transcript.end_reason} after {len(transcript.steps)} steps)")
     typer.echo(f"transcript: {out}")
+
+
+async def _stopped_by_sigterm(work: Coroutine[Any, Any, T]) -> T:
+    """Run `work`; SIGTERM cancels it as Ctrl-C does, so players are ended and records written."""
+    loop = asyncio.get_running_loop()
+    task = asyncio.current_task()
+    assert task is not None
+    loop.add_signal_handler(signal.SIGTERM, task.cancel)
+    try:
+        return await work
+    finally:
+        loop.remove_signal_handler(signal.SIGTERM)
 
 
 def main() -> None:

@@ -1,0 +1,5 @@
+"""`python -m referee` runs the command line."""
+
+from referee.cli import main
+
+main()
