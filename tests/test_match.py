@@ -110,13 +110,14 @@ def test_a_late_answer_is_dropped_not_taken_for_the_next(tmp_path: Path) -> None
     assert_nothing_left(players)
 
 
+@pytest.mark.parametrize("policy", [Policy.FORFEIT, Policy.RANDOM])
 @pytest.mark.parametrize("mode", ["ignore-term", "child"])
 def test_players_that_will_not_go_are_killed_with_everything_they_started(
-    tmp_path: Path, mode
+    tmp_path: Path, mode: str, policy: Policy
 ) -> None:
     pidfile = tmp_path / "pids"
     bad = program("bad", MISBEHAVING, mode, "--pidfile", str(pidfile))
-    transcript, players = run(tmp_path, "ticblock", [bad, program("random", RANDOM)])
+    transcript, players = run(tmp_path, "ticblock", [bad, program("random", RANDOM)], policy)
     assert transcript["faults"] == []
     assert transcript["end_reason"] == "terminal"
     assert len(pidfile.read_text().split()) == (2 if mode == "child" else 1)
@@ -225,3 +226,38 @@ def test_an_interrupted_match_is_recorded_as_aborted(tmp_path: Path) -> None:
     assert 1 <= len(transcript["steps"]) < 20
     assert_nothing_left(players)
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+
+
+def test_one_process_can_play_many_matches(tmp_path: Path) -> None:
+    from referee.match import Match
+
+    async def three_matches() -> list[str]:
+        players = [PlayerProcess(program("random", RANDOM), tmp_path / f"{i}.log") for i in (0, 1)]
+        for player in players:
+            await player.start()
+        pids = [player.pid for player in players]
+        reasons = []
+        try:
+            for number in range(3):
+                setup = MatchSetup(f"m-{number}", get_game("quad"), players, QUICK, seed=number)
+                transcript = await Match(setup).run()
+                reasons.append(transcript.end_reason)
+                assert [player.pid for player in players] == pids
+                assert all(player.alive for player in players)
+        finally:
+            await asyncio.gather(*(player.close() for player in players))
+        assert_nothing_left(players)
+        return reasons
+
+    assert asyncio.run(three_matches()) == ["terminal"] * 3
+
+
+def test_a_player_starts_in_its_directory_with_its_environment(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    check = f'[ "$(pwd)" = "{home}" ] && [ "$BOT_LEVEL" = 3 ] && exec {sys.executable} {RANDOM}'
+    picky = PlayerSpec("picky", ("sh", "-c", check), cwd=home, env={"BOT_LEVEL": "3"})
+    transcript, players = run(tmp_path, "ticblock", [picky, program("random", RANDOM)])
+    assert transcript["faults"] == []
+    assert transcript["end_reason"] == "terminal"
+    assert_nothing_left(players)
