@@ -177,6 +177,8 @@ class PlayerProcess(Player):
                     raise PlayerTimeout(f"no answer within {limit_s * 1000:.0f} ms") from None
         finally:
             self._pending = None
+            if pending.done() and not pending.cancelled():
+                pending.exception()  # raised below if there is one; never left unretrieved
         reply = pending.result()
         elapsed = reply.arrived - sent
         if elapsed > limit_s:
@@ -281,7 +283,13 @@ class PlayerProcess(Player):
                         self._arrived(_decode(bytes(buffer), arrived))
                     buffer.clear()
                     overlong = False
-        self._fail("closed its output")
+        # Output closes when the program exits, or when it closes it and goes on running.
+        try:
+            code = await asyncio.wait_for(asyncio.shield(self._process.wait()), _EXIT_DRAIN_S)
+        except TimeoutError:
+            self._fail("closed its output")
+        else:
+            self._fail(_exit_reason(code))
 
     async def _read_errors(self) -> None:
         assert self._process is not None and self._process.stderr is not None
@@ -293,7 +301,7 @@ class PlayerProcess(Player):
         code = await self._process.wait()
         # An answer written just before exiting still counts: let the output be read first.
         await asyncio.wait({output}, timeout=_EXIT_DRAIN_S)
-        self._fail(f"exited with code {code}" if code >= 0 else f"killed by signal {-code}")
+        self._fail(_exit_reason(code))
 
     def _write_log(self, data: bytes) -> None:
         """Append to the player's log up to its size cap; the rest is counted, not kept."""
@@ -306,6 +314,10 @@ class PlayerProcess(Player):
             self._log.write(f"\n# referee: log cut at {self._log_limit} bytes\n".encode())
         self._log.flush()
         self._logged += len(data)
+
+
+def _exit_reason(code: int) -> str:
+    return f"exited with code {code}" if code >= 0 else f"was killed by signal {-code}"
 
 
 def _decode(raw: bytes, arrived: float) -> _Line:

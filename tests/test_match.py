@@ -50,15 +50,19 @@ def assert_nothing_left(players: list[PlayerProcess], pidfile: Path | None = Non
             assert not os.path.exists(f"/proc/{pid}"), f"process {pid} is still there"
 
 
-# mode, extra arguments, (step, kind) of the fault that player1 commits
+# mode, extra arguments, (step, kind, detail) of the fault that player1 commits
 ZOO = [
-    ("silent-start", [], (0, "timeout")),
-    ("late", ["--delay-ms", "450"], (1, "timeout")),
-    ("illegal", [], (1, "illegal")),
-    ("garbage", [], (1, "protocol")),
-    ("huge", [], (1, "protocol")),
-    ("exit", ["--at", "2"], (3, "crash")),
-    ("close-stdout", ["--at", "2"], (3, "crash")),
+    ("silent-start", [], (0, "timeout", "no answer within 2000 ms")),
+    ("late", ["--delay-ms", "450"], (1, "timeout", "no answer within 300 ms")),
+    ("illegal", [], (1, "illegal", "played noop, which is not legal here")),
+    (
+        "garbage",
+        [],
+        (1, "protocol", "answered 'I think, therefore I am!', which is not a move of hex-pie"),
+    ),
+    ("huge", [], (1, "protocol", "a line longer than 64 KiB")),
+    ("exit", ["--at", "2"], (3, "crash", "exited with code 3")),
+    ("close-stdout", ["--at", "2"], (3, "crash", "closed its output")),
 ]
 
 
@@ -71,6 +75,7 @@ def test_a_fault_under_forfeit_ends_the_match_at_once(tmp_path: Path, mode, extr
     assert [(f["step"], f["role"], f["kind"]) for f in transcript["faults"]] == [
         (*fault[:1], "player1", fault[1])
     ]
+    assert transcript["faults"][0]["detail"] == fault[2]
     assert transcript["faults"][0]["replacement"] is None
     assert transcript["end_reason"] == "forfeit"
     assert transcript["goals"] == {"player1": 0, "player2": 100}
