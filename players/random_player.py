@@ -1,5 +1,8 @@
 #!/usr/bin/env python3
-"""A player that picks a uniformly random legal move. It uses nothing but the protocol."""
+"""A player that picks a uniformly random legal move. It uses nothing but the protocol.
+
+Usage: random_player.py [--seed N]   (a seed makes its choices repeatable)
+"""
 
 import random
 import re
@@ -9,7 +12,8 @@ MOVE = re.compile(r"\([^()]*\)|[^\s()]+")
 
 
 def main() -> None:
-    rng = random.Random()
+    seed = int(sys.argv[2]) if sys.argv[1:2] == ["--seed"] else None
+    rng = random.Random(seed)
     for line in sys.stdin:
         words = line.split(maxsplit=3)
         if not words:

@@ -166,7 +166,8 @@ def test_play_rejects_a_bad_clock(tmp_path) -> None:
 def test_human_player_is_asked_again_after_a_bad_move(tmp_path) -> None:
     out = tmp_path / "m.json"
     cells = [f"Mark{board} {m} {n}" for board in (1, 2) for m in (1, 2, 3) for n in (1, 2, 3)]
-    moves = "\n".join(["(mark1 9 9)", "hello", *cells])
+    # Bad text twice, then a good move, then the same cell again: taken, so not legal.
+    moves = "\n".join(["(mark1 9 9)", "hello", cells[0], cells[0], *cells[1:]])
     result = runner.invoke(
         app,
         [
@@ -184,7 +185,7 @@ def test_human_player_is_asked_again_after_a_bad_move(tmp_path) -> None:
     assert result.exit_code == 0, result.output
     assert "'hello' is not a move of this game; try again" in result.stdout
     assert "'(mark1 9 9)' is not a move of this game; try again" in result.stdout
-    assert "is not legal now; try again" in result.stdout
+    assert "(mark1 1 1) is not legal now; try again" in result.stdout
     transcript = json.loads(out.read_text())
     assert transcript["seats"][0]["player"] == "human"
     assert transcript["faults"] == []
