@@ -20,8 +20,9 @@ from referee.clock import Clocks
 from referee.conformance import check_file
 from referee.errors import ConformanceFileError, RefereeError
 from referee.games import GAMES, Game, JointMove, get_game
-from referee.match import MatchSetup, Policy, new_match_id, play_fresh
+from referee.match import MatchSetup, Policy, StepCallback, new_match_id, play_fresh
 from referee.playout import random_steps
+from referee.transcript import check_writable
 
 app = typer.Typer(
     add_completion=False,
@@ -73,6 +74,26 @@ def _options(
 
 
 JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
+GameArgument = Annotated[str, typer.Argument(help="Game id, see `referee games`.")]
+ShowOption = Annotated[bool, typer.Option("--show", help="Print the board after every step.")]
+
+
+def _fresh_seed(seed: int | None) -> int:
+    return random.SystemRandom().randrange(2**31) if seed is None else seed
+
+
+def _step_printer(game: Game, show: bool) -> StepCallback:
+    """Print the start position (with --show), then a callback that prints each step."""
+    if show:
+        typer.echo(game.render(game.initial_state()) + "\n")
+
+    def print_step(step: int, joint: JointMove, state: Hashable) -> None:
+        moves = ", ".join(f"{role} {move}" for role, move in zip(game.roles, joint, strict=True))
+        typer.echo(f"step {step}: {moves}")
+        if show:
+            typer.echo(game.render(state) + "\n")
+
+    return print_step
 
 
 @app.command()
@@ -91,7 +112,7 @@ def games(as_json: JsonOption = False) -> None:
 
 @app.command()
 @_user_errors
-def rules(game: Annotated[str, typer.Argument(help="Game id, see `referee games`.")]) -> None:
+def rules(game: GameArgument) -> None:
     """Explain a game's rules in plain words, with the move syntax and an example move."""
     found = get_game(game)
     typer.echo(f"{found.id}: {found.description}")
@@ -104,33 +125,25 @@ def rules(game: Annotated[str, typer.Argument(help="Game id, see `referee games`
 @app.command("random")
 @_user_errors
 def random_game(
-    game: Annotated[str, typer.Argument(help="Game id, see `referee games`.")],
+    game: GameArgument,
     seed: Annotated[
         int | None, typer.Option(help="Seed of the random movers (default: a fresh one).")
     ] = None,
-    show: Annotated[bool, typer.Option("--show", help="Print the board after every step.")] = False,
+    show: ShowOption = False,
 ) -> None:
     """Play one game between random movers and print every joint move and the goals."""
     found = get_game(game)
-    if seed is None:
-        seed = random.SystemRandom().randrange(2**31)
+    seed = _fresh_seed(seed)
     typer.echo(f"{found.id}, seed {seed}")
-    if show:
-        typer.echo(found.render(found.initial_state()) + "\n")
+    print_step = _step_printer(found, show)
     state = found.initial_state()
     steps = 0
     for steps, (joint, state) in enumerate(random_steps(found, random.Random(seed)), start=1):
-        typer.echo(f"step {steps}: {_joint_text(found, joint)}")
-        if show:
-            typer.echo(found.render(state) + "\n")
+        print_step(steps, joint, state)
     goals = ", ".join(
         f"{role} {goal}" for role, goal in zip(found.roles, found.goals(state), strict=True)
     )
     typer.echo(f"goals: {goals} (after {steps} steps)")
-
-
-def _joint_text(game: Game, joint: JointMove) -> str:
-    return ", ".join(f"{role} {move}" for role, move in zip(game.roles, joint, strict=True))
 
 
 @app.command()
@@ -164,7 +177,7 @@ def conformance(
 @app.command()
 @_user_errors
 def play(
-    game: Annotated[str, typer.Argument(help="Game id, see `referee games`.")],
+    game: GameArgument,
     player: Annotated[
         list[str],
         typer.Option(
@@ -183,16 +196,16 @@ def play(
     out: Annotated[
         Path | None, typer.Option(help="Transcript file (default: matches/results/ID.json).")
     ] = None,
-    show: Annotated[bool, typer.Option("--show", help="Print the board after every step.")] = False,
+    show: ShowOption = False,
 ) -> None:
     """Play one match between player programs and write its transcript."""
     found = get_game(game)
     seats = parse_seats(found, player)
     clocks = Clocks(start_clock, play_clock, time_bank)
-    if seed is None:
-        seed = random.SystemRandom().randrange(2**31)
+    seed = _fresh_seed(seed)
     match_id = new_match_id(found.id)
     out = out or Path("matches") / "results" / f"{match_id}.json"
+    check_writable(out)
     players = [
         make_player(spec, out.with_name(f"{out.stem}.{role}.log"), show=typer.echo)
         for role, spec in zip(found.roles, seats, strict=True)
@@ -201,14 +214,7 @@ def play(
         f"{match_id}: {found.id}, "
         + ", ".join(f"{r} {s.name}" for r, s in zip(found.roles, seats, strict=True))
     )
-    if show:
-        typer.echo(found.render(found.initial_state()) + "\n")
-
-    def on_step(step: int, joint: JointMove, state: Hashable) -> None:
-        typer.echo(f"step {step}: {_joint_text(found, joint)}")
-        if show:
-            typer.echo(found.render(state) + "\n")
-
+    on_step = _step_printer(found, show)
     setup = MatchSetup(match_id, found, players, clocks, policy, seed)
     try:
         transcript = asyncio.run(_stopped_by_sigterm(play_fresh(setup, out, on_step)))

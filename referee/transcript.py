@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from referee.errors import FaultKind
+from referee.errors import ConfigError, FaultKind
 
 SCHEMA = "referee-transcript"
 SCHEMA_VERSION = 1
@@ -75,6 +75,18 @@ class Transcript:
 def utc_now() -> str:
     """The current time, UTC, ISO 8601 with milliseconds."""
     return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def check_writable(path: Path) -> None:
+    """Make sure a transcript can be written at `path` before a match is played for it."""
+    if path.is_dir():
+        raise ConfigError(f"{path}: is a directory, not a transcript file")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise ConfigError(f"{path}: cannot create {path.parent}: {error.strerror}") from None
+    if not os.access(path.parent, os.W_OK):
+        raise ConfigError(f"{path}: cannot write in {path.parent}")
 
 
 def write_atomic(path: Path, text: str) -> None:

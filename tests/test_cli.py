@@ -155,6 +155,20 @@ def test_play_rejects_bad_players_in_one_line(tmp_path, players: list[str], mess
     assert not (tmp_path / "m.json").exists()
 
 
+def test_play_rejects_an_unwritable_transcript_path(tmp_path) -> None:
+    (tmp_path / "file").write_text("")
+    for out, message in [
+        (tmp_path, "is a directory"),
+        (tmp_path / "file" / "m.json", "cannot create"),
+    ]:
+        result = runner.invoke(
+            app, ["play", "quad", "-p", "x=random", "-p", "o=random", "--out", str(out)]
+        )
+        assert result.exit_code == 2
+        assert result.stderr.startswith(f"referee: error: {out}: {message}")
+        assert len(result.stderr.splitlines()) == 1
+
+
 def test_play_rejects_a_bad_clock(tmp_path) -> None:
     result = runner.invoke(
         app, ["play", "quad", "-p", "x=random", "-p", "o=random", "--play-clock", "0"]
