@@ -149,6 +149,8 @@ class PlayerProcess(Player):
             )
         except OSError as error:
             self._log.close()
+            if self.log_path.stat().st_size == 0:
+                self.log_path.unlink()
             reason = error.strerror or str(error)
             raise PlayerStartError(
                 f"player {self.spec.name}: cannot start {self.spec.argv[0]!r}: {reason}"

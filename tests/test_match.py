@@ -266,3 +266,12 @@ def test_a_player_starts_in_its_directory_with_its_environment(tmp_path: Path) -
     assert transcript["faults"] == []
     assert transcript["end_reason"] == "terminal"
     assert_nothing_left(players)
+
+
+@pytest.mark.parametrize("game_id", ["blocker-parallel", "hex-pie"])
+def test_the_shell_sample_player_plays_clean_matches(tmp_path: Path, game_id: str) -> None:
+    shell = PlayerSpec("shell", ("sh", str(ROOT / "players" / "random_player.sh")))
+    transcript, players = run(tmp_path, game_id, [shell, program("random", RANDOM)])
+    assert transcript["faults"] == []
+    assert transcript["end_reason"] == "terminal"
+    assert_nothing_left(players)
