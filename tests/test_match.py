@@ -275,3 +275,15 @@ def test_the_shell_sample_player_plays_clean_matches(tmp_path: Path, game_id: st
     assert transcript["faults"] == []
     assert transcript["end_reason"] == "terminal"
     assert_nothing_left(players)
+
+
+def test_the_mcts_sample_player_answers_in_time_for_both_roles(tmp_path: Path) -> None:
+    mcts = program("mcts", ROOT / "players" / "mcts_player.py")
+    clocks = Clocks(start_ms=5_000, play_ms=150)
+    for seats in ([mcts, program("random", RANDOM)], [program("random", RANDOM), mcts]):
+        transcript, players = run(tmp_path, "ticblock", seats, Policy.FORFEIT, clocks)
+        assert transcript["faults"] == []
+        assert transcript["end_reason"] == "terminal"
+        times = [t for step in transcript["steps"] for role, t in step["times_ms"].items()]
+        assert times and max(times) < 150
+        assert_nothing_left(players)
