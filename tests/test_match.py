@@ -53,6 +53,7 @@ def assert_nothing_left(players: list[PlayerProcess], pidfile: Path | None = Non
 # mode, extra arguments, (step, kind, detail) of the fault that player1 commits
 ZOO = [
     ("silent-start", [], (0, "timeout", "no answer within 2000 ms")),
+    ("bad-ready", [], (0, "protocol", "answered 'ok' instead of ready")),
     ("late", ["--delay-ms", "450"], (1, "timeout", "no answer within 300 ms")),
     ("illegal", [], (1, "illegal", "played noop, which is not legal here")),
     (
@@ -61,6 +62,7 @@ ZOO = [
         (1, "protocol", "answered 'I think, therefore I am!', which is not a move of hex-pie"),
     ),
     ("huge", [], (1, "protocol", "a line longer than 64 KiB")),
+    ("not-utf8", [], (1, "protocol", "a line that is not UTF-8")),
     ("exit", ["--at", "2"], (3, "crash", "exited with code 3")),
     ("close-stdout", ["--at", "2"], (3, "crash", "closed its output")),
 ]

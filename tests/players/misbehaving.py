@@ -5,10 +5,12 @@
 
 MODE, done at the N-th `go` (default 1) unless it says otherwise:
   silent-start  never answers `start`
+  bad-ready     answers `start` with `ok`
   late          answers after --delay-ms (every `go` when --at is 0)
   illegal       answers `noop`, a move of the game that is not legal for the role in control
   garbage       answers a line that is no move at all
   huge          answers with a 1 MiB line
+  not-utf8      answers with bytes that are not UTF-8
   exit          exits with code 3
   close-stdout  closes its standard output and stays alive
   ignore-term   plays well, but ignores SIGTERM and `quit`
@@ -53,7 +55,9 @@ def main() -> None:
             if args.pidfile:
                 with open(args.pidfile, "w") as file:
                     file.write("".join(f"{pid}\n" for pid in pids))
-            if args.mode != "silent-start":
+            if args.mode == "bad-ready":
+                print("ok", flush=True)
+            elif args.mode != "silent-start":
                 print("ready", flush=True)
         elif words[0] == "go":
             goes += 1
@@ -77,6 +81,11 @@ def misbehave(mode: str, delay_ms: int, answer: str) -> str:
         return "I think, therefore I am!"
     elif mode == "huge":
         return "x" * (1024 * 1024)
+    elif mode == "not-utf8":
+        sys.stdout.flush()
+        sys.stdout.buffer.write(b"(place \xff\xfe 5)\n")
+        sys.stdout.buffer.flush()
+        return "# that was my move"
     elif mode == "exit":
         sys.exit(3)
     elif mode == "close-stdout":
