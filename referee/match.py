@@ -12,7 +12,7 @@ import contextlib
 import random
 import secrets
 from collections.abc import Callable, Hashable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
@@ -235,17 +235,12 @@ class Match:
             )
             for role, player in zip(self.roles, self.setup.players, strict=True)
         ]
-        clocks = self.setup.clocks
         return Transcript(
             match_id=self.setup.match_id,
             game=self.game.id,
             seed=self.setup.seed,
             seats=seats,
-            clocks={
-                "start_ms": clocks.start_ms,
-                "play_ms": clocks.play_ms,
-                "time_bank_ms": clocks.time_bank_ms,
-            },
+            clocks=asdict(self.setup.clocks),
             policy=str(self.setup.policy),
             started_at=self.started_at,
             ended_at=utc_now(),

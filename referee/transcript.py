@@ -1,4 +1,4 @@
-"""The record of a match: a JSON document, written atomically, read back into dataclasses.
+"""The record of a match: dataclasses written atomically as one JSON document.
 
 The schema is documented in `docs/transcripts.md`; `SCHEMA_VERSION` changes with it.
 """
