@@ -161,6 +161,16 @@ def test_an_answer_at_80_percent_of_the_play_clock_is_never_a_timeout(tmp_path: 
     assert_nothing_left(players)
 
 
+def asked_steps(transcript: dict, role: str) -> list[int]:
+    """The steps at which `role` had a choice of moves, so was asked (forced moves are not)."""
+    game = get_game(transcript["game"])
+    state, asked = game.initial_state(), []
+    for step in transcript["steps"]:
+        if len(game.legal_moves(state, game.role_index(role))) > 1:
+            asked.append(step["step"])
+        state = game.next_state(state, tuple(step["moves"][r] for r in game.roles))
+    return asked
+
 @pytest.mark.parametrize("policy", [Policy.FORFEIT, Policy.RANDOM])
 def test_an_answer_at_120_percent_of_the_play_clock_is_always_a_timeout(
     tmp_path: Path, policy
@@ -171,13 +181,7 @@ def test_an_answer_at_120_percent_of_the_play_clock_is_always_a_timeout(
     assert faults and set(faults) == {("xcplayer", "timeout")}
     if policy is Policy.RANDOM:
         # Every step in which xcplayer had a choice is a timeout; none of its answers counted.
-        game = get_game("ticblock")
-        state, asked = game.initial_state(), []
-        for step in transcript["steps"]:
-            if len(game.legal_moves(state, 0)) > 1:
-                asked.append(step["step"])
-            state = game.next_state(state, tuple(step["moves"][role] for role in game.roles))
-        assert [f["step"] for f in transcript["faults"]] == asked
+        assert [f["step"] for f in transcript["faults"]] == asked_steps(transcript, "xcplayer")
         assert all("xcplayer" not in step["times_ms"] for step in transcript["steps"])
     else:
         assert transcript["faults"][0]["step"] == 1
@@ -192,7 +196,10 @@ def test_a_time_bank_pays_for_answers_over_the_clock(tmp_path: Path) -> None:
     )
     # 200 ms over the clock per answer: the bank pays for three, the fourth is a timeout
     # (with up to 33 ms of overhead per answer).
-    assert [(f["step"], f["kind"]) for f in transcript["faults"]] == [(7, "timeout")]
+    # The forfeit ends the match, so the steps on record are those before the fourth answer.
+    assert len(asked_steps(transcript, "xcplayer")) == 3
+    next_step = transcript["steps"][-1]["step"] + 1
+    assert [(f["step"], f["kind"]) for f in transcript["faults"]] == [(next_step, "timeout")]
     assert_nothing_left(players)
 
 
