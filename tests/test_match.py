@@ -171,6 +171,7 @@ def asked_steps(transcript: dict, role: str) -> list[int]:
         state = game.next_state(state, tuple(step["moves"][r] for r in game.roles))
     return asked
 
+
 @pytest.mark.parametrize("policy", [Policy.FORFEIT, Policy.RANDOM])
 def test_an_answer_at_120_percent_of_the_play_clock_is_always_a_timeout(
     tmp_path: Path, policy
