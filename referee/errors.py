@@ -39,6 +39,14 @@ class ConformanceFileError(RefereeError):
     """A reference-game file that cannot be read: bad JSON, a missing field, an unknown game."""
 
 
+class TranscriptError(RefereeError):
+    """A transcript file that cannot be read: not JSON, not a transcript, a field wrong."""
+
+
+class SchemaVersionError(TranscriptError):
+    """A transcript of a schema version this referee does not read."""
+
+
 class FaultKind(StrEnum):
     """The ways a player can fail a request, as recorded in transcripts."""
 

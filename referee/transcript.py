@@ -1,4 +1,4 @@
-"""The record of a match: dataclasses written atomically as one JSON document.
+"""The record of a match: dataclasses written atomically as one JSON document, and read back.
 
 The schema is documented in `docs/transcripts.md`; `SCHEMA_VERSION` changes with it.
 """
@@ -13,7 +13,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from referee.errors import ConfigError, FaultKind
+from pydantic import TypeAdapter, ValidationError
+
+from referee.errors import ConfigError, FaultKind, SchemaVersionError, TranscriptError
 
 SCHEMA = "referee-transcript"
 SCHEMA_VERSION = 1
@@ -71,6 +73,14 @@ class Transcript:
         """The transcript as JSON-ready data, schema fields first."""
         return {"schema": SCHEMA, "schema_version": SCHEMA_VERSION, **asdict(self)}
 
+    @property
+    def complete(self) -> bool:
+        """Whether the match reached its end (by the rules or by a forfeit)."""
+        return self.goals is not None and self.end_reason != "aborted"
+
+
+_ADAPTER = TypeAdapter(Transcript)
+
 
 def utc_now() -> str:
     """The current time, UTC, ISO 8601 with milliseconds."""
@@ -110,3 +120,40 @@ def write_atomic(path: Path, text: str) -> None:
 def write_transcript(path: Path, transcript: Transcript) -> None:
     """Write a transcript atomically as indented JSON."""
     write_atomic(path, json.dumps(transcript.to_json(), indent=2) + "\n")
+
+
+def read_transcript(path: Path) -> Transcript:
+    """Read and check a transcript file; TranscriptError says precisely what is wrong with it."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        reason = error.strerror if isinstance(error, OSError) else "not UTF-8 text"
+        raise TranscriptError(f"{path}: cannot read: {reason}") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise TranscriptError(
+            f"{path}: line {error.lineno} column {error.colno}: not valid JSON: {error.msg}"
+        ) from None
+    if not isinstance(data, dict) or data.get("schema") != SCHEMA:
+        raise TranscriptError(f'{path}: not a referee transcript (no "schema": "{SCHEMA}")')
+    version = data.get("schema_version")
+    if version != SCHEMA_VERSION:
+        raise SchemaVersionError(
+            f"{path}: schema version {version!r}; this referee reads version {SCHEMA_VERSION}"
+        )
+    try:
+        # Strict: a transcript that says "7" where 7 belongs has been edited by hand.
+        return _ADAPTER.validate_json(text, strict=True)
+    except ValidationError as error:
+        first = error.errors()[0]
+        where = _field_path(first["loc"]) or "top level"
+        raise TranscriptError(f"{path}: {where}: {first['msg']}") from None
+
+
+def _field_path(loc: tuple[int | str, ...]) -> str:
+    """A pydantic error location as the field path a reader of the JSON would write."""
+    path = ""
+    for part in loc:
+        path += f"[{part}]" if isinstance(part, int) else (f".{part}" if path else str(part))
+    return path
