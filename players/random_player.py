@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
 """A player that picks a uniformly random legal move. It uses nothing but the protocol.
 
-Usage: random_player.py [--seed N]   (a seed makes its choices repeatable)
+Usage: random_player.py [--seed N]
+
+With a seed its choices in a match depend only on the seed and the match id, so they are
+the same whether the process plays one match or many.
 """
 
 import random
@@ -19,6 +22,8 @@ def main() -> None:
         if not words:
             continue
         if words[0] == "start":
+            if seed is not None:
+                rng.seed(f"{seed} {words[1]}")
             print("ready", flush=True)
         elif words[0] == "go":
             legal = MOVE.findall(words[3]) if len(words) > 3 else []

@@ -263,23 +263,31 @@ def _quote(text: str, limit: int = 80) -> str:
     return repr(shown)
 
 
+async def play_match(
+    setup: MatchSetup, out: Path, on_step: StepCallback | None = None
+) -> Transcript:
+    """Play a match with started players and write its transcript, whatever happens.
+
+    A match that is interrupted, or fails in the referee, is recorded as aborted.
+    """
+    match = Match(setup)
+    try:
+        await match.run(on_step)
+    finally:
+        transcript = match.transcript()
+        write_transcript(out, transcript)
+    return transcript
+
+
 async def play_fresh(
     setup: MatchSetup, out: Path, on_step: StepCallback | None = None
 ) -> Transcript:
-    """Start the players, play the match, end the players whatever happens, write the transcript.
-
-    The transcript is written even when the match is interrupted: then it is marked aborted.
-    """
-    match = Match(setup)
+    """Start the players, play the match, and end the players whatever happens."""
     started: list[Player] = []
     try:
         for player in setup.players:
             await player.start()
             started.append(player)
-        transcript = await match.run(on_step)
+        return await play_match(setup, out, on_step)
     finally:
         await asyncio.gather(*(player.close() for player in started), return_exceptions=True)
-        if len(started) == len(setup.players) and match.result is None:
-            write_transcript(out, match.transcript())
-    write_transcript(out, transcript)
-    return transcript

@@ -14,6 +14,7 @@ import ctypes
 import os
 import shlex
 import signal
+import subprocess
 import sys
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
@@ -35,7 +36,10 @@ LOG_LIMIT = 1024 * 1024
 QUIT_GRACE_S = 1.0
 _READ_CHUNK = 64 * 1024
 _EXIT_DRAIN_S = 0.2
+_PR_SET_PDEATHSIG = 1
 _PR_SET_CHILD_SUBREAPER = 36
+# Loaded once here: the code that runs in a forked child before exec must not load libraries.
+_LIBC = ctypes.CDLL(None, use_errno=True) if sys.platform == "linux" else None
 
 
 @dataclass(frozen=True)
@@ -101,6 +105,31 @@ class Player(ABC):
         """Whether the player can still be spoken to."""
 
 
+class AbsentPlayer(Player):
+    """A player whose program could not be started: every request to it fails as a crash."""
+
+    def __init__(self, spec: PlayerSpec, reason: str) -> None:
+        self.spec = spec
+        self.log_path = None
+        self.reason = reason
+
+    async def start(self) -> None:
+        return None
+
+    async def request(self, line: str, limit_s: float) -> Reply:
+        raise PlayerCrashed(self.reason)
+
+    async def send(self, line: str, limit_s: float) -> None:
+        raise PlayerCrashed(self.reason)
+
+    async def close(self) -> None:
+        return None
+
+    @property
+    def alive(self) -> bool:
+        return False
+
+
 @dataclass
 class _Line:
     text: str | None  # None for a line the protocol does not allow: too long, not UTF-8
@@ -134,8 +163,7 @@ class PlayerProcess(Player):
 
     async def start(self) -> None:
         _become_subreaper()
-        self.log_path.parent.mkdir(parents=True, exist_ok=True)
-        self._log = open(self.log_path, "ab")  # noqa: SIM115 -- closed in close()
+        self.switch_log(self.log_path)
         env = {**os.environ, **self.spec.env}
         try:
             self._process = await asyncio.create_subprocess_exec(
@@ -146,12 +174,13 @@ class PlayerProcess(Player):
                 cwd=self.spec.cwd,
                 env=env,
                 start_new_session=True,
+                preexec_fn=_die_with_parent,
             )
-        except OSError as error:
-            self._log.close()
+        except (OSError, subprocess.SubprocessError) as error:
+            self._close_log()
             if self.log_path.stat().st_size == 0:
                 self.log_path.unlink()
-            reason = error.strerror or str(error)
+            reason = getattr(error, "strerror", None) or str(error)
             raise PlayerStartError(
                 f"player {self.spec.name}: cannot start {self.spec.argv[0]!r}: {reason}"
             ) from None
@@ -161,6 +190,21 @@ class PlayerProcess(Player):
             asyncio.create_task(self._read_errors()),
             asyncio.create_task(self._watch_exit(output)),
         ]
+
+    def switch_log(self, path: Path) -> None:
+        """Send what the player writes to standard error from now on to `path`, with a fresh cap.
+
+        A process reused for several matches keeps one log per match this way.
+        """
+        self._close_log()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._log = open(path, "ab")  # noqa: SIM115 -- closed in _close_log()
+        self.log_path = path
+        self._logged = 0
+
+    def _close_log(self) -> None:
+        if self._log is not None:
+            self._log.close()
 
     async def request(self, line: str, limit_s: float) -> Reply:
         if self._pending is not None:
@@ -223,8 +267,7 @@ class PlayerProcess(Player):
         await asyncio.gather(*self._tasks, return_exceptions=True)
         if process.stdin is not None:
             process.stdin.close()
-        if self._log is not None:
-            self._log.close()
+        self._close_log()
 
     async def _write(self, line: str, limit_s: float) -> float:
         """Write a line; the time it was written. A player that will not take it has crashed."""
@@ -329,15 +372,19 @@ def _decode(raw: bytes, arrived: float) -> _Line:
         return _Line(None, "a line that is not UTF-8", arrived)
 
 
+def _die_with_parent() -> None:
+    """In the forked child: be killed when the referee dies, even by SIGKILL."""
+    if _LIBC is not None:
+        _LIBC.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+
+
 def _become_subreaper() -> None:
     """Adopt orphaned descendants, so a player's leftover children are reaped here.
 
     Without it they would be reparented to PID 1, which on some machines never reaps them.
     """
-    if sys.platform != "linux":
-        return
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    if _LIBC is not None:
+        _LIBC.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
 
 
 def group_members(pgid: int) -> list[tuple[int, int, str]]:

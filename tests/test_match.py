@@ -5,7 +5,9 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -297,3 +299,41 @@ def test_the_mcts_sample_player_answers_in_time_for_both_roles(tmp_path: Path) -
         times = [t for step in transcript["steps"] for role, t in step["times_ms"].items()]
         assert times and max(times) < 150
         assert_nothing_left(players)
+
+
+def test_a_player_dies_with_the_referee_even_when_it_never_reads_its_input(
+    tmp_path: Path,
+) -> None:
+    # A referee in its own process, killed with SIGKILL: no chance to clean up.
+    script = (
+        "import asyncio, sys\n"
+        "from pathlib import Path\n"
+        "from referee.player import PlayerProcess, PlayerSpec\n"
+        "async def main():\n"
+        "    player = PlayerProcess(PlayerSpec('s', ('sleep', '300')), Path(sys.argv[1]))\n"
+        "    await player.start()\n"
+        "    print(player.pid, flush=True)\n"
+        "    await asyncio.sleep(300)\n"
+        "asyncio.run(main())\n"
+    )
+    referee = subprocess.Popen(
+        [sys.executable, "-c", script, str(tmp_path / "s.log")], stdout=subprocess.PIPE, text=True
+    )
+    assert referee.stdout is not None
+    pid = int(referee.stdout.readline())
+    assert process_state(pid) == "S"
+    referee.kill()
+    referee.wait()
+    deadline = time.monotonic() + 5
+    while process_state(pid) not in (None, "Z") and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert process_state(pid) in (None, "Z"), "the player outlived the referee"
+
+
+def process_state(pid: int) -> str | None:
+    """The state letter of a process (Z for a zombie), or None when it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            return stat.read().rsplit(b")", 1)[1].split()[0].decode()
+    except OSError:
+        return None
