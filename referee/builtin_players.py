@@ -6,8 +6,9 @@ other player program is; `human` is the person at the terminal.
 
 from __future__ import annotations
 
+import shlex
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from referee.errors import ConfigError, UnknownRoleError
@@ -21,16 +22,23 @@ HUMAN = "human"
 NAMES = (*PROGRAMS, HUMAN)
 
 
-def player_spec(text: str) -> PlayerSpec:
-    """The spec for a built-in name or a command (an argv in shell-style quoting)."""
+def player_spec(
+    command: str | Sequence[str],
+    name: str | None = None,
+    cwd: Path | None = None,
+    env: Mapping[str, str] | None = None,
+) -> PlayerSpec:
+    """The spec for a built-in name or a command; `name` defaults to the command's text."""
+    text = command if isinstance(command, str) else shlex.join(command)
+    name = name or text
     if text in PROGRAMS:
         script = PLAYERS_DIR / PROGRAMS[text]
         if not script.is_file():
             raise ConfigError(f"built-in player {text!r} needs {script}, which is missing")
-        return PlayerSpec(text, (sys.executable, str(script)))
+        return PlayerSpec(name, (sys.executable, str(script)), cwd, dict(env or {}))
     if text == HUMAN:
-        return PlayerSpec(HUMAN, (HUMAN,))
-    return PlayerSpec.from_command(text, text)
+        return PlayerSpec(name, (HUMAN,))
+    return PlayerSpec.from_command(name, command, cwd, env)
 
 
 def parse_seats(game: Game, assignments: Sequence[str]) -> list[PlayerSpec]:

@@ -1,0 +1,342 @@
+"""Tournament configs: YAML checked as a whole before anything starts, errors as file:line.
+
+The shape (keys, types, ranges) is checked by pydantic models; what needs the rest of the
+referee (game ids, player commands) is checked after. Every error is located by walking the
+YAML node tree along the error's key path. The format is documented in `docs/tournaments.md`.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import shutil
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from referee.builtin_players import HUMAN, PROGRAMS, player_spec
+from referee.clock import Clocks
+from referee.errors import ConfigError, RefereeError
+from referee.games import GAMES, Game
+from referee.match import Policy
+from referee.player import PlayerSpec
+
+# Names become parts of match ids and file names: no spaces, no slashes.
+NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$"
+
+Positive = Annotated[int, Field(gt=0)]
+NonNegative = Annotated[int, Field(ge=0)]
+Name = Annotated[str, Field(pattern=NAME_PATTERN)]
+Location = tuple[int | str, ...]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+class _GameEntry(_Strict):
+    id: str
+    rounds: Positive | None = None
+    start_clock: Positive | None = None
+    play_clock: Positive | None = None
+    time_bank: NonNegative | None = None
+
+
+class _PlayerEntry(_Strict):
+    name: Name
+    command: str | list[str]
+    cwd: str | None = None
+    env: dict[str, str] = Field(default_factory=dict)
+    reuse: bool | None = None
+
+
+class _ConfigFile(_Strict):
+    name: Name
+    games: Annotated[list[_GameEntry], Field(min_length=1)]
+    players: Annotated[list[_PlayerEntry], Field(min_length=2)]
+    rounds: Positive = 1
+    start_clock: Positive = 10_000
+    play_clock: Positive = 1_000
+    time_bank: NonNegative = 0
+    policy: Literal["forfeit", "random"] = "forfeit"
+    concurrency: Positive = 1
+    seed: int = 0
+    reuse: bool = True
+    output: str | None = None
+
+
+@dataclass(frozen=True)
+class GameSettings:
+    """One game of a tournament, with its own number of rounds and clocks."""
+
+    game: Game
+    rounds: int
+    clocks: Clocks
+
+
+@dataclass(frozen=True)
+class Entrant:
+    """One player of a tournament; `reuse` says whether a process may play many matches."""
+
+    spec: PlayerSpec
+    reuse: bool
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+
+@dataclass(frozen=True)
+class TournamentConfig:
+    """A checked tournament config; relative paths in it are resolved against its directory."""
+
+    path: Path
+    name: str
+    games: tuple[GameSettings, ...]
+    players: tuple[Entrant, ...]
+    policy: Policy
+    concurrency: int
+    seed: int
+    output: Path
+
+
+def load_config(path: Path) -> TournamentConfig:
+    """Read and check a tournament config; ConfigError with file:line: key for any problem."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        reason = error.strerror if isinstance(error, OSError) else "not UTF-8 text"
+        raise ConfigError(f"{path}: cannot read: {reason}") from None
+    try:
+        root = yaml.compose(text, Loader=yaml.SafeLoader)
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        line = f":{mark.line + 1}" if mark else ""
+        problem = getattr(error, "problem", None) or str(error)
+        raise ConfigError(f"{path}{line}: not valid YAML: {problem}") from None
+    locate = _Locator(path, root)
+    if data is None:
+        raise ConfigError(f"{path}: the file is empty; a config needs name, games and players")
+    if not isinstance(data, dict):
+        raise locate.error((), "expected a mapping of settings (name, games, players, ...)")
+    locate.check_duplicate_keys(root)
+    # A game may be given by its id alone; the model sees every game as a mapping.
+    games = data.get("games")
+    if isinstance(games, list):
+        data["games"] = [{"id": g} if isinstance(g, str) else g for g in games]
+    try:
+        raw = _ConfigFile.model_validate(data)
+    except ValidationError as error:
+        # The first in the file, and a misspelt key before the key it leaves missing.
+        first = min(
+            error.errors(), key=lambda e: (e["type"] != "extra_forbidden", locate.line(e["loc"]))
+        )
+        raise locate.error(first["loc"], _message(first)) from None
+    try:
+        return _build(path, raw, locate)
+    except _Located as error:
+        raise locate.error(error.loc, error.message) from None
+
+
+class _Located(Exception):
+    def __init__(self, loc: Location, message: str) -> None:
+        super().__init__(message)
+        self.loc = loc
+        self.message = message
+
+
+def _build(path: Path, raw: _ConfigFile, locate: _Locator) -> TournamentConfig:
+    base = path.resolve().parent
+    games = []
+    seen: set[str] = set()
+    for index, entry in enumerate(raw.games):
+        if entry.id not in GAMES:
+            raise _Located(("games", index, "id"), f"unknown game {entry.id!r}{_hint(entry.id)}")
+        if entry.id in seen:
+            raise _Located(("games", index, "id"), f"game {entry.id} is listed twice")
+        seen.add(entry.id)
+        clocks = _clocks(raw, entry, ("games", index))
+        games.append(GameSettings(GAMES[entry.id], entry.rounds or raw.rounds, clocks))
+    players = []
+    names: set[str] = set()
+    for index, entry in enumerate(raw.players):
+        where = ("players", index)
+        if entry.name in names:
+            raise _Located((*where, "name"), f"player name {entry.name} is used twice")
+        names.add(entry.name)
+        players.append(Entrant(_spec(entry, base, where), _pick(entry.reuse, raw.reuse)))
+    output = base / raw.output if raw.output else base / "results" / raw.name
+    return TournamentConfig(
+        path=path,
+        name=raw.name,
+        games=tuple(games),
+        players=tuple(players),
+        policy=Policy(raw.policy),
+        concurrency=raw.concurrency,
+        seed=raw.seed,
+        output=output,
+    )
+
+
+def _pick(override: Any, default: Any) -> Any:
+    return default if override is None else override
+
+
+def _clocks(raw: _ConfigFile, entry: _GameEntry, where: Location) -> Clocks:
+    try:
+        return Clocks(
+            _pick(entry.start_clock, raw.start_clock),
+            _pick(entry.play_clock, raw.play_clock),
+            _pick(entry.time_bank, raw.time_bank),
+        )
+    except ConfigError as error:
+        raise _Located(where, str(error)) from None
+
+
+def _spec(entry: _PlayerEntry, base: Path, where: Location) -> PlayerSpec:
+    cwd = base / entry.cwd if entry.cwd else base
+    if not cwd.is_dir():
+        raise _Located((*where, "cwd"), f"no such directory: {cwd}")
+    if entry.command == HUMAN:
+        raise _Located((*where, "command"), "a person cannot play in a tournament")
+    try:
+        spec = player_spec(entry.command, entry.name, cwd, entry.env)
+    except RefereeError as error:
+        raise _Located((*where, "command"), str(error)) from None
+    if not (isinstance(entry.command, str) and entry.command in PROGRAMS):
+        problem = _missing_program(spec.argv[0], cwd, {**os.environ, **entry.env})
+        if problem:
+            raise _Located((*where, "command"), problem)
+    return spec
+
+
+def _missing_program(program: str, cwd: Path, env: dict[str, str]) -> str | None:
+    """Why `program` cannot be run from `cwd`, or None when it can."""
+    if "/" in program:
+        found = cwd / program
+        if not found.is_file():
+            return f"no such program: {found}"
+        if not os.access(found, os.X_OK):
+            return f"not executable: {found} (run it through an interpreter, or chmod +x)"
+        return None
+    if shutil.which(program, path=env.get("PATH")) is None:
+        return f"command {program!r} not found on PATH"
+    return None
+
+
+def _hint(game_id: str) -> str:
+    close = difflib.get_close_matches(game_id, list(GAMES), n=1)
+    return f" (did you mean {close[0]}?)" if close else f" (known: {', '.join(GAMES)})"
+
+
+def _key_hint(key: Any, parent: Location) -> str:
+    model = {(): _ConfigFile, ("players",): _PlayerEntry, ("games",): _GameEntry}.get(
+        tuple(part for part in parent if isinstance(part, str)), _ConfigFile
+    )
+    close = difflib.get_close_matches(str(key), list(model.model_fields), n=1)
+    return f" (did you mean {close[0]}?)" if close else ""
+
+
+_TYPE_NAMES = {
+    "int_type": "an integer",
+    "string_type": "text",
+    "bool_type": "true or false",
+    "dict_type": "a mapping",
+    "model_type": "a mapping",
+    "list_type": "a list",
+}
+
+
+def _message(error: Any) -> str:
+    """A pydantic error in the words of a config file."""
+    kind, loc = error["type"], error["loc"]
+    key = loc[-1] if loc else ""
+    if kind == "missing":
+        return f"missing key {key!r}"
+    if kind == "extra_forbidden":
+        return f"unknown key {key!r}{_key_hint(key, loc[:-1])}"
+    if "str" in loc:
+        return f"expected a command: text, or a list of words; got {error['input']!r}"
+    if kind in _TYPE_NAMES:
+        return f"expected {_TYPE_NAMES[kind]}, got {error['input']!r}"
+    if kind == "string_pattern_mismatch":
+        return f"{error['input']!r}: use letters, digits and _ . + - only, no spaces"
+    if kind == "too_short" and loc == ("players",):
+        return "a tournament needs at least two players"
+    if kind == "too_short":
+        return "must not be empty"
+    return error["msg"].replace("Input should be", "must be") + f", got {error['input']!r}"
+
+
+def _path_text(loc: Location) -> str:
+    text = ""
+    for part in loc:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+    return text
+
+
+def _keys(loc: Sequence[int | str]) -> Location:
+    """The key path of a pydantic error location, without the union members it names."""
+    return tuple(part for part in loc if part not in ("str", "list[str]"))
+
+
+class _Locator:
+    """Turns a key path into `file:line: key: message`, the line found in the YAML nodes."""
+
+    def __init__(self, path: Path, root: yaml.Node | None) -> None:
+        self.path = path
+        self.root = root
+
+    def line(self, loc: Sequence[int | str]) -> int:
+        """The line (from 1) of the key a path ends at; 0 when the file has no nodes."""
+        node = self._node(_keys(loc))
+        return node.start_mark.line + 1 if node is not None else 0
+
+    def error(self, loc: Sequence[int | str], message: str) -> ConfigError:
+        loc = _keys(loc)
+        line = f":{self.line(loc)}" if self.root is not None else ""
+        # For an unknown or missing key the message names it; the path is where it is.
+        shown = loc[:-1] if message.startswith(("unknown key", "missing key")) else loc
+        key = f" {_path_text(shown)}:" if shown else ""
+        return ConfigError(f"{self.path}{line}:{key} {message}")
+
+    def _node(self, loc: Location) -> yaml.Node | None:
+        """The node of the key the path ends at, or the deepest node on the way there."""
+        node = self.root
+        for index, part in enumerate(loc):
+            if isinstance(node, yaml.MappingNode):
+                found = next(
+                    ((k, v) for k, v in node.value if getattr(k, "value", None) == part), None
+                )
+                if found is None:
+                    return node
+                key, value = found
+                node = key if index == len(loc) - 1 else value
+            elif isinstance(node, yaml.SequenceNode) and isinstance(part, int):
+                if part >= len(node.value):
+                    return node
+                node = node.value[part]
+            else:
+                return node
+        return node
+
+    def check_duplicate_keys(self, node: yaml.Node | None, loc: Location = ()) -> None:
+        """YAML keeps the last of two equal keys without a word; a config must not."""
+        if isinstance(node, yaml.MappingNode):
+            seen = set()
+            for key, value in node.value:
+                if key.value in seen:
+                    raise ConfigError(
+                        f"{self.path}:{key.start_mark.line + 1}: {_path_text(loc) or 'top level'}:"
+                        f" key {key.value!r} appears twice"
+                    )
+                seen.add(key.value)
+                self.check_duplicate_keys(value, (*loc, key.value))
+        elif isinstance(node, yaml.SequenceNode):
+            for index, item in enumerate(node.value):
+                self.check_duplicate_keys(item, (*loc, index))

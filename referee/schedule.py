@@ -1,0 +1,57 @@
+"""The round-robin schedule of a tournament: which matches, in which order, with which ids."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from itertools import combinations
+
+from referee.clock import Clocks
+from referee.config import TournamentConfig
+from referee.games import Game
+
+
+@dataclass(frozen=True)
+class ScheduledMatch:
+    """One match of a tournament: who plays which role of which game, in which round."""
+
+    match_id: str
+    game: Game
+    players: tuple[str, ...]  # player names in the game's role order
+    round: int
+    clocks: Clocks
+    seed: int
+
+
+def round_robin(config: TournamentConfig) -> list[ScheduledMatch]:
+    """Every pair of players x every game x both seatings x rounds, in an order set by the seed.
+
+    Matches are ordered round by round, so a tournament stopped early is still balanced,
+    and shuffled within a round, so games and pairings are spread out.
+    """
+    rng = random.Random(config.seed)
+    names = [player.name for player in config.players]
+    draft = [
+        (round_, settings, seating)
+        for settings in config.games
+        for round_ in range(1, settings.rounds + 1)
+        for pair in combinations(names, 2)
+        for seating in (pair, pair[::-1])
+    ]
+    order: list[tuple] = []
+    for round_ in sorted({entry[0] for entry in draft}):
+        batch = [entry for entry in draft if entry[0] == round_]
+        rng.shuffle(batch)
+        order.extend(batch)
+    width = len(str(len(order)))
+    return [
+        ScheduledMatch(
+            match_id=f"{number:0{width}d}-{settings.game.id}-r{round_}-{'-vs-'.join(seating)}",
+            game=settings.game,
+            players=seating,
+            round=round_,
+            clocks=settings.clocks,
+            seed=rng.randrange(2**31),
+        )
+        for number, (round_, settings, seating) in enumerate(order, start=1)
+    ]

@@ -1,0 +1,181 @@
+"""Tournament configs: every kind of error is one line with file, line and key, exit 2."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from referee.cli import app
+from referee.config import load_config
+from referee.match import Policy
+
+runner = CliRunner()
+PLAYERS = f"""\
+players:
+  - name: alpha
+    command: random
+  - name: beta
+    command: [{sys.executable}, -c, "pass"]
+"""
+
+# (config text, line, what the message must say after "file:line: ")
+ERRORS = {
+    "unknown key": (
+        "name: t\ngames: [quad]\nconcurency: 2\n" + PLAYERS,
+        3,
+        "unknown key 'concurency' (did you mean concurrency?)",
+    ),
+    "unknown key in a player": (
+        "name: t\ngames: [quad]\n" + PLAYERS + "    cmd: x\n",
+        8,
+        "players[1]: unknown key 'cmd'",
+    ),
+    "unknown game": (
+        "name: t\ngames:\n  - quad\n  - hexpie\n" + PLAYERS,
+        4,
+        "games[1].id: unknown game 'hexpie' (did you mean hex-pie?)",
+    ),
+    "unknown game in a mapping": (
+        "name: t\ngames:\n  - id: chess\n    rounds: 2\n" + PLAYERS,
+        3,
+        "games[0].id: unknown game 'chess'",
+    ),
+    "game listed twice": (
+        "name: t\ngames: [quad, quad]\n" + PLAYERS,
+        2,
+        "games[1].id: game quad is listed twice",
+    ),
+    "duplicate player name": (
+        "name: t\ngames: [quad]\n" + PLAYERS + "  - name: alpha\n    command: random\n",
+        8,
+        "players[2].name: player name alpha is used twice",
+    ),
+    "missing command": (
+        "name: t\ngames: [quad]\nplayers:\n  - name: alpha\n    command: random\n  - name: beta\n",
+        6,
+        "players[1]: missing key 'command'",
+    ),
+    "missing games": ("name: t\n" + PLAYERS, 1, "missing key 'games'"),
+    "wrong type": (
+        "name: t\ngames: [quad]\nplay_clock: fast\n" + PLAYERS,
+        3,
+        "play_clock: expected an integer, got 'fast'",
+    ),
+    "wrong type in a game": (
+        "name: t\ngames:\n  - id: quad\n    rounds: two\n" + PLAYERS,
+        4,
+        "games[0].rounds: expected an integer, got 'two'",
+    ),
+    "not a positive clock": (
+        "name: t\ngames: [quad]\nstart_clock: 0\n" + PLAYERS,
+        3,
+        "start_clock: must be greater than 0, got 0",
+    ),
+    "unknown policy": (
+        "name: t\ngames: [quad]\npolicy: lenient\n" + PLAYERS,
+        3,
+        "policy: must be 'forfeit' or 'random', got 'lenient'",
+    ),
+    "command that does not exist": (
+        "name: t\ngames: [quad]\nplayers:\n  - name: alpha\n    command: random\n"
+        "  - name: beta\n    command: no-such-bot-anywhere --fast\n",
+        7,
+        "players[1].command: command 'no-such-bot-anywhere' not found on PATH",
+    ),
+    "program path that does not exist": (
+        "name: t\ngames: [quad]\nplayers:\n  - name: alpha\n    command: random\n"
+        "  - name: beta\n    command: ./bots/beta\n",
+        7,
+        "players[1].command: no such program: ",
+    ),
+    "working directory that does not exist": (
+        "name: t\ngames: [quad]\n" + PLAYERS + "    cwd: nowhere\n",
+        8,
+        "players[1].cwd: no such directory: ",
+    ),
+    "a person as a player": (
+        "name: t\ngames: [quad]\nplayers:\n  - name: alpha\n    command: random\n"
+        "  - name: me\n    command: human\n",
+        7,
+        "players[1].command: a person cannot play in a tournament",
+    ),
+    "one player only": (
+        "name: t\ngames: [quad]\nplayers:\n  - name: alpha\n    command: random\n",
+        3,
+        "players: a tournament needs at least two players",
+    ),
+    "name with a space": (
+        "name: my cup\ngames: [quad]\n" + PLAYERS,
+        1,
+        "name: 'my cup': use letters, digits and _ . + - only, no spaces",
+    ),
+    "key given twice": (
+        "name: t\ngames: [quad]\nrounds: 1\nrounds: 2\n" + PLAYERS,
+        4,
+        "top level: key 'rounds' appears twice",
+    ),
+    "not YAML": ("name: t\ngames: [quad\n", 3, "not valid YAML"),
+    "not a mapping": ("- quad\n- hex-pie\n", 1, "expected a mapping of settings"),
+}
+
+
+@pytest.mark.parametrize("kind", list(ERRORS))
+def test_a_config_error_is_one_line_with_file_line_and_key(tmp_path: Path, kind: str) -> None:
+    text, line, message = ERRORS[kind]
+    config = tmp_path / "cup.yaml"
+    config.write_text(text)
+    result = runner.invoke(app, ["tournament", str(config)])
+    assert result.exit_code == 2
+    assert result.stdout == ""
+    (error,) = result.stderr.splitlines()
+    assert error.startswith(f"referee: error: {config}:{line}: {message}"), error
+    assert not (tmp_path / "results").exists(), "nothing may start before the config is good"
+
+
+def test_an_empty_or_missing_config_is_an_error(tmp_path: Path) -> None:
+    empty = tmp_path / "empty.yaml"
+    empty.write_text("")
+    for path in (empty, tmp_path / "absent.yaml"):
+        result = runner.invoke(app, ["tournament", str(path)])
+        assert result.exit_code == 2
+        assert result.stderr.startswith(f"referee: error: {path}: ")
+
+
+def test_a_full_config_is_read_with_defaults_and_overrides(tmp_path: Path) -> None:
+    (tmp_path / "bots").mkdir()
+    config = tmp_path / "cup.yaml"
+    config.write_text(
+        "name: cup\nseed: 9\nrounds: 2\nplay_clock: 300\npolicy: random\nconcurrency: 3\n"
+        "reuse: false\noutput: out/cup\n"
+        "games:\n  - quad\n  - id: hex-pie\n    rounds: 1\n    play_clock: 900\n    time_bank: 50\n"
+        "players:\n  - name: alpha\n    command: random\n    reuse: true\n"
+        f"  - name: beta\n    command: {sys.executable} bot.py --fast\n    cwd: bots\n"
+        "    env: {LEVEL: '3'}\n"
+    )
+    loaded = load_config(config)
+    assert loaded.name == "cup"
+    assert (loaded.seed, loaded.policy, loaded.concurrency) == (9, Policy.RANDOM, 3)
+    assert loaded.output == tmp_path / "out" / "cup"
+    quad, hex_pie = loaded.games
+    assert (quad.game.id, quad.rounds, quad.clocks.start_ms, quad.clocks.play_ms) == (
+        "quad",
+        2,
+        10_000,
+        300,
+    )
+    assert (hex_pie.rounds, hex_pie.clocks.play_ms, hex_pie.clocks.time_bank_ms) == (1, 900, 50)
+    alpha, beta = loaded.players
+    assert alpha.reuse and not beta.reuse
+    assert alpha.spec.argv[1].endswith("players/random_player.py")
+    assert beta.spec.argv == (sys.executable, "bot.py", "--fast")
+    assert beta.spec.cwd == tmp_path / "bots"
+    assert beta.spec.env == {"LEVEL": "3"}
+
+
+def test_the_default_output_is_results_beside_the_config(tmp_path: Path) -> None:
+    config = tmp_path / "cup.yaml"
+    config.write_text("name: cup\ngames: [quad]\n" + PLAYERS)
+    assert load_config(config).output == tmp_path / "results" / "cup"
