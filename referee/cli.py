@@ -12,17 +12,29 @@ from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
 import typer
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeRemainingColumn,
+)
 from tabulate import tabulate
 
 from referee import __version__
 from referee.builtin_players import make_player, parse_seats
 from referee.clock import Clocks
+from referee.config import load_config
 from referee.conformance import check_file
 from referee.errors import ConformanceFileError, RefereeError
 from referee.games import GAMES, Game, JointMove, get_game
 from referee.match import MatchSetup, Policy, StepCallback, new_match_id, play_fresh
 from referee.playout import random_steps
-from referee.transcript import check_writable
+from referee.schedule import ScheduledMatch
+from referee.standings import Format, compute, load_results, render
+from referee.tournament import Observer, run_tournament
+from referee.transcript import Transcript, check_writable
 
 app = typer.Typer(
     add_completion=False,
@@ -229,6 +241,101 @@ def play(
     goals = ", ".join(f"{role} {goal}" for role, goal in (transcript.goals or {}).items())
     typer.echo(f"result: {goals} ({transcript.end_reason} after {len(transcript.steps)} steps)")
     typer.echo(f"transcript: {out}")
+
+
+FormatOption = Annotated[Format, typer.Option("--format", help="How to print the standings.")]
+
+
+def _print_standings(results: Path, fmt: Format, as_json: bool) -> None:
+    """Compute standings from a results directory and print them; exit 1 if a file was bad."""
+    if not results.is_dir():
+        raise RefereeError(f"{results}: no such results directory")
+    transcripts, problems = load_results(results)
+    for problem in problems:
+        _error(f"left out of the standings: {problem}")
+    typer.echo(render(compute(transcripts), Format.JSON if as_json else fmt))
+    if problems:
+        raise typer.Exit(EXIT_FAILED)
+
+
+class _ProgressBar(Observer):
+    """A progress bar on standard error, and a line for every finished match above it."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.progress = Progress(
+            TextColumn("[bold]{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("running {task.fields[running]}, faults {task.fields[faults]}, ETA"),
+            TimeRemainingColumn(),
+            console=Console(stderr=True),
+        )
+        self.task = self.progress.add_task(name, total=None, running=0, faults=0)
+        self.done = self.total = self.running = self.faults = 0
+
+    def planned(self, total: int, done: int) -> None:
+        self.total, self.done = total, done
+        if done:
+            self.progress.console.print(f"{self.name}: {done} of {total} matches already played")
+        self.progress.update(self.task, total=total, completed=done)
+
+    def started(self, match: ScheduledMatch) -> None:
+        self.running += 1
+        self.progress.update(self.task, running=self.running)
+
+    def finished(self, match: ScheduledMatch, transcript: Transcript) -> None:
+        self.running -= 1
+        self.done += 1
+        self.faults += len(transcript.faults)
+        goals = ", ".join(
+            f"{seat.player} {(transcript.goals or {}).get(seat.role)}" for seat in transcript.seats
+        )
+        faults = f", {len(transcript.faults)} faults" if transcript.faults else ""
+        self.progress.console.print(
+            f"[{self.done}/{self.total}] {match.match_id}: {goals}"
+            f" ({transcript.end_reason}{faults})",
+            markup=False,
+            highlight=False,
+        )
+        self.progress.update(self.task, advance=1, running=self.running, faults=self.faults)
+
+    def replaced(self, path: Path, problem: str) -> None:
+        self.progress.console.print(f"will play again: {problem}", markup=False, highlight=False)
+
+
+@app.command()
+@_user_errors
+def tournament(
+    config: Annotated[Path, typer.Argument(help="Tournament config, YAML.")],
+    restart: Annotated[
+        bool, typer.Option("--restart", help="Delete earlier results and start over.")
+    ] = False,
+    fmt: FormatOption = Format.TABLE,
+    as_json: JsonOption = False,
+) -> None:
+    """Run a round-robin tournament (or resume it) and print the standings."""
+    settings = load_config(config)
+    bar = _ProgressBar(settings.name)
+    try:
+        with bar.progress:
+            asyncio.run(_stopped_by_sigterm(run_tournament(settings, bar, restart)))
+    except (KeyboardInterrupt, asyncio.CancelledError):
+        _error("interrupted; run the same command again to play the remaining matches")
+        raise typer.Exit(130) from None
+    typer.echo(f"results: {settings.output}", err=True)
+    _print_standings(settings.output, fmt, as_json)
+
+
+@app.command()
+@_user_errors
+def standings(
+    results: Annotated[Path, typer.Argument(help="A tournament's results directory.")],
+    fmt: FormatOption = Format.TABLE,
+    as_json: JsonOption = False,
+) -> None:
+    """Compute standings from the transcripts in a results directory."""
+    _print_standings(results, fmt, as_json)
 
 
 async def _stopped_by_sigterm(work: Coroutine[Any, Any, T]) -> T:

@@ -1,0 +1,215 @@
+"""Running a tournament: its schedule played by a pool of player processes, and resumed.
+
+The results directory is the tournament's only state: a match is done when its transcript
+is complete. Transcripts are written atomically, so a referee killed at any moment loses at
+most the matches in flight, and running the same config again plays only what is missing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import asdict
+from pathlib import Path
+
+from referee.config import Entrant, TournamentConfig
+from referee.errors import ConfigError, PlayerStartError, SchemaVersionError, TranscriptError
+from referee.match import MatchSetup, play_match
+from referee.player import AbsentPlayer, Player, PlayerProcess
+from referee.schedule import ScheduledMatch, round_robin
+from referee.transcript import Transcript, read_transcript
+
+LOGS = "logs"
+
+
+class Observer:
+    """Told what a tournament is doing, to show progress; by default it shows nothing."""
+
+    def planned(self, total: int, done: int) -> None:
+        """The schedule has `total` matches, of which `done` were played before."""
+
+    def started(self, match: ScheduledMatch) -> None:
+        """A match begins."""
+
+    def finished(self, match: ScheduledMatch, transcript: Transcript) -> None:
+        """A match has ended and its transcript is written."""
+
+    def replaced(self, path: Path, problem: str) -> None:
+        """A transcript that could not be read will be played again."""
+
+
+class PlayerPool:
+    """The player processes of a tournament; an idle one is reused when its player allows it."""
+
+    def __init__(self, entrants: Sequence[Entrant]) -> None:
+        self._entrants = {entrant.name: entrant for entrant in entrants}
+        self._idle: dict[str, list[PlayerProcess]] = defaultdict(list)
+        self._live: set[PlayerProcess] = set()
+
+    async def acquire(self, name: str, log_path: Path) -> Player:
+        """A started player for one match: an idle process, else a fresh one."""
+        idle = self._idle[name]
+        while idle:
+            player = idle.pop()
+            if player.alive:
+                player.switch_log(log_path)
+                return player
+            await self._close(player)
+        spec = self._entrants[name].spec
+        player = PlayerProcess(spec, log_path)
+        self._live.add(player)
+        try:
+            await player.start()
+        except PlayerStartError as error:
+            self._live.discard(player)
+            return AbsentPlayer(spec, str(error))
+        return player
+
+    async def release(self, name: str, player: Player) -> None:
+        """Take a player back after its match: kept for the next one, or ended."""
+        if isinstance(player, PlayerProcess):
+            if player.alive and self._entrants[name].reuse:
+                self._idle[name].append(player)
+            else:
+                await self._close(player)
+
+    async def _close(self, player: PlayerProcess) -> None:
+        self._live.discard(player)
+        await player.close()
+
+    async def close(self) -> None:
+        """End every process, idle or still in a match."""
+        players, self._live = list(self._live), set()
+        self._idle.clear()
+        await asyncio.gather(*(player.close() for player in players), return_exceptions=True)
+
+
+def transcript_path(config: TournamentConfig, match: ScheduledMatch) -> Path:
+    return config.output / f"{match.match_id}.json"
+
+
+def log_path(config: TournamentConfig, match: ScheduledMatch, role: str) -> Path:
+    return config.output / LOGS / f"{match.match_id}.{role}.log"
+
+
+def clear_results(config: TournamentConfig) -> None:
+    """Remove a tournament's transcripts and logs from its results directory, to start over."""
+    output = config.output
+    if not output.is_dir():
+        return
+    for path in output.glob("*.json"):
+        if _is_transcript(path):
+            path.unlink()
+    for path in output.glob(".*.tmp"):
+        path.unlink()
+    shutil.rmtree(output / LOGS, ignore_errors=True)
+
+
+def _is_transcript(path: Path) -> bool:
+    try:
+        read_transcript(path)
+    except SchemaVersionError:
+        return True
+    except TranscriptError:
+        return False
+    return True
+
+
+def still_to_play(
+    config: TournamentConfig, schedule: Sequence[ScheduledMatch], observer: Observer
+) -> list[ScheduledMatch]:
+    """The scheduled matches without a complete transcript, in schedule order.
+
+    ConfigError when the results directory holds matches the config would not play, or
+    played differently: mixing them would make the standings meaningless.
+    """
+    output = config.output
+    if output.exists() and not output.is_dir():
+        raise ConfigError(f"{config.path}: output {output} is a file, not a directory")
+    scheduled = {match.match_id: match for match in schedule}
+    restart = f"run with --restart to start over, or set another output in {config.path}"
+    if output.is_dir():
+        # A temporary file is what a kill during a write leaves; its match is played again.
+        for path in output.glob(".*.tmp"):
+            path.unlink(missing_ok=True)
+        for path in sorted(output.glob("*.json")):
+            if path.stem not in scheduled and _is_transcript(path):
+                raise ConfigError(f"{path}: not a match of this config's schedule; {restart}")
+    todo = []
+    for match in schedule:
+        path = transcript_path(config, match)
+        if not path.exists():
+            todo.append(match)
+            continue
+        try:
+            transcript = read_transcript(path)
+        except TranscriptError as error:
+            observer.replaced(path, str(error))
+            todo.append(match)
+            continue
+        difference = _difference(config, match, transcript)
+        if difference:
+            raise ConfigError(f"{path}: played with {difference}; {restart}")
+        if not transcript.complete:
+            todo.append(match)
+    return todo
+
+
+def _difference(config: TournamentConfig, match: ScheduledMatch, transcript: Transcript) -> str:
+    """What differs between a scheduled match and the one a transcript records, if anything."""
+    if transcript.game != match.game.id:
+        return "a different game"
+    if tuple(seat.player for seat in transcript.seats) != match.players:
+        return "different players"
+    if transcript.clocks != asdict(match.clocks):
+        return "different clocks"
+    if transcript.policy != config.policy:
+        return "a different policy"
+    if transcript.seed != match.seed:
+        return "a different seed"
+    return ""
+
+
+async def run_tournament(
+    config: TournamentConfig, observer: Observer | None = None, restart: bool = False
+) -> list[ScheduledMatch]:
+    """Play every scheduled match that has no complete transcript yet; the whole schedule."""
+    observer = observer or Observer()
+    schedule = round_robin(config)
+    if restart:
+        clear_results(config)
+    todo = still_to_play(config, schedule, observer)
+    observer.planned(len(schedule), len(schedule) - len(todo))
+    config.output.mkdir(parents=True, exist_ok=True)
+    pool = PlayerPool(config.players)
+    queue = iter(todo)
+
+    async def worker() -> None:
+        for match in queue:
+            await _play(config, match, pool, observer)
+
+    try:
+        async with asyncio.TaskGroup() as group:
+            for _ in range(min(config.concurrency, len(todo))):
+                group.create_task(worker())
+    finally:
+        await pool.close()
+    return schedule
+
+
+async def _play(
+    config: TournamentConfig, match: ScheduledMatch, pool: PlayerPool, observer: Observer
+) -> None:
+    roles = match.game.roles
+    players = [
+        await pool.acquire(name, log_path(config, match, role))
+        for name, role in zip(match.players, roles, strict=True)
+    ]
+    setup = MatchSetup(match.match_id, match.game, players, match.clocks, config.policy, match.seed)
+    observer.started(match)
+    transcript = await play_match(setup, transcript_path(config, match))
+    for name, player in zip(match.players, players, strict=True):
+        await pool.release(name, player)
+    observer.finished(match, transcript)

@@ -1,0 +1,265 @@
+"""Tournaments: the whole schedule played, processes reused and restarted, resumed after a kill."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from referee.cli import app
+from referee.config import TournamentConfig, load_config
+from referee.errors import ConfigError
+from referee.player import PlayerProcess, group_members
+from referee.schedule import ScheduledMatch, round_robin
+from referee.tournament import Observer, PlayerPool, run_tournament
+from referee.transcript import Transcript, read_transcript, write_transcript
+
+HERE = Path(__file__).resolve().parent
+RANDOM = HERE.parent / "players" / "random_player.py"
+MISBEHAVING = HERE / "players" / "misbehaving.py"
+runner = CliRunner()
+
+
+def write_config(
+    directory: Path,
+    players: dict[str, str],
+    games: str = "[ticblock, double-tictactoe]",
+    extra: str = "",
+    name: str = "cup",
+) -> Path:
+    path = directory / f"{name}.yaml"
+    entries = "".join(f"  - name: {n}\n    command: {c}\n" for n, c in players.items())
+    path.write_text(
+        f"name: {name}\nseed: 5\nstart_clock: 5000\nplay_clock: 2000\ngames: {games}\n"
+        f"{extra}players:\n{entries}"
+    )
+    return path
+
+
+def seeded(seed: int) -> str:
+    return f"{sys.executable} {RANDOM} --seed {seed}"
+
+
+class Recorder(Observer):
+    def __init__(self) -> None:
+        self.plan: tuple[int, int] | None = None
+        self.played: list[str] = []
+        self.replays: list[str] = []
+
+    def planned(self, total: int, done: int) -> None:
+        self.plan = (total, done)
+
+    def finished(self, match: ScheduledMatch, transcript: Transcript) -> None:
+        self.played.append(match.match_id)
+
+    def replaced(self, path: Path, problem: str) -> None:
+        self.replays.append(problem)
+
+
+def run(config: TournamentConfig, restart: bool = False) -> Recorder:
+    recorder = Recorder()
+    asyncio.run(run_tournament(config, recorder, restart))
+    return recorder
+
+
+def transcripts(directory: Path) -> dict[str, Transcript]:
+    return {path.stem: read_transcript(path) for path in sorted(directory.glob("*.json"))}
+
+
+def test_every_scheduled_match_has_one_complete_transcript(tmp_path: Path) -> None:
+    config = load_config(
+        write_config(tmp_path, {"a": seeded(1), "b": seeded(2), "c": "random"}, extra="rounds: 2\n")
+    )
+    schedule = round_robin(config)
+    recorder = run(config)
+    assert recorder.plan == (len(schedule), 0) == (3 * 2 * 2 * 2, 0)
+    assert sorted(recorder.played) == sorted(m.match_id for m in schedule)
+    found = transcripts(config.output)
+    assert sorted(found) == sorted(m.match_id for m in schedule)
+    for match in schedule:
+        transcript = found[match.match_id]
+        assert transcript.complete and transcript.end_reason == "terminal"
+        assert tuple(seat.player for seat in transcript.seats) == match.players
+        assert transcript.seed == match.seed
+        for seat in transcript.seats:
+            assert seat.log == str(config.output / "logs" / f"{match.match_id}.{seat.role}.log")
+            assert Path(seat.log).exists()
+
+
+def test_running_again_plays_only_what_is_missing(tmp_path: Path) -> None:
+    config = load_config(
+        write_config(tmp_path, {"a": seeded(1), "b": seeded(2)}, extra="rounds: 2\n")
+    )
+    run(config)
+    first = transcripts(config.output)
+    ids = sorted(first)
+    # An interrupted match, a damaged file and a lost file are played again; the rest is kept.
+    aborted = first[ids[0]]
+    write_transcript(
+        config.output / f"{ids[0]}.json",
+        Transcript(**{**aborted.__dict__, "end_reason": "aborted", "goals": None}),
+    )
+    (config.output / f"{ids[1]}.json").write_text("{")
+    (config.output / f"{ids[2]}.json").unlink()
+    (config.output / f".{ids[3]}.json.x1y2.tmp").write_text("half a transc")
+    recorder = run(config)
+    assert recorder.plan == (len(ids), len(ids) - 3)
+    assert sorted(recorder.played) == ids[:3]
+    assert len(recorder.replays) == 1 and "not valid JSON" in recorder.replays[0]
+    again = transcripts(config.output)
+    assert sorted(again) == ids
+    assert all(t.complete for t in again.values())
+    assert again[ids[4]] == first[ids[4]]
+    assert not list(config.output.glob(".*.tmp"))
+    # Deterministic players and seeds: a replayed match is the same match.
+    assert [s.moves for s in again[ids[0]].steps] == [s.moves for s in first[ids[0]].steps]
+    assert run(config).played == []
+
+
+def test_results_of_another_config_are_refused(tmp_path: Path) -> None:
+    config = load_config(write_config(tmp_path, {"a": seeded(1), "b": seeded(2)}))
+    run(config)
+    games = "[{id: ticblock, play_clock: 999}, double-tictactoe]"
+    longer = write_config(tmp_path, {"a": seeded(1), "b": seeded(2)}, games)
+    with pytest.raises(ConfigError, match="played with different clocks; run with --restart"):
+        run(load_config(longer))
+    renamed = write_config(tmp_path, {"a": seeded(1), "z": seeded(2)})
+    with pytest.raises(ConfigError, match="not a match of this config's schedule"):
+        run(load_config(renamed))
+    recorder = run(load_config(renamed), restart=True)
+    assert recorder.plan == (4, 0)
+    assert all("-z" in name or "z-" in name for name in transcripts(load_config(renamed).output))
+
+
+def test_a_crashing_player_is_restarted_for_its_next_match(tmp_path: Path) -> None:
+    crasher = f"{sys.executable} {MISBEHAVING} exit --at 1"
+    config = load_config(
+        write_config(tmp_path, {"crasher": crasher, "b": seeded(2)}, extra="rounds: 2\n")
+    )
+    run(config)
+    found = transcripts(config.output)
+    assert len(found) == 8
+    for transcript in found.values():
+        (fault,) = transcript.faults
+        role = next(seat.role for seat in transcript.seats if seat.player == "crasher")
+        assert (fault.role, fault.kind, fault.detail) == (role, "crash", "exited with code 3")
+        assert transcript.end_reason == "forfeit"
+
+
+def test_the_pool_reuses_a_live_process_and_replaces_a_dead_one(tmp_path: Path) -> None:
+    config = load_config(write_config(tmp_path, {"keeps": seeded(1), "fresh": seeded(2)}, extra=""))
+    fresh_config = load_config(
+        write_config(tmp_path, {"keeps": seeded(1), "fresh": seeded(2)}, extra="reuse: false\n")
+    )
+
+    async def scenario() -> None:
+        pool = PlayerPool(config.players)
+        first = await pool.acquire("keeps", tmp_path / "1.log")
+        await pool.release("keeps", first)
+        second = await pool.acquire("keeps", tmp_path / "2.log")
+        assert second is first and second.log_path == tmp_path / "2.log"
+        assert isinstance(second, PlayerProcess)
+        os.kill(second.pid, signal.SIGKILL)
+        await asyncio.sleep(0.3)
+        await pool.release("keeps", second)
+        third = await pool.acquire("keeps", tmp_path / "3.log")
+        assert third is not second and third.alive
+        await pool.close()
+        assert not third.alive and group_members(third.pid) == []
+
+        pool = PlayerPool(fresh_config.players)
+        one = await pool.acquire("fresh", tmp_path / "4.log")
+        await pool.release("fresh", one)
+        assert not one.alive
+        two = await pool.acquire("fresh", tmp_path / "5.log")
+        assert two is not one
+        await pool.close()
+
+    asyncio.run(scenario())
+
+
+def test_a_program_that_cannot_start_forfeits_its_matches(tmp_path: Path) -> None:
+    script = tmp_path / "bot.sh"
+    script.write_text("#!/bin/sh\n")
+    script.chmod(0o755)
+    config = load_config(write_config(tmp_path, {"a": seeded(1), "b": "./bot.sh"}))
+    script.chmod(0o644)  # broken after the config was checked
+    run(config)
+    for transcript in transcripts(config.output).values():
+        (fault,) = transcript.faults
+        assert (fault.step, fault.kind) == (0, "crash")
+        assert "Permission denied" in fault.detail
+        assert transcript.goals and transcript.goals[fault.role] == 0
+
+
+def test_tournament_command_prints_progress_and_standings(tmp_path: Path) -> None:
+    config = write_config(tmp_path, {"a": seeded(1), "b": seeded(2)}, extra="concurrency: 2\n")
+    result = runner.invoke(app, ["tournament", str(config), "--format", "csv"])
+    assert result.exit_code == 0, result.output
+    assert "[4/4] " in result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("game,player,matches,wins")
+    assert sum(line.startswith("all,") for line in lines) == 2
+    again = runner.invoke(app, ["tournament", str(config), "--json"])
+    assert "4 of 4 matches already played" in again.stderr
+    assert json.loads(again.stdout)["matches"] == 4
+
+
+def referee_processes(directory: Path) -> list[int]:
+    """Processes working in `directory`: the players of a tournament whose config is there."""
+    found = []
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            try:
+                if os.readlink(f"/proc/{entry.name}/cwd") == str(directory):
+                    found.append(int(entry.name))
+            except OSError:
+                continue
+    return found
+
+
+def test_a_tournament_killed_with_sigkill_resumes_to_the_same_standings(tmp_path: Path) -> None:
+    players = {"a": seeded(1), "b": seeded(2), "c": seeded(3)}
+    games = "[ticblock, double-tictactoe, quad]"
+    killed = write_config(tmp_path, players, games, "rounds: 3\nconcurrency: 2\n", name="killed")
+    whole = write_config(tmp_path, players, games, "rounds: 3\n", name="whole")
+    output = tmp_path / "results" / "killed"
+    total = len(round_robin(load_config(killed)))
+    command = [sys.executable, "-m", "referee", "tournament", str(killed)]
+
+    referee = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while len(list(output.glob("*.json"))) < 5 and time.monotonic() < deadline:
+        time.sleep(0.005)
+    assert referee_processes(tmp_path), "the players are running"
+    referee.send_signal(signal.SIGKILL)
+    referee.wait()
+    done_at_kill = len(list(output.glob("*.json")))
+    assert 5 <= done_at_kill < total, "the kill must come in the middle of the tournament"
+    time.sleep(0.5)
+    assert referee_processes(tmp_path) == [], "players must die with the referee"
+
+    resumed = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    assert resumed.returncode == 0, resumed.stderr
+    assert f"{done_at_kill} of {total} matches already played" in resumed.stderr
+    found = transcripts(output)
+    assert sorted(found) == sorted(m.match_id for m in round_robin(load_config(killed)))
+    assert all(t.complete for t in found.values())
+
+    assert runner.invoke(app, ["tournament", str(whole)]).exit_code == 0
+    standings = [
+        json.loads(
+            runner.invoke(app, ["standings", str(tmp_path / "results" / name), "--json"]).stdout
+        )
+        for name in ("killed", "whole")
+    ]
+    assert standings[0]["matches"] == total
+    assert standings[0] == standings[1]
