@@ -12,8 +12,7 @@ $(BIN)/referee: pyproject.toml
 	touch $@
 
 demo: $(BIN)/referee
-	$(BIN)/referee games
-	$(BIN)/referee random hex-pie --seed 1 --show
+	$(BIN)/referee tournament matches/demo.yaml
 
 test: $(BIN)/referee
 	$(BIN)/ruff check .

@@ -202,14 +202,14 @@ async def run_tournament(
 async def _play(
     config: TournamentConfig, match: ScheduledMatch, pool: PlayerPool, observer: Observer
 ) -> None:
-    roles = match.game.roles
-    players = [
-        await pool.acquire(name, log_path(config, match, role))
-        for name, role in zip(match.players, roles, strict=True)
-    ]
+    seats = list(zip(match.players, match.game.roles, strict=True))
+    players = await asyncio.gather(
+        *(pool.acquire(name, log_path(config, match, role)) for name, role in seats)
+    )
     setup = MatchSetup(match.match_id, match.game, players, match.clocks, config.policy, match.seed)
     observer.started(match)
     transcript = await play_match(setup, transcript_path(config, match))
-    for name, player in zip(match.players, players, strict=True):
-        await pool.release(name, player)
+    await asyncio.gather(
+        *(pool.release(name, player) for (name, _), player in zip(seats, players, strict=True))
+    )
     observer.finished(match, transcript)

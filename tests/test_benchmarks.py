@@ -25,3 +25,18 @@ def test_engine_benchmark_reports_every_game() -> None:
         assert row["playouts"] >= 1
         assert row["steps_per_s"] >= row["playouts_per_s"] > 0
         assert isinstance(row["meets_floor"], bool)
+
+
+def test_tournament_benchmark_reports_every_game_and_setting() -> None:
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "tournament.py"), "--rounds", "1", "--json"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    rows = json.loads(result.stdout)["results"]
+    assert len(rows) == 5 * 4
+    assert {(row["concurrency"], row["reuse"]) for row in rows} == {
+        (1, True), (1, False), (2, True), (2, False)
+    }  # fmt: skip
+    assert all(row["matches_per_s"] > 0 for row in rows)
