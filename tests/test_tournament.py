@@ -263,3 +263,28 @@ def test_a_tournament_killed_with_sigkill_resumes_to_the_same_standings(tmp_path
     ]
     assert standings[0]["matches"] == total
     assert standings[0] == standings[1]
+
+
+def test_sigterm_stops_a_tournament_cleanly_and_it_resumes(tmp_path: Path) -> None:
+    players = {"a": seeded(1), "b": seeded(2)}
+    config = write_config(tmp_path, players, "[ticblock, quad]", "rounds: 10\nconcurrency: 2\n")
+    output = tmp_path / "results" / "cup"
+    command = [sys.executable, "-m", "referee", "tournament", str(config)]
+    referee = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while len(list(output.glob("*.json"))) < 3 and time.monotonic() < deadline:
+        time.sleep(0.005)
+    referee.send_signal(signal.SIGTERM)
+    _, stderr = referee.communicate(timeout=30)
+    assert referee.returncode == 130
+    assert stderr.splitlines()[-1] == (
+        "referee: error: interrupted; run the same command again to play the remaining matches"
+    )
+    assert referee_processes(tmp_path) == []
+    found = transcripts(output)
+    assert 3 <= len(found) < 40
+    assert {t.end_reason for t in found.values()} <= {"terminal", "aborted"}
+    resumed = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    assert resumed.returncode == 0, resumed.stderr
+    finished = transcripts(output)
+    assert len(finished) == 40 and all(t.complete for t in finished.values())
