@@ -273,12 +273,22 @@ class _ProgressBar(Observer):
         )
         self.task = self.progress.add_task(name, total=None, running=0, faults=0)
         self.done = self.total = self.running = self.faults = 0
+        self.shown = False
+
+    def close(self) -> None:
+        """Leave the bar as it last was, on its own line."""
+        if self.shown:
+            self.progress.stop()
+            self.shown = False
 
     def planned(self, total: int, done: int) -> None:
         self.total, self.done = total, done
+        self.progress.update(self.task, total=total, completed=done)
+        # Shown from here on: problems found before the first match are errors, not progress.
+        self.progress.start()
+        self.shown = True
         if done:
             self.progress.console.print(f"{self.name}: {done} of {total} matches already played")
-        self.progress.update(self.task, total=total, completed=done)
 
     def started(self, match: ScheduledMatch) -> None:
         self.running += 1
@@ -318,11 +328,13 @@ def tournament(
     settings = load_config(config)
     bar = _ProgressBar(settings.name)
     try:
-        with bar.progress:
-            asyncio.run(_stopped_by_sigterm(run_tournament(settings, bar, restart)))
+        asyncio.run(_stopped_by_sigterm(run_tournament(settings, bar, restart)))
     except (KeyboardInterrupt, asyncio.CancelledError):
+        bar.close()
         _error("interrupted; run the same command again to play the remaining matches")
         raise typer.Exit(130) from None
+    finally:
+        bar.close()
     typer.echo(f"results: {settings.output}", err=True)
     _print_standings(settings.output, fmt, as_json)
 

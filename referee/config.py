@@ -24,6 +24,7 @@ from referee.errors import ConfigError, RefereeError
 from referee.games import GAMES, Game
 from referee.match import Policy
 from referee.player import PlayerSpec
+from referee.userfiles import field_path, read_text
 
 # Names become parts of match ids and file names: no spaces, no slashes.
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$"
@@ -106,11 +107,7 @@ class TournamentConfig:
 
 def load_config(path: Path) -> TournamentConfig:
     """Read and check a tournament config; ConfigError with file:line: key for any problem."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        reason = error.strerror if isinstance(error, OSError) else "not UTF-8 text"
-        raise ConfigError(f"{path}: cannot read: {reason}") from None
+    text = read_text(path, ConfigError)
     try:
         root = yaml.compose(text, Loader=yaml.SafeLoader)
         data = yaml.safe_load(text)
@@ -273,13 +270,6 @@ def _message(error: Any) -> str:
     return error["msg"].replace("Input should be", "must be") + f", got {error['input']!r}"
 
 
-def _path_text(loc: Location) -> str:
-    text = ""
-    for part in loc:
-        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
-    return text
-
-
 def _keys(loc: Sequence[int | str]) -> Location:
     """The key path of a pydantic error location, without the union members it names."""
     return tuple(part for part in loc if part not in ("str", "list[str]"))
@@ -302,7 +292,7 @@ class _Locator:
         line = f":{self.line(loc)}" if self.root is not None else ""
         # For an unknown or missing key the message names it; the path is where it is.
         shown = loc[:-1] if message.startswith(("unknown key", "missing key")) else loc
-        key = f" {_path_text(shown)}:" if shown else ""
+        key = f" {field_path(shown)}:" if shown else ""
         return ConfigError(f"{self.path}{line}:{key} {message}")
 
     def _node(self, loc: Location) -> yaml.Node | None:
@@ -332,7 +322,7 @@ class _Locator:
             for key, value in node.value:
                 if key.value in seen:
                     raise ConfigError(
-                        f"{self.path}:{key.start_mark.line + 1}: {_path_text(loc) or 'top level'}:"
+                        f"{self.path}:{key.start_mark.line + 1}: {field_path(loc) or 'top level'}:"
                         f" key {key.value!r} appears twice"
                     )
                 seen.add(key.value)

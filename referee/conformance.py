@@ -15,6 +15,7 @@ from typing import Any
 
 from referee.errors import ConformanceFileError, MoveError, UnknownGameError
 from referee.games import Game, get_game
+from referee.userfiles import read_text
 
 
 @dataclass(frozen=True)
@@ -80,10 +81,7 @@ class FileReport:
 def check_file(path: str | Path) -> FileReport:
     """Replay every game of a reference file; ConformanceFileError if a line cannot be read."""
     name = str(path)
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        raise ConformanceFileError(f"{name}: cannot read: {error}") from None
+    text = read_text(Path(path), ConformanceFileError)
     games = 0
     mismatches: list[Mismatch] = []
     for number, line in enumerate(text.splitlines(), start=1):

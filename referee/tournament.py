@@ -8,6 +8,7 @@ most the matches in flight, and running the same config again plays only what is
 from __future__ import annotations
 
 import asyncio
+import os
 import shutil
 from collections import defaultdict
 from collections.abc import Sequence
@@ -126,17 +127,22 @@ def still_to_play(
     played differently: mixing them would make the standings meaningless.
     """
     output = config.output
-    if output.exists() and not output.is_dir():
-        raise ConfigError(f"{config.path}: output {output} is a file, not a directory")
+    try:
+        output.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise ConfigError(
+            f"{config.path}: cannot create output {output}: {error.strerror}"
+        ) from None
+    if not os.access(output, os.W_OK):
+        raise ConfigError(f"{config.path}: cannot write in output {output}")
     scheduled = {match.match_id: match for match in schedule}
     restart = f"run with --restart to start over, or set another output in {config.path}"
-    if output.is_dir():
-        # A temporary file is what a kill during a write leaves; its match is played again.
-        for path in output.glob(".*.tmp"):
-            path.unlink(missing_ok=True)
-        for path in sorted(output.glob("*.json")):
-            if path.stem not in scheduled and _is_transcript(path):
-                raise ConfigError(f"{path}: not a match of this config's schedule; {restart}")
+    # A temporary file is what a kill during a write leaves; its match is played again.
+    for path in output.glob(".*.tmp"):
+        path.unlink(missing_ok=True)
+    for path in sorted(output.glob("*.json")):
+        if path.stem not in scheduled and _is_transcript(path):
+            raise ConfigError(f"{path}: not a match of this config's schedule; {restart}")
     todo = []
     for match in schedule:
         path = transcript_path(config, match)
@@ -182,7 +188,6 @@ async def run_tournament(
         clear_results(config)
     todo = still_to_play(config, schedule, observer)
     observer.planned(len(schedule), len(schedule) - len(todo))
-    config.output.mkdir(parents=True, exist_ok=True)
     pool = PlayerPool(config.players)
     queue = iter(todo)
 

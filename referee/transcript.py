@@ -16,6 +16,7 @@ from typing import Any
 from pydantic import TypeAdapter, ValidationError
 
 from referee.errors import ConfigError, FaultKind, SchemaVersionError, TranscriptError
+from referee.userfiles import field_path, read_text
 
 SCHEMA = "referee-transcript"
 SCHEMA_VERSION = 1
@@ -124,11 +125,7 @@ def write_transcript(path: Path, transcript: Transcript) -> None:
 
 def read_transcript(path: Path) -> Transcript:
     """Read and check a transcript file; TranscriptError says precisely what is wrong with it."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        reason = error.strerror if isinstance(error, OSError) else "not UTF-8 text"
-        raise TranscriptError(f"{path}: cannot read: {reason}") from None
+    text = read_text(path, TranscriptError)
     try:
         data = json.loads(text)
     except json.JSONDecodeError as error:
@@ -147,13 +144,5 @@ def read_transcript(path: Path) -> Transcript:
         return _ADAPTER.validate_json(text, strict=True)
     except ValidationError as error:
         first = error.errors()[0]
-        where = _field_path(first["loc"]) or "top level"
+        where = field_path(first["loc"]) or "top level"
         raise TranscriptError(f"{path}: {where}: {first['msg']}") from None
-
-
-def _field_path(loc: tuple[int | str, ...]) -> str:
-    """A pydantic error location as the field path a reader of the JSON would write."""
-    path = ""
-    for part in loc:
-        path += f"[{part}]" if isinstance(part, int) else (f".{part}" if path else str(part))
-    return path

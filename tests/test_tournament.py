@@ -288,3 +288,14 @@ def test_sigterm_stops_a_tournament_cleanly_and_it_resumes(tmp_path: Path) -> No
     assert resumed.returncode == 0, resumed.stderr
     finished = transcripts(output)
     assert len(finished) == 40 and all(t.complete for t in finished.values())
+
+
+def test_an_output_that_cannot_be_created_is_one_line(tmp_path: Path) -> None:
+    (tmp_path / "taken").write_text("a file, not a directory")
+    config = write_config(tmp_path, {"a": seeded(1), "b": seeded(2)}, extra="output: taken/cup\n")
+    result = runner.invoke(app, ["tournament", str(config)])
+    assert result.exit_code == 2
+    assert result.stderr == (
+        f"referee: error: {config}: cannot create output {tmp_path / 'taken' / 'cup'}:"
+        " Not a directory\n"
+    )
