@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import random
 from collections import Counter
 
@@ -10,6 +11,7 @@ import pytest
 from referee.errors import IllegalMoveError, MoveParseError, UnknownGameError, UnknownRoleError
 from referee.games import GAMES, NOOP, canonical_spelling, format_move, get_game
 from referee.playout import random_steps
+from tests.conftest import REFERENCE_FILES
 
 ALL = sorted(GAMES)
 
@@ -57,7 +59,7 @@ def test_random_playouts_end_and_never_change_a_state(game_id: str) -> None:
         before = game.initial_state()
         snapshot = (before, hash(before))
         for steps, (joint, after) in enumerate(random_steps(game, rng), start=1):
-            assert steps <= 200
+            assert steps <= game.max_steps
             for role, move in enumerate(joint):
                 assert move in game.legal_moves(before, role)
             assert (before, hash(before)) == snapshot
@@ -195,3 +197,10 @@ def test_render_draws_every_blank_cell_then_fewer_as_play_goes_on(game_id: str, 
     assert game.render(game.initial_state()).count(".") == cells
     (_, state), *_ = random_steps(game, random.Random(2))
     assert game.render(state).count(".") < cells
+
+
+@pytest.mark.parametrize("path", REFERENCE_FILES, ids=lambda path: path.stem)
+def test_no_reference_game_is_longer_than_the_bound(path) -> None:
+    for line in path.read_text().splitlines():
+        record = json.loads(line)
+        assert len(record["steps"]) <= get_game(record["game"]).max_steps

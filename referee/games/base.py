@@ -49,6 +49,8 @@ class Game(ABC, Generic[S]):
     description: ClassVar[str]
     rules: ClassVar[str]
     example_move: ClassVar[Move]
+    # The longest a match can last by the rules, in steps: what bounds a match's time.
+    max_steps: ClassVar[int]
 
     def __init__(self) -> None:
         self._moves: dict[str, Move] = {move: move for move in self.all_moves()}

@@ -45,6 +45,8 @@ class BlockerParallel(Game[State]):
     roles = ("crosser", "blocker")
     description = "Simultaneous marks on two 4x4 boards; crosser bridges one, blocker walls off."
     example_move = Move("(mark 1 2 4 3)")
+    # Every step fills at least one of board 1's 16 cells.
+    max_steps = 16
     rules = """\
 Two 4x4 boards, cells (x, y) with x the column 1..4 and y the row 1..4. Both roles move
 at every step, at the same time: each names one blank cell of board 1 and one blank

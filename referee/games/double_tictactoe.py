@@ -42,6 +42,8 @@ class DoubleTictactoe(Game[State]):
     roles = ("xplayer", "oplayer")
     description = "Two tic-tac-toe boards, one turn order; each board is worth 50."
     example_move = Move("(mark2 1 3)")
+    # Every step fills one of the 18 cells.
+    max_steps = 18
     rules = """\
 Two 3x3 tic-tac-toe boards, cells (m, n) with m the row and n the column, both 1..3.
 xplayer (x) moves first and the roles alternate; the idle role plays noop. The role in

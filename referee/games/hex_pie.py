@@ -81,6 +81,8 @@ class HexPie(Game[State]):
     roles = ("player1", "player2")
     description = "Hex on a 9x9 rhombus with the pie rule: player2 may swap colours at step 2."
     example_move = Move("(place e 5)")
+    # 81 cells, and at most one swap.
+    max_steps = 82
     rules = """\
 A 9x9 rhombus of hexagonal cells, rows a..i from top to bottom, columns 1..9. player1
 plays red, player2 blue, and they alternate, player1 first; the idle role plays noop.

@@ -77,6 +77,8 @@ class Quad(Game[State]):
     roles = ("x", "o")
     description = "Quod on a cornerless 7x7 board: four pieces on a square, tilted or not, win."
     example_move = Move("(mark r4 c4)")
+    # The game ends when both roles have used their 12 quads: 24 marks and at most 10 blocks.
+    max_steps = 34
     rules = """\
 A 7x7 board of rows r1..r7 and columns c1..c7 without its four corners: 45 cells. Each
 role has 12 quads (its pieces) and 5 white blockers; x moves first and the idle role

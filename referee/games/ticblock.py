@@ -48,6 +48,8 @@ class Ticblock(Game[State]):
     roles = ("xcplayer", "obplayer")
     description = "Tic-tac-toe, then a simultaneous crossing game on 4x4; the scores add up."
     example_move = Move("(mark 2 2)")
+    # 9 cells of tic-tac-toe, the reset, then at least one of 16 cells per step.
+    max_steps = 26
     rules = """\
 Phase 1 is tic-tac-toe on a 3x3 board, cells (m, n) with m the row and n the column,
 both 1..3. xcplayer (x) moves first and the roles alternate; the idle role plays noop.
