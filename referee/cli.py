@@ -7,6 +7,7 @@ import functools
 import json
 import random
 import signal
+import tempfile
 from collections.abc import Callable, Coroutine, Hashable
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
@@ -23,7 +24,7 @@ from rich.progress import (
 from tabulate import tabulate
 
 from referee import __version__
-from referee.builtin_players import make_player, parse_seats
+from referee.builtin_players import HUMAN, make_player, parse_seats, player_spec
 from referee.clock import Clocks
 from referee.config import load_config
 from referee.conformance import check_file
@@ -35,6 +36,7 @@ from referee.schedule import ScheduledMatch
 from referee.standings import Format, compute, load_results, render
 from referee.tournament import Observer, run_tournament
 from referee.transcript import Transcript, check_writable
+from referee.validate import Verdict, validate
 
 app = typer.Typer(
     add_completion=False,
@@ -348,6 +350,84 @@ def standings(
 ) -> None:
     """Compute standings from the transcripts in a results directory."""
     _print_standings(results, fmt, as_json)
+
+
+def _select_games(text: str) -> list[Game]:
+    """`all`, or game ids separated by commas."""
+    if text.strip() == "all":
+        return list(GAMES.values())
+    return [get_game(game_id.strip()) for game_id in text.split(",") if game_id.strip()]
+
+
+@app.command("validate")
+@_user_errors
+def validate_command(
+    command: Annotated[str, typer.Argument(help="The program: a command, or random or mcts.")],
+    games: Annotated[str, typer.Option(help="all, or game ids separated by commas.")] = "all",
+    matches_per_role: Annotated[
+        int, typer.Option(min=1, help="Matches in one process per game and role.")
+    ] = 2,
+    start_clock: Annotated[int, typer.Option(help="Time to answer ready, ms.")] = 10_000,
+    play_clock: Annotated[int, typer.Option(help="Time for each move, ms.")] = 1_000,
+    as_json: JsonOption = False,
+    keep: Annotated[
+        Path | None, typer.Option(help="Keep the transcripts and logs in this directory.")
+    ] = None,
+) -> None:
+    """Check that a player program is fit for a tournament: play it against random and judge."""
+    selected = _select_games(games)
+    if not selected:
+        raise RefereeError("--games: name at least one game, or all")
+    spec = player_spec(command, "submitted")
+    if spec.argv == (HUMAN,):
+        raise RefereeError("validate checks a program; a person cannot be validated")
+    clocks = Clocks(start_clock, play_clock)
+    if keep is not None:
+        check_writable(keep / "x.json")
+    with tempfile.TemporaryDirectory(prefix="referee-validate-") as scratch:
+        workdir = keep or Path(scratch)
+        progress = Progress(
+            TextColumn("[bold]validate"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeRemainingColumn(),
+            console=Console(stderr=True),
+            transient=True,
+        )
+        task = progress.add_task("validate", total=None)
+
+        def advance(done: int, total: int) -> None:
+            progress.update(task, completed=done, total=total)
+
+        try:
+            with progress:
+                report = asyncio.run(
+                    _stopped_by_sigterm(
+                        validate(spec, selected, matches_per_role, clocks, workdir, advance)
+                    )
+                )
+        except (KeyboardInterrupt, asyncio.CancelledError):
+            _error("interrupted; nothing was judged")
+            raise typer.Exit(130) from None
+    if as_json:
+        typer.echo(json.dumps(report.to_json(), indent=2))
+    else:
+        rows = [(c.name, c.verdict, c.description, c.detail) for c in report.checks]
+        typer.echo(tabulate(rows, headers=["check", "result", "what", "detail"]))
+        failed = [c.name for c in report.checks if c.verdict is Verdict.FAIL]
+        warned = [c.name for c in report.checks if c.verdict is Verdict.WARN]
+        summary = (
+            f"FAIL ({', '.join(failed)})"
+            if failed
+            else "PASS" + (f" with warnings ({', '.join(warned)})" if warned else "")
+        )
+        typer.echo(
+            f"\nverdict: {summary}; {report.matches} matches in {report.seconds:.1f} s"
+            f" (bound {report.bound_s:.0f} s)"
+            + (f"; transcripts and logs in {keep}" if keep else "")
+        )
+    if report.verdict is Verdict.FAIL:
+        raise typer.Exit(EXIT_FAILED)
 
 
 async def _stopped_by_sigterm(work: Coroutine[Any, Any, T]) -> T:

@@ -130,6 +130,15 @@ class AbsentPlayer(Player):
         return False
 
 
+@dataclass(frozen=True)
+class Ending:
+    """How a player process ended: by itself after `quit`, or killed; what it left running."""
+
+    told_to_quit: bool
+    exited_after_quit: bool
+    left_behind: int
+
+
 @dataclass
 class _Line:
     text: str | None  # None for a line the protocol does not allow: too long, not UTF-8
@@ -151,6 +160,10 @@ class PlayerProcess(Player):
         self._pending: asyncio.Future[_Line] | None = None
         self._owed = 0
         self._gone: str | None = None
+        # What a validation looks at: lines nobody asked for, standard error, the ending.
+        self.stray_lines: list[str] = []
+        self.stderr_bytes = 0
+        self.ending: Ending | None = None
 
     @property
     def pid(self) -> int | None:
@@ -244,13 +257,19 @@ class PlayerProcess(Player):
         process = self._process
         if process is None:
             return
+        told = exited = False
+        left_behind = 0
         try:
             if self.alive:
-                with contextlib.suppress(PlayerCrashed, PlayerTimeout):
+                told = True
+                with contextlib.suppress(PlayerCrashed):
                     await self._write(protocol.QUIT, QUIT_GRACE_S)
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(process.wait(), QUIT_GRACE_S)
+                exited = await _exits_within(process, QUIT_GRACE_S)
+                if exited:
+                    members = group_members(process.pid)
+                    left_behind = sum(1 for _, _, state in members if state != "Z")
         finally:
+            self.ending = Ending(told, exited, left_behind)
             await self._kill()
 
     async def _kill(self) -> None:
@@ -304,6 +323,7 @@ class PlayerProcess(Player):
         elif self._pending is not None and not self._pending.done():
             self._pending.set_result(line)
         else:
+            self.stray_lines.append(line.text if line.text is not None else line.problem)
             self._write_log(b"# referee: ignored a line nobody asked for\n")
 
     async def _read_output(self) -> None:
@@ -339,6 +359,7 @@ class PlayerProcess(Player):
     async def _read_errors(self) -> None:
         assert self._process is not None and self._process.stderr is not None
         while chunk := await self._process.stderr.read(_READ_CHUNK):
+            self.stderr_bytes += len(chunk)
             self._write_log(chunk)
 
     async def _watch_exit(self, output: asyncio.Task[None]) -> None:
@@ -359,6 +380,20 @@ class PlayerProcess(Player):
             self._log.write(f"\n# referee: log cut at {self._log_limit} bytes\n".encode())
         self._log.flush()
         self._logged += len(data)
+
+
+async def _exits_within(process: asyncio.subprocess.Process, limit_s: float) -> bool:
+    """Whether the process exits within `limit_s`.
+
+    Its return code, not `wait()`: that also waits for the pipes, which a child it left
+    running may hold open.
+    """
+    deadline = now() + limit_s
+    while process.returncode is None:
+        if now() >= deadline:
+            return False
+        await asyncio.sleep(0.01)
+    return True
 
 
 def _exit_reason(code: int) -> str:

@@ -16,6 +16,7 @@ MODE, done at the N-th `go` (default 1) unless it says otherwise:
   ignore-term   plays well, but ignores SIGTERM and `quit`
   child         starts a child process at `start` and leaves it behind at `quit`
   stderr-flood  writes 5 MiB to standard error at `start`
+  chatty        answers each `moves` line, which needs no answer, with `ok`
 --pidfile: write this process's pid (and its child's) there, one per line.
 """
 
@@ -65,6 +66,8 @@ def main() -> None:
             if goes == args.at or (args.at == 0 and args.mode == "late"):
                 answer = misbehave(args.mode, args.delay_ms, answer)
             print(answer, flush=True)
+        elif words[0] == "moves" and args.mode == "chatty":
+            print("ok", flush=True)
         elif words[0] == "quit":
             if args.mode == "ignore-term":
                 time.sleep(300)

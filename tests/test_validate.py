@@ -1,0 +1,136 @@
+"""Validation: the sample players pass; every misbehaving player fails the right check, in time."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from referee.builtin_players import player_spec
+from referee.cli import app
+from referee.clock import Clocks
+from referee.games import GAMES, get_game
+from referee.player import PlayerSpec
+from referee.validate import Report, Verdict, time_bound_s, validate
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+MISBEHAVING = HERE / "players" / "misbehaving.py"
+QUICK = Clocks(start_ms=1_000, play_ms=250)
+runner = CliRunner()
+
+
+def run(spec: PlayerSpec, games: list[str], tmp_path: Path, clocks: Clocks = QUICK) -> Report:
+    return asyncio.run(validate(spec, [get_game(g) for g in games], 2, clocks, tmp_path))
+
+
+def verdicts(report: Report) -> dict[str, Verdict]:
+    return {check.name: check.verdict for check in report.checks}
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        f"{sys.executable} {ROOT / 'players' / 'random_player.py'}",
+        f"sh {ROOT / 'players' / 'random_player.sh'}",
+    ],
+    ids=["random-python", "random-shell"],
+)
+def test_the_random_sample_players_pass_every_check_in_every_game(
+    tmp_path: Path, command: str
+) -> None:
+    report = run(player_spec(command), list(GAMES), tmp_path)
+    assert set(verdicts(report).values()) == {Verdict.PASS}, report.checks
+    assert report.matches == 5 * 2 * 3
+
+
+def test_the_mcts_sample_player_passes(tmp_path: Path) -> None:
+    report = run(player_spec("mcts"), ["ticblock", "quad"], tmp_path, Clocks(5_000, 400))
+    assert report.verdict is not Verdict.FAIL, report.checks
+    times = next(check for check in report.checks if check.name == "response time")
+    assert "of 400 ms" in times.detail
+
+
+# mode, extra arguments, the check that must fail, how its detail begins
+ZOO = [
+    ("silent-start", (), "start", "ticblock, xcplayer, reused process: no answer within 1000 ms"),
+    ("bad-ready", (), "start", "ticblock, xcplayer, reused process: answered 'ok' instead of"),
+    ("late", ("--at", "0", "--delay-ms", "400"), "play clock",
+     "ticblock, xcplayer, step 1: no answer within 250 ms"),
+    ("illegal", (), "legal moves", "ticblock, xcplayer, step 1: played noop, which is not legal"),
+    ("garbage", (), "clean output", "ticblock, xcplayer, step 1: answered 'I think, therefore"),
+    ("huge", (), "clean output", "ticblock, xcplayer, step 1: a line longer than 64 KiB"),
+    ("not-utf8", (), "clean output", "ticblock, xcplayer, step 1: a line that is not UTF-8"),
+    ("chatty", (), "clean output", "ticblock, "),
+    ("exit", (), "stays up", "ticblock, xcplayer, step 1: exited with code 3"),
+    ("close-stdout", (), "stays up", "ticblock, xcplayer, step "),
+    ("ignore-term", (), "quit", "ticblock, xcplayer, reused process: still running 1000 ms"),
+    ("child", (), "no leftovers", "ticblock, xcplayer, reused process: 2 process(es) still"),
+    ("stderr-flood", (), "stderr", "at most 5120.0 KiB per match"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("mode", "args", "check", "detail"), ZOO, ids=[z[0] for z in ZOO])
+def test_a_misbehaving_player_fails_the_right_check_within_the_bound(
+    tmp_path: Path, mode: str, args: tuple[str, ...], check: str, detail: str
+) -> None:
+    spec = PlayerSpec("bot", (sys.executable, str(MISBEHAVING), mode, *args))
+    report = run(spec, ["ticblock"], tmp_path)
+    failed = {c.name: c for c in report.checks if c.verdict is Verdict.FAIL}
+    assert check in failed, report.checks
+    assert failed[check].detail.startswith(detail), failed[check].detail
+    assert report.verdict is Verdict.FAIL
+    assert report.seconds < report.bound_s
+    assert verdicts(report)["bounded"] is Verdict.PASS
+
+
+def test_the_bound_counts_every_match_at_its_longest() -> None:
+    game = get_game("hex-pie")
+    # 2 roles x 3 matches, each at most 1 s to start + 82 steps x 0.5 s + 10 s of sends,
+    # and 4 processes, each 4 s to quit and be reaped.
+    assert time_bound_s([game], 2, Clocks(1_000, 500)) == 6 * (1 + 41 + 10) + 4 * 4
+
+
+def test_validate_command_prints_checks_and_a_verdict(tmp_path: Path) -> None:
+    keep = tmp_path / "kept"
+    random_bot = f"{sys.executable} {ROOT / 'players' / 'random_player.py'}"
+    result = runner.invoke(
+        app, ["validate", random_bot, "--games", "quad,ticblock", "--keep", str(keep)]
+    )
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert lines[0].split()[:4] == ["check", "result", "what", "detail"]
+    assert lines[-1].startswith("verdict: PASS; 12 matches in ")
+    assert lines[-1].endswith(f"transcripts and logs in {keep}")
+    assert len(list(keep.glob("*.json"))) == 12
+    assert (keep / "logs" / "quad-x-reused-1.x.log").exists()
+
+
+def test_validate_command_fails_with_exit_1_and_json(tmp_path: Path) -> None:
+    bot = f"{sys.executable} {MISBEHAVING} illegal"
+    result = runner.invoke(app, ["validate", bot, "--games", "ticblock", "--json"])
+    assert result.exit_code == 1
+    report = json.loads(result.stdout)
+    assert report["verdict"] == "fail"
+    assert report["matches"] == 6
+    failed = [check["name"] for check in report["checks"] if check["verdict"] == "fail"]
+    assert failed == ["legal moves"]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["random", "--games", "chess"], "unknown game 'chess'"),
+        (["human"], "validate checks a program; a person cannot be validated"),
+        (["'unclosed"], "cannot split command"),
+    ],
+)
+def test_validate_bad_input(args: list[str], message: str) -> None:
+    result = runner.invoke(app, ["validate", *args])
+    assert result.exit_code == 2
+    assert message in result.stderr
+    assert len(result.stderr.splitlines()) == 1
