@@ -18,6 +18,7 @@ from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
     Progress,
+    ProgressColumn,
     TextColumn,
     TimeRemainingColumn,
 )
@@ -260,18 +261,26 @@ def _print_standings(results: Path, fmt: Format, as_json: bool) -> None:
         raise typer.Exit(EXIT_FAILED)
 
 
+def _progress_bar(*columns: ProgressColumn, transient: bool = False) -> Progress:
+    """A bar on standard error: name, bar, done/total, the given columns, time left."""
+    return Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        *columns,
+        TimeRemainingColumn(),
+        console=Console(stderr=True),
+        transient=transient,
+    )
+
+
 class _ProgressBar(Observer):
     """A progress bar on standard error, and a line for every finished match above it."""
 
     def __init__(self, name: str) -> None:
         self.name = name
-        self.progress = Progress(
-            TextColumn("[bold]{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TextColumn("running {task.fields[running]}, faults {task.fields[faults]}, ETA"),
-            TimeRemainingColumn(),
-            console=Console(stderr=True),
+        self.progress = _progress_bar(
+            TextColumn("running {task.fields[running]}, faults {task.fields[faults]}, ETA")
         )
         self.task = self.progress.add_task(name, total=None, running=0, faults=0)
         self.done = self.total = self.running = self.faults = 0
@@ -386,14 +395,7 @@ def validate_command(
         check_writable(keep / "x.json")
     with tempfile.TemporaryDirectory(prefix="referee-validate-") as scratch:
         workdir = keep or Path(scratch)
-        progress = Progress(
-            TextColumn("[bold]validate"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeRemainingColumn(),
-            console=Console(stderr=True),
-            transient=True,
-        )
+        progress = _progress_bar(transient=True)
         task = progress.add_task("validate", total=None)
 
         def advance(done: int, total: int) -> None:
