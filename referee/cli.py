@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import json
 import random
@@ -36,7 +37,7 @@ from referee.playout import random_steps
 from referee.schedule import ScheduledMatch
 from referee.standings import Format, compute, load_results, render
 from referee.tournament import Observer, run_tournament
-from referee.transcript import Transcript, check_writable
+from referee.transcript import Transcript, check_writable, check_writable_dir
 from referee.validate import Verdict, validate
 
 app = typer.Typer(
@@ -392,9 +393,11 @@ def validate_command(
         raise RefereeError("validate checks a program; a person cannot be validated")
     clocks = Clocks(start_clock, play_clock)
     if keep is not None:
-        check_writable(keep / "x.json")
-    with tempfile.TemporaryDirectory(prefix="referee-validate-") as scratch:
-        workdir = keep or Path(scratch)
+        check_writable_dir(keep, "--keep")
+    with contextlib.ExitStack() as stack:
+        workdir = keep or Path(
+            stack.enter_context(tempfile.TemporaryDirectory(prefix="referee-validate-"))
+        )
         progress = _progress_bar(transient=True)
         task = progress.add_task("validate", total=None)
 

@@ -8,7 +8,6 @@ most the matches in flight, and running the same config again plays only what is
 from __future__ import annotations
 
 import asyncio
-import os
 import shutil
 from collections import defaultdict
 from collections.abc import Sequence
@@ -20,7 +19,7 @@ from referee.errors import ConfigError, PlayerStartError, SchemaVersionError, Tr
 from referee.match import MatchSetup, play_match
 from referee.player import AbsentPlayer, Player, PlayerProcess
 from referee.schedule import ScheduledMatch, round_robin
-from referee.transcript import Transcript, read_transcript
+from referee.transcript import Transcript, check_writable_dir, read_transcript
 
 LOGS = "logs"
 
@@ -127,14 +126,7 @@ def still_to_play(
     played differently: mixing them would make the standings meaningless.
     """
     output = config.output
-    try:
-        output.mkdir(parents=True, exist_ok=True)
-    except OSError as error:
-        raise ConfigError(
-            f"{config.path}: cannot create output {output}: {error.strerror}"
-        ) from None
-    if not os.access(output, os.W_OK):
-        raise ConfigError(f"{config.path}: cannot write in output {output}")
+    check_writable_dir(output, str(config.path), "output ")
     scheduled = {match.match_id: match for match in schedule}
     restart = f"run with --restart to start over, or set another output in {config.path}"
     # A temporary file is what a kill during a write leaves; its match is played again.

@@ -92,12 +92,20 @@ def check_writable(path: Path) -> None:
     """Make sure a transcript can be written at `path` before a match is played for it."""
     if path.is_dir():
         raise ConfigError(f"{path}: is a directory, not a transcript file")
+    check_writable_dir(path.parent, str(path))
+
+
+def check_writable_dir(directory: Path, where: str, what: str = "") -> None:
+    """Create `directory` if need be and make sure files can be written in it.
+
+    The error names `where` the directory was asked for, and `what` it is for, if anything.
+    """
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        directory.mkdir(parents=True, exist_ok=True)
     except OSError as error:
-        raise ConfigError(f"{path}: cannot create {path.parent}: {error.strerror}") from None
-    if not os.access(path.parent, os.W_OK):
-        raise ConfigError(f"{path}: cannot write in {path.parent}")
+        raise ConfigError(f"{where}: cannot create {what}{directory}: {error.strerror}") from None
+    if not os.access(directory, os.W_OK):
+        raise ConfigError(f"{where}: cannot write in {what}{directory}")
 
 
 def write_atomic(path: Path, text: str) -> None:
