@@ -108,14 +108,18 @@ class TournamentConfig:
 def load_config(path: Path) -> TournamentConfig:
     """Read and check a tournament config; ConfigError with file:line: key for any problem."""
     text = read_text(path, ConfigError)
+    loader = yaml.SafeLoader(text)
     try:
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
-        data = yaml.safe_load(text)
+        # One parse: the nodes locate errors, the data built from them is checked.
+        root = loader.get_single_node()
+        data = loader.construct_document(root) if root is not None else None
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         line = f":{mark.line + 1}" if mark else ""
         problem = getattr(error, "problem", None) or str(error)
         raise ConfigError(f"{path}{line}: not valid YAML: {problem}") from None
+    finally:
+        loader.dispose()
     locate = _Locator(path, root)
     if data is None:
         raise ConfigError(f"{path}: the file is empty; a config needs name, games and players")
