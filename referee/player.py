@@ -160,8 +160,10 @@ class PlayerProcess(Player):
         self._pending: asyncio.Future[_Line] | None = None
         self._owed = 0
         self._gone: str | None = None
-        # What a validation looks at: lines nobody asked for, standard error, the ending.
-        self.stray_lines: list[str] = []
+        # What a validation looks at: lines nobody asked for (counted, the last one kept, so
+        # a flood costs no memory), standard error, the ending.
+        self.stray_count = 0
+        self.last_stray: str | None = None
         self.stderr_bytes = 0
         self.ending: Ending | None = None
 
@@ -323,7 +325,8 @@ class PlayerProcess(Player):
         elif self._pending is not None and not self._pending.done():
             self._pending.set_result(line)
         else:
-            self.stray_lines.append(line.text if line.text is not None else line.problem)
+            self.stray_count += 1
+            self.last_stray = line.text if line.text is not None else line.problem
             self._write_log(b"# referee: ignored a line nobody asked for\n")
 
     async def _read_output(self) -> None:

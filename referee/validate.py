@@ -159,7 +159,6 @@ async def _session(
     """One process of the program playing `count` matches in `role` against random."""
     kind = "fresh" if fresh else "reused"
     where = f"{game.id}, {role}"
-    seat = game.role_index(role)
     match_ids = [f"{game.id}-{role}-{kind}-{number}" for number in range(1, count + 1)]
     players = [
         PlayerProcess(
@@ -168,7 +167,7 @@ async def _session(
         )
         for r in game.roles
     ]
-    submitted = players[seat]
+    submitted = players[game.role_index(role)]
     try:
         for player in players:
             await player.start()
@@ -178,7 +177,7 @@ async def _session(
             gone = number > 1 and not submitted.alive
             if gone:
                 evidence.reuse.append(f"{where}: the process was gone before match {number}")
-            stray_before, stderr_before = len(submitted.stray_lines), submitted.stderr_bytes
+            stray_before, stderr_before = submitted.stray_count, submitted.stderr_bytes
             setup = MatchSetup(match_id, game, players, clocks, Policy.RANDOM, seed=number)
             transcript = await play_match(setup, workdir / f"{match_id}.json")
             played()
@@ -186,23 +185,24 @@ async def _session(
                 if fault.role != role:
                     continue
                 offence = f"{where}, step {fault.step}: {fault.detail}"
-                if fault.step == 0:
-                    # A process already gone fails reuse; it was not asked to start.
-                    if not gone:
-                        evidence.start_faults.append(f"{where}, {kind} process: {fault.detail}")
-                    if number > 1 and not gone:
+                # A process already gone fails reuse, above; it was not asked to start.
+                if fault.step == 0 and not gone:
+                    evidence.start_faults.append(f"{where}, {kind} process: {fault.detail}")
+                    if number > 1:
                         evidence.reuse.append(f"{where}: match {number}: {fault.detail}")
-                else:
+                elif fault.step > 0:
                     evidence.faults.setdefault(fault.kind, []).append(offence)
                 if fresh and (fault.step == 0 or fault.kind is FaultKind.CRASH):
                     evidence.fresh.append(offence)
             evidence.times_ms.extend(
                 step.times_ms[role] for step in transcript.steps if role in step.times_ms
             )
-            evidence.stray.extend(
-                f"{where}: wrote {_shown(line)} when nobody asked"
-                for line in submitted.stray_lines[stray_before:]
-            )
+            strays = submitted.stray_count - stray_before
+            if strays and submitted.last_stray is not None:
+                evidence.stray.append(
+                    f"{where}, match {number}: {strays} line(s) nobody asked for,"
+                    f" the last {_shown(submitted.last_stray)}"
+                )
             evidence.stderr.append((match_id, submitted.stderr_bytes - stderr_before))
     finally:
         await asyncio.gather(*(player.close() for player in players), return_exceptions=True)
