@@ -391,6 +391,9 @@ def validate_command(
     spec = player_spec(command, "submitted")
     if spec.argv == (HUMAN,):
         raise RefereeError("validate checks a program; a person cannot be validated")
+    problem = spec.missing_program()
+    if problem:
+        raise RefereeError(problem)
     clocks = Clocks(start_clock, play_clock)
     if keep is not None:
         check_writable_dir(keep, "--keep")

@@ -8,8 +8,6 @@ YAML node tree along the error's key path. The format is documented in `docs/tou
 from __future__ import annotations
 
 import difflib
-import os
-import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,7 +16,7 @@ from typing import Annotated, Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from referee.builtin_players import HUMAN, PROGRAMS, player_spec
+from referee.builtin_players import HUMAN, player_spec
 from referee.clock import Clocks
 from referee.errors import ConfigError, RefereeError
 from referee.games import GAMES, Game
@@ -209,25 +207,10 @@ def _spec(entry: _PlayerEntry, base: Path, where: Location) -> PlayerSpec:
         spec = player_spec(entry.command, entry.name, cwd, entry.env)
     except RefereeError as error:
         raise _Located((*where, "command"), str(error)) from None
-    if not (isinstance(entry.command, str) and entry.command in PROGRAMS):
-        problem = _missing_program(spec.argv[0], cwd, {**os.environ, **entry.env})
-        if problem:
-            raise _Located((*where, "command"), problem)
+    problem = spec.missing_program()
+    if problem:
+        raise _Located((*where, "command"), problem)
     return spec
-
-
-def _missing_program(program: str, cwd: Path, env: dict[str, str]) -> str | None:
-    """Why `program` cannot be run from `cwd`, or None when it can."""
-    if "/" in program:
-        found = cwd / program
-        if not found.is_file():
-            return f"no such program: {found}"
-        if not os.access(found, os.X_OK):
-            return f"not executable: {found} (run it through an interpreter, or chmod +x)"
-        return None
-    if shutil.which(program, path=env.get("PATH")) is None:
-        return f"command {program!r} not found on PATH"
-    return None
 
 
 def _hint(game_id: str) -> str:

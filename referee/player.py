@@ -13,6 +13,7 @@ import contextlib
 import ctypes
 import os
 import shlex
+import shutil
 import signal
 import subprocess
 import sys
@@ -67,6 +68,22 @@ class PlayerSpec:
         if not argv:
             raise ConfigError(f"player {name}: empty command")
         return cls(name, argv, cwd, dict(env or {}))
+
+    def missing_program(self) -> str | None:
+        """Why the program cannot be run from its working directory, or None when it can."""
+        program = self.argv[0]
+        cwd = self.cwd or Path.cwd()
+        if "/" in program:
+            found = cwd / program
+            if not found.is_file():
+                return f"no such program: {found}"
+            if not os.access(found, os.X_OK):
+                return f"not executable: {found} (run it through an interpreter, or chmod +x)"
+            return None
+        path = {**os.environ, **self.env}.get("PATH")
+        if shutil.which(program, path=path) is None:
+            return f"command {program!r} not found on PATH"
+        return None
 
 
 @dataclass(frozen=True)

@@ -129,6 +129,7 @@ def test_validate_command_fails_with_exit_1_and_json(tmp_path: Path) -> None:
         (["random", "--games", "chess"], "unknown game 'chess'"),
         (["human"], "validate checks a program; a person cannot be validated"),
         (["'unclosed"], "cannot split command"),
+        (["no-such-bot-anywhere --fast"], "command 'no-such-bot-anywhere' not found on PATH"),
     ],
 )
 def test_validate_bad_input(args: list[str], message: str) -> None:
