@@ -321,7 +321,7 @@ def test_a_player_dies_with_the_referee_even_when_it_never_reads_its_input(
     )
     assert referee.stdout is not None
     pid = int(referee.stdout.readline())
-    assert process_state(pid) == "S"
+    assert process_state(pid) not in (None, "Z"), "the player is not running"
     referee.kill()
     referee.wait()
     deadline = time.monotonic() + 5
