@@ -137,6 +137,13 @@ def read_transcript(path: Path) -> Transcript:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as error:
+        if not text.strip():
+            raise TranscriptError(f"{path}: the file is empty") from None
+        if error.pos >= len(text.rstrip()) or error.msg.startswith("Unterminated string"):
+            raise TranscriptError(
+                f"{path}: line {error.lineno} column {error.colno}: the file ends early"
+                " (truncated?)"
+            ) from None
         raise TranscriptError(
             f"{path}: line {error.lineno} column {error.colno}: not valid JSON: {error.msg}"
         ) from None

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable
+import json
+from collections.abc import Hashable, Iterable, Iterator
 from pathlib import Path
 
+import pytest
+
 from referee.games import NOOP, Game, crossing
+from referee.replay import Outcome, verify_file
+from referee.transcript import SCHEMA
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 CONFORMANCE = SHARED / "conformance"
@@ -56,3 +61,17 @@ def crossing_masks(picture: str) -> tuple[int, int]:
             elif symbol == "#":
                 blocked |= 1 << crossing.bit(x, y)
     return crosser, blocked
+
+
+@pytest.fixture
+def every_transcript_verifies(tmp_path: Path) -> Iterator[None]:
+    """After the test: every transcript it wrote under tmp_path replays and verifies."""
+    yield
+    for path in sorted(tmp_path.rglob("*.json")):
+        try:
+            data = json.loads(path.read_text())
+        except (ValueError, OSError):
+            continue
+        if isinstance(data, dict) and data.get("schema") == SCHEMA:
+            verdict = verify_file(path)
+            assert verdict.outcome is Outcome.VERIFIED, verdict.problem

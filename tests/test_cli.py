@@ -11,6 +11,9 @@ from typer.testing import CliRunner
 from referee.cli import app
 from referee.games import GAMES, get_game
 
+# Every transcript these tests write must replay and verify (issue: replay).
+pytestmark = pytest.mark.usefixtures("every_transcript_verifies")
+
 runner = CliRunner()
 
 

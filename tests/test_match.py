@@ -17,6 +17,9 @@ from referee.games import get_game
 from referee.match import MatchSetup, Policy, play_fresh
 from referee.player import PlayerProcess, PlayerSpec, group_members
 
+# Every transcript these tests write must replay and verify (issue: replay).
+pytestmark = pytest.mark.usefixtures("every_transcript_verifies")
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 MISBEHAVING = HERE / "players" / "misbehaving.py"

@@ -17,6 +17,9 @@ from referee.games import GAMES, get_game
 from referee.player import PlayerSpec
 from referee.validate import Report, Verdict, time_bound_s, validate
 
+# Every transcript these tests write must replay and verify (issue: replay).
+pytestmark = pytest.mark.usefixtures("every_transcript_verifies")
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 MISBEHAVING = HERE / "players" / "misbehaving.py"

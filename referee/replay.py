@@ -1,0 +1,386 @@
+"""Replaying a transcript with the rules: every recorded step re-applied and checked.
+
+A transcript verifies when its moves are legal from the initial state, the moves the referee
+drew at random are the ones the match seed draws, the end is what the rules say, and the
+goals are the ones recorded. The first thing that differs is reported as a `Discrepancy`.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import defaultdict
+from collections.abc import Callable, Hashable, Iterable, Sequence
+from dataclasses import dataclass, field, fields
+from datetime import datetime
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+from referee.clock import Clocks
+from referee.errors import (
+    FaultKind,
+    MoveParseError,
+    SchemaVersionError,
+    TranscriptError,
+    UnknownGameError,
+)
+from referee.games import Game, Move, get_game
+from referee.match import Policy
+from referee.protocol import EndReason
+from referee.transcript import Fault, Transcript, read_transcript
+
+
+@dataclass(frozen=True)
+class Discrepancy:
+    """Where a transcript and the rules disagree: a step (or a part of the file), a role, what."""
+
+    where: str
+    what: str
+    step: int | None = None
+    role: str | None = None
+
+    def __str__(self) -> str:
+        return ": ".join(part for part in (self.where, self.role, self.what) if part)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"where": self.where, "step": self.step, "role": self.role, "what": self.what}
+
+
+@dataclass(frozen=True)
+class Frame:
+    """The state after a step (step 0: the start), with the moves, response times and faults."""
+
+    step: int
+    state: Hashable
+    moves: dict[str, str] = field(default_factory=dict)
+    times_ms: dict[str, float] = field(default_factory=dict)
+    faults: list[Fault] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Replay:
+    """A transcript replayed: the frames as far as they agree with the rules, and what did not."""
+
+    transcript: Transcript
+    game: Game | None
+    frames: list[Frame]
+    problem: Discrepancy | None
+
+    @property
+    def verified(self) -> bool:
+        return self.problem is None
+
+
+CLOCK_FIELDS = tuple(f.name for f in fields(Clocks))
+
+
+class _Mismatch(Exception):
+    def __init__(self, discrepancy: Discrepancy) -> None:
+        super().__init__(str(discrepancy))
+        self.discrepancy = discrepancy
+
+
+def _at_step(step: int, what: str, role: str | None = None) -> _Mismatch:
+    return _Mismatch(Discrepancy(f"step {step}", what, step, role))
+
+
+def _at(where: str, what: str, role: str | None = None) -> _Mismatch:
+    return _Mismatch(Discrepancy(where, what, None, role))
+
+
+def replay(transcript: Transcript) -> Replay:
+    """Re-apply a transcript's steps with the rules; stops at the first discrepancy."""
+    try:
+        game = get_game(transcript.game)
+    except UnknownGameError as error:
+        return Replay(transcript, None, [], Discrepancy("game", str(error)))
+    frames: list[Frame] = []
+    try:
+        _Replayer(transcript, game, frames).run()
+    except _Mismatch as mismatch:
+        return Replay(transcript, game, frames, mismatch.discrepancy)
+    return Replay(transcript, game, frames, None)
+
+
+class _Replayer:
+    """The checks of one replay, in the order the match made its decisions."""
+
+    def __init__(self, transcript: Transcript, game: Game, frames: list[Frame]) -> None:
+        self.t = transcript
+        self.game = game
+        self.roles = game.roles
+        self.frames = frames
+        # The referee draws replacement moves from this generator, in this order (match.py).
+        self.rng = random.Random(transcript.seed)
+        self.faults: dict[int, dict[str, Fault]] = defaultdict(dict)
+        self.out: set[str] = set()
+
+    def run(self) -> None:
+        self._check_header()
+        self._index_faults()
+        start_faults = self.faults.get(0, {})
+        for role, fault in start_faults.items():
+            if fault.replacement is not None:
+                raise _at_step(0, "a start fault has no replacement move", role)
+            self.out.add(role)
+        state = self.game.initial_state()
+        self.frames.append(Frame(0, state, faults=list(start_faults.values())))
+        for number, step in enumerate(self.t.steps, start=1):
+            state = self._step(number, step.step, step.moves, step.times_ms, state)
+        self._check_end(state)
+
+    def _check_header(self) -> None:
+        roles = [seat.role for seat in self.t.seats]
+        if roles != list(self.roles):
+            raise _at("seats", f"roles {roles}, but {self.game.id} has {list(self.roles)}")
+        if self.t.policy not in set(Policy):
+            raise _at("policy", f"unknown policy {self.t.policy!r}")
+        if self.t.end_reason not in set(EndReason):
+            raise _at("end_reason", f"unknown end reason {self.t.end_reason!r}")
+        aborted = self.t.end_reason == EndReason.ABORTED
+        if aborted and self.t.goals is not None:
+            raise _at("goals", "recorded, but an aborted match has none")
+        if not aborted and self.t.goals is None:
+            raise _at("goals", f"missing, but the match ended ({self.t.end_reason})")
+        if self.t.goals is not None and list(self.t.goals) != list(self.roles):
+            raise _at("goals", f"roles {list(self.t.goals)}, expected {list(self.roles)}")
+        self._known_roles("start_times_ms", self.t.start_times_ms)
+        if sorted(self.t.clocks) != sorted(CLOCK_FIELDS):
+            raise _at("clocks", f"fields {sorted(self.t.clocks)}, expected {sorted(CLOCK_FIELDS)}")
+        for where in ("started_at", "ended_at"):
+            try:
+                datetime.fromisoformat(getattr(self.t, where))
+            except ValueError:
+                raise _at(where, f"{getattr(self.t, where)!r} is not an ISO 8601 time") from None
+
+    def _known_roles(self, where: str, roles: Iterable[str], step: int | None = None) -> None:
+        for role in roles:
+            if role not in self.roles:
+                what = f"{role!r} is not a role of {self.game.id}"
+                raise _at(where, what) if step is None else _at_step(step, what)
+
+    def _index_faults(self) -> None:
+        previous = 0
+        for fault in self.t.faults:
+            self._known_roles("faults", [fault.role], fault.step)
+            if fault.step < previous:
+                raise _at_step(fault.step, f"fault listed after one at step {previous}", fault.role)
+            if fault.role in self.faults[fault.step]:
+                raise _at_step(fault.step, "two faults recorded for one request", fault.role)
+            self.faults[fault.step][fault.role] = fault
+            previous = fault.step
+        if self.t.policy == Policy.FORFEIT and self.t.steps and 0 in self.faults:
+            role = next(iter(self.faults[0]))
+            raise _at_step(1, "played after a start fault under the forfeit policy", role)
+
+    def _step(
+        self,
+        number: int,
+        recorded: int,
+        moves: dict[str, str],
+        times_ms: dict[str, float],
+        state: Hashable,
+    ) -> Hashable:
+        if recorded != number:
+            if recorded > number:
+                raise _at_step(number, f"missing: the next step recorded is step {recorded}")
+            raise _at_step(number, f"numbered {recorded}: steps must count up from 1")
+        if self.game.is_terminal(state):
+            raise _at_step(number, f"played after the game ended at step {number - 1}")
+        self._known_roles(f"step {number}", moves, number)
+        self._known_roles(f"step {number}", times_ms, number)
+        legal = [self.game.legal_moves(state, role) for role in range(len(self.roles))]
+        joint = [self._legal_move(number, role, moves, legal[role]) for role in range(len(legal))]
+        faults = self.faults.get(number, {})
+        asked = self._asked(legal)
+        for name in [*times_ms, *faults]:
+            if name not in asked:
+                why = "it had no choice" if name not in self.out else "it was out of the match"
+                raise _at_step(number, f"recorded as asked for a move, but {why}", name)
+        self._check_drawn_moves(number, legal, joint, faults)
+        for role, fault in faults.items():
+            if fault.kind is FaultKind.CRASH:
+                self.out.add(role)
+        state = self.game.next_state(state, joint)
+        self.frames.append(Frame(number, state, dict(moves), dict(times_ms), list(faults.values())))
+        return state
+
+    def _asked(self, legal: Sequence[Sequence[Move]]) -> set[str]:
+        return {
+            name
+            for name, moves in zip(self.roles, legal, strict=True)
+            if len(moves) > 1 and name not in self.out
+        }
+
+    def _legal_move(
+        self, step: int, role: int, moves: dict[str, str], legal: Sequence[Move]
+    ) -> Move:
+        name = self.roles[role]
+        if name not in moves:
+            raise _at_step(step, "no move recorded", name)
+        text = moves[name]
+        if text in legal:
+            return Move(text)
+        shown = ", ".join(legal[:8]) + (f" and {len(legal) - 8} more" if len(legal) > 8 else "")
+        try:
+            self.game.parse_move(text)
+        except MoveParseError:
+            raise _at_step(step, f"{text!r} is not a move of {self.game.id}", name) from None
+        raise _at_step(step, f"played {text}, which is not legal here (legal: {shown})", name)
+
+    def _check_drawn_moves(
+        self,
+        step: int,
+        legal: Sequence[Sequence[Move]],
+        joint: Sequence[Move],
+        faults: dict[str, Fault],
+    ) -> None:
+        """The moves the referee chose itself must be the ones the match seed draws, in order."""
+        for role, name in enumerate(self.roles):
+            if len(legal[role]) > 1 and name in self.out:
+                drawn = self.rng.choice(legal[role])
+                if joint[role] != drawn:
+                    raise _at_step(
+                        step,
+                        f"out of the match, so its move is drawn with the match seed: {drawn},"
+                        f" but the transcript has {joint[role]}",
+                        name,
+                    )
+        for role, name in enumerate(self.roles):
+            fault = faults.get(name)
+            if fault is None:
+                continue
+            if self.t.policy == Policy.FORFEIT:
+                raise _at_step(
+                    step, "a fault under the forfeit policy, yet the match went on", name
+                )
+            drawn = self.rng.choice(legal[role])
+            if fault.replacement != drawn:
+                raise _at_step(
+                    step,
+                    f"the replacement drawn with the match seed is {drawn},"
+                    f" but the fault records {fault.replacement}",
+                    name,
+                )
+            if joint[role] != drawn:
+                raise _at_step(
+                    step,
+                    f"played {joint[role]}, but its fault records the replacement {drawn}",
+                    name,
+                )
+
+    def _check_end(self, state: Hashable) -> None:
+        last = len(self.t.steps)
+        after = f"after step {last}" if last else "at the start"
+        terminal = self.game.is_terminal(state)
+        reason = self.t.end_reason
+        # A forfeit happens while a step is asked; that step is not recorded. A failed start
+        # under the forfeit policy ends the match before step 1.
+        forfeit_step = 0 if last == 0 and 0 in self.faults else last + 1
+        late = [step for step in self.faults if step > last and step != 0]
+        if late and (reason != EndReason.FORFEIT or late != [forfeit_step]):
+            role = next(iter(self.faults[late[0]]))
+            raise _at_step(late[0], "a fault at a step that was never played", role)
+        if reason == EndReason.TERMINAL:
+            if not terminal:
+                raise _at(
+                    "end", f"recorded as ended by the rules, but the game is not over {after}"
+                )
+            self._check_goals(
+                dict(zip(self.roles, self.game.goals(state), strict=True)), "the rules give"
+            )
+        elif reason == EndReason.FORFEIT:
+            if self.t.policy != Policy.FORFEIT:
+                raise _at("end", f"a forfeit, but the policy is {self.t.policy}")
+            if terminal:
+                raise _at("end", f"recorded as a forfeit, but the game is over {after}")
+            faulty = self.faults.get(forfeit_step, {})
+            if not faulty:
+                raise _at(
+                    "end", f"recorded as a forfeit, but no fault is recorded at step {forfeit_step}"
+                )
+            self._check_goals(
+                {name: 0 if name in faulty else 100 for name in self.roles}, "the forfeit gives"
+            )
+
+    def _check_goals(self, expected: dict[str, int], source: str) -> None:
+        assert self.t.goals is not None
+        for name in self.roles:
+            if self.t.goals[name] != expected[name]:
+                raise _at(
+                    "goals",
+                    f"{self.t.goals[name]} is recorded, {source} {expected[name]}",
+                    name,
+                )
+
+
+class Outcome(StrEnum):
+    """What verifying one file found."""
+
+    VERIFIED = "verified"
+    FAILED = "failed"
+    OTHER_VERSION = "other schema version"
+    UNREADABLE = "unreadable"
+
+
+@dataclass(frozen=True)
+class FileVerdict:
+    """The verdict on one transcript file; `problem` says what is wrong unless it verified."""
+
+    path: Path
+    outcome: Outcome
+    game: str | None = None
+    problem: str | None = None
+    replayed: Replay | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        discrepancy = self.replayed.problem if self.replayed else None
+        return {
+            "file": str(self.path),
+            "outcome": str(self.outcome),
+            "game": self.game,
+            "problem": self.problem,
+            "discrepancy": discrepancy.to_json() if discrepancy else None,
+        }
+
+
+def verify_file(path: Path) -> FileVerdict:
+    """Read a transcript file and replay it; never raises for a bad file."""
+    try:
+        transcript = read_transcript(path)
+    except SchemaVersionError as error:
+        return FileVerdict(path, Outcome.OTHER_VERSION, problem=str(error))
+    except TranscriptError as error:
+        return FileVerdict(path, Outcome.UNREADABLE, problem=str(error))
+    replayed = replay(transcript)
+    if replayed.problem is None:
+        return FileVerdict(path, Outcome.VERIFIED, transcript.game, replayed=replayed)
+    return FileVerdict(
+        path, Outcome.FAILED, transcript.game, f"{path}: {replayed.problem}", replayed
+    )
+
+
+def transcript_files(directory: Path) -> list[Path]:
+    """The transcripts of a results directory: its `*.json` files, in name order."""
+    return sorted(path for path in directory.glob("*.json") if path.is_file())
+
+
+def verify_directory(
+    directory: Path, progress: Callable[[int, int], None] | None = None
+) -> list[FileVerdict]:
+    """Verify every transcript in a directory; `progress(done, total)` after each."""
+    paths = transcript_files(directory)
+    verdicts = []
+    for done, path in enumerate(paths, start=1):
+        verdicts.append(verify_file(path))
+        if progress is not None:
+            progress(done, len(paths))
+    return verdicts
+
+
+def summary(verdicts: Iterable[FileVerdict]) -> list[tuple[str, int, int]]:
+    """Per game (unreadable files under "-"): how many files verified and how many failed."""
+    counts: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    for verdict in verdicts:
+        counts[verdict.game or "-"][verdict.outcome != Outcome.VERIFIED] += 1
+    return [(game, *counts[game]) for game in sorted(counts)]
