@@ -8,8 +8,12 @@ import functools
 import json
 import random
 import signal
+import sys
 import tempfile
+import time
 from collections.abc import Callable, Coroutine, Hashable
+from dataclasses import asdict
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
@@ -32,12 +36,29 @@ from referee.config import load_config
 from referee.conformance import check_file
 from referee.errors import ConformanceFileError, RefereeError
 from referee.games import GAMES, Game, JointMove, get_game
+from referee.ggp import to_ggp
 from referee.match import MatchSetup, Policy, StepCallback, new_match_id, play_fresh
 from referee.playout import random_steps
+from referee.replay import (
+    FileVerdict,
+    Frame,
+    Outcome,
+    Replay,
+    summary,
+    transcript_files,
+    verify_directory,
+    verify_file,
+)
 from referee.schedule import ScheduledMatch
 from referee.standings import Format, compute, load_results, render
 from referee.tournament import Observer, run_tournament
-from referee.transcript import Transcript, check_writable, check_writable_dir
+from referee.transcript import (
+    Fault,
+    Transcript,
+    check_writable,
+    check_writable_dir,
+    write_atomic,
+)
 from referee.validate import Verdict, validate
 
 app = typer.Typer(
@@ -98,14 +119,35 @@ def _fresh_seed(seed: int | None) -> int:
     return random.SystemRandom().randrange(2**31) if seed is None else seed
 
 
+def _step_line(step: int, moves: dict[str, str], times_ms: dict[str, float] | None = None) -> str:
+    """`step 3: xcplayer (mark 2 2) 812 ms, obplayer noop`: a joint move and response times."""
+    times_ms = times_ms or {}
+    return f"step {step}: " + ", ".join(
+        f"{role} {move}" + (f" {times_ms[role]:.1f} ms" if role in times_ms else "")
+        for role, move in moves.items()
+    )
+
+
+def _fault_line(fault: Fault) -> str:
+    replaced = f"; played {fault.replacement} instead" if fault.replacement else ""
+    return f"fault at step {fault.step}: {fault.role} {fault.kind}: {fault.detail}{replaced}"
+
+
+def _result_line(transcript: Transcript) -> str:
+    steps = len(transcript.steps)
+    if transcript.goals is None:
+        return f"result: none ({transcript.end_reason} after {steps} steps)"
+    goals = ", ".join(f"{role} {goal}" for role, goal in transcript.goals.items())
+    return f"result: {goals} ({transcript.end_reason} after {steps} steps)"
+
+
 def _step_printer(game: Game, show: bool) -> StepCallback:
     """Print the start position (with --show), then a callback that prints each step."""
     if show:
         typer.echo(game.render(game.initial_state()) + "\n")
 
     def print_step(step: int, joint: JointMove, state: Hashable) -> None:
-        moves = ", ".join(f"{role} {move}" for role, move in zip(game.roles, joint, strict=True))
-        typer.echo(f"step {step}: {moves}")
+        typer.echo(_step_line(step, dict(zip(game.roles, joint, strict=True))))
         if show:
             typer.echo(game.render(state) + "\n")
 
@@ -238,12 +280,8 @@ def play(
         _error(f"interrupted; the match is recorded as aborted in {out}")
         raise typer.Exit(130) from None
     for fault in transcript.faults:
-        replaced = f"; played {fault.replacement} instead" if fault.replacement else ""
-        typer.echo(
-            f"fault at step {fault.step}: {fault.role} {fault.kind}: {fault.detail}{replaced}"
-        )
-    goals = ", ".join(f"{role} {goal}" for role, goal in (transcript.goals or {}).items())
-    typer.echo(f"result: {goals} ({transcript.end_reason} after {len(transcript.steps)} steps)")
+        typer.echo(_fault_line(fault))
+    typer.echo(_result_line(transcript))
     typer.echo(f"transcript: {out}")
 
 
@@ -436,6 +474,168 @@ def validate_command(
         )
     if report.verdict is Verdict.FAIL:
         raise typer.Exit(EXIT_FAILED)
+
+
+def _frame_text(game: Game, frame: Frame) -> str:
+    """A replayed step as text: its joint move with response times, its faults, the board."""
+    lines = [_step_line(frame.step, frame.moves, frame.times_ms) if frame.step else "start"]
+    lines += [_fault_line(fault) for fault in frame.faults]
+    return "\n".join([*lines, game.render(frame.state), ""])
+
+
+def _match_header(transcript: Transcript) -> str:
+    seats = ", ".join(f"{seat.role} {seat.player}" for seat in transcript.seats)
+    clocks = transcript.clocks
+    return (
+        f"{transcript.match_id}: {transcript.game}, {seats}; start clock {clocks['start_ms']} ms,"
+        f" play clock {clocks['play_ms']} ms, time bank {clocks['time_bank_ms']} ms,"
+        f" policy {transcript.policy}"
+    )
+
+
+def _verdict_line(verdict: FileVerdict) -> str:
+    if verdict.outcome is Outcome.VERIFIED:
+        assert verdict.replayed is not None
+        transcript = verdict.replayed.transcript
+        return f"{verdict.path}: verified; {transcript.game}, {_result_line(transcript)}"
+    return f"{verdict.outcome.upper()} {verdict.problem}"
+
+
+def _verify_directory(directory: Path, as_json: bool) -> None:
+    """Verify every transcript in a directory, print a summary by game; exit 1 if one failed."""
+    if not transcript_files(directory):
+        raise RefereeError(f"{directory}: no transcripts (*.json) in this directory")
+    progress = _progress_bar(transient=True)
+    task = progress.add_task("verify", total=None)
+    with progress:
+        verdicts = verify_directory(
+            directory, lambda done, total: progress.update(task, completed=done, total=total)
+        )
+    rows = summary(verdicts)
+    failed = sum(row[2] for row in rows)
+    if as_json:
+        report = {
+            "directory": str(directory),
+            "verified": len(verdicts) - failed,
+            "failed": failed,
+            "by_game": [{"game": g, "verified": v, "failed": f} for g, v, f in rows],
+            "files": [verdict.to_json() for verdict in verdicts],
+        }
+        typer.echo(json.dumps(report, indent=2))
+    else:
+        for verdict in verdicts:
+            if verdict.outcome is not Outcome.VERIFIED:
+                typer.echo(_verdict_line(verdict))
+        total = ("total", len(verdicts) - failed, failed)
+        typer.echo(tabulate([*rows, total], headers=["game", "verified", "failed"]))
+    if failed:
+        raise typer.Exit(EXIT_FAILED)
+
+
+def _show_replay(replayed: Replay, step: int | None, watch: bool, delay: float) -> None:
+    """Print the frames of a replay: all, only step N, or one at a time with --watch."""
+    game, transcript = replayed.game, replayed.transcript
+    assert game is not None
+    frames = replayed.frames
+    if step is not None:
+        if step > len(transcript.steps):
+            raise RefereeError(f"--step {step}: the match has {len(transcript.steps)} steps")
+        frames = [frame for frame in frames if frame.step == step]
+    clear = watch and sys.stdout.isatty()
+    typer.echo(_match_header(transcript))
+    for number, frame in enumerate(frames):
+        if watch and number:
+            time.sleep(delay)
+            if clear:
+                typer.echo("\x1b[2J\x1b[H" + _match_header(transcript))
+        typer.echo(_frame_text(game, frame))
+    if replayed.verified:
+        typer.echo(_result_line(transcript))
+
+
+@app.command("replay")
+@_user_errors
+def replay_command(
+    path: Annotated[Path, typer.Argument(help="A transcript, or a results directory to verify.")],
+    verify: Annotated[
+        bool, typer.Option("--verify", help="Check the transcript against the rules; no boards.")
+    ] = False,
+    step: Annotated[
+        int | None, typer.Option(min=0, help="Show only the board after step N (0: the start).")
+    ] = None,
+    watch: Annotated[
+        bool, typer.Option("--watch", help="Play the match back in the terminal, step by step.")
+    ] = False,
+    delay: Annotated[float, typer.Option(min=0, help="Seconds between steps with --watch.")] = 1.0,
+    as_json: JsonOption = False,
+) -> None:
+    """Replay a match with the rules: show its boards, or verify it (a directory: every one)."""
+    if path.is_dir():
+        if step is not None or watch:
+            raise RefereeError(f"{path}: --step and --watch show one transcript, not a directory")
+        _verify_directory(path, as_json)
+        return
+    if not path.exists():
+        raise RefereeError(f"{path}: no such transcript or directory")
+    verdict = verify_file(path)
+    replayed = verdict.replayed
+    if as_json:
+        report = verdict.to_json()
+        if not verify and replayed is not None and replayed.game is not None:
+            report["frames"] = [_frame_json(replayed.game, frame) for frame in replayed.frames]
+        typer.echo(json.dumps(report, indent=2))
+    elif verify or replayed is None or replayed.game is None:
+        typer.echo(_verdict_line(verdict))
+    else:
+        try:
+            _show_replay(replayed, step, watch, delay)
+        except KeyboardInterrupt:
+            raise typer.Exit(130) from None
+        if not replayed.verified:
+            typer.echo(_verdict_line(verdict))
+    if verdict.outcome is not Outcome.VERIFIED:
+        raise typer.Exit(EXIT_FAILED)
+
+
+def _frame_json(game: Game, frame: Frame) -> dict[str, Any]:
+    return {
+        "step": frame.step,
+        "moves": frame.moves,
+        "times_ms": frame.times_ms,
+        "faults": [asdict(fault) for fault in frame.faults],
+        "terminal": game.is_terminal(frame.state),
+        "board": game.render(frame.state),
+    }
+
+
+class ExportFormat(StrEnum):
+    """Layouts a transcript can be exported in."""
+
+    GGP = "ggp"
+
+
+@app.command()
+@_user_errors
+def export(
+    transcript: Annotated[Path, typer.Argument(help="A transcript file.")],
+    fmt: Annotated[
+        ExportFormat, typer.Option("--format", help="ggp: the match JSON of the GGP managers.")
+    ] = ExportFormat.GGP,
+    out: Annotated[Path | None, typer.Option(help="Write here instead of stdout.")] = None,
+) -> None:
+    """Export a verified transcript for other tools."""
+    if not transcript.is_file():
+        raise RefereeError(f"{transcript}: no such transcript file")
+    verdict = verify_file(transcript)
+    if verdict.replayed is None or not verdict.replayed.verified:
+        typer.echo(_verdict_line(verdict), err=True)
+        raise typer.Exit(EXIT_FAILED)
+    text = json.dumps(to_ggp(verdict.replayed.transcript), indent=2) + "\n"
+    if out is None:
+        typer.echo(text, nl=False)
+    else:
+        check_writable(out)
+        write_atomic(out, text)
 
 
 async def _stopped_by_sigterm(work: Coroutine[Any, Any, T]) -> T:

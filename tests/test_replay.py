@@ -1,0 +1,469 @@
+"""Replaying and verifying transcripts: real matches verify, every kind of tampering is caught."""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from referee.cli import app
+from referee.clock import Clocks
+from referee.games import get_game
+from referee.match import MatchSetup, Policy, play_fresh
+from referee.player import PlayerProcess, PlayerSpec
+from referee.replay import Outcome, verify_file
+from tests.conftest import play
+
+HERE = Path(__file__).resolve().parent
+RANDOM = HERE.parent / "players" / "random_player.py"
+MISBEHAVING = HERE / "players" / "misbehaving.py"
+QUICK = Clocks(start_ms=2_000, play_ms=300)
+runner = CliRunner()
+
+
+def _program(name: str, script: Path, *args: str) -> PlayerSpec:
+    return PlayerSpec(name, (sys.executable, str(script), *args))
+
+
+def _random(name: str) -> PlayerSpec:
+    return _program(name, RANDOM, "--seed", "11")
+
+
+def _play(out: Path, game_id: str, specs: list[PlayerSpec], policy: Policy) -> dict[str, Any]:
+    players = [PlayerProcess(spec, out.with_suffix(f".{spec.name}.log")) for spec in specs]
+    setup = MatchSetup(out.stem, get_game(game_id), players, QUICK, policy, seed=5)
+    asyncio.run(play_fresh(setup, out))
+    return json.loads(out.read_text())
+
+
+@pytest.fixture(scope="module")
+def played(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
+    """Real transcripts: a clean match, faults replaced at random, a crash, and a forfeit."""
+    directory = tmp_path_factory.mktemp("played")
+    return {
+        "clean": _play(
+            directory / "clean.json", "ticblock", [_random("a"), _random("b")], Policy.FORFEIT
+        ),
+        "replaced": _play(
+            directory / "replaced.json",
+            "ticblock",
+            [_program("bad", MISBEHAVING, "illegal", "--at", "2"), _random("b")],
+            Policy.RANDOM,
+        ),
+        "crashed": _play(
+            directory / "crashed.json",
+            "hex-pie",
+            [_program("bad", MISBEHAVING, "exit", "--at", "2"), _random("b")],
+            Policy.RANDOM,
+        ),
+        "forfeit": _play(
+            directory / "forfeit.json",
+            "ticblock",
+            [_random("a"), _program("bad", MISBEHAVING, "illegal")],
+            Policy.FORFEIT,
+        ),
+    }
+
+
+def _write(tmp_path: Path, data: dict[str, Any], name: str = "t.json") -> Path:
+    path = tmp_path / name
+    path.write_text(json.dumps(data, indent=2))
+    return path
+
+
+def _verdict_of(tmp_path: Path, data: dict[str, Any]):
+    verdict = verify_file(_write(tmp_path, data))
+    assert verdict.outcome is Outcome.FAILED, verdict
+    assert verdict.replayed is not None and verdict.replayed.problem is not None
+    return verdict.replayed.problem
+
+
+@pytest.mark.parametrize("name", ["clean", "replaced", "crashed", "forfeit"])
+def test_real_transcripts_verify(tmp_path: Path, played, name: str) -> None:
+    data = played[name]
+    verdict = verify_file(_write(tmp_path, data))
+    assert verdict.outcome is Outcome.VERIFIED, verdict.problem
+    replayed = verdict.replayed
+    assert replayed is not None
+    assert [frame.step for frame in replayed.frames] == list(range(len(data["steps"]) + 1))
+    game = get_game(data["game"])
+    moves = [tuple(step["moves"][role] for role in game.roles) for step in data["steps"]]
+    assert replayed.frames[-1].state == play(game, moves)
+
+
+def test_the_played_transcripts_have_what_the_tampering_tests_need(played) -> None:
+    assert played["clean"]["end_reason"] == "terminal"
+    assert [(f["kind"], f["replacement"] is not None) for f in played["replaced"]["faults"]] == [
+        ("illegal", True)
+    ]
+    assert [f["kind"] for f in played["crashed"]["faults"]] == ["crash"]
+    assert played["forfeit"]["end_reason"] == "forfeit"
+
+
+def test_a_move_changed_to_another_legal_move_is_caught_where_it_breaks_the_game(
+    tmp_path: Path, played
+) -> None:
+    data = copy.deepcopy(played["clean"])
+    # xcplayer marks a cell at step 1 and another at step 3: marking the second cell at step 1
+    # is legal there, and makes the step-3 move illegal (the cell is taken).
+    later = data["steps"][2]["moves"]["xcplayer"]
+    data["steps"][0]["moves"]["xcplayer"] = later
+    problem = _verdict_of(tmp_path, data)
+    assert (problem.step, problem.role) == (3, "xcplayer")
+    assert str(problem).startswith(f"step 3: xcplayer: played {later}, which is not legal here")
+
+
+def test_a_replacement_move_changed_to_another_legal_move_is_caught_by_the_seed(
+    tmp_path: Path, played
+) -> None:
+    data = copy.deepcopy(played["replaced"])
+    fault = data["faults"][0]
+    step = data["steps"][fault["step"] - 1]
+    game = get_game(data["game"])
+    before = play(
+        game,
+        [tuple(s["moves"][r] for r in game.roles) for s in data["steps"][: fault["step"] - 1]],
+    )
+    other = next(
+        m
+        for m in game.legal_moves(before, game.role_index(fault["role"]))
+        if m != step["moves"][fault["role"]]
+    )
+    step["moves"][fault["role"]] = other
+    problem = _verdict_of(tmp_path, data)
+    assert str(problem) == (
+        f"step {fault['step']}: {fault['role']}: played {other},"
+        f" but its fault records the replacement {fault['replacement']}"
+    )
+
+
+def test_a_move_drawn_for_a_crashed_player_must_be_the_seeds(tmp_path: Path, played) -> None:
+    data = copy.deepcopy(played["crashed"])
+    game = get_game(data["game"])
+    crash = data["faults"][0]
+    # The first step after the crash where the crashed role had a choice.
+    state = play(
+        game, [tuple(s["moves"][r] for r in game.roles) for s in data["steps"][: crash["step"]]]
+    )
+    role = game.role_index(crash["role"])
+    number = crash["step"] + 1
+    while len(game.legal_moves(state, role)) < 2:
+        state = game.next_state(
+            state, tuple(data["steps"][number - 1]["moves"][r] for r in game.roles)
+        )
+        number += 1
+    drawn = data["steps"][number - 1]["moves"][crash["role"]]
+    other = next(m for m in game.legal_moves(state, role) if m != drawn)
+    data["steps"][number - 1]["moves"][crash["role"]] = other
+    problem = _verdict_of(tmp_path, data)
+    assert str(problem) == (
+        f"step {number}: {crash['role']}: out of the match, so its move is drawn with the match"
+        f" seed: {drawn}, but the transcript has {other}"
+    )
+
+
+def test_an_illegal_move_is_named_with_its_step_and_role(tmp_path: Path, played) -> None:
+    data = copy.deepcopy(played["clean"])
+    taken = data["steps"][0]["moves"]["xcplayer"]
+    data["steps"][1]["moves"]["obplayer"] = taken
+    problem = _verdict_of(tmp_path, data)
+    assert (problem.step, problem.role) == (2, "obplayer")
+    assert str(problem).startswith(f"step 2: obplayer: played {taken}, which is not legal here")
+
+
+def test_text_that_is_no_move_is_named(tmp_path: Path, played) -> None:
+    data = copy.deepcopy(played["clean"])
+    data["steps"][0]["moves"]["xcplayer"] = "(fly away)"
+    assert str(_verdict_of(tmp_path, data)) == (
+        "step 1: xcplayer: '(fly away)' is not a move of ticblock"
+    )
+
+
+def test_a_changed_goal_is_caught(tmp_path: Path, played) -> None:
+    data = copy.deepcopy(played["clean"])
+    winner = max(data["goals"], key=data["goals"].get)
+    real = data["goals"][winner]
+    data["goals"][winner] = real - 1
+    assert str(_verdict_of(tmp_path, data)) == (
+        f"goals: {winner}: {real - 1} is recorded, the rules give {real}"
+    )
+
+
+def test_a_changed_forfeit_goal_is_caught(tmp_path: Path, played) -> None:
+    data = copy.deepcopy(played["forfeit"])
+    data["goals"] = {"xcplayer": 0, "obplayer": 100}
+    assert str(_verdict_of(tmp_path, data)) == (
+        "goals: xcplayer: 0 is recorded, the forfeit gives 100"
+    )
+
+
+def test_a_removed_step_is_caught(tmp_path: Path, played) -> None:
+    data = copy.deepcopy(played["clean"])
+    del data["steps"][3]
+    problem = _verdict_of(tmp_path, data)
+    assert str(problem) == "step 4: missing: the next step recorded is step 5"
+
+
+def test_a_removed_last_step_leaves_a_game_that_is_not_over(tmp_path: Path, played) -> None:
+    data = copy.deepcopy(played["clean"])
+    data["steps"].pop()
+    last = len(data["steps"])
+    assert str(_verdict_of(tmp_path, data)) == (
+        f"end: recorded as ended by the rules, but the game is not over after step {last}"
+    )
+
+
+def test_a_forfeit_under_the_random_policy_is_caught(tmp_path: Path, played) -> None:
+    data = copy.deepcopy(played["forfeit"])
+    data["policy"] = "random"
+    assert str(_verdict_of(tmp_path, data)) == "end: a forfeit, but the policy is random"
+
+
+def test_a_fault_at_a_step_never_played_is_caught(tmp_path: Path, played) -> None:
+    data = copy.deepcopy(played["forfeit"])
+    never = len(data["steps"]) + 3
+    data["faults"][0]["step"] = never
+    assert str(_verdict_of(tmp_path, data)) == (
+        f"step {never}: obplayer: a fault at a step that was never played"
+    )
+
+
+def test_a_truncated_file_is_unreadable_and_says_so(tmp_path: Path, played) -> None:
+    text = json.dumps(played["clean"], indent=2)
+    path = tmp_path / "t.json"
+    path.write_text(text[: len(text) // 2])
+    verdict = verify_file(path)
+    assert verdict.outcome is Outcome.UNREADABLE
+    assert verdict.problem is not None
+    assert verdict.problem.startswith(f"{path}: line ")
+    assert verdict.problem.endswith("the file ends early (truncated?)")
+
+
+def test_another_schema_version_is_told_apart_from_damage(tmp_path: Path, played) -> None:
+    data = dict(played["clean"], schema_version=2)
+    verdict = verify_file(_write(tmp_path, data))
+    assert verdict.outcome is Outcome.OTHER_VERSION
+    assert (
+        verdict.problem == f"{tmp_path / 't.json'}: schema version 2; this referee reads version 1"
+    )
+
+
+def test_an_unknown_game_is_named(tmp_path: Path, played) -> None:
+    data = dict(played["clean"], game="chess")
+    assert str(_verdict_of(tmp_path, data)).startswith("game: unknown game 'chess'")
+
+
+def _results(tmp_path: Path, played, tampered: bool) -> Path:
+    """A results directory with the played transcripts, one of them tampered with if asked."""
+    directory = tmp_path / "results"
+    directory.mkdir()
+    for name, data in played.items():
+        _write(directory, data, f"{name}.json")
+    if tampered:
+        data = copy.deepcopy(played["clean"])
+        data["goals"] = {role: 50 for role in data["goals"]}
+        _write(directory, data, "edited.json")
+    return directory
+
+
+def test_cli_verify_a_good_transcript(tmp_path: Path, played) -> None:
+    path = _write(tmp_path, played["clean"])
+    result = runner.invoke(app, ["replay", "--verify", str(path)])
+    assert result.exit_code == 0, result.output
+    goals = ", ".join(f"{role} {goal}" for role, goal in played["clean"]["goals"].items())
+    assert result.stdout == (
+        f"{path}: verified; ticblock, result: {goals}"
+        f" (terminal after {len(played['clean']['steps'])} steps)\n"
+    )
+
+
+def test_cli_verify_a_tampered_transcript_names_file_step_and_role(tmp_path: Path, played) -> None:
+    data = copy.deepcopy(played["clean"])
+    data["steps"][1]["moves"]["obplayer"] = "(fly away)"
+    path = _write(tmp_path, data)
+    result = runner.invoke(app, ["replay", "--verify", str(path)])
+    assert result.exit_code == 1
+    assert result.stdout == (
+        f"FAILED {path}: step 2: obplayer: '(fly away)' is not a move of ticblock\n"
+    )
+
+
+def test_cli_verify_json(tmp_path: Path, played) -> None:
+    data = copy.deepcopy(played["clean"])
+    del data["steps"][3]
+    path = _write(tmp_path, data)
+    result = runner.invoke(app, ["replay", "--verify", "--json", str(path)])
+    assert result.exit_code == 1
+    report = json.loads(result.stdout)
+    assert report["outcome"] == "failed"
+    assert report["discrepancy"] == {
+        "where": "step 4",
+        "step": 4,
+        "role": None,
+        "what": "missing: the next step recorded is step 5",
+    }
+
+
+def test_cli_other_schema_version_is_reported_as_such(tmp_path: Path, played) -> None:
+    path = _write(tmp_path, dict(played["clean"], schema_version=3))
+    result = runner.invoke(app, ["replay", "--verify", str(path)])
+    assert result.exit_code == 1
+    assert result.stdout.startswith(f"OTHER SCHEMA VERSION {path}: schema version 3;")
+
+
+def test_cli_a_directory_is_verified_with_a_summary_by_game(tmp_path: Path, played) -> None:
+    directory = _results(tmp_path, played, tampered=False)
+    result = runner.invoke(app, ["replay", str(directory)])
+    assert result.exit_code == 0, result.output
+    rows = [line.split() for line in result.stdout.splitlines()[2:]]
+    assert rows == [["hex-pie", "1", "0"], ["ticblock", "3", "0"], ["total", "4", "0"]]
+
+
+def test_cli_a_directory_with_a_bad_transcript_fails(tmp_path: Path, played) -> None:
+    directory = _results(tmp_path, played, tampered=True)
+    (directory / "cut.json").write_text('{"schema": "referee-tra')
+    result = runner.invoke(app, ["replay", str(directory), "--json"])
+    assert result.exit_code == 1
+    report = json.loads(result.stdout)
+    assert (report["verified"], report["failed"]) == (4, 2)
+    assert {"game": "ticblock", "verified": 3, "failed": 1} in report["by_game"]
+    assert {"game": "-", "verified": 0, "failed": 1} in report["by_game"]
+    problems = {Path(f["file"]).name: f["problem"] for f in report["files"] if f["problem"]}
+    real = played["clean"]["goals"]["xcplayer"]
+    assert problems["edited.json"].endswith(
+        f"goals: xcplayer: 50 is recorded, the rules give {real}"
+    )
+    assert problems["cut.json"].endswith("the file ends early (truncated?)")
+
+
+def test_cli_show_one_step(tmp_path: Path, played) -> None:
+    data = played["clean"]
+    path = _write(tmp_path, data)
+    game = get_game("ticblock")
+    result = runner.invoke(app, ["replay", str(path), "--step", "3"])
+    assert result.exit_code == 0, result.output
+    board = game.render(play(game, [tuple(s["moves"].values()) for s in data["steps"][:3]]))
+    assert board in result.stdout
+    assert "\nstep 3: xcplayer " in result.stdout
+    assert "step 2:" not in result.stdout and "step 4:" not in result.stdout
+
+
+def test_cli_show_every_step_with_times_and_faults(tmp_path: Path, played) -> None:
+    data = played["replaced"]
+    path = _write(tmp_path, data)
+    result = runner.invoke(app, ["replay", str(path), "--watch", "--delay", "0"])
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert lines[1] == "start"
+    shown = [line for line in lines if line.startswith("step ")]
+    assert len(shown) == len(data["steps"])
+    first = data["steps"][0]
+    mover = next(iter(first["times_ms"]))
+    assert f"{mover} {first['moves'][mover]} {first['times_ms'][mover]:.1f} ms" in shown[0]
+    fault = data["faults"][0]
+    assert (
+        f"fault at step {fault['step']}: {fault['role']} illegal: {fault['detail']};"
+        f" played {fault['replacement']} instead"
+    ) in lines
+    assert lines[-1].startswith("result: ")
+
+
+def test_cli_show_stops_at_the_first_discrepancy(tmp_path: Path, played) -> None:
+    data = copy.deepcopy(played["clean"])
+    data["steps"][1]["moves"]["obplayer"] = data["steps"][0]["moves"]["xcplayer"]
+    path = _write(tmp_path, data)
+    result = runner.invoke(app, ["replay", str(path)])
+    assert result.exit_code == 1
+    assert [
+        line.split(":")[0] for line in result.stdout.splitlines() if line.startswith("step")
+    ] == ["step 1"]
+    assert result.stdout.splitlines()[-1].startswith(f"FAILED {path}: step 2: obplayer: played")
+
+
+def test_cli_show_json_has_a_board_per_step(tmp_path: Path, played) -> None:
+    data = played["crashed"]
+    result = runner.invoke(app, ["replay", str(_write(tmp_path, data)), "--json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["outcome"] == "verified"
+    assert [f["step"] for f in report["frames"]] == list(range(len(data["steps"]) + 1))
+    assert report["frames"][-1]["terminal"] is True
+    assert [f["kind"] for frame in report["frames"] for f in frame["faults"]] == ["crash"]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--step", "99"], "--step 99: the match has"),
+        (["--watch"], "--step and --watch show one transcript, not a directory"),
+        ([], "no such transcript or directory"),
+    ],
+)
+def test_cli_bad_requests_are_one_line_errors(tmp_path: Path, played, args, message) -> None:
+    path = _write(tmp_path, played["clean"])
+    target = {"--step": path, "--watch": tmp_path}.get(args[0] if args else "", tmp_path / "nope")
+    result = runner.invoke(app, ["replay", str(target), *args])
+    assert result.exit_code == 2
+    assert message in result.stderr
+    assert len(result.stderr.splitlines()) == 1
+
+
+def test_cli_an_empty_directory_is_a_bad_request(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["replay", str(tmp_path)])
+    assert result.exit_code == 2
+    assert (
+        result.stderr == f"referee: error: {tmp_path}: no transcripts (*.json) in this directory\n"
+    )
+
+
+def test_export_ggp(tmp_path: Path, played) -> None:
+    data = played["forfeit"]
+    out = tmp_path / "ggp.json"
+    result = runner.invoke(
+        app, ["export", str(_write(tmp_path, data)), "--format", "ggp", "--out", str(out)]
+    )
+    assert result.exit_code == 0, result.output
+    match = json.loads(out.read_text())
+    roles = ["xcplayer", "obplayer"]
+    assert match["matchId"] == data["match_id"]
+    assert match["gameName"] == "ticblock"
+    assert match["gameRoleNames"] == roles
+    assert match["playerNamesFromHost"] == ["a", "bad"]
+    assert match["isPlayerHuman"] == [False, False]
+    assert (match["startClock"], match["playClock"]) == (2, 0.3)
+    assert match["moves"] == [[step["moves"][role] for role in roles] for step in data["steps"]]
+    assert match["goalValues"] == [data["goals"][role] for role in roles]
+    assert (match["isCompleted"], match["isAborted"]) == (True, False)
+    fault = data["faults"][0]
+    assert fault["step"] == len(data["steps"]) + 1
+    assert len(match["errors"]) == fault["step"] + 1
+    assert match["errors"][fault["step"]] == ["", f"illegal: {fault['detail']}"]
+    assert all(row == ["", ""] for row in match["errors"][:-1])
+
+
+def test_export_refuses_a_transcript_that_does_not_verify(tmp_path: Path, played) -> None:
+    data = copy.deepcopy(played["clean"])
+    del data["steps"][3]
+    path = _write(tmp_path, data)
+    result = runner.invoke(app, ["export", str(path), "--format", "ggp"])
+    assert result.exit_code == 1
+    assert result.stdout == ""
+    assert result.stderr == f"FAILED {path}: step 4: missing: the next step recorded is step 5\n"
+
+
+def test_an_aborted_match_verifies_as_far_as_it_went(tmp_path: Path, played) -> None:
+    data = copy.deepcopy(played["clean"])
+    data["steps"] = data["steps"][:4]
+    data.update(end_reason="aborted", goals=None)
+    path = _write(tmp_path, data)
+    result = runner.invoke(app, ["replay", str(path)])
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines()[-1] == "result: none (aborted after 4 steps)"
+    data["goals"] = {"xcplayer": 0, "obplayer": 0}
+    assert str(_verdict_of(tmp_path, data)) == ("goals: recorded, but an aborted match has none")
