@@ -27,7 +27,7 @@ from referee.errors import (
 from referee.games import Game, Move, get_game
 from referee.match import Policy
 from referee.protocol import EndReason
-from referee.transcript import Fault, Transcript, read_transcript
+from referee.transcript import Fault, Step, Transcript, read_transcript
 
 
 @dataclass(frozen=True)
@@ -126,7 +126,7 @@ class _Replayer:
         state = self.game.initial_state()
         self.frames.append(Frame(0, state, faults=list(start_faults.values())))
         for number, step in enumerate(self.t.steps, start=1):
-            state = self._step(number, step.step, step.moves, step.times_ms, state)
+            state = self._step(number, step, state)
         self._check_end(state)
 
     def _check_header(self) -> None:
@@ -173,14 +173,8 @@ class _Replayer:
             role = next(iter(self.faults[0]))
             raise _at_step(1, "played after a start fault under the forfeit policy", role)
 
-    def _step(
-        self,
-        number: int,
-        recorded: int,
-        moves: dict[str, str],
-        times_ms: dict[str, float],
-        state: Hashable,
-    ) -> Hashable:
+    def _step(self, number: int, step: Step, state: Hashable) -> Hashable:
+        recorded, moves, times_ms = step.step, step.moves, step.times_ms
         if recorded != number:
             if recorded > number:
                 raise _at_step(number, f"missing: the next step recorded is step {recorded}")
