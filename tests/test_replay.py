@@ -6,6 +6,7 @@ import asyncio
 import copy
 import json
 import sys
+from collections.abc import Hashable
 from pathlib import Path
 from typing import Any
 
@@ -77,6 +78,12 @@ def _write(tmp_path: Path, data: dict[str, Any], name: str = "t.json") -> Path:
     return path
 
 
+def _state_before(data: dict[str, Any], step: int) -> Hashable:
+    """The state before a recorded step (step len+1: the final state), by the rule engine."""
+    game = get_game(data["game"])
+    return play(game, [tuple(s["moves"][r] for r in game.roles) for s in data["steps"][: step - 1]])
+
+
 def _verdict_of(tmp_path: Path, data: dict[str, Any]):
     verdict = verify_file(_write(tmp_path, data))
     assert verdict.outcome is Outcome.FAILED, verdict
@@ -92,9 +99,7 @@ def test_real_transcripts_verify(tmp_path: Path, played, name: str) -> None:
     replayed = verdict.replayed
     assert replayed is not None
     assert [frame.step for frame in replayed.frames] == list(range(len(data["steps"]) + 1))
-    game = get_game(data["game"])
-    moves = [tuple(step["moves"][role] for role in game.roles) for step in data["steps"]]
-    assert replayed.frames[-1].state == play(game, moves)
+    assert replayed.frames[-1].state == _state_before(data, len(data["steps"]) + 1)
 
 
 def test_the_played_transcripts_have_what_the_tampering_tests_need(played) -> None:
@@ -126,10 +131,7 @@ def test_a_replacement_move_changed_to_another_legal_move_is_caught_by_the_seed(
     fault = data["faults"][0]
     step = data["steps"][fault["step"] - 1]
     game = get_game(data["game"])
-    before = play(
-        game,
-        [tuple(s["moves"][r] for r in game.roles) for s in data["steps"][: fault["step"] - 1]],
-    )
+    before = _state_before(data, fault["step"])
     other = next(
         m
         for m in game.legal_moves(before, game.role_index(fault["role"]))
@@ -147,17 +149,12 @@ def test_a_move_drawn_for_a_crashed_player_must_be_the_seeds(tmp_path: Path, pla
     data = copy.deepcopy(played["crashed"])
     game = get_game(data["game"])
     crash = data["faults"][0]
-    # The first step after the crash where the crashed role had a choice.
-    state = play(
-        game, [tuple(s["moves"][r] for r in game.roles) for s in data["steps"][: crash["step"]]]
-    )
     role = game.role_index(crash["role"])
+    # The first step after the crash where the crashed role had a choice.
     number = crash["step"] + 1
-    while len(game.legal_moves(state, role)) < 2:
-        state = game.next_state(
-            state, tuple(data["steps"][number - 1]["moves"][r] for r in game.roles)
-        )
+    while len(game.legal_moves(_state_before(data, number), role)) < 2:
         number += 1
+    state = _state_before(data, number)
     drawn = data["steps"][number - 1]["moves"][crash["role"]]
     other = next(m for m in game.legal_moves(state, role) if m != drawn)
     data["steps"][number - 1]["moves"][crash["role"]] = other
@@ -348,7 +345,7 @@ def test_cli_show_one_step(tmp_path: Path, played) -> None:
     game = get_game("ticblock")
     result = runner.invoke(app, ["replay", str(path), "--step", "3"])
     assert result.exit_code == 0, result.output
-    board = game.render(play(game, [tuple(s["moves"].values()) for s in data["steps"][:3]]))
+    board = game.render(_state_before(data, 4))
     assert board in result.stdout
     assert "\nstep 3: xcplayer " in result.stdout
     assert "step 2:" not in result.stdout and "step 4:" not in result.stdout
