@@ -12,7 +12,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Coroutine, Hashable
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
@@ -49,6 +49,7 @@ from referee.replay import (
     verify_directory,
     verify_file,
 )
+from referee.sandbox import Limits, machine_protections
 from referee.schedule import ScheduledMatch
 from referee.standings import Format, compute, load_results, render
 from referee.tournament import Observer, run_tournament
@@ -113,6 +114,22 @@ def _options(
 JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
 GameArgument = Annotated[str, typer.Argument(help="Game id, see `referee games`.")]
 ShowOption = Annotated[bool, typer.Option("--show", help="Print the board after every step.")]
+_DEFAULT = Limits()
+MemoryOption = Annotated[
+    int, typer.Option(min=1, help="Memory of a player's processes together, MiB.")
+]
+CpuOption = Annotated[int, typer.Option(min=1, help="CPU seconds per match of a player.")]
+ProcessesOption = Annotated[
+    int, typer.Option(min=1, help="Processes and threads a player may have.")
+]
+OpenFilesOption = Annotated[int, typer.Option(min=1, help="Open files per player process.")]
+FileSizeOption = Annotated[int, typer.Option(min=1, help="Largest file a player may write, MiB.")]
+
+
+def _warn_unprotected() -> None:
+    """Say once, before any player starts, which protections this machine cannot give."""
+    for reason in machine_protections().why_not:
+        typer.echo(f"referee: warning: {reason}", err=True)
 
 
 def _fresh_seed(seed: int | None) -> int:
@@ -255,10 +272,16 @@ def play(
         Path | None, typer.Option(help="Transcript file (default: matches/results/ID.json).")
     ] = None,
     show: ShowOption = False,
+    memory_mb: MemoryOption = _DEFAULT.memory_mb,
+    cpu_s: CpuOption = _DEFAULT.cpu_s,
+    processes: ProcessesOption = _DEFAULT.processes,
+    open_files: OpenFilesOption = _DEFAULT.open_files,
+    file_size_mb: FileSizeOption = _DEFAULT.file_size_mb,
 ) -> None:
     """Play one match between player programs and write its transcript."""
     found = get_game(game)
-    seats = parse_seats(found, player)
+    limits = Limits(memory_mb, cpu_s, processes, open_files, file_size_mb)
+    seats = [replace(spec, limits=limits) for spec in parse_seats(found, player)]
     clocks = Clocks(start_clock, play_clock, time_bank)
     seed = _fresh_seed(seed)
     match_id = new_match_id(found.id)
@@ -273,6 +296,7 @@ def play(
         + ", ".join(f"{r} {s.name}" for r, s in zip(found.roles, seats, strict=True))
     )
     on_step = _step_printer(found, show)
+    _warn_unprotected()
     setup = MatchSetup(match_id, found, players, clocks, policy, seed)
     try:
         transcript = asyncio.run(_stopped_by_sigterm(play_fresh(setup, out, on_step)))
@@ -376,6 +400,7 @@ def tournament(
 ) -> None:
     """Run a round-robin tournament (or resume it) and print the standings."""
     settings = load_config(config)
+    _warn_unprotected()
     bar = _ProgressBar(settings.name)
     try:
         asyncio.run(_stopped_by_sigterm(run_tournament(settings, bar, restart)))
@@ -421,12 +446,18 @@ def validate_command(
     keep: Annotated[
         Path | None, typer.Option(help="Keep the transcripts and logs in this directory.")
     ] = None,
+    memory_mb: MemoryOption = _DEFAULT.memory_mb,
+    cpu_s: CpuOption = _DEFAULT.cpu_s,
+    processes: ProcessesOption = _DEFAULT.processes,
+    open_files: OpenFilesOption = _DEFAULT.open_files,
+    file_size_mb: FileSizeOption = _DEFAULT.file_size_mb,
 ) -> None:
     """Check that a player program is fit for a tournament: play it against random and judge."""
     selected = _select_games(games)
     if not selected:
         raise RefereeError("--games: name at least one game, or all")
-    spec = player_spec(command, "submitted")
+    limits = Limits(memory_mb, cpu_s, processes, open_files, file_size_mb)
+    spec = replace(player_spec(command, "submitted"), limits=limits)
     if spec.argv == (HUMAN,):
         raise RefereeError("validate checks a program; a person cannot be validated")
     problem = spec.missing_program()
@@ -435,6 +466,7 @@ def validate_command(
     clocks = Clocks(start_clock, play_clock)
     if keep is not None:
         check_writable_dir(keep, "--keep")
+    _warn_unprotected()
     with contextlib.ExitStack() as stack:
         workdir = keep or Path(
             stack.enter_context(tempfile.TemporaryDirectory(prefix="referee-validate-"))
@@ -636,6 +668,18 @@ def export(
     else:
         check_writable(out)
         write_atomic(out, text)
+
+
+@app.command()
+def doctor(as_json: JsonOption = False) -> None:
+    """Say which protections against misbehaving players this machine gives."""
+    rows = machine_protections().rows()
+    if as_json:
+        report = [{"protection": name, "active": active, "how": how} for name, active, how in rows]
+        typer.echo(json.dumps(report, indent=2))
+        return
+    table = [(name, "yes" if active else "NO", how) for name, active, how in rows]
+    typer.echo(tabulate(table, headers=["protection", "active", "how"]))
 
 
 async def _stopped_by_sigterm(work: Coroutine[Any, Any, T]) -> T:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -22,6 +22,7 @@ from referee.errors import ConfigError, RefereeError
 from referee.games import GAMES, Game
 from referee.match import Policy
 from referee.player import PlayerSpec
+from referee.sandbox import Limits
 from referee.userfiles import field_path, read_text
 
 # Names become parts of match ids and file names: no spaces, no slashes.
@@ -45,12 +46,25 @@ class _GameEntry(_Strict):
     time_bank: NonNegative | None = None
 
 
+class _LimitsEntry(_Strict):
+    memory_mb: Positive | None = None
+    cpu_s: Positive | None = None
+    processes: Positive | None = None
+    open_files: Positive | None = None
+    file_size_mb: Positive | None = None
+
+    def over(self, limits: Limits) -> Limits:
+        """`limits` with the ones given here in their place."""
+        return replace(limits, **self.model_dump(exclude_none=True))
+
+
 class _PlayerEntry(_Strict):
     name: Name
     command: str | list[str]
     cwd: str | None = None
     env: dict[str, str] = Field(default_factory=dict)
     reuse: bool | None = None
+    limits: _LimitsEntry = Field(default_factory=_LimitsEntry)
 
 
 class _ConfigFile(_Strict):
@@ -65,6 +79,7 @@ class _ConfigFile(_Strict):
     concurrency: Positive = 1
     seed: int = 0
     reuse: bool = True
+    limits: _LimitsEntry = Field(default_factory=_LimitsEntry)
     output: str | None = None
 
 
@@ -168,7 +183,9 @@ def _build(path: Path, raw: _ConfigFile, locate: _Locator) -> TournamentConfig:
         if entry.name in names:
             raise _Located((*where, "name"), f"player name {entry.name} is used twice")
         names.add(entry.name)
-        players.append(Entrant(_spec(entry, base, where), _pick(entry.reuse, raw.reuse)))
+        spec = _spec(entry, base, where)
+        spec = replace(spec, limits=entry.limits.over(raw.limits.over(Limits())))
+        players.append(Entrant(spec, _pick(entry.reuse, raw.reuse)))
     output = base / raw.output if raw.output else base / "results" / raw.name
     return TournamentConfig(
         path=path,
@@ -219,9 +236,13 @@ def _hint(game_id: str) -> str:
 
 
 def _key_hint(key: Any, parent: Location) -> str:
-    model = {(): _ConfigFile, ("players",): _PlayerEntry, ("games",): _GameEntry}.get(
-        tuple(part for part in parent if isinstance(part, str)), _ConfigFile
-    )
+    model = {
+        (): _ConfigFile,
+        ("players",): _PlayerEntry,
+        ("games",): _GameEntry,
+        ("limits",): _LimitsEntry,
+        ("players", "limits"): _LimitsEntry,
+    }.get(tuple(part for part in parent if isinstance(part, str)), _ConfigFile)
     close = difflib.get_close_matches(str(key), list(model.model_fields), n=1)
     return f" (did you mean {close[0]}?)" if close else ""
 

@@ -54,6 +54,11 @@ class FaultKind(StrEnum):
     ILLEGAL = "illegal"
     PROTOCOL = "protocol"
     CRASH = "crash"
+    RESOURCE = "resource"
+
+
+# Faults after which a player is gone: it plays no further part in the match.
+OUT_OF_THE_MATCH = frozenset({FaultKind.CRASH, FaultKind.RESOURCE})
 
 
 class PlayerStartError(RefereeError):
@@ -92,6 +97,12 @@ class PlayerCrashed(PlayerFault):
     """The player exited, closed its output, or stopped reading its input."""
 
     kind = FaultKind.CRASH
+
+
+class ResourceExceeded(PlayerFault):
+    """The player's processes went over one of its limits and were killed."""
+
+    kind = FaultKind.RESOURCE
 
 
 class ConfigError(RefereeError):

@@ -36,6 +36,9 @@ class HumanPlayer(Player):
     async def start(self) -> None:
         return None
 
+    def new_match(self) -> None:
+        return None
+
     async def request(self, line: str, limit_s: float) -> Reply:
         began = now()
         words = line.split()

@@ -20,7 +20,7 @@ from pathlib import Path
 from referee import protocol
 from referee.clock import Clocks, TimeBank
 from referee.errors import (
-    FaultKind,
+    OUT_OF_THE_MATCH,
     IllegalMoveFault,
     MoveParseError,
     PlayerCrashed,
@@ -109,6 +109,8 @@ class Match:
 
     async def _start(self) -> set[int]:
         clocks = self.setup.clocks
+        for player in self.setup.players:
+            player.new_match()
         outcomes = await asyncio.gather(
             *(
                 self._ask(
@@ -202,7 +204,7 @@ class Match:
         self, step: int, role: int, fault: PlayerFault, legal: Sequence[Move]
     ) -> Move | None:
         """Record a fault; the random move that replaces the answer, or None when there is none."""
-        if fault.kind is FaultKind.CRASH:
+        if fault.kind in OUT_OF_THE_MATCH:
             self.disabled[role] = True
         replacement = None
         if self.setup.policy is Policy.RANDOM and legal:

@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import ctypes
 import os
 import shlex
 import shutil
 import signal
 import subprocess
-import sys
+import tempfile
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -28,19 +27,32 @@ from referee.clock import now
 from referee.errors import (
     ConfigError,
     PlayerCrashed,
+    PlayerFault,
     PlayerStartError,
     PlayerTimeout,
     ProtocolViolation,
+    ResourceExceeded,
+)
+from referee.sandbox import (
+    LIBC,
+    Limits,
+    allow_cpu,
+    child_setup,
+    group_usage,
+    limit_of_signal,
+    machine_protections,
+    minimal_environment,
+    over_limit,
 )
 
 LOG_LIMIT = 1024 * 1024
 QUIT_GRACE_S = 1.0
 _READ_CHUNK = 64 * 1024
 _EXIT_DRAIN_S = 0.2
-_PR_SET_PDEATHSIG = 1
+_USAGE_EVERY_S = 0.1
+_EXIT_POLL_S = 0.02
+_FLOOD_PAUSE_S = 0.001
 _PR_SET_CHILD_SUBREAPER = 36
-# Loaded once here: the code that runs in a forked child before exec must not load libraries.
-_LIBC = ctypes.CDLL(None, use_errno=True) if sys.platform == "linux" else None
 
 
 @dataclass(frozen=True)
@@ -51,6 +63,7 @@ class PlayerSpec:
     argv: tuple[str, ...]
     cwd: Path | None = None
     env: Mapping[str, str] = field(default_factory=dict)
+    limits: Limits = field(default_factory=Limits)
 
     @classmethod
     def from_command(
@@ -59,6 +72,7 @@ class PlayerSpec:
         command: str | Sequence[str],
         cwd: Path | None = None,
         env: Mapping[str, str] | None = None,
+        limits: Limits | None = None,
     ) -> PlayerSpec:
         """A spec from an argv list or a shell-style string (split, never run through a shell)."""
         try:
@@ -67,7 +81,7 @@ class PlayerSpec:
             raise ConfigError(f"player {name}: cannot split command {command!r}: {error}") from None
         if not argv:
             raise ConfigError(f"player {name}: empty command")
-        return cls(name, argv, cwd, dict(env or {}))
+        return cls(name, argv, cwd, dict(env or {}), limits or Limits())
 
     def missing_program(self) -> str | None:
         """Why the program cannot be run from its working directory, or None when it can."""
@@ -105,6 +119,10 @@ class Player(ABC):
         """Get ready to receive lines."""
 
     @abstractmethod
+    def new_match(self) -> None:
+        """A match begins: per-match allowances start again."""
+
+    @abstractmethod
     async def request(self, line: str, limit_s: float) -> Reply:
         """Send a line that needs an answer and wait for the answer, at most `limit_s` seconds."""
 
@@ -131,6 +149,9 @@ class AbsentPlayer(Player):
         self.reason = reason
 
     async def start(self) -> None:
+        return None
+
+    def new_match(self) -> None:
         return None
 
     async def request(self, line: str, limit_s: float) -> Reply:
@@ -177,6 +198,9 @@ class PlayerProcess(Player):
         self._pending: asyncio.Future[_Line] | None = None
         self._owed = 0
         self._gone: str | None = None
+        self._gone_as: type[PlayerFault] = PlayerCrashed
+        self._private: str | None = None
+        self._cpu_at_match_start = 0.0
         # What a validation looks at: lines nobody asked for (counted, the last one kept, so
         # a flood costs no memory), standard error, the ending.
         self.stray_count = 0
@@ -196,7 +220,9 @@ class PlayerProcess(Player):
     async def start(self) -> None:
         _become_subreaper()
         self.switch_log(self.log_path)
-        env = {**os.environ, **self.spec.env}
+        self._private = tempfile.mkdtemp(prefix="referee-player-")
+        env = minimal_environment(self.spec.env, Path(self._private))
+        setup = child_setup(self.spec.limits, machine_protections().network)
         try:
             self._process = await asyncio.create_subprocess_exec(
                 *self.spec.argv,
@@ -206,10 +232,11 @@ class PlayerProcess(Player):
                 cwd=self.spec.cwd,
                 env=env,
                 start_new_session=True,
-                preexec_fn=_die_with_parent,
+                preexec_fn=setup,
             )
         except (OSError, subprocess.SubprocessError) as error:
             self._close_log()
+            shutil.rmtree(self._private, ignore_errors=True)
             if self.log_path.stat().st_size == 0:
                 self.log_path.unlink()
             reason = getattr(error, "strerror", None) or str(error)
@@ -221,7 +248,14 @@ class PlayerProcess(Player):
             output,
             asyncio.create_task(self._read_errors()),
             asyncio.create_task(self._watch_exit(output)),
+            asyncio.create_task(self._watch_usage()),
         ]
+
+    def new_match(self) -> None:
+        """The CPU time allowed per match counts from now."""
+        self._cpu_at_match_start = group_usage(self._members()).cpu_s
+        if self._process is not None:
+            allow_cpu(self._process.pid, self.spec.limits)
 
     def switch_log(self, path: Path) -> None:
         """Send what the player writes to standard error from now on to `path`, with a fresh cap.
@@ -242,7 +276,7 @@ class PlayerProcess(Player):
         if self._pending is not None:
             raise RuntimeError("one request at a time")
         if self._gone is not None:
-            raise PlayerCrashed(self._gone)
+            raise self._gone_as(self._gone)
         pending = asyncio.get_running_loop().create_future()
         self._pending = pending
         try:
@@ -269,7 +303,7 @@ class PlayerProcess(Player):
 
     async def send(self, line: str, limit_s: float) -> None:
         if self._gone is not None:
-            raise PlayerCrashed(self._gone)
+            raise self._gone_as(self._gone)
         await self._write(line, limit_s)
 
     async def close(self) -> None:
@@ -306,6 +340,8 @@ class PlayerProcess(Player):
         if process.stdin is not None:
             process.stdin.close()
         self._close_log()
+        if self._private is not None:
+            shutil.rmtree(self._private, ignore_errors=True)
 
     async def _write(self, line: str, limit_s: float) -> float:
         """Write a line; the time it was written. A player that will not take it has crashed."""
@@ -317,18 +353,45 @@ class PlayerProcess(Player):
             await asyncio.wait_for(process.stdin.drain(), limit_s)
         except (BrokenPipeError, ConnectionResetError):
             self._fail("closed its input")
-            raise PlayerCrashed(self._gone or "closed its input") from None
+            raise self._gone_as(self._gone or "closed its input") from None
         except TimeoutError:
             self._fail("stopped reading its input")
             raise PlayerCrashed("stopped reading its input") from None
         return written
 
-    def _fail(self, reason: str) -> None:
+    def _fail(self, reason: str, kind: type[PlayerFault] = PlayerCrashed) -> None:
         """The player can no longer be spoken to; a waiting request learns why."""
         if self._gone is None:
-            self._gone = reason
+            self._gone, self._gone_as = reason, kind
         if self._pending is not None and not self._pending.done():
-            self._pending.set_exception(PlayerCrashed(self._gone))
+            self._pending.set_exception(self._gone_as(self._gone))
+
+    def _ended(self, code: int) -> None:
+        """The program exited with this return code: a crash, or a limit's signal."""
+        limit = limit_of_signal(code)
+        if limit is None:
+            self._fail(_exit_reason(code))
+        else:
+            self._fail(f"exceeded its {self.spec.limits.describe(limit)}", ResourceExceeded)
+
+    def _members(self) -> list[int]:
+        if self._process is None:
+            return []
+        return [pid for pid, _, _ in group_members(self._process.pid)]
+
+    async def _watch_usage(self) -> None:
+        """Kill the player's processes as soon as together they go over one of its limits."""
+        assert self._process is not None
+        limits = self.spec.limits
+        while self._process.returncode is None:
+            usage = group_usage(self._members())
+            limit = over_limit(usage, limits, self._cpu_at_match_start)
+            if limit is not None:
+                self._fail(f"exceeded its {limits.describe(limit)}", ResourceExceeded)
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(self._process.pid, signal.SIGKILL)
+                return
+            await asyncio.sleep(_USAGE_EVERY_S)
 
     def _arrived(self, line: _Line) -> None:
         if line.text is not None and line.text.startswith("#"):
@@ -374,20 +437,27 @@ class PlayerProcess(Player):
         except TimeoutError:
             self._fail("closed its output")
         else:
-            self._fail(_exit_reason(code))
+            self._ended(code)
 
     async def _read_errors(self) -> None:
         assert self._process is not None and self._process.stderr is not None
         while chunk := await self._process.stderr.read(_READ_CHUNK):
             self.stderr_bytes += len(chunk)
             self._write_log(chunk)
+            if self._logged > self._log_limit:
+                # Past the log's cap, drained slowly: a flood costs the referee little CPU.
+                await asyncio.sleep(_FLOOD_PAUSE_S)
 
     async def _watch_exit(self, output: asyncio.Task[None]) -> None:
-        assert self._process is not None
-        code = await self._process.wait()
+        process = self._process
+        assert process is not None
+        # The return code, not wait(): a child holding the output open would hide the exit.
+        while process.returncode is None:
+            await asyncio.sleep(_EXIT_POLL_S)
+        code = process.returncode
         # An answer written just before exiting still counts: let the output be read first.
         await asyncio.wait({output}, timeout=_EXIT_DRAIN_S)
-        self._fail(_exit_reason(code))
+        self._ended(code)
 
     def _write_log(self, data: bytes) -> None:
         """Append to the player's log up to its size cap; the rest is counted, not kept."""
@@ -427,19 +497,13 @@ def _decode(raw: bytes, arrived: float) -> _Line:
         return _Line(None, "a line that is not UTF-8", arrived)
 
 
-def _die_with_parent() -> None:
-    """In the forked child: be killed when the referee dies, even by SIGKILL."""
-    if _LIBC is not None:
-        _LIBC.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-
-
 def _become_subreaper() -> None:
     """Adopt orphaned descendants, so a player's leftover children are reaped here.
 
     Without it they would be reparented to PID 1, which on some machines never reaps them.
     """
-    if _LIBC is not None:
-        _LIBC.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    if LIBC is not None:
+        LIBC.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
 
 
 def group_members(pgid: int) -> list[tuple[int, int, str]]:

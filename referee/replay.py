@@ -18,7 +18,7 @@ from typing import Any
 
 from referee.clock import Clocks
 from referee.errors import (
-    FaultKind,
+    OUT_OF_THE_MATCH,
     MoveParseError,
     SchemaVersionError,
     TranscriptError,
@@ -193,7 +193,7 @@ class _Replayer:
                 raise _at_step(number, f"recorded as asked for a move, but {why}", name)
         self._check_drawn_moves(number, legal, joint, faults)
         for role, fault in faults.items():
-            if fault.kind is FaultKind.CRASH:
+            if fault.kind in OUT_OF_THE_MATCH:
                 self.out.add(role)
         state = self.game.next_state(state, joint)
         self.frames.append(Frame(number, state, dict(moves), dict(times_ms), list(faults.values())))

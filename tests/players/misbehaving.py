@@ -17,6 +17,13 @@ MODE, done at the N-th `go` (default 1) unless it says otherwise:
   child         starts a child process at `start` and leaves it behind at `quit`
   stderr-flood  writes 5 MiB to standard error at `start`
   chatty        answers each `moves` line, which needs no answer, with `ok`
+  memory-hog    allocates memory until it is stopped
+  fork-bomb     starts up to 200 sleeping processes, then plays on
+  cpu-spinner   spins on the CPU without end, never answering again
+  stderr-stream writes to standard error without end from a thread, and plays on
+  connect       at `start`, connects to 127.0.0.1:--port and says on stderr how it went
+  orphan        starts a child that holds its output, then exits with code 3
+  environment   at `start`, writes its environment to stderr, one NAME=value per line
 --pidfile: write this process's pid (and its child's) there, one per line.
 """
 
@@ -25,8 +32,10 @@ import os
 import random
 import re
 import signal
+import socket
 import subprocess
 import sys
+import threading
 import time
 
 MOVE = re.compile(r"\([^()]*\)|[^\s()]+")
@@ -38,6 +47,7 @@ def main() -> None:
     parser.add_argument("--at", type=int, default=1)
     parser.add_argument("--delay-ms", type=int, default=0)
     parser.add_argument("--pidfile")
+    parser.add_argument("--port", type=int, default=0)
     args = parser.parse_args()
     pids = [os.getpid()]
     if args.mode == "ignore-term":
@@ -50,6 +60,11 @@ def main() -> None:
         if words[0] == "start":
             if args.mode == "child":
                 pids.append(subprocess.Popen(["sleep", "300"]).pid)
+            if args.mode == "connect":
+                connect(args.port)
+            if args.mode == "environment":
+                sys.stderr.write("".join(f"{k}={v}\n" for k, v in sorted(os.environ.items())))
+                sys.stderr.flush()
             if args.mode == "stderr-flood":
                 sys.stderr.write("noise " * (5 * 1024 * 1024 // 6))
                 sys.stderr.flush()
@@ -74,9 +89,43 @@ def main() -> None:
             return
 
 
+def connect(port: int) -> None:
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=2).close()
+        sys.stderr.write(f"connected to port {port}\n")
+    except OSError as error:
+        sys.stderr.write(f"could not connect to port {port}: {error}\n")
+    sys.stderr.flush()
+
+
+def forever(work) -> None:
+    threading.Thread(target=lambda: [work() for _ in iter(int, 1)], daemon=True).start()
+
+
 def misbehave(mode: str, delay_ms: int, answer: str) -> str:
     """The line to send instead of a good answer, or no line at all."""
-    if mode == "late":
+    if mode == "memory-hog":
+        hoard = []
+        while True:
+            hoard.append(b"\x01" * (8 * 1024 * 1024))
+            time.sleep(0.005)
+    elif mode == "fork-bomb":
+        for _ in range(200):
+            if os.fork() == 0:
+                time.sleep(60)
+                os._exit(0)
+            time.sleep(0.002)
+    elif mode == "cpu-spinner":
+        while True:
+            sum(range(10_000))
+    elif mode == "stderr-stream":
+        forever(lambda: sys.stderr.write("noise " * 10_000))
+    elif mode == "orphan":
+        if os.fork() == 0:
+            time.sleep(300)
+            os._exit(0)
+        sys.exit(3)
+    elif mode == "late":
         time.sleep(delay_ms / 1000)
     elif mode == "illegal":
         return "noop"

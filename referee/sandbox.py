@@ -1,0 +1,227 @@
+"""What an untrusted player may use, and what it is kept from: limits, and isolation.
+
+Limits are set in the child before it execs (setrlimit) and watched from the referee while
+it runs (`Usage`, sampled from /proc), because some cannot be set per process: the memory
+and the CPU time of all a player's processes together, and how many processes it has.
+Isolation is what the machine allows: a network namespace of its own (no network), a
+private temporary directory, and a minimal environment.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import functools
+import os
+import resource
+import signal
+import subprocess
+import sys
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, fields
+from pathlib import Path
+
+from referee.errors import ConfigError
+
+MIB = 1024 * 1024
+_PAGE = os.sysconf("SC_PAGE_SIZE")
+_TICKS = os.sysconf("SC_CLK_TCK")
+_PR_SET_PDEATHSIG = 1
+_CLONE_NEWNET = 0x40000000
+_CLONE_NEWUSER = 0x10000000
+# Loaded once here: the code that runs in a forked child before exec must not load libraries.
+LIBC = ctypes.CDLL(None, use_errno=True) if sys.platform == "linux" else None
+# What a minimal environment keeps from the referee's.
+_KEPT_VARIABLES = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TERM")
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one player may use; each limit is named in the fault of a player that exceeds it."""
+
+    memory_mb: int = 1024  # resident memory of all its processes together
+    cpu_s: int = 300  # CPU seconds per match, all its processes together
+    processes: int = 64  # processes and threads
+    open_files: int = 256  # per process
+    file_size_mb: int = 64  # largest file it may write
+
+    def __post_init__(self) -> None:
+        for item in fields(self):
+            value = getattr(self, item.name)
+            if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+                raise ConfigError(f"limit {item.name} must be a positive whole number")
+
+    def describe(self, name: str) -> str:
+        """The limit called `name` in words, for a fault: `memory limit 1024 MiB`."""
+        words = {
+            "memory_mb": f"memory limit {self.memory_mb} MiB",
+            "cpu_s": f"CPU limit {self.cpu_s} s per match",
+            "processes": f"process limit {self.processes} processes and threads",
+            "open_files": f"open-file limit {self.open_files}",
+            "file_size_mb": f"file-size limit {self.file_size_mb} MiB",
+        }
+        return words[name]
+
+
+@dataclass(frozen=True)
+class Usage:
+    """What a player's processes use at one moment, summed over its process group."""
+
+    processes: int  # processes and threads
+    memory_bytes: int  # proportional set size: shared pages divided among their sharers
+    cpu_s: float  # user and system time of the living processes and the children they reaped
+
+
+def group_usage(members: Iterable[int]) -> Usage:
+    """Sum the use of these processes, from /proc; a process that is gone counts for nothing."""
+    threads = resident = ticks = 0
+    for pid in members:
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as stat:
+                fields_ = stat.read().rsplit(b")", 1)[1].split()
+        except OSError:
+            continue
+        if fields_[0] == b"Z":
+            continue
+        ticks += sum(int(value) for value in fields_[11:15])
+        threads += int(fields_[17])
+        resident += _proportional_memory(pid, int(fields_[21]) * _PAGE)
+    return Usage(threads, resident, ticks / _TICKS)
+
+
+def _proportional_memory(pid: int, resident: int) -> int:
+    """A process's share of memory (Pss): pages it shares with its forks count once in all.
+
+    Resident size (`resident`) when the kernel does not say, which counts shared pages in full.
+    """
+    try:
+        with open(f"/proc/{pid}/smaps_rollup", "rb") as rollup:
+            for line in rollup:
+                if line.startswith(b"Pss:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return resident
+
+
+def over_limit(usage: Usage, limits: Limits, cpu_at_start_s: float) -> str | None:
+    """The name of the first limit this use exceeds, or None."""
+    if usage.processes > limits.processes:
+        return "processes"
+    if usage.memory_bytes > limits.memory_mb * MIB:
+        return "memory_mb"
+    if usage.cpu_s - cpu_at_start_s > limits.cpu_s:
+        return "cpu_s"
+    return None
+
+
+def limit_of_signal(code: int) -> str | None:
+    """The limit whose signal ended a process with this return code, if it was one."""
+    return {-signal.SIGXCPU: "cpu_s", -signal.SIGXFSZ: "file_size_mb"}.get(code)
+
+
+def cpu_time_s(pid: int) -> float:
+    """The CPU time one process has used so far."""
+    return group_usage([pid]).cpu_s
+
+
+def allow_cpu(pid: int, limits: Limits) -> None:
+    """Let a process use `cpu_s` more seconds from now: a reused process gets a fresh allowance."""
+    soft = int(cpu_time_s(pid)) + limits.cpu_s + 1
+    # Gone already, or the platform cannot: the sampled group time still counts.
+    with contextlib.suppress(OSError, ValueError):
+        resource.prlimit(pid, resource.RLIMIT_CPU, (soft, resource.RLIM_INFINITY))
+
+
+@dataclass(frozen=True)
+class Protections:
+    """Which protections this machine gives; `why_not` says why the missing ones are missing."""
+
+    network: bool
+    network_how: str
+    why_not: tuple[str, ...]
+
+    def rows(self) -> list[tuple[str, bool, str]]:
+        """(protection, active, how) for each, as `referee doctor` shows them."""
+        root = os.geteuid() == 0
+        return [
+            ("memory, CPU, file-size and open-file limits", True, "setrlimit in the child"),
+            (
+                "memory, CPU and process count of a player's whole process group",
+                True,
+                "sampled from /proc every 100 ms; the player is killed over a limit",
+            ),
+            (
+                "per-user process limit (RLIMIT_NPROC)",
+                not root,
+                "not enforced for root" if root else "processes of this user + the limit",
+            ),
+            ("no network", self.network, self.network_how),
+            ("private temporary directory", True, "TMPDIR and HOME in a fresh directory"),
+            ("minimal environment", True, f"only {', '.join(_KEPT_VARIABLES)}"),
+            ("killed with the referee", LIBC is not None, "PR_SET_PDEATHSIG"),
+        ]
+
+
+def _unshare_network() -> None:
+    """In the forked child: a network namespace of its own, with only a loopback that is down."""
+    assert LIBC is not None
+    if LIBC.unshare(_CLONE_NEWNET) != 0 and LIBC.unshare(_CLONE_NEWUSER | _CLONE_NEWNET) != 0:
+        raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()))
+
+
+@functools.cache
+def machine_protections() -> Protections:
+    """Probe once whether a child can be given a network namespace of its own."""
+    if LIBC is None:
+        return Protections(False, "not on Linux", ("network isolation needs Linux",))
+    try:
+        subprocess.run(["true"], preexec_fn=_unshare_network, check=True, timeout=10)
+    except (OSError, subprocess.SubprocessError) as error:
+        reason = f"no network namespace for players ({error}); players can reach the network"
+        return Protections(False, "unavailable: cannot unshare", (reason,))
+    return Protections(True, "a network namespace of its own (unshare)", ())
+
+
+def _user_processes() -> int:
+    uid = os.getuid()
+    count = 0
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            try:
+                count += entry.stat().st_uid == uid
+            except OSError:
+                continue
+    return count
+
+
+def child_setup(limits: Limits, isolate_network: bool) -> Callable[[], None]:
+    """The function the child runs after fork, before exec: limits, isolation, death with us."""
+    nproc = None if os.geteuid() == 0 else _user_processes() + limits.processes
+    settings = [
+        (resource.RLIMIT_AS, 2 * limits.memory_mb * MIB),
+        (resource.RLIMIT_NOFILE, limits.open_files),
+        (resource.RLIMIT_FSIZE, limits.file_size_mb * MIB),
+        (resource.RLIMIT_CORE, 0),
+    ]
+    if nproc is not None:
+        settings.append((resource.RLIMIT_NPROC, nproc))
+
+    def setup() -> None:
+        if LIBC is not None:
+            LIBC.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        for which, value in settings:
+            resource.setrlimit(which, (value, value))
+        resource.setrlimit(resource.RLIMIT_CPU, (limits.cpu_s + 1, resource.RLIM_INFINITY))
+        # Below the referee's priority: a spinning player cannot starve the referee's clock.
+        os.nice(5)
+        if isolate_network:
+            _unshare_network()
+
+    return setup
+
+
+def minimal_environment(extra: Mapping[str, str], private: Path) -> dict[str, str]:
+    """The few variables a program needs, its own temporary home, and the player's settings."""
+    kept = {name: os.environ[name] for name in _KEPT_VARIABLES if name in os.environ}
+    return {**kept, "HOME": str(private), "TMPDIR": str(private), **extra}

@@ -1,0 +1,194 @@
+"""Untrusted players: limits, isolation, and a tournament of bots that break them."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import socket
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from referee.cli import app
+from referee.config import load_config
+from referee.errors import ResourceExceeded
+from referee.player import PlayerProcess, PlayerSpec
+from referee.sandbox import Limits, machine_protections
+from referee.tournament import Observer, run_tournament
+from referee.transcript import read_transcript
+
+pytestmark = pytest.mark.usefixtures("every_transcript_verifies")
+
+HERE = Path(__file__).resolve().parent
+MISBEHAVING = HERE / "players" / "misbehaving.py"
+runner = CliRunner()
+
+
+def _bot(tmp_path: Path) -> Path:
+    """A copy of the misbehaving player under a name no other process has: leftovers show."""
+    copy = tmp_path / "zoo_bot.py"
+    shutil.copy(MISBEHAVING, copy)
+    return copy
+
+
+def _running(script: Path) -> list[int]:
+    """Living processes whose command line names `script`."""
+    found = []
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/cmdline", "rb") as file:
+                cmdline = file.read()
+            with open(f"/proc/{entry.name}/stat", "rb") as file:
+                state = file.read().rsplit(b")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if str(script).encode() in cmdline and state != b"Z":
+            found.append(int(entry.name))
+    return found
+
+
+def test_a_tournament_of_misbehaving_players_ends_with_every_fault_named(tmp_path: Path) -> None:
+    bot = _bot(tmp_path)
+    listener = socket.create_server(("127.0.0.1", 0))
+    listener.setblocking(False)
+    port = listener.getsockname()[1]
+    modes = {
+        "hog": "memory-hog --at 2",
+        "bomb": "fork-bomb --at 2",
+        "spinner": "cpu-spinner --at 2",
+        "stderr": "stderr-stream",
+        "net": f"connect --port {port}",
+        "orphan": "orphan --at 2",
+    }
+    entries = "".join(
+        f"  - {{name: {name}, command: {sys.executable} {bot} {mode}}}\n"
+        for name, mode in modes.items()
+    )
+    path = tmp_path / "zoo.yaml"
+    path.write_text(
+        "name: zoo\ngames: [ticblock]\npolicy: random\nconcurrency: 2\n"
+        "start_clock: 5000\nplay_clock: 300\n"
+        "limits: {memory_mb: 128, cpu_s: 1, processes: 32}\n"
+        f"players:\n  - {{name: random, command: random}}\n{entries}"
+    )
+    config = load_config(path)
+
+    asyncio.run(run_tournament(config, Observer(), restart=False))
+
+    transcripts = [read_transcript(p) for p in sorted(config.output.glob("*.json"))]
+    assert len(transcripts) == 7 * 6
+    assert all(t.complete for t in transcripts)
+    faults: dict[str, list[tuple[str, str]]] = defaultdict(list)
+    for transcript in transcripts:
+        players = {seat.role: seat.player for seat in transcript.seats}
+        for fault in transcript.faults:
+            faults[players[fault.role]].append((fault.kind, fault.detail))
+    resource = {name: [f for f in found if f[0] == "resource"] for name, found in faults.items()}
+    assert set(resource["hog"]) == {("resource", "exceeded its memory limit 128 MiB")}
+    assert set(resource["bomb"]) == {
+        ("resource", "exceeded its process limit 32 processes and threads")
+    }
+    assert set(resource["spinner"]) == {("resource", "exceeded its CPU limit 1 s per match")}
+    # Each bot misbehaves at its second move of each match, and is out of it from then on.
+    for name in ("hog", "bomb", "spinner"):
+        assert len(resource[name]) == 12, faults[name]
+        assert {kind for kind, _ in faults[name]} <= {"resource", "timeout"}
+    assert set(faults["orphan"]) == {("crash", "exited with code 3")}
+    assert len(faults["orphan"]) == 12
+    # The random player, the stderr writer and the networker answer every move in time.
+    assert not faults["random"] and not faults["stderr"] and not faults["net"]
+    assert _running(bot) == []
+    if machine_protections().network:
+        with pytest.raises(BlockingIOError):
+            listener.accept()
+        logs = sorted((config.output / "logs").glob("*.log"))
+        said = [line for log in logs for line in log.read_text(errors="replace").splitlines()]
+        assert any(line.startswith(f"could not connect to port {port}") for line in said)
+        assert not any(line.startswith("connected") for line in said)
+    listener.close()
+
+
+async def _one_request(spec: PlayerSpec, log: Path, line: str, limit_s: float = 5.0):
+    player = PlayerProcess(spec, log)
+    await player.start()
+    try:
+        player.new_match()
+        return await player.request(line, limit_s), player
+    finally:
+        await player.close()
+
+
+def _spec(tmp_path: Path, mode: str, limits: Limits) -> PlayerSpec:
+    return PlayerSpec("bot", (sys.executable, str(_bot(tmp_path)), mode), limits=limits)
+
+
+def test_writing_a_file_over_the_limit_is_a_resource_fault(tmp_path: Path) -> None:
+    # A program killed by SIGXFSZ. (Python ignores that signal: its write fails instead.)
+    writer = 'exec head -c 4000000 /dev/zero > "$TMPDIR/big"'
+    spec = PlayerSpec("writer", ("sh", "-c", writer), limits=Limits(file_size_mb=1))
+    with pytest.raises(ResourceExceeded, match=r"^exceeded its file-size limit 1 MiB$"):
+        asyncio.run(_one_request(spec, tmp_path / "w.log", "start m ticblock xcplayer 1000 1000"))
+
+
+def test_limits_are_set_in_the_child_before_it_runs(tmp_path: Path) -> None:
+    async def limits_of_running_player() -> str:
+        spec = PlayerSpec(
+            "sleeper", ("sleep", "30"), limits=Limits(memory_mb=100, open_files=40, file_size_mb=3)
+        )
+        player = PlayerProcess(spec, tmp_path / "s.log")
+        await player.start()
+        try:
+            return Path(f"/proc/{player.pid}/limits").read_text()
+        finally:
+            await player.close()
+
+    table = {
+        line[:26].strip(): line[26:].split()[:2]
+        for line in asyncio.run(limits_of_running_player()).splitlines()[1:]
+    }
+    assert table["Max address space"] == [str(200 * 1024 * 1024)] * 2
+    assert table["Max open files"] == ["40", "40"]
+    assert table["Max file size"] == [str(3 * 1024 * 1024)] * 2
+    assert table["Max core file size"] == ["0", "0"]
+
+
+def test_a_player_gets_a_minimal_environment_and_a_private_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("REFEREE_TEST_SECRET", "s3cret")
+    spec = PlayerSpec(
+        "bot",
+        (sys.executable, str(_bot(tmp_path)), "environment"),
+        env={"MY_SETTING": "1"},
+    )
+    reply, _ = asyncio.run(
+        _one_request(spec, tmp_path / "bot.log", "start m ticblock xcplayer 1000 1000")
+    )
+    assert reply.text == "ready"
+    environment = dict(
+        line.split("=", 1) for line in (tmp_path / "bot.log").read_text().splitlines()
+    )
+    assert "REFEREE_TEST_SECRET" not in environment
+    assert environment["MY_SETTING"] == "1"
+    assert environment["PATH"] == os.environ["PATH"]
+    private = Path(environment["TMPDIR"])
+    assert environment["HOME"] == str(private)
+    assert private.name.startswith("referee-player-")
+    assert not private.exists(), "the private directory outlived the player"
+
+
+def test_doctor_says_which_protections_are_active() -> None:
+    result = runner.invoke(app, ["doctor", "--json"])
+    assert result.exit_code == 0, result.output
+    rows = {row["protection"]: row["active"] for row in json.loads(result.stdout)}
+    assert rows["no network"] is machine_protections().network
+    assert rows["per-user process limit (RLIMIT_NPROC)"] is (os.geteuid() != 0)
+    text = runner.invoke(app, ["doctor"]).stdout
+    assert "no network" in text and ("yes" in text)
