@@ -99,8 +99,8 @@ class PlayerCrashed(PlayerFault):
     kind = FaultKind.CRASH
 
 
-class ResourceExceeded(PlayerFault):
-    """The player's processes went over one of its limits and were killed."""
+class ResourceExceeded(PlayerCrashed):
+    """The player's processes went over one of its limits and were killed: a crash, named."""
 
     kind = FaultKind.RESOURCE
 

@@ -198,7 +198,7 @@ class PlayerProcess(Player):
         self._pending: asyncio.Future[_Line] | None = None
         self._owed = 0
         self._gone: str | None = None
-        self._gone_as: type[PlayerFault] = PlayerCrashed
+        self._gone_as: type[PlayerCrashed] = PlayerCrashed
         self._private: str | None = None
         self._cpu_at_match_start = 0.0
         # What a validation looks at: lines nobody asked for (counted, the last one kept, so
@@ -359,7 +359,7 @@ class PlayerProcess(Player):
             raise PlayerCrashed("stopped reading its input") from None
         return written
 
-    def _fail(self, reason: str, kind: type[PlayerFault] = PlayerCrashed) -> None:
+    def _fail(self, reason: str, kind: type[PlayerCrashed] = PlayerCrashed) -> None:
         """The player can no longer be spoken to; a waiting request learns why."""
         if self._gone is None:
             self._gone, self._gone_as = reason, kind
