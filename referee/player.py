@@ -27,7 +27,6 @@ from referee.clock import now
 from referee.errors import (
     ConfigError,
     PlayerCrashed,
-    PlayerFault,
     PlayerStartError,
     PlayerTimeout,
     ProtocolViolation,
