@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 from collections.abc import Hashable, Iterable, Iterator
 from pathlib import Path
 
@@ -12,7 +13,32 @@ from referee.games import NOOP, Game, crossing
 from referee.replay import Outcome, verify_file
 from referee.transcript import SCHEMA
 
-SHARED = Path(__file__).resolve().parents[2] / "shared"
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _find_shared() -> Path:
+    """`shared/` beside this checkout, or beside the local repository it was cloned from.
+
+    A fresh clone in a temporary directory has no `shared/` beside it; its origin does.
+    """
+    places = [ROOT.parent / "shared"]
+    origin = subprocess.run(
+        ["git", "-C", str(ROOT), "config", "--get", "remote.origin.url"],
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    if origin and "://" not in origin and not origin.startswith("git@"):
+        places.append((ROOT / origin).resolve().parent / "shared")
+    for place in places:
+        if (place / "conformance").is_dir():
+            return place
+    raise pytest.UsageError(
+        "the reference games are missing: no shared/conformance beside "
+        + " or ".join(str(place.parent) for place in places)
+    )
+
+
+SHARED = _find_shared()
 CONFORMANCE = SHARED / "conformance"
 REFERENCE_FILES = sorted(CONFORMANCE.glob("*.jsonl"))
 
