@@ -20,7 +20,7 @@ from typing import Any
 
 from referee.builtin_players import player_spec
 from referee.clock import Clocks
-from referee.errors import FaultKind
+from referee.errors import OUT_OF_THE_MATCH, FaultKind
 from referee.games import Game
 from referee.match import SEND_LIMIT_S, MatchSetup, Policy, play_match
 from referee.player import LOG_LIMIT, QUIT_GRACE_S, PlayerProcess, PlayerSpec
@@ -192,7 +192,7 @@ async def _session(
                         evidence.reuse.append(f"{where}: match {number}: {fault.detail}")
                 elif fault.step > 0:
                     evidence.faults.setdefault(fault.kind, []).append(offence)
-                if fresh and (fault.step == 0 or fault.kind is FaultKind.CRASH):
+                if fresh and (fault.step == 0 or fault.kind in OUT_OF_THE_MATCH):
                     evidence.fresh.append(offence)
             evidence.times_ms.extend(
                 step.times_ms[role] for step in transcript.steps if role in step.times_ms
@@ -242,6 +242,8 @@ def _checks(evidence: _Evidence, clocks: Clocks) -> list[Check]:
         ("clean output", "writes only protocol lines and # comments", output, "clean"),
         ("stays up", "runs to the end of every match", faults.get(FaultKind.CRASH, []),
          "no crashes"),
+        ("limits", "stays within its memory, CPU and process limits",
+         faults.get(FaultKind.RESOURCE, []), "within limits"),
         ("reuse", "plays several matches in one process", evidence.reuse, "matches in a row"),
         ("fresh start", "plays a match in a freshly started process", evidence.fresh, "fine"),
         ("quit", f"exits within {QUIT_GRACE_S * 1000:.0f} ms of quit", evidence.quit,

@@ -15,6 +15,7 @@ from referee.cli import app
 from referee.clock import Clocks
 from referee.games import GAMES, get_game
 from referee.player import PlayerSpec
+from referee.sandbox import Limits
 from referee.validate import Report, Verdict, time_bound_s, validate
 
 # Every transcript these tests write must replay and verify (issue: replay).
@@ -92,6 +93,19 @@ def test_a_misbehaving_player_fails_the_right_check_within_the_bound(
     assert report.verdict is Verdict.FAIL
     assert report.seconds < report.bound_s
     assert verdicts(report)["bounded"] is Verdict.PASS
+
+
+def test_a_player_over_its_limits_fails_the_limits_check(tmp_path: Path) -> None:
+    spec = PlayerSpec(
+        "bot", (sys.executable, str(MISBEHAVING), "memory-hog"), limits=Limits(memory_mb=64)
+    )
+    report = run(spec, ["ticblock"], tmp_path, per_role=1)
+    failed = {c.name: c.detail for c in report.checks if c.verdict is Verdict.FAIL}
+    assert failed["limits"].startswith(
+        "ticblock, xcplayer, step 1: exceeded its memory limit 64 MiB"
+    ), failed
+    assert "stays up" not in failed
+    assert report.seconds < report.bound_s
 
 
 def test_the_bound_counts_every_match_at_its_longest() -> None:
