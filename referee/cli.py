@@ -45,9 +45,8 @@ from referee.replay import (
     Outcome,
     Replay,
     summary,
-    transcript_files,
-    verify_directory,
     verify_file,
+    verify_files,
 )
 from referee.sandbox import Limits, machine_protections
 from referee.schedule import ScheduledMatch
@@ -58,6 +57,7 @@ from referee.transcript import (
     Transcript,
     check_writable,
     check_writable_dir,
+    transcript_files,
     write_atomic,
 )
 from referee.validate import Verdict, validate
@@ -535,13 +535,14 @@ def _verdict_line(verdict: FileVerdict) -> str:
 
 def _verify_directory(directory: Path, as_json: bool) -> None:
     """Verify every transcript in a directory, print a summary by game; exit 1 if one failed."""
-    if not transcript_files(directory):
+    paths = transcript_files(directory)
+    if not paths:
         raise RefereeError(f"{directory}: no transcripts (*.json) in this directory")
     progress = _progress_bar(transient=True)
     task = progress.add_task("verify", total=None)
     with progress:
-        verdicts = verify_directory(
-            directory, lambda done, total: progress.update(task, completed=done, total=total)
+        verdicts = verify_files(
+            paths, lambda done, total: progress.update(task, completed=done, total=total)
         )
     rows = summary(verdicts)
     failed = sum(row[2] for row in rows)

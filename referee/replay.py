@@ -354,16 +354,10 @@ def verify_file(path: Path) -> FileVerdict:
     )
 
 
-def transcript_files(directory: Path) -> list[Path]:
-    """The transcripts of a results directory: its `*.json` files, in name order."""
-    return sorted(path for path in directory.glob("*.json") if path.is_file())
-
-
-def verify_directory(
-    directory: Path, progress: Callable[[int, int], None] | None = None
+def verify_files(
+    paths: Sequence[Path], progress: Callable[[int, int], None] | None = None
 ) -> list[FileVerdict]:
-    """Verify every transcript in a directory; `progress(done, total)` after each."""
-    paths = transcript_files(directory)
+    """Verify transcript files; `progress(done, total)` after each."""
     verdicts = []
     for done, path in enumerate(paths, start=1):
         verdicts.append(verify_file(path))

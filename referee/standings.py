@@ -21,7 +21,7 @@ from typing import Any
 from tabulate import tabulate
 
 from referee.errors import FaultKind, TranscriptError
-from referee.transcript import Transcript, read_transcript
+from referee.transcript import Transcript, read_transcript, transcript_files
 
 Z_95 = 1.959964  # two-sided 95% quantile of the normal distribution
 
@@ -147,7 +147,7 @@ def _ranked(records: Iterable[Record]) -> list[Record]:
 def load_results(directory: Path) -> tuple[list[Transcript], list[TranscriptError]]:
     """Every transcript in a results directory, and the files that could not be read."""
     transcripts, errors = [], []
-    for path in sorted(directory.glob("*.json")):
+    for path in transcript_files(directory):
         try:
             transcripts.append(read_transcript(path))
         except TranscriptError as error:

@@ -19,7 +19,12 @@ from referee.errors import ConfigError, PlayerStartError, SchemaVersionError, Tr
 from referee.match import MatchSetup, play_match
 from referee.player import AbsentPlayer, Player, PlayerProcess
 from referee.schedule import ScheduledMatch, round_robin
-from referee.transcript import Transcript, check_writable_dir, read_transcript
+from referee.transcript import (
+    Transcript,
+    check_writable_dir,
+    read_transcript,
+    transcript_files,
+)
 
 LOGS = "logs"
 
@@ -99,7 +104,7 @@ def clear_results(config: TournamentConfig) -> None:
     output = config.output
     if not output.is_dir():
         return
-    for path in output.glob("*.json"):
+    for path in transcript_files(output):
         if _is_transcript(path):
             path.unlink()
     for path in output.glob(".*.tmp"):
@@ -132,7 +137,7 @@ def still_to_play(
     # A temporary file is what a kill during a write leaves; its match is played again.
     for path in output.glob(".*.tmp"):
         path.unlink(missing_ok=True)
-    for path in sorted(output.glob("*.json")):
+    for path in transcript_files(output):
         if path.stem not in scheduled and _is_transcript(path):
             raise ConfigError(f"{path}: not a match of this config's schedule; {restart}")
     todo = []

@@ -131,6 +131,11 @@ def write_transcript(path: Path, transcript: Transcript) -> None:
     write_atomic(path, json.dumps(transcript.to_json(), indent=2) + "\n")
 
 
+def transcript_files(directory: Path) -> list[Path]:
+    """The transcripts of a results directory: its `*.json` files, in name order."""
+    return sorted(directory.glob("*.json"))
+
+
 def read_transcript(path: Path) -> Transcript:
     """Read and check a transcript file; TranscriptError says precisely what is wrong with it."""
     text = read_text(path, TranscriptError)
