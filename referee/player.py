@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 import os
 import shlex
 import shutil
@@ -49,7 +50,7 @@ QUIT_GRACE_S = 1.0
 _READ_CHUNK = 64 * 1024
 _EXIT_DRAIN_S = 0.2
 _USAGE_EVERY_S = 0.1
-_EXIT_POLL_S = 0.02
+_EXIT_POLL_S = 0.01
 _FLOOD_PAUSE_S = 0.001
 _PR_SET_CHILD_SUBREAPER = 36
 
@@ -450,10 +451,9 @@ class PlayerProcess(Player):
     async def _watch_exit(self, output: asyncio.Task[None]) -> None:
         process = self._process
         assert process is not None
-        # The return code, not wait(): a child holding the output open would hide the exit.
-        while process.returncode is None:
-            await asyncio.sleep(_EXIT_POLL_S)
+        await _exits_within(process)
         code = process.returncode
+        assert code is not None
         # An answer written just before exiting still counts: let the output be read first.
         await asyncio.wait({output}, timeout=_EXIT_DRAIN_S)
         self._ended(code)
@@ -471,8 +471,8 @@ class PlayerProcess(Player):
         self._logged += len(data)
 
 
-async def _exits_within(process: asyncio.subprocess.Process, limit_s: float) -> bool:
-    """Whether the process exits within `limit_s`.
+async def _exits_within(process: asyncio.subprocess.Process, limit_s: float = math.inf) -> bool:
+    """Whether the process exits within `limit_s` (by default, wait as long as it takes).
 
     Its return code, not `wait()`: that also waits for the pipes, which a child it left
     running may hold open.
@@ -481,7 +481,7 @@ async def _exits_within(process: asyncio.subprocess.Process, limit_s: float) -> 
     while process.returncode is None:
         if now() >= deadline:
             return False
-        await asyncio.sleep(0.01)
+        await asyncio.sleep(_EXIT_POLL_S)
     return True
 
 
