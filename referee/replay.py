@@ -144,7 +144,7 @@ class _Replayer:
             raise _at("goals", f"missing, but the match ended ({self.t.end_reason})")
         if self.t.goals is not None and list(self.t.goals) != list(self.roles):
             raise _at("goals", f"roles {list(self.t.goals)}, expected {list(self.roles)}")
-        self._known_roles("start_times_ms", self.t.start_times_ms)
+        self._known_roles(self.t.start_times_ms, "start_times_ms")
         if sorted(self.t.clocks) != sorted(CLOCK_FIELDS):
             raise _at("clocks", f"fields {sorted(self.t.clocks)}, expected {sorted(CLOCK_FIELDS)}")
         for where in ("started_at", "ended_at"):
@@ -153,16 +153,17 @@ class _Replayer:
             except ValueError:
                 raise _at(where, f"{getattr(self.t, where)!r} is not an ISO 8601 time") from None
 
-    def _known_roles(self, where: str, roles: Iterable[str], step: int | None = None) -> None:
+    def _known_roles(self, roles: Iterable[str], place: str | int) -> None:
+        """Every name in `roles` is a role of the game; `place` is a part of the file or a step."""
         for role in roles:
             if role not in self.roles:
                 what = f"{role!r} is not a role of {self.game.id}"
-                raise _at(where, what) if step is None else _at_step(step, what)
+                raise _at_step(place, what) if isinstance(place, int) else _at(place, what)
 
     def _index_faults(self) -> None:
         previous = 0
         for fault in self.t.faults:
-            self._known_roles("faults", [fault.role], fault.step)
+            self._known_roles([fault.role], fault.step)
             if fault.step < previous:
                 raise _at_step(fault.step, f"fault listed after one at step {previous}", fault.role)
             if fault.role in self.faults[fault.step]:
@@ -181,8 +182,8 @@ class _Replayer:
             raise _at_step(number, f"numbered {recorded}: steps must count up from 1")
         if self.game.is_terminal(state):
             raise _at_step(number, f"played after the game ended at step {number - 1}")
-        self._known_roles(f"step {number}", moves, number)
-        self._known_roles(f"step {number}", times_ms, number)
+        self._known_roles(moves, number)
+        self._known_roles(times_ms, number)
         legal = [self.game.legal_moves(state, role) for role in range(len(self.roles))]
         joint = [self._legal_move(number, role, moves, legal[role]) for role in range(len(legal))]
         faults = self.faults.get(number, {})

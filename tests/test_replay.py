@@ -124,20 +124,26 @@ def test_a_move_changed_to_another_legal_move_is_caught_where_it_breaks_the_game
     assert str(problem).startswith(f"step 3: xcplayer: played {later}, which is not legal here")
 
 
+def _other_legal_moves(data: dict[str, Any], step: int, role: str) -> list[str]:
+    """A role's legal moves at a recorded step, but for the one recorded."""
+    game = get_game(data["game"])
+    legal = game.legal_moves(_state_before(data, step), game.role_index(role))
+    return [move for move in legal if move != data["steps"][step - 1]["moves"][role]]
+
+
+def _change_move(data: dict[str, Any], step: int, role: str) -> tuple[str, str]:
+    """Change a role's move at a step to another legal one; the recorded move and the new one."""
+    moves = data["steps"][step - 1]["moves"]
+    recorded, moves[role] = moves[role], _other_legal_moves(data, step, role)[0]
+    return recorded, moves[role]
+
+
 def test_a_replacement_move_changed_to_another_legal_move_is_caught_by_the_seed(
     tmp_path: Path, played
 ) -> None:
     data = copy.deepcopy(played["replaced"])
     fault = data["faults"][0]
-    step = data["steps"][fault["step"] - 1]
-    game = get_game(data["game"])
-    before = _state_before(data, fault["step"])
-    other = next(
-        m
-        for m in game.legal_moves(before, game.role_index(fault["role"]))
-        if m != step["moves"][fault["role"]]
-    )
-    step["moves"][fault["role"]] = other
+    _, other = _change_move(data, fault["step"], fault["role"])
     problem = _verdict_of(tmp_path, data)
     assert str(problem) == (
         f"step {fault['step']}: {fault['role']}: played {other},"
@@ -147,17 +153,14 @@ def test_a_replacement_move_changed_to_another_legal_move_is_caught_by_the_seed(
 
 def test_a_move_drawn_for_a_crashed_player_must_be_the_seeds(tmp_path: Path, played) -> None:
     data = copy.deepcopy(played["crashed"])
-    game = get_game(data["game"])
     crash = data["faults"][0]
-    role = game.role_index(crash["role"])
     # The first step after the crash where the crashed role had a choice.
-    number = crash["step"] + 1
-    while len(game.legal_moves(_state_before(data, number), role)) < 2:
-        number += 1
-    state = _state_before(data, number)
-    drawn = data["steps"][number - 1]["moves"][crash["role"]]
-    other = next(m for m in game.legal_moves(state, role) if m != drawn)
-    data["steps"][number - 1]["moves"][crash["role"]] = other
+    number = next(
+        step
+        for step in range(crash["step"] + 1, len(data["steps"]) + 1)
+        if _other_legal_moves(data, step, crash["role"])
+    )
+    drawn, other = _change_move(data, number, crash["role"])
     problem = _verdict_of(tmp_path, data)
     assert str(problem) == (
         f"step {number}: {crash['role']}: out of the match, so its move is drawn with the match"
