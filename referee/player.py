@@ -38,6 +38,7 @@ from referee.sandbox import (
     Limits,
     allow_cpu,
     child_setup,
+    group_stats,
     group_usage,
     limit_of_signal,
     machine_protections,
@@ -253,7 +254,7 @@ class PlayerProcess(Player):
 
     def new_match(self) -> None:
         """The CPU time allowed per match counts from now."""
-        self._cpu_at_match_start = group_usage(self._members()).cpu_s
+        self._cpu_at_match_start = group_usage(self._stats()).cpu_s
         if self._process is not None:
             allow_cpu(self._process.pid, self.spec.limits)
 
@@ -374,17 +375,15 @@ class PlayerProcess(Player):
         else:
             self._fail(f"exceeded its {self.spec.limits.describe(limit)}", ResourceExceeded)
 
-    def _members(self) -> list[int]:
-        if self._process is None:
-            return []
-        return [pid for pid, _, _ in group_members(self._process.pid)]
+    def _stats(self) -> list[tuple[int, list[bytes]]]:
+        return group_stats(self._process.pid) if self._process is not None else []
 
     async def _watch_usage(self) -> None:
         """Kill the player's processes as soon as together they go over one of its limits."""
         assert self._process is not None
         limits = self.spec.limits
         while self._process.returncode is None:
-            usage = group_usage(self._members())
+            usage = group_usage(self._stats())
             limit = over_limit(usage, limits, self._cpu_at_match_start)
             if limit is not None:
                 self._fail(f"exceeded its {limits.describe(limit)}", ResourceExceeded)
@@ -507,18 +506,7 @@ def _become_subreaper() -> None:
 
 def group_members(pgid: int) -> list[tuple[int, int, str]]:
     """(pid, parent pid, state) of every process in a process group, from /proc."""
-    members = []
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry.name}/stat", "rb") as stat:
-                fields = stat.read().rsplit(b")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[2]) == pgid:
-            members.append((int(entry.name), int(fields[1]), fields[0].decode()))
-    return members
+    return [(pid, int(fields[1]), fields[0].decode()) for pid, fields in group_stats(pgid)]
 
 
 async def _reap_group(pgid: int, patience_s: float = 2.0) -> None:

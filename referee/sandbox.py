@@ -72,15 +72,30 @@ class Usage:
     cpu_s: float  # user and system time of the living processes and the children they reaped
 
 
-def group_usage(members: Iterable[int]) -> Usage:
-    """Sum the use of these processes, from /proc; a process that is gone counts for nothing."""
+def _stat(pid: int | str) -> list[bytes] | None:
+    """The fields of /proc/PID/stat after the command name (state first), or None if gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            return stat.read().rsplit(b")", 1)[1].split()
+    except OSError:
+        return None
+
+
+def group_stats(pgid: int) -> list[tuple[int, list[bytes]]]:
+    """(pid, stat fields) of every process in a process group, from one scan of /proc."""
+    found = []
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            fields_ = _stat(entry.name)
+            if fields_ is not None and int(fields_[2]) == pgid:
+                found.append((int(entry.name), fields_))
+    return found
+
+
+def group_usage(stats: Iterable[tuple[int, list[bytes]]]) -> Usage:
+    """Sum the use of these processes (from `group_stats`); a zombie counts for nothing."""
     threads = resident = ticks = 0
-    for pid in members:
-        try:
-            with open(f"/proc/{pid}/stat", "rb") as stat:
-                fields_ = stat.read().rsplit(b")", 1)[1].split()
-        except OSError:
-            continue
+    for pid, fields_ in stats:
         if fields_[0] == b"Z":
             continue
         ticks += sum(int(value) for value in fields_[11:15])
@@ -120,14 +135,11 @@ def limit_of_signal(code: int) -> str | None:
     return {-signal.SIGXCPU: "cpu_s", -signal.SIGXFSZ: "file_size_mb"}.get(code)
 
 
-def cpu_time_s(pid: int) -> float:
-    """The CPU time one process has used so far."""
-    return group_usage([pid]).cpu_s
-
-
 def allow_cpu(pid: int, limits: Limits) -> None:
     """Let a process use `cpu_s` more seconds from now: a reused process gets a fresh allowance."""
-    soft = int(cpu_time_s(pid)) + limits.cpu_s + 1
+    fields_ = _stat(pid)
+    used = group_usage([(pid, fields_)]).cpu_s if fields_ is not None else 0.0
+    soft = int(used) + limits.cpu_s + 1
     # Gone already, or the platform cannot: the sampled group time still counts.
     with contextlib.suppress(OSError, ValueError):
         resource.prlimit(pid, resource.RLIMIT_CPU, (soft, resource.RLIM_INFINITY))
