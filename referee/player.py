@@ -353,7 +353,12 @@ class PlayerProcess(Player):
             written = now()
             await asyncio.wait_for(process.stdin.drain(), limit_s)
         except (BrokenPipeError, ConnectionResetError):
-            self._fail("closed its input")
+            # Most often the program has exited: how it exited (a limit's signal) says more.
+            if await _exits_within(process, _EXIT_DRAIN_S):
+                assert process.returncode is not None
+                self._ended(process.returncode)
+            else:
+                self._fail("closed its input")
             raise self._gone_as(self._gone or "closed its input") from None
         except TimeoutError:
             self._fail("stopped reading its input")
