@@ -25,10 +25,14 @@ NAMES = (*PROGRAMS, HUMAN)
 def player_spec(
     command: str | Sequence[str],
     name: str | None = None,
+    base: Path | None = None,
     cwd: Path | None = None,
     env: Mapping[str, str] | None = None,
 ) -> PlayerSpec:
-    """The spec for a built-in name or a command; `name` defaults to the command's text."""
+    """The spec for a built-in name or a command; `name` defaults to the command's text.
+
+    `base` and `cwd` are as in `PlayerSpec.from_command`.
+    """
     text = command if isinstance(command, str) else shlex.join(command)
     name = name or text
     if text in PROGRAMS:
@@ -38,7 +42,7 @@ def player_spec(
         return PlayerSpec(name, (sys.executable, str(script)), cwd, dict(env or {}))
     if text == HUMAN:
         return PlayerSpec(name, (HUMAN,))
-    return PlayerSpec.from_command(name, command, cwd, env)
+    return PlayerSpec.from_command(name, command, base, cwd, env)
 
 
 def parse_seats(game: Game, assignments: Sequence[str]) -> list[PlayerSpec]:

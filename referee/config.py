@@ -215,13 +215,13 @@ def _clocks(raw: _ConfigFile, entry: _GameEntry, where: Location) -> Clocks:
 
 
 def _spec(entry: _PlayerEntry, base: Path, where: Location) -> PlayerSpec:
-    cwd = base / entry.cwd if entry.cwd else base
-    if not cwd.is_dir():
+    cwd = base / entry.cwd if entry.cwd else None
+    if cwd is not None and not cwd.is_dir():
         raise _Located((*where, "cwd"), f"no such directory: {cwd}")
     if entry.command == HUMAN:
         raise _Located((*where, "command"), "a person cannot play in a tournament")
     try:
-        spec = player_spec(entry.command, entry.name, cwd, entry.env)
+        spec = player_spec(entry.command, entry.name, base, cwd, entry.env)
     except RefereeError as error:
         raise _Located((*where, "command"), str(error)) from None
     problem = spec.missing_program()

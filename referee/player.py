@@ -58,7 +58,10 @@ _PR_SET_CHILD_SUBREAPER = 36
 
 @dataclass(frozen=True)
 class PlayerSpec:
-    """How to start a player: a name for tables, the argv, and optionally a cwd and environment."""
+    """How to start a player: a name for tables, the argv, its environment and its limits.
+
+    `cwd` is the directory it runs in; None gives it a private one, deleted when it ends.
+    """
 
     name: str
     argv: tuple[str, ...]
@@ -71,25 +74,29 @@ class PlayerSpec:
         cls,
         name: str,
         command: str | Sequence[str],
+        base: Path | None = None,
         cwd: Path | None = None,
         env: Mapping[str, str] | None = None,
-        limits: Limits | None = None,
     ) -> PlayerSpec:
-        """A spec from an argv list or a shell-style string (split, never run through a shell)."""
+        """A spec from an argv list or a shell-style string (split, never run through a shell).
+
+        Paths in the command are taken from `cwd`, else from `base` (by default the current
+        directory), and made absolute, so that they still name the same files from a private
+        working directory.
+        """
         try:
             argv = tuple(shlex.split(command)) if isinstance(command, str) else tuple(command)
         except ValueError as error:
             raise ConfigError(f"player {name}: cannot split command {command!r}: {error}") from None
         if not argv:
             raise ConfigError(f"player {name}: empty command")
-        return cls(name, argv, cwd, dict(env or {}), limits or Limits())
+        return cls(name, _absolute_paths(argv, cwd or base or Path.cwd()), cwd, dict(env or {}))
 
     def missing_program(self) -> str | None:
-        """Why the program cannot be run from its working directory, or None when it can."""
+        """Why the program cannot be run, or None when it can."""
         program = self.argv[0]
-        cwd = self.cwd or Path.cwd()
         if "/" in program:
-            found = cwd / program
+            found = (self.cwd or Path.cwd()) / program
             if not found.is_file():
                 return f"no such program: {found}"
             if not os.access(found, os.X_OK):
@@ -99,6 +106,23 @@ class PlayerSpec:
         if shutil.which(program, path=path) is None:
             return f"command {program!r} not found on PATH"
         return None
+
+
+def _absolute_paths(argv: tuple[str, ...], base: Path) -> tuple[str, ...]:
+    """The program when it is a path, and each argument naming something in `base`, made absolute.
+
+    Options and other words are left as they are.
+    """
+    program, *arguments = argv
+    if "/" in program:
+        program = str(base / program)
+    return (
+        program,
+        *(
+            str(base / word) if word[:1] not in ("", "-") and (base / word).exists() else word
+            for word in arguments
+        ),
+    )
 
 
 @dataclass(frozen=True)
@@ -230,7 +254,7 @@ class PlayerProcess(Player):
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
-                cwd=self.spec.cwd,
+                cwd=self.spec.cwd or self._private,
                 env=env,
                 start_new_session=True,
                 preexec_fn=setup,

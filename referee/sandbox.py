@@ -4,7 +4,7 @@ Limits are set in the child before it execs (setrlimit) and watched from the ref
 it runs (`Usage`, sampled from /proc), because some cannot be set per process: the memory
 and the CPU time of all a player's processes together, and how many processes it has.
 Isolation is what the machine allows: a network namespace of its own (no network), a
-private temporary directory, and a minimal environment.
+private working directory, and a minimal environment.
 """
 
 from __future__ import annotations
@@ -169,7 +169,7 @@ class Protections:
                 "not enforced for root" if root else "processes of this user + the limit",
             ),
             ("no network", self.network, self.network_how),
-            ("private temporary directory", True, "TMPDIR and HOME in a fresh directory"),
+            ("private working directory", True, "a fresh directory, also TMPDIR and HOME"),
             ("minimal environment", True, f"only {', '.join(_KEPT_VARIABLES)}"),
             ("killed with the referee", LIBC is not None, "PR_SET_PDEATHSIG"),
         ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,7 @@ from typer.testing import CliRunner
 from referee.cli import app
 from referee.config import load_config
 from referee.match import Policy
+from referee.sandbox import Limits
 
 runner = CliRunner()
 PLAYERS = f"""\
@@ -119,6 +121,16 @@ ERRORS = {
     ),
     "not YAML": ("name: t\ngames: [quad\n", 3, "not valid YAML"),
     "not a mapping": ("- quad\n- hex-pie\n", 1, "expected a mapping of settings"),
+    "unknown limit": (
+        "name: t\ngames: [quad]\nlimits:\n  memory: 100\n" + PLAYERS,
+        4,
+        "limits: unknown key 'memory' (did you mean memory_mb?)",
+    ),
+    "limit that is not positive": (
+        "name: t\ngames: [quad]\n" + PLAYERS + "    limits:\n      cpu_s: 0\n",
+        9,
+        "players[1].limits.cpu_s: must be greater than 0, got 0",
+    ),
 }
 
 
@@ -173,6 +185,44 @@ def test_a_full_config_is_read_with_defaults_and_overrides(tmp_path: Path) -> No
     assert beta.spec.argv == (sys.executable, "bot.py", "--fast")
     assert beta.spec.cwd == tmp_path / "bots"
     assert beta.spec.env == {"LEVEL": "3"}
+    assert alpha.spec.cwd is None, "without cwd, a player runs in a private directory"
+
+
+def test_paths_in_a_command_are_taken_from_the_config_directory(tmp_path: Path) -> None:
+    bots = tmp_path / "bots"
+    bots.mkdir()
+    (bots / "bot.py").write_text("")
+    (bots / "weights.txt").write_text("")
+    config = tmp_path / "cup.yaml"
+    config.write_text(
+        "name: cup\ngames: [quad]\nplayers:\n  - name: alpha\n    command: random\n"
+        f"  - name: beta\n    command: {sys.executable} bots/bot.py --load bots/weights.txt 3\n"
+        "  - name: gamma\n    command: python3 bot.py --depth 3\n    cwd: bots\n"
+    )
+    _, beta, gamma = load_config(config).players
+    assert beta.spec.argv == (
+        sys.executable,
+        str(bots / "bot.py"),
+        "--load",
+        str(bots / "weights.txt"),
+        "3",
+    )
+    assert beta.spec.cwd is None
+    assert gamma.spec.argv == ("python3", str(bots / "bot.py"), "--depth", "3")
+    assert gamma.spec.cwd == bots
+
+
+def test_limits_are_set_for_all_and_for_one_player(tmp_path: Path) -> None:
+    config = tmp_path / "cup.yaml"
+    config.write_text(
+        "name: cup\ngames: [quad]\nlimits: {memory_mb: 256, cpu_s: 20}\n"
+        + PLAYERS
+        + "    limits:\n      cpu_s: 5\n      processes: 8\n"
+    )
+    alpha, beta = load_config(config).players
+    default = Limits()
+    assert alpha.spec.limits == replace(default, memory_mb=256, cpu_s=20)
+    assert beta.spec.limits == replace(default, memory_mb=256, cpu_s=5, processes=8)
 
 
 def test_the_default_output_is_results_beside_the_config(tmp_path: Path) -> None:

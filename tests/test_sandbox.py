@@ -159,7 +159,7 @@ def test_limits_are_set_in_the_child_before_it_runs(tmp_path: Path) -> None:
     assert table["Max core file size"] == ["0", "0"]
 
 
-def test_a_player_gets_a_minimal_environment_and_a_private_directory(
+def test_a_player_gets_a_minimal_environment_and_a_private_working_directory(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("REFEREE_TEST_SECRET", "s3cret")
@@ -180,6 +180,7 @@ def test_a_player_gets_a_minimal_environment_and_a_private_directory(
     assert environment["PATH"] == os.environ["PATH"]
     private = Path(environment["TMPDIR"])
     assert environment["HOME"] == str(private)
+    assert environment["cwd"] == str(private)
     assert private.name.startswith("referee-player-")
     assert not private.exists(), "the private directory outlived the player"
 

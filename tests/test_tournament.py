@@ -29,6 +29,7 @@ HERE = Path(__file__).resolve().parent
 RANDOM = HERE.parent / "players" / "random_player.py"
 MISBEHAVING = HERE / "players" / "misbehaving.py"
 runner = CliRunner()
+_MARKER = "REFEREE_TEST_TOURNAMENT"
 
 
 def write_config(
@@ -39,7 +40,11 @@ def write_config(
     name: str = "cup",
 ) -> Path:
     path = directory / f"{name}.yaml"
-    entries = "".join(f"  - name: {n}\n    command: {c}\n" for n, c in players.items())
+    # The marker lets `referee_processes` find these players, which run in private directories.
+    entries = "".join(
+        f"  - name: {n}\n    command: {c}\n    env: {{{_MARKER}: '{directory}'}}\n"
+        for n, c in players.items()
+    )
     path.write_text(
         f"name: {name}\nseed: 5\nstart_clock: 5000\nplay_clock: 2000\ngames: {games}\n"
         f"{extra}players:\n{entries}"
@@ -217,15 +222,18 @@ def test_tournament_command_prints_progress_and_standings(tmp_path: Path) -> Non
 
 
 def referee_processes(directory: Path) -> list[int]:
-    """Processes working in `directory`: the players of a tournament whose config is there."""
+    """Living processes of the players of a tournament whose config is in `directory`."""
+    marker = f"{_MARKER}={directory}\0".encode()
     found = []
     for entry in os.scandir("/proc"):
         if entry.name.isdigit():
             try:
-                if os.readlink(f"/proc/{entry.name}/cwd") == str(directory):
-                    found.append(int(entry.name))
+                environment = Path(f"/proc/{entry.name}/environ").read_bytes()
+                state = Path(f"/proc/{entry.name}/stat").read_bytes().rsplit(b")", 1)[1].split()[0]
             except OSError:
                 continue
+            if marker in environment and state != b"Z":
+                found.append(int(entry.name))
     return found
 
 

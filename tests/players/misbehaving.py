@@ -23,7 +23,8 @@ MODE, done at the N-th `go` (default 1) unless it says otherwise:
   stderr-stream writes to standard error without end from a thread, and plays on
   connect       at `start`, connects to 127.0.0.1:--port and says on stderr how it went
   orphan        starts a child that holds its output, then exits with code 3
-  environment   at `start`, writes its environment to stderr, one NAME=value per line
+  environment   at `start`, writes its working directory (cwd=...) and environment to stderr,
+                one NAME=value per line
 --pidfile: write this process's pid (and its child's) there, one per line.
 """
 
@@ -63,6 +64,7 @@ def main() -> None:
             if args.mode == "connect":
                 connect(args.port)
             if args.mode == "environment":
+                sys.stderr.write(f"cwd={os.getcwd()}\n")
                 sys.stderr.write("".join(f"{k}={v}\n" for k, v in sorted(os.environ.items())))
                 sys.stderr.flush()
             if args.mode == "stderr-flood":
