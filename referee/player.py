@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from referee import protocol
+from referee.cgroups import PidsCgroup
 from referee.clock import now
 from referee.errors import (
     ConfigError,
@@ -44,6 +45,7 @@ from referee.sandbox import (
     machine_protections,
     minimal_environment,
     over_limit,
+    stats_of,
 )
 
 LOG_LIMIT = 1024 * 1024
@@ -225,6 +227,7 @@ class PlayerProcess(Player):
         self._gone: str | None = None
         self._gone_as: type[PlayerCrashed] = PlayerCrashed
         self._private: str | None = None
+        self._cgroup: PidsCgroup | None = None
         self._cpu_at_match_start = 0.0
         # What a validation looks at: lines nobody asked for (counted, the last one kept, so
         # a flood costs no memory), standard error, the ending.
@@ -247,7 +250,12 @@ class PlayerProcess(Player):
         self.switch_log(self.log_path)
         self._private = tempfile.mkdtemp(prefix="referee-player-")
         env = minimal_environment(self.spec.env, Path(self._private))
-        setup = child_setup(self.spec.limits, machine_protections().network)
+        protections = machine_protections()
+        if protections.cgroups is not None:
+            # Made for each process: the cap counts this player's processes alone.
+            with contextlib.suppress(OSError):
+                self._cgroup = PidsCgroup.make(protections.cgroups, self.spec.limits.processes)
+        setup = child_setup(self.spec.limits, protections.network, self._cgroup)
         try:
             self._process = await asyncio.create_subprocess_exec(
                 *self.spec.argv,
@@ -261,7 +269,7 @@ class PlayerProcess(Player):
             )
         except (OSError, subprocess.SubprocessError) as error:
             self._close_log()
-            shutil.rmtree(self._private, ignore_errors=True)
+            self._clean_up()
             if self.log_path.stat().st_size == 0:
                 self.log_path.unlink()
             reason = getattr(error, "strerror", None) or str(error)
@@ -344,8 +352,7 @@ class PlayerProcess(Player):
                     await self._write(protocol.QUIT, QUIT_GRACE_S)
                 exited = await _exits_within(process, QUIT_GRACE_S)
                 if exited:
-                    members = group_members(process.pid)
-                    left_behind = sum(1 for _, _, state in members if state != "Z")
+                    left_behind = sum(1 for _, fields in self._stats() if fields[0] != b"Z")
         finally:
             self.ending = Ending(told, exited, left_behind)
             await self._kill()
@@ -357,16 +364,23 @@ class PlayerProcess(Player):
         self._gone = self._gone or "ended by the referee"
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(process.pid, signal.SIGKILL)
-        await process.wait()
-        await _reap_group(process.pid)
+        escaped = self._cgroup.kill() if self._cgroup is not None else []
+        await _exits_within(process)
+        await _reap(process.pid, escaped)
         for task in self._tasks:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
         if process.stdin is not None:
             process.stdin.close()
         self._close_log()
+        self._clean_up()
+
+    def _clean_up(self) -> None:
+        """Remove the private directory and the cgroup, once the processes are gone."""
         if self._private is not None:
             shutil.rmtree(self._private, ignore_errors=True)
+        if self._cgroup is not None:
+            self._cgroup.remove()
 
     async def _write(self, line: str, limit_s: float) -> float:
         """Write a line; the time it was written. A player that will not take it has crashed."""
@@ -397,15 +411,24 @@ class PlayerProcess(Player):
             self._pending.set_exception(self._gone_as(self._gone))
 
     def _ended(self, code: int) -> None:
-        """The program exited with this return code: a crash, or a limit's signal."""
-        limit = limit_of_signal(code)
+        """The program exited with this return code: a crash, or a limit's signal or refusal."""
+        limit = limit_of_signal(code) or self._refused_processes()
         if limit is None:
             self._fail(_exit_reason(code))
         else:
             self._fail(f"exceeded its {self.spec.limits.describe(limit)}", ResourceExceeded)
 
+    def _refused_processes(self) -> str | None:
+        """`processes` when the cgroup's cap has refused the player a process or thread."""
+        return "processes" if self._cgroup is not None and self._cgroup.refused_forks() else None
+
     def _stats(self) -> list[tuple[int, list[bytes]]]:
-        return group_stats(self._process.pid) if self._process is not None else []
+        """Its processes: those in its cgroup, else those in its process group."""
+        if self._process is None:
+            return []
+        if self._cgroup is not None:
+            return stats_of(self._cgroup.members())
+        return group_stats(self._process.pid)
 
     async def _watch_usage(self) -> None:
         """Kill the player's processes as soon as together they go over one of its limits."""
@@ -413,7 +436,7 @@ class PlayerProcess(Player):
         limits = self.spec.limits
         while self._process.returncode is None:
             usage = group_usage(self._stats())
-            limit = over_limit(usage, limits, self._cpu_at_match_start)
+            limit = self._refused_processes() or over_limit(usage, limits, self._cpu_at_match_start)
             if limit is not None:
                 self._fail(f"exceeded its {limits.describe(limit)}", ResourceExceeded)
                 with contextlib.suppress(ProcessLookupError, PermissionError):
@@ -535,15 +558,20 @@ def _become_subreaper() -> None:
 
 def group_members(pgid: int) -> list[tuple[int, int, str]]:
     """(pid, parent pid, state) of every process in a process group, from /proc."""
-    return [(pid, int(fields[1]), fields[0].decode()) for pid, fields in group_stats(pgid)]
+    return _members(group_stats(pgid))
 
 
-async def _reap_group(pgid: int, patience_s: float = 2.0) -> None:
-    """Wait for every killed member of the group to go, reaping those that were left to us."""
+def _members(stats: Sequence[tuple[int, list[bytes]]]) -> list[tuple[int, int, str]]:
+    return [(pid, int(fields[1]), fields[0].decode()) for pid, fields in stats]
+
+
+async def _reap(pgid: int, others: Sequence[int] = (), patience_s: float = 2.0) -> None:
+    """Wait for every killed member of the group, and `others`, to go; reap those left to us."""
     deadline = now() + patience_s
     me = os.getpid()
     while now() < deadline:
-        members = group_members(pgid)
+        escaped = [(pid, fields) for pid, fields in stats_of(others) if int(fields[2]) != pgid]
+        members = _members(group_stats(pgid) + escaped)
         pids = {pid for pid, _, _ in members}
         for pid, parent, state in members:
             if parent == me and state == "Z":

@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, fields
 from pathlib import Path
 
+from referee.cgroups import PidsCgroup, pids_parent, remove_stale
 from referee.errors import ConfigError
 
 MIB = 1024 * 1024
@@ -81,15 +82,15 @@ def _stat(pid: int | str) -> list[bytes] | None:
         return None
 
 
+def stats_of(pids: Iterable[int]) -> list[tuple[int, list[bytes]]]:
+    """(pid, stat fields) of each of these processes that still exists."""
+    return [(pid, fields_) for pid in pids if (fields_ := _stat(pid)) is not None]
+
+
 def group_stats(pgid: int) -> list[tuple[int, list[bytes]]]:
     """(pid, stat fields) of every process in a process group, from one scan of /proc."""
-    found = []
-    for entry in os.scandir("/proc"):
-        if entry.name.isdigit():
-            fields_ = _stat(entry.name)
-            if fields_ is not None and int(fields_[2]) == pgid:
-                found.append((int(entry.name), fields_))
-    return found
+    every = stats_of(int(entry.name) for entry in os.scandir("/proc") if entry.name.isdigit())
+    return [(pid, fields_) for pid, fields_ in every if int(fields_[2]) == pgid]
 
 
 def group_usage(stats: Iterable[tuple[int, list[bytes]]]) -> Usage:
@@ -152,6 +153,7 @@ class Protections:
     network: bool
     network_how: str
     why_not: tuple[str, ...]
+    cgroups: Path | None  # where a player's pids cgroup is made, if it can be
 
     def rows(self) -> list[tuple[str, bool, str]]:
         """(protection, active, how) for each, as `referee doctor` shows them."""
@@ -162,6 +164,13 @@ class Protections:
                 "memory, CPU and process count of a player's whole process group",
                 True,
                 "sampled from /proc every 100 ms; the player is killed over a limit",
+            ),
+            (
+                "firm process limit; processes that leave the group are found",
+                self.cgroups is not None,
+                f"a pids cgroup per player under {self.cgroups}"
+                if self.cgroups
+                else "unavailable: no writable pids cgroup",
             ),
             (
                 "per-user process limit (RLIMIT_NPROC)",
@@ -184,15 +193,29 @@ def _unshare_network() -> None:
 
 @functools.cache
 def machine_protections() -> Protections:
-    """Probe once whether a child can be given a network namespace of its own."""
+    """Probe once whether a child can be given a network namespace and a pids cgroup."""
+    cgroups = _cgroups_parent()
     if LIBC is None:
-        return Protections(False, "not on Linux", ("network isolation needs Linux",))
+        return Protections(False, "not on Linux", ("network isolation needs Linux",), cgroups)
     try:
         subprocess.run(["true"], preexec_fn=_unshare_network, check=True, timeout=10)
     except (OSError, subprocess.SubprocessError) as error:
         reason = f"no network namespace for players ({error}); players can reach the network"
-        return Protections(False, "unavailable: cannot unshare", (reason,))
-    return Protections(True, "a network namespace of its own (unshare)", ())
+        return Protections(False, "unavailable: cannot unshare", (reason,), cgroups)
+    return Protections(True, "a network namespace of its own (unshare)", (), cgroups)
+
+
+def _cgroups_parent() -> Path | None:
+    """Where player cgroups can be made: found, and a cgroup made and removed there."""
+    parent = pids_parent()
+    if parent is None:
+        return None
+    remove_stale(parent)
+    try:
+        PidsCgroup.make(parent, 1).remove()
+    except OSError:
+        return None
+    return parent
 
 
 def _user_processes() -> int:
@@ -207,7 +230,9 @@ def _user_processes() -> int:
     return count
 
 
-def child_setup(limits: Limits, isolate_network: bool) -> Callable[[], None]:
+def child_setup(
+    limits: Limits, isolate_network: bool, cgroup: PidsCgroup | None
+) -> Callable[[], None]:
     """The function the child runs after fork, before exec: limits, isolation, death with us."""
     nproc = None if os.geteuid() == 0 else _user_processes() + limits.processes
     settings = [
@@ -220,6 +245,8 @@ def child_setup(limits: Limits, isolate_network: bool) -> Callable[[], None]:
         settings.append((resource.RLIMIT_NPROC, nproc))
 
     def setup() -> None:
+        if cgroup is not None:
+            cgroup.join()
         if LIBC is not None:
             LIBC.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
         for which, value in settings:

@@ -6,6 +6,7 @@ import asyncio
 import json
 import os
 import shutil
+import signal
 import socket
 import sys
 from collections import defaultdict
@@ -61,7 +62,7 @@ def test_a_tournament_of_misbehaving_players_ends_with_every_fault_named(tmp_pat
     port = listener.getsockname()[1]
     modes = {
         "hog": "memory-hog --at 2",
-        "bomb": "fork-bomb --at 2",
+        "bomb": "fork-bomb --at 2 --delay-ms 2",
         "spinner": "cpu-spinner --at 2",
         "stderr": "stderr-stream",
         "net": f"connect --port {port}",
@@ -127,6 +128,54 @@ async def _one_request(spec: PlayerSpec, log: Path, line: str, limit_s: float = 
 
 def _spec(tmp_path: Path, mode: str, limits: Limits) -> PlayerSpec:
     return PlayerSpec("bot", (sys.executable, str(_bot(tmp_path)), mode), limits=limits)
+
+
+def test_a_fork_bomb_faster_than_the_sampling_is_stopped_at_the_limit(tmp_path: Path) -> None:
+    spec = _spec(tmp_path, "fork-bomb", Limits(processes=16))
+    log = tmp_path / "bomb.log"
+
+    async def bomb() -> None:
+        player = PlayerProcess(spec, log)
+        await player.start()
+        try:
+            player.new_match()
+            await player.request("start m ticblock xcplayer 1000 1000", 5.0)
+            await player.request("go 1 1000 (mark 1 1) (mark 2 2)", 5.0)
+        finally:
+            await player.close()
+
+    with pytest.raises(ResourceExceeded, match=r"^exceeded its process limit 16 processes"):
+        asyncio.run(bomb())
+    assert _running(spec.argv[1]) == []
+    if machine_protections().cgroups is not None:
+        # The cgroup refuses the fork that would go over: the bomb never has more than 16.
+        (refused,) = [line for line in log.read_text().splitlines() if line.startswith("fork")]
+        assert int(refused.split()[-1]) <= 15
+
+
+def test_a_process_that_leaves_the_group_is_killed_when_cgroups_are_active(tmp_path: Path) -> None:
+    pidfile = tmp_path / "pids"
+    bot = _bot(tmp_path)
+    spec = PlayerSpec("bot", (sys.executable, str(bot), "escape", "--pidfile", str(pidfile)))
+
+    async def escape() -> tuple[PlayerProcess, int]:
+        player = PlayerProcess(spec, tmp_path / "e.log")
+        await player.start()
+        try:
+            assert (await player.request("start m quad x 1000 1000", 5.0)).text == "ready"
+            escaped = int(pidfile.read_text().split()[1])
+            assert os.getsid(escaped) == escaped != player.pid, "the child left the session"
+            return player, escaped
+        finally:
+            await player.close()
+
+    player, escaped = asyncio.run(escape())
+    left = _running(bot)
+    for pid in left:
+        os.kill(pid, signal.SIGKILL)
+    # Without a cgroup, a process group is all the referee knows of a player (`referee doctor`).
+    assert left == ([] if machine_protections().cgroups is not None else [escaped])
+    assert player.ending is not None and player.ending.told_to_quit
 
 
 def test_writing_a_file_over_the_limit_is_a_resource_fault(tmp_path: Path) -> None:

@@ -18,11 +18,13 @@ MODE, done at the N-th `go` (default 1) unless it says otherwise:
   stderr-flood  writes 5 MiB to standard error at `start`
   chatty        answers each `moves` line, which needs no answer, with `ok`
   memory-hog    allocates memory until it is stopped
-  fork-bomb     starts up to 200 sleeping processes, then plays on
+  fork-bomb     starts up to 200 sleeping processes, --delay-ms apart, then plays on; when a
+                fork is refused, says after how many on stderr and exits with code 1
   cpu-spinner   spins on the CPU without end, never answering again
   stderr-stream writes to standard error without end from a thread, and plays on
   connect       at `start`, connects to 127.0.0.1:--port and says on stderr how it went
   orphan        starts a child that holds its output, then exits with code 3
+  escape        at `start`, starts a child that leaves the process group (setsid) and sleeps
   environment   at `start`, writes its working directory (cwd=...) and environment to stderr,
                 one NAME=value per line
 --pidfile: write this process's pid (and its child's) there, one per line.
@@ -63,6 +65,8 @@ def main() -> None:
                 pids.append(subprocess.Popen(["sleep", "300"]).pid)
             if args.mode == "connect":
                 connect(args.port)
+            if args.mode == "escape":
+                pids.append(escape())
             if args.mode == "environment":
                 sys.stderr.write(f"cwd={os.getcwd()}\n")
                 sys.stderr.write("".join(f"{k}={v}\n" for k, v in sorted(os.environ.items())))
@@ -100,6 +104,19 @@ def connect(port: int) -> None:
     sys.stderr.flush()
 
 
+def escape() -> int:
+    """Start a child in a session of its own, out of the player's process group; its pid."""
+    done, told = os.pipe()
+    child = os.fork()
+    if child == 0:
+        os.setsid()
+        os.write(told, b"!")
+        time.sleep(300)
+        os._exit(0)
+    os.read(done, 1)
+    return child
+
+
 def forever(work) -> None:
     threading.Thread(target=lambda: [work() for _ in iter(int, 1)], daemon=True).start()
 
@@ -112,11 +129,16 @@ def misbehave(mode: str, delay_ms: int, answer: str) -> str:
             hoard.append(b"\x01" * (8 * 1024 * 1024))
             time.sleep(0.005)
     elif mode == "fork-bomb":
-        for _ in range(200):
-            if os.fork() == 0:
+        for count in range(200):
+            try:
+                child = os.fork()
+            except OSError:
+                sys.stderr.write(f"fork refused after {count}\n")
+                sys.exit(1)
+            if child == 0:
                 time.sleep(60)
                 os._exit(0)
-            time.sleep(0.002)
+            time.sleep(delay_ms / 1000)
     elif mode == "cpu-spinner":
         while True:
             sum(range(10_000))
