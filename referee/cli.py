@@ -48,7 +48,7 @@ from referee.replay import (
     verify_file,
     verify_files,
 )
-from referee.sandbox import Limits, machine_protections
+from referee.sandbox import Limits, Protections, machine_protections
 from referee.schedule import ScheduledMatch
 from referee.standings import Format, compute, load_results, render
 from referee.tournament import Observer, run_tournament
@@ -499,13 +499,23 @@ def validate_command(
             if failed
             else "PASS" + (f" with warnings ({', '.join(warned)})" if warned else "")
         )
+        typer.echo(f"\nlimits: {report.limits.summary()}")
+        typer.echo(f"protections: {_protection_summary(report.protections)}")
         typer.echo(
-            f"\nverdict: {summary}; {report.matches} matches in {report.seconds:.1f} s"
+            f"verdict: {summary}; {report.matches} matches in {report.seconds:.1f} s"
             f" (bound {report.bound_s:.0f} s)"
             + (f"; transcripts and logs in {keep}" if keep else "")
         )
     if report.verdict is Verdict.FAIL:
         raise typer.Exit(EXIT_FAILED)
+
+
+def _protection_summary(protections: Protections) -> str:
+    """The protections of `referee doctor` in one line, the missing ones last."""
+    rows = protections.rows()
+    text = ", ".join(name for name, active, _ in rows if active)
+    missing = [name for name, active, _ in rows if not active]
+    return text + (f"; not on this machine: {', '.join(missing)}" if missing else "")
 
 
 def _frame_text(game: Game, frame: Frame) -> str:
@@ -676,8 +686,7 @@ def doctor(as_json: JsonOption = False) -> None:
     """Say which protections against misbehaving players this machine gives."""
     rows = machine_protections().rows()
     if as_json:
-        report = [{"protection": name, "active": active, "how": how} for name, active, how in rows]
-        typer.echo(json.dumps(report, indent=2))
+        typer.echo(json.dumps(machine_protections().to_json(), indent=2))
         return
     table = [(name, "yes" if active else "NO", how) for name, active, how in rows]
     typer.echo(tabulate(table, headers=["protection", "active", "how"]))

@@ -20,6 +20,7 @@ import sys
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, fields
 from pathlib import Path
+from typing import Any
 
 from referee.cgroups import PidsCgroup, pids_parent, remove_stale
 from referee.errors import ConfigError
@@ -62,6 +63,10 @@ class Limits:
             "file_size_mb": f"file-size limit {self.file_size_mb} MiB",
         }
         return words[name]
+
+    def summary(self) -> str:
+        """Every limit in words, for a report."""
+        return ", ".join(self.describe(item.name) for item in fields(self))
 
 
 @dataclass(frozen=True)
@@ -155,27 +160,37 @@ class Protections:
     why_not: tuple[str, ...]
     cgroups: Path | None  # where a player's pids cgroup is made, if it can be
 
+    def to_json(self) -> list[dict[str, Any]]:
+        """The rows as records: protection, active, how."""
+        return [{"protection": n, "active": a, "how": h} for n, a, h in self.rows()]
+
     def rows(self) -> list[tuple[str, bool, str]]:
         """(protection, active, how) for each, as `referee doctor` shows them."""
         root = os.geteuid() == 0
         return [
-            ("memory, CPU, file-size and open-file limits", True, "setrlimit in the child"),
             (
-                "memory, CPU and process count of a player's whole process group",
+                "limits in each process",
                 True,
-                "sampled from /proc every 100 ms; the player is killed over a limit",
+                "setrlimit in the child: address space, CPU, file size, open files, no core",
             ),
             (
-                "firm process limit; processes that leave the group are found",
+                "use of all its processes watched",
+                True,
+                "memory, CPU and processes sampled from /proc every 100 ms; killed over a limit",
+            ),
+            (
+                "pids cgroup",
                 self.cgroups is not None,
-                f"a pids cgroup per player under {self.cgroups}"
+                f"one per player under {self.cgroups}: firm process limit, no escape by setsid"
                 if self.cgroups
                 else "unavailable: no writable pids cgroup",
             ),
             (
-                "per-user process limit (RLIMIT_NPROC)",
+                "per-user process limit",
                 not root,
-                "not enforced for root" if root else "processes of this user + the limit",
+                "RLIMIT_NPROC: not enforced for root"
+                if root
+                else "RLIMIT_NPROC at the processes of this user plus the limit",
             ),
             ("no network", self.network, self.network_how),
             ("private working directory", True, "a fresh directory, also TMPDIR and HOME"),

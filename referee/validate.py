@@ -13,7 +13,7 @@ import math
 import statistics
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
@@ -24,6 +24,7 @@ from referee.errors import OUT_OF_THE_MATCH, FaultKind
 from referee.games import Game
 from referee.match import SEND_LIMIT_S, MatchSetup, Policy, play_match
 from referee.player import LOG_LIMIT, QUIT_GRACE_S, PlayerProcess, PlayerSpec
+from referee.sandbox import Limits, Protections, machine_protections
 
 SLOW_SHARE = 0.8  # a 95th percentile above this share of the play clock is a warning
 NOISY_BYTES = 64 * 1024  # standard error per match above this is a warning
@@ -61,6 +62,8 @@ class Report:
     matches: int
     seconds: float
     bound_s: float
+    limits: Limits
+    protections: Protections
 
     @property
     def verdict(self) -> Verdict:
@@ -76,6 +79,8 @@ class Report:
             "checks": [
                 {"name": c.name, "verdict": str(c.verdict), "detail": c.detail} for c in self.checks
             ],
+            "limits": asdict(self.limits),
+            "protections": self.protections.to_json(),
         }
 
 
@@ -142,6 +147,8 @@ async def validate(
         evidence.matches,
         time.monotonic() - started,
         bound,
+        spec.limits,
+        machine_protections(),
     )
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
+from dataclasses import asdict
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,7 @@ from referee.cli import app
 from referee.clock import Clocks
 from referee.games import GAMES, get_game
 from referee.player import PlayerSpec
-from referee.sandbox import Limits
+from referee.sandbox import Limits, machine_protections
 from referee.validate import Report, Verdict, time_bound_s, validate
 
 # Every transcript these tests write must replay and verify (issue: replay).
@@ -119,11 +120,16 @@ def test_validate_command_prints_checks_and_a_verdict(tmp_path: Path) -> None:
     keep = tmp_path / "kept"
     random_bot = f"{sys.executable} {ROOT / 'players' / 'random_player.py'}"
     result = runner.invoke(
-        app, ["validate", random_bot, "--games", "quad,ticblock", "--keep", str(keep)]
+        app,
+        ["validate", random_bot, "--games", "quad,ticblock", "--keep", str(keep), "--cpu-s", "9"],
     )
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
     assert lines[0].split()[:4] == ["check", "result", "what", "detail"]
+    assert lines[-3].startswith("limits: memory limit 1024 MiB, CPU limit 9 s per match, ")
+    protections = machine_protections()
+    assert lines[-2].startswith("protections: limits in each process, ")
+    assert ("no network" in lines[-2].partition("not on this machine")[0]) is protections.network
     assert lines[-1].startswith("verdict: PASS; 12 matches in ")
     assert lines[-1].endswith(f"transcripts and logs in {keep}")
     assert len(list(keep.glob("*.json"))) == 12
@@ -139,6 +145,9 @@ def test_validate_command_fails_with_exit_1_and_json(tmp_path: Path) -> None:
     assert report["matches"] == 6
     failed = [check["name"] for check in report["checks"] if check["verdict"] == "fail"]
     assert failed == ["legal moves"]
+    assert report["limits"] == asdict(Limits())
+    active = {row["protection"]: row["active"] for row in report["protections"]}
+    assert active["pids cgroup"] is (machine_protections().cgroups is not None)
 
 
 @pytest.mark.parametrize(
