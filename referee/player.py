@@ -37,6 +37,7 @@ from referee.errors import (
 from referee.sandbox import (
     LIBC,
     Limits,
+    ProcessTable,
     allow_cpu,
     child_setup,
     group_stats,
@@ -53,6 +54,8 @@ QUIT_GRACE_S = 1.0
 _READ_CHUNK = 64 * 1024
 _EXIT_DRAIN_S = 0.2
 _USAGE_EVERY_S = 0.1
+# A shared scan of /proc serves every player sampled within half a period of it.
+SHARED_SCAN_AGE_S = _USAGE_EVERY_S / 2
 _EXIT_POLL_S = 0.01
 _FLOOD_PAUSE_S = 0.001
 _PR_SET_CHILD_SUBREAPER = 36
@@ -214,14 +217,23 @@ class _Line:
 class PlayerProcess(Player):
     """A player program in its own process group, with standard error captured to a log."""
 
-    def __init__(self, spec: PlayerSpec, log_path: Path, log_limit: int = LOG_LIMIT) -> None:
+    def __init__(
+        self,
+        spec: PlayerSpec,
+        log_path: Path,
+        log_limit: int = LOG_LIMIT,
+        table: ProcessTable | None = None,
+    ) -> None:
+        """`table`, when given, is shared with the other players: one scan of /proc serves all."""
         self.spec = spec
         self.log_path = log_path
         self._log_limit = log_limit
+        self._table = table or ProcessTable(0.0)
         self._log: BinaryIO | None = None
         self._logged = 0
         self._process: asyncio.subprocess.Process | None = None
         self._tasks: list[asyncio.Task[None]] = []
+        self._readers: tuple[asyncio.Task[None], ...] = ()
         self._pending: asyncio.Future[_Line] | None = None
         self._owed = 0
         self._gone: str | None = None
@@ -277,9 +289,9 @@ class PlayerProcess(Player):
                 f"player {self.spec.name}: cannot start {self.spec.argv[0]!r}: {reason}"
             ) from None
         output = asyncio.create_task(self._read_output())
+        self._readers = (output, asyncio.create_task(self._read_errors()))
         self._tasks = [
-            output,
-            asyncio.create_task(self._read_errors()),
+            *self._readers,
             asyncio.create_task(self._watch_exit(output)),
             asyncio.create_task(self._watch_usage()),
         ]
@@ -367,11 +379,16 @@ class PlayerProcess(Player):
         escaped = self._cgroup.kill() if self._cgroup is not None else []
         await _exits_within(process)
         await _reap(process.pid, escaped)
+        if process.stdin is not None:
+            process.stdin.close()
+        # The rest of its output is read to the end, but not for long: a process that left the
+        # group may hold the pipes open. The transport is closed while the loop runs, as one
+        # collected after the loop has closed fails; asyncio's Process has no public close.
+        await asyncio.wait(self._readers, timeout=_EXIT_DRAIN_S)
+        process._transport.close()  # type: ignore[attr-defined]
         for task in self._tasks:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
-        if process.stdin is not None:
-            process.stdin.close()
         self._close_log()
         self._clean_up()
 
@@ -422,20 +439,20 @@ class PlayerProcess(Player):
         """`processes` when the cgroup's cap has refused the player a process or thread."""
         return "processes" if self._cgroup is not None and self._cgroup.refused_forks() else None
 
-    def _stats(self) -> list[tuple[int, list[bytes]]]:
-        """Its processes: those in its cgroup, else those in its process group."""
+    def _stats(self, table: ProcessTable | None = None) -> list[tuple[int, list[bytes]]]:
+        """Its processes: those in its cgroup, else those in its process group (from `table`)."""
         if self._process is None:
             return []
         if self._cgroup is not None:
             return stats_of(self._cgroup.members())
-        return group_stats(self._process.pid)
+        return table.group(self._process.pid) if table else group_stats(self._process.pid)
 
     async def _watch_usage(self) -> None:
         """Kill the player's processes as soon as together they go over one of its limits."""
         assert self._process is not None
         limits = self.spec.limits
         while self._process.returncode is None:
-            usage = group_usage(self._stats())
+            usage = group_usage(self._stats(self._table))
             limit = self._refused_processes() or over_limit(usage, limits, self._cpu_at_match_start)
             if limit is not None:
                 self._fail(f"exceeded its {limits.describe(limit)}", ResourceExceeded)

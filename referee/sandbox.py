@@ -12,11 +12,14 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import functools
+import math
 import os
 import resource
 import signal
 import subprocess
 import sys
+import time
+from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, fields
 from pathlib import Path
@@ -94,8 +97,33 @@ def stats_of(pids: Iterable[int]) -> list[tuple[int, list[bytes]]]:
 
 def group_stats(pgid: int) -> list[tuple[int, list[bytes]]]:
     """(pid, stat fields) of every process in a process group, from one scan of /proc."""
-    every = stats_of(int(entry.name) for entry in os.scandir("/proc") if entry.name.isdigit())
-    return [(pid, fields_) for pid, fields_ in every if int(fields_[2]) == pgid]
+    return [(pid, fields_) for pid, fields_ in _every_stat() if int(fields_[2]) == pgid]
+
+
+def _every_stat() -> list[tuple[int, list[bytes]]]:
+    return stats_of(int(entry.name) for entry in os.scandir("/proc") if entry.name.isdigit())
+
+
+class ProcessTable:
+    """One scan of /proc shared by the players watched at about the same time.
+
+    Without cgroups, a player's processes are found by reading every process's stat, which
+    costs in proportion to the processes on the machine; one scan then serves every player.
+    """
+
+    def __init__(self, max_age_s: float) -> None:
+        self._max_age_s = max_age_s
+        self._scanned_at = -math.inf
+        self._groups: dict[int, list[tuple[int, list[bytes]]]] = {}
+
+    def group(self, pgid: int) -> list[tuple[int, list[bytes]]]:
+        """(pid, stat fields) of the processes in a group, as of a scan at most max_age_s old."""
+        if time.monotonic() - self._scanned_at > self._max_age_s:
+            self._groups = defaultdict(list)
+            for pid, fields_ in _every_stat():
+                self._groups[int(fields_[2])].append((pid, fields_))
+            self._scanned_at = time.monotonic()
+        return self._groups.get(pgid, [])
 
 
 def group_usage(stats: Iterable[tuple[int, list[bytes]]]) -> Usage:

@@ -7,6 +7,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+from referee.sandbox import machine_protections
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -40,3 +44,16 @@ def test_tournament_benchmark_reports_every_game_and_setting() -> None:
         (1, True), (1, False), (2, True), (2, False)
     }  # fmt: skip
     assert all(row["matches_per_s"] > 0 for row in rows)
+
+
+def test_sandbox_benchmark_reports_each_way_of_watching_a_player() -> None:
+    report = benchmark_json("sandbox.py", "--samples", "5", "--background", "20")
+    assert report["processes_on_machine"] >= 20 + report["player_processes"]
+    rows = {row["method"]: row for row in report["results"]}
+    per_player = rows["process group, a scan of /proc per player"]
+    shared = rows["process group, one shared scan (tournaments)"]
+    assert per_player["ms_per_sample"] > 0
+    # A scan per player costs more as matches are added; a shared one does not.
+    assert per_player["core_share_c16"] == pytest.approx(16 * per_player["core_share_c1"])
+    assert shared["core_share_c16"] == pytest.approx(shared["core_share_c1"])
+    assert ("pids cgroup" in rows) is (machine_protections().cgroups is not None)

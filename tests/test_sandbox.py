@@ -8,8 +8,11 @@ import os
 import shutil
 import signal
 import socket
+import subprocess
 import sys
+import time
 from collections import defaultdict
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -19,7 +22,7 @@ from referee.cli import app
 from referee.config import load_config
 from referee.errors import ResourceExceeded
 from referee.player import PlayerProcess, PlayerSpec
-from referee.sandbox import Limits, machine_protections
+from referee.sandbox import Limits, ProcessTable, Protections, machine_protections
 from referee.tournament import Observer, run_tournament
 from referee.transcript import read_transcript
 
@@ -55,7 +58,19 @@ def _running(script: Path) -> list[int]:
     return found
 
 
-def test_a_tournament_of_misbehaving_players_ends_with_every_fault_named(tmp_path: Path) -> None:
+@pytest.fixture(params=["as the machine allows", "without cgroups"])
+def watched(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Protections:
+    """The protections players get: this machine's, and the same less cgroups."""
+    protections = machine_protections()
+    if request.param == "without cgroups":
+        protections = replace(protections, cgroups=None)
+        monkeypatch.setattr("referee.player.machine_protections", lambda: protections)
+    return protections
+
+
+def test_a_tournament_of_misbehaving_players_ends_with_every_fault_named(
+    tmp_path: Path, watched: Protections
+) -> None:
     bot = _bot(tmp_path)
     listener = socket.create_server(("127.0.0.1", 0))
     listener.setblocking(False)
@@ -130,7 +145,9 @@ def _spec(tmp_path: Path, mode: str, limits: Limits) -> PlayerSpec:
     return PlayerSpec("bot", (sys.executable, str(_bot(tmp_path)), mode), limits=limits)
 
 
-def test_a_fork_bomb_faster_than_the_sampling_is_stopped_at_the_limit(tmp_path: Path) -> None:
+def test_a_fork_bomb_faster_than_the_sampling_is_stopped_at_the_limit(
+    tmp_path: Path, watched: Protections
+) -> None:
     spec = _spec(tmp_path, "fork-bomb", Limits(processes=16))
     log = tmp_path / "bomb.log"
 
@@ -147,13 +164,15 @@ def test_a_fork_bomb_faster_than_the_sampling_is_stopped_at_the_limit(tmp_path: 
     with pytest.raises(ResourceExceeded, match=r"^exceeded its process limit 16 processes"):
         asyncio.run(bomb())
     assert _running(spec.argv[1]) == []
-    if machine_protections().cgroups is not None:
+    if watched.cgroups is not None:
         # The cgroup refuses the fork that would go over: the bomb never has more than 16.
         (refused,) = [line for line in log.read_text().splitlines() if line.startswith("fork")]
         assert int(refused.split()[-1]) <= 15
 
 
-def test_a_process_that_leaves_the_group_is_killed_when_cgroups_are_active(tmp_path: Path) -> None:
+def test_a_process_that_leaves_the_group_is_killed_when_cgroups_are_active(
+    tmp_path: Path, watched: Protections
+) -> None:
     pidfile = tmp_path / "pids"
     bot = _bot(tmp_path)
     spec = PlayerSpec("bot", (sys.executable, str(bot), "escape", "--pidfile", str(pidfile)))
@@ -174,7 +193,7 @@ def test_a_process_that_leaves_the_group_is_killed_when_cgroups_are_active(tmp_p
     for pid in left:
         os.kill(pid, signal.SIGKILL)
     # Without a cgroup, a process group is all the referee knows of a player (`referee doctor`).
-    assert left == ([] if machine_protections().cgroups is not None else [escaped])
+    assert left == ([] if watched.cgroups is not None else [escaped])
     assert player.ending is not None and player.ending.told_to_quit
 
 
@@ -242,3 +261,22 @@ def test_doctor_says_which_protections_are_active() -> None:
     assert rows["per-user process limit"] is (os.geteuid() != 0)
     text = runner.invoke(app, ["doctor"]).stdout
     assert "no network" in text and ("yes" in text)
+
+
+def test_a_shared_process_table_scans_once_per_period(tmp_path: Path) -> None:
+    group = subprocess.Popen(["sh", "-c", "sleep 30 & sleep 30 & wait"], start_new_session=True)
+    try:
+        fresh, shared = ProcessTable(0.0), ProcessTable(60.0)
+        deadline = time.monotonic() + 5
+        while len(fresh.group(group.pid)) < 3 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        before = sorted(pid for pid, _ in shared.group(group.pid))
+        assert len(before) == 3
+        os.kill(max(before), signal.SIGKILL)
+        while len(fresh.group(group.pid)) == 3 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert sorted(pid for pid, _ in fresh.group(group.pid)) == before[:2]
+        assert sorted(pid for pid, _ in shared.group(group.pid)) == before, "one scan serves"
+    finally:
+        os.killpg(group.pid, signal.SIGKILL)
+        group.wait()
