@@ -64,7 +64,6 @@ from referee.validate import Verdict, validate
 
 app = typer.Typer(
     add_completion=False,
-    no_args_is_help=True,
     help="Referee and match runner for game-playing bots.",
 )
 
@@ -704,6 +703,18 @@ async def _stopped_by_sigterm(work: Coroutine[Any, Any, T]) -> T:
         loop.remove_signal_handler(signal.SIGTERM)
 
 
-def main() -> None:
-    """Entry point of the `referee` console script."""
-    app()
+def main(args: list[str] | None = None) -> None:
+    """Entry point of the `referee` console script: a usage error is one line, exit 2."""
+    args = sys.argv[1:] if args is None else args
+    try:
+        code = app(args or ["--help"], prog_name="referee", standalone_mode=False)
+    except typer.TyperException as error:
+        # Typer's own usage errors carry the command they were found in (`ctx`).
+        context = getattr(error, "ctx", None)
+        command = context.command_path if context is not None else "referee"
+        _error(f"{command}: {error.format_message()} (see {command} --help)")
+        code = error.exit_code
+    except typer.Abort:
+        _error("interrupted")
+        code = 130
+    sys.exit(code or 0)

@@ -8,7 +8,7 @@ import re
 import pytest
 from typer.testing import CliRunner
 
-from referee.cli import app
+from referee.cli import app, main
 from referee.games import GAMES, get_game
 
 # Every transcript these tests write must replay and verify (issue: replay).
@@ -95,12 +95,6 @@ def test_random_game_without_a_seed_prints_the_seed_it_chose() -> None:
     seed = int(result.stdout.splitlines()[0].removeprefix("ticblock, seed "))
     again = runner.invoke(app, ["random", "ticblock", "--seed", str(seed)])
     assert again.stdout == result.stdout
-
-
-def test_no_arguments_shows_help() -> None:
-    result = runner.invoke(app, [])
-    assert "conformance" in result.output
-    assert "random" in result.output
 
 
 def test_play_writes_a_transcript_and_prints_the_result(tmp_path) -> None:
@@ -236,3 +230,35 @@ def test_sigterm_ends_the_players_and_records_the_match_as_aborted(tmp_path) -> 
     assert json.loads(out.read_text())["end_reason"] == "aborted"
     for pid in map(int, pidfile.read_text().split()):
         assert not os.path.exists(f"/proc/{pid}")
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["export", "t.json", "--format", "xml"], "referee export: Invalid value for '--format'"),
+        (["play"], "referee play: Missing argument 'game'."),
+        (["nosuch"], "referee: No such command 'nosuch'."),
+        (["play", "quad", "--policy", "bad"], "referee play: Invalid value for '--policy'"),
+        (["replay", "t.json", "--step", "x"], "referee replay: Invalid value for '--step'"),
+    ],
+)
+def test_a_usage_error_is_one_line_with_the_command_and_exit_2(
+    args: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(args)
+    assert exited.value.code == 2
+    captured = capsys.readouterr()
+    (line,) = captured.err.splitlines()
+    assert line.startswith(f"referee: error: {message}"), line
+    assert line.endswith(f"(see {message.split(':')[0]} --help)")
+    assert captured.out == ""
+
+
+def test_no_arguments_show_the_help(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main([])
+    assert exited.value.code == 0
+    shown = capsys.readouterr().out
+    assert "Usage: referee [OPTIONS] COMMAND" in shown
+    assert "conformance" in shown and "tournament" in shown
