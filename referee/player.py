@@ -38,6 +38,7 @@ from referee.sandbox import (
     LIBC,
     Limits,
     ProcessTable,
+    Protections,
     allow_cpu,
     child_setup,
     group_stats,
@@ -240,6 +241,7 @@ class PlayerProcess(Player):
         self._gone_as: type[PlayerCrashed] = PlayerCrashed
         self._private: str | None = None
         self._cgroup: PidsCgroup | None = None
+        self._protections: Protections | None = None
         self._cpu_at_match_start = 0.0
         # What a validation looks at: lines nobody asked for (counted, the last one kept, so
         # a flood costs no memory), standard error, the ending.
@@ -267,10 +269,11 @@ class PlayerProcess(Player):
             # Made for each process: the cap counts this player's processes alone.
             with contextlib.suppress(OSError):
                 self._cgroup = PidsCgroup.make(protections.cgroups, self.spec.limits.processes)
-        setup = child_setup(self.spec.limits, protections.network, self._cgroup)
+        setup = child_setup(self.spec.limits, protections.unshare, self._cgroup)
+        self._protections = protections
         try:
             self._process = await asyncio.create_subprocess_exec(
-                *self.spec.argv,
+                *protections.command(self.spec.argv),
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
@@ -429,6 +432,8 @@ class PlayerProcess(Player):
 
     def _ended(self, code: int) -> None:
         """The program exited with this return code: a crash, or a limit's signal or refusal."""
+        if self._protections is not None:
+            code = self._protections.return_code(code)
         limit = limit_of_signal(code) or self._refused_processes()
         if limit is None:
             self._fail(_exit_reason(code))

@@ -15,6 +15,7 @@ import functools
 import math
 import os
 import resource
+import shutil
 import signal
 import subprocess
 import sys
@@ -38,6 +39,8 @@ _CLONE_NEWUSER = 0x10000000
 LIBC = ctypes.CDLL(None, use_errno=True) if sys.platform == "linux" else None
 # What a minimal environment keeps from the referee's.
 _KEPT_VARIABLES = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TERM")
+# The whole file system as it is, a network namespace of its own, and death with its parent.
+_BUBBLEWRAP_OPTIONS = ("--dev-bind", "/", "/", "--unshare-net", "--die-with-parent")
 
 
 @dataclass(frozen=True)
@@ -187,6 +190,24 @@ class Protections:
     network_how: str
     why_not: tuple[str, ...]
     cgroups: Path | None  # where a player's pids cgroup is made, if it can be
+    bubblewrap: str | None = None  # the bwrap program, when it is what keeps the network out
+
+    @property
+    def unshare(self) -> bool:
+        """Whether the child itself unshares its network before exec (not through bubblewrap)."""
+        return self.network and self.bubblewrap is None
+
+    def command(self, argv: tuple[str, ...]) -> tuple[str, ...]:
+        """The argv to start: the program's, run in bubblewrap when that is how it is isolated."""
+        if self.bubblewrap is None:
+            return argv
+        return (self.bubblewrap, *_BUBBLEWRAP_OPTIONS, "--", *argv)
+
+    def return_code(self, code: int) -> int:
+        """The program's own return code; bubblewrap reports a death by signal N as 128 + N."""
+        if self.bubblewrap is not None and 128 < code <= 128 + signal.SIGRTMAX:
+            return 128 - code
+        return code
 
     def to_json(self) -> list[dict[str, Any]]:
         """The rows as records: protection, active, how."""
@@ -236,16 +257,35 @@ def _unshare_network() -> None:
 
 @functools.cache
 def machine_protections() -> Protections:
-    """Probe once whether a child can be given a network namespace and a pids cgroup."""
+    """Probe once whether a child can be given a network namespace and a pids cgroup.
+
+    Its own unshare first; else bubblewrap, when installed, which may be let do what the
+    referee may not (a setuid program, or one a security profile allows namespaces).
+    """
     cgroups = _cgroups_parent()
     if LIBC is None:
         return Protections(False, "not on Linux", ("network isolation needs Linux",), cgroups)
     try:
         subprocess.run(["true"], preexec_fn=_unshare_network, check=True, timeout=10)
     except (OSError, subprocess.SubprocessError) as error:
-        reason = f"no network namespace for players ({error}); players can reach the network"
-        return Protections(False, "unavailable: cannot unshare", (reason,), cgroups)
-    return Protections(True, "a network namespace of its own (unshare)", (), cgroups)
+        refused = f"cannot unshare: {error}"
+    else:
+        return Protections(True, "a network namespace of its own (unshare)", (), cgroups)
+    bubblewrap = shutil.which("bwrap")
+    if bubblewrap is None:
+        refused += "; bubblewrap (bwrap) is not installed"
+    else:
+        wrapped = Protections(
+            True, "a network namespace of its own (bubblewrap)", (), cgroups, bubblewrap
+        )
+        try:
+            subprocess.run(wrapped.command(("true",)), check=True, timeout=10, capture_output=True)
+        except (OSError, subprocess.SubprocessError) as error:
+            refused += f"; bubblewrap failed: {error}"
+        else:
+            return wrapped
+    reason = f"no network namespace for players ({refused}); players can reach the network"
+    return Protections(False, "unavailable: " + refused, (reason,), cgroups)
 
 
 def _cgroups_parent() -> Path | None:
@@ -273,9 +313,7 @@ def _user_processes() -> int:
     return count
 
 
-def child_setup(
-    limits: Limits, isolate_network: bool, cgroup: PidsCgroup | None
-) -> Callable[[], None]:
+def child_setup(limits: Limits, unshare: bool, cgroup: PidsCgroup | None) -> Callable[[], None]:
     """The function the child runs after fork, before exec: limits, isolation, death with us."""
     nproc = None if os.geteuid() == 0 else _user_processes() + limits.processes
     settings = [
@@ -297,7 +335,7 @@ def child_setup(
         resource.setrlimit(resource.RLIMIT_CPU, (limits.cpu_s + 1, resource.RLIM_INFINITY))
         # Below the referee's priority: a spinning player cannot starve the referee's clock.
         os.nice(5)
-        if isolate_network:
+        if unshare:
             _unshare_network()
 
     return setup

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from referee import sandbox
 from referee.cli import app
 from referee.config import load_config
 from referee.errors import ResourceExceeded
@@ -195,6 +196,67 @@ def test_a_process_that_leaves_the_group_is_killed_when_cgroups_are_active(
     # Without a cgroup, a process group is all the referee knows of a player (`referee doctor`).
     assert left == ([] if watched.cgroups is not None else [escaped])
     assert player.ending is not None and player.ending.told_to_quit
+
+
+def _fake_bubblewrap(directory: Path) -> Path:
+    """A program called bwrap in `directory` that runs tests/players/fake_bwrap.py."""
+    fake = directory / "bwrap"
+    fake.write_text(f'#!/bin/sh\nexec {sys.executable} {HERE / "players" / "fake_bwrap.py"} "$@"\n')
+    fake.chmod(0o755)
+    return fake
+
+
+def test_bubblewrap_runs_the_player_when_it_is_what_isolates_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A machine where the referee may not unshare, but bubblewrap may (a stand-in here).
+    fake = _fake_bubblewrap(tmp_path)
+    wrapped = replace(machine_protections(), network=True, bubblewrap=str(fake))
+    monkeypatch.setattr("referee.player.machine_protections", lambda: wrapped)
+    log = tmp_path / "bwrap.log"
+    env = {"FAKE_BWRAP_LOG": str(log)}
+    ready = PlayerSpec("bot", (sys.executable, str(_bot(tmp_path)), "environment"), env=env)
+    writer = PlayerSpec(
+        "writer",
+        ("sh", "-c", 'exec head -c 4000000 /dev/zero > "$TMPDIR/big"'),
+        env=env,
+        limits=Limits(file_size_mb=1),
+    )
+    start = "start m ticblock xcplayer 1000 1000"
+
+    reply, _ = asyncio.run(_one_request(ready, tmp_path / "ready.log", start))
+    assert reply.text == "ready"
+    # bwrap reports a death by SIGXFSZ as exit code 153: still the file-size limit.
+    with pytest.raises(ResourceExceeded, match=r"^exceeded its file-size limit 1 MiB$"):
+        asyncio.run(_one_request(writer, tmp_path / "writer.log", start))
+    assert log.read_text().splitlines() == ["--dev-bind / / --unshare-net --die-with-parent"] * 2
+
+
+def test_the_probe_falls_back_to_bubblewrap_when_unshare_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def refused() -> None:
+        raise PermissionError(1, "Operation not permitted")
+
+    monkeypatch.setattr("referee.sandbox._unshare_network", refused)
+    monkeypatch.setenv("PATH", f"{tmp_path}:{os.environ['PATH']}")
+    real = shutil.which("bwrap")
+    without = sandbox.machine_protections.__wrapped__()
+    if real is None:
+        assert not without.network
+        assert "bubblewrap (bwrap) is not installed" in without.why_not[0]
+    else:
+        assert without.bubblewrap == real
+    fake = _fake_bubblewrap(tmp_path)
+    monkeypatch.setenv("FAKE_BWRAP_LOG", str(tmp_path / "probe.log"))
+    found = sandbox.machine_protections.__wrapped__()
+    assert (found.network, found.bubblewrap, found.unshare) == (True, str(fake), False)
+    assert found.why_not == ()
+    fake.write_text("#!/bin/sh\nexit 1\n")
+    failed = sandbox.machine_protections.__wrapped__()
+    assert not failed.network
+    (warning,) = failed.why_not
+    assert "cannot unshare" in warning and "bubblewrap failed" in warning, warning
 
 
 def test_writing_a_file_over_the_limit_is_a_resource_fault(tmp_path: Path) -> None:
