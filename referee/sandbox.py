@@ -239,7 +239,7 @@ class Protections:
                 not root,
                 "RLIMIT_NPROC: not enforced for root"
                 if root
-                else "RLIMIT_NPROC at the processes of this user plus the limit",
+                else "RLIMIT_NPROC at the processes of this user plus twice the limit",
             ),
             ("no network", self.network, self.network_how),
             ("private working directory", True, "a fresh directory, also TMPDIR and HOME"),
@@ -315,7 +315,9 @@ def _user_processes() -> int:
 
 def child_setup(limits: Limits, unshare: bool, cgroup: PidsCgroup | None) -> Callable[[], None]:
     """The function the child runs after fork, before exec: limits, isolation, death with us."""
-    nproc = None if os.geteuid() == 0 else _user_processes() + limits.processes
+    # A backstop above the limit, so that a bomb slow enough is still seen and named by the
+    # sampling; RLIMIT_NPROC counts all the user's processes, the other players' too.
+    nproc = None if os.geteuid() == 0 else _user_processes() + 2 * limits.processes
     settings = [
         (resource.RLIMIT_AS, 2 * limits.memory_mb * MIB),
         (resource.RLIMIT_NOFILE, limits.open_files),
