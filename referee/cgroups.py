@@ -13,10 +13,12 @@ import signal
 import tempfile
 from pathlib import Path
 
+from referee.leftovers import left_by_killed_referees, owned_prefix
+
 _PROC_CGROUP = Path("/proc/self/cgroup")
 _MOUNTINFO = Path("/proc/self/mountinfo")
 _KILL_ROUNDS = 100
-_PREFIX = "referee-"
+_KIND = "pids"
 
 
 class PidsCgroup:
@@ -28,7 +30,7 @@ class PidsCgroup:
     @classmethod
     def make(cls, parent: Path, processes: int) -> PidsCgroup:
         """A new cgroup under `parent` that allows at most `processes` processes and threads."""
-        cgroup = cls(Path(tempfile.mkdtemp(prefix=f"{_PREFIX}{os.getpid()}-", dir=parent)))
+        cgroup = cls(Path(tempfile.mkdtemp(prefix=owned_prefix(_KIND), dir=parent)))
         try:
             (cgroup.path / "pids.max").write_text(str(processes))
         except OSError:
@@ -78,10 +80,8 @@ class PidsCgroup:
 
 def remove_stale(parent: Path) -> None:
     """Remove the empty cgroups left under `parent` by referees that were killed."""
-    for entry in parent.glob(f"{_PREFIX}*-*"):
-        owner = entry.name.removeprefix(_PREFIX).split("-")[0]
-        if owner.isdigit() and not Path(f"/proc/{owner}").exists():
-            PidsCgroup(entry).remove()
+    for entry in left_by_killed_referees(parent, _KIND):
+        PidsCgroup(entry).remove()
 
 
 def pids_parent() -> Path | None:

@@ -48,7 +48,7 @@ from referee.replay import (
     verify_file,
     verify_files,
 )
-from referee.sandbox import Limits, Protections, machine_protections
+from referee.sandbox import Limits, Protections, machine_protections, remove_left_behind
 from referee.schedule import ScheduledMatch
 from referee.standings import Format, compute, load_results, render
 from referee.tournament import Observer, run_tournament
@@ -125,8 +125,9 @@ OpenFilesOption = Annotated[int, typer.Option(min=1, help="Open files per player
 FileSizeOption = Annotated[int, typer.Option(min=1, help="Largest file a player may write, MiB.")]
 
 
-def _warn_unprotected() -> None:
-    """Say once, before any player starts, which protections this machine cannot give."""
+def _prepare_sandbox() -> None:
+    """Before any player starts: clean up after killed referees; say what cannot be protected."""
+    remove_left_behind()
     for reason in machine_protections().why_not:
         typer.echo(f"referee: warning: {reason}", err=True)
 
@@ -295,7 +296,7 @@ def play(
         + ", ".join(f"{r} {s.name}" for r, s in zip(found.roles, seats, strict=True))
     )
     on_step = _step_printer(found, show)
-    _warn_unprotected()
+    _prepare_sandbox()
     setup = MatchSetup(match_id, found, players, clocks, policy, seed)
     try:
         transcript = asyncio.run(_stopped_by_sigterm(play_fresh(setup, out, on_step)))
@@ -399,7 +400,7 @@ def tournament(
 ) -> None:
     """Run a round-robin tournament (or resume it) and print the standings."""
     settings = load_config(config)
-    _warn_unprotected()
+    _prepare_sandbox()
     bar = _ProgressBar(settings.name)
     try:
         asyncio.run(_stopped_by_sigterm(run_tournament(settings, bar, restart)))
@@ -465,7 +466,7 @@ def validate_command(
     clocks = Clocks(start_clock, play_clock)
     if keep is not None:
         check_writable_dir(keep, "--keep")
-    _warn_unprotected()
+    _prepare_sandbox()
     with contextlib.ExitStack() as stack:
         workdir = keep or Path(
             stack.enter_context(tempfile.TemporaryDirectory(prefix="referee-validate-"))

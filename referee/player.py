@@ -16,7 +16,6 @@ import shlex
 import shutil
 import signal
 import subprocess
-import tempfile
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -47,6 +46,7 @@ from referee.sandbox import (
     machine_protections,
     minimal_environment,
     over_limit,
+    private_directory,
     stats_of,
 )
 
@@ -239,7 +239,7 @@ class PlayerProcess(Player):
         self._owed = 0
         self._gone: str | None = None
         self._gone_as: type[PlayerCrashed] = PlayerCrashed
-        self._private: str | None = None
+        self._private: Path | None = None
         self._cgroup: PidsCgroup | None = None
         self._protections: Protections | None = None
         self._cpu_at_match_start = 0.0
@@ -262,8 +262,8 @@ class PlayerProcess(Player):
     async def start(self) -> None:
         _become_subreaper()
         self.switch_log(self.log_path)
-        self._private = tempfile.mkdtemp(prefix="referee-player-")
-        env = minimal_environment(self.spec.env, Path(self._private))
+        self._private = private_directory()
+        env = minimal_environment(self.spec.env, self._private)
         protections = machine_protections()
         if protections.cgroups is not None:
             # Made for each process: the cap counts this player's processes alone.

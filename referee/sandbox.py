@@ -19,6 +19,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping
@@ -28,6 +29,7 @@ from typing import Any
 
 from referee.cgroups import PidsCgroup, pids_parent, remove_stale
 from referee.errors import ConfigError
+from referee.leftovers import left_by_killed_referees, owned_prefix
 
 MIB = 1024 * 1024
 _PAGE = os.sysconf("SC_PAGE_SIZE")
@@ -38,6 +40,7 @@ _CLONE_NEWUSER = 0x10000000
 # Loaded once here: the code that runs in a forked child before exec must not load libraries.
 LIBC = ctypes.CDLL(None, use_errno=True) if sys.platform == "linux" else None
 # What a minimal environment keeps from the referee's.
+_PRIVATE_KIND = "player"
 _KEPT_VARIABLES = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TERM")
 # The whole file system as it is, a network namespace of its own, and death with its parent.
 _BUBBLEWRAP_OPTIONS = ("--dev-bind", "/", "/", "--unshare-net", "--die-with-parent")
@@ -293,7 +296,6 @@ def _cgroups_parent() -> Path | None:
     parent = pids_parent()
     if parent is None:
         return None
-    remove_stale(parent)
     try:
         PidsCgroup.make(parent, 1).remove()
     except OSError:
@@ -341,6 +343,22 @@ def child_setup(limits: Limits, unshare: bool, cgroup: PidsCgroup | None) -> Cal
             _unshare_network()
 
     return setup
+
+
+def private_directory() -> Path:
+    """A fresh directory for one player process to work in."""
+    return Path(tempfile.mkdtemp(prefix=owned_prefix(_PRIVATE_KIND)))
+
+
+def remove_left_behind() -> None:
+    """Remove the player directories and cgroups of referees that were killed (SIGKILL)."""
+    for directory in left_by_killed_referees(Path(tempfile.gettempdir()), _PRIVATE_KIND):
+        with contextlib.suppress(OSError):
+            if directory.stat().st_uid == os.getuid():
+                shutil.rmtree(directory, ignore_errors=True)
+    parent = pids_parent()
+    if parent is not None:
+        remove_stale(parent)
 
 
 def minimal_environment(extra: Mapping[str, str], private: Path) -> dict[str, str]:

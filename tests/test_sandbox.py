@@ -10,6 +10,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections import defaultdict
 from dataclasses import replace
@@ -351,3 +352,27 @@ def test_a_shared_process_table_scans_once_per_period(tmp_path: Path) -> None:
     finally:
         os.killpg(group.pid, signal.SIGKILL)
         group.wait()
+
+
+def test_what_a_killed_referee_left_behind_is_removed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    gone = subprocess.Popen(["true"])
+    gone.wait()  # its pid now names a referee that is no longer running
+    killed = tmp_path / f"referee-player-{gone.pid}-abc"
+    (killed / "work").mkdir(parents=True)
+    mine = sandbox.private_directory()
+    other_kind = tmp_path / f"referee-notes-{gone.pid}-abc"
+    other_kind.mkdir()
+    parent = machine_protections().cgroups
+    cgroup = parent / f"referee-pids-{gone.pid}-abc" if parent is not None else None
+    if cgroup is not None:
+        cgroup.mkdir()
+
+    sandbox.remove_left_behind()
+
+    assert not killed.exists()
+    assert mine.parent == tmp_path and mine.name.startswith(f"referee-player-{os.getpid()}-")
+    assert mine.exists() and other_kind.exists(), "only a killed referee's own leftovers go"
+    assert cgroup is None or not cgroup.exists()
