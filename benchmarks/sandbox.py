@@ -23,11 +23,16 @@ from collections.abc import Callable
 from tabulate import tabulate
 
 from referee.cgroups import PidsCgroup
-from referee.sandbox import group_stats, group_usage, machine_protections, stats_of
+from referee.sandbox import (
+    SAMPLE_EVERY_S,
+    group_stats,
+    group_usage,
+    machine_protections,
+    stats_of,
+)
 
 CHILDREN = 4
 CONCURRENCY = (1, 4, 16)
-EVERY_S = 0.1
 
 
 def _median_ms(sample: Callable[[], object], samples: int) -> float:
@@ -45,7 +50,7 @@ def _row(method: str, sample_ms: float, shared: bool = False) -> dict[str, objec
     A shared scan is taken once per period for all players; the others once per player.
     """
     share = {
-        f"core_share_c{c}": (1 if shared else 2 * c) * sample_ms / 1000 / EVERY_S
+        f"core_share_c{c}": (1 if shared else 2 * c) * sample_ms / 1000 / SAMPLE_EVERY_S
         for c in CONCURRENCY
     }
     return {"method": method, "ms_per_sample": sample_ms, "shared": shared, **share}

@@ -95,7 +95,10 @@ def pids_parent() -> Path | None:
     for line in mounts:
         before, _, after = line.partition(" - ")
         root, mount = before.split()[3:5]
-        kind, _, options = after.split()[:3] if len(after.split()) >= 3 else ("", "", "")
+        described = after.split()  # file system type, source, super options
+        if len(described) < 3:
+            continue
+        kind, _, options = described[:3]
         if kind == "cgroup" and "pids" in options.split(",") and hierarchy is not None:
             directory = Path(mount, os.path.relpath(own[hierarchy], root))
         elif kind == "cgroup2" and "" in own:

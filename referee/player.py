@@ -35,6 +35,7 @@ from referee.errors import (
 )
 from referee.sandbox import (
     LIBC,
+    SAMPLE_EVERY_S,
     Limits,
     ProcessTable,
     Protections,
@@ -54,9 +55,6 @@ LOG_LIMIT = 1024 * 1024
 QUIT_GRACE_S = 1.0
 _READ_CHUNK = 64 * 1024
 _EXIT_DRAIN_S = 0.2
-_USAGE_EVERY_S = 0.1
-# A shared scan of /proc serves every player sampled within half a period of it.
-SHARED_SCAN_AGE_S = _USAGE_EVERY_S / 2
 _EXIT_POLL_S = 0.01
 _FLOOD_PAUSE_S = 0.001
 _PR_SET_CHILD_SUBREAPER = 36
@@ -229,7 +227,7 @@ class PlayerProcess(Player):
         self.spec = spec
         self.log_path = log_path
         self._log_limit = log_limit
-        self._table = table or ProcessTable(0.0)
+        self._table = table
         self._log: BinaryIO | None = None
         self._logged = 0
         self._process: asyncio.subprocess.Process | None = None
@@ -438,14 +436,21 @@ class PlayerProcess(Player):
         if limit is None:
             self._fail(_exit_reason(code))
         else:
-            self._fail(f"exceeded its {self.spec.limits.describe(limit)}", ResourceExceeded)
+            self._exceeded(limit)
+
+    def _exceeded(self, limit: str) -> None:
+        """The player went over the limit called `limit`: a `resource` fault naming it."""
+        self._fail(f"exceeded its {self.spec.limits.describe(limit)}", ResourceExceeded)
 
     def _refused_processes(self) -> str | None:
         """`processes` when the cgroup's cap has refused the player a process or thread."""
         return "processes" if self._cgroup is not None and self._cgroup.refused_forks() else None
 
     def _stats(self, table: ProcessTable | None = None) -> list[tuple[int, list[bytes]]]:
-        """Its processes: those in its cgroup, else those in its process group (from `table`)."""
+        """Its processes: those in its cgroup, else those in its process group.
+
+        The group is found in `table` when a shared one is given, else by a scan of /proc.
+        """
         if self._process is None:
             return []
         if self._cgroup is not None:
@@ -460,11 +465,11 @@ class PlayerProcess(Player):
             usage = group_usage(self._stats(self._table))
             limit = self._refused_processes() or over_limit(usage, limits, self._cpu_at_match_start)
             if limit is not None:
-                self._fail(f"exceeded its {limits.describe(limit)}", ResourceExceeded)
+                self._exceeded(limit)
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.killpg(self._process.pid, signal.SIGKILL)
                 return
-            await asyncio.sleep(_USAGE_EVERY_S)
+            await asyncio.sleep(SAMPLE_EVERY_S)
 
     def _arrived(self, line: _Line) -> None:
         if line.text is not None and line.text.startswith("#"):

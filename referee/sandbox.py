@@ -34,13 +34,15 @@ from referee.leftovers import left_by_killed_referees, owned_prefix
 MIB = 1024 * 1024
 _PAGE = os.sysconf("SC_PAGE_SIZE")
 _TICKS = os.sysconf("SC_CLK_TCK")
+# How often each player's use is sampled.
+SAMPLE_EVERY_S = 0.1
 _PR_SET_PDEATHSIG = 1
 _CLONE_NEWNET = 0x40000000
 _CLONE_NEWUSER = 0x10000000
 # Loaded once here: the code that runs in a forked child before exec must not load libraries.
 LIBC = ctypes.CDLL(None, use_errno=True) if sys.platform == "linux" else None
-# What a minimal environment keeps from the referee's.
 _PRIVATE_KIND = "player"
+# What a minimal environment keeps from the referee's.
 _KEPT_VARIABLES = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TERM")
 # The whole file system as it is, a network namespace of its own, and death with its parent.
 _BUBBLEWRAP_OPTIONS = ("--dev-bind", "/", "/", "--unshare-net", "--die-with-parent")
@@ -117,7 +119,8 @@ class ProcessTable:
     costs in proportion to the processes on the machine; one scan then serves every player.
     """
 
-    def __init__(self, max_age_s: float) -> None:
+    def __init__(self, max_age_s: float = SAMPLE_EVERY_S / 2) -> None:
+        """A scan serves every player sampled within `max_age_s` of it (half a period)."""
         self._max_age_s = max_age_s
         self._scanned_at = -math.inf
         self._groups: dict[int, list[tuple[int, list[bytes]]]] = {}
@@ -133,7 +136,7 @@ class ProcessTable:
 
 
 def group_usage(stats: Iterable[tuple[int, list[bytes]]]) -> Usage:
-    """Sum the use of these processes (from `group_stats`); a zombie counts for nothing."""
+    """Sum the use of these processes ((pid, stat fields) pairs); a zombie counts for nothing."""
     threads = resident = ticks = 0
     for pid, fields_ in stats:
         if fields_[0] == b"Z":
@@ -228,7 +231,8 @@ class Protections:
             (
                 "use of all its processes watched",
                 True,
-                "memory, CPU and processes sampled from /proc every 100 ms; killed over a limit",
+                f"memory, CPU and processes sampled from /proc every {SAMPLE_EVERY_S * 1000:.0f}"
+                " ms; killed over a limit",
             ),
             (
                 "pids cgroup",
@@ -356,7 +360,7 @@ def remove_left_behind() -> None:
         with contextlib.suppress(OSError):
             if directory.stat().st_uid == os.getuid():
                 shutil.rmtree(directory, ignore_errors=True)
-    parent = pids_parent()
+    parent = machine_protections().cgroups
     if parent is not None:
         remove_stale(parent)
 

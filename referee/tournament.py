@@ -17,7 +17,7 @@ from pathlib import Path
 from referee.config import Entrant, TournamentConfig
 from referee.errors import ConfigError, PlayerStartError, SchemaVersionError, TranscriptError
 from referee.match import MatchSetup, play_match
-from referee.player import SHARED_SCAN_AGE_S, AbsentPlayer, Player, PlayerProcess
+from referee.player import AbsentPlayer, Player, PlayerProcess
 from referee.sandbox import ProcessTable
 from referee.schedule import ScheduledMatch, round_robin
 from referee.transcript import (
@@ -53,7 +53,7 @@ class PlayerPool:
         self._entrants = {entrant.name: entrant for entrant in entrants}
         self._idle: dict[str, list[PlayerProcess]] = defaultdict(list)
         self._live: set[PlayerProcess] = set()
-        self._table = ProcessTable(SHARED_SCAN_AGE_S)
+        self._table = ProcessTable()
 
     async def acquire(self, name: str, log_path: Path) -> Player:
         """A started player for one match: an idle process, else a fresh one."""

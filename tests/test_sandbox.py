@@ -137,12 +137,15 @@ def test_a_tournament_of_misbehaving_players_ends_with_every_fault_named(
     listener.close()
 
 
-async def _one_request(spec: PlayerSpec, log: Path, line: str, limit_s: float = 5.0):
+async def _requests(spec: PlayerSpec, log: Path, *lines: str):
+    """Start the player, send it these lines one by one, close it; the last reply, the player."""
     player = PlayerProcess(spec, log)
     await player.start()
     try:
         player.new_match()
-        return await player.request(line, limit_s), player
+        for line in lines:
+            reply = await player.request(line, 5.0)
+        return reply, player
     finally:
         await player.close()
 
@@ -156,24 +159,15 @@ def test_a_fork_bomb_faster_than_the_sampling_is_stopped_at_the_limit(
 ) -> None:
     spec = _spec(tmp_path, "fork-bomb", Limits(processes=16))
     log = tmp_path / "bomb.log"
-
-    async def bomb() -> None:
-        player = PlayerProcess(spec, log)
-        await player.start()
-        try:
-            player.new_match()
-            await player.request("start m ticblock xcplayer 1000 1000", 5.0)
-            await player.request("go 1 1000 (mark 1 1) (mark 2 2)", 5.0)
-        finally:
-            await player.close()
+    lines = ("start m ticblock xcplayer 1000 1000", "go 1 1000 (mark 1 1) (mark 2 2)")
 
     if watched.cgroups is None and os.geteuid() != 0:
         # RLIMIT_NPROC refuses a fork before the sampling sees the bomb: it fails by itself.
         with pytest.raises(PlayerCrashed, match=r"^exited with code 1$"):
-            asyncio.run(bomb())
+            asyncio.run(_requests(spec, log, *lines))
     else:
         with pytest.raises(ResourceExceeded, match=r"^exceeded its process limit 16 processes"):
-            asyncio.run(bomb())
+            asyncio.run(_requests(spec, log, *lines))
     assert _running(spec.argv[1]) == []
     if watched.cgroups is not None:
         # The cgroup refuses the fork that would go over: the bomb never has more than 16.
@@ -234,11 +228,11 @@ def test_bubblewrap_runs_the_player_when_it_is_what_isolates_it(
     )
     start = "start m ticblock xcplayer 1000 1000"
 
-    reply, _ = asyncio.run(_one_request(ready, tmp_path / "ready.log", start))
+    reply, _ = asyncio.run(_requests(ready, tmp_path / "ready.log", start))
     assert reply.text == "ready"
     # bwrap reports a death by SIGXFSZ as exit code 153: still the file-size limit.
     with pytest.raises(ResourceExceeded, match=r"^exceeded its file-size limit 1 MiB$"):
-        asyncio.run(_one_request(writer, tmp_path / "writer.log", start))
+        asyncio.run(_requests(writer, tmp_path / "writer.log", start))
     assert log.read_text().splitlines() == ["--dev-bind / / --unshare-net --die-with-parent"] * 2
 
 
@@ -274,7 +268,7 @@ def test_writing_a_file_over_the_limit_is_a_resource_fault(tmp_path: Path) -> No
     writer = 'exec head -c 4000000 /dev/zero > "$TMPDIR/big"'
     spec = PlayerSpec("writer", ("sh", "-c", writer), limits=Limits(file_size_mb=1))
     with pytest.raises(ResourceExceeded, match=r"^exceeded its file-size limit 1 MiB$"):
-        asyncio.run(_one_request(spec, tmp_path / "w.log", "start m ticblock xcplayer 1000 1000"))
+        asyncio.run(_requests(spec, tmp_path / "w.log", "start m ticblock xcplayer 1000 1000"))
 
 
 def test_limits_are_set_in_the_child_before_it_runs(tmp_path: Path) -> None:
@@ -309,7 +303,7 @@ def test_a_player_gets_a_minimal_environment_and_a_private_working_directory(
         env={"MY_SETTING": "1"},
     )
     reply, _ = asyncio.run(
-        _one_request(spec, tmp_path / "bot.log", "start m ticblock xcplayer 1000 1000")
+        _requests(spec, tmp_path / "bot.log", "start m ticblock xcplayer 1000 1000")
     )
     assert reply.text == "ready"
     environment = dict(
