@@ -16,7 +16,7 @@ import time
 from tabulate import tabulate
 
 from referee.games import GAMES, Game
-from referee.playout import random_steps
+from referee.games.playout import random_steps
 
 FLOORS = {game_id: 5_000 for game_id in GAMES} | {"hex-pie": 1_000}
 

@@ -27,10 +27,11 @@ from tabulate import tabulate
 from referee.clock import Clocks
 from referee.games import get_game
 from referee.match import Match, MatchSetup
-from referee.player import PlayerProcess, PlayerSpec
+from referee.players.builtin import PROGRAMS
+from referee.players.process import PlayerProcess, PlayerSpec
 
 ROOT = Path(__file__).resolve().parents[1]
-INSTANT = PlayerSpec("random", (sys.executable, str(ROOT / "players" / "random_player.py")))
+INSTANT = PlayerSpec("random", (sys.executable, str(PROGRAMS / "random_player.py")))
 GAMES = ("hex-pie", "quad", "double-tictactoe", "blocker-parallel")
 
 

@@ -22,8 +22,8 @@ from collections.abc import Callable
 
 from tabulate import tabulate
 
-from referee.cgroups import PidsCgroup
-from referee.sandbox import (
+from referee.sandbox.cgroups import PidsCgroup
+from referee.sandbox.limits import (
     SAMPLE_EVERY_S,
     group_stats,
     group_usage,

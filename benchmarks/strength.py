@@ -18,11 +18,11 @@ from pathlib import Path
 
 from tabulate import tabulate
 
-from referee.builtin_players import player_spec
 from referee.clock import Clocks
 from referee.games import GAMES
 from referee.match import MatchSetup, play_fresh
-from referee.player import PlayerProcess
+from referee.players.builtin import player_spec
+from referee.players.process import PlayerProcess
 
 TARGET = 0.9
 

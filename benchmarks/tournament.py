@@ -19,9 +19,9 @@ from pathlib import Path
 
 from tabulate import tabulate
 
-from referee.config import load_config
 from referee.games import GAMES
-from referee.tournament import run_tournament
+from referee.tournaments.config import load_config
+from referee.tournaments.runner import run_tournament
 
 SETTINGS = [(concurrency, reuse) for concurrency in (1, 2) for reuse in (True, False)]
 

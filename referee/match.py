@@ -28,9 +28,9 @@ from referee.errors import (
     ProtocolViolation,
 )
 from referee.games import Game, Move
-from referee.player import Player, Reply
+from referee.players.process import Player, Reply
 from referee.protocol import EndReason
-from referee.transcript import Fault, Seat, Step, Transcript, utc_now, write_transcript
+from referee.records.transcript import Fault, Seat, Step, Transcript, utc_now, write_transcript
 
 
 class Policy(StrEnum):

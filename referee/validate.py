@@ -18,13 +18,13 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from referee.builtin_players import player_spec
 from referee.clock import Clocks
 from referee.errors import OUT_OF_THE_MATCH, FaultKind
 from referee.games import Game
 from referee.match import SEND_LIMIT_S, MatchSetup, Policy, play_match
-from referee.player import LOG_LIMIT, QUIT_GRACE_S, PlayerProcess, PlayerSpec
-from referee.sandbox import Limits, Protections, machine_protections
+from referee.players.builtin import player_spec
+from referee.players.process import LOG_LIMIT, QUIT_GRACE_S, PlayerProcess, PlayerSpec
+from referee.sandbox.limits import Limits, Protections, machine_protections
 
 SLOW_SHARE = 0.8  # a 95th percentile above this share of the play clock is a warning
 NOISY_BYTES = 64 * 1024  # standard error per match above this is a warning

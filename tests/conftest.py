@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from referee.games import NOOP, Game, crossing
-from referee.replay import Outcome, verify_file
-from referee.transcript import SCHEMA
+from referee.games import NOOP, Game
+from referee.games.boards import crossing
+from referee.records.replay import Outcome, verify_file
+from referee.records.transcript import SCHEMA
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 
 from referee.errors import IllegalMoveError
-from referee.games import crossing, get_game
+from referee.games import get_game
 from referee.games.blocker_parallel import State
+from referee.games.boards import crossing
 from tests.conftest import crossing_masks, play
 
 game = get_game("blocker-parallel")

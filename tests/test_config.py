@@ -10,9 +10,9 @@ import pytest
 from typer.testing import CliRunner
 
 from referee.cli import app
-from referee.config import load_config
 from referee.match import Policy
-from referee.sandbox import Limits
+from referee.sandbox.limits import Limits
+from referee.tournaments.config import load_config
 
 runner = CliRunner()
 PLAYERS = f"""\
@@ -181,7 +181,7 @@ def test_a_full_config_is_read_with_defaults_and_overrides(tmp_path: Path) -> No
     assert (hex_pie.rounds, hex_pie.clocks.play_ms, hex_pie.clocks.time_bank_ms) == (1, 900, 50)
     alpha, beta = loaded.players
     assert alpha.reuse and not beta.reuse
-    assert alpha.spec.argv[1].endswith("players/random_player.py")
+    assert alpha.spec.argv[1].endswith("referee/players/programs/random_player.py")
     assert beta.spec.argv == (sys.executable, "bot.py", "--fast")
     assert beta.spec.cwd == tmp_path / "bots"
     assert beta.spec.env == {"LEVEL": "3"}

@@ -9,8 +9,8 @@ import pytest
 from typer.testing import CliRunner
 
 from referee.cli import app
-from referee.conformance import check_file
 from referee.errors import ConformanceFileError
+from referee.records.conformance import check_file
 from tests.conftest import CONFORMANCE, REFERENCE_FILES
 
 runner = CliRunner()

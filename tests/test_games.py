@@ -10,7 +10,7 @@ import pytest
 
 from referee.errors import IllegalMoveError, MoveParseError, UnknownGameError, UnknownRoleError
 from referee.games import GAMES, NOOP, canonical_spelling, format_move, get_game
-from referee.playout import random_steps
+from referee.games.playout import random_steps
 from tests.conftest import REFERENCE_FILES
 
 ALL = sorted(GAMES)

@@ -15,7 +15,8 @@ import pytest
 from referee.clock import Clocks
 from referee.games import get_game
 from referee.match import MatchSetup, Policy, play_fresh
-from referee.player import PlayerProcess, PlayerSpec, group_members
+from referee.players.builtin import PROGRAMS
+from referee.players.process import PlayerProcess, PlayerSpec, group_members
 
 # Every transcript these tests write must replay and verify (issue: replay).
 pytestmark = pytest.mark.usefixtures("every_transcript_verifies")
@@ -23,7 +24,7 @@ pytestmark = pytest.mark.usefixtures("every_transcript_verifies")
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 MISBEHAVING = HERE / "players" / "misbehaving.py"
-RANDOM = ROOT / "players" / "random_player.py"
+RANDOM = PROGRAMS / "random_player.py"
 QUICK = Clocks(start_ms=2_000, play_ms=300)
 
 
@@ -293,7 +294,7 @@ def test_the_shell_sample_player_plays_clean_matches(tmp_path: Path, game_id: st
 
 
 def test_the_mcts_sample_player_answers_in_time_for_both_roles(tmp_path: Path) -> None:
-    mcts = program("mcts", ROOT / "players" / "mcts_player.py")
+    mcts = program("mcts", PROGRAMS / "mcts_player.py")
     clocks = Clocks(start_ms=5_000, play_ms=150)
     for seats in ([mcts, program("random", RANDOM)], [program("random", RANDOM), mcts]):
         transcript, players = run(tmp_path, "ticblock", seats, Policy.FORFEIT, clocks)
@@ -311,7 +312,7 @@ def test_a_player_dies_with_the_referee_even_when_it_never_reads_its_input(
     script = (
         "import asyncio, sys\n"
         "from pathlib import Path\n"
-        "from referee.player import PlayerProcess, PlayerSpec\n"
+        "from referee.players.process import PlayerProcess, PlayerSpec\n"
         "async def main():\n"
         "    player = PlayerProcess(PlayerSpec('s', ('sleep', '300')), Path(sys.argv[1]))\n"
         "    await player.start()\n"

@@ -7,7 +7,7 @@ import pytest
 from referee import protocol
 from referee.clock import Clocks, TimeBank
 from referee.errors import ConfigError
-from referee.player import PlayerSpec
+from referee.players.process import PlayerSpec
 
 
 def test_a_shell_style_command_is_split_not_run_through_a_shell() -> None:

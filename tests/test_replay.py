@@ -17,12 +17,13 @@ from referee.cli import app
 from referee.clock import Clocks
 from referee.games import get_game
 from referee.match import MatchSetup, Policy, play_fresh
-from referee.player import PlayerProcess, PlayerSpec
-from referee.replay import Outcome, verify_file
+from referee.players.builtin import PROGRAMS
+from referee.players.process import PlayerProcess, PlayerSpec
+from referee.records.replay import Outcome, verify_file
 from tests.conftest import play
 
 HERE = Path(__file__).resolve().parent
-RANDOM = HERE.parent / "players" / "random_player.py"
+RANDOM = PROGRAMS / "random_player.py"
 MISBEHAVING = HERE / "players" / "misbehaving.py"
 QUICK = Clocks(start_ms=2_000, play_ms=300)
 runner = CliRunner()

@@ -19,14 +19,14 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from referee import sandbox
 from referee.cli import app
-from referee.config import load_config
 from referee.errors import PlayerCrashed, ResourceExceeded
-from referee.player import PlayerProcess, PlayerSpec
-from referee.sandbox import Limits, ProcessTable, Protections, machine_protections
-from referee.tournament import Observer, run_tournament
-from referee.transcript import read_transcript
+from referee.players.process import PlayerProcess, PlayerSpec
+from referee.records.transcript import read_transcript
+from referee.sandbox import limits as sandbox
+from referee.sandbox.limits import Limits, ProcessTable, Protections, machine_protections
+from referee.tournaments.config import load_config
+from referee.tournaments.runner import Observer, run_tournament
 
 pytestmark = pytest.mark.usefixtures("every_transcript_verifies")
 
@@ -66,7 +66,7 @@ def watched(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> 
     protections = machine_protections()
     if request.param == "without cgroups":
         protections = replace(protections, cgroups=None)
-        monkeypatch.setattr("referee.player.machine_protections", lambda: protections)
+        monkeypatch.setattr("referee.players.process.machine_protections", lambda: protections)
     return protections
 
 
@@ -216,7 +216,7 @@ def test_bubblewrap_runs_the_player_when_it_is_what_isolates_it(
     # A machine where the referee may not unshare, but bubblewrap may (a stand-in here).
     fake = _fake_bubblewrap(tmp_path)
     wrapped = replace(machine_protections(), network=True, bubblewrap=str(fake))
-    monkeypatch.setattr("referee.player.machine_protections", lambda: wrapped)
+    monkeypatch.setattr("referee.players.process.machine_protections", lambda: wrapped)
     log = tmp_path / "bwrap.log"
     env = {"FAKE_BWRAP_LOG": str(log)}
     ready = PlayerSpec("bot", (sys.executable, str(_bot(tmp_path)), "environment"), env=env)
@@ -242,7 +242,7 @@ def test_the_probe_falls_back_to_bubblewrap_when_unshare_is_refused(
     def refused() -> None:
         raise PermissionError(1, "Operation not permitted")
 
-    monkeypatch.setattr("referee.sandbox._unshare_network", refused)
+    monkeypatch.setattr("referee.sandbox.limits._unshare_network", refused)
     monkeypatch.setenv("PATH", f"{tmp_path}:{os.environ['PATH']}")
     real = shutil.which("bwrap")
     without = sandbox.machine_protections.__wrapped__()

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
-from referee.config import TournamentConfig, load_config
-from referee.schedule import round_robin
+from referee.tournaments.config import TournamentConfig, load_config
+from referee.tournaments.schedule import round_robin
 
 
 def config(tmp_path: Path, seed: int, players: int = 4) -> TournamentConfig:

@@ -14,8 +14,8 @@ from typer.testing import CliRunner
 from referee.cli import app
 from referee.errors import FaultKind
 from referee.games import get_game
-from referee.standings import Format, compute, elo_difference, elo_with_margin, render
-from referee.transcript import Fault, Seat, Transcript, write_transcript
+from referee.records.transcript import Fault, Seat, Transcript, write_transcript
+from referee.tournaments.standings import Format, compute, elo_difference, elo_with_margin, render
 
 runner = CliRunner()
 

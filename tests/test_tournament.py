@@ -15,18 +15,19 @@ import pytest
 from typer.testing import CliRunner
 
 from referee.cli import app
-from referee.config import TournamentConfig, load_config
 from referee.errors import ConfigError
-from referee.player import PlayerProcess, group_members
-from referee.schedule import ScheduledMatch, round_robin
-from referee.tournament import Observer, PlayerPool, run_tournament
-from referee.transcript import Transcript, read_transcript, write_transcript
+from referee.players.builtin import PROGRAMS
+from referee.players.process import PlayerProcess, group_members
+from referee.records.transcript import Transcript, read_transcript, write_transcript
+from referee.tournaments.config import TournamentConfig, load_config
+from referee.tournaments.runner import Observer, PlayerPool, run_tournament
+from referee.tournaments.schedule import ScheduledMatch, round_robin
 
 # Every transcript these tests write must replay and verify (issue: replay).
 pytestmark = pytest.mark.usefixtures("every_transcript_verifies")
 
 HERE = Path(__file__).resolve().parent
-RANDOM = HERE.parent / "players" / "random_player.py"
+RANDOM = PROGRAMS / "random_player.py"
 MISBEHAVING = HERE / "players" / "misbehaving.py"
 runner = CliRunner()
 _MARKER = "REFEREE_TEST_TOURNAMENT"

@@ -11,12 +11,12 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from referee.builtin_players import player_spec
 from referee.cli import app
 from referee.clock import Clocks
 from referee.games import GAMES, get_game
-from referee.player import PlayerSpec
-from referee.sandbox import Limits, machine_protections
+from referee.players.builtin import PROGRAMS, player_spec
+from referee.players.process import PlayerSpec
+from referee.sandbox.limits import Limits, machine_protections
 from referee.validate import Report, Verdict, time_bound_s, validate
 
 # Every transcript these tests write must replay and verify (issue: replay).
@@ -42,7 +42,7 @@ def verdicts(report: Report) -> dict[str, Verdict]:
 @pytest.mark.parametrize(
     "command",
     [
-        f"{sys.executable} {ROOT / 'players' / 'random_player.py'}",
+        f"{sys.executable} {PROGRAMS / 'random_player.py'}",
         f"sh {ROOT / 'players' / 'random_player.sh'}",
     ],
     ids=["random-python", "random-shell"],
@@ -118,7 +118,7 @@ def test_the_bound_counts_every_match_at_its_longest() -> None:
 
 def test_validate_command_prints_checks_and_a_verdict(tmp_path: Path) -> None:
     keep = tmp_path / "kept"
-    random_bot = f"{sys.executable} {ROOT / 'players' / 'random_player.py'}"
+    random_bot = f"{sys.executable} {PROGRAMS / 'random_player.py'}"
     result = runner.invoke(
         app,
         ["validate", random_bot, "--games", "quad,ticblock", "--keep", str(keep), "--cpu-s", "9"],

@@ -17,10 +17,10 @@ import random
 from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
-from referee.games import crossing
 from referee.games.base import Game, Goals, Move, format_move
-from referee.games.bitboard import blank_bits, random_blank
-from referee.games.render import side_by_side
+from referee.games.boards import crossing
+from referee.games.boards.bitboard import blank_bits, random_blank
+from referee.games.boards.render import side_by_side
 
 CROSSER, BLOCKER = 0, 1
 _BOARD_CELLS = len(crossing.CELLS)

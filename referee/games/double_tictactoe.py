@@ -16,10 +16,10 @@ import random
 from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
-from referee.games import tictactoe
 from referee.games.base import NOOP, Game, Goals, Move, format_move
-from referee.games.bitboard import blank_bits
-from referee.games.render import side_by_side
+from referee.games.boards import tictactoe
+from referee.games.boards.bitboard import blank_bits
+from referee.games.boards.render import side_by_side
 
 XPLAYER, OPLAYER = 0, 1
 _CELLS = len(tictactoe.CELLS)

@@ -17,8 +17,8 @@ from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
 from referee.games.base import NOOP, Game, Goals, Move, format_move
-from referee.games.bitboard import blank_bits, random_blank
-from referee.games.render import grid
+from referee.games.boards.bitboard import blank_bits, random_blank
+from referee.games.boards.render import grid
 
 X, O = 0, 1
 SIZE = 7

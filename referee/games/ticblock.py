@@ -18,9 +18,9 @@ import random
 from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
-from referee.games import crossing, tictactoe
 from referee.games.base import NOOP, Game, Goals, Move, format_move
-from referee.games.bitboard import blank_bits, random_blank
+from referee.games.boards import crossing, tictactoe
+from referee.games.boards.bitboard import blank_bits, random_blank
 
 XCPLAYER, OBPLAYER = 0, 1
 RESET = Move("reset")

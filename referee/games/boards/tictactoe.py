@@ -8,7 +8,7 @@ Cell (m, n), m the row and n the column, is bit 3*(m-1) + (n-1) of a mask:
      3  . . .
 """
 
-from referee.games.render import grid
+from referee.games.boards.render import grid
 
 CELLS = tuple((m, n) for m in range(1, 4) for n in range(1, 4))
 FULL = (1 << len(CELLS)) - 1

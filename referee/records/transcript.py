@@ -16,7 +16,7 @@ from typing import Any
 from pydantic import TypeAdapter, ValidationError
 
 from referee.errors import ConfigError, FaultKind, SchemaVersionError, TranscriptError
-from referee.userfiles import field_path, read_text
+from referee.records.files import field_path, read_text
 
 SCHEMA = "referee-transcript"
 SCHEMA_VERSION = 1

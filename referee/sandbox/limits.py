@@ -27,9 +27,9 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from referee.cgroups import PidsCgroup, pids_parent, remove_stale
 from referee.errors import ConfigError
-from referee.leftovers import left_by_killed_referees, owned_prefix
+from referee.sandbox.cgroups import PidsCgroup, pids_parent, remove_stale
+from referee.sandbox.leftovers import left_by_killed_referees, owned_prefix
 
 MIB = 1024 * 1024
 _PAGE = os.sysconf("SC_PAGE_SIZE")

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from itertools import combinations
 
 from referee.clock import Clocks
-from referee.config import TournamentConfig
 from referee.games import Game
+from referee.tournaments.config import TournamentConfig
 
 
 @dataclass(frozen=True)

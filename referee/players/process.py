@@ -23,7 +23,6 @@ from pathlib import Path
 from typing import BinaryIO
 
 from referee import protocol
-from referee.cgroups import PidsCgroup
 from referee.clock import now
 from referee.errors import (
     ConfigError,
@@ -33,7 +32,8 @@ from referee.errors import (
     ProtocolViolation,
     ResourceExceeded,
 )
-from referee.sandbox import (
+from referee.sandbox.cgroups import PidsCgroup
+from referee.sandbox.limits import (
     LIBC,
     SAMPLE_EVERY_S,
     Limits,

@@ -14,18 +14,18 @@ from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
 
-from referee.config import Entrant, TournamentConfig
 from referee.errors import ConfigError, PlayerStartError, SchemaVersionError, TranscriptError
 from referee.match import MatchSetup, play_match
-from referee.player import AbsentPlayer, Player, PlayerProcess
-from referee.sandbox import ProcessTable
-from referee.schedule import ScheduledMatch, round_robin
-from referee.transcript import (
+from referee.players.process import AbsentPlayer, Player, PlayerProcess
+from referee.records.transcript import (
     Transcript,
     check_writable_dir,
     read_transcript,
     transcript_files,
 )
+from referee.sandbox.limits import ProcessTable
+from referee.tournaments.config import Entrant, TournamentConfig
+from referee.tournaments.schedule import ScheduledMatch, round_robin
 
 LOGS = "logs"
 

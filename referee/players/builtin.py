@@ -13,13 +13,13 @@ from pathlib import Path
 
 from referee.errors import ConfigError, UnknownRoleError
 from referee.games import Game
-from referee.human import HumanPlayer
-from referee.player import Player, PlayerProcess, PlayerSpec
+from referee.players.human import HumanPlayer
+from referee.players.process import Player, PlayerProcess, PlayerSpec
 
-PLAYERS_DIR = Path(__file__).resolve().parents[1] / "players"
-PROGRAMS = {"random": "random_player.py", "mcts": "mcts_player.py"}
+# Package data: installed with the package, wherever it is installed.
+PROGRAMS = Path(__file__).resolve().parent / "programs"
+BUILTIN_PROGRAMS = {"random": "random_player.py", "mcts": "mcts_player.py"}
 HUMAN = "human"
-NAMES = (*PROGRAMS, HUMAN)
 
 
 def player_spec(
@@ -35,8 +35,8 @@ def player_spec(
     """
     text = command if isinstance(command, str) else shlex.join(command)
     name = name or text
-    if text in PROGRAMS:
-        script = PLAYERS_DIR / PROGRAMS[text]
+    if text in BUILTIN_PROGRAMS:
+        script = PROGRAMS / BUILTIN_PROGRAMS[text]
         if not script.is_file():
             raise ConfigError(f"built-in player {text!r} needs {script}, which is missing")
         return PlayerSpec(name, (sys.executable, str(script)), cwd, dict(env or {}))

@@ -30,16 +30,15 @@ from rich.progress import (
 from tabulate import tabulate
 
 from referee import __version__
-from referee.builtin_players import HUMAN, make_player, parse_seats, player_spec
 from referee.clock import Clocks
-from referee.config import load_config
-from referee.conformance import check_file
 from referee.errors import ConformanceFileError, RefereeError
 from referee.games import GAMES, Game, JointMove, get_game
-from referee.ggp import to_ggp
+from referee.games.playout import random_steps
 from referee.match import MatchSetup, Policy, StepCallback, new_match_id, play_fresh
-from referee.playout import random_steps
-from referee.replay import (
+from referee.players.builtin import HUMAN, make_player, parse_seats, player_spec
+from referee.records.conformance import check_file
+from referee.records.ggp import to_ggp
+from referee.records.replay import (
     FileVerdict,
     Frame,
     Outcome,
@@ -48,11 +47,7 @@ from referee.replay import (
     verify_file,
     verify_files,
 )
-from referee.sandbox import Limits, Protections, machine_protections, remove_left_behind
-from referee.schedule import ScheduledMatch
-from referee.standings import Format, compute, load_results, render
-from referee.tournament import Observer, run_tournament
-from referee.transcript import (
+from referee.records.transcript import (
     Fault,
     Transcript,
     check_writable,
@@ -60,6 +55,11 @@ from referee.transcript import (
     transcript_files,
     write_atomic,
 )
+from referee.sandbox.limits import Limits, Protections, machine_protections, remove_left_behind
+from referee.tournaments.config import load_config
+from referee.tournaments.runner import Observer, run_tournament
+from referee.tournaments.schedule import ScheduledMatch
+from referee.tournaments.standings import Format, compute, load_results, render
 from referee.validate import Verdict, validate
 
 app = typer.Typer(

@@ -10,7 +10,7 @@ column is one 4-bit nibble and a bridge search is a few shifts per column:
      4   . . . .
 """
 
-from referee.games.render import grid
+from referee.games.boards.render import grid
 
 SIZE = 4
 CELLS = tuple((x, y) for x in range(1, SIZE + 1) for y in range(1, SIZE + 1))

@@ -21,7 +21,7 @@ from typing import Any
 from tabulate import tabulate
 
 from referee.errors import FaultKind, TranscriptError
-from referee.transcript import Transcript, read_transcript, transcript_files
+from referee.records.transcript import Transcript, read_transcript, transcript_files
 
 Z_95 = 1.959964  # two-sided 95% quantile of the normal distribution
 

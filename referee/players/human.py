@@ -13,7 +13,7 @@ from referee import protocol
 from referee.clock import now
 from referee.errors import MoveError, PlayerCrashed
 from referee.games import Game, get_game
-from referee.player import Player, PlayerSpec, Reply
+from referee.players.process import Player, PlayerSpec, Reply
 
 
 class HumanPlayer(Player):

@@ -27,7 +27,7 @@ from referee.errors import (
 from referee.games import Game, Move, get_game
 from referee.match import Policy
 from referee.protocol import EndReason
-from referee.transcript import Fault, Step, Transcript, read_transcript
+from referee.records.transcript import Fault, Step, Transcript, read_transcript
 
 
 @dataclass(frozen=True)

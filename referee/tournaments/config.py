@@ -16,14 +16,14 @@ from typing import Annotated, Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from referee.builtin_players import HUMAN, player_spec
 from referee.clock import Clocks
 from referee.errors import ConfigError, RefereeError
 from referee.games import GAMES, Game
 from referee.match import Policy
-from referee.player import PlayerSpec
-from referee.sandbox import Limits
-from referee.userfiles import field_path, read_text
+from referee.players.builtin import HUMAN, player_spec
+from referee.players.process import PlayerSpec
+from referee.records.files import field_path, read_text
+from referee.sandbox.limits import Limits
 
 # Names become parts of match ids and file names: no spaces, no slashes.
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$"

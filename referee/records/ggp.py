@@ -9,9 +9,9 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from referee.builtin_players import HUMAN
+from referee.players.builtin import HUMAN
 from referee.protocol import EndReason
-from referee.transcript import Transcript
+from referee.records.transcript import Transcript
 
 
 def _seconds(ms: int) -> int | float:

@@ -13,7 +13,7 @@ import signal
 import tempfile
 from pathlib import Path
 
-from referee.leftovers import left_by_killed_referees, owned_prefix
+from referee.sandbox.leftovers import left_by_killed_referees, owned_prefix
 
 _PROC_CGROUP = Path("/proc/self/cgroup")
 _MOUNTINFO = Path("/proc/self/mountinfo")

@@ -15,7 +15,7 @@ from typing import Any
 
 from referee.errors import ConformanceFileError, MoveError, UnknownGameError
 from referee.games import Game, get_game
-from referee.userfiles import read_text
+from referee.records.files import read_text
 
 
 @dataclass(frozen=True)

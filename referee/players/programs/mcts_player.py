@@ -14,10 +14,6 @@ import random
 import sys
 import time
 from collections.abc import Hashable
-from pathlib import Path
-
-# Runnable from a checkout without installing: the package sits beside players/.
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from referee.games import Game, Move, get_game
 from referee.protocol import split_moves

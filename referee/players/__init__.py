@@ -1,0 +1,1 @@
+"""What speaks the protocol: player programs in the sandbox, people, the built-in players."""

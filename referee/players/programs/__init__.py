@@ -1,0 +1,1 @@
+"""The built-in sample player programs, shipped with the package and run as any other program."""

@@ -1,0 +1,1 @@
+"""The records of matches: transcripts, replay and verification, exports, conformance, files."""

@@ -1,0 +1,1 @@
+"""What a player may use and is kept from: limits, isolation, its processes watched and ended."""

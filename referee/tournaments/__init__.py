@@ -1,0 +1,1 @@
+"""Tournaments: config, schedule, the player pool and runner, standings."""
