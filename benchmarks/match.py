@@ -27,8 +27,9 @@ from tabulate import tabulate
 from referee.clock import Clocks
 from referee.games import get_game
 from referee.match import Match, MatchSetup
+from referee.players.base import PlayerSpec
 from referee.players.builtin import PROGRAMS
-from referee.players.process import PlayerProcess, PlayerSpec
+from referee.players.process import ProgramPlayer
 
 ROOT = Path(__file__).resolve().parents[1]
 INSTANT = PlayerSpec("random", (sys.executable, str(PROGRAMS / "random_player.py")))
@@ -55,7 +56,7 @@ def pipe_round_trip_us(rounds: int = 5_000) -> float:
 
 async def _match_costs(game_id: str, matches: int, logs: Path) -> dict[str, float]:
     """Play one warm-up match, then `matches` measured ones, all with the same two processes."""
-    seats = [PlayerProcess(INSTANT, logs / f"{game_id}-{i}.log") for i in (0, 1)]
+    seats = [ProgramPlayer(INSTANT, logs / f"{game_id}-{i}.log") for i in (0, 1)]
     for seat in seats:
         await seat.start()
     steps = 0

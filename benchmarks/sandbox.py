@@ -23,13 +23,9 @@ from collections.abc import Callable
 from tabulate import tabulate
 
 from referee.sandbox.cgroups import PidsCgroup
-from referee.sandbox.limits import (
-    SAMPLE_EVERY_S,
-    group_stats,
-    group_usage,
-    machine_protections,
-    stats_of,
-)
+from referee.sandbox.isolation import machine_protections
+from referee.sandbox.limits import SAMPLE_EVERY_S
+from referee.sandbox.proc import group_stats, group_usage, stats_of
 
 CHILDREN = 4
 CONCURRENCY = (1, 4, 16)

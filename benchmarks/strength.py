@@ -22,7 +22,7 @@ from referee.clock import Clocks
 from referee.games import GAMES
 from referee.match import MatchSetup, play_fresh
 from referee.players.builtin import player_spec
-from referee.players.process import PlayerProcess
+from referee.players.process import ProgramPlayer
 
 TARGET = 0.9
 
@@ -34,7 +34,7 @@ async def _play(game_id: str, strong_role: int, number: int, clocks: Clocks, fol
     ]
     name = f"{game_id}-{game.roles[strong_role]}-{number}"
     players = [
-        PlayerProcess(spec, folder / f"{name}.{role}.log") for role, spec in enumerate(specs)
+        ProgramPlayer(spec, folder / f"{name}.{role}.log") for role, spec in enumerate(specs)
     ]
     setup = MatchSetup(name, game, players, clocks, seed=number)
     transcript = await play_fresh(setup, folder / f"{name}.json")

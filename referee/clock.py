@@ -1,4 +1,9 @@
-"""All time logic of a match: the monotonic clock, the clocks' settings and time banks."""
+"""Every time rule of a match: the clocks, time banks, the timeout verdicts, and the graces.
+
+A player's time is counted from the moment its request was written to the moment its answer
+was read, on the monotonic clock. Whether an answer came in time is decided here and nowhere
+else; so is every other wait the referee allows a player.
+"""
 
 from __future__ import annotations
 
@@ -6,9 +11,22 @@ import math
 import time
 from dataclasses import dataclass
 
-from referee.errors import ConfigError
+from referee.errors import ConfigError, PlayerTimeout
 
 now = time.monotonic
+
+# A line that needs no answer (`moves`, `end`) must be taken within this, or the player has
+# stopped reading its input.
+SEND_LIMIT_S = 5.0
+# After `quit`, a program may take this long to exit by itself before it is killed.
+QUIT_GRACE_S = 1.0
+# Output closed while the program runs on: how long to wait for its exit before calling it
+# a program that closed its output (both happen together when a program exits).
+EXIT_GRACE_S = 0.2
+# How long killed processes may take to be gone before the referee stops waiting for them.
+REAP_PATIENCE_S = 2.0
+# What ending one process can take: the grace after quit, then killing and reaping.
+CLOSE_S = QUIT_GRACE_S + REAP_PATIENCE_S + 1.0
 
 
 @dataclass(frozen=True)
@@ -28,6 +46,15 @@ class Clocks:
             raise ConfigError("time bank must be zero or a positive number of ms")
 
 
+def verdict(elapsed_ms: float | None, limit_ms: float) -> PlayerTimeout | None:
+    """The timeout of an answer that took `elapsed_ms` (None: none came), or None if in time."""
+    if elapsed_ms is None:
+        return PlayerTimeout(f"no answer within {limit_ms:.0f} ms")
+    if elapsed_ms > limit_ms:
+        return PlayerTimeout(f"answered after {elapsed_ms:.0f} ms, limit {limit_ms:.0f} ms")
+    return None
+
+
 class TimeBank:
     """One player's remaining bank in one match: what it may spend beyond the play clock."""
 
@@ -38,11 +65,11 @@ class TimeBank:
         """The whole time a player has for one answer: the clock plus what is left in the bank."""
         return clock_ms + self.remaining_ms
 
-    def charge(self, clock_ms: int, elapsed_ms: float) -> bool:
-        """Pay for an answer; False when it took longer than the allowance (a timeout)."""
-        if elapsed_ms > self.allowance_ms(clock_ms):
-            return False
-        overshoot = math.ceil(elapsed_ms - clock_ms)
-        if overshoot > 0:
-            self.remaining_ms = max(0, self.remaining_ms - overshoot)
-        return True
+    def charge(self, clock_ms: int, elapsed_ms: float | None) -> PlayerTimeout | None:
+        """Pay for an answer (None: none came); its timeout, or None when it came in time."""
+        late = verdict(elapsed_ms, self.allowance_ms(clock_ms))
+        if late is None and elapsed_ms is not None:
+            overshoot = math.ceil(elapsed_ms - clock_ms)
+            if overshoot > 0:
+                self.remaining_ms = max(0, self.remaining_ms - overshoot)
+        return late

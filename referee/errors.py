@@ -57,10 +57,6 @@ class FaultKind(StrEnum):
     RESOURCE = "resource"
 
 
-# Faults after which a player is gone: it plays no further part in the match.
-OUT_OF_THE_MATCH = frozenset({FaultKind.CRASH, FaultKind.RESOURCE})
-
-
 class PlayerStartError(RefereeError):
     """A player program that cannot be started at all: no such file, not executable."""
 

@@ -1,8 +1,8 @@
 """The referee loop: rules + clocks + fault policy -> transcript.
 
-Every step: each role's legal moves; `go` to every role that has a choice, at the same time
-and timed independently; each answer checked; faults handled by the policy; the joint move
-applied and sent to every player. Forced moves are played for the role without asking.
+Every step: each role's legal moves; `go` to every role the policy asks, at the same time
+and timed independently; each answer judged by the clock and checked against the rules;
+the policy decides the joint move; it is applied and sent to every player.
 """
 
 from __future__ import annotations
@@ -14,13 +14,12 @@ import secrets
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
-from enum import StrEnum
 from pathlib import Path
 
-from referee import protocol
-from referee.clock import Clocks, TimeBank
+from referee import clock, policy
+from referee.clock import SEND_LIMIT_S, Clocks, TimeBank
 from referee.errors import (
-    OUT_OF_THE_MATCH,
+    FaultKind,
     IllegalMoveFault,
     MoveParseError,
     PlayerCrashed,
@@ -28,21 +27,10 @@ from referee.errors import (
     ProtocolViolation,
 )
 from referee.games import Game, Move
-from referee.players.process import Player, Reply
-from referee.protocol import EndReason
+from referee.players.base import Player, Reply, quoted
+from referee.policy import Policy
+from referee.protocol import End, EndReason, Go, Moves, Start, is_ready
 from referee.records.transcript import Fault, Seat, Step, Transcript, utc_now, write_transcript
-
-
-class Policy(StrEnum):
-    """What a fault costs: the match, or the move (replaced by a random legal one)."""
-
-    FORFEIT = "forfeit"
-    RANDOM = "random"
-
-
-# Time a player has to take a line that needs no answer (`moves`, `end`) before it counts
-# as no longer reading its input.
-SEND_LIMIT_S = 5.0
 
 
 @dataclass(frozen=True)
@@ -69,7 +57,7 @@ class Match:
         self.roles = setup.game.roles
         self.rng = random.Random(setup.seed)
         self.banks = [TimeBank(setup.clocks.time_bank_ms) for _ in self.roles]
-        self.disabled = [False] * len(self.roles)
+        self.out: frozenset[int] = frozenset()
         self.faults: list[Fault] = []
         self.steps: list[Step] = []
         self.start_times: dict[str, float] = {}
@@ -90,90 +78,84 @@ class Match:
                 state = self.game.next_state(state, joint)
                 if on_step is not None:
                     on_step(step, joint, state)
-                await self._tell_all(protocol.moves(step, joint))
+                await self._tell_all(str(Moves(step, joint)))
         except asyncio.CancelledError:
+            aborted = End((0,) * len(self.roles), EndReason.ABORTED)
             with contextlib.suppress(BaseException):
-                await asyncio.wait_for(
-                    self._tell_all(protocol.end([0] * len(self.roles), EndReason.ABORTED)), 1.0
-                )
+                await asyncio.wait_for(self._tell_all(str(aborted)), 1.0)
             raise
         if forfeits:
-            goals = tuple(0 if role in forfeits else 100 for role in range(len(self.roles)))
+            goals = policy.forfeit_goals(len(self.roles), forfeits)
             reason = EndReason.FORFEIT
         else:
             goals = self.game.goals(state)
             reason = EndReason.TERMINAL
         self.result = reason, dict(zip(self.roles, goals, strict=True))
-        await self._tell_all(protocol.end(goals, reason))
+        await self._tell_all(str(End(goals, reason)))
         return self.transcript()
 
-    async def _start(self) -> set[int]:
+    async def _start(self) -> frozenset[int]:
         clocks = self.setup.clocks
         for player in self.setup.players:
             player.new_match()
-        outcomes = await asyncio.gather(
+        replies = await asyncio.gather(
             *(
                 self._ask(
                     role,
-                    protocol.start(
-                        self.setup.match_id, self.game.id, name, clocks.start_ms, clocks.play_ms
+                    str(
+                        Start(
+                            self.setup.match_id, self.game.id, name, clocks.start_ms, clocks.play_ms
+                        )
                     ),
                     clocks.start_ms,
                 )
                 for role, name in enumerate(self.roles)
             )
         )
-        forfeits = set()
-        for role, outcome in enumerate(outcomes):
-            if (
-                not isinstance(outcome, PlayerFault)
-                and outcome.text.strip().lower() != protocol.READY
-            ):
-                outcome = ProtocolViolation(f"answered {_quote(outcome.text)} instead of ready")
-            if isinstance(outcome, PlayerFault):
-                self._fault(0, role, outcome, ())
-                # A player that did not get ready is out of step: it plays no further part.
-                self.disabled[role] = True
-                if self.setup.policy is Policy.FORFEIT:
-                    forfeits.add(role)
+        faulty = []
+        for role, reply in enumerate(replies):
+            if not isinstance(reply, PlayerFault) and not is_ready(reply.text):
+                reply = ProtocolViolation(f"answered {quoted(reply.text)} instead of ready")
+            if isinstance(reply, PlayerFault):
+                self.faults.append(Fault(0, self.roles[role], reply.kind, reply.detail))
+                faulty.append(role)
             else:
-                self.start_times[self.roles[role]] = round(outcome.elapsed_ms, 3)
+                self.start_times[self.roles[role]] = round(reply.elapsed_ms, 3)
+        forfeits, self.out = policy.start_outcome(self.setup.policy, faulty)
         return forfeits
 
-    async def _step(self, step: int, state: Hashable) -> tuple[tuple[Move, ...], set[int]]:
+    async def _step(self, step: int, state: Hashable) -> tuple[tuple[Move, ...], frozenset[int]]:
         legal = [self.game.legal_moves(state, role) for role in range(len(self.roles))]
-        joint: list[Move] = [moves[0] for moves in legal]
-        choosing = [role for role, moves in enumerate(legal) if len(moves) > 1]
-        for role in choosing:
-            if self.disabled[role]:
-                joint[role] = self.rng.choice(legal[role])
-        asked = [role for role in choosing if not self.disabled[role]]
+        asked = policy.asked(legal, self.out)
         play_ms = self.setup.clocks.play_ms
-        outcomes = await asyncio.gather(
+        replies = await asyncio.gather(
             *(
-                self._ask(
-                    role, protocol.go(step, self.banks[role].allowance_ms(play_ms), legal[role])
-                )
+                self._ask(role, str(Go(step, self.banks[role].allowance_ms(play_ms), legal[role])))
                 for role in asked
             )
         )
         times: dict[str, float] = {}
-        forfeits: set[int] = set()
-        for role, outcome in zip(asked, outcomes, strict=True):
-            if not isinstance(outcome, PlayerFault):
-                times[self.roles[role]] = round(outcome.elapsed_ms, 3)
-                outcome = self._check_move(outcome.text, legal[role])
-            if isinstance(outcome, PlayerFault):
-                replacement = self._fault(step, role, outcome, legal[role])
-                if replacement is None:
-                    forfeits.add(role)
-                else:
-                    joint[role] = replacement
+        answers: dict[int, Move | FaultKind] = {}
+        faults: dict[int, PlayerFault] = {}
+        for role, reply in zip(asked, replies, strict=True):
+            if isinstance(reply, Reply):
+                times[self.roles[role]] = round(reply.elapsed_ms, 3)
+                answer = self._check_move(reply.text, legal[role])
             else:
-                joint[role] = outcome
-        if not forfeits:
-            self.steps.append(Step(step, dict(zip(self.roles, joint, strict=True)), times))
-        return tuple(joint), forfeits
+                answer = reply
+            if isinstance(answer, PlayerFault):
+                faults[role] = answer
+                answers[role] = answer.kind
+            else:
+                answers[role] = answer
+        decided = policy.resolve(self.setup.policy, legal, self.out, answers, self.rng)
+        self.out = decided.out
+        for role, fault in faults.items():
+            replacement = decided.replacements.get(role)
+            self.faults.append(Fault(step, self.roles[role], fault.kind, fault.detail, replacement))
+        if not decided.forfeits:
+            self.steps.append(Step(step, dict(zip(self.roles, decided.joint, strict=True)), times))
+        return decided.joint, decided.forfeits
 
     async def _ask(self, role: int, line: str, start_ms: int | None = None) -> Reply | PlayerFault:
         """One request: `start` timed by the start clock, or `go` by the play clock and bank."""
@@ -184,8 +166,14 @@ class Match:
             reply = await self.setup.players[role].request(line, limit_ms / 1000)
         except PlayerFault as fault:
             return fault
-        if start_ms is None:
-            bank.charge(play_ms, reply.elapsed_ms)
+        elapsed_ms = reply.elapsed_ms if reply is not None else None
+        if start_ms is not None:
+            late = clock.verdict(elapsed_ms, limit_ms)
+        else:
+            late = bank.charge(play_ms, elapsed_ms)
+        if late is not None:
+            return late
+        assert reply is not None  # no answer is always a timeout
         return reply
 
     def _check_move(self, text: str, legal: Sequence[Move]) -> Move | PlayerFault:
@@ -194,23 +182,11 @@ class Match:
             move = self.game.parse_move(text)
         except MoveParseError:
             return ProtocolViolation(
-                f"answered {_quote(text)}, which is not a move of {self.game.id}"
+                f"answered {quoted(text)}, which is not a move of {self.game.id}"
             )
         if move not in legal:
             return IllegalMoveFault(f"played {move}, which is not legal here")
         return move
-
-    def _fault(
-        self, step: int, role: int, fault: PlayerFault, legal: Sequence[Move]
-    ) -> Move | None:
-        """Record a fault; the random move that replaces the answer, or None when there is none."""
-        if fault.kind in OUT_OF_THE_MATCH:
-            self.disabled[role] = True
-        replacement = None
-        if self.setup.policy is Policy.RANDOM and legal:
-            replacement = self.rng.choice(legal)
-        self.faults.append(Fault(step, self.roles[role], fault.kind, fault.detail, replacement))
-        return replacement
 
     async def _tell_all(self, line: str) -> None:
         """Send a line that needs no answer to every player still there.
@@ -218,7 +194,7 @@ class Match:
         A player that cannot take it has crashed; its next request says so, at its own step.
         """
         await asyncio.gather(
-            *(self._tell(role, line) for role in range(len(self.roles)) if not self.disabled[role])
+            *(self._tell(role, line) for role in range(len(self.roles)) if role not in self.out)
         )
 
     async def _tell(self, role: int, line: str) -> None:
@@ -232,7 +208,7 @@ class Match:
             Seat(
                 role,
                 player.spec.name,
-                list(player.spec.argv),
+                list(player.spec.command),
                 str(player.log_path) if player.log_path else None,
             )
             for role, player in zip(self.roles, self.setup.players, strict=True)
@@ -258,11 +234,6 @@ def new_match_id(game_id: str) -> str:
     """A fresh match id: the game, the UTC time, and four random hex digits."""
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     return f"{game_id}-{stamp}-{secrets.token_hex(2)}"
-
-
-def _quote(text: str, limit: int = 80) -> str:
-    shown = text if len(text) <= limit else text[:limit] + "..."
-    return repr(shown)
 
 
 async def play_match(

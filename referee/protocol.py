@@ -1,17 +1,20 @@
-"""The text of protocol version 1 (`docs/protocol.md`): building and splitting its lines."""
+"""Protocol version 1 (`docs/protocol.md`): every line built and parsed here, and framing.
+
+The referee, the built-in players and the person at the terminal all go through this
+module, so that the syntax of a line has one home. A message is a dataclass whose `str()`
+is its line; `parse` turns a line back into one.
+"""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from dataclasses import dataclass
 from enum import StrEnum
-
-from referee.games import Move
 
 VERSION = 1
 LINE_LIMIT = 64 * 1024
-QUIT = "quit"
 READY = "ready"
+COMMENT = "#"
 _MOVE = re.compile(r"\([^()]*\)|[^\s()]+")
 
 
@@ -23,26 +26,156 @@ class EndReason(StrEnum):
     ABORTED = "aborted"
 
 
-def start(match_id: str, game_id: str, role: str, start_ms: int, play_ms: int) -> str:
+class MessageError(ValueError):
+    """A line of a known message type whose fields are not what the protocol says."""
+
+
+@dataclass(frozen=True)
+class Start:
     """A new match begins; the player answers `ready`."""
-    return f"start {match_id} {game_id} {role} {start_ms} {play_ms}"
+
+    match_id: str
+    game_id: str
+    role: str
+    start_ms: int
+    play_ms: int
+
+    def __str__(self) -> str:
+        return f"start {self.match_id} {self.game_id} {self.role} {self.start_ms} {self.play_ms}"
 
 
-def go(step: int, ms: int, legal: Sequence[Move]) -> str:
+@dataclass(frozen=True)
+class Go:
     """The player must choose one of `legal` for `step` within `ms`."""
-    return f"go {step} {ms} {' '.join(legal)}"
+
+    step: int
+    ms: int
+    legal: tuple[str, ...]
+
+    def __str__(self) -> str:
+        return f"go {self.step} {self.ms} {' '.join(self.legal)}"
 
 
-def moves(step: int, joint: Sequence[Move]) -> str:
+@dataclass(frozen=True)
+class Moves:
     """The joint move applied at `step`, in role order."""
-    return f"moves {step} {' '.join(joint)}"
+
+    step: int
+    joint: tuple[str, ...]
+
+    def __str__(self) -> str:
+        return f"moves {self.step} {' '.join(self.joint)}"
 
 
-def end(goals: Sequence[int], reason: str) -> str:
-    """The match is over."""
-    return f"end {' '.join(str(goal) for goal in goals)} {reason}"
+@dataclass(frozen=True)
+class End:
+    """The match is over: the goals in role order, and why."""
+
+    goals: tuple[int, ...]
+    reason: EndReason
+
+    def __str__(self) -> str:
+        return f"end {' '.join(str(goal) for goal in self.goals)} {self.reason}"
+
+
+@dataclass(frozen=True)
+class Quit:
+    """The referee is done with this process."""
+
+    def __str__(self) -> str:
+        return "quit"
+
+
+Message = Start | Go | Moves | End | Quit
 
 
 def split_moves(text: str) -> list[str]:
     """The moves in a list of moves on one line, as the protocol splits them."""
     return _MOVE.findall(text)
+
+
+def parse(line: str) -> Message | None:
+    """The message a referee line carries; None for a blank line or an unknown message type.
+
+    MessageError when a known type has fields the protocol does not allow.
+    """
+    kind, _, rest = line.strip().partition(" ")
+    words = rest.split()
+    try:
+        if kind == "start" and len(words) == 5:
+            return Start(words[0], words[1], words[2], int(words[3]), int(words[4]))
+        if kind == "go" and len(words) >= 2:
+            return Go(int(words[0]), int(words[1]), tuple(split_moves(rest.split(maxsplit=2)[2])))
+        if kind == "moves" and words:
+            return Moves(int(words[0]), tuple(split_moves(rest.split(maxsplit=1)[1])))
+        if kind == "end" and words:
+            return End(tuple(int(goal) for goal in words[:-1]), EndReason(words[-1]))
+        if kind == "quit" and not words:
+            return Quit()
+    except (ValueError, IndexError):
+        raise MessageError(f"malformed {kind} line: {line.strip()!r}") from None
+    if kind in ("start", "go", "moves", "end", "quit"):
+        raise MessageError(f"malformed {kind} line: {line.strip()!r}")
+    return None
+
+
+def is_comment(answer: str) -> bool:
+    """A player line that the referee keeps in the log and otherwise ignores."""
+    return answer.startswith(COMMENT)
+
+
+def is_ready(answer: str) -> bool:
+    """Whether an answer to `start` says ready (any case, spaces around it allowed)."""
+    return answer.strip().lower() == READY
+
+
+@dataclass(frozen=True)
+class Line:
+    """One line a player wrote: its text, or None with the problem when the protocol forbids it."""
+
+    text: str | None
+    problem: str = ""
+
+
+class LineReader:
+    """Splits a player's output into lines as they arrive: UTF-8, `\\n` (or `\\r\\n`), 64 KiB.
+
+    A line over the limit is reported once, as soon as it is over, and the rest of it is
+    skipped: a player cannot make the referee hold more than one line's worth of its output.
+    """
+
+    def __init__(self, limit: int = LINE_LIMIT) -> None:
+        self._limit = limit
+        self._buffer = bytearray()
+        self._overlong = False
+
+    @property
+    def partial(self) -> bool:
+        """Whether part of a line has arrived without its end."""
+        return bool(self._buffer) or self._overlong
+
+    def feed(self, data: bytes) -> list[Line]:
+        """The lines that `data` completes, in order."""
+        lines = []
+        pieces = data.split(b"\n")
+        for index, piece in enumerate(pieces):
+            complete = index < len(pieces) - 1
+            if not self._overlong:
+                self._buffer += piece
+                if len(self._buffer.rstrip(b"\r")) > self._limit:
+                    self._overlong = True
+                    self._buffer.clear()
+                    lines.append(Line(None, f"a line longer than {self._limit // 1024} KiB"))
+            if complete:
+                if not self._overlong:
+                    lines.append(_decode(bytes(self._buffer)))
+                self._buffer.clear()
+                self._overlong = False
+        return lines
+
+
+def _decode(raw: bytes) -> Line:
+    try:
+        return Line(raw.decode("utf-8").rstrip("\r"))
+    except UnicodeDecodeError:
+        return Line(None, "a line that is not UTF-8")

@@ -18,18 +18,20 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from referee.clock import Clocks
-from referee.errors import OUT_OF_THE_MATCH, FaultKind
+from referee.clock import CLOSE_S, QUIT_GRACE_S, SEND_LIMIT_S, Clocks
+from referee.errors import FaultKind
 from referee.games import Game
-from referee.match import SEND_LIMIT_S, MatchSetup, Policy, play_match
+from referee.match import MatchSetup, play_match
+from referee.players.base import PlayerSpec, quoted
 from referee.players.builtin import player_spec
-from referee.players.process import LOG_LIMIT, QUIT_GRACE_S, PlayerProcess, PlayerSpec
-from referee.sandbox.limits import Limits, Protections, machine_protections
+from referee.players.log import LOG_LIMIT
+from referee.players.process import ProgramPlayer
+from referee.policy import OUT_OF_THE_MATCH, Policy
+from referee.sandbox.isolation import Protections, machine_protections
+from referee.sandbox.limits import Limits
 
 SLOW_SHARE = 0.8  # a 95th percentile above this share of the play clock is a warning
 NOISY_BYTES = 64 * 1024  # standard error per match above this is a warning
-# Per process: the grace after `quit`, and time to kill and reap what is left.
-CLOSE_S = QUIT_GRACE_S + 3.0
 
 
 class Verdict(StrEnum):
@@ -68,6 +70,14 @@ class Report:
     @property
     def verdict(self) -> Verdict:
         return max((check.verdict for check in self.checks), key=_GRAVITY.__getitem__)
+
+    def summary(self) -> str:
+        """The verdict in words: `PASS`, `PASS with warnings (...)` or `FAIL (...)`."""
+        failed = [c.name for c in self.checks if c.verdict is Verdict.FAIL]
+        warned = [c.name for c in self.checks if c.verdict is Verdict.WARN]
+        if failed:
+            return f"FAIL ({', '.join(failed)})"
+        return "PASS" + (f" with warnings ({', '.join(warned)})" if warned else "")
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -168,7 +178,7 @@ async def _session(
     where = f"{game.id}, {role}"
     match_ids = [f"{game.id}-{role}-{kind}-{number}" for number in range(1, count + 1)]
     players = [
-        PlayerProcess(
+        ProgramPlayer(
             spec if r == role else player_spec("random", "random"),
             workdir / "logs" / f"{match_ids[0]}.{r}.log",
         )
@@ -184,7 +194,8 @@ async def _session(
             gone = number > 1 and not submitted.alive
             if gone:
                 evidence.reuse.append(f"{where}: the process was gone before match {number}")
-            stray_before, stderr_before = submitted.stray_count, submitted.stderr_bytes
+            seen = submitted.connection
+            stray_before, stderr_before = seen.stray_count, seen.stderr_bytes
             setup = MatchSetup(match_id, game, players, clocks, Policy.RANDOM, seed=number)
             transcript = await play_match(setup, workdir / f"{match_id}.json")
             played()
@@ -204,13 +215,13 @@ async def _session(
             evidence.times_ms.extend(
                 step.times_ms[role] for step in transcript.steps if role in step.times_ms
             )
-            strays = submitted.stray_count - stray_before
-            if strays and submitted.last_stray is not None:
+            strays = seen.stray_count - stray_before
+            if strays and seen.last_stray is not None:
                 evidence.stray.append(
                     f"{where}, match {number}: {strays} line(s) nobody asked for,"
-                    f" the last {_shown(submitted.last_stray)}"
+                    f" the last {quoted(seen.last_stray, 60)}"
                 )
-            evidence.stderr.append((match_id, submitted.stderr_bytes - stderr_before))
+            evidence.stderr.append((match_id, seen.stderr_bytes - stderr_before))
     finally:
         await asyncio.gather(*(player.close() for player in players), return_exceptions=True)
     ending = submitted.ending
@@ -223,10 +234,6 @@ async def _session(
             f"{where}, {kind} process: {ending.left_behind} process(es) still running after it"
             " exited"
         )
-
-
-def _shown(text: str, limit: int = 60) -> str:
-    return repr(text if len(text) <= limit else text[:limit] + "...")
 
 
 def _first(offences: list[str]) -> str:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from referee.sandbox.limits import machine_protections
+from referee.sandbox.isolation import machine_protections
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from referee.cli import app
-from referee.match import Policy
+from referee.policy import Policy
 from referee.sandbox.limits import Limits
 from referee.tournaments.config import load_config
 

@@ -14,9 +14,12 @@ import pytest
 
 from referee.clock import Clocks
 from referee.games import get_game
-from referee.match import MatchSetup, Policy, play_fresh
+from referee.match import MatchSetup, play_fresh
+from referee.players.base import PlayerSpec
 from referee.players.builtin import PROGRAMS
-from referee.players.process import PlayerProcess, PlayerSpec, group_members
+from referee.players.process import ProgramPlayer
+from referee.policy import Policy
+from referee.sandbox.process import group_members
 
 # Every transcript these tests write must replay and verify (issue: replay).
 pytestmark = pytest.mark.usefixtures("every_transcript_verifies")
@@ -38,16 +41,16 @@ def run(
     specs: list[PlayerSpec],
     policy: Policy = Policy.FORFEIT,
     clocks: Clocks = QUICK,
-) -> tuple[dict, list[PlayerProcess]]:
+) -> tuple[dict, list[ProgramPlayer]]:
     """Play one match; its transcript as read back from disk, and the players."""
     out = tmp_path / "match.json"
-    players = [PlayerProcess(spec, tmp_path / f"{spec.name}.log") for spec in specs]
+    players = [ProgramPlayer(spec, tmp_path / f"{spec.name}.log") for spec in specs]
     setup = MatchSetup("m-test", get_game(game_id), players, clocks, policy, seed=7)
     asyncio.run(play_fresh(setup, out))
     return json.loads(out.read_text()), players
 
 
-def assert_nothing_left(players: list[PlayerProcess], pidfile: Path | None = None) -> None:
+def assert_nothing_left(players: list[ProgramPlayer], pidfile: Path | None = None) -> None:
     for player in players:
         assert player.pid is not None
         assert group_members(player.pid) == [], f"{player.spec.name} left processes"
@@ -226,7 +229,7 @@ def test_an_interrupted_match_is_recorded_as_aborted(tmp_path: Path) -> None:
     out = tmp_path / "match.json"
     slow = program("slow", MISBEHAVING, "late", "--at", "0", "--delay-ms", "200")
     players = [
-        PlayerProcess(spec, tmp_path / f"{spec.name}.log")
+        ProgramPlayer(spec, tmp_path / f"{spec.name}.log")
         for spec in (slow, program("random", RANDOM))
     ]
     setup = MatchSetup(
@@ -253,7 +256,7 @@ def test_one_process_can_play_many_matches(tmp_path: Path) -> None:
     from referee.match import Match
 
     async def three_matches() -> list[str]:
-        players = [PlayerProcess(program("random", RANDOM), tmp_path / f"{i}.log") for i in (0, 1)]
+        players = [ProgramPlayer(program("random", RANDOM), tmp_path / f"{i}.log") for i in (0, 1)]
         for player in players:
             await player.start()
         pids = [player.pid for player in players]
@@ -312,9 +315,10 @@ def test_a_player_dies_with_the_referee_even_when_it_never_reads_its_input(
     script = (
         "import asyncio, sys\n"
         "from pathlib import Path\n"
-        "from referee.players.process import PlayerProcess, PlayerSpec\n"
+        "from referee.players.base import PlayerSpec\n"
+        "from referee.players.process import ProgramPlayer\n"
         "async def main():\n"
-        "    player = PlayerProcess(PlayerSpec('s', ('sleep', '300')), Path(sys.argv[1]))\n"
+        "    player = ProgramPlayer(PlayerSpec('s', ('sleep', '300')), Path(sys.argv[1]))\n"
         "    await player.start()\n"
         "    print(player.pid, flush=True)\n"
         "    await asyncio.sleep(300)\n"

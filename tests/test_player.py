@@ -1,13 +1,12 @@
-"""Player specs and the protocol's lines."""
+"""Player specs: commands split without a shell, paths, and people."""
 
 from __future__ import annotations
 
 import pytest
 
-from referee import protocol
-from referee.clock import Clocks, TimeBank
 from referee.errors import ConfigError
-from referee.players.process import PlayerSpec
+from referee.players.base import PlayerKind, PlayerSpec
+from referee.players.builtin import PROGRAMS, player_spec, program_spec
 
 
 def test_a_shell_style_command_is_split_not_run_through_a_shell() -> None:
@@ -21,38 +20,16 @@ def test_bad_commands(command: str, message: str) -> None:
         PlayerSpec.from_command("bot", command)
 
 
-def test_protocol_lines() -> None:
-    assert (
-        protocol.start("m-1", "ticblock", "xcplayer", 10000, 1000)
-        == "start m-1 ticblock xcplayer 10000 1000"
-    )
-    assert protocol.go(3, 900, ["(mark 1 1)", "noop"]) == "go 3 900 (mark 1 1) noop"
-    assert protocol.moves(3, ["(mark 1 1)", "noop"]) == "moves 3 (mark 1 1) noop"
-    assert protocol.end([75, 25], protocol.EndReason.TERMINAL) == "end 75 25 terminal"
-    assert protocol.split_moves("(mark 1 1) noop (place e 5) swap") == [
-        "(mark 1 1)",
-        "noop",
-        "(place e 5)",
-        "swap",
-    ]
+def test_a_person_is_a_kind_of_player_not_a_command() -> None:
+    person = player_spec("human")
+    assert person.kind is PlayerKind.HUMAN and person.argv == ()
+    assert person.command == ("human",)
+    with pytest.raises(ConfigError, match=r"^nobody here$"):
+        program_spec("human", "nobody here")
 
 
-def test_time_bank_pays_overruns_until_it_is_empty() -> None:
-    bank = TimeBank(300)
-    assert bank.allowance_ms(1000) == 1300
-    assert bank.charge(1000, 900)
-    assert bank.remaining_ms == 300
-    assert bank.charge(1000, 1200.2)
-    assert bank.remaining_ms == 99
-    assert not bank.charge(1000, 1100)
-    assert bank.charge(1000, 1099)
-    assert bank.remaining_ms == 0
-
-
-@pytest.mark.parametrize(
-    ("clocks", "message"),
-    [((0, 1000, 0), "start clock"), ((1000, -5, 0), "play clock"), ((1000, 1000, -1), "time bank")],
-)
-def test_clocks_must_be_positive(clocks: tuple[int, int, int], message: str) -> None:
-    with pytest.raises(ConfigError, match=message):
-        Clocks(*clocks)
+def test_the_built_in_programs_are_installed_with_the_package() -> None:
+    spec = player_spec("mcts")
+    assert spec.kind is PlayerKind.PROGRAM
+    assert spec.argv[1] == str(PROGRAMS / "mcts_player.py")
+    assert (PROGRAMS / "__init__.py").is_file()

@@ -16,9 +16,11 @@ from typer.testing import CliRunner
 from referee.cli import app
 from referee.clock import Clocks
 from referee.games import get_game
-from referee.match import MatchSetup, Policy, play_fresh
+from referee.match import MatchSetup, play_fresh
+from referee.players.base import PlayerSpec
 from referee.players.builtin import PROGRAMS
-from referee.players.process import PlayerProcess, PlayerSpec
+from referee.players.process import ProgramPlayer
+from referee.policy import Policy
 from referee.records.replay import Outcome, verify_file
 from tests.conftest import play
 
@@ -38,7 +40,7 @@ def _random(name: str) -> PlayerSpec:
 
 
 def _play(out: Path, game_id: str, specs: list[PlayerSpec], policy: Policy) -> dict[str, Any]:
-    players = [PlayerProcess(spec, out.with_suffix(f".{spec.name}.log")) for spec in specs]
+    players = [ProgramPlayer(spec, out.with_suffix(f".{spec.name}.log")) for spec in specs]
     setup = MatchSetup(out.stem, get_game(game_id), players, QUICK, policy, seed=5)
     asyncio.run(play_fresh(setup, out))
     return json.loads(out.read_text())

@@ -21,10 +21,13 @@ from typer.testing import CliRunner
 
 from referee.cli import app
 from referee.errors import PlayerCrashed, ResourceExceeded
-from referee.players.process import PlayerProcess, PlayerSpec
+from referee.players.base import PlayerSpec
+from referee.players.process import ProgramPlayer
 from referee.records.transcript import read_transcript
-from referee.sandbox import limits as sandbox
-from referee.sandbox.limits import Limits, ProcessTable, Protections, machine_protections
+from referee.sandbox import isolation as sandbox
+from referee.sandbox.isolation import Protections, machine_protections
+from referee.sandbox.limits import Limits
+from referee.sandbox.proc import ProcessTable
 from referee.tournaments.config import load_config
 from referee.tournaments.runner import Observer, run_tournament
 
@@ -66,7 +69,7 @@ def watched(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> 
     protections = machine_protections()
     if request.param == "without cgroups":
         protections = replace(protections, cgroups=None)
-        monkeypatch.setattr("referee.players.process.machine_protections", lambda: protections)
+        monkeypatch.setattr("referee.sandbox.process.machine_protections", lambda: protections)
     return protections
 
 
@@ -139,7 +142,7 @@ def test_a_tournament_of_misbehaving_players_ends_with_every_fault_named(
 
 async def _requests(spec: PlayerSpec, log: Path, *lines: str):
     """Start the player, send it these lines one by one, close it; the last reply, the player."""
-    player = PlayerProcess(spec, log)
+    player = ProgramPlayer(spec, log)
     await player.start()
     try:
         player.new_match()
@@ -182,8 +185,8 @@ def test_a_process_that_leaves_the_group_is_killed_when_cgroups_are_active(
     bot = _bot(tmp_path)
     spec = PlayerSpec("bot", (sys.executable, str(bot), "escape", "--pidfile", str(pidfile)))
 
-    async def escape() -> tuple[PlayerProcess, int]:
-        player = PlayerProcess(spec, tmp_path / "e.log")
+    async def escape() -> tuple[ProgramPlayer, int]:
+        player = ProgramPlayer(spec, tmp_path / "e.log")
         await player.start()
         try:
             assert (await player.request("start m quad x 1000 1000", 5.0)).text == "ready"
@@ -216,7 +219,7 @@ def test_bubblewrap_runs_the_player_when_it_is_what_isolates_it(
     # A machine where the referee may not unshare, but bubblewrap may (a stand-in here).
     fake = _fake_bubblewrap(tmp_path)
     wrapped = replace(machine_protections(), network=True, bubblewrap=str(fake))
-    monkeypatch.setattr("referee.players.process.machine_protections", lambda: wrapped)
+    monkeypatch.setattr("referee.sandbox.process.machine_protections", lambda: wrapped)
     log = tmp_path / "bwrap.log"
     env = {"FAKE_BWRAP_LOG": str(log)}
     ready = PlayerSpec("bot", (sys.executable, str(_bot(tmp_path)), "environment"), env=env)
@@ -242,7 +245,7 @@ def test_the_probe_falls_back_to_bubblewrap_when_unshare_is_refused(
     def refused() -> None:
         raise PermissionError(1, "Operation not permitted")
 
-    monkeypatch.setattr("referee.sandbox.limits._unshare_network", refused)
+    monkeypatch.setattr("referee.sandbox.isolation._unshare_network", refused)
     monkeypatch.setenv("PATH", f"{tmp_path}:{os.environ['PATH']}")
     real = shutil.which("bwrap")
     without = sandbox.machine_protections.__wrapped__()
@@ -276,7 +279,7 @@ def test_limits_are_set_in_the_child_before_it_runs(tmp_path: Path) -> None:
         spec = PlayerSpec(
             "sleeper", ("sleep", "30"), limits=Limits(memory_mb=100, open_files=40, file_size_mb=3)
         )
-        player = PlayerProcess(spec, tmp_path / "s.log")
+        player = ProgramPlayer(spec, tmp_path / "s.log")
         await player.start()
         try:
             return Path(f"/proc/{player.pid}/limits").read_text()

@@ -17,8 +17,9 @@ from typer.testing import CliRunner
 from referee.cli import app
 from referee.errors import ConfigError
 from referee.players.builtin import PROGRAMS
-from referee.players.process import PlayerProcess, group_members
+from referee.players.process import ProgramPlayer
 from referee.records.transcript import Transcript, read_transcript, write_transcript
+from referee.sandbox.process import group_members
 from referee.tournaments.config import TournamentConfig, load_config
 from referee.tournaments.runner import Observer, PlayerPool, run_tournament
 from referee.tournaments.schedule import ScheduledMatch, round_robin
@@ -175,7 +176,7 @@ def test_the_pool_reuses_a_live_process_and_replaces_a_dead_one(tmp_path: Path) 
         await pool.release("keeps", first)
         second = await pool.acquire("keeps", tmp_path / "2.log")
         assert second is first and second.log_path == tmp_path / "2.log"
-        assert isinstance(second, PlayerProcess)
+        assert isinstance(second, ProgramPlayer)
         os.kill(second.pid, signal.SIGKILL)
         await asyncio.sleep(0.3)
         await pool.release("keeps", second)

@@ -14,9 +14,10 @@ from typer.testing import CliRunner
 from referee.cli import app
 from referee.clock import Clocks
 from referee.games import GAMES, get_game
+from referee.players.base import PlayerSpec
 from referee.players.builtin import PROGRAMS, player_spec
-from referee.players.process import PlayerSpec
-from referee.sandbox.limits import Limits, machine_protections
+from referee.sandbox.isolation import machine_protections
+from referee.sandbox.limits import Limits
 from referee.validate import Report, Verdict, time_bound_s, validate
 
 # Every transcript these tests write must replay and verify (issue: replay).

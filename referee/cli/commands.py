@@ -1,64 +1,43 @@
-"""The command line: parses arguments, calls the library, prints, and sets the exit code."""
+"""The commands: each parses its arguments, calls the library, prints, and sets the exit code."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import functools
+import inspect
 import json
 import random
 import signal
 import sys
 import tempfile
-import time
-from collections.abc import Callable, Coroutine, Hashable
-from dataclasses import asdict, replace
+from collections.abc import Callable, Coroutine
+from dataclasses import fields, replace
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
 import typer
-from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    ProgressColumn,
-    TextColumn,
-    TimeRemainingColumn,
-)
 from tabulate import tabulate
 
 from referee import __version__
+from referee.cli import present
 from referee.clock import Clocks
 from referee.errors import ConformanceFileError, RefereeError
-from referee.games import GAMES, Game, JointMove, get_game
+from referee.games import GAMES, Game, get_game
 from referee.games.playout import random_steps
-from referee.match import MatchSetup, Policy, StepCallback, new_match_id, play_fresh
-from referee.players.builtin import HUMAN, make_player, parse_seats, player_spec
+from referee.match import MatchSetup, new_match_id, play_fresh
+from referee.players.builtin import make_player, parse_seats, program_spec
+from referee.policy import Policy
 from referee.records.conformance import check_file
+from referee.records.files import check_writable, check_writable_dir, write_atomic
 from referee.records.ggp import to_ggp
-from referee.records.replay import (
-    FileVerdict,
-    Frame,
-    Outcome,
-    Replay,
-    summary,
-    verify_file,
-    verify_files,
-)
-from referee.records.transcript import (
-    Fault,
-    Transcript,
-    check_writable,
-    check_writable_dir,
-    transcript_files,
-    write_atomic,
-)
-from referee.sandbox.limits import Limits, Protections, machine_protections, remove_left_behind
+from referee.records.replay import Outcome, verify_file, verify_paths
+from referee.records.transcript import transcript_files
+from referee.sandbox.isolation import machine_protections, remove_left_behind
+from referee.sandbox.limits import Limits
 from referee.tournaments.config import load_config
-from referee.tournaments.runner import Observer, run_tournament
-from referee.tournaments.schedule import ScheduledMatch
+from referee.tournaments.runner import run_tournament
 from referee.tournaments.standings import Format, compute, load_results, render
 from referee.validate import Verdict, validate
 
@@ -70,8 +49,8 @@ app = typer.Typer(
 F = TypeVar("F", bound=Callable[..., None])
 T = TypeVar("T")
 
-# Exit codes: 0 success, 1 a check failed (mismatch), 2 bad input.
-EXIT_FAILED, EXIT_BAD_INPUT = 1, 2
+# Exit codes: 0 success, 1 a check failed (mismatch), 2 bad input, 130 interrupted.
+EXIT_FAILED, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 1, 2, 130
 
 
 def _user_errors(command: F) -> F:
@@ -85,6 +64,39 @@ def _user_errors(command: F) -> F:
             _error(str(error))
             raise typer.Exit(EXIT_BAD_INPUT) from None
 
+    return run  # type: ignore[return-value]
+
+
+_LIMIT_HELP = {
+    "memory_mb": "Memory of a player's processes together, MiB.",
+    "cpu_s": "CPU seconds per match of a player.",
+    "processes": "Processes and threads a player may have.",
+    "open_files": "Open files per player process.",
+    "file_size_mb": "Largest file a player may write, MiB.",
+}
+
+
+def _limit_options(command: F) -> F:
+    """Give a command the options of every limit, handed to it as one `limits: Limits`."""
+    default = Limits()
+    signature = inspect.signature(command, eval_str=True)
+    options = [
+        inspect.Parameter(
+            item.name,
+            inspect.Parameter.KEYWORD_ONLY,
+            default=getattr(default, item.name),
+            annotation=Annotated[int, typer.Option(min=1, help=_LIMIT_HELP[item.name])],
+        )
+        for item in fields(Limits)
+    ]
+    kept = [p for p in signature.parameters.values() if p.name != "limits"]
+
+    @functools.wraps(command)
+    def run(*args: object, **kwargs: Any) -> None:
+        values = {item.name: kwargs.pop(item.name) for item in fields(Limits)}
+        command(*args, limits=Limits(**values), **kwargs)
+
+    run.__signature__ = signature.replace(parameters=[*kept, *options])  # type: ignore[attr-defined]
     return run  # type: ignore[return-value]
 
 
@@ -113,16 +125,32 @@ def _options(
 JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
 GameArgument = Annotated[str, typer.Argument(help="Game id, see `referee games`.")]
 ShowOption = Annotated[bool, typer.Option("--show", help="Print the board after every step.")]
-_DEFAULT = Limits()
-MemoryOption = Annotated[
-    int, typer.Option(min=1, help="Memory of a player's processes together, MiB.")
-]
-CpuOption = Annotated[int, typer.Option(min=1, help="CPU seconds per match of a player.")]
-ProcessesOption = Annotated[
-    int, typer.Option(min=1, help="Processes and threads a player may have.")
-]
-OpenFilesOption = Annotated[int, typer.Option(min=1, help="Open files per player process.")]
-FileSizeOption = Annotated[int, typer.Option(min=1, help="Largest file a player may write, MiB.")]
+FormatOption = Annotated[Format, typer.Option("--format", help="How to print the standings.")]
+StartClockOption = Annotated[int, typer.Option(help="Time to answer ready, ms.")]
+PlayClockOption = Annotated[int, typer.Option(help="Time for each move, ms.")]
+
+
+def _run(work: Coroutine[Any, Any, T], interrupted: str, stop_progress: Callable[[], None]) -> T:
+    """Run `work` to its end; Ctrl-C or SIGTERM cancel it (players ended, records written),
+    then the progress is stopped, `interrupted` is said, and the exit code is 130."""
+    try:
+        return asyncio.run(_stopped_by_sigterm(work))
+    except (KeyboardInterrupt, asyncio.CancelledError):
+        stop_progress()
+        _error(interrupted)
+        raise typer.Exit(EXIT_INTERRUPTED) from None
+
+
+async def _stopped_by_sigterm(work: Coroutine[Any, Any, T]) -> T:
+    """Run `work`; SIGTERM cancels it as Ctrl-C does."""
+    loop = asyncio.get_running_loop()
+    task = asyncio.current_task()
+    assert task is not None
+    loop.add_signal_handler(signal.SIGTERM, task.cancel)
+    try:
+        return await work
+    finally:
+        loop.remove_signal_handler(signal.SIGTERM)
 
 
 def _prepare_sandbox() -> None:
@@ -134,41 +162,6 @@ def _prepare_sandbox() -> None:
 
 def _fresh_seed(seed: int | None) -> int:
     return random.SystemRandom().randrange(2**31) if seed is None else seed
-
-
-def _step_line(step: int, moves: dict[str, str], times_ms: dict[str, float] | None = None) -> str:
-    """`step 3: xcplayer (mark 2 2) 812 ms, obplayer noop`: a joint move and response times."""
-    times_ms = times_ms or {}
-    return f"step {step}: " + ", ".join(
-        f"{role} {move}" + (f" {times_ms[role]:.1f} ms" if role in times_ms else "")
-        for role, move in moves.items()
-    )
-
-
-def _fault_line(fault: Fault) -> str:
-    replaced = f"; played {fault.replacement} instead" if fault.replacement else ""
-    return f"fault at step {fault.step}: {fault.role} {fault.kind}: {fault.detail}{replaced}"
-
-
-def _result_line(transcript: Transcript) -> str:
-    steps = len(transcript.steps)
-    if transcript.goals is None:
-        return f"result: none ({transcript.end_reason} after {steps} steps)"
-    goals = ", ".join(f"{role} {goal}" for role, goal in transcript.goals.items())
-    return f"result: {goals} ({transcript.end_reason} after {steps} steps)"
-
-
-def _step_printer(game: Game, show: bool) -> StepCallback:
-    """Print the start position (with --show), then a callback that prints each step."""
-    if show:
-        typer.echo(game.render(game.initial_state()) + "\n")
-
-    def print_step(step: int, joint: JointMove, state: Hashable) -> None:
-        typer.echo(_step_line(step, dict(zip(game.roles, joint, strict=True))))
-        if show:
-            typer.echo(game.render(state) + "\n")
-
-    return print_step
 
 
 @app.command()
@@ -210,7 +203,7 @@ def random_game(
     found = get_game(game)
     seed = _fresh_seed(seed)
     typer.echo(f"{found.id}, seed {seed}")
-    print_step = _step_printer(found, show)
+    print_step = present.step_printer(found, show)
     state = found.initial_state()
     steps = 0
     for steps, (joint, state) in enumerate(random_steps(found, random.Random(seed)), start=1):
@@ -251,6 +244,7 @@ def conformance(
 
 @app.command()
 @_user_errors
+@_limit_options
 def play(
     game: GameArgument,
     player: Annotated[
@@ -261,8 +255,8 @@ def play(
             help="ROLE=PLAYER, once per role. PLAYER: a command, or random, mcts or human.",
         ),
     ],
-    start_clock: Annotated[int, typer.Option(help="Time to answer ready, ms.")] = 10_000,
-    play_clock: Annotated[int, typer.Option(help="Time for each move, ms.")] = 1_000,
+    start_clock: StartClockOption = 10_000,
+    play_clock: PlayClockOption = 1_000,
     time_bank: Annotated[int, typer.Option(help="Extra ms per player for the whole match.")] = 0,
     policy: Annotated[Policy, typer.Option(help="What a fault costs.")] = Policy.FORFEIT,
     seed: Annotated[
@@ -272,15 +266,11 @@ def play(
         Path | None, typer.Option(help="Transcript file (default: matches/results/ID.json).")
     ] = None,
     show: ShowOption = False,
-    memory_mb: MemoryOption = _DEFAULT.memory_mb,
-    cpu_s: CpuOption = _DEFAULT.cpu_s,
-    processes: ProcessesOption = _DEFAULT.processes,
-    open_files: OpenFilesOption = _DEFAULT.open_files,
-    file_size_mb: FileSizeOption = _DEFAULT.file_size_mb,
+    *,
+    limits: Limits,
 ) -> None:
     """Play one match between player programs and write its transcript."""
     found = get_game(game)
-    limits = Limits(memory_mb, cpu_s, processes, open_files, file_size_mb)
     seats = [replace(spec, limits=limits) for spec in parse_seats(found, player)]
     clocks = Clocks(start_clock, play_clock, time_bank)
     seed = _fresh_seed(seed)
@@ -295,21 +285,18 @@ def play(
         f"{match_id}: {found.id}, "
         + ", ".join(f"{r} {s.name}" for r, s in zip(found.roles, seats, strict=True))
     )
-    on_step = _step_printer(found, show)
+    on_step = present.step_printer(found, show)
     _prepare_sandbox()
     setup = MatchSetup(match_id, found, players, clocks, policy, seed)
-    try:
-        transcript = asyncio.run(_stopped_by_sigterm(play_fresh(setup, out, on_step)))
-    except (KeyboardInterrupt, asyncio.CancelledError):
-        _error(f"interrupted; the match is recorded as aborted in {out}")
-        raise typer.Exit(130) from None
+    transcript = _run(
+        play_fresh(setup, out, on_step),
+        f"interrupted; the match is recorded as aborted in {out}",
+        stop_progress=lambda: None,  # a match prints its steps, not a bar
+    )
     for fault in transcript.faults:
-        typer.echo(_fault_line(fault))
-    typer.echo(_result_line(transcript))
+        typer.echo(present.fault_line(fault))
+    typer.echo(present.result_line(transcript))
     typer.echo(f"transcript: {out}")
-
-
-FormatOption = Annotated[Format, typer.Option("--format", help="How to print the standings.")]
 
 
 def _print_standings(results: Path, fmt: Format, as_json: bool) -> None:
@@ -322,70 +309,6 @@ def _print_standings(results: Path, fmt: Format, as_json: bool) -> None:
     typer.echo(render(compute(transcripts), Format.JSON if as_json else fmt))
     if problems:
         raise typer.Exit(EXIT_FAILED)
-
-
-def _progress_bar(*columns: ProgressColumn, transient: bool = False) -> Progress:
-    """A bar on standard error: name, bar, done/total, the given columns, time left."""
-    return Progress(
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        *columns,
-        TimeRemainingColumn(),
-        console=Console(stderr=True),
-        transient=transient,
-    )
-
-
-class _ProgressBar(Observer):
-    """A progress bar on standard error, and a line for every finished match above it."""
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-        self.progress = _progress_bar(
-            TextColumn("running {task.fields[running]}, faults {task.fields[faults]}, ETA")
-        )
-        self.task = self.progress.add_task(name, total=None, running=0, faults=0)
-        self.done = self.total = self.running = self.faults = 0
-        self.shown = False
-
-    def close(self) -> None:
-        """Leave the bar as it last was, on its own line."""
-        if self.shown:
-            self.progress.stop()
-            self.shown = False
-
-    def planned(self, total: int, done: int) -> None:
-        self.total, self.done = total, done
-        self.progress.update(self.task, total=total, completed=done)
-        # Shown from here on: problems found before the first match are errors, not progress.
-        self.progress.start()
-        self.shown = True
-        if done:
-            self.progress.console.print(f"{self.name}: {done} of {total} matches already played")
-
-    def started(self, match: ScheduledMatch) -> None:
-        self.running += 1
-        self.progress.update(self.task, running=self.running)
-
-    def finished(self, match: ScheduledMatch, transcript: Transcript) -> None:
-        self.running -= 1
-        self.done += 1
-        self.faults += len(transcript.faults)
-        goals = ", ".join(
-            f"{seat.player} {(transcript.goals or {}).get(seat.role)}" for seat in transcript.seats
-        )
-        faults = f", {len(transcript.faults)} faults" if transcript.faults else ""
-        self.progress.console.print(
-            f"[{self.done}/{self.total}] {match.match_id}: {goals}"
-            f" ({transcript.end_reason}{faults})",
-            markup=False,
-            highlight=False,
-        )
-        self.progress.update(self.task, advance=1, running=self.running, faults=self.faults)
-
-    def replaced(self, path: Path, problem: str) -> None:
-        self.progress.console.print(f"will play again: {problem}", markup=False, highlight=False)
 
 
 @app.command()
@@ -401,13 +324,13 @@ def tournament(
     """Run a round-robin tournament (or resume it) and print the standings."""
     settings = load_config(config)
     _prepare_sandbox()
-    bar = _ProgressBar(settings.name)
+    bar = present.TournamentProgress(settings.name)
     try:
-        asyncio.run(_stopped_by_sigterm(run_tournament(settings, bar, restart)))
-    except (KeyboardInterrupt, asyncio.CancelledError):
-        bar.close()
-        _error("interrupted; run the same command again to play the remaining matches")
-        raise typer.Exit(130) from None
+        _run(
+            run_tournament(settings, bar, restart),
+            "interrupted; run the same command again to play the remaining matches",
+            bar.close,
+        )
     finally:
         bar.close()
     typer.echo(f"results: {settings.output}", err=True)
@@ -429,40 +352,34 @@ def _select_games(text: str) -> list[Game]:
     """`all`, or game ids separated by commas."""
     if text.strip() == "all":
         return list(GAMES.values())
-    return [get_game(game_id.strip()) for game_id in text.split(",") if game_id.strip()]
+    selected = [get_game(game_id.strip()) for game_id in text.split(",") if game_id.strip()]
+    if not selected:
+        raise RefereeError("--games: name at least one game, or all")
+    return selected
 
 
 @app.command("validate")
 @_user_errors
+@_limit_options
 def validate_command(
     command: Annotated[str, typer.Argument(help="The program: a command, or random or mcts.")],
     games: Annotated[str, typer.Option(help="all, or game ids separated by commas.")] = "all",
     matches_per_role: Annotated[
         int, typer.Option(min=1, help="Matches in one process per game and role.")
     ] = 2,
-    start_clock: Annotated[int, typer.Option(help="Time to answer ready, ms.")] = 10_000,
-    play_clock: Annotated[int, typer.Option(help="Time for each move, ms.")] = 1_000,
+    start_clock: StartClockOption = 10_000,
+    play_clock: PlayClockOption = 1_000,
     as_json: JsonOption = False,
     keep: Annotated[
         Path | None, typer.Option(help="Keep the transcripts and logs in this directory.")
     ] = None,
-    memory_mb: MemoryOption = _DEFAULT.memory_mb,
-    cpu_s: CpuOption = _DEFAULT.cpu_s,
-    processes: ProcessesOption = _DEFAULT.processes,
-    open_files: OpenFilesOption = _DEFAULT.open_files,
-    file_size_mb: FileSizeOption = _DEFAULT.file_size_mb,
+    *,
+    limits: Limits,
 ) -> None:
     """Check that a player program is fit for a tournament: play it against random and judge."""
     selected = _select_games(games)
-    if not selected:
-        raise RefereeError("--games: name at least one game, or all")
-    limits = Limits(memory_mb, cpu_s, processes, open_files, file_size_mb)
-    spec = replace(player_spec(command, "submitted"), limits=limits)
-    if spec.argv == (HUMAN,):
-        raise RefereeError("validate checks a program; a person cannot be validated")
-    problem = spec.missing_program()
-    if problem:
-        raise RefereeError(problem)
+    spec = program_spec(command, "validate checks a program; a person cannot be validated")
+    spec = replace(spec, name="submitted", limits=limits)
     clocks = Clocks(start_clock, play_clock)
     if keep is not None:
         check_writable_dir(keep, "--keep")
@@ -471,129 +388,24 @@ def validate_command(
         workdir = keep or Path(
             stack.enter_context(tempfile.TemporaryDirectory(prefix="referee-validate-"))
         )
-        progress = _progress_bar(transient=True)
+        progress = present.progress_bar(transient=True)
         task = progress.add_task("validate", total=None)
 
         def advance(done: int, total: int) -> None:
             progress.update(task, completed=done, total=total)
 
-        try:
-            with progress:
-                report = asyncio.run(
-                    _stopped_by_sigterm(
-                        validate(spec, selected, matches_per_role, clocks, workdir, advance)
-                    )
-                )
-        except (KeyboardInterrupt, asyncio.CancelledError):
-            _error("interrupted; nothing was judged")
-            raise typer.Exit(130) from None
+        with progress:
+            report = _run(
+                validate(spec, selected, matches_per_role, clocks, workdir, advance),
+                "interrupted; nothing was judged",
+                progress.stop,
+            )
     if as_json:
         typer.echo(json.dumps(report.to_json(), indent=2))
     else:
-        rows = [(c.name, c.verdict, c.description, c.detail) for c in report.checks]
-        typer.echo(tabulate(rows, headers=["check", "result", "what", "detail"]))
-        failed = [c.name for c in report.checks if c.verdict is Verdict.FAIL]
-        warned = [c.name for c in report.checks if c.verdict is Verdict.WARN]
-        summary = (
-            f"FAIL ({', '.join(failed)})"
-            if failed
-            else "PASS" + (f" with warnings ({', '.join(warned)})" if warned else "")
-        )
-        typer.echo(f"\nlimits: {report.limits.summary()}")
-        typer.echo(f"protections: {_protection_summary(report.protections)}")
-        typer.echo(
-            f"verdict: {summary}; {report.matches} matches in {report.seconds:.1f} s"
-            f" (bound {report.bound_s:.0f} s)"
-            + (f"; transcripts and logs in {keep}" if keep else "")
-        )
+        typer.echo(present.validation_report(report, keep))
     if report.verdict is Verdict.FAIL:
         raise typer.Exit(EXIT_FAILED)
-
-
-def _protection_summary(protections: Protections) -> str:
-    """The protections of `referee doctor` in one line, the missing ones last."""
-    rows = protections.rows()
-    text = ", ".join(name for name, active, _ in rows if active)
-    missing = [name for name, active, _ in rows if not active]
-    return text + (f"; not on this machine: {', '.join(missing)}" if missing else "")
-
-
-def _frame_text(game: Game, frame: Frame) -> str:
-    """A replayed step as text: its joint move with response times, its faults, the board."""
-    lines = [_step_line(frame.step, frame.moves, frame.times_ms) if frame.step else "start"]
-    lines += [_fault_line(fault) for fault in frame.faults]
-    return "\n".join([*lines, game.render(frame.state), ""])
-
-
-def _match_header(transcript: Transcript) -> str:
-    seats = ", ".join(f"{seat.role} {seat.player}" for seat in transcript.seats)
-    clocks = transcript.clocks
-    return (
-        f"{transcript.match_id}: {transcript.game}, {seats}; start clock {clocks['start_ms']} ms,"
-        f" play clock {clocks['play_ms']} ms, time bank {clocks['time_bank_ms']} ms,"
-        f" policy {transcript.policy}"
-    )
-
-
-def _verdict_line(verdict: FileVerdict) -> str:
-    if verdict.outcome is Outcome.VERIFIED:
-        assert verdict.replayed is not None
-        transcript = verdict.replayed.transcript
-        return f"{verdict.path}: verified; {transcript.game}, {_result_line(transcript)}"
-    return f"{verdict.outcome.upper()} {verdict.problem}"
-
-
-def _verify_directory(directory: Path, as_json: bool) -> None:
-    """Verify every transcript in a directory, print a summary by game; exit 1 if one failed."""
-    paths = transcript_files(directory)
-    if not paths:
-        raise RefereeError(f"{directory}: no transcripts (*.json) in this directory")
-    progress = _progress_bar(transient=True)
-    task = progress.add_task("verify", total=None)
-    with progress:
-        verdicts = verify_files(
-            paths, lambda done, total: progress.update(task, completed=done, total=total)
-        )
-    rows = summary(verdicts)
-    failed = sum(row[2] for row in rows)
-    if as_json:
-        report = {
-            "directory": str(directory),
-            "verified": len(verdicts) - failed,
-            "failed": failed,
-            "by_game": [{"game": g, "verified": v, "failed": f} for g, v, f in rows],
-            "files": [verdict.to_json() for verdict in verdicts],
-        }
-        typer.echo(json.dumps(report, indent=2))
-    else:
-        for verdict in verdicts:
-            if verdict.outcome is not Outcome.VERIFIED:
-                typer.echo(_verdict_line(verdict))
-        total = ("total", len(verdicts) - failed, failed)
-        typer.echo(tabulate([*rows, total], headers=["game", "verified", "failed"]))
-    if failed:
-        raise typer.Exit(EXIT_FAILED)
-
-
-def _show_replay(replayed: Replay, step: int | None, watch: bool, delay: float) -> None:
-    """Print the frames of a replay: all, only step N, or one at a time with --watch."""
-    game, transcript = replayed.game, replayed.transcript
-    assert game is not None
-    frames = replayed.frames
-    if step is not None:
-        if step > len(transcript.steps):
-            raise RefereeError(f"--step {step}: the match has {len(transcript.steps)} steps")
-        frames = [frame for frame in frames if frame.step == step]
-    clear = watch and sys.stdout.isatty()
-    typer.echo(_match_header(transcript))
-    for number, frame in enumerate(frames):
-        if watch and number:
-            time.sleep(delay)
-            if clear:
-                typer.echo("\x1b[2J\x1b[H" + _match_header(transcript))
-        typer.echo(_frame_text(game, frame))
-    if replayed.verified:
-        typer.echo(_result_line(transcript))
 
 
 @app.command("replay")
@@ -616,39 +428,49 @@ def replay_command(
     if path.is_dir():
         if step is not None or watch:
             raise RefereeError(f"{path}: --step and --watch show one transcript, not a directory")
-        _verify_directory(path, as_json)
+        paths = transcript_files(path)
+        if not paths:
+            raise RefereeError(f"{path}: no transcripts (*.json) in this directory")
+        progress = present.progress_bar(transient=True)
+        task = progress.add_task("verify", total=None)
+        with progress:
+            report = verify_paths(
+                path, paths, lambda done, total: progress.update(task, completed=done, total=total)
+            )
+        text = (
+            json.dumps(report.to_json(), indent=2) if as_json else present.directory_report(report)
+        )
+        typer.echo(text)
+        if report.failed:
+            raise typer.Exit(EXIT_FAILED)
         return
     if not path.exists():
         raise RefereeError(f"{path}: no such transcript or directory")
     verdict = verify_file(path)
     replayed = verdict.replayed
     if as_json:
-        report = verdict.to_json()
+        data = verdict.to_json()
         if not verify and replayed is not None and replayed.game is not None:
-            report["frames"] = [_frame_json(replayed.game, frame) for frame in replayed.frames]
-        typer.echo(json.dumps(report, indent=2))
+            data["frames"] = [frame.to_json(replayed.game) for frame in replayed.frames]
+        typer.echo(json.dumps(data, indent=2))
     elif verify or replayed is None or replayed.game is None:
-        typer.echo(_verdict_line(verdict))
+        typer.echo(present.verdict_line(verdict))
     else:
+        frames = replayed.frames
+        if step is not None:
+            if step > len(replayed.transcript.steps):
+                raise RefereeError(
+                    f"--step {step}: the match has {len(replayed.transcript.steps)} steps"
+                )
+            frames = [frame for frame in frames if frame.step == step]
         try:
-            _show_replay(replayed, step, watch, delay)
+            present.show_replay(replayed, frames, watch, delay)
         except KeyboardInterrupt:
-            raise typer.Exit(130) from None
+            raise typer.Exit(EXIT_INTERRUPTED) from None
         if not replayed.verified:
-            typer.echo(_verdict_line(verdict))
+            typer.echo(present.verdict_line(verdict))
     if verdict.outcome is not Outcome.VERIFIED:
         raise typer.Exit(EXIT_FAILED)
-
-
-def _frame_json(game: Game, frame: Frame) -> dict[str, Any]:
-    return {
-        "step": frame.step,
-        "moves": frame.moves,
-        "times_ms": frame.times_ms,
-        "faults": [asdict(fault) for fault in frame.faults],
-        "terminal": game.is_terminal(frame.state),
-        "board": game.render(frame.state),
-    }
 
 
 class ExportFormat(StrEnum):
@@ -671,7 +493,7 @@ def export(
         raise RefereeError(f"{transcript}: no such transcript file")
     verdict = verify_file(transcript)
     if verdict.replayed is None or not verdict.replayed.verified:
-        typer.echo(_verdict_line(verdict), err=True)
+        typer.echo(present.verdict_line(verdict), err=True)
         raise typer.Exit(EXIT_FAILED)
     text = json.dumps(to_ggp(verdict.replayed.transcript), indent=2) + "\n"
     if out is None:
@@ -684,24 +506,12 @@ def export(
 @app.command()
 def doctor(as_json: JsonOption = False) -> None:
     """Say which protections against misbehaving players this machine gives."""
-    rows = machine_protections().rows()
+    protections = machine_protections()
     if as_json:
-        typer.echo(json.dumps(machine_protections().to_json(), indent=2))
+        typer.echo(json.dumps(protections.to_json(), indent=2))
         return
-    table = [(name, "yes" if active else "NO", how) for name, active, how in rows]
+    table = [(name, "yes" if active else "NO", how) for name, active, how in protections.rows()]
     typer.echo(tabulate(table, headers=["protection", "active", "how"]))
-
-
-async def _stopped_by_sigterm(work: Coroutine[Any, Any, T]) -> T:
-    """Run `work`; SIGTERM cancels it as Ctrl-C does, so players are ended and records written."""
-    loop = asyncio.get_running_loop()
-    task = asyncio.current_task()
-    assert task is not None
-    loop.add_signal_handler(signal.SIGTERM, task.cancel)
-    try:
-        return await work
-    finally:
-        loop.remove_signal_handler(signal.SIGTERM)
 
 
 def main(args: list[str] | None = None) -> None:
@@ -717,5 +527,5 @@ def main(args: list[str] | None = None) -> None:
         code = error.exit_code
     except typer.Abort:
         _error("interrupted")
-        code = 130
+        code = EXIT_INTERRUPTED
     sys.exit(code or 0)

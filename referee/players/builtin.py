@@ -1,7 +1,8 @@
 """The built-in player names, `random`, `mcts` and `human`, and what each stands for.
 
-`random` and `mcts` are the sample programs in `players/`, run with this Python as any
-other player program is; `human` is the person at the terminal.
+`random` and `mcts` are the sample programs in `referee/players/programs/`, installed with
+the package and run with this Python as any other player program is; `human` is the person
+at the terminal.
 """
 
 from __future__ import annotations
@@ -13,8 +14,9 @@ from pathlib import Path
 
 from referee.errors import ConfigError, UnknownRoleError
 from referee.games import Game
+from referee.players.base import Player, PlayerKind, PlayerSpec
 from referee.players.human import HumanPlayer
-from referee.players.process import Player, PlayerProcess, PlayerSpec
+from referee.players.process import ProgramPlayer
 
 # Package data: installed with the package, wherever it is installed.
 PROGRAMS = Path(__file__).resolve().parent / "programs"
@@ -41,8 +43,30 @@ def player_spec(
             raise ConfigError(f"built-in player {text!r} needs {script}, which is missing")
         return PlayerSpec(name, (sys.executable, str(script)), cwd, dict(env or {}))
     if text == HUMAN:
-        return PlayerSpec(name, (HUMAN,))
+        return PlayerSpec.human(name)
     return PlayerSpec.from_command(name, command, base, cwd, env)
+
+
+def program_spec(
+    command: str | Sequence[str],
+    not_a_person: str,
+    name: str | None = None,
+    base: Path | None = None,
+    cwd: Path | None = None,
+    env: Mapping[str, str] | None = None,
+) -> PlayerSpec:
+    """The spec of a program that can be run.
+
+    ConfigError when the command names a person (saying `not_a_person`), or a program that
+    is missing.
+    """
+    spec = player_spec(command, name, base, cwd, env)
+    if spec.kind is PlayerKind.HUMAN:
+        raise ConfigError(not_a_person)
+    problem = spec.missing_program()
+    if problem:
+        raise ConfigError(problem)
+    return spec
 
 
 def parse_seats(game: Game, assignments: Sequence[str]) -> list[PlayerSpec]:
@@ -74,7 +98,7 @@ def make_player(
     read: Callable[[str], str] = input,
     show: Callable[[str], None] = print,
 ) -> Player:
-    """A player for a spec: the person at the terminal for `human`, else a process."""
-    if spec.argv == (HUMAN,):
+    """A player for a spec: the person at the terminal, or a program in the sandbox."""
+    if spec.kind is PlayerKind.HUMAN:
         return HumanPlayer(read, show)
-    return PlayerProcess(spec, log_path)
+    return ProgramPlayer(spec, log_path)

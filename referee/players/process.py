@@ -1,200 +1,34 @@
-"""A player program as a subprocess: its own process group, line I/O with deadlines, a capped log.
+"""A player program: a confined process whose pipes carry the protocol of a PlayerConnection.
 
-Modelled on python-chess's engine module: one asyncio transport per player, one outstanding
-request at a time, absolute deadlines, and the process group killed in `finally`, always.
-A reply that comes after its deadline is owed: it is dropped when it arrives, so it can never
-be taken for the answer to the next request.
+The process is the sandbox's (`referee.sandbox.process`); the lines are the connection's.
+This class joins them: it starts the program and connects its pipes, turns the program's
+end into the fault it is (a crash, or the limit it went over), and ends it with `quit`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import math
 import os
-import shlex
-import shutil
-import signal
 import subprocess
-from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
 
-from referee import protocol
-from referee.clock import now
-from referee.errors import (
-    ConfigError,
-    PlayerCrashed,
-    PlayerStartError,
-    PlayerTimeout,
-    ProtocolViolation,
-    ResourceExceeded,
-)
-from referee.sandbox.cgroups import PidsCgroup
-from referee.sandbox.limits import (
-    LIBC,
-    SAMPLE_EVERY_S,
-    Limits,
-    ProcessTable,
-    Protections,
-    allow_cpu,
-    child_setup,
-    group_stats,
-    group_usage,
-    limit_of_signal,
-    machine_protections,
-    minimal_environment,
-    over_limit,
-    private_directory,
-    stats_of,
-)
+from referee.clock import EXIT_GRACE_S, QUIT_GRACE_S
+from referee.errors import PlayerCrashed, PlayerStartError, ResourceExceeded
+from referee.players.base import PlayerSpec
+from referee.players.connection import STDERR, STDIN, STDOUT, ConnectedPlayer, PlayerConnection
+from referee.players.log import LOG_LIMIT, PlayerLog
+from referee.protocol import Quit
+from referee.sandbox.proc import ProcessTable
+from referee.sandbox.process import ConfinedProcess, ProcessEnd
 
-LOG_LIMIT = 1024 * 1024
-QUIT_GRACE_S = 1.0
+# What is read of a program's output after it has exited: all it can have written before
+# (a pipe holds at most 1 MiB), but not a child's endless flood.
+_DRAIN_LIMIT = 1024 * 1024
 _READ_CHUNK = 64 * 1024
-_EXIT_DRAIN_S = 0.2
-_EXIT_POLL_S = 0.01
+# Past the log's cap, standard error is drained slowly: a flood costs the referee little.
 _FLOOD_PAUSE_S = 0.001
-_PR_SET_CHILD_SUBREAPER = 36
-
-
-@dataclass(frozen=True)
-class PlayerSpec:
-    """How to start a player: a name for tables, the argv, its environment and its limits.
-
-    `cwd` is the directory it runs in; None gives it a private one, deleted when it ends.
-    """
-
-    name: str
-    argv: tuple[str, ...]
-    cwd: Path | None = None
-    env: Mapping[str, str] = field(default_factory=dict)
-    limits: Limits = field(default_factory=Limits)
-
-    @classmethod
-    def from_command(
-        cls,
-        name: str,
-        command: str | Sequence[str],
-        base: Path | None = None,
-        cwd: Path | None = None,
-        env: Mapping[str, str] | None = None,
-    ) -> PlayerSpec:
-        """A spec from an argv list or a shell-style string (split, never run through a shell).
-
-        Paths in the command are taken from `cwd`, else from `base` (by default the current
-        directory), and made absolute, so that they still name the same files from a private
-        working directory.
-        """
-        try:
-            argv = tuple(shlex.split(command)) if isinstance(command, str) else tuple(command)
-        except ValueError as error:
-            raise ConfigError(f"player {name}: cannot split command {command!r}: {error}") from None
-        if not argv:
-            raise ConfigError(f"player {name}: empty command")
-        return cls(name, _absolute_paths(argv, cwd or base or Path.cwd()), cwd, dict(env or {}))
-
-    def missing_program(self) -> str | None:
-        """Why the program cannot be run, or None when it can."""
-        program = self.argv[0]
-        if "/" in program:
-            found = (self.cwd or Path.cwd()) / program
-            if not found.is_file():
-                return f"no such program: {found}"
-            if not os.access(found, os.X_OK):
-                return f"not executable: {found} (run it through an interpreter, or chmod +x)"
-            return None
-        path = {**os.environ, **self.env}.get("PATH")
-        if shutil.which(program, path=path) is None:
-            return f"command {program!r} not found on PATH"
-        return None
-
-
-def _absolute_paths(argv: tuple[str, ...], base: Path) -> tuple[str, ...]:
-    """The program when it is a path, and each argument naming something in `base`, made absolute.
-
-    Options and other words are left as they are.
-    """
-    program, *arguments = argv
-    if "/" in program:
-        program = str(base / program)
-    return (
-        program,
-        *(
-            str(base / word) if word[:1] not in ("", "-") and (base / word).exists() else word
-            for word in arguments
-        ),
-    )
-
-
-@dataclass(frozen=True)
-class Reply:
-    """An answer line and the time from the request's write to the answer's read."""
-
-    text: str
-    elapsed_ms: float
-
-
-class Player(ABC):
-    """Something that speaks the protocol: a program in a subprocess, or a person."""
-
-    spec: PlayerSpec
-    log_path: Path | None
-
-    @abstractmethod
-    async def start(self) -> None:
-        """Get ready to receive lines."""
-
-    @abstractmethod
-    def new_match(self) -> None:
-        """A match begins: per-match allowances start again."""
-
-    @abstractmethod
-    async def request(self, line: str, limit_s: float) -> Reply:
-        """Send a line that needs an answer and wait for the answer, at most `limit_s` seconds."""
-
-    @abstractmethod
-    async def send(self, line: str, limit_s: float) -> None:
-        """Send a line that needs no answer; the player must take it within `limit_s`."""
-
-    @abstractmethod
-    async def close(self) -> None:
-        """Say `quit`, give the player a moment to leave, and end it."""
-
-    @property
-    @abstractmethod
-    def alive(self) -> bool:
-        """Whether the player can still be spoken to."""
-
-
-class AbsentPlayer(Player):
-    """A player whose program could not be started: every request to it fails as a crash."""
-
-    def __init__(self, spec: PlayerSpec, reason: str) -> None:
-        self.spec = spec
-        self.log_path = None
-        self.reason = reason
-
-    async def start(self) -> None:
-        return None
-
-    def new_match(self) -> None:
-        return None
-
-    async def request(self, line: str, limit_s: float) -> Reply:
-        raise PlayerCrashed(self.reason)
-
-    async def send(self, line: str, limit_s: float) -> None:
-        raise PlayerCrashed(self.reason)
-
-    async def close(self) -> None:
-        return None
-
-    @property
-    def alive(self) -> bool:
-        return False
 
 
 @dataclass(frozen=True)
@@ -206,15 +40,44 @@ class Ending:
     left_behind: int
 
 
-@dataclass
-class _Line:
-    text: str | None  # None for a line the protocol does not allow: too long, not UTF-8
-    problem: str
-    arrived: float
+class _Pipe(asyncio.Protocol):
+    """One of the program's standard streams, handed on to the connection."""
+
+    def __init__(self, connection: PlayerConnection, fd: int) -> None:
+        self.connection = connection
+        self.fd = fd
+        self.transport: asyncio.BaseTransport | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport
+        if self.fd == STDIN:
+            assert isinstance(transport, asyncio.WriteTransport)
+            self.connection.connection_made(transport)
+
+    def data_received(self, data: bytes) -> None:
+        self.connection.pipe_data_received(self.fd, data)
+        if self.fd == STDERR and self.connection.log.full:
+            assert isinstance(self.transport, asyncio.ReadTransport)
+            self.transport.pause_reading()
+            asyncio.get_running_loop().call_later(_FLOOD_PAUSE_S, self._resume)
+
+    def _resume(self) -> None:
+        assert isinstance(self.transport, asyncio.ReadTransport)
+        if not self.transport.is_closing():
+            self.transport.resume_reading()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.connection.pipe_connection_lost(self.fd)
+
+    def pause_writing(self) -> None:
+        self.connection.pause_writing()
+
+    def resume_writing(self) -> None:
+        self.connection.resume_writing()
 
 
-class PlayerProcess(Player):
-    """A player program in its own process group, with standard error captured to a log."""
+class ProgramPlayer(ConnectedPlayer):
+    """A player program in the sandbox, with standard error captured to its log."""
 
     def __init__(
         self,
@@ -224,29 +87,17 @@ class PlayerProcess(Player):
         table: ProcessTable | None = None,
     ) -> None:
         """`table`, when given, is shared with the other players: one scan of /proc serves all."""
-        self.spec = spec
-        self.log_path = log_path
-        self._log_limit = log_limit
+        self.log = PlayerLog(None, log_limit)
+        super().__init__(spec, PlayerConnection(self.log, self._check))
+        self._first_log = log_path
         self._table = table
-        self._log: BinaryIO | None = None
-        self._logged = 0
-        self._process: asyncio.subprocess.Process | None = None
-        self._tasks: list[asyncio.Task[None]] = []
-        self._readers: tuple[asyncio.Task[None], ...] = ()
-        self._pending: asyncio.Future[_Line] | None = None
-        self._owed = 0
-        self._gone: str | None = None
-        self._gone_as: type[PlayerCrashed] = PlayerCrashed
-        self._private: Path | None = None
-        self._cgroup: PidsCgroup | None = None
-        self._protections: Protections | None = None
-        self._cpu_at_match_start = 0.0
-        # What a validation looks at: lines nobody asked for (counted, the last one kept, so
-        # a flood costs no memory), standard error, the ending.
-        self.stray_count = 0
-        self.last_stray: str | None = None
-        self.stderr_bytes = 0
+        self._process: ConfinedProcess | None = None
+        self._pipes: list[_Pipe] = []
         self.ending: Ending | None = None
+
+    @property
+    def log_path(self) -> Path | None:  # type: ignore[override]
+        return self.log.path or self._first_log
 
     @property
     def pid(self) -> int | None:
@@ -255,102 +106,37 @@ class PlayerProcess(Player):
 
     @property
     def alive(self) -> bool:
-        return self._process is not None and self._gone is None
+        return self._process is not None and self.connection.gone is None
 
     async def start(self) -> None:
-        _become_subreaper()
-        self.switch_log(self.log_path)
-        self._private = private_directory()
-        env = minimal_environment(self.spec.env, self._private)
-        protections = machine_protections()
-        if protections.cgroups is not None:
-            # Made for each process: the cap counts this player's processes alone.
-            with contextlib.suppress(OSError):
-                self._cgroup = PidsCgroup.make(protections.cgroups, self.spec.limits.processes)
-        setup = child_setup(self.spec.limits, protections.unshare, self._cgroup)
-        self._protections = protections
+        self.log.switch(self._first_log)
+        spec = self.spec
         try:
-            self._process = await asyncio.create_subprocess_exec(
-                *protections.command(self.spec.argv),
-                stdin=asyncio.subprocess.PIPE,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE,
-                cwd=self.spec.cwd or self._private,
-                env=env,
-                start_new_session=True,
-                preexec_fn=setup,
+            process = ConfinedProcess.start(
+                spec.argv, spec.cwd, spec.env, spec.limits, self._table, self._ended
             )
         except (OSError, subprocess.SubprocessError) as error:
-            self._close_log()
-            self._clean_up()
-            if self.log_path.stat().st_size == 0:
-                self.log_path.unlink()
+            self.log.remove_if_empty()
             reason = getattr(error, "strerror", None) or str(error)
             raise PlayerStartError(
-                f"player {self.spec.name}: cannot start {self.spec.argv[0]!r}: {reason}"
+                f"player {spec.name}: cannot start {spec.argv[0]!r}: {reason}"
             ) from None
-        output = asyncio.create_task(self._read_output())
-        self._readers = (output, asyncio.create_task(self._read_errors()))
-        self._tasks = [
-            *self._readers,
-            asyncio.create_task(self._watch_exit(output)),
-            asyncio.create_task(self._watch_usage()),
-        ]
+        self._process = process
+        loop = asyncio.get_running_loop()
+        popen = process.popen
+        assert popen.stdin and popen.stdout and popen.stderr
+        self._pipes = [_Pipe(self.connection, fd) for fd in (STDIN, STDOUT, STDERR)]
+        await loop.connect_write_pipe(lambda: self._pipes[STDIN], popen.stdin)
+        await loop.connect_read_pipe(lambda: self._pipes[STDOUT], popen.stdout)
+        await loop.connect_read_pipe(lambda: self._pipes[STDERR], popen.stderr)
 
     def new_match(self) -> None:
-        """The CPU time allowed per match counts from now."""
-        self._cpu_at_match_start = group_usage(self._stats()).cpu_s
         if self._process is not None:
-            allow_cpu(self._process.pid, self.spec.limits)
+            self._process.new_match()
 
     def switch_log(self, path: Path) -> None:
-        """Send what the player writes to standard error from now on to `path`, with a fresh cap.
-
-        A process reused for several matches keeps one log per match this way.
-        """
-        self._close_log()
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._log = open(path, "ab")  # noqa: SIM115 -- closed in _close_log()
-        self.log_path = path
-        self._logged = 0
-
-    def _close_log(self) -> None:
-        if self._log is not None:
-            self._log.close()
-
-    async def request(self, line: str, limit_s: float) -> Reply:
-        if self._pending is not None:
-            raise RuntimeError("one request at a time")
-        if self._gone is not None:
-            raise self._gone_as(self._gone)
-        pending = asyncio.get_running_loop().create_future()
-        self._pending = pending
-        try:
-            sent = await self._write(line, limit_s)
-            try:
-                await asyncio.wait_for(asyncio.shield(pending), max(0.0, sent + limit_s - now()))
-            except TimeoutError:
-                if not pending.done():
-                    self._owed += 1
-                    raise PlayerTimeout(f"no answer within {limit_s * 1000:.0f} ms") from None
-        finally:
-            self._pending = None
-            if pending.done() and not pending.cancelled():
-                pending.exception()  # raised below if there is one; never left unretrieved
-        reply = pending.result()
-        elapsed = reply.arrived - sent
-        if elapsed > limit_s:
-            raise PlayerTimeout(
-                f"answered after {elapsed * 1000:.0f} ms, limit {limit_s * 1000:.0f} ms"
-            )
-        if reply.text is None:
-            raise ProtocolViolation(reply.problem)
-        return Reply(reply.text, elapsed * 1000)
-
-    async def send(self, line: str, limit_s: float) -> None:
-        if self._gone is not None:
-            raise self._gone_as(self._gone)
-        await self._write(line, limit_s)
+        """What the player writes to standard error goes to `path` from now on."""
+        self.log.switch(path)
 
     async def close(self) -> None:
         process = self._process
@@ -362,249 +148,59 @@ class PlayerProcess(Player):
             if self.alive:
                 told = True
                 with contextlib.suppress(PlayerCrashed):
-                    await self._write(protocol.QUIT, QUIT_GRACE_S)
-                exited = await _exits_within(process, QUIT_GRACE_S)
+                    await self.connection.send(str(Quit()), QUIT_GRACE_S)
+                exited = await process.exited(QUIT_GRACE_S)
                 if exited:
-                    left_behind = sum(1 for _, fields in self._stats() if fields[0] != b"Z")
+                    left_behind = process.left_running()
         finally:
             self.ending = Ending(told, exited, left_behind)
-            await self._kill()
+            self.connection.fail(PlayerCrashed("ended by the referee"))
+            await process.kill()
+            for pipe in self._pipes:
+                if pipe.transport is not None:
+                    pipe.transport.close()
+            self.log.close()
 
-    async def _kill(self) -> None:
-        """Kill the whole process group, reap it, and stop reading its pipes."""
-        process = self._process
-        assert process is not None
-        self._gone = self._gone or "ended by the referee"
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(process.pid, signal.SIGKILL)
-        escaped = self._cgroup.kill() if self._cgroup is not None else []
-        await _exits_within(process)
-        await _reap(process.pid, escaped)
-        if process.stdin is not None:
-            process.stdin.close()
-        # The rest of its output is read to the end, but not for long: a process that left the
-        # group may hold the pipes open. The transport is closed while the loop runs, as one
-        # collected after the loop has closed fails; asyncio's Process has no public close.
-        await asyncio.wait(self._readers, timeout=_EXIT_DRAIN_S)
-        process._transport.close()  # type: ignore[attr-defined]
-        for task in self._tasks:
-            task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
-        self._close_log()
-        self._clean_up()
-
-    def _clean_up(self) -> None:
-        """Remove the private directory and the cgroup, once the processes are gone."""
-        if self._private is not None:
-            shutil.rmtree(self._private, ignore_errors=True)
-        if self._cgroup is not None:
-            self._cgroup.remove()
-
-    async def _write(self, line: str, limit_s: float) -> float:
-        """Write a line; the time it was written. A player that will not take it has crashed."""
-        process = self._process
-        assert process is not None and process.stdin is not None
-        try:
-            process.stdin.write(line.encode() + b"\n")
-            written = now()
-            await asyncio.wait_for(process.stdin.drain(), limit_s)
-        except (BrokenPipeError, ConnectionResetError):
-            # Most often the program has exited: how it exited (a limit's signal) says more.
-            if await _exits_within(process, _EXIT_DRAIN_S):
-                assert process.returncode is not None
-                self._ended(process.returncode)
-            else:
-                self._fail("closed its input")
-            raise self._gone_as(self._gone or "closed its input") from None
-        except TimeoutError:
-            self._fail("stopped reading its input")
-            raise PlayerCrashed("stopped reading its input") from None
-        return written
-
-    def _fail(self, reason: str, kind: type[PlayerCrashed] = PlayerCrashed) -> None:
-        """The player can no longer be spoken to; a waiting request learns why."""
-        if self._gone is None:
-            self._gone, self._gone_as = reason, kind
-        if self._pending is not None and not self._pending.done():
-            self._pending.set_exception(self._gone_as(self._gone))
-
-    def _ended(self, code: int) -> None:
-        """The program exited with this return code: a crash, or a limit's signal or refusal."""
-        if self._protections is not None:
-            code = self._protections.return_code(code)
-        limit = limit_of_signal(code) or self._refused_processes()
-        if limit is None:
-            self._fail(_exit_reason(code))
+    def _ended(self, end: ProcessEnd) -> None:
+        """The program has exited: the fault it is, once what it wrote before is read."""
+        self._drain_output()
+        if end.limit is not None:
+            fault: PlayerCrashed = ResourceExceeded(
+                f"exceeded its {self.spec.limits.describe(end.limit)}"
+            )
         else:
-            self._exceeded(limit)
+            fault = PlayerCrashed(end.reason)
+        self.connection.fail(fault)
 
-    def _exceeded(self, limit: str) -> None:
-        """The player went over the limit called `limit`: a `resource` fault naming it."""
-        self._fail(f"exceeded its {self.spec.limits.describe(limit)}", ResourceExceeded)
-
-    def _refused_processes(self) -> str | None:
-        """`processes` when the cgroup's cap has refused the player a process or thread."""
-        return "processes" if self._cgroup is not None and self._cgroup.refused_forks() else None
-
-    def _stats(self, table: ProcessTable | None = None) -> list[tuple[int, list[bytes]]]:
-        """Its processes: those in its cgroup, else those in its process group.
-
-        The group is found in `table` when a shared one is given, else by a scan of /proc.
-        """
-        if self._process is None:
-            return []
-        if self._cgroup is not None:
-            return stats_of(self._cgroup.members())
-        return table.group(self._process.pid) if table else group_stats(self._process.pid)
-
-    async def _watch_usage(self) -> None:
-        """Kill the player's processes as soon as together they go over one of its limits."""
-        assert self._process is not None
-        limits = self.spec.limits
-        while self._process.returncode is None:
-            usage = group_usage(self._stats(self._table))
-            limit = self._refused_processes() or over_limit(usage, limits, self._cpu_at_match_start)
-            if limit is not None:
-                self._exceeded(limit)
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.killpg(self._process.pid, signal.SIGKILL)
+    def _drain_output(self) -> None:
+        """Read what the program wrote before it exited, without waiting for the pipe's end:
+        a child it left behind may hold the pipe open."""
+        pipe = self._pipes[STDOUT] if self._pipes else None
+        if pipe is None or pipe.transport is None or pipe.transport.is_closing():
+            return
+        assert self._process is not None and self._process.popen.stdout is not None
+        fd = self._process.popen.stdout.fileno()
+        for _ in range(_DRAIN_LIMIT // _READ_CHUNK):
+            try:
+                data = os.read(fd, _READ_CHUNK)
+            except OSError:  # nothing more now (EAGAIN), or already closed
                 return
-            await asyncio.sleep(SAMPLE_EVERY_S)
+            if not data:
+                return
+            self.connection.pipe_data_received(STDOUT, data)
 
-    def _arrived(self, line: _Line) -> None:
-        if line.text is not None and line.text.startswith("#"):
-            self._write_log(line.text.encode() + b"\n")
-            return
-        if line.text is not None and not line.text.strip():
-            return
-        if self._owed:
-            self._owed -= 1
-            self._write_log(b"# referee: dropped a late answer\n")
-        elif self._pending is not None and not self._pending.done():
-            self._pending.set_result(line)
-        else:
-            self.stray_count += 1
-            self.last_stray = line.text if line.text is not None else line.problem
-            self._write_log(b"# referee: ignored a line nobody asked for\n")
-
-    async def _read_output(self) -> None:
-        """Split standard output into lines; one over 64 KiB is a protocol fault."""
-        assert self._process is not None and self._process.stdout is not None
-        stdout = self._process.stdout
-        buffer = bytearray()
-        overlong = False
-        while chunk := await stdout.read(_READ_CHUNK):
-            arrived = now()
-            lines = chunk.split(b"\n")
-            for index, piece in enumerate(lines):
-                complete = index < len(lines) - 1
-                if not overlong:
-                    buffer += piece
-                    if len(buffer.rstrip(b"\r")) > protocol.LINE_LIMIT:
-                        overlong = True
-                        buffer.clear()
-                        self._arrived(_Line(None, "a line longer than 64 KiB", arrived))
-                if complete:
-                    if not overlong:
-                        self._arrived(_decode(bytes(buffer), arrived))
-                    buffer.clear()
-                    overlong = False
-        # Output closes when the program exits, or when it closes it and goes on running.
-        try:
-            code = await asyncio.wait_for(asyncio.shield(self._process.wait()), _EXIT_DRAIN_S)
-        except TimeoutError:
-            self._fail("closed its output")
-        else:
-            self._ended(code)
-
-    async def _read_errors(self) -> None:
-        assert self._process is not None and self._process.stderr is not None
-        while chunk := await self._process.stderr.read(_READ_CHUNK):
-            self.stderr_bytes += len(chunk)
-            self._write_log(chunk)
-            if self._logged > self._log_limit:
-                # Past the log's cap, drained slowly: a flood costs the referee little CPU.
-                await asyncio.sleep(_FLOOD_PAUSE_S)
-
-    async def _watch_exit(self, output: asyncio.Task[None]) -> None:
+    def _check(self, what: str) -> None:
+        """Asked by the connection when a pipe closed or an answer is overdue."""
         process = self._process
-        assert process is not None
-        await _exits_within(process)
-        code = process.returncode
-        assert code is not None
-        # An answer written just before exiting still counts: let the output be read first.
-        await asyncio.wait({output}, timeout=_EXIT_DRAIN_S)
-        self._ended(code)
-
-    def _write_log(self, data: bytes) -> None:
-        """Append to the player's log up to its size cap; the rest is counted, not kept."""
-        if self._log is None or self._log.closed:
+        if process is None or process.poll() is not None:
+            return  # not started, or its end has been reported
+        if what == "answer":
+            if self.connection.output_closed:
+                self.connection.fail(PlayerCrashed("closed its output"))
             return
-        room = max(0, self._log_limit - self._logged)
-        kept = data[:room]
-        self._log.write(kept)
-        if len(kept) < len(data) and self._logged + len(kept) == self._log_limit:
-            self._log.write(f"\n# referee: log cut at {self._log_limit} bytes\n".encode())
-        self._log.flush()
-        self._logged += len(data)
+        # A program that exits closes its pipes a moment before its exit can be seen.
+        asyncio.get_running_loop().call_later(EXIT_GRACE_S, self._pipe_closed, what)
 
-
-async def _exits_within(process: asyncio.subprocess.Process, limit_s: float = math.inf) -> bool:
-    """Whether the process exits within `limit_s` (by default, wait as long as it takes).
-
-    Its return code, not `wait()`: that also waits for the pipes, which a child it left
-    running may hold open.
-    """
-    deadline = now() + limit_s
-    while process.returncode is None:
-        if now() >= deadline:
-            return False
-        await asyncio.sleep(_EXIT_POLL_S)
-    return True
-
-
-def _exit_reason(code: int) -> str:
-    return f"exited with code {code}" if code >= 0 else f"was killed by signal {-code}"
-
-
-def _decode(raw: bytes, arrived: float) -> _Line:
-    try:
-        return _Line(raw.decode("utf-8").rstrip("\r"), "", arrived)
-    except UnicodeDecodeError:
-        return _Line(None, "a line that is not UTF-8", arrived)
-
-
-def _become_subreaper() -> None:
-    """Adopt orphaned descendants, so a player's leftover children are reaped here.
-
-    Without it they would be reparented to PID 1, which on some machines never reaps them.
-    """
-    if LIBC is not None:
-        LIBC.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
-
-
-def group_members(pgid: int) -> list[tuple[int, int, str]]:
-    """(pid, parent pid, state) of every process in a process group, from /proc."""
-    return _members(group_stats(pgid))
-
-
-def _members(stats: Sequence[tuple[int, list[bytes]]]) -> list[tuple[int, int, str]]:
-    return [(pid, int(fields[1]), fields[0].decode()) for pid, fields in stats]
-
-
-async def _reap(pgid: int, others: Sequence[int] = (), patience_s: float = 2.0) -> None:
-    """Wait for every killed member of the group, and `others`, to go; reap those left to us."""
-    deadline = now() + patience_s
-    me = os.getpid()
-    while now() < deadline:
-        escaped = [(pid, fields) for pid, fields in stats_of(others) if int(fields[2]) != pgid]
-        members = _members(group_stats(pgid) + escaped)
-        pids = {pid for pid, _, _ in members}
-        for pid, parent, state in members:
-            if parent == me and state == "Z":
-                with contextlib.suppress(ChildProcessError):
-                    os.waitpid(pid, os.WNOHANG)
-        # Zombies whose parent is outside the group and is not us are not ours to reap.
-        if all(state == "Z" and parent not in (me, *pids) for _, parent, state in members):
-            return
-        await asyncio.sleep(0.01)
+    def _pipe_closed(self, what: str) -> None:
+        if self._process is not None and self._process.poll() is None:
+            self.connection.fail(PlayerCrashed(f"closed its {what}"))

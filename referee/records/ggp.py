@@ -9,7 +9,6 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from referee.players.builtin import HUMAN
 from referee.protocol import EndReason
 from referee.records.transcript import Transcript
 
@@ -37,7 +36,7 @@ def to_ggp(transcript: Transcript) -> dict[str, Any]:
         "gameName": transcript.game,
         "gameRoleNames": roles,
         "playerNamesFromHost": [seat.player for seat in transcript.seats],
-        "isPlayerHuman": [seat.command == [HUMAN] for seat in transcript.seats],
+        "isPlayerHuman": [seat.human for seat in transcript.seats],
         "startTime": _epoch_ms(transcript.started_at),
         "startClock": _seconds(transcript.clocks["start_ms"]),
         "playClock": _seconds(transcript.clocks["play_ms"]),

@@ -10,22 +10,23 @@ from __future__ import annotations
 import random
 from collections import defaultdict
 from collections.abc import Callable, Hashable, Iterable, Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields
 from datetime import datetime
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
+from referee import policy
 from referee.clock import Clocks
 from referee.errors import (
-    OUT_OF_THE_MATCH,
+    FaultKind,
     MoveParseError,
     SchemaVersionError,
     TranscriptError,
     UnknownGameError,
 )
 from referee.games import Game, Move, get_game
-from referee.match import Policy
+from referee.policy import Policy
 from referee.protocol import EndReason
 from referee.records.transcript import Fault, Step, Transcript, read_transcript
 
@@ -55,6 +56,17 @@ class Frame:
     moves: dict[str, str] = field(default_factory=dict)
     times_ms: dict[str, float] = field(default_factory=dict)
     faults: list[Fault] = field(default_factory=list)
+
+    def to_json(self, game: Game) -> dict[str, Any]:
+        """The frame as JSON-ready data, with the board as text."""
+        return {
+            "step": self.step,
+            "moves": self.moves,
+            "times_ms": self.times_ms,
+            "faults": [asdict(fault) for fault in self.faults],
+            "terminal": game.is_terminal(self.state),
+            "board": game.render(self.state),
+        }
 
 
 @dataclass(frozen=True)
@@ -110,10 +122,10 @@ class _Replayer:
         self.game = game
         self.roles = game.roles
         self.frames = frames
-        # The referee draws replacement moves from this generator, in this order (match.py).
+        # The generator the referee drew its own moves from; policy.resolve says in what order.
         self.rng = random.Random(transcript.seed)
         self.faults: dict[int, dict[str, Fault]] = defaultdict(dict)
-        self.out: set[str] = set()
+        self.out: frozenset[int] = frozenset()
 
     def run(self) -> None:
         self._check_header()
@@ -122,7 +134,8 @@ class _Replayer:
         for role, fault in start_faults.items():
             if fault.replacement is not None:
                 raise _at_step(0, "a start fault has no replacement move", role)
-            self.out.add(role)
+        faulty = [self.roles.index(role) for role in start_faults]
+        _, self.out = policy.start_outcome(Policy(self.t.policy), faulty)
         state = self.game.initial_state()
         self.frames.append(Frame(0, state, faults=list(start_faults.values())))
         for number, step in enumerate(self.t.steps, start=1):
@@ -187,25 +200,23 @@ class _Replayer:
         legal = [self.game.legal_moves(state, role) for role in range(len(self.roles))]
         joint = [self._legal_move(number, role, moves, legal[role]) for role in range(len(legal))]
         faults = self.faults.get(number, {})
-        asked = self._asked(legal)
+        asked = {self.roles[role] for role in policy.asked(legal, self.out)}
         for name in [*times_ms, *faults]:
             if name not in asked:
-                why = "it had no choice" if name not in self.out else "it was out of the match"
+                out = self.roles.index(name) in self.out
+                why = "it was out of the match" if out else "it had no choice"
                 raise _at_step(number, f"recorded as asked for a move, but {why}", name)
-        self._check_drawn_moves(number, legal, joint, faults)
-        for role, fault in faults.items():
-            if fault.kind in OUT_OF_THE_MATCH:
-                self.out.add(role)
+        answers: dict[int, Move | FaultKind] = {
+            role: faults[name].kind if name in faults else joint[role]
+            for role, name in enumerate(self.roles)
+            if name in asked
+        }
+        decided = policy.resolve(Policy(self.t.policy), legal, self.out, answers, self.rng)
+        self._check_drawn_moves(number, joint, faults, decided)
+        self.out = decided.out
         state = self.game.next_state(state, joint)
         self.frames.append(Frame(number, state, dict(moves), dict(times_ms), list(faults.values())))
         return state
-
-    def _asked(self, legal: Sequence[Sequence[Move]]) -> set[str]:
-        return {
-            name
-            for name, moves in zip(self.roles, legal, strict=True)
-            if len(moves) > 1 and name not in self.out
-        }
 
     def _legal_move(
         self, step: int, role: int, moves: dict[str, str], legal: Sequence[Move]
@@ -226,30 +237,28 @@ class _Replayer:
     def _check_drawn_moves(
         self,
         step: int,
-        legal: Sequence[Sequence[Move]],
         joint: Sequence[Move],
         faults: dict[str, Fault],
+        decided: policy.Resolution,
     ) -> None:
         """The moves the referee chose itself must be the ones the match seed draws, in order."""
-        for role, name in enumerate(self.roles):
-            if len(legal[role]) > 1 and name in self.out:
-                drawn = self.rng.choice(legal[role])
-                if joint[role] != drawn:
-                    raise _at_step(
-                        step,
-                        f"out of the match, so its move is drawn with the match seed: {drawn},"
-                        f" but the transcript has {joint[role]}",
-                        name,
-                    )
+        for role, drawn in decided.drawn.items():
+            if joint[role] != drawn:
+                raise _at_step(
+                    step,
+                    f"out of the match, so its move is drawn with the match seed: {drawn},"
+                    f" but the transcript has {joint[role]}",
+                    self.roles[role],
+                )
         for role, name in enumerate(self.roles):
             fault = faults.get(name)
             if fault is None:
                 continue
-            if self.t.policy == Policy.FORFEIT:
+            if role in decided.forfeits:
                 raise _at_step(
                     step, "a fault under the forfeit policy, yet the match went on", name
                 )
-            drawn = self.rng.choice(legal[role])
+            drawn = decided.replacements[role]
             if fault.replacement != drawn:
                 raise _at_step(
                     step,
@@ -294,9 +303,8 @@ class _Replayer:
                 raise _at(
                     "end", f"recorded as a forfeit, but no fault is recorded at step {forfeit_step}"
                 )
-            self._check_goals(
-                {name: 0 if name in faulty else 100 for name in self.roles}, "the forfeit gives"
-            )
+            goals = policy.forfeit_goals(len(self.roles), [self.roles.index(r) for r in faulty])
+            self._check_goals(dict(zip(self.roles, goals, strict=True)), "the forfeit gives")
 
     def _check_goals(self, expected: dict[str, int], source: str) -> None:
         assert self.t.goals is not None
@@ -355,21 +363,41 @@ def verify_file(path: Path) -> FileVerdict:
     )
 
 
-def verify_files(
-    paths: Sequence[Path], progress: Callable[[int, int], None] | None = None
-) -> list[FileVerdict]:
-    """Verify transcript files; `progress(done, total)` after each."""
+@dataclass(frozen=True)
+class DirectoryReport:
+    """The verdicts on every transcript of a results directory."""
+
+    directory: Path
+    verdicts: list[FileVerdict]
+
+    @property
+    def failed(self) -> int:
+        return sum(verdict.outcome is not Outcome.VERIFIED for verdict in self.verdicts)
+
+    def by_game(self) -> list[tuple[str, int, int]]:
+        """Per game (unreadable files under "-"): how many files verified and how many failed."""
+        counts: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+        for verdict in self.verdicts:
+            counts[verdict.game or "-"][verdict.outcome is not Outcome.VERIFIED] += 1
+        return [(game, counts[game][0], counts[game][1]) for game in sorted(counts)]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "directory": str(self.directory),
+            "verified": len(self.verdicts) - self.failed,
+            "failed": self.failed,
+            "by_game": [{"game": g, "verified": v, "failed": f} for g, v, f in self.by_game()],
+            "files": [verdict.to_json() for verdict in self.verdicts],
+        }
+
+
+def verify_paths(
+    directory: Path, paths: Sequence[Path], progress: Callable[[int, int], None] | None = None
+) -> DirectoryReport:
+    """Verify the transcripts `paths` of a directory; `progress(done, total)` after each."""
     verdicts = []
     for done, path in enumerate(paths, start=1):
         verdicts.append(verify_file(path))
         if progress is not None:
             progress(done, len(paths))
-    return verdicts
-
-
-def summary(verdicts: Iterable[FileVerdict]) -> list[tuple[str, int, int]]:
-    """Per game (unreadable files under "-"): how many files verified and how many failed."""
-    counts: dict[str, list[int]] = defaultdict(lambda: [0, 0])
-    for verdict in verdicts:
-        counts[verdict.game or "-"][verdict.outcome != Outcome.VERIFIED] += 1
-    return [(game, *counts[game]) for game in sorted(counts)]
+    return DirectoryReport(directory, verdicts)

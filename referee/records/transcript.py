@@ -6,8 +6,6 @@ The schema is documented in `docs/transcripts.md`; `SCHEMA_VERSION` changes with
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -15,11 +13,13 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
-from referee.errors import ConfigError, FaultKind, SchemaVersionError, TranscriptError
-from referee.records.files import field_path, read_text
+from referee.errors import FaultKind, SchemaVersionError, TranscriptError
+from referee.records.files import field_path, read_text, write_atomic
 
 SCHEMA = "referee-transcript"
 SCHEMA_VERSION = 1
+# The command recorded for a seat a person played.
+HUMAN_COMMAND = ("human",)
 
 
 @dataclass(frozen=True)
@@ -30,6 +30,11 @@ class Seat:
     player: str
     command: list[str]
     log: str | None
+
+    @property
+    def human(self) -> bool:
+        """Whether a person played the seat."""
+        return tuple(self.command) == HUMAN_COMMAND
 
 
 @dataclass(frozen=True)
@@ -86,44 +91,6 @@ _ADAPTER = TypeAdapter(Transcript)
 def utc_now() -> str:
     """The current time, UTC, ISO 8601 with milliseconds."""
     return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
-def check_writable(path: Path) -> None:
-    """Make sure a transcript can be written at `path` before a match is played for it."""
-    if path.is_dir():
-        raise ConfigError(f"{path}: is a directory, not a transcript file")
-    check_writable_dir(path.parent, str(path))
-
-
-def check_writable_dir(directory: Path, where: str, what: str = "") -> None:
-    """Create `directory` if need be and make sure files can be written in it.
-
-    The error names `where` the directory was asked for, and `what` it is for, if anything.
-    """
-    try:
-        directory.mkdir(parents=True, exist_ok=True)
-    except OSError as error:
-        raise ConfigError(f"{where}: cannot create {what}{directory}: {error.strerror}") from None
-    if not os.access(directory, os.W_OK):
-        raise ConfigError(f"{where}: cannot write in {what}{directory}")
-
-
-def write_atomic(path: Path, text: str) -> None:
-    """Write a file so that no reader ever sees half of it: a temporary file, then a rename."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    descriptor, temporary = tempfile.mkstemp(
-        dir=path.parent, prefix=f".{path.name}.", suffix=".tmp"
-    )
-    try:
-        os.fchmod(descriptor, 0o644)  # mkstemp makes it private; a record is for everyone to read
-        with os.fdopen(descriptor, "w", encoding="utf-8") as file:
-            file.write(text)
-            file.flush()
-            os.fsync(file.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
 
 
 def write_transcript(path: Path, transcript: Transcript) -> None:

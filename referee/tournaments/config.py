@@ -19,9 +19,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from referee.clock import Clocks
 from referee.errors import ConfigError, RefereeError
 from referee.games import GAMES, Game
-from referee.match import Policy
-from referee.players.builtin import HUMAN, player_spec
-from referee.players.process import PlayerSpec
+from referee.players.base import PlayerSpec
+from referee.players.builtin import program_spec
+from referee.policy import Policy
 from referee.records.files import field_path, read_text
 from referee.sandbox.limits import Limits
 
@@ -178,14 +178,14 @@ def _build(path: Path, raw: _ConfigFile, locate: _Locator) -> TournamentConfig:
         games.append(GameSettings(GAMES[entry.id], entry.rounds or raw.rounds, clocks))
     players = []
     names: set[str] = set()
-    for index, entry in enumerate(raw.players):
+    for index, player in enumerate(raw.players):
         where = ("players", index)
-        if entry.name in names:
-            raise _Located((*where, "name"), f"player name {entry.name} is used twice")
-        names.add(entry.name)
-        spec = _spec(entry, base, where)
-        spec = replace(spec, limits=entry.limits.over(raw.limits.over(Limits())))
-        players.append(Entrant(spec, _pick(entry.reuse, raw.reuse)))
+        if player.name in names:
+            raise _Located((*where, "name"), f"player name {player.name} is used twice")
+        names.add(player.name)
+        spec = _spec(player, base, where)
+        spec = replace(spec, limits=player.limits.over(raw.limits.over(Limits())))
+        players.append(Entrant(spec, _pick(player.reuse, raw.reuse)))
     output = base / raw.output if raw.output else base / "results" / raw.name
     return TournamentConfig(
         path=path,
@@ -218,16 +218,12 @@ def _spec(entry: _PlayerEntry, base: Path, where: Location) -> PlayerSpec:
     cwd = base / entry.cwd if entry.cwd else None
     if cwd is not None and not cwd.is_dir():
         raise _Located((*where, "cwd"), f"no such directory: {cwd}")
-    if entry.command == HUMAN:
-        raise _Located((*where, "command"), "a person cannot play in a tournament")
     try:
-        spec = player_spec(entry.command, entry.name, base, cwd, entry.env)
+        return program_spec(
+            entry.command, "a person cannot play in a tournament", entry.name, base, cwd, entry.env
+        )
     except RefereeError as error:
         raise _Located((*where, "command"), str(error)) from None
-    problem = spec.missing_program()
-    if problem:
-        raise _Located((*where, "command"), problem)
-    return spec
 
 
 def _hint(game_id: str) -> str:
@@ -236,13 +232,14 @@ def _hint(game_id: str) -> str:
 
 
 def _key_hint(key: Any, parent: Location) -> str:
-    model = {
+    models: dict[tuple[str, ...], type[_Strict]] = {
         (): _ConfigFile,
         ("players",): _PlayerEntry,
         ("games",): _GameEntry,
         ("limits",): _LimitsEntry,
         ("players", "limits"): _LimitsEntry,
-    }.get(tuple(part for part in parent if isinstance(part, str)), _ConfigFile)
+    }
+    model = models.get(tuple(part for part in parent if isinstance(part, str)), _ConfigFile)
     close = difflib.get_close_matches(str(key), list(model.model_fields), n=1)
     return f" (did you mean {close[0]}?)" if close else ""
 

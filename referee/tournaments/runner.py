@@ -1,4 +1,4 @@
-"""Running a tournament: its schedule played by a pool of player processes, and resumed.
+"""Running a tournament: its schedule played with the players of a pool, and resumed.
 
 The results directory is the tournament's only state: a match is done when its transcript
 is complete. Transcripts are written atomically, so a referee killed at any moment loses at
@@ -9,22 +9,20 @@ from __future__ import annotations
 
 import asyncio
 import shutil
-from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
 
-from referee.errors import ConfigError, PlayerStartError, SchemaVersionError, TranscriptError
+from referee.errors import ConfigError, SchemaVersionError, TranscriptError
 from referee.match import MatchSetup, play_match
-from referee.players.process import AbsentPlayer, Player, PlayerProcess
+from referee.records.files import check_writable_dir
 from referee.records.transcript import (
     Transcript,
-    check_writable_dir,
     read_transcript,
     transcript_files,
 )
-from referee.sandbox.limits import ProcessTable
-from referee.tournaments.config import Entrant, TournamentConfig
+from referee.tournaments.config import TournamentConfig
+from referee.tournaments.pool import PlayerPool
 from referee.tournaments.schedule import ScheduledMatch, round_robin
 
 LOGS = "logs"
@@ -44,53 +42,6 @@ class Observer:
 
     def replaced(self, path: Path, problem: str) -> None:
         """A transcript that could not be read will be played again."""
-
-
-class PlayerPool:
-    """The player processes of a tournament; an idle one is reused when its player allows it."""
-
-    def __init__(self, entrants: Sequence[Entrant]) -> None:
-        self._entrants = {entrant.name: entrant for entrant in entrants}
-        self._idle: dict[str, list[PlayerProcess]] = defaultdict(list)
-        self._live: set[PlayerProcess] = set()
-        self._table = ProcessTable()
-
-    async def acquire(self, name: str, log_path: Path) -> Player:
-        """A started player for one match: an idle process, else a fresh one."""
-        idle = self._idle[name]
-        while idle:
-            player = idle.pop()
-            if player.alive:
-                player.switch_log(log_path)
-                return player
-            await self._close(player)
-        spec = self._entrants[name].spec
-        player = PlayerProcess(spec, log_path, table=self._table)
-        self._live.add(player)
-        try:
-            await player.start()
-        except PlayerStartError as error:
-            self._live.discard(player)
-            return AbsentPlayer(spec, str(error))
-        return player
-
-    async def release(self, name: str, player: Player) -> None:
-        """Take a player back after its match: kept for the next one, or ended."""
-        if isinstance(player, PlayerProcess):
-            if player.alive and self._entrants[name].reuse:
-                self._idle[name].append(player)
-            else:
-                await self._close(player)
-
-    async def _close(self, player: PlayerProcess) -> None:
-        self._live.discard(player)
-        await player.close()
-
-    async def close(self) -> None:
-        """End every process, idle or still in a match."""
-        players, self._live = list(self._live), set()
-        self._idle.clear()
-        await asyncio.gather(*(player.close() for player in players), return_exceptions=True)
 
 
 def transcript_path(config: TournamentConfig, match: ScheduledMatch) -> Path:

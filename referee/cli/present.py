@@ -1,0 +1,194 @@
+"""How the command line shows things: lines for steps, faults and results, boards, tables,
+and progress bars. Everything here returns text or writes to the terminal; nothing decides."""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Hashable
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    ProgressColumn,
+    TextColumn,
+    TimeRemainingColumn,
+)
+from tabulate import tabulate
+
+from referee.games import Game, JointMove
+from referee.match import StepCallback
+from referee.records.replay import DirectoryReport, FileVerdict, Frame, Outcome, Replay
+from referee.records.transcript import Fault, Transcript
+from referee.tournaments.runner import Observer
+from referee.tournaments.schedule import ScheduledMatch
+from referee.validate import Report
+
+
+def step_line(step: int, moves: dict[str, str], times_ms: dict[str, float] | None = None) -> str:
+    """`step 3: xcplayer (mark 2 2) 812 ms, obplayer noop`: a joint move and response times."""
+    times_ms = times_ms or {}
+    return f"step {step}: " + ", ".join(
+        f"{role} {move}" + (f" {times_ms[role]:.1f} ms" if role in times_ms else "")
+        for role, move in moves.items()
+    )
+
+
+def fault_line(fault: Fault) -> str:
+    replaced = f"; played {fault.replacement} instead" if fault.replacement else ""
+    return f"fault at step {fault.step}: {fault.role} {fault.kind}: {fault.detail}{replaced}"
+
+
+def result_line(transcript: Transcript) -> str:
+    steps = len(transcript.steps)
+    if transcript.goals is None:
+        return f"result: none ({transcript.end_reason} after {steps} steps)"
+    goals = ", ".join(f"{role} {goal}" for role, goal in transcript.goals.items())
+    return f"result: {goals} ({transcript.end_reason} after {steps} steps)"
+
+
+def step_printer(game: Game, show: bool) -> StepCallback:
+    """Print the start position (with --show), then a callback that prints each step."""
+    if show:
+        typer.echo(game.render(game.initial_state()) + "\n")
+
+    def print_step(step: int, joint: JointMove, state: Hashable) -> None:
+        typer.echo(step_line(step, dict(zip(game.roles, joint, strict=True))))
+        if show:
+            typer.echo(game.render(state) + "\n")
+
+    return print_step
+
+
+def progress_bar(*columns: ProgressColumn, transient: bool = False) -> Progress:
+    """A bar on standard error: name, bar, done/total, the given columns, time left."""
+    return Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        *columns,
+        TimeRemainingColumn(),
+        console=Console(stderr=True),
+        transient=transient,
+    )
+
+
+class TournamentProgress(Observer):
+    """A progress bar on standard error, and a line for every finished match above it."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.progress = progress_bar(
+            TextColumn("running {task.fields[running]}, faults {task.fields[faults]}, ETA")
+        )
+        self.task = self.progress.add_task(name, total=None, running=0, faults=0)
+        self.done = self.total = self.running = self.faults = 0
+        self.shown = False
+
+    def close(self) -> None:
+        """Leave the bar as it last was, on its own line."""
+        if self.shown:
+            self.progress.stop()
+            self.shown = False
+
+    def planned(self, total: int, done: int) -> None:
+        self.total, self.done = total, done
+        self.progress.update(self.task, total=total, completed=done)
+        # Shown from here on: problems found before the first match are errors, not progress.
+        self.progress.start()
+        self.shown = True
+        if done:
+            self.progress.console.print(f"{self.name}: {done} of {total} matches already played")
+
+    def started(self, match: ScheduledMatch) -> None:
+        self.running += 1
+        self.progress.update(self.task, running=self.running)
+
+    def finished(self, match: ScheduledMatch, transcript: Transcript) -> None:
+        self.running -= 1
+        self.done += 1
+        self.faults += len(transcript.faults)
+        goals = ", ".join(
+            f"{seat.player} {(transcript.goals or {}).get(seat.role)}" for seat in transcript.seats
+        )
+        faults = f", {len(transcript.faults)} faults" if transcript.faults else ""
+        self._print(
+            f"[{self.done}/{self.total}] {match.match_id}: {goals}"
+            f" ({transcript.end_reason}{faults})"
+        )
+        self.progress.update(self.task, advance=1, running=self.running, faults=self.faults)
+
+    def replaced(self, path: Path, problem: str) -> None:
+        self._print(f"will play again: {problem}")
+
+    def _print(self, text: str) -> None:
+        self.progress.console.print(text, markup=False, highlight=False)
+
+
+def validation_report(report: Report, keep: Path | None) -> str:
+    """The checks as a table, then the limits, the protections and the verdict."""
+    rows = [(c.name, c.verdict, c.description, c.detail) for c in report.checks]
+    kept = f"; transcripts and logs in {keep}" if keep else ""
+    return "\n".join(
+        [
+            tabulate(rows, headers=["check", "result", "what", "detail"]),
+            "",
+            f"limits: {report.limits.summary()}",
+            f"protections: {report.protections.summary()}",
+            f"verdict: {report.summary()}; {report.matches} matches in {report.seconds:.1f} s"
+            f" (bound {report.bound_s:.0f} s){kept}",
+        ]
+    )
+
+
+def frame_text(game: Game, frame: Frame) -> str:
+    """A replayed step as text: its joint move with response times, its faults, the board."""
+    lines = [step_line(frame.step, frame.moves, frame.times_ms) if frame.step else "start"]
+    lines += [fault_line(fault) for fault in frame.faults]
+    return "\n".join([*lines, game.render(frame.state), ""])
+
+
+def match_header(transcript: Transcript) -> str:
+    seats = ", ".join(f"{seat.role} {seat.player}" for seat in transcript.seats)
+    clocks = transcript.clocks
+    return (
+        f"{transcript.match_id}: {transcript.game}, {seats}; start clock {clocks['start_ms']} ms,"
+        f" play clock {clocks['play_ms']} ms, time bank {clocks['time_bank_ms']} ms,"
+        f" policy {transcript.policy}"
+    )
+
+
+def verdict_line(verdict: FileVerdict) -> str:
+    if verdict.outcome is Outcome.VERIFIED:
+        assert verdict.replayed is not None
+        transcript = verdict.replayed.transcript
+        return f"{verdict.path}: verified; {transcript.game}, {result_line(transcript)}"
+    return f"{verdict.outcome.upper()} {verdict.problem}"
+
+
+def directory_report(report: DirectoryReport) -> str:
+    """The files that did not verify, one line each, then a table by game."""
+    lines = [verdict_line(v) for v in report.verdicts if v.outcome is not Outcome.VERIFIED]
+    total = ("total", len(report.verdicts) - report.failed, report.failed)
+    table = tabulate([*report.by_game(), total], headers=["game", "verified", "failed"])
+    return "\n".join([*lines, table])
+
+
+def show_replay(replayed: Replay, frames: list[Frame], watch: bool, delay: float) -> None:
+    """Print frames of a replay: all at once, or one at a time with --watch."""
+    game, transcript = replayed.game, replayed.transcript
+    assert game is not None
+    clear = watch and sys.stdout.isatty()
+    typer.echo(match_header(transcript))
+    for number, frame in enumerate(frames):
+        if watch and number:
+            time.sleep(delay)
+            if clear:
+                typer.echo("\x1b[2J\x1b[H" + match_header(transcript))
+        typer.echo(frame_text(game, frame))
+    if replayed.verified:
+        typer.echo(result_line(transcript))

@@ -1,0 +1,183 @@
+"""What every player is to a match: a spec saying how to reach it, and the Player interface."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+
+from referee.errors import ConfigError, PlayerCrashed
+from referee.records.transcript import HUMAN_COMMAND
+from referee.sandbox.limits import Limits
+
+
+class PlayerKind(StrEnum):
+    """Who answers for a seat: a program in the sandbox, or the person at the terminal."""
+
+    PROGRAM = "program"
+    HUMAN = "human"
+
+
+@dataclass(frozen=True)
+class PlayerSpec:
+    """How to reach a player: a name for tables, its kind, and for a program its argv,
+    environment and limits.
+
+    `cwd` is the directory a program runs in; None gives it a private one, deleted when it ends.
+    """
+
+    name: str
+    argv: tuple[str, ...] = ()
+    cwd: Path | None = None
+    env: Mapping[str, str] = field(default_factory=dict)
+    limits: Limits = field(default_factory=Limits)
+    kind: PlayerKind = PlayerKind.PROGRAM
+
+    @classmethod
+    def human(cls, name: str = "human") -> PlayerSpec:
+        """The person at the terminal."""
+        return cls(name, kind=PlayerKind.HUMAN)
+
+    @classmethod
+    def from_command(
+        cls,
+        name: str,
+        command: str | Sequence[str],
+        base: Path | None = None,
+        cwd: Path | None = None,
+        env: Mapping[str, str] | None = None,
+    ) -> PlayerSpec:
+        """A spec from an argv list or a shell-style string (split, never run through a shell).
+
+        Paths in the command are taken from `cwd`, else from `base` (by default the current
+        directory), and made absolute, so that they still name the same files from a private
+        working directory.
+        """
+        try:
+            argv = tuple(shlex.split(command)) if isinstance(command, str) else tuple(command)
+        except ValueError as error:
+            raise ConfigError(f"player {name}: cannot split command {command!r}: {error}") from None
+        if not argv:
+            raise ConfigError(f"player {name}: empty command")
+        return cls(name, _absolute_paths(argv, cwd or base or Path.cwd()), cwd, dict(env or {}))
+
+    @property
+    def command(self) -> tuple[str, ...]:
+        """What a transcript records as the seat's command."""
+        return tuple(HUMAN_COMMAND) if self.kind is PlayerKind.HUMAN else self.argv
+
+    def missing_program(self) -> str | None:
+        """Why the program cannot be run, or None when it can (a person always can)."""
+        if self.kind is PlayerKind.HUMAN:
+            return None
+        program = self.argv[0]
+        if "/" in program:
+            found = (self.cwd or Path.cwd()) / program
+            if not found.is_file():
+                return f"no such program: {found}"
+            if not os.access(found, os.X_OK):
+                return f"not executable: {found} (run it through an interpreter, or chmod +x)"
+            return None
+        path = {**os.environ, **self.env}.get("PATH")
+        if shutil.which(program, path=path) is None:
+            return f"command {program!r} not found on PATH"
+        return None
+
+
+def _absolute_paths(argv: tuple[str, ...], base: Path) -> tuple[str, ...]:
+    """The program when it is a path, and each argument naming something in `base`, made absolute.
+
+    Options and other words are left as they are.
+    """
+    program, *arguments = argv
+    if "/" in program:
+        program = str(base / program)
+    return (
+        program,
+        *(
+            str(base / word) if word[:1] not in ("", "-") and (base / word).exists() else word
+            for word in arguments
+        ),
+    )
+
+
+@dataclass(frozen=True)
+class Reply:
+    """An answer line and the time from the request's write to the answer's read."""
+
+    text: str
+    elapsed_ms: float
+
+
+class Player(ABC):
+    """Something that speaks the protocol: a program in the sandbox, or a person."""
+
+    spec: PlayerSpec
+    log_path: Path | None
+
+    @abstractmethod
+    async def start(self) -> None:
+        """Get ready to receive lines."""
+
+    @abstractmethod
+    def new_match(self) -> None:
+        """A match begins: per-match allowances start again."""
+
+    @abstractmethod
+    async def request(self, line: str, limit_s: float) -> Reply | None:
+        """Send a line that needs an answer; the answer, or None when none came in `limit_s`.
+
+        Raises the PlayerFault of a player that cannot answer (gone, or a line the protocol
+        does not allow). Whether an answer came in time is the clock's to say.
+        """
+
+    @abstractmethod
+    async def send(self, line: str, limit_s: float) -> None:
+        """Send a line that needs no answer; the player must take it within `limit_s`."""
+
+    @abstractmethod
+    async def close(self) -> None:
+        """Say `quit`, give the player a moment to leave, and end it."""
+
+    @property
+    @abstractmethod
+    def alive(self) -> bool:
+        """Whether the player can still be spoken to."""
+
+
+class AbsentPlayer(Player):
+    """A player whose program could not be started: every request to it fails as a crash."""
+
+    def __init__(self, spec: PlayerSpec, reason: str) -> None:
+        self.spec = spec
+        self.log_path = None
+        self.reason = reason
+
+    async def start(self) -> None:
+        return None
+
+    def new_match(self) -> None:
+        return None
+
+    async def request(self, line: str, limit_s: float) -> Reply | None:
+        raise PlayerCrashed(self.reason)
+
+    async def send(self, line: str, limit_s: float) -> None:
+        raise PlayerCrashed(self.reason)
+
+    async def close(self) -> None:
+        return None
+
+    @property
+    def alive(self) -> bool:
+        return False
+
+
+def quoted(text: str, limit: int = 80) -> str:
+    """A player's text as a fault shows it: quoted, and cut at `limit` characters."""
+    return repr(text if len(text) <= limit else text[:limit] + "...")

@@ -1,0 +1,193 @@
+"""The protocol with one player over one transport, in the manner of python-chess's engine.
+
+The transport carries the lines; this class frames what comes back (standard output into
+lines, standard error into the log), keeps one request outstanding, and owes a reply to
+every request that timed out, so a late answer is dropped when it comes and can never be
+taken for the answer to the next request. What the transport runs on (a confined process,
+or a scripted fake in the tests) is the owner's business: it calls `pipe_data_received`,
+`pipe_connection_lost` and `fail`, and is asked, through `check`, whether the player is
+still there when a pipe closes or an answer is overdue.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from referee.clock import now
+from referee.errors import PlayerCrashed, ProtocolViolation
+from referee.players.base import Player, PlayerSpec, Reply
+from referee.players.log import PlayerLog
+from referee.protocol import Line, LineReader, is_comment
+
+STDIN, STDOUT, STDERR = 0, 1, 2
+
+
+@dataclass(frozen=True)
+class _Arrival:
+    line: Line
+    at: float
+
+
+class PlayerConnection:
+    """One player's side of the protocol: requests out, framed answers in, faults named."""
+
+    def __init__(self, log: PlayerLog, check: Callable[[str], None] | None = None) -> None:
+        """`check(what)` is called when a pipe closes (`input`, `output`) or an answer is
+        overdue (`answer`): the owner fails the connection if the player is gone."""
+        self.log = log
+        self._check = check or self._gone_at_once
+        self._transport: asyncio.WriteTransport | None = None
+        self._reader = LineReader()
+        self._pending: asyncio.Future[_Arrival] | None = None
+        self._owed = 0
+        self._writable = asyncio.Event()
+        self._writable.set()
+        self.gone: PlayerCrashed | None = None
+        self.output_closed = False
+        # What a validation looks at: lines nobody asked for (counted, the last one kept, so
+        # a flood costs no memory), and the bytes written to standard error.
+        self.stray_count = 0
+        self.last_stray: str | None = None
+        self.stderr_bytes = 0
+
+    def connection_made(self, transport: asyncio.WriteTransport) -> None:
+        self._transport = transport
+        # Paused as soon as anything waits in the buffer: a write is taken when the pipe took it.
+        transport.set_write_buffer_limits(high=0)
+
+    def pause_writing(self) -> None:
+        self._writable.clear()
+
+    def resume_writing(self) -> None:
+        self._writable.set()
+
+    def pipe_data_received(self, fd: int, data: bytes) -> None:
+        if fd == STDERR:
+            self.stderr_bytes += len(data)
+            self.log.write(data)
+            return
+        arrived = now()
+        for line in self._reader.feed(data):
+            self._arrived(_Arrival(line, arrived))
+
+    def pipe_connection_lost(self, fd: int) -> None:
+        if fd == STDOUT:
+            self.output_closed = True
+            self._check("output")
+        elif fd == STDIN:
+            self._check("input")
+
+    def fail(self, fault: PlayerCrashed) -> None:
+        """The player can no longer be spoken to; a waiting request learns why."""
+        if self.gone is None:
+            self.gone = fault
+        if self._pending is not None and not self._pending.done():
+            self._pending.set_exception(self.gone)
+
+    async def request(self, line: str, limit_s: float) -> Reply | None:
+        """Send `line`; the answer, or None when none came within `limit_s` of the write."""
+        if self._pending is not None:
+            raise RuntimeError("one request at a time")
+        self._raise_if_gone()
+        pending: asyncio.Future[_Arrival] = asyncio.get_running_loop().create_future()
+        self._pending = pending
+        try:
+            sent = await self._write(line, limit_s)
+            try:
+                await asyncio.wait_for(asyncio.shield(pending), max(0.0, sent + limit_s - now()))
+            except TimeoutError:
+                # Overdue: a program that has ended meanwhile has crashed, not timed out.
+                self._check("answer")
+                if not pending.done():
+                    self._owed += 1
+                    return None
+        finally:
+            self._pending = None
+            if pending.done() and not pending.cancelled():
+                pending.exception()  # raised below if there is one; never left unretrieved
+        arrival = pending.result()
+        if arrival.line.text is None:
+            raise ProtocolViolation(arrival.line.problem)
+        return Reply(arrival.line.text, (arrival.at - sent) * 1000)
+
+    async def send(self, line: str, limit_s: float) -> None:
+        """Send a line that needs no answer; a player that will not take it has crashed."""
+        self._raise_if_gone()
+        await self._write(line, limit_s)
+
+    def _raise_if_gone(self) -> None:
+        if self.gone is not None:
+            raise self.gone
+
+    async def _write(self, line: str, limit_s: float) -> float:
+        """Write a line; the time it was written."""
+        transport = self._transport
+        assert transport is not None
+        if transport.is_closing():
+            self._check("input")
+            self._raise_if_gone()
+            raise PlayerCrashed("closed its input")
+        transport.write(line.encode() + b"\n")
+        written = now()
+        try:
+            await asyncio.wait_for(self._writable.wait(), limit_s)
+        except TimeoutError:
+            self.fail(PlayerCrashed("stopped reading its input"))
+            raise PlayerCrashed("stopped reading its input") from None
+        return written
+
+    def _arrived(self, arrival: _Arrival) -> None:
+        text = arrival.line.text
+        if text is not None and is_comment(text):
+            self.log.write(text.encode() + b"\n")
+            return
+        if text is not None and not text.strip():
+            return
+        if self._owed:
+            self._owed -= 1
+            self.log.note("dropped a late answer")
+        elif self._pending is not None and not self._pending.done():
+            self._pending.set_result(arrival)
+        else:
+            self.stray_count += 1
+            self.last_stray = text if text is not None else arrival.line.problem
+            self.log.note("ignored a line nobody asked for")
+
+    def _gone_at_once(self, what: str) -> None:
+        """Without an owner to ask, a closed pipe is the end of the player."""
+        if what != "answer":
+            self.fail(PlayerCrashed(f"closed its {what}"))
+
+
+class ConnectedPlayer(Player):
+    """A player reached through a PlayerConnection, whatever carries its lines."""
+
+    def __init__(self, spec: PlayerSpec, connection: PlayerConnection) -> None:
+        self.spec = spec
+        self.connection = connection
+
+    @property
+    def log_path(self) -> Path | None:  # type: ignore[override]
+        return self.connection.log.path
+
+    @property
+    def alive(self) -> bool:
+        return self.connection.gone is None
+
+    async def start(self) -> None:
+        return None
+
+    def new_match(self) -> None:
+        return None
+
+    async def request(self, line: str, limit_s: float) -> Reply | None:
+        return await self.connection.request(line, limit_s)
+
+    async def send(self, line: str, limit_s: float) -> None:
+        await self.connection.send(line, limit_s)
+
+    async def close(self) -> None:
+        self.connection.fail(PlayerCrashed("ended by the referee"))

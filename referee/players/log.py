@@ -1,0 +1,58 @@
+"""A player's log: what it writes to standard error and the referee's notes on it, capped."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import BinaryIO
+
+LOG_LIMIT = 1024 * 1024
+
+
+class PlayerLog:
+    """One file per match, up to `limit` bytes each; what is over the cap is counted, not kept."""
+
+    def __init__(self, path: Path | None, limit: int = LOG_LIMIT) -> None:
+        self.limit = limit
+        self.path: Path | None = None
+        self._file: BinaryIO | None = None
+        self._logged = 0
+        if path is not None:
+            self.switch(path)
+
+    @property
+    def full(self) -> bool:
+        return self._logged > self.limit
+
+    def switch(self, path: Path) -> None:
+        """Write to `path` from now on, with a fresh cap: a reused process keeps a log per match."""
+        self.close()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._file = open(path, "ab")  # noqa: SIM115 -- closed in close()
+        self.path = path
+        self._logged = 0
+
+    def write(self, data: bytes) -> None:
+        """Append up to the cap; past it, one line says where the log was cut."""
+        if self._file is None or self._file.closed:
+            return
+        room = max(0, self.limit - self._logged)
+        kept = data[:room]
+        self._file.write(kept)
+        if len(kept) < len(data) and self._logged + len(kept) == self.limit:
+            self._file.write(f"\n# referee: log cut at {self.limit} bytes\n".encode())
+        self._file.flush()
+        self._logged += len(data)
+
+    def note(self, text: str) -> None:
+        """A line from the referee about the player."""
+        self.write(f"# referee: {text}\n".encode())
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+
+    def remove_if_empty(self) -> None:
+        """Delete the file when nothing was written to it (a program that never started)."""
+        self.close()
+        if self.path is not None and self.path.exists() and self.path.stat().st_size == 0:
+            self.path.unlink()

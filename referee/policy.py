@@ -1,0 +1,86 @@
+"""The fault policy: who is asked, what a fault costs, which moves the referee draws itself.
+
+Pure functions of the legal moves, the faults and the match's seeded generator. The match
+decides every step with them, and replay checks a transcript with the same functions in the
+same order, so a record can be verified only if the referee's own choices are reproduced.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+
+from referee.errors import FaultKind
+from referee.games import Move
+
+# Faults after which a player is gone: it plays no further part in the match.
+OUT_OF_THE_MATCH = frozenset({FaultKind.CRASH, FaultKind.RESOURCE})
+
+
+class Policy(StrEnum):
+    """What a fault costs: the match, or the move (replaced by a random legal one)."""
+
+    FORFEIT = "forfeit"
+    RANDOM = "random"
+
+
+def asked(legal: Sequence[Sequence[Move]], out: Collection[int]) -> list[int]:
+    """The roles sent `go`: those with a choice of moves that are still in the match."""
+    return [role for role, moves in enumerate(legal) if len(moves) > 1 and role not in out]
+
+
+@dataclass(frozen=True)
+class Resolution:
+    """A step decided: the joint move, the moves the referee drew, forfeits, who is out after."""
+
+    joint: tuple[Move, ...]
+    drawn: Mapping[int, Move]  # for roles out of the match that had a choice
+    replacements: Mapping[int, Move]  # for roles whose answer was a fault, under `random`
+    forfeits: frozenset[int]  # roles whose fault ends the match, under `forfeit`
+    out: frozenset[int]
+
+
+def resolve(
+    policy: Policy,
+    legal: Sequence[Sequence[Move]],
+    out: Collection[int],
+    answers: Mapping[int, Move | FaultKind],
+    rng: random.Random,
+) -> Resolution:
+    """Decide a step from each asked role's answer: its move, or the kind of its fault.
+
+    The generator draws first the moves of roles out of the match, then the replacements,
+    each in role order: that order is part of every transcript's meaning.
+    """
+    joint = [moves[0] for moves in legal]
+    drawn: dict[int, Move] = {}
+    for role, moves in enumerate(legal):
+        if len(moves) > 1 and role in out:
+            drawn[role] = joint[role] = rng.choice(moves)
+    replacements: dict[int, Move] = {}
+    forfeits: set[int] = set()
+    now_out = set(out)
+    for role in sorted(answers):
+        answer = answers[role]
+        if not isinstance(answer, FaultKind):
+            joint[role] = answer
+            continue
+        if answer in OUT_OF_THE_MATCH:
+            now_out.add(role)
+        if policy is Policy.RANDOM:
+            replacements[role] = joint[role] = rng.choice(legal[role])
+        else:
+            forfeits.add(role)
+    return Resolution(tuple(joint), drawn, replacements, frozenset(forfeits), frozenset(now_out))
+
+
+def start_outcome(policy: Policy, faulty: Collection[int]) -> tuple[frozenset[int], frozenset[int]]:
+    """(forfeits, out) after the start: a player that did not get ready is out of step for good."""
+    return (frozenset(faulty) if policy is Policy.FORFEIT else frozenset()), frozenset(faulty)
+
+
+def forfeit_goals(roles: int, forfeits: Collection[int]) -> tuple[int, ...]:
+    """The goals of a forfeit: 0 to each faulty role, 100 to every other."""
+    return tuple(0 if role in forfeits else 100 for role in range(roles))

@@ -1,0 +1,96 @@
+"""The match loop and the fault policy over scripted players: no process, milliseconds each."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from referee.clock import Clocks
+from referee.games import get_game
+from referee.match import Match, MatchSetup
+from referee.policy import Policy
+from referee.records.replay import replay
+from referee.records.transcript import Transcript
+from tests.fakes import Answer, Script, first_legal, scripted
+
+FAST = Clocks(start_ms=200, play_ms=60)
+
+
+def play(
+    game_id: str, first: Script, second: Script, policy: Policy = Policy.FORFEIT
+) -> tuple[Transcript, list[list[str]]]:
+    """A match between two scripts; its transcript (which must verify) and the lines each got."""
+    (p1, t1), (p2, t2) = scripted("one", first), scripted("two", second)
+    setup = MatchSetup("m-fake", get_game(game_id), [p1, p2], FAST, policy, seed=3)
+    transcript = asyncio.run(Match(setup).run())
+    replayed = replay(transcript)
+    assert replayed.problem is None, replayed.problem
+    return transcript, [t1.written, t2.written]
+
+
+def test_a_whole_match_runs_to_the_rules_end_and_every_player_follows_it() -> None:
+    transcript, (lines, _) = play("ticblock", first_legal(), first_legal())
+    assert transcript.end_reason == "terminal" and not transcript.faults
+    game = get_game("ticblock")
+    assert transcript.goals is not None
+    assert sum(transcript.goals.values()) in (100, 125, 150)
+    assert lines[0] == f"start m-fake ticblock {game.roles[0]} 200 60"
+    assert sum(line.startswith("moves ") for line in lines) == len(transcript.steps)
+    assert lines[-1].startswith("end ") and lines[-1].endswith(" terminal")
+
+
+def test_garbage_under_forfeit_ends_the_match_with_the_forfeit_goals() -> None:
+    transcript, _ = play("hex-pie", first_legal({3: "what?"}), first_legal())
+    assert [(f.step, f.role, f.kind) for f in transcript.faults] == [(3, "player1", "protocol")]
+    assert transcript.end_reason == "forfeit"
+    assert transcript.goals == {"player1": 0, "player2": 100}
+
+
+def test_a_late_answer_is_dropped_when_it_comes_and_never_taken_for_the_next() -> None:
+    # player1 is late at step 3; it arrives while player2 thinks about step 4 (timers fire in
+    # order, so always before player1's next request), and must not answer step 5.
+    play_s = FAST.play_ms / 1000
+    late = Answer("(place a 1)", delay_s=1.2 * play_s)
+    thinking = Answer("(place b 1)", delay_s=0.5 * play_s)
+    transcript, _ = play(
+        "hex-pie", first_legal({3: late}), first_legal({4: thinking}), Policy.RANDOM
+    )
+    assert [(f.step, f.kind) for f in transcript.faults] == [(3, "timeout")]
+    assert transcript.end_reason == "terminal"
+
+
+def test_a_crash_under_random_takes_the_player_out_and_its_moves_are_drawn() -> None:
+    crash = Answer(crash="exited with code 3")
+    transcript, (lines, _) = play("quad", first_legal({3: crash}), first_legal(), Policy.RANDOM)
+    assert [(f.step, f.kind, f.detail) for f in transcript.faults] == [
+        (3, "crash", "exited with code 3")
+    ]
+    assert transcript.end_reason == "terminal"
+    assert not [line for line in lines if line.startswith("go ") and int(line.split()[1]) > 3]
+
+
+@pytest.mark.parametrize(
+    ("policy", "end"), [(Policy.FORFEIT, "forfeit"), (Policy.RANDOM, "terminal")]
+)
+def test_a_player_that_does_not_get_ready_is_out_from_the_start(policy: Policy, end: str) -> None:
+    def not_ready(line: str) -> list[str]:
+        return ["ok"] if line.startswith("start") else []
+
+    transcript, (lines, _) = play("ticblock", not_ready, first_legal(), policy)
+    assert [(f.step, f.kind) for f in transcript.faults] == [(0, "protocol")]
+    assert transcript.end_reason == end
+    assert not any(line.startswith("go ") for line in lines)
+
+
+def test_the_time_bank_is_drawn_on_and_shown_in_each_go(tmp_path: Path) -> None:
+    slow = Answer("(mark 1 1)", delay_s=0.09)
+    (p1, t1), (p2, _) = scripted("one", first_legal({1: slow})), scripted("two", first_legal())
+    clocks = Clocks(start_ms=200, play_ms=60, time_bank_ms=100)
+    setup = MatchSetup("m-bank", get_game("ticblock"), [p1, p2], clocks, Policy.FORFEIT)
+    transcript = asyncio.run(Match(setup).run())
+    assert not transcript.faults
+    goes = [line for line in t1.written if line.startswith("go ")]
+    assert goes[0].split()[2] == "160"
+    assert int(goes[1].split()[2]) < 160
