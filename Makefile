@@ -14,13 +14,14 @@ $(BIN)/referee: pyproject.toml
 demo: $(BIN)/referee
 	$(BIN)/referee tournament matches/demo.yaml
 
-test: $(BIN)/referee
-	$(BIN)/ruff check .
+test: lint
 	$(BIN)/python -m pytest
 
 lint: $(BIN)/referee
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/mypy
+	$(BIN)/lint-imports
 
 bench: $(BIN)/referee
 	$(BIN)/python benchmarks/engines.py

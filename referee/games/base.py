@@ -67,9 +67,23 @@ class Game(ABC, Generic[S]):
     def legal_moves(self, state: S, role: int) -> tuple[Move, ...]:
         """The legal moves of the role with this index; empty in a terminal state."""
 
-    @abstractmethod
     def next_state(self, state: S, joint: Sequence[Move]) -> S:
-        """The state after every role plays its move of `joint` (role order); checks legality."""
+        """The state after every role plays its move of `joint` (role order); checks legality.
+
+        IllegalMoveError for a joint move of the wrong size, one played after the end, or one
+        the rules do not allow.
+        """
+        if len(joint) != len(self.roles):
+            raise IllegalMoveError(
+                f"{self.id}: a joint move has {len(self.roles)} moves, got {len(joint)}"
+            )
+        if self.is_terminal(state):
+            raise self.game_over()
+        return self._next_state(state, joint)
+
+    @abstractmethod
+    def _next_state(self, state: S, joint: Sequence[Move]) -> S:
+        """The state after a joint move of the right size in a state that is not terminal."""
 
     @abstractmethod
     def is_terminal(self, state: S) -> bool:
@@ -111,20 +125,14 @@ class Game(ABC, Generic[S]):
         return IllegalMoveError(f"{self.id}: {self.roles[role]} cannot play {move!r}: {why}")
 
     def controlled_move(self, joint: Sequence[Move], mover: int) -> Move:
-        """The move of the role in control, after checking that every other role plays noop."""
+        """The move of the role in control, after checking that every other role plays noop.
+
+        The one helper of turn-taking: a game where one role moves at a time calls it first.
+        """
         for role, move in enumerate(joint):
             if role != mover and move != NOOP:
                 raise self.illegal(role, move, "it is not in control: only noop")
         return joint[mover]
-
-    def check_joint(self, state: S, joint: Sequence[Move]) -> None:
-        """Reject a joint move of the wrong size or one played after the end."""
-        if len(joint) != len(self.roles):
-            raise IllegalMoveError(
-                f"{self.id}: a joint move has {len(self.roles)} moves, got {len(joint)}"
-            )
-        if self.is_terminal(state):
-            raise self.game_over()
 
     def game_over(self) -> IllegalMoveError:
         """The error for a move asked of, or played in, a terminal state."""

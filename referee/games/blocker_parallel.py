@@ -83,8 +83,7 @@ Move: (mark x1 y1 x2 y2), cell (x1, y1) of board 1 and cell (x2, y2) of board 2.
             random_blank(occupied2, _BOARD_CELLS, rng)
         ]
 
-    def next_state(self, state: State, joint: Sequence[Move]) -> State:
-        self.check_joint(state, joint)
+    def _next_state(self, state: State, joint: Sequence[Move]) -> State:
         occupied = _occupied(state)
         bits = []
         for role, move in enumerate(joint):

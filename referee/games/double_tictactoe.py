@@ -79,8 +79,7 @@ Moves: (mark1 m n) on board 1, (mark2 m n) on board 2, noop."""
             return NOOP
         return super().random_move(state, role, rng)
 
-    def next_state(self, state: State, joint: Sequence[Move]) -> State:
-        self.check_joint(state, joint)
+    def _next_state(self, state: State, joint: Sequence[Move]) -> State:
         mover = state.control
         idle = 1 - mover
         move = self.controlled_move(joint, mover)

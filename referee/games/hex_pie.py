@@ -125,8 +125,7 @@ Moves: (place r c), e.g. (place e 5); swap; noop."""
             return SWAP
         return _PLACES[random_blank(occupied, CELLS, rng)]
 
-    def next_state(self, state: State, joint: Sequence[Move]) -> State:
-        self.check_joint(state, joint)
+    def _next_state(self, state: State, joint: Sequence[Move]) -> State:
         mover = state.steps % 2
         move = self.controlled_move(joint, mover)
         if move == SWAP:

@@ -121,8 +121,7 @@ Moves: (mark rR cC), (block rR cC), noop; e.g. (mark r4 c4)."""
             return _BLOCKS[b]
         return _MARKS[b]
 
-    def next_state(self, state: State, joint: Sequence[Move]) -> State:
-        self.check_joint(state, joint)
+    def _next_state(self, state: State, joint: Sequence[Move]) -> State:
         mover = state.control
         idle = 1 - mover
         move = self.controlled_move(joint, mover)

@@ -94,8 +94,7 @@ Moves: (mark a b) on the current board, reset, noop."""
             raise self.game_over()
         return _CROSS_MOVES[random_blank(state.crosser | state.blocked, len(crossing.CELLS), rng)]
 
-    def next_state(self, state: State, joint: Sequence[Move]) -> State:
-        self.check_joint(state, joint)
+    def _next_state(self, state: State, joint: Sequence[Move]) -> State:
         if state.tic is None:
             if tictactoe.finished(state.x, state.o):
                 for role, move in enumerate(joint):
