@@ -123,15 +123,16 @@ class PlayerConnection:
             raise self.gone
 
     async def _write(self, line: str, limit_s: float) -> float:
-        """Write a line; the time it was written."""
+        """Write a line; the time its write began."""
         transport = self._transport
         assert transport is not None
         if transport.is_closing():
             self._check("input")
             self._raise_if_gone()
             raise PlayerCrashed("closed its input")
-        transport.write(line.encode() + b"\n")
+        # Before the write: the player may read the line and start its clock at once.
         written = now()
+        transport.write(line.encode() + b"\n")
         try:
             await asyncio.wait_for(self._writable.wait(), limit_s)
         except TimeoutError:
