@@ -16,7 +16,7 @@ import time
 from collections.abc import Hashable
 
 from referee.games import Game, Move, get_game
-from referee.protocol import split_moves
+from referee.protocol import READY, Go, Moves, Quit, Start, parse
 
 EXPLORATION = 0.7
 SAFETY_S = 0.03  # what answering and the pipes may cost, kept out of the search
@@ -90,21 +90,18 @@ def main() -> None:
     state: Hashable = None
     role = 0
     for line in sys.stdin:
-        words = line.split()
-        if not words:
-            continue
-        if words[0] == "start":
-            game = get_game(words[2])
-            role = game.roles.index(words[3])
+        message = parse(line)
+        if isinstance(message, Start):
+            game = get_game(message.game_id)
+            role = game.role_index(message.role)
             state = game.initial_state()
-            print("ready", flush=True)
-        elif words[0] == "go" and game is not None:
-            seconds = max(0.005, int(words[2]) / 1000 * SHARE - SAFETY_S)
+            print(READY, flush=True)
+        elif isinstance(message, Go) and game is not None:
+            seconds = max(0.005, message.ms / 1000 * SHARE - SAFETY_S)
             print(search(game, state, role, seconds, rng), flush=True)
-        elif words[0] == "moves" and game is not None:
-            joint = tuple(game.parse_move(m) for m in split_moves(line.split(maxsplit=2)[2]))
-            state = game.next_state(state, joint)
-        elif words[0] == "quit":
+        elif isinstance(message, Moves) and game is not None:
+            state = game.next_state(state, tuple(game.parse_move(m) for m in message.joint))
+        elif isinstance(message, Quit):
             return
 
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A player that picks a uniformly random legal move. It uses nothing but the protocol.
+"""A player that picks a uniformly random legal move.
 
 Usage: random_player.py [--seed N]
 
@@ -8,27 +8,23 @@ the same whether the process plays one match or many.
 """
 
 import random
-import re
 import sys
 
-MOVE = re.compile(r"\([^()]*\)|[^\s()]+")
+from referee.protocol import READY, Go, Quit, Start, parse
 
 
 def main() -> None:
     seed = int(sys.argv[2]) if sys.argv[1:2] == ["--seed"] else None
     rng = random.Random(seed)
     for line in sys.stdin:
-        words = line.split(maxsplit=3)
-        if not words:
-            continue
-        if words[0] == "start":
+        message = parse(line)
+        if isinstance(message, Start):
             if seed is not None:
-                rng.seed(f"{seed} {words[1]}")
-            print("ready", flush=True)
-        elif words[0] == "go":
-            legal = MOVE.findall(words[3]) if len(words) > 3 else []
-            print(rng.choice(legal), flush=True)
-        elif words[0] == "quit":
+                rng.seed(f"{seed} {message.match_id}")
+            print(READY, flush=True)
+        elif isinstance(message, Go):
+            print(rng.choice(message.legal), flush=True)
+        elif isinstance(message, Quit):
             return
 
 
