@@ -149,11 +149,6 @@ class LineReader:
         self._buffer = bytearray()
         self._overlong = False
 
-    @property
-    def partial(self) -> bool:
-        """Whether part of a line has arrived without its end."""
-        return bool(self._buffer) or self._overlong
-
     def feed(self, data: bytes) -> list[Line]:
         """The lines that `data` completes, in order."""
         lines = []

@@ -157,6 +157,22 @@ def _spec(tmp_path: Path, mode: str, limits: Limits) -> PlayerSpec:
     return PlayerSpec("bot", (sys.executable, str(_bot(tmp_path)), mode), limits=limits)
 
 
+def test_a_program_over_its_memory_limit_is_named_for_it_even_when_it_exits_by_itself(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # It touches 96 MiB (under its 128 MiB address-space cap) and exits at once, printing as
+    # it goes. The sampling is put out of the way: the kernel's peak at its exit must say it.
+    monkeypatch.setattr("referee.sandbox.process.SAMPLE_EVERY_S", 3600.0)
+    spec = PlayerSpec(
+        "bot",
+        (sys.executable, str(_bot(tmp_path)), "memory-spike", "--mb", "96"),
+        limits=Limits(memory_mb=64),
+    )
+    lines = ("start m ticblock xcplayer 1000 1000", "go 1 1000 (mark 1 1) (mark 2 2)")
+    with pytest.raises(ResourceExceeded, match=r"^exceeded its memory limit 64 MiB$"):
+        asyncio.run(_requests(spec, tmp_path / "spike.log", *lines))
+
+
 def test_a_fork_bomb_faster_than_the_sampling_is_stopped_at_the_limit(
     tmp_path: Path, watched: Protections
 ) -> None:

@@ -18,6 +18,8 @@ MODE, done at the N-th `go` (default 1) unless it says otherwise:
   stderr-flood  writes 5 MiB to standard error at `start`
   chatty        answers each `moves` line, which needs no answer, with `ok`
   memory-hog    allocates memory until it is stopped
+  memory-spike  touches --mb MiB of memory at once, writes a comment, and exits with code 1
+                before any sampling can see it
   fork-bomb     starts up to 200 sleeping processes, --delay-ms apart, then plays on; when a
                 fork is refused, says after how many on stderr and exits with code 1
   cpu-spinner   spins on the CPU without end, never answering again
@@ -51,6 +53,7 @@ def main() -> None:
     parser.add_argument("--delay-ms", type=int, default=0)
     parser.add_argument("--pidfile")
     parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--mb", type=int, default=0)
     args = parser.parse_args()
     pids = [os.getpid()]
     if args.mode == "ignore-term":
@@ -85,7 +88,7 @@ def main() -> None:
             goes += 1
             answer = random.choice(MOVE.findall(words[3]))
             if goes == args.at or (args.at == 0 and args.mode == "late"):
-                answer = misbehave(args.mode, args.delay_ms, answer)
+                answer = misbehave(args.mode, args.delay_ms, answer, args.mb)
             print(answer, flush=True)
         elif words[0] == "moves" and args.mode == "chatty":
             print("ok", flush=True)
@@ -121,8 +124,12 @@ def forever(work) -> None:
     threading.Thread(target=lambda: [work() for _ in iter(int, 1)], daemon=True).start()
 
 
-def misbehave(mode: str, delay_ms: int, answer: str) -> str:
+def misbehave(mode: str, delay_ms: int, answer: str, mb: int = 0) -> str:
     """The line to send instead of a good answer, or no line at all."""
+    if mode == "memory-spike":
+        spike = b"\x01" * (mb * 1024 * 1024)
+        print(f"# touched {len(spike)} bytes; bye", flush=True)
+        sys.exit(1)
     if mode == "memory-hog":
         hoard = []
         while True:
