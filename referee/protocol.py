@@ -13,6 +13,12 @@ from enum import StrEnum
 
 VERSION = 1
 LINE_LIMIT = 64 * 1024
+# What a player may write for one request, its answer included (comments, blank lines, and
+# what it left in its pipe since the last request): more is a protocol fault of that request.
+OUTPUT_BUDGET_BYTES = 4 * LINE_LIMIT
+OUTPUT_BUDGET_LINES = 4096
+# The rest of a line already found over-long is skipped up to this, apart from the budget.
+SKIP_LIMIT = 256 * LINE_LIMIT
 READY = "ready"
 COMMENT = "#"
 _MOVE = re.compile(r"\([^()]*\)|[^\s()]+")
@@ -147,6 +153,21 @@ class LineReader:
     def __init__(self, limit: int = LINE_LIMIT) -> None:
         self._limit = limit
         self._buffer = bytearray()
+        self._overlong = False
+
+    @property
+    def partial(self) -> bool:
+        """Whether part of a line has arrived without its end."""
+        return bool(self._buffer) or self._overlong
+
+    @property
+    def skipping(self) -> bool:
+        """Whether the rest of a line already reported as over-long is being skipped."""
+        return self._overlong
+
+    def reset(self) -> None:
+        """Forget a line begun and never ended: it is not the start of the next one."""
+        self._buffer.clear()
         self._overlong = False
 
     def feed(self, data: bytes) -> list[Line]:

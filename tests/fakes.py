@@ -20,18 +20,25 @@ from referee.protocol import Go, Start, parse
 
 @dataclass(frozen=True)
 class Answer:
-    """A line the scripted player writes `delay_s` after the request; `crash` ends it instead."""
+    """What the scripted player writes `delay_s` after the request (a line, or part of one
+    without its end), or `crash`: it ends instead."""
 
     text: str = ""
     delay_s: float = 0.0
     crash: str | None = None
+    newline: bool = True
 
 
 Script = Callable[[str], Iterable[Answer | str]]
 
 
 class MockTransport(asyncio.WriteTransport):
-    """Takes the referee's lines for a script, and feeds the script's answers back."""
+    """Takes the referee's lines for a script, and feeds the script's answers back.
+
+    Like a real program it answers one request after the other: an answer is written no
+    sooner than the one before it. What it writes while the referee is not reading waits,
+    as in a pipe, until the referee reads again.
+    """
 
     def __init__(self, connection: PlayerConnection, script: Script) -> None:
         super().__init__()
@@ -39,6 +46,9 @@ class MockTransport(asyncio.WriteTransport):
         self.script = script
         self.written: list[str] = []
         self._closing = False
+        self._reading = True
+        self._unread = bytearray()
+        self._busy_until = 0.0
 
     def write(self, data: bytes | bytearray | memoryview) -> None:
         loop = asyncio.get_running_loop()
@@ -46,14 +56,34 @@ class MockTransport(asyncio.WriteTransport):
             self.written.append(line)
             for answer in self.script(line):
                 answer = Answer(answer) if isinstance(answer, str) else answer
-                loop.call_later(answer.delay_s, self._answer, answer)
+                self._busy_until = max(self._busy_until, loop.time() + answer.delay_s)
+                loop.call_at(self._busy_until, self._answer, answer)
 
     def _answer(self, answer: Answer) -> None:
         if answer.crash is not None:
             self._closing = True
             self.connection.fail(PlayerCrashed(answer.crash))
-        else:
-            self.connection.pipe_data_received(STDOUT, answer.text.encode() + b"\n")
+            return
+        self._unread += answer.text.encode() + (b"\n" if answer.newline else b"")
+        if self._reading:
+            self._deliver()
+
+    def _deliver(self) -> None:
+        if self._unread:
+            data, self._unread = bytes(self._unread), bytearray()
+            self.connection.pipe_data_received(STDOUT, data)
+
+    # The OutputPipe side: what the player wrote, read only when the referee reads.
+    def pause_reading(self) -> None:
+        self._reading = False
+
+    def resume_reading(self) -> None:
+        self._reading = True
+        asyncio.get_running_loop().call_soon(self._deliver)
+
+    def read_now(self, limit: int) -> bytes:
+        data, self._unread = bytes(self._unread[:limit]), self._unread[limit:]
+        return data
 
     def set_write_buffer_limits(self, high: int | None = None, low: int | None = None) -> None:
         return None
@@ -70,6 +100,7 @@ def scripted(name: str, script: Script) -> tuple[ConnectedPlayer, MockTransport]
     connection = PlayerConnection(PlayerLog(None))
     transport = MockTransport(connection, script)
     connection.connection_made(transport)
+    connection.output_made(transport)
     return ConnectedPlayer(PlayerSpec(name, ("scripted", name)), connection), transport
 
 

@@ -73,6 +73,8 @@ ZOO = [
     ("huge", [], (1, "protocol", "a line longer than 64 KiB")),
     ("not-utf8", [], (1, "protocol", "a line that is not UTF-8")),
     ("exit", ["--at", "2"], (3, "crash", "exited with code 3")),
+    # Half a move and no end, then silence: that step only; the next answers are taken.
+    ("partial", ["--at", "2"], (3, "timeout", "no answer within 300 ms")),
     # Its child holds the output pipe: the exit is a crash all the same, not a timeout.
     ("orphan", ["--at", "2"], (3, "crash", "exited with code 3")),
     ("close-stdout", ["--at", "2"], (3, "crash", "closed its output")),

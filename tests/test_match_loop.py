@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import random
 from pathlib import Path
 
 import pytest
@@ -94,3 +95,39 @@ def test_the_time_bank_is_drawn_on_and_shown_in_each_go(tmp_path: Path) -> None:
     goes = [line for line in t1.written if line.startswith("go ")]
     assert goes[0].split()[2] == "160"
     assert int(goes[1].split()[2]) < 160
+
+
+def test_a_late_answer_that_comes_after_the_next_request_costs_only_its_own_step() -> None:
+    # Late at step 3 by half a clock: the late line arrives after the request of step 5,
+    # followed at once by the answer to it, as a program answering in turn does.
+    late = Answer("(place a 1)", delay_s=1.5 * FAST.play_ms / 1000)
+    transcript, _ = play("hex-pie", first_legal({3: late}), first_legal(), Policy.RANDOM)
+    assert [(f.step, f.kind) for f in transcript.faults] == [(3, "timeout")]
+
+
+@pytest.mark.parametrize(
+    "broken",
+    [Answer("(place", newline=False), Answer("x" * 70_000, newline=False)],
+    ids=["partial", "over-long"],
+)
+def test_a_line_begun_and_never_ended_costs_only_its_own_step(broken: Answer) -> None:
+    transcript, _ = play("hex-pie", first_legal({3: broken}), first_legal(), Policy.RANDOM)
+    assert len(transcript.faults) == 1 and transcript.faults[0].step == 3
+    assert transcript.end_reason == "terminal"
+
+
+def test_fuzzed_partial_lines_then_silence_cost_exactly_one_step() -> None:
+    rng = random.Random(2026)
+    for _ in range(25):
+        step = rng.choice([1, 3, 5, 7])
+        text = "".join(rng.choice("(place a1 )\r#x") for _ in range(rng.randrange(1, 40)))
+        broken = Answer(text, delay_s=rng.random() * 0.5 * FAST.play_ms / 1000, newline=False)
+        transcript, _ = play("hex-pie", first_legal({step: broken}), first_legal(), Policy.RANDOM)
+        assert [f.step for f in transcript.faults] == [step], (text, transcript.faults)
+
+
+def test_a_flood_of_blank_lines_is_a_protocol_fault_of_the_flooder_alone() -> None:
+    flood = Answer("\n" * 100_000, newline=False)
+    transcript, _ = play("ticblock", first_legal({3: flood}), first_legal(), Policy.RANDOM)
+    assert [(f.step, f.role, f.kind) for f in transcript.faults] == [(3, "xcplayer", "protocol")]
+    assert transcript.faults[0].detail.startswith("wrote more than 256 KiB or 4096 lines")

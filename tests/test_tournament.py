@@ -40,6 +40,7 @@ def write_config(
     games: str = "[ticblock, double-tictactoe]",
     extra: str = "",
     name: str = "cup",
+    play_clock: int = 2000,
 ) -> Path:
     path = directory / f"{name}.yaml"
     # The marker lets `referee_processes` find these players, which run in private directories.
@@ -48,7 +49,7 @@ def write_config(
         for n, c in players.items()
     )
     path.write_text(
-        f"name: {name}\nseed: 5\nstart_clock: 5000\nplay_clock: 2000\ngames: {games}\n"
+        f"name: {name}\nseed: 5\nstart_clock: 5000\nplay_clock: {play_clock}\ngames: {games}\n"
         f"{extra}players:\n{entries}"
     )
     return path
@@ -162,6 +163,28 @@ def test_a_crashing_player_is_restarted_for_its_next_match(tmp_path: Path) -> No
         role = next(seat.role for seat in transcript.seats if seat.player == "crasher")
         assert (fault.role, fault.kind, fault.detail) == (role, "crash", "exited with code 3")
         assert transcript.end_reason == "forfeit"
+
+
+def test_a_flooding_player_costs_its_own_steps_and_no_other_match_a_moment(
+    tmp_path: Path,
+) -> None:
+    # From its first move on, a thread of the flooder writes blank lines without end; its
+    # process is reused, so it floods between matches too.
+    flooder = f"{sys.executable} {MISBEHAVING} flood"
+    players = {"flooder": flooder, "a": seeded(1), "b": seeded(2)}
+    extra = "policy: random\nconcurrency: 2\n"
+    path = write_config(tmp_path, players, games="[ticblock]", extra=extra, play_clock=300)
+    config = load_config(path)
+    run(config)
+    found = transcripts(config.output).values()
+    assert len(found) == 6 and all(t.complete for t in found)
+    for transcript in found:
+        names = {seat.role: seat.player for seat in transcript.seats}
+        kinds = {(names[fault.role], fault.kind) for fault in transcript.faults}
+        # Nobody but the flooder has a fault, and the flooder only for its output.
+        assert kinds <= {("flooder", "protocol")}, transcript.faults
+        if "flooder" not in names.values():
+            assert not transcript.faults
 
 
 def test_the_pool_reuses_a_live_process_and_replaces_a_dead_one(tmp_path: Path) -> None:

@@ -1,10 +1,15 @@
 """The protocol with one player over one transport, in the manner of python-chess's engine.
 
 The transport carries the lines; this class frames what comes back (standard output into
-lines, standard error into the log), keeps one request outstanding, and owes a reply to
-every request that timed out, so a late answer is dropped when it comes and can never be
-taken for the answer to the next request. What the transport runs on (a confined process,
-or a scripted fake in the tests) is the owner's business: it calls `pipe_data_received`,
+lines, standard error into the log) and keeps one request outstanding. A player's output is
+read only while an answer is awaited, within a budget of bytes and lines per request; the
+rest of the time it stays in the pipe, and the player blocks on its own writes. Before each
+request, what the player left in the pipe since the last one is read (a late answer, stray
+lines), and a line it began and never ended is dropped with its step. After a timeout with
+nothing written, one line is owed: the late answer, dropped when it comes, so it can never
+be taken for the answer to the next request. So one late, partial or over-long answer costs
+its own step and no other. What the transport runs on (a confined process, or
+a scripted fake in the tests) is the owner's business: it calls `pipe_data_received`,
 `pipe_connection_lost` and `fail`, and is asked, through `check`, whether the player is
 still there when a pipe closes or an answer is overdue.
 """
@@ -15,14 +20,35 @@ import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from referee.clock import now
 from referee.errors import PlayerCrashed, ProtocolViolation
 from referee.players.base import Player, PlayerSpec, Reply
 from referee.players.log import PlayerLog
-from referee.protocol import Line, LineReader, is_comment
+from referee.protocol import (
+    LINE_LIMIT,
+    OUTPUT_BUDGET_BYTES,
+    OUTPUT_BUDGET_LINES,
+    SKIP_LIMIT,
+    Line,
+    LineReader,
+    is_comment,
+)
 
 STDIN, STDOUT, STDERR = 0, 1, 2
+
+
+class OutputPipe(Protocol):
+    """A player's standard output, read by the connection only while an answer is awaited."""
+
+    def pause_reading(self) -> None: ...
+
+    def resume_reading(self) -> None: ...
+
+    def read_now(self, limit: int) -> bytes:
+        """What is in the pipe at this moment, at most `limit` bytes, without waiting."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -40,9 +66,13 @@ class PlayerConnection:
         self.log = log
         self._check = check or self._gone_at_once
         self._transport: asyncio.WriteTransport | None = None
+        self._output: OutputPipe | None = None
         self._reader = LineReader()
         self._pending: asyncio.Future[_Arrival] | None = None
-        self._owed = 0
+        # After a timeout with nothing written, the late answer may still come: the next
+        # line is taken for it and dropped.
+        self._owed = False
+        self._bytes = self._lines = 0
         self._writable = asyncio.Event()
         self._writable.set()
         self.gone: PlayerCrashed | None = None
@@ -58,6 +88,11 @@ class PlayerConnection:
         # Paused as soon as anything waits in the buffer: a write is taken when the pipe took it.
         transport.set_write_buffer_limits(high=0)
 
+    def output_made(self, output: OutputPipe) -> None:
+        """The player's standard output, left in its pipe until an answer is awaited."""
+        self._output = output
+        output.pause_reading()
+
     def pause_writing(self) -> None:
         self._writable.clear()
 
@@ -70,6 +105,17 @@ class PlayerConnection:
             self.log.write(data)
             return
         arrived = now()
+        pending = self._pending
+        if pending is not None and not pending.done():
+            self._bytes += len(data)
+            self._lines += data.count(b"\n")
+            if self._bytes > OUTPUT_BUDGET_BYTES or self._lines > OUTPUT_BUDGET_LINES:
+                # Counted before it is split: a flood of lines costs the referee no more.
+                pending.set_exception(
+                    ProtocolViolation(_over_budget("while its answer was awaited"))
+                )
+                self._listen(False)
+                return
         for line in self._reader.feed(data):
             self._arrived(_Arrival(line, arrived))
 
@@ -92,19 +138,24 @@ class PlayerConnection:
         if self._pending is not None:
             raise RuntimeError("one request at a time")
         self._raise_if_gone()
+        self._read_what_was_left()
         pending: asyncio.Future[_Arrival] = asyncio.get_running_loop().create_future()
         self._pending = pending
+        self._bytes = self._lines = 0
         try:
             sent = await self._write(line, limit_s)
+            self._listen(True)
             try:
                 await asyncio.wait_for(asyncio.shield(pending), max(0.0, sent + limit_s - now()))
             except TimeoutError:
                 # Overdue: a program that has ended meanwhile has crashed, not timed out.
                 self._check("answer")
                 if not pending.done():
-                    self._owed += 1
+                    # A line begun and not ended was the answer, broken: nothing is owed.
+                    self._owed = not self._reader.partial
                     return None
         finally:
+            self._listen(False)
             self._pending = None
             if pending.done() and not pending.cancelled():
                 pending.exception()  # raised below if there is one; never left unretrieved
@@ -121,6 +172,41 @@ class PlayerConnection:
     def _raise_if_gone(self) -> None:
         if self.gone is not None:
             raise self.gone
+
+    def _listen(self, on: bool) -> None:
+        if self._output is not None:
+            self._output.resume_reading() if on else self._output.pause_reading()
+
+    def _read_what_was_left(self) -> None:
+        """Before a request: take in what the player wrote since the last one, unasked.
+
+        A late answer is dropped, other lines are stray; a line begun and never ended is
+        dropped too. More than the budget is a protocol fault of the request to come.
+        """
+        if self._output is None:
+            return
+        data = bytearray()
+        skipped = 0
+        while chunk := self._output.read_now(LINE_LIMIT):
+            if self._reader.skipping:
+                # The rest of an over-long line, whose fault was its own step's: not counted.
+                end = chunk.find(b"\n")
+                skipped += len(chunk) if end < 0 else end
+                if skipped > SKIP_LIMIT:
+                    self._reader.reset()
+                    raise ProtocolViolation(f"wrote a line of over {SKIP_LIMIT // 1024} KiB")
+                if end < 0:
+                    continue
+                self._reader.reset()
+                chunk = chunk[end + 1 :]
+            data += chunk
+            if len(data) > OUTPUT_BUDGET_BYTES or data.count(b"\n") > OUTPUT_BUDGET_LINES:
+                self._reader.reset()
+                raise ProtocolViolation(_over_budget("that nobody asked for"))
+        arrived = now()
+        for line in self._reader.feed(bytes(data)):
+            self._arrived(_Arrival(line, arrived))
+        self._reader.reset()
 
     async def _write(self, line: str, limit_s: float) -> float:
         """Write a line; the time its write began."""
@@ -147,11 +233,12 @@ class PlayerConnection:
             return
         if text is not None and not text.strip():
             return
+        pending = self._pending
         if self._owed:
-            self._owed -= 1
+            self._owed = False
             self.log.note("dropped a late answer")
-        elif self._pending is not None and not self._pending.done():
-            self._pending.set_result(arrival)
+        elif pending is not None and not pending.done():
+            pending.set_result(arrival)
         else:
             self.stray_count += 1
             self.last_stray = text if text is not None else arrival.line.problem
@@ -161,6 +248,12 @@ class PlayerConnection:
         """Without an owner to ask, a closed pipe is the end of the player."""
         if what != "answer":
             self.fail(PlayerCrashed(f"closed its {what}"))
+
+
+def _over_budget(when: str) -> str:
+    return (
+        f"wrote more than {OUTPUT_BUDGET_BYTES // 1024} KiB or {OUTPUT_BUDGET_LINES} lines {when}"
+    )
 
 
 class ConnectedPlayer(Player):

@@ -41,7 +41,8 @@ class Ending:
 
 
 class _Pipe(asyncio.Protocol):
-    """One of the program's standard streams, handed on to the connection."""
+    """One of the program's standard streams, handed on to the connection; standard output
+    is also the connection's OutputPipe."""
 
     def __init__(self, connection: PlayerConnection, fd: int) -> None:
         self.connection = connection
@@ -53,6 +54,32 @@ class _Pipe(asyncio.Protocol):
         if self.fd == STDIN:
             assert isinstance(transport, asyncio.WriteTransport)
             self.connection.connection_made(transport)
+        elif self.fd == STDOUT:
+            self.connection.output_made(self)
+
+    def pause_reading(self) -> None:
+        if isinstance(self.transport, asyncio.ReadTransport) and not self.transport.is_closing():
+            self.transport.pause_reading()
+
+    def resume_reading(self) -> None:
+        if isinstance(self.transport, asyncio.ReadTransport) and not self.transport.is_closing():
+            self.transport.resume_reading()
+
+    def read_now(self, limit: int) -> bytes:
+        """What the pipe holds now, at most `limit` bytes, read around the paused transport."""
+        if self.transport is None or self.transport.is_closing():
+            return b""
+        fd = self.transport.get_extra_info("pipe").fileno()
+        data = bytearray()
+        while len(data) < limit:
+            try:
+                chunk = os.read(fd, min(_READ_CHUNK, limit - len(data)))
+            except OSError:  # nothing more now (EAGAIN), or already closed
+                break
+            if not chunk:
+                break
+            data += chunk
+        return bytes(data)
 
     def data_received(self, data: bytes) -> None:
         self.connection.pipe_data_received(self.fd, data)
@@ -175,19 +202,10 @@ class ProgramPlayer(ConnectedPlayer):
     def _drain_output(self) -> None:
         """Read what the program wrote before it exited, without waiting for the pipe's end:
         a child it left behind may hold the pipe open."""
-        pipe = self._pipes[STDOUT] if self._pipes else None
-        if pipe is None or pipe.transport is None or pipe.transport.is_closing():
-            return
-        assert self._process is not None and self._process.popen.stdout is not None
-        fd = self._process.popen.stdout.fileno()
-        for _ in range(_DRAIN_LIMIT // _READ_CHUNK):
-            try:
-                data = os.read(fd, _READ_CHUNK)
-            except OSError:  # nothing more now (EAGAIN), or already closed
-                return
-            if not data:
-                return
-            self.connection.pipe_data_received(STDOUT, data)
+        if self._pipes:
+            data = self._pipes[STDOUT].read_now(_DRAIN_LIMIT)
+            if data:
+                self.connection.pipe_data_received(STDOUT, data)
 
     def _check(self, what: str) -> None:
         """Asked by the connection when a pipe closed or an answer is overdue."""

@@ -24,6 +24,9 @@ MODE, done at the N-th `go` (default 1) unless it says otherwise:
                 fork is refused, says after how many on stderr and exits with code 1
   cpu-spinner   spins on the CPU without end, never answering again
   stderr-stream writes to standard error without end from a thread, and plays on
+  flood         from the N-th `go` on, a thread writes blank lines to standard output without
+                end, and the program plays on
+  partial       writes part of a line with no end, and stays silent until the next request
   connect       at `start`, connects to 127.0.0.1:--port and says on stderr how it went
   orphan        starts a child that holds its output, then exits with code 3
   escape        at `start`, starts a child that leaves the process group (setsid) and sleeps
@@ -89,7 +92,8 @@ def main() -> None:
             answer = random.choice(MOVE.findall(words[3]))
             if goes == args.at or (args.at == 0 and args.mode == "late"):
                 answer = misbehave(args.mode, args.delay_ms, answer, args.mb)
-            print(answer, flush=True)
+            if answer:
+                print(answer, flush=True)
         elif words[0] == "moves" and args.mode == "chatty":
             print("ok", flush=True)
         elif words[0] == "quit":
@@ -149,6 +153,13 @@ def misbehave(mode: str, delay_ms: int, answer: str, mb: int = 0) -> str:
     elif mode == "cpu-spinner":
         while True:
             sum(range(10_000))
+    elif mode == "flood":
+        out = sys.stdout.buffer
+        forever(lambda: (out.write(b"\n" * 60_000), out.flush()))
+    elif mode == "partial":
+        sys.stdout.write(answer[: len(answer) // 2])
+        sys.stdout.flush()
+        return ""
     elif mode == "stderr-stream":
         forever(lambda: sys.stderr.write("noise " * 10_000))
     elif mode == "orphan":
