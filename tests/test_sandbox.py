@@ -390,6 +390,57 @@ def test_a_shared_process_table_scans_once_per_period(tmp_path: Path) -> None:
         group.wait()
 
 
+@pytest.mark.parametrize("found_by", ["as the machine allows", "directory"])
+def test_a_child_left_running_by_the_player_of_a_killed_referee_is_killed_by_the_next(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, found_by: str
+) -> None:
+    # A referee in a process of its own runs a player whose child leaves its process group
+    # (setsid); the referee is killed with SIGKILL, and cannot clean up.
+    pidfile = tmp_path / "pids"
+    command = (sys.executable, str(_bot(tmp_path)), "escape", "--pidfile", str(pidfile))
+    script = (
+        "import asyncio, sys\n"
+        "from pathlib import Path\n"
+        "from referee.players.base import PlayerSpec\n"
+        "from referee.players.process import ProgramPlayer\n"
+        "async def main():\n"
+        f"    player = ProgramPlayer(PlayerSpec('s', {command!r}), Path(sys.argv[1]))\n"
+        "    await player.start()\n"
+        "    await player.request('start m ticblock xcplayer 5000 1000', 5.0)\n"
+        "    print('started', flush=True)\n"
+        "    await asyncio.sleep(300)\n"
+        "asyncio.run(main())\n"
+    )
+    referee = subprocess.Popen(
+        [sys.executable, "-c", script, str(tmp_path / "s.log")], stdout=subprocess.PIPE, text=True
+    )
+    assert referee.stdout is not None and referee.stdout.readline() == "started\n"
+    _, child = map(int, pidfile.read_text().split())
+    referee.kill()
+    referee.wait()
+    assert _alive(child), "the escaped child should outlive the killed referee"
+    if found_by == "directory":
+        # Without cgroups, the child is known by the player directory it was given.
+        protections = replace(machine_protections(), cgroups=None)
+        monkeypatch.setattr("referee.sandbox.isolation.machine_protections", lambda: protections)
+
+    sandbox.remove_left_behind()
+
+    deadline = time.monotonic() + 5
+    while _alive(child) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert not _alive(child)
+
+
+def _alive(pid: int) -> bool:
+    """Whether a process is running (a zombie is not)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            return stat.read().rsplit(b")", 1)[1].split()[0] != b"Z"
+    except OSError:
+        return False
+
+
 def test_what_a_killed_referee_left_behind_is_removed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -8,9 +8,11 @@ bomb run ahead; a cgroup is neither. It is used where the machine lets the refer
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import signal
 import tempfile
+import time
 from pathlib import Path
 
 from referee.sandbox.leftovers import left_by_killed_referees, owned_prefix
@@ -73,15 +75,26 @@ class PidsCgroup:
         return sorted(killed)
 
     def remove(self) -> None:
-        """Delete the cgroup; it must be empty (zombies do not count)."""
-        with contextlib.suppress(OSError):
-            os.rmdir(self.path)
+        """Delete the cgroup once its killed processes have left it (zombies do not count)."""
+        for _ in range(_KILL_ROUNDS):
+            try:
+                os.rmdir(self.path)
+            except OSError as error:
+                # Busy while a killed process is still on its way out.
+                if error.errno != errno.EBUSY or not self.members():
+                    return
+                time.sleep(0.01)
+            else:
+                return
 
 
 def remove_stale(parent: Path) -> None:
-    """Remove the empty cgroups left under `parent` by referees that were killed."""
+    """Kill what runs in the cgroups left under `parent` by referees that were killed, and
+    remove them."""
     for entry in left_by_killed_referees(parent, _KIND):
-        PidsCgroup(entry).remove()
+        cgroup = PidsCgroup(entry)
+        cgroup.kill()
+        cgroup.remove()
 
 
 def pids_parent() -> Path | None:

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from referee.sandbox.cgroups import PidsCgroup, pids_parent, remove_stale
-from referee.sandbox.leftovers import left_by_killed_referees, owned_prefix
+from referee.sandbox.leftovers import left_by_killed_referees, owned_prefix, processes_in
 from referee.sandbox.limits import SAMPLE_EVERY_S, Limits, rlimits
 
 _PR_SET_PDEATHSIG = 1
@@ -205,14 +205,32 @@ def private_directory() -> Path:
 
 
 def remove_left_behind() -> None:
-    """Remove the player directories and cgroups of referees that were killed (SIGKILL)."""
-    for directory in left_by_killed_referees(Path(tempfile.gettempdir()), PRIVATE_KIND):
-        with contextlib.suppress(OSError):
-            if directory.stat().st_uid == os.getuid():
-                shutil.rmtree(directory, ignore_errors=True)
+    """Kill what the players of referees killed with SIGKILL left running, and remove their
+    directories and cgroups.
+
+    A cgroup holds all of a player's processes; without one, a process is known by the
+    player directory it was given as HOME, TMPDIR or working directory.
+    """
     parent = machine_protections().cgroups
     if parent is not None:
         remove_stale(parent)
+    directories = [
+        directory
+        for directory in left_by_killed_referees(Path(tempfile.gettempdir()), PRIVATE_KIND)
+        if _owned(directory)
+    ]
+    for pid in processes_in(directories):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGKILL)
+    for directory in directories:
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+def _owned(path: Path) -> bool:
+    try:
+        return path.stat().st_uid == os.getuid()
+    except OSError:
+        return False
 
 
 def minimal_environment(extra: Mapping[str, str], private: Path) -> dict[str, str]:

@@ -4,12 +4,39 @@ one left behind: player directories and cgroups, named `referee-KIND-PID-...`.""
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
 
 
 def owned_prefix(kind: str) -> str:
     """The start of the name of a `kind` of thing this referee process makes."""
     return f"referee-{kind}-{os.getpid()}-"
+
+
+def processes_in(directories: Sequence[Path]) -> list[int]:
+    """The processes (of this user's, as far as /proc lets it see) that have one of these
+    directories as their HOME, TMPDIR or working directory: what a player left running."""
+    if not directories:
+        return []
+    names = [str(directory) for directory in directories]
+    found = []
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            environ = Path(entry.path, "environ").read_bytes().split(b"\0")
+            cwd = os.readlink(Path(entry.path, "cwd"))
+        except OSError:
+            continue
+        homes = [
+            value.split(b"=", 1)[1].decode(errors="replace")
+            for value in environ
+            if value.startswith((b"HOME=", b"TMPDIR="))
+        ]
+        places = (*homes, cwd)
+        if any(place == name or place.startswith(name + "/") for place in places for name in names):
+            found.append(int(entry.name))
+    return found
 
 
 def left_by_killed_referees(directory: Path, kind: str) -> list[Path]:
