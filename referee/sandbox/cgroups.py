@@ -1,8 +1,10 @@
-"""A pids cgroup for each player process: a firm cap on its processes, and all of them found.
+"""Cgroups for each player process: a firm cap on its processes and on its memory, and all
+its processes found.
 
 A process group is left with `setsid`, and counting its members every 100 ms lets a fast fork
-bomb run ahead; a cgroup is neither. It is used where the machine lets the referee make one
-(the cgroup v1 pids hierarchy, or cgroup v2 with the pids controller enabled for children).
+bomb or a memory hog run ahead; a cgroup is neither. They are used where the machine lets the
+referee make them (the cgroup v1 pids and memory hierarchies, or cgroup v2 with the
+controller enabled for children).
 """
 
 from __future__ import annotations
@@ -14,27 +16,30 @@ import signal
 import tempfile
 import time
 from pathlib import Path
+from typing import ClassVar, Self
 
 from referee.sandbox.leftovers import left_by_killed_referees, owned_prefix
 
 _PROC_CGROUP = Path("/proc/self/cgroup")
 _MOUNTINFO = Path("/proc/self/mountinfo")
 _KILL_ROUNDS = 100
-_KIND = "pids"
 
 
-class PidsCgroup:
-    """One player process's cgroup: its processes can number at most `max`; none can leave."""
+class Cgroup:
+    """One player process's cgroup of one controller: what is in it cannot leave it."""
+
+    kind: ClassVar[str]
 
     def __init__(self, path: Path) -> None:
         self.path = path
 
     @classmethod
-    def make(cls, parent: Path, processes: int) -> PidsCgroup:
-        """A new cgroup under `parent` that allows at most `processes` processes and threads."""
-        cgroup = cls(Path(tempfile.mkdtemp(prefix=owned_prefix(_KIND), dir=parent)))
+    def create(cls, parent: Path, settings: dict[str, str]) -> Self:
+        """A new cgroup under `parent`, named for this referee, with these files written."""
+        cgroup = cls(Path(tempfile.mkdtemp(prefix=owned_prefix(cls.kind), dir=parent)))
         try:
-            (cgroup.path / "pids.max").write_text(str(processes))
+            for name, value in settings.items():
+                (cgroup.path / name).write_text(value)
         except OSError:
             cgroup.remove()
             raise
@@ -52,11 +57,11 @@ class PidsCgroup:
         """The living processes in it (a zombie has left its cgroup)."""
         return [int(pid) for pid in _read(self.path / "cgroup.procs").split()]
 
-    def refused_forks(self) -> int:
-        """How many times a process in it was refused a new process or thread by the cap."""
-        for line in _read(self.path / "pids.events").splitlines():
-            name, _, count = line.partition(" ")
-            if name == "max":
+    def count(self, events: str, name: str) -> int:
+        """The count called `name` in a file of `name count` lines, such as `pids.events`."""
+        for line in _read(self.path / events).splitlines():
+            key, _, count = line.partition(" ")
+            if key == name:
                 return int(count)
         return 0
 
@@ -88,23 +93,58 @@ class PidsCgroup:
                 return
 
 
-def remove_stale(parent: Path) -> None:
-    """Kill what runs in the cgroups left under `parent` by referees that were killed, and
-    remove them."""
-    for entry in left_by_killed_referees(parent, _KIND):
-        cgroup = PidsCgroup(entry)
+class PidsCgroup(Cgroup):
+    """Its processes and threads can number at most `pids.max`."""
+
+    kind = "pids"
+
+    @classmethod
+    def make(cls, parent: Path, processes: int) -> PidsCgroup:
+        """A cgroup that allows at most `processes` processes and threads."""
+        return cls.create(parent, {"pids.max": str(processes)})
+
+    def refused_forks(self) -> int:
+        """How many times a process in it was refused a new process or thread by the cap."""
+        return self.count("pids.events", "max")
+
+
+class MemoryCgroup(Cgroup):
+    """The memory of all its processes together is capped; the kernel kills one over it."""
+
+    kind = "memory"
+
+    @classmethod
+    def make(cls, parent: Path, limit_bytes: int) -> MemoryCgroup:
+        """A cgroup whose processes may use `limit_bytes` together (cgroup v1 or v2)."""
+        if (parent / "memory.limit_in_bytes").exists():
+            return cls.create(parent, {"memory.limit_in_bytes": str(limit_bytes)})
+        return cls.create(parent, {"memory.max": str(limit_bytes), "memory.swap.max": "0"})
+
+    def out_of_memory_kills(self) -> int:
+        """How many of its processes the kernel killed for going over the limit."""
+        if (self.path / "memory.oom_control").exists():
+            return self.count("memory.oom_control", "oom_kill")
+        return self.count("memory.events", "oom_kill")
+
+
+def remove_stale(parent: Path, kind: type[Cgroup]) -> None:
+    """Kill what runs in the cgroups of `kind` left under `parent` by referees that were
+    killed, and remove them."""
+    for entry in left_by_killed_referees(parent, kind.kind):
+        cgroup = kind(entry)
         cgroup.kill()
         cgroup.remove()
 
 
-def pids_parent() -> Path | None:
-    """Where this process may make pids cgroups: the directory of its own pids cgroup, or None."""
+def controller_parent(controller: str) -> Path | None:
+    """Where this process may make cgroups of `controller` (`pids`, `memory`): the directory
+    of its own cgroup of that controller, or None."""
     try:
         own = dict(line.split(":", 2)[1:] for line in _PROC_CGROUP.read_text().splitlines())
         mounts = _MOUNTINFO.read_text().splitlines()
     except (OSError, ValueError):
         return None
-    hierarchy = next((key for key in own if "pids" in key.split(",")), None)
+    hierarchy = next((key for key in own if controller in key.split(",")), None)
     for line in mounts:
         before, _, after = line.partition(" - ")
         root, mount = before.split()[3:5]
@@ -112,11 +152,11 @@ def pids_parent() -> Path | None:
         if len(described) < 3:
             continue
         kind, _, options = described[:3]
-        if kind == "cgroup" and "pids" in options.split(",") and hierarchy is not None:
+        if kind == "cgroup" and controller in options.split(",") and hierarchy is not None:
             directory = Path(mount, os.path.relpath(own[hierarchy], root))
         elif kind == "cgroup2" and "" in own:
             directory = Path(mount, os.path.relpath(own[""], root))
-            if "pids" not in _read(directory / "cgroup.subtree_control").split():
+            if controller not in _read(directory / "cgroup.subtree_control").split():
                 continue
         else:
             continue

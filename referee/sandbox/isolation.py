@@ -17,12 +17,18 @@ import signal
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from referee.sandbox.cgroups import PidsCgroup, pids_parent, remove_stale
+from referee.sandbox.cgroups import (
+    Cgroup,
+    MemoryCgroup,
+    PidsCgroup,
+    controller_parent,
+    remove_stale,
+)
 from referee.sandbox.leftovers import left_by_killed_referees, owned_prefix, processes_in
 from referee.sandbox.limits import SAMPLE_EVERY_S, Limits, rlimits
 
@@ -47,6 +53,7 @@ class Protections:
     why_not: tuple[str, ...]
     cgroups: Path | None  # where a player's pids cgroup is made, if it can be
     bubblewrap: str | None = None  # the bwrap program, when it is what keeps the network out
+    memory: Path | None = None  # where a player's memory cgroup is made, if it can be
 
     @property
     def unshare(self) -> bool:
@@ -99,6 +106,13 @@ class Protections:
                 else "unavailable: no writable pids cgroup",
             ),
             (
+                "memory cgroup",
+                self.memory is not None,
+                f"one per player under {self.memory}: the kernel stops a player over its memory"
+                if self.memory
+                else "unavailable: no writable memory cgroup",
+            ),
+            (
                 "per-user process limit",
                 not root,
                 "RLIMIT_NPROC: not enforced for root"
@@ -121,12 +135,16 @@ def _unshare_network() -> None:
 
 @functools.cache
 def machine_protections() -> Protections:
-    """Probe once whether a child can be given a network namespace and a pids cgroup.
+    """Probe once what this machine gives: a network namespace, pids and memory cgroups."""
+    return replace(_network(_cgroup_parent(PidsCgroup)), memory=_cgroup_parent(MemoryCgroup))
+
+
+def _network(cgroups: Path | None) -> Protections:
+    """Whether a child can be given a network namespace of its own.
 
     Its own unshare first; else bubblewrap, when installed, which may be let do what the
     referee may not (a setuid program, or one a security profile allows namespaces).
     """
-    cgroups = _cgroups_parent()
     if LIBC is None:
         return Protections(False, "not on Linux", ("network isolation needs Linux",), cgroups)
     try:
@@ -152,13 +170,13 @@ def machine_protections() -> Protections:
     return Protections(False, "unavailable: " + refused, (reason,), cgroups)
 
 
-def _cgroups_parent() -> Path | None:
-    """Where player cgroups can be made: found, and a cgroup made and removed there."""
-    parent = pids_parent()
+def _cgroup_parent(kind: type[Cgroup]) -> Path | None:
+    """Where player cgroups of a kind can be made: found, and one made and removed there."""
+    parent = controller_parent(kind.kind)
     if parent is None:
         return None
     try:
-        PidsCgroup.make(parent, 1).remove()
+        kind.create(parent, {}).remove()
     except OSError:
         return None
     return parent
@@ -176,7 +194,7 @@ def _user_processes() -> int:
     return count
 
 
-def child_setup(limits: Limits, unshare: bool, cgroup: PidsCgroup | None) -> Callable[[], None]:
+def child_setup(limits: Limits, unshare: bool, cgroups: Sequence[Cgroup]) -> Callable[[], None]:
     """The function the child runs after fork, before exec: limits, isolation, death with us."""
     # A backstop above the limit, so that a bomb slow enough is still seen and named by the
     # sampling; RLIMIT_NPROC counts all the user's processes, the other players' too.
@@ -184,7 +202,7 @@ def child_setup(limits: Limits, unshare: bool, cgroup: PidsCgroup | None) -> Cal
     settings = rlimits(limits, nproc)
 
     def setup() -> None:
-        if cgroup is not None:
+        for cgroup in cgroups:
             cgroup.join()
         if LIBC is not None:
             LIBC.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
@@ -211,9 +229,10 @@ def remove_left_behind() -> None:
     A cgroup holds all of a player's processes; without one, a process is known by the
     player directory it was given as HOME, TMPDIR or working directory.
     """
-    parent = machine_protections().cgroups
-    if parent is not None:
-        remove_stale(parent)
+    protections = machine_protections()
+    for parent, kind in ((protections.cgroups, PidsCgroup), (protections.memory, MemoryCgroup)):
+        if parent is not None:
+            remove_stale(parent, kind)
     directories = [
         directory
         for directory in left_by_killed_referees(Path(tempfile.gettempdir()), PRIVATE_KIND)

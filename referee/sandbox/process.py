@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from referee.clock import REAP_PATIENCE_S, now
-from referee.sandbox.cgroups import PidsCgroup
+from referee.sandbox.cgroups import Cgroup, MemoryCgroup, PidsCgroup
 from referee.sandbox.isolation import (
     LIBC,
     Protections,
@@ -28,6 +28,7 @@ from referee.sandbox.isolation import (
     private_directory,
 )
 from referee.sandbox.limits import (
+    MIB,
     SAMPLE_EVERY_S,
     Limits,
     allow_cpu,
@@ -65,7 +66,7 @@ class ConfinedProcess:
         popen: subprocess.Popen[bytes],
         limits: Limits,
         private: Path,
-        cgroup: PidsCgroup | None,
+        cgroups: tuple[PidsCgroup | None, MemoryCgroup | None],
         protections: Protections,
         table: ProcessTable | None,
         on_end: Callable[[ProcessEnd], None],
@@ -75,7 +76,7 @@ class ConfinedProcess:
         self.limits = limits
         self.end: ProcessEnd | None = None
         self._private = private
-        self._cgroup = cgroup
+        self._cgroup, self._memory = cgroups
         self._protections = protections
         self._table = table
         self._on_end = on_end
@@ -101,11 +102,14 @@ class ConfinedProcess:
         _become_subreaper()
         private = private_directory()
         protections = machine_protections()
-        cgroup = None
-        if protections.cgroups is not None:
-            # Made for each process: the cap counts this player's processes alone.
-            with contextlib.suppress(OSError):
+        # Made for each process: the caps count this player's processes alone.
+        cgroup = memory = None
+        with contextlib.suppress(OSError):
+            if protections.cgroups is not None:
                 cgroup = PidsCgroup.make(protections.cgroups, limits.processes)
+            if protections.memory is not None:
+                memory = MemoryCgroup.make(protections.memory, limits.memory_mb * MIB)
+        made = [group for group in (cgroup, memory) if group is not None]
         try:
             popen = subprocess.Popen(
                 protections.command(tuple(argv)),
@@ -115,12 +119,12 @@ class ConfinedProcess:
                 cwd=cwd or private,
                 env=minimal_environment(env, private),
                 start_new_session=True,
-                preexec_fn=child_setup(limits, protections.unshare, cgroup),
+                preexec_fn=child_setup(limits, protections.unshare, made),
             )
         except (OSError, subprocess.SubprocessError):
-            _clean_up(private, cgroup)
+            _clean_up(private, made)
             raise
-        return cls(popen, limits, private, cgroup, protections, table, on_end)
+        return cls(popen, limits, private, (cgroup, memory), protections, table, on_end)
 
     def new_match(self) -> None:
         """The CPU time allowed per match counts from now."""
@@ -129,8 +133,9 @@ class ConfinedProcess:
 
     def stats(self) -> Stats:
         """Its living processes: those in its cgroup, else those in its process group."""
-        if self._cgroup is not None:
-            return stats_of(self._cgroup.members())
+        groups = self._cgroups()
+        if groups:
+            return stats_of(groups[0].members())
         return self._table.group(self.pid) if self._table else group_stats(self.pid)
 
     def left_running(self) -> int:
@@ -149,6 +154,7 @@ class ConfinedProcess:
                 self._over
                 or limit_of_signal(code)
                 or self._refused_processes()
+                or self._out_of_memory()
                 or over_memory(usage.ru_maxrss * 1024, self.limits)
             )
             self.end = ProcessEnd(code, limit)
@@ -163,18 +169,26 @@ class ConfinedProcess:
         self._watchdog.cancel()
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.pid, signal.SIGKILL)
-        escaped = self._cgroup.kill() if self._cgroup is not None else []
+        escaped = [pid for group in self._cgroups() for pid in group.kill()]
         await self.exited()
         await _reap(self.pid, escaped)
         with contextlib.suppress(asyncio.CancelledError):
             await self._watchdog
-        _clean_up(self._private, self._cgroup)
+        _clean_up(self._private, self._cgroups())
+
+    def _cgroups(self) -> list[Cgroup]:
+        return [group for group in (self._cgroup, self._memory) if group is not None]
 
     async def exited(self, limit_s: float = REAP_PATIENCE_S) -> bool:
         """Whether the program has exited (and been reaped) within `limit_s`."""
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self._gone.wait(), limit_s)
         return self._gone.is_set()
+
+    def _out_of_memory(self) -> str | None:
+        """`memory_mb` when the kernel killed one of its processes over the memory limit."""
+        killed = self._memory is not None and self._memory.out_of_memory_kills()
+        return "memory_mb" if killed else None
 
     def _refused_processes(self) -> str | None:
         """`processes` when the cgroup's cap has refused the player a process or thread."""
@@ -184,8 +198,10 @@ class ConfinedProcess:
         """Kill the program's processes as soon as together they go over one of its limits."""
         while self.end is None:
             usage = group_usage(self.stats())
-            limit = self._refused_processes() or over_limit(
-                usage, self.limits, self._cpu_at_match_start
+            limit = (
+                self._refused_processes()
+                or self._out_of_memory()
+                or over_limit(usage, self.limits, self._cpu_at_match_start)
             )
             if limit is not None:
                 self._over = limit
@@ -195,10 +211,10 @@ class ConfinedProcess:
             await asyncio.sleep(SAMPLE_EVERY_S)
 
 
-def _clean_up(private: Path, cgroup: PidsCgroup | None) -> None:
-    """Remove the private directory and the cgroup, once the processes are gone."""
+def _clean_up(private: Path, cgroups: Sequence[Cgroup]) -> None:
+    """Remove the private directory and the cgroups, once the processes are gone."""
     shutil.rmtree(private, ignore_errors=True)
-    if cgroup is not None:
+    for cgroup in cgroups:
         cgroup.remove()
 
 
