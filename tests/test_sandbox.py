@@ -410,6 +410,17 @@ def test_a_player_gets_a_minimal_environment_and_a_private_working_directory(
     assert not private.exists(), "the private directory outlived the player"
 
 
+def test_a_player_has_no_privileges_and_cannot_raise_its_priority(tmp_path: Path) -> None:
+    spec = _spec(tmp_path, "privileges", Limits())
+    log = tmp_path / "privileges.log"
+    reply, _ = asyncio.run(_requests(spec, log, "start m quad x 1000 1000"))
+    assert reply.text == "ready"
+    said = dict(line.replace(":\t", "=").split("=", 1) for line in log.read_text().splitlines())
+    assert said["renice"] == "refused"
+    assert said["CapEff"] == "0000000000000000"
+    assert said["NoNewPrivs"] == "1"
+
+
 def test_doctor_says_which_protections_are_active() -> None:
     result = runner.invoke(app, ["doctor", "--json"])
     assert result.exit_code == 0, result.output

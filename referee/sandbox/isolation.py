@@ -33,6 +33,9 @@ from referee.sandbox.leftovers import left_by_killed_referees, owned_prefix, pro
 from referee.sandbox.limits import SAMPLE_EVERY_S, Limits, rlimits
 
 _PR_SET_PDEATHSIG = 1
+_PR_CAPBSET_DROP = 24
+_PR_SET_NO_NEW_PRIVS = 38
+_CAP_LAST_CAP = Path("/proc/sys/kernel/cap_last_cap")
 _CLONE_NEWNET = 0x40000000
 _CLONE_NEWUSER = 0x10000000
 # Loaded once here: the code that runs in a forked child before exec must not load libraries.
@@ -123,6 +126,12 @@ class Protections:
             ("private working directory", True, "a fresh directory, also TMPDIR and HOME"),
             ("minimal environment", True, f"only {', '.join(_KEPT_VARIABLES)}"),
             ("killed with the referee", LIBC is not None, "PR_SET_PDEATHSIG"),
+            (
+                "no privileges",
+                LIBC is not None,
+                "no capabilities (bounding set emptied before exec), no_new_privs: a player"
+                " run as root cannot raise its priority or enter the referee's namespaces",
+            ),
         ]
 
 
@@ -194,12 +203,15 @@ def _user_processes() -> int:
     return count
 
 
-def child_setup(limits: Limits, unshare: bool, cgroups: Sequence[Cgroup]) -> Callable[[], None]:
+def child_setup(
+    limits: Limits, protections: Protections, cgroups: Sequence[Cgroup]
+) -> Callable[[], None]:
     """The function the child runs after fork, before exec: limits, isolation, death with us."""
     # A backstop above the limit, so that a bomb slow enough is still seen and named by the
     # sampling; RLIMIT_NPROC counts all the user's processes, the other players' too.
     nproc = None if os.geteuid() == 0 else _user_processes() + 2 * limits.processes
     settings = rlimits(limits, nproc)
+    capabilities = range(int(_CAP_LAST_CAP.read_text()) + 1) if _CAP_LAST_CAP.exists() else ()
 
     def setup() -> None:
         for cgroup in cgroups:
@@ -211,8 +223,18 @@ def child_setup(limits: Limits, unshare: bool, cgroups: Sequence[Cgroup]) -> Cal
         resource.setrlimit(resource.RLIMIT_CPU, (limits.cpu_s + 1, resource.RLIM_INFINITY))
         # Below the referee's priority: a spinning player cannot starve the referee's clock.
         os.nice(5)
-        if unshare:
+        if protections.unshare:
             _unshare_network()
+        # bubblewrap, where it is the isolation, may need to be setuid, and sets no_new_privs
+        # for the program itself.
+        if LIBC is not None and protections.bubblewrap is None:
+            # Last, as they are needed above: with an empty bounding set a program run as root
+            # has no capabilities after exec (it cannot renice itself up, join the referee's
+            # namespaces, or trace); no_new_privs keeps a setuid program from giving them back.
+            # Without the right to drop them (not root), there are none to drop.
+            for capability in capabilities:
+                LIBC.prctl(_PR_CAPBSET_DROP, capability, 0, 0, 0)
+            LIBC.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
 
     return setup
 

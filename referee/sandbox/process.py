@@ -119,7 +119,7 @@ class ConfinedProcess:
                 cwd=cwd or private,
                 env=minimal_environment(env, private),
                 start_new_session=True,
-                preexec_fn=child_setup(limits, protections.unshare, made),
+                preexec_fn=child_setup(limits, protections, made),
             )
         except (OSError, subprocess.SubprocessError):
             _clean_up(private, made)

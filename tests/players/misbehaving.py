@@ -30,6 +30,8 @@ MODE, done at the N-th `go` (default 1) unless it says otherwise:
   connect       at `start`, connects to 127.0.0.1:--port and says on stderr how it went
   orphan        starts a child that holds its output, then exits with code 3
   escape        at `start`, starts a child that leaves the process group (setsid) and sleeps
+  privileges    at `start`, tries to raise its priority and writes to stderr how it went
+                (renice=ok or renice=refused) and its CapEff and NoNewPrivs status lines
   environment   at `start`, writes its working directory (cwd=...) and environment to stderr,
                 one NAME=value per line
 --pidfile: write this process's pid (and its child's) there, one per line.
@@ -73,6 +75,8 @@ def main() -> None:
                 connect(args.port)
             if args.mode == "escape":
                 pids.append(escape())
+            if args.mode == "privileges":
+                privileges()
             if args.mode == "environment":
                 sys.stderr.write(f"cwd={os.getcwd()}\n")
                 sys.stderr.write("".join(f"{k}={v}\n" for k, v in sorted(os.environ.items())))
@@ -108,6 +112,17 @@ def connect(port: int) -> None:
         sys.stderr.write(f"connected to port {port}\n")
     except OSError as error:
         sys.stderr.write(f"could not connect to port {port}: {error}\n")
+    sys.stderr.flush()
+
+
+def privileges() -> None:
+    try:
+        os.setpriority(os.PRIO_PROCESS, 0, -5)
+        sys.stderr.write("renice=ok\n")
+    except OSError:
+        sys.stderr.write("renice=refused\n")
+    with open("/proc/self/status") as status:
+        sys.stderr.write("".join(line for line in status if line.startswith(("CapEff", "NoNew"))))
     sys.stderr.flush()
 
 
