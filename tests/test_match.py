@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -20,6 +19,7 @@ from referee.players.builtin import PROGRAMS
 from referee.players.process import ProgramPlayer
 from referee.policy import Policy
 from referee.sandbox.process import group_members
+from tests.referees import process_state, referee_with_one_player
 
 # Every transcript these tests write must replay and verify (issue: replay).
 pytestmark = pytest.mark.usefixtures("every_transcript_verifies")
@@ -316,23 +316,7 @@ def test_a_player_dies_with_the_referee_even_when_it_never_reads_its_input(
     tmp_path: Path,
 ) -> None:
     # A referee in its own process, killed with SIGKILL: no chance to clean up.
-    script = (
-        "import asyncio, sys\n"
-        "from pathlib import Path\n"
-        "from referee.players.base import PlayerSpec\n"
-        "from referee.players.process import ProgramPlayer\n"
-        "async def main():\n"
-        "    player = ProgramPlayer(PlayerSpec('s', ('sleep', '300')), Path(sys.argv[1]))\n"
-        "    await player.start()\n"
-        "    print(player.pid, flush=True)\n"
-        "    await asyncio.sleep(300)\n"
-        "asyncio.run(main())\n"
-    )
-    referee = subprocess.Popen(
-        [sys.executable, "-c", script, str(tmp_path / "s.log")], stdout=subprocess.PIPE, text=True
-    )
-    assert referee.stdout is not None
-    pid = int(referee.stdout.readline())
+    referee, pid = referee_with_one_player(("sleep", "300"), tmp_path / "s.log")
     assert process_state(pid) not in (None, "Z"), "the player is not running"
     referee.kill()
     referee.wait()
@@ -340,12 +324,3 @@ def test_a_player_dies_with_the_referee_even_when_it_never_reads_its_input(
     while process_state(pid) not in (None, "Z") and time.monotonic() < deadline:
         time.sleep(0.01)
     assert process_state(pid) in (None, "Z"), "the player outlived the referee"
-
-
-def process_state(pid: int) -> str | None:
-    """The state letter of a process (Z for a zombie), or None when it is gone."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as stat:
-            return stat.read().rsplit(b")", 1)[1].split()[0].decode()
-    except OSError:
-        return None

@@ -30,6 +30,7 @@ from referee.sandbox.limits import SAMPLE_EVERY_S, Limits
 from referee.sandbox.proc import ProcessTable
 from referee.tournaments.config import load_config
 from referee.tournaments.runner import Observer, run_tournament
+from tests.referees import process_state, referee_with_one_player
 
 pytestmark = pytest.mark.usefixtures("every_transcript_verifies")
 
@@ -458,27 +459,15 @@ def test_a_child_left_running_by_the_player_of_a_killed_referee_is_killed_by_the
     # (setsid); the referee is killed with SIGKILL, and cannot clean up.
     pidfile = tmp_path / "pids"
     command = (sys.executable, str(_bot(tmp_path)), "escape", "--pidfile", str(pidfile))
-    script = (
-        "import asyncio, sys\n"
-        "from pathlib import Path\n"
-        "from referee.players.base import PlayerSpec\n"
-        "from referee.players.process import ProgramPlayer\n"
-        "async def main():\n"
-        f"    player = ProgramPlayer(PlayerSpec('s', {command!r}), Path(sys.argv[1]))\n"
-        "    await player.start()\n"
-        "    await player.request('start m ticblock xcplayer 5000 1000', 5.0)\n"
-        "    print('started', flush=True)\n"
-        "    await asyncio.sleep(300)\n"
-        "asyncio.run(main())\n"
+    referee, _ = referee_with_one_player(
+        command, tmp_path / "s.log", "start m ticblock xcplayer 5000 1000"
     )
-    referee = subprocess.Popen(
-        [sys.executable, "-c", script, str(tmp_path / "s.log")], stdout=subprocess.PIPE, text=True
-    )
-    assert referee.stdout is not None and referee.stdout.readline() == "started\n"
     _, child = map(int, pidfile.read_text().split())
     referee.kill()
     referee.wait()
-    assert _alive(child), "the escaped child should outlive the killed referee"
+    assert process_state(child) not in (None, "Z"), (
+        "the escaped child should outlive the killed referee"
+    )
     if found_by == "directory":
         # Without cgroups, the child is known by the player directory it was given.
         protections = replace(machine_protections(), cgroups=None, memory=None)
@@ -487,18 +476,9 @@ def test_a_child_left_running_by_the_player_of_a_killed_referee_is_killed_by_the
     sandbox.remove_left_behind()
 
     deadline = time.monotonic() + 5
-    while _alive(child) and time.monotonic() < deadline:
+    while process_state(child) not in (None, "Z") and time.monotonic() < deadline:
         time.sleep(0.01)
-    assert not _alive(child)
-
-
-def _alive(pid: int) -> bool:
-    """Whether a process is running (a zombie is not)."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as stat:
-            return stat.read().rsplit(b")", 1)[1].split()[0] != b"Z"
-    except OSError:
-        return False
+    assert process_state(child) in (None, "Z")
 
 
 def test_what_a_killed_referee_left_behind_is_removed(
