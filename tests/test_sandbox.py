@@ -96,7 +96,7 @@ def test_a_tournament_of_misbehaving_players_ends_with_every_fault_named(
     path = tmp_path / "zoo.yaml"
     path.write_text(
         "name: zoo\ngames: [ticblock]\npolicy: random\nconcurrency: 2\n"
-        "start_clock: 5000\nplay_clock: 300\n"
+        "start_clock: 5000\nplay_clock: 2000\n"
         "limits: {memory_mb: 128, cpu_s: 1, processes: 32}\n"
         f"players:\n  - {{name: random, command: random}}\n{entries}"
     )

@@ -73,6 +73,8 @@ class PlayerConnection:
         # line is taken for it and dropped.
         self._owed = False
         self._bytes = self._lines = 0
+        self._skipped = 0
+        self._spoke = False
         self._writable = asyncio.Event()
         self._writable.set()
         self.gone: PlayerCrashed | None = None
@@ -106,6 +108,15 @@ class PlayerConnection:
             return
         arrived = now()
         pending = self._pending
+        try:
+            data = self._skip_rest_of_long_line(data)
+        except ProtocolViolation as flood:
+            self._listen(False)
+            if pending is not None and not pending.done():
+                pending.set_exception(flood)
+            return
+        if self._pending is None and not self._reader.skipping:
+            self._listen(False)  # the over-long line has ended: the rest waits for a request
         if pending is not None and not pending.done():
             self._bytes += len(data)
             self._lines += data.count(b"\n")
@@ -142,6 +153,7 @@ class PlayerConnection:
         pending: asyncio.Future[_Arrival] = asyncio.get_running_loop().create_future()
         self._pending = pending
         self._bytes = self._lines = 0
+        self._spoke = False
         try:
             sent = await self._write(line, limit_s)
             self._listen(True)
@@ -152,7 +164,7 @@ class PlayerConnection:
                 self._check("answer")
                 if not pending.done():
                     # A line begun and not ended was the answer, broken: nothing is owed.
-                    self._owed = not self._reader.partial
+                    self._owed = not (self._reader.partial or self._spoke)
                     return None
         finally:
             self._listen(False)
@@ -174,8 +186,13 @@ class PlayerConnection:
             raise self.gone
 
     def _listen(self, on: bool) -> None:
+        """Read the player's output, or leave it in the pipe; the rest of an over-long line
+        is still read, to be skipped as it is written (up to SKIP_LIMIT)."""
         if self._output is not None:
-            self._output.resume_reading() if on else self._output.pause_reading()
+            if on:
+                self._output.resume_reading()
+            elif not self._reader.skipping:
+                self._output.pause_reading()
 
     def _read_what_was_left(self) -> None:
         """Before a request: take in what the player wrote since the last one, unasked.
@@ -186,27 +203,37 @@ class PlayerConnection:
         if self._output is None:
             return
         data = bytearray()
-        skipped = 0
         while chunk := self._output.read_now(LINE_LIMIT):
-            if self._reader.skipping:
-                # The rest of an over-long line, whose fault was its own step's: not counted.
-                end = chunk.find(b"\n")
-                skipped += len(chunk) if end < 0 else end
-                if skipped > SKIP_LIMIT:
-                    self._reader.reset()
-                    raise ProtocolViolation(f"wrote a line of over {SKIP_LIMIT // 1024} KiB")
-                if end < 0:
-                    continue
-                self._reader.reset()
-                chunk = chunk[end + 1 :]
-            data += chunk
+            data += self._skip_rest_of_long_line(chunk)
             if len(data) > OUTPUT_BUDGET_BYTES or data.count(b"\n") > OUTPUT_BUDGET_LINES:
                 self._reader.reset()
                 raise ProtocolViolation(_over_budget("that nobody asked for"))
         arrived = now()
         for line in self._reader.feed(bytes(data)):
             self._arrived(_Arrival(line, arrived))
+        if not self._reader.skipping:
+            # A line begun and not ended was its step's answer: it is dropped. The rest of an
+            # over-long one is still skipped: a slow writer may not have written it all yet.
+            self._reader.reset()
+
+    def _skip_rest_of_long_line(self, data: bytes) -> bytes:
+        """What follows the end of a line already found over-long, whose fault was its own
+        step's: the rest of it is not counted, up to SKIP_LIMIT, and more is a flood."""
+        if not self._reader.skipping:
+            return data
+        end = data.find(b"\n")
+        self._skipped += len(data) if end < 0 else end
+        if self._skipped > SKIP_LIMIT:
+            self._reader.reset()
+            self._skipped = 0
+            raise ProtocolViolation(f"wrote a line of over {SKIP_LIMIT // 1024} KiB")
+        if end < 0:
+            return b""
         self._reader.reset()
+        self._skipped = 0
+        # Written in answer to the request now awaited, if there is one: it was not silent.
+        self._spoke = True
+        return data[end + 1 :]
 
     async def _write(self, line: str, limit_s: float) -> float:
         """Write a line; the time its write began."""
