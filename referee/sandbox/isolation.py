@@ -54,7 +54,7 @@ class Protections:
     network: bool
     network_how: str
     why_not: tuple[str, ...]
-    cgroups: Path | None  # where a player's pids cgroup is made, if it can be
+    cgroups: Path | None = None  # where a player's pids cgroup is made, if it can be
     bubblewrap: str | None = None  # the bwrap program, when it is what keeps the network out
     memory: Path | None = None  # where a player's memory cgroup is made, if it can be
 
@@ -145,29 +145,31 @@ def _unshare_network() -> None:
 @functools.cache
 def machine_protections() -> Protections:
     """Probe once what this machine gives: a network namespace, pids and memory cgroups."""
-    return replace(_network(_cgroup_parent(PidsCgroup)), memory=_cgroup_parent(MemoryCgroup))
+    return replace(
+        _network(), cgroups=_cgroup_parent(PidsCgroup), memory=_cgroup_parent(MemoryCgroup)
+    )
 
 
-def _network(cgroups: Path | None) -> Protections:
+def _network() -> Protections:
     """Whether a child can be given a network namespace of its own.
 
     Its own unshare first; else bubblewrap, when installed, which may be let do what the
     referee may not (a setuid program, or one a security profile allows namespaces).
     """
     if LIBC is None:
-        return Protections(False, "not on Linux", ("network isolation needs Linux",), cgroups)
+        return Protections(False, "not on Linux", ("network isolation needs Linux",))
     try:
         subprocess.run(["true"], preexec_fn=_unshare_network, check=True, timeout=10)
     except (OSError, subprocess.SubprocessError) as error:
         refused = f"cannot unshare: {error}"
     else:
-        return Protections(True, "a network namespace of its own (unshare)", (), cgroups)
+        return Protections(True, "a network namespace of its own (unshare)", ())
     bubblewrap = shutil.which("bwrap")
     if bubblewrap is None:
         refused += "; bubblewrap (bwrap) is not installed"
     else:
         wrapped = Protections(
-            True, "a network namespace of its own (bubblewrap)", (), cgroups, bubblewrap
+            True, "a network namespace of its own (bubblewrap)", (), bubblewrap=bubblewrap
         )
         try:
             subprocess.run(wrapped.command(("true",)), check=True, timeout=10, capture_output=True)
@@ -176,7 +178,7 @@ def _network(cgroups: Path | None) -> Protections:
         else:
             return wrapped
     reason = f"no network namespace for players ({refused}); players can reach the network"
-    return Protections(False, "unavailable: " + refused, (reason,), cgroups)
+    return Protections(False, "unavailable: " + refused, (reason,))
 
 
 def _cgroup_parent(kind: type[Cgroup]) -> Path | None:

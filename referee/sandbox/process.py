@@ -153,8 +153,7 @@ class ConfinedProcess:
             limit = (
                 self._over
                 or limit_of_signal(code)
-                or self._refused_processes()
-                or self._out_of_memory()
+                or self._stopped_by_cgroup()
                 or over_memory(usage.ru_maxrss * 1024, self.limits)
             )
             self.end = ProcessEnd(code, limit)
@@ -185,23 +184,21 @@ class ConfinedProcess:
             await asyncio.wait_for(self._gone.wait(), limit_s)
         return self._gone.is_set()
 
-    def _out_of_memory(self) -> str | None:
-        """`memory_mb` when the kernel killed one of its processes over the memory limit."""
-        killed = self._memory is not None and self._memory.out_of_memory_kills()
-        return "memory_mb" if killed else None
-
-    def _refused_processes(self) -> str | None:
-        """`processes` when the cgroup's cap has refused the player a process or thread."""
-        return "processes" if self._cgroup is not None and self._cgroup.refused_forks() else None
+    def _stopped_by_cgroup(self) -> str | None:
+        """The limit a cgroup has enforced: `processes` when its cap refused the player a
+        process or thread, `memory_mb` when the kernel killed one of its processes for memory."""
+        if self._cgroup is not None and self._cgroup.refused_forks():
+            return "processes"
+        if self._memory is not None and self._memory.out_of_memory_kills():
+            return "memory_mb"
+        return None
 
     async def _watch_usage(self) -> None:
         """Kill the program's processes as soon as together they go over one of its limits."""
         while self.end is None:
             usage = group_usage(self.stats())
-            limit = (
-                self._refused_processes()
-                or self._out_of_memory()
-                or over_limit(usage, self.limits, self._cpu_at_match_start)
+            limit = self._stopped_by_cgroup() or over_limit(
+                usage, self.limits, self._cpu_at_match_start
             )
             if limit is not None:
                 self._over = limit
