@@ -27,12 +27,11 @@ from tabulate import tabulate
 from referee.clock import Clocks
 from referee.games import get_game
 from referee.match import Match, MatchSetup
-from referee.players.base import PlayerSpec
-from referee.players.builtin import PROGRAMS
+from referee.players.builtin import player_spec
 from referee.players.process import ProgramPlayer
 
 ROOT = Path(__file__).resolve().parents[1]
-INSTANT = PlayerSpec("random", (sys.executable, str(PROGRAMS / "random_player.py")))
+INSTANT = player_spec("random", "random")
 GAMES = ("hex-pie", "quad", "double-tictactoe", "blocker-parallel")
 
 

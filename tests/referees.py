@@ -1,20 +1,54 @@
-"""A referee in a process of its own, to be killed with SIGKILL as a test needs."""
+"""A referee in a process of its own, to be killed with SIGKILL as a test needs; and the
+processes of a player, found from outside its jail by their command line."""
 
 from __future__ import annotations
 
+import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+MISBEHAVING = Path(__file__).resolve().parent / "players" / "misbehaving.py"
+
+
+def bot_copy(directory: Path, name: str = "zoo_bot.py", script: Path = MISBEHAVING) -> Path:
+    """A copy of a test player under a name no other process has, in a directory of its own
+    (what a player may read in its jail): what it leaves shows."""
+    bots = directory / "bots"
+    bots.mkdir(parents=True, exist_ok=True)
+    copy = bots / name
+    shutil.copy(script, copy)
+    return copy
+
+
+def running(script: Path) -> list[int]:
+    """Living processes whose command line names `script` (its forks bear it too)."""
+    found = []
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/cmdline", "rb") as file:
+                cmdline = file.read()
+        except OSError:
+            continue
+        if str(script).encode() in cmdline and process_state(int(entry.name)) not in (None, "Z"):
+            found.append(int(entry.name))
+    return found
+
 
 def referee_with_one_player(
-    command: Sequence[str], log: Path, request: str | None = None
+    command: Sequence[str], log: Path, request: str | None = None, jailed: bool = True
 ) -> tuple[subprocess.Popen[str], int]:
-    """Start a referee process with one player (and send it `request`); the referee, and the
-    player's pid once it runs."""
+    """Start a referee process with one player (and send it `request`), in the jail or as
+    on a machine without one; the referee, and the player's pid once it runs."""
     script = (
         "import asyncio, sys\n"
+        "import referee.sandbox.isolation as isolation\n"
+        f"if not {jailed}:\n"
+        "    isolation._jail = lambda: (None, 'not in this test')\n"
         "from pathlib import Path\n"
         "from referee.players.base import PlayerSpec\n"
         "from referee.players.process import ProgramPlayer\n"

@@ -203,24 +203,23 @@ def test_human_player_is_asked_again_after_a_bad_move(tmp_path) -> None:
 
 
 def test_sigterm_ends_the_players_and_records_the_match_as_aborted(tmp_path) -> None:
-    import os
     import signal
     import subprocess
     import sys
     import time
-    from pathlib import Path
 
-    slow = Path(__file__).parent / "players" / "misbehaving.py"
-    pidfile = tmp_path / "pids"
+    from tests.referees import bot_copy, running
+
+    slow = bot_copy(tmp_path)
     out = tmp_path / "m.json"
-    command = f"{sys.executable} {slow} child --pidfile {pidfile}"
+    command = f"{sys.executable} {slow} child"
     referee = subprocess.Popen(
         [sys.executable, "-m", "referee", "play", "hex-pie", "-p", f"player1={command}",
          "-p", "player2=mcts", "--out", str(out)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     deadline = time.monotonic() + 20
-    while not pidfile.exists() and time.monotonic() < deadline:
+    while len(running(slow)) < 2 and time.monotonic() < deadline:
         time.sleep(0.05)
     time.sleep(1.0)
     referee.send_signal(signal.SIGTERM)
@@ -228,8 +227,7 @@ def test_sigterm_ends_the_players_and_records_the_match_as_aborted(tmp_path) -> 
     assert referee.returncode == 130
     assert stderr == f"referee: error: interrupted; the match is recorded as aborted in {out}\n"
     assert json.loads(out.read_text())["end_reason"] == "aborted"
-    for pid in map(int, pidfile.read_text().split()):
-        assert not os.path.exists(f"/proc/{pid}")
+    assert running(slow) == []
 
 
 @pytest.mark.parametrize(

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import sys
 import time
 from pathlib import Path
@@ -15,11 +14,11 @@ from referee.clock import Clocks
 from referee.games import get_game
 from referee.match import MatchSetup, play_fresh
 from referee.players.base import PlayerSpec
-from referee.players.builtin import PROGRAMS
+from referee.players.builtin import PROGRAMS, player_spec
 from referee.players.process import ProgramPlayer
 from referee.policy import Policy
 from referee.sandbox.process import group_members
-from tests.referees import process_state, referee_with_one_player
+from tests.referees import bot_copy, process_state, referee_with_one_player, running
 
 # Every transcript these tests write must replay and verify (issue: replay).
 pytestmark = pytest.mark.usefixtures("every_transcript_verifies")
@@ -32,7 +31,7 @@ QUICK = Clocks(start_ms=2_000, play_ms=300)
 
 
 def program(name: str, script: Path, *args: str) -> PlayerSpec:
-    return PlayerSpec(name, (sys.executable, str(script), *args))
+    return player_spec([sys.executable, str(script), *args], name)
 
 
 def run(
@@ -50,13 +49,12 @@ def run(
     return json.loads(out.read_text()), players
 
 
-def assert_nothing_left(players: list[ProgramPlayer], pidfile: Path | None = None) -> None:
+def assert_nothing_left(players: list[ProgramPlayer], script: Path | None = None) -> None:
     for player in players:
         assert player.pid is not None
         assert group_members(player.pid) == [], f"{player.spec.name} left processes"
-    if pidfile is not None:
-        for pid in map(int, pidfile.read_text().split()):
-            assert not os.path.exists(f"/proc/{pid}"), f"process {pid} is still there"
+    if script is not None:
+        assert running(script) == [], f"processes of {script.name} are still there"
 
 
 # mode, extra arguments, (step, kind, detail) of the fault that player1 commits
@@ -83,8 +81,8 @@ ZOO = [
 
 @pytest.mark.parametrize(("mode", "extra", "fault"), ZOO, ids=[z[0] for z in ZOO])
 def test_a_fault_under_forfeit_ends_the_match_at_once(tmp_path: Path, mode, extra, fault) -> None:
-    pidfile = tmp_path / "pids"
-    bad = program("bad", MISBEHAVING, mode, "--pidfile", str(pidfile), *extra)
+    bot = bot_copy(tmp_path)
+    bad = program("bad", bot, mode, *extra)
     transcript, players = run(tmp_path, "hex-pie", [bad, program("random", RANDOM)])
 
     assert [(f["step"], f["role"], f["kind"]) for f in transcript["faults"]] == [
@@ -95,15 +93,15 @@ def test_a_fault_under_forfeit_ends_the_match_at_once(tmp_path: Path, mode, extr
     assert transcript["end_reason"] == "forfeit"
     assert transcript["goals"] == {"player1": 0, "player2": 100}
     assert len(transcript["steps"]) == max(0, fault[0] - 1)
-    assert_nothing_left(players, pidfile)
+    assert_nothing_left(players, bot)
 
 
 @pytest.mark.parametrize(("mode", "extra", "fault"), ZOO, ids=[z[0] for z in ZOO])
 def test_a_fault_under_random_is_replaced_and_play_goes_on(
     tmp_path: Path, mode, extra, fault
 ) -> None:
-    pidfile = tmp_path / "pids"
-    bad = program("bad", MISBEHAVING, mode, "--pidfile", str(pidfile), *extra)
+    bot = bot_copy(tmp_path)
+    bad = program("bad", bot, mode, *extra)
     transcript, players = run(tmp_path, "hex-pie", [bad, program("random", RANDOM)], Policy.RANDOM)
 
     faults = transcript["faults"]
@@ -116,7 +114,7 @@ def test_a_fault_under_random_is_replaced_and_play_goes_on(
         replaced = transcript["steps"][fault[0] - 1]
         assert replaced["moves"]["player1"] == faults[0]["replacement"]
         assert "player1" not in replaced["times_ms"] or fault[1] != "timeout"
-    assert_nothing_left(players, pidfile)
+    assert_nothing_left(players, bot)
 
 
 def test_a_late_answer_is_dropped_not_taken_for_the_next(tmp_path: Path) -> None:
@@ -135,13 +133,14 @@ def test_a_late_answer_is_dropped_not_taken_for_the_next(tmp_path: Path) -> None
 def test_players_that_will_not_go_are_killed_with_everything_they_started(
     tmp_path: Path, mode: str, policy: Policy
 ) -> None:
-    pidfile = tmp_path / "pids"
-    bad = program("bad", MISBEHAVING, mode, "--pidfile", str(pidfile))
+    bot = bot_copy(tmp_path)
+    bad = program("bad", bot, mode, "--say-pids")
     transcript, players = run(tmp_path, "ticblock", [bad, program("random", RANDOM)], policy)
     assert transcript["faults"] == []
     assert transcript["end_reason"] == "terminal"
-    assert len(pidfile.read_text().split()) == (2 if mode == "child" else 1)
-    assert_nothing_left(players, pidfile)
+    said = [line for line in (tmp_path / "bad.log").read_text().splitlines() if "pids:" in line]
+    assert len(said[0].split()) == (3 if mode == "child" else 2), said
+    assert_nothing_left(players, bot)
 
 
 def test_a_missing_program_is_a_start_error(tmp_path: Path) -> None:
@@ -283,8 +282,9 @@ def test_one_process_can_play_many_matches(tmp_path: Path) -> None:
 def test_a_player_starts_in_its_directory_with_its_environment(tmp_path: Path) -> None:
     home = tmp_path / "home"
     home.mkdir()
-    check = f'[ "$(pwd)" = "{home}" ] && [ "$BOT_LEVEL" = 3 ] && exec {sys.executable} {RANDOM}'
-    picky = PlayerSpec("picky", ("sh", "-c", check), cwd=home, env={"BOT_LEVEL": "3"})
+    check = f'[ "$(pwd)" = "{home}" ] && [ "$BOT_LEVEL" = 3 ] && exec "$@"'
+    command = ["sh", "-c", check, "sh", sys.executable, str(RANDOM)]
+    picky = player_spec(command, "picky", cwd=home, env={"BOT_LEVEL": "3"})
     transcript, players = run(tmp_path, "ticblock", [picky, program("random", RANDOM)])
     assert transcript["faults"] == []
     assert transcript["end_reason"] == "terminal"

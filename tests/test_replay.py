@@ -18,7 +18,7 @@ from referee.clock import Clocks
 from referee.games import get_game
 from referee.match import MatchSetup, play_fresh
 from referee.players.base import PlayerSpec
-from referee.players.builtin import PROGRAMS
+from referee.players.builtin import PROGRAMS, player_spec
 from referee.players.process import ProgramPlayer
 from referee.policy import Policy
 from referee.records.replay import Outcome, verify_file
@@ -32,7 +32,7 @@ runner = CliRunner()
 
 
 def _program(name: str, script: Path, *args: str) -> PlayerSpec:
-    return PlayerSpec(name, (sys.executable, str(script), *args))
+    return player_spec([sys.executable, str(script), *args], name)
 
 
 def _random(name: str) -> PlayerSpec:

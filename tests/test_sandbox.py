@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import shutil
 import signal
 import socket
 import subprocess
@@ -30,7 +29,7 @@ from referee.sandbox.limits import SAMPLE_EVERY_S, Limits
 from referee.sandbox.proc import ProcessTable
 from referee.tournaments.config import load_config
 from referee.tournaments.runner import Observer, run_tournament
-from tests.referees import process_state, referee_with_one_player
+from tests.referees import bot_copy, process_state, referee_with_one_player, running
 
 pytestmark = pytest.mark.usefixtures("every_transcript_verifies")
 
@@ -40,36 +39,16 @@ runner = CliRunner()
 
 
 def _bot(tmp_path: Path) -> Path:
-    """A copy of the misbehaving player under a name no other process has: leftovers show."""
-    copy = tmp_path / "zoo_bot.py"
-    shutil.copy(MISBEHAVING, copy)
-    return copy
+    return bot_copy(tmp_path)
 
 
-def _running(script: Path) -> list[int]:
-    """Living processes whose command line names `script`."""
-    found = []
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry.name}/cmdline", "rb") as file:
-                cmdline = file.read()
-            with open(f"/proc/{entry.name}/stat", "rb") as file:
-                state = file.read().rsplit(b")", 1)[1].split()[0]
-        except OSError:
-            continue
-        if str(script).encode() in cmdline and state != b"Z":
-            found.append(int(entry.name))
-    return found
-
-
-@pytest.fixture(params=["as the machine allows", "without cgroups"])
+@pytest.fixture(params=["as the machine allows", "without jail or cgroups"])
 def watched(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Protections:
-    """The protections players get: this machine's, and the same less cgroups."""
+    """The protections players get: this machine's, and the same less the jail and cgroups
+    (processes found by their process group, the network kept out by unshare)."""
     protections = machine_protections()
-    if request.param == "without cgroups":
-        protections = replace(protections, cgroups=None, memory=None)
+    if request.param == "without jail or cgroups":
+        protections = replace(protections, jail=None, cgroups=None, memory=None, cpu=None)
         monkeypatch.setattr("referee.sandbox.process.machine_protections", lambda: protections)
     return protections
 
@@ -130,7 +109,7 @@ def test_a_tournament_of_misbehaving_players_ends_with_every_fault_named(
     assert len(faults["orphan"]) == 12
     # The random player, the stderr writer and the networker answer every move in time.
     assert not faults["random"] and not faults["stderr"] and not faults["net"]
-    assert _running(bot) == []
+    assert running(bot) == []
     if machine_protections().network:
         with pytest.raises(BlockingIOError):
             listener.accept()
@@ -238,7 +217,7 @@ def test_a_hog_and_a_bomb_are_named_at_the_step_of_the_excess_every_time(
     for run in range(20):
         number, fault = asyncio.run(_faulty_request(spec, tmp_path / f"{run}.log", *lines))
         assert (number, type(fault), fault.detail) == (3, ResourceExceeded, named), run
-    assert _running(spec.argv[1]) == []
+    assert running(spec.argv[1]) == []
 
 
 def test_a_fork_bomb_is_stopped_at_its_process_limit(tmp_path: Path, watched: Protections) -> None:
@@ -264,95 +243,63 @@ def test_a_fork_bomb_is_stopped_at_its_process_limit(tmp_path: Path, watched: Pr
         # RLIMIT_NPROC may refuse a fork before the sampling sees the bomb: then it fails
         # by itself (docs/sandbox.md).
         assert (type(fault), fault.detail) in {over, (PlayerCrashed, "exited with code 1")}
-    assert _running(spec.argv[1]) == []
+    assert running(spec.argv[1]) == []
 
 
-def test_a_process_that_leaves_the_group_is_killed_when_cgroups_are_active(
+def test_a_process_that_leaves_the_group_is_killed_when_cgroups_or_the_jail_are_active(
     tmp_path: Path, watched: Protections
 ) -> None:
-    pidfile = tmp_path / "pids"
     bot = _bot(tmp_path)
-    spec = PlayerSpec("bot", (sys.executable, str(bot), "escape", "--pidfile", str(pidfile)))
+    spec = PlayerSpec("bot", (sys.executable, str(bot), "escape"))
 
     async def escape() -> tuple[ProgramPlayer, int]:
         player = ProgramPlayer(spec, tmp_path / "e.log")
         await player.start()
         try:
             assert (await player.request("start m quad x 1000 1000", 5.0)).text == "ready"
-            escaped = int(pidfile.read_text().split()[1])
-            assert os.getsid(escaped) == escaped != player.pid, "the child left the session"
-            return player, escaped
+            # The player's own session is led by its first process (bubblewrap, in the jail).
+            escaped = [pid for pid in running(bot) if os.getsid(pid) == pid != player.pid]
+            assert len(escaped) == 1, "the child left the session"
+            return player, escaped[0]
         finally:
             await player.close()
 
     player, escaped = asyncio.run(escape())
-    left = _running(bot)
+    left = running(bot)
     for pid in left:
         os.kill(pid, signal.SIGKILL)
-    # Without a cgroup, a process group is all the referee knows of a player (`referee doctor`).
-    assert left == ([] if watched.cgroups is not None else [escaped])
+    # Without a cgroup or the jail's PID namespace, a process group is all the referee knows
+    # of a player (`referee doctor`).
+    contained = watched.cgroups is not None or watched.jail is not None
+    assert left == ([] if contained else [escaped])
     assert player.ending is not None and player.ending.told_to_quit
 
 
-def _fake_bubblewrap(directory: Path) -> Path:
-    """A program called bwrap in `directory` that runs tests/players/fake_bwrap.py."""
-    fake = directory / "bwrap"
-    fake.write_text(f'#!/bin/sh\nexec {sys.executable} {HERE / "players" / "fake_bwrap.py"} "$@"\n')
+def test_without_a_working_bubblewrap_players_run_unjailed_and_the_referee_says_why(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A bubblewrap that may not make namespaces, as on a machine that forbids them.
+    fake = tmp_path / "bwrap"
+    fake.write_text("#!/bin/sh\necho 'bwrap: No permissions to create new namespace' >&2\nexit 1\n")
     fake.chmod(0o755)
-    return fake
+    monkeypatch.setenv("PATH", f"{tmp_path}:{os.environ['PATH']}")
+    found = sandbox.machine_protections.__wrapped__()
+    assert found.jail is None
+    (warning,) = found.why_not
+    assert "bubblewrap failed: bwrap: No permissions to create new namespace" in warning
+    assert "players are not jailed" in warning
+    rows = {name: active for name, active, _ in found.rows()}
+    assert not rows["own PID namespace"] and not rows["own mount namespace"]
 
-
-def test_bubblewrap_runs_the_player_when_it_is_what_isolates_it(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # A machine where the referee may not unshare, but bubblewrap may (a stand-in here).
-    fake = _fake_bubblewrap(tmp_path)
-    wrapped = replace(machine_protections(), network=True, bubblewrap=str(fake))
-    monkeypatch.setattr("referee.sandbox.process.machine_protections", lambda: wrapped)
-    log = tmp_path / "bwrap.log"
-    env = {"FAKE_BWRAP_LOG": str(log)}
-    ready = PlayerSpec("bot", (sys.executable, str(_bot(tmp_path)), "environment"), env=env)
-    writer = PlayerSpec(
-        "writer",
-        ("sh", "-c", 'exec head -c 4000000 /dev/zero > "$TMPDIR/big"'),
-        env=env,
-        limits=Limits(file_size_mb=1),
-    )
-    start = "start m ticblock xcplayer 1000 1000"
-
-    reply, _ = asyncio.run(_requests(ready, tmp_path / "ready.log", start))
-    assert reply.text == "ready"
-    # bwrap reports a death by SIGXFSZ as exit code 153: still the file-size limit.
-    with pytest.raises(ResourceExceeded, match=r"^exceeded its file-size limit 1 MiB$"):
-        asyncio.run(_requests(writer, tmp_path / "writer.log", start))
-    assert log.read_text().splitlines() == ["--dev-bind / / --unshare-net --die-with-parent"] * 2
-
-
-def test_the_probe_falls_back_to_bubblewrap_when_unshare_is_refused(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
     def refused() -> None:
         raise PermissionError(1, "Operation not permitted")
 
     monkeypatch.setattr("referee.sandbox.isolation._unshare_network", refused)
-    monkeypatch.setenv("PATH", f"{tmp_path}:{os.environ['PATH']}")
-    real = shutil.which("bwrap")
-    without = sandbox.machine_protections.__wrapped__()
-    if real is None:
-        assert not without.network
-        assert "bubblewrap (bwrap) is not installed" in without.why_not[0]
-    else:
-        assert without.bubblewrap == real
-    fake = _fake_bubblewrap(tmp_path)
-    monkeypatch.setenv("FAKE_BWRAP_LOG", str(tmp_path / "probe.log"))
-    found = sandbox.machine_protections.__wrapped__()
-    assert (found.network, found.bubblewrap, found.unshare) == (True, str(fake), False)
-    assert found.why_not == ()
-    fake.write_text("#!/bin/sh\nexit 1\n")
-    failed = sandbox.machine_protections.__wrapped__()
-    assert not failed.network
-    (warning,) = failed.why_not
-    assert "cannot unshare" in warning and "bubblewrap failed" in warning, warning
+    bare = sandbox.machine_protections.__wrapped__()
+    assert not bare.network
+    (warning,) = bare.why_not
+    assert "cannot unshare a network namespace either" in warning, warning
+    assert "can reach the network" in warning
 
 
 def test_writing_a_file_over_the_limit_is_a_resource_fault(tmp_path: Path) -> None:
@@ -455,14 +402,14 @@ def test_a_shared_process_table_scans_once_per_period(tmp_path: Path) -> None:
 def test_a_child_left_running_by_the_player_of_a_killed_referee_is_killed_by_the_next(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, found_by: str
 ) -> None:
-    # A referee in a process of its own runs a player whose child leaves its process group
-    # (setsid); the referee is killed with SIGKILL, and cannot clean up.
-    pidfile = tmp_path / "pids"
-    command = (sys.executable, str(_bot(tmp_path)), "escape", "--pidfile", str(pidfile))
-    referee, _ = referee_with_one_player(
-        command, tmp_path / "s.log", "start m ticblock xcplayer 5000 1000"
+    # A referee in a process of its own, without the jail, runs a player whose child leaves
+    # its process group (setsid); the referee is killed with SIGKILL, and cannot clean up.
+    bot = _bot(tmp_path)
+    command = (sys.executable, str(bot), "escape")
+    referee, player = referee_with_one_player(
+        command, tmp_path / "s.log", "start m ticblock xcplayer 5000 1000", jailed=False
     )
-    _, child = map(int, pidfile.read_text().split())
+    (child,) = [pid for pid in running(bot) if os.getsid(pid) == pid != player]
     referee.kill()
     referee.wait()
     assert process_state(child) not in (None, "Z"), (
@@ -470,7 +417,7 @@ def test_a_child_left_running_by_the_player_of_a_killed_referee_is_killed_by_the
     )
     if found_by == "directory":
         # Without cgroups, the child is known by the player directory it was given.
-        protections = replace(machine_protections(), cgroups=None, memory=None)
+        protections = replace(machine_protections(), cgroups=None, memory=None, cpu=None)
         monkeypatch.setattr("referee.sandbox.isolation.machine_protections", lambda: protections)
 
     sandbox.remove_left_behind()

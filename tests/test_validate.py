@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import sys
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 
 import pytest
@@ -77,7 +78,6 @@ ZOO = [
     ("exit", (), "stays up", "ticblock, xcplayer, step 1: exited with code 3"),
     ("close-stdout", (), "stays up", "ticblock, xcplayer, step "),
     ("ignore-term", (), "quit", "ticblock, xcplayer, reused process: still running 1000 ms"),
-    ("child", (), "no leftovers", "ticblock, xcplayer, reused process: 2 process(es) still"),
     # 5 MiB, less what was still in the pipe when the match ended (up to 64 KiB).
     ("stderr-flood", (), "stderr", "at most 5"),
 ]  # fmt: skip
@@ -95,6 +95,28 @@ def test_a_misbehaving_player_fails_the_right_check_within_the_bound(
     assert report.verdict is Verdict.FAIL
     assert report.seconds < report.bound_s
     assert verdicts(report)["bounded"] is Verdict.PASS
+
+
+@pytest.mark.parametrize("jailed", [True, False], ids=["jail", "no jail"])
+def test_a_player_that_leaves_a_child_fails_no_leftovers_unless_the_jail_ends_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, jailed: bool
+) -> None:
+    protections = machine_protections()
+    if jailed and protections.jail is None:
+        assert not os.environ.get("CI"), f"CI installs bubblewrap: {protections.why_not}"
+        pytest.skip(f"no jail on this machine: {protections.why_not}")
+    if not jailed:
+        bare = replace(protections, jail=None)
+        monkeypatch.setattr("referee.sandbox.process.machine_protections", lambda: bare)
+    spec = PlayerSpec("bot", (sys.executable, str(MISBEHAVING), "child"))
+    report = run(spec, ["ticblock"], tmp_path)
+    check = next(c for c in report.checks if c.name == "no leftovers")
+    if jailed:
+        # Its child dies with the jail, at the bot's exit: nothing can be left behind.
+        assert (check.verdict, check.detail) == (Verdict.PASS, "none left")
+    else:
+        assert check.verdict is Verdict.FAIL
+        assert check.detail.startswith("ticblock, xcplayer, reused process: 2 process(es) still")
 
 
 def test_a_player_over_its_limits_fails_the_limits_check(tmp_path: Path) -> None:

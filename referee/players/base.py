@@ -29,6 +29,8 @@ class PlayerSpec:
     environment and limits.
 
     `cwd` is the directory a program runs in; None gives it a private one, deleted when it ends.
+    `files` are what a program reads besides the files its command names (in the jail it
+    sees nothing else).
     """
 
     name: str
@@ -37,6 +39,7 @@ class PlayerSpec:
     env: Mapping[str, str] = field(default_factory=dict)
     limits: Limits = field(default_factory=Limits)
     kind: PlayerKind = PlayerKind.PROGRAM
+    files: tuple[Path, ...] = ()
 
     @classmethod
     def human(cls, name: str = "human") -> PlayerSpec:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import shlex
 import sys
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from referee.errors import ConfigError, UnknownRoleError
@@ -20,6 +21,8 @@ from referee.players.process import ProgramPlayer
 
 # Package data: installed with the package, wherever it is installed.
 PROGRAMS = Path(__file__).resolve().parent / "programs"
+# The built-in programs read the protocol's syntax from the package.
+PACKAGE = Path(__file__).resolve().parents[1]
 BUILTIN_PROGRAMS = {"random": "random_player.py", "mcts": "mcts_player.py"}
 HUMAN = "human"
 
@@ -41,10 +44,15 @@ def player_spec(
         script = PROGRAMS / BUILTIN_PROGRAMS[text]
         if not script.is_file():
             raise ConfigError(f"built-in player {text!r} needs {script}, which is missing")
-        return PlayerSpec(name, (sys.executable, str(script)), cwd, dict(env or {}))
+        return PlayerSpec(
+            name, (sys.executable, str(script)), cwd, dict(env or {}), files=(PACKAGE,)
+        )
     if text == HUMAN:
         return PlayerSpec.human(name)
-    return PlayerSpec.from_command(name, command, base, cwd, env)
+    spec = PlayerSpec.from_command(name, command, base, cwd, env)
+    if any(Path(word).is_relative_to(PROGRAMS) for word in spec.argv):
+        spec = replace(spec, files=(PACKAGE,))
+    return spec
 
 
 def program_spec(

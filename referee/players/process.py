@@ -139,8 +139,16 @@ class ProgramPlayer(ConnectedPlayer):
         self.log.switch(self._first_log)
         spec = self.spec
         try:
+            # The directory of its log holds the match's results: never the player's to read.
             process = ConfinedProcess.start(
-                spec.argv, spec.cwd, spec.env, spec.limits, self._table, self._ended
+                spec.argv,
+                spec.cwd,
+                spec.env,
+                spec.limits,
+                self._table,
+                self._ended,
+                files=spec.files,
+                hidden=(self._first_log.parent,),
             )
         except (OSError, subprocess.SubprocessError) as error:
             self.log.remove_if_empty()
@@ -178,7 +186,7 @@ class ProgramPlayer(ConnectedPlayer):
                     await self.connection.send(str(Quit()), QUIT_GRACE_S)
                 exited = await process.exited(QUIT_GRACE_S)
                 if exited:
-                    left_behind = process.left_running()
+                    left_behind = await process.left_running()
         finally:
             self.ending = Ending(told, exited, left_behind)
             self.connection.fail(PlayerCrashed("ended by the referee"))

@@ -1,5 +1,5 @@
-"""Cgroups for each player process: a firm cap on its processes and on its memory, and all
-its processes found.
+"""Cgroups for each player process: a firm cap on its processes and on its memory, its CPU
+time counted, and all its processes found.
 
 A process group is left with `setsid`, and counting its members every 100 ms lets a fast fork
 bomb or a memory hog run ahead; a cgroup is neither. They are used where the machine lets the
@@ -125,6 +125,23 @@ class MemoryCgroup(Cgroup):
         if (self.path / "memory.oom_control").exists():
             return self.count("memory.oom_control", "oom_kill")
         return self.count("memory.events", "oom_kill")
+
+
+class CpuCgroup(Cgroup):
+    """The CPU time of all its processes, those that have exited too, as the kernel counts it
+    (cgroup v1 `cpuacct`)."""
+
+    kind = "cpuacct"
+
+    @classmethod
+    def make(cls, parent: Path) -> CpuCgroup:
+        """A cgroup that counts the CPU time of its processes."""
+        return cls.create(parent, {})
+
+    def cpu_s(self) -> float | None:
+        """The CPU seconds its processes have used, or None if the kernel does not say."""
+        text = _read(self.path / "cpuacct.usage").strip()
+        return int(text) / 1e9 if text.isdigit() else None
 
 
 def remove_stale(parent: Path, kind: type[Cgroup]) -> None:

@@ -1,8 +1,9 @@
 """Isolation: what the machine lets the referee keep from a player, probed once.
 
-A network namespace of its own (by unsharing in the child, else through bubblewrap), a pids
-cgroup, a private working directory and a minimal environment; and the function the child
-runs between fork and exec to put its limits and isolation in place.
+The jail (bubblewrap: namespaces, mounts, a user of its own) where it works, else a network
+namespace unshared in the child; cgroups for pids, memory and CPU time; a private working
+directory and a minimal environment; and the function the child runs between fork and exec
+to put its limits in place.
 """
 
 from __future__ import annotations
@@ -24,11 +25,13 @@ from typing import Any
 
 from referee.sandbox.cgroups import (
     Cgroup,
+    CpuCgroup,
     MemoryCgroup,
     PidsCgroup,
     controller_parent,
     remove_stale,
 )
+from referee.sandbox.jail import SEAT_UIDS, Jail, Place
 from referee.sandbox.leftovers import left_by_killed_referees, owned_prefix, processes_in
 from referee.sandbox.limits import SAMPLE_EVERY_S, Limits, rlimits
 
@@ -43,8 +46,9 @@ LIBC = ctypes.CDLL(None, use_errno=True) if sys.platform == "linux" else None
 PRIVATE_KIND = "player"
 # What a minimal environment keeps from the referee's.
 _KEPT_VARIABLES = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TERM")
-# The whole file system as it is, a network namespace of its own, and death with its parent.
-_BUBBLEWRAP_OPTIONS = ("--dev-bind", "/", "/", "--unshare-net", "--die-with-parent")
+# Players run below the referee's priority: a spinning player cannot starve its clocks.
+PLAYER_NICENESS = 5
+_PROBE_TIMEOUT_S = 10
 
 
 @dataclass(frozen=True)
@@ -54,26 +58,20 @@ class Protections:
     network: bool
     network_how: str
     why_not: tuple[str, ...]
+    jail: Jail | None = None  # bubblewrap's jail, where it works
     cgroups: Path | None = None  # where a player's pids cgroup is made, if it can be
-    bubblewrap: str | None = None  # the bwrap program, when it is what keeps the network out
     memory: Path | None = None  # where a player's memory cgroup is made, if it can be
+    cpu: Path | None = None  # where a player's CPU accounting cgroup is made, if it can be
 
     @property
     def unshare(self) -> bool:
-        """Whether the child itself unshares its network before exec (not through bubblewrap)."""
-        return self.network and self.bubblewrap is None
+        """Whether the child itself unshares its network before exec (there is no jail)."""
+        return self.network and self.jail is None
 
-    def command(self, argv: tuple[str, ...]) -> tuple[str, ...]:
-        """The argv to start: the program's, run in bubblewrap when that is how it is isolated."""
-        if self.bubblewrap is None:
-            return argv
-        return (self.bubblewrap, *_BUBBLEWRAP_OPTIONS, "--", *argv)
-
-    def return_code(self, code: int) -> int:
-        """The program's own return code; bubblewrap reports a death by signal N as 128 + N."""
-        if self.bubblewrap is not None and 128 < code <= 128 + signal.SIGRTMAX:
-            return 128 - code
-        return code
+    @property
+    def own_user(self) -> bool:
+        """Whether each player process runs as a uid of its own (the jail of a root referee)."""
+        return self.jail is not None and self.jail.setpriv is not None
 
     def summary(self) -> str:
         """The active protections in one line, the missing ones last."""
@@ -89,6 +87,8 @@ class Protections:
     def rows(self) -> list[tuple[str, bool, str]]:
         """(protection, active, how) for each, as `referee doctor` shows them."""
         root = os.geteuid() == 0
+        jailed = self.jail is not None
+        no_jail = "unavailable: no working bubblewrap (bwrap)"
         return [
             (
                 "limits in each process",
@@ -98,23 +98,12 @@ class Protections:
             (
                 "use of all its processes watched",
                 True,
-                f"memory, CPU and processes sampled from /proc every {SAMPLE_EVERY_S * 1000:.0f}"
-                " ms; killed over a limit",
+                f"memory, CPU and processes sampled every {SAMPLE_EVERY_S * 1000:.0f} ms;"
+                " killed over a limit",
             ),
-            (
-                "pids cgroup",
-                self.cgroups is not None,
-                f"one per player under {self.cgroups}: firm process limit, no escape by setsid"
-                if self.cgroups
-                else "unavailable: no writable pids cgroup",
-            ),
-            (
-                "memory cgroup",
-                self.memory is not None,
-                f"one per player under {self.memory}: the kernel stops a player over its memory"
-                if self.memory
-                else "unavailable: no writable memory cgroup",
-            ),
+            _cgroup_row("pids cgroup", self.cgroups, "firm process limit, no escape by setsid"),
+            _cgroup_row("memory cgroup", self.memory, "the kernel stops a player over its memory"),
+            _cgroup_row("CPU cgroup", self.cpu, "the CPU time of all its processes, gone ones too"),
             (
                 "per-user process limit",
                 not root,
@@ -122,6 +111,30 @@ class Protections:
                 if root
                 else "RLIMIT_NPROC at the processes of this user plus twice the limit",
             ),
+            (
+                "a user of its own",
+                jailed,
+                (
+                    f"a uid of its own per player process ({SEAT_UIDS.start} and up), no groups"
+                    if self.own_user
+                    else "a user namespace of its own, with no capabilities outside it"
+                )
+                if jailed
+                else no_jail,
+            ),
+            (
+                "own PID namespace",
+                jailed,
+                "it sees and can signal only its own processes" if jailed else no_jail,
+            ),
+            (
+                "own mount namespace",
+                jailed,
+                "the system and its program read-only, one private writable directory, nothing else"
+                if jailed
+                else no_jail,
+            ),
+            ("own IPC and UTS namespaces", jailed, "bubblewrap" if jailed else no_jail),
             ("no network", self.network, self.network_how),
             ("private working directory", True, "a fresh directory, also TMPDIR and HOME"),
             ("minimal environment", True, f"only {', '.join(_KEPT_VARIABLES)}"),
@@ -129,10 +142,17 @@ class Protections:
             (
                 "no privileges",
                 LIBC is not None,
-                "no capabilities (bounding set emptied before exec), no_new_privs: a player"
-                " run as root cannot raise its priority or enter the referee's namespaces",
+                "no capabilities, no_new_privs: it cannot raise its priority, trace, or enter"
+                " the referee's namespaces",
             ),
+            ("lower priority", True, f"nice {PLAYER_NICENESS}, which it cannot lower"),
         ]
+
+
+def _cgroup_row(name: str, parent: Path | None, what: str) -> tuple[str, bool, str]:
+    if parent is None:
+        return (name, False, f"unavailable: no writable {name}")
+    return (name, True, f"one per player under {parent}: {what}")
 
 
 def _unshare_network() -> None:
@@ -144,41 +164,68 @@ def _unshare_network() -> None:
 
 @functools.cache
 def machine_protections() -> Protections:
-    """Probe once what this machine gives: a network namespace, pids and memory cgroups."""
+    """Probe once what this machine gives: the jail or a network namespace, and cgroups."""
     return replace(
-        _network(), cgroups=_cgroup_parent(PidsCgroup), memory=_cgroup_parent(MemoryCgroup)
+        _isolation(),
+        cgroups=_cgroup_parent(PidsCgroup),
+        memory=_cgroup_parent(MemoryCgroup),
+        cpu=_cgroup_parent(CpuCgroup),
     )
 
 
-def _network() -> Protections:
-    """Whether a child can be given a network namespace of its own.
-
-    Its own unshare first; else bubblewrap, when installed, which may be let do what the
-    referee may not (a setuid program, or one a security profile allows namespaces).
-    """
+def _isolation() -> Protections:
+    """The jail, where bubblewrap works; else a network namespace unshared in the child."""
     if LIBC is None:
-        return Protections(False, "not on Linux", ("network isolation needs Linux",))
+        return Protections(False, "not on Linux", ("isolation needs Linux",))
+    jail, why_not = _jail()
+    if jail is not None:
+        return Protections(True, "a network namespace of its own (bubblewrap)", (), jail)
     try:
         subprocess.run(["true"], preexec_fn=_unshare_network, check=True, timeout=10)
     except (OSError, subprocess.SubprocessError) as error:
-        refused = f"cannot unshare: {error}"
-    else:
-        return Protections(True, "a network namespace of its own (unshare)", ())
+        reason = f"{why_not}; cannot unshare a network namespace either: {error}"
+        return Protections(
+            False,
+            f"unavailable: cannot unshare: {error}",
+            (f"players are not jailed ({reason}): they can reach the network",),
+        )
+    return Protections(
+        True,
+        "a network namespace of its own (unshare)",
+        (f"players are not jailed ({why_not}): they see the machine's files and processes",),
+    )
+
+
+def _jail() -> tuple[Jail | None, str]:
+    """bubblewrap's jail, tried on `true`; or why there is none."""
     bubblewrap = shutil.which("bwrap")
     if bubblewrap is None:
-        refused += "; bubblewrap (bwrap) is not installed"
-    else:
-        wrapped = Protections(
-            True, "a network namespace of its own (bubblewrap)", (), bubblewrap=bubblewrap
-        )
+        return None, "bubblewrap (bwrap) is not installed"
+    setpriv = None
+    if os.geteuid() == 0:
+        setpriv = shutil.which("setpriv")
+        if setpriv is None:
+            return None, "setpriv (util-linux) is not installed"
+    jail = Jail(bubblewrap, setpriv)
+    true = shutil.which("true") or "/bin/true"
+    with tempfile.TemporaryDirectory() as private:
+        directory = Path(private)
+        if setpriv is not None:
+            os.chown(directory, SEAT_UIDS.start, SEAT_UIDS.start)
+        place = Place(directory, directory, ())
         try:
-            subprocess.run(wrapped.command(("true",)), check=True, timeout=10, capture_output=True)
+            subprocess.run(
+                jail.command([true], place, SEAT_UIDS.start),
+                check=True,
+                capture_output=True,
+                timeout=_PROBE_TIMEOUT_S,
+            )
+        except subprocess.CalledProcessError as error:
+            said = error.stderr.decode(errors="replace").strip().splitlines()
+            return None, f"bubblewrap failed: {said[-1] if said else error}"
         except (OSError, subprocess.SubprocessError) as error:
-            refused += f"; bubblewrap failed: {error}"
-        else:
-            return wrapped
-    reason = f"no network namespace for players ({refused}); players can reach the network"
-    return Protections(False, "unavailable: " + refused, (reason,))
+            return None, f"bubblewrap failed: {error}"
+    return jail, ""
 
 
 def _cgroup_parent(kind: type[Cgroup]) -> Path | None:
@@ -223,19 +270,18 @@ def child_setup(
         for which, value in settings:
             resource.setrlimit(which, (value, value))
         resource.setrlimit(resource.RLIMIT_CPU, (limits.cpu_s + 1, resource.RLIM_INFINITY))
-        # Below the referee's priority: a spinning player cannot starve the referee's clock.
-        os.nice(5)
+        os.nice(PLAYER_NICENESS)
         if protections.unshare:
             _unshare_network()
-        # bubblewrap, where it is the isolation, may need to be setuid, and sets no_new_privs
-        # for the program itself.
-        if LIBC is not None and protections.bubblewrap is None:
+        # A root referee's jail needs its capabilities to be built; inside, setpriv drops them.
+        if LIBC is not None and protections.jail is None:
             # Last, as they are needed above: with an empty bounding set a program run as root
             # has no capabilities after exec (it cannot renice itself up, join the referee's
-            # namespaces, or trace); no_new_privs keeps a setuid program from giving them back.
-            # Without the right to drop them (not root), there are none to drop.
+            # namespaces, or trace). Without the right to drop them (not root), there are none.
             for capability in capabilities:
                 LIBC.prctl(_PR_CAPBSET_DROP, capability, 0, 0, 0)
+        if LIBC is not None:
+            # No setuid program gives back what was dropped.
             LIBC.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
 
     return setup
@@ -254,7 +300,11 @@ def remove_left_behind() -> None:
     player directory it was given as HOME, TMPDIR or working directory.
     """
     protections = machine_protections()
-    for parent, kind in ((protections.cgroups, PidsCgroup), (protections.memory, MemoryCgroup)):
+    for parent, kind in (
+        (protections.cgroups, PidsCgroup),
+        (protections.memory, MemoryCgroup),
+        (protections.cpu, CpuCgroup),
+    ):
         if parent is not None:
             remove_stale(parent, kind)
     directories = [

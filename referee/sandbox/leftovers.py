@@ -8,9 +8,14 @@ from collections.abc import Sequence
 from pathlib import Path
 
 
+def kind_prefix(kind: str) -> str:
+    """The start of the name of a `kind` of thing any referee makes."""
+    return f"referee-{kind}-"
+
+
 def owned_prefix(kind: str) -> str:
     """The start of the name of a `kind` of thing this referee process makes."""
-    return f"referee-{kind}-{os.getpid()}-"
+    return f"{kind_prefix(kind)}{os.getpid()}-"
 
 
 def processes_in(directories: Sequence[Path]) -> list[int]:
@@ -42,8 +47,8 @@ def processes_in(directories: Sequence[Path]) -> list[int]:
 def left_by_killed_referees(directory: Path, kind: str) -> list[Path]:
     """The things of this `kind` in `directory` whose referee is no longer running."""
     left = []
-    for entry in directory.glob(f"referee-{kind}-*-*"):
-        owner = entry.name.removeprefix(f"referee-{kind}-").split("-")[0]
+    for entry in directory.glob(f"{kind_prefix(kind)}*-*"):
+        owner = entry.name.removeprefix(kind_prefix(kind)).split("-")[0]
         if owner.isdigit() and not Path(f"/proc/{owner}").exists():
             left.append(entry)
     return left

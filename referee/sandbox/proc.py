@@ -61,6 +61,11 @@ class ProcessTable:
         return self._groups.get(pgid, [])
 
 
+def own_cpu_s(fields: list[bytes]) -> float:
+    """The CPU time of one process itself, from its stat fields (its children's aside)."""
+    return (int(fields[11]) + int(fields[12])) / _TICKS
+
+
 def group_usage(stats: Iterable[tuple[int, list[bytes]]]) -> Usage:
     """Sum the use of these processes ((pid, stat fields) pairs); a zombie counts for nothing."""
     threads = resident = ticks = 0

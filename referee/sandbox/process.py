@@ -9,16 +9,17 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import os
 import shutil
 import signal
 import subprocess
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from referee.clock import REAP_PATIENCE_S, now
-from referee.sandbox.cgroups import Cgroup, MemoryCgroup, PidsCgroup
+from referee.sandbox.cgroups import Cgroup, CpuCgroup, MemoryCgroup, PidsCgroup
 from referee.sandbox.isolation import (
     LIBC,
     Protections,
@@ -27,16 +28,25 @@ from referee.sandbox.isolation import (
     minimal_environment,
     private_directory,
 )
+from referee.sandbox.jail import JAIL_PROCESSES, Jail, Place, lease_seat_uid, program_files
 from referee.sandbox.limits import (
     MIB,
     SAMPLE_EVERY_S,
     Limits,
+    Usage,
     allow_cpu,
     limit_of_signal,
     over_limit,
     over_memory,
 )
-from referee.sandbox.proc import ProcessTable, Stats, group_stats, group_usage, stats_of
+from referee.sandbox.proc import (
+    ProcessTable,
+    Stats,
+    group_stats,
+    group_usage,
+    own_cpu_s,
+    stats_of,
+)
 
 _PR_SET_CHILD_SUBREAPER = 36
 _REAP_POLL_S = 0.01
@@ -55,8 +65,34 @@ class ProcessEnd:
         return f"exited with code {code}" if code >= 0 else f"was killed by signal {-code}"
 
 
+@dataclass(frozen=True)
+class _Cgroups:
+    """A player process's cgroups, those the machine allows."""
+
+    pids: PidsCgroup | None = None
+    memory: MemoryCgroup | None = None
+    cpu: CpuCgroup | None = None
+
+    @classmethod
+    def make(cls, protections: Protections, limits: Limits, processes: int) -> _Cgroups:
+        """Its cgroups, each allowing what `limits` do; `processes` counts the jail's too."""
+        pids = memory = cpu = None
+        with contextlib.suppress(OSError):
+            if protections.cgroups is not None:
+                pids = PidsCgroup.make(protections.cgroups, processes)
+            if protections.memory is not None:
+                memory = MemoryCgroup.make(protections.memory, limits.memory_mb * MIB)
+            if protections.cpu is not None:
+                cpu = CpuCgroup.make(protections.cpu)
+        return cls(pids, memory, cpu)
+
+    def all(self) -> list[Cgroup]:
+        return [group for group in (self.pids, self.memory, self.cpu) if group is not None]
+
+
 class ConfinedProcess:
-    """One program in its own process group (and cgroup, where there is one), under its limits.
+    """One program in its jail, its own process group and its cgroups (those the machine
+    allows), under its limits.
 
     `on_end` is called once, from the event loop, when the program has exited and been reaped.
     """
@@ -66,7 +102,7 @@ class ConfinedProcess:
         popen: subprocess.Popen[bytes],
         limits: Limits,
         private: Path,
-        cgroups: tuple[PidsCgroup | None, MemoryCgroup | None],
+        cgroups: _Cgroups,
         protections: Protections,
         table: ProcessTable | None,
         on_end: Callable[[ProcessEnd], None],
@@ -76,8 +112,10 @@ class ConfinedProcess:
         self.limits = limits
         self.end: ProcessEnd | None = None
         self._private = private
-        self._cgroup, self._memory = cgroups
+        self._cgroups = cgroups
         self._protections = protections
+        # The jail's own processes are not the player's.
+        self._overhead = JAIL_PROCESSES if protections.jail is not None else 0
         self._table = table
         self._on_end = on_end
         self._over: str | None = None
@@ -97,49 +135,82 @@ class ConfinedProcess:
         limits: Limits,
         table: ProcessTable | None,
         on_end: Callable[[ProcessEnd], None],
+        *,
+        files: Sequence[Path] = (),
+        hidden: Sequence[Path] = (),
     ) -> ConfinedProcess:
-        """Start `argv` with pipes for its standard streams; OSError when it cannot be run."""
+        """Start `argv` with pipes for its standard streams; OSError when it cannot be run.
+
+        In the jail, it reads its program's files and `files`, and never sees `hidden`.
+        """
         _become_subreaper()
         private = private_directory()
         protections = machine_protections()
+        environment = minimal_environment(env, private)
+        command = tuple(argv)
+        try:
+            if protections.jail is not None:
+                command = _jailed(
+                    protections.jail, command, environment, private, cwd, files, hidden
+                )
+        except OSError:
+            _clean_up(private, [])
+            raise
+        processes = limits.processes + (JAIL_PROCESSES if protections.jail is not None else 0)
         # Made for each process: the caps count this player's processes alone.
-        cgroup = memory = None
-        with contextlib.suppress(OSError):
-            if protections.cgroups is not None:
-                cgroup = PidsCgroup.make(protections.cgroups, limits.processes)
-            if protections.memory is not None:
-                memory = MemoryCgroup.make(protections.memory, limits.memory_mb * MIB)
-        made = [group for group in (cgroup, memory) if group is not None]
+        cgroups = _Cgroups.make(protections, limits, processes)
         try:
             popen = subprocess.Popen(
-                protections.command(tuple(argv)),
+                command,
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 cwd=cwd or private,
-                env=minimal_environment(env, private),
+                env=environment,
                 start_new_session=True,
-                preexec_fn=child_setup(limits, protections, made),
+                preexec_fn=child_setup(limits, protections, cgroups.all()),
             )
         except (OSError, subprocess.SubprocessError):
-            _clean_up(private, made)
+            _clean_up(private, cgroups.all())
             raise
-        return cls(popen, limits, private, (cgroup, memory), protections, table, on_end)
+        return cls(popen, limits, private, cgroups, protections, table, on_end)
 
     def new_match(self) -> None:
         """The CPU time allowed per match counts from now."""
-        self._cpu_at_match_start = group_usage(self.stats()).cpu_s
-        allow_cpu(self.pid, group_usage(stats_of([self.pid])).cpu_s, self.limits)
+        self._cpu_at_match_start = self.usage().cpu_s
+        for pid, fields in self.stats():
+            allow_cpu(pid, own_cpu_s(fields), self.limits)
+
+    def usage(self) -> Usage:
+        """What the player's processes use together: its CPU time as its CPU cgroup counts it,
+        where it has one; the jail's processes aside."""
+        usage = group_usage(self.stats())
+        cpu = self._cgroups.cpu.cpu_s() if self._cgroups.cpu is not None else None
+        return replace(
+            usage,
+            processes=max(0, usage.processes - self._overhead),
+            cpu_s=usage.cpu_s if cpu is None else cpu,
+        )
 
     def stats(self) -> Stats:
         """Its living processes: those in its cgroup, else those in its process group."""
-        groups = self._cgroups()
+        groups = self._cgroups.all()
         if groups:
             return stats_of(groups[0].members())
         return self._table.group(self.pid) if self._table else group_stats(self.pid)
 
-    def left_running(self) -> int:
-        """How many of its processes are running (zombies aside)."""
+    async def left_running(self) -> int:
+        """How many of its processes are running (zombies aside), once it has exited.
+
+        In the jail, none can be: bubblewrap ends as the program does, and the kernel then
+        kills what is left in its PID namespace, which this waits for.
+        """
+        deadline = now() + REAP_PATIENCE_S
+        while self._protections.jail is not None and self._running() and now() < deadline:
+            await asyncio.sleep(_REAP_POLL_S)
+        return self._running()
+
+    def _running(self) -> int:
         return sum(1 for _, fields in self.stats() if fields[0] != b"Z")
 
     def poll(self) -> ProcessEnd | None:
@@ -148,7 +219,9 @@ class ConfinedProcess:
             pid, status, usage = os.wait4(self.pid, os.WNOHANG)
             if pid == 0:
                 return None
-            code = self._protections.return_code(os.waitstatus_to_exitcode(status))
+            code = os.waitstatus_to_exitcode(status)
+            if self._protections.jail is not None:
+                code = Jail.return_code(code)
             self.popen.returncode = code
             limit = (
                 self._over
@@ -168,15 +241,12 @@ class ConfinedProcess:
         self._watchdog.cancel()
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.pid, signal.SIGKILL)
-        escaped = [pid for group in self._cgroups() for pid in group.kill()]
+        escaped = [pid for group in self._cgroups.all() for pid in group.kill()]
         await self.exited()
         await _reap(self.pid, escaped)
         with contextlib.suppress(asyncio.CancelledError):
             await self._watchdog
-        _clean_up(self._private, self._cgroups())
-
-    def _cgroups(self) -> list[Cgroup]:
-        return [group for group in (self._cgroup, self._memory) if group is not None]
+        _clean_up(self._private, self._cgroups.all())
 
     async def exited(self, limit_s: float = REAP_PATIENCE_S) -> bool:
         """Whether the program has exited (and been reaped) within `limit_s`."""
@@ -187,16 +257,17 @@ class ConfinedProcess:
     def _stopped_by_cgroup(self) -> str | None:
         """The limit a cgroup has enforced: `processes` when its cap refused the player a
         process or thread, `memory_mb` when the kernel killed one of its processes for memory."""
-        if self._cgroup is not None and self._cgroup.refused_forks():
+        pids, memory = self._cgroups.pids, self._cgroups.memory
+        if pids is not None and pids.refused_forks():
             return "processes"
-        if self._memory is not None and self._memory.out_of_memory_kills():
+        if memory is not None and memory.out_of_memory_kills():
             return "memory_mb"
         return None
 
     async def _watch_usage(self) -> None:
         """Kill the program's processes as soon as together they go over one of its limits."""
         while self.end is None:
-            usage = group_usage(self.stats())
+            usage = self.usage()
             limit = self._stopped_by_cgroup() or over_limit(
                 usage, self.limits, self._cpu_at_match_start
             )
@@ -206,6 +277,27 @@ class ConfinedProcess:
                     os.killpg(self.pid, signal.SIGKILL)
                 return
             await asyncio.sleep(SAMPLE_EVERY_S)
+
+
+def _jailed(
+    jail: Jail,
+    argv: tuple[str, ...],
+    environment: Mapping[str, str],
+    private: Path,
+    cwd: Path | None,
+    files: Sequence[Path],
+    hidden: Sequence[Path],
+) -> tuple[str, ...]:
+    """The command that runs `argv` in the jail, as a user of its own under a root referee."""
+    program = argv[0] if "/" in argv[0] else shutil.which(argv[0], path=environment.get("PATH"))
+    # Said here, as exec would say it: in the jail, only the jail's shell is started from here.
+    if program is None or not os.path.isfile(program):
+        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), argv[0])
+    if not os.access(program, os.X_OK):
+        raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), argv[0])
+    uid = lease_seat_uid(private) if jail.setpriv is not None else None
+    readable = (*program_files(argv, program, cwd), *files)
+    return jail.command(argv, Place(private, cwd or private, readable, tuple(hidden)), uid)
 
 
 def _clean_up(private: Path, cgroups: Sequence[Cgroup]) -> None:

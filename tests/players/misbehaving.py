@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A player that plays random legal moves but misbehaves in one chosen way.
 
-    misbehaving.py MODE [--at N] [--delay-ms MS] [--pidfile FILE]
+    misbehaving.py MODE [--at N] [--delay-ms MS] [--say-pids]
 
 MODE, done at the N-th `go` (default 1) unless it says otherwise:
   silent-start  never answers `start`
@@ -34,7 +34,8 @@ MODE, done at the N-th `go` (default 1) unless it says otherwise:
                 (renice=ok or renice=refused) and its CapEff and NoNewPrivs status lines
   environment   at `start`, writes its working directory (cwd=...) and environment to stderr,
                 one NAME=value per line
---pidfile: write this process's pid (and its child's) there, one per line.
+--say-pids: at `start`, say on stderr `pids:` and this process's pid and its child's (as its
+PID namespace numbers them). Its children are forks: they bear its command line.
 """
 
 import argparse
@@ -43,7 +44,6 @@ import random
 import re
 import signal
 import socket
-import subprocess
 import sys
 import threading
 import time
@@ -56,7 +56,7 @@ def main() -> None:
     parser.add_argument("mode")
     parser.add_argument("--at", type=int, default=1)
     parser.add_argument("--delay-ms", type=int, default=0)
-    parser.add_argument("--pidfile")
+    parser.add_argument("--say-pids", action="store_true")
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--mb", type=int, default=0)
     args = parser.parse_args()
@@ -70,7 +70,7 @@ def main() -> None:
             continue
         if words[0] == "start":
             if args.mode == "child":
-                pids.append(subprocess.Popen(["sleep", "300"]).pid)
+                pids.append(sleeper())
             if args.mode == "connect":
                 connect(args.port)
             if args.mode == "escape":
@@ -84,9 +84,9 @@ def main() -> None:
             if args.mode == "stderr-flood":
                 sys.stderr.write("noise " * (5 * 1024 * 1024 // 6))
                 sys.stderr.flush()
-            if args.pidfile:
-                with open(args.pidfile, "w") as file:
-                    file.write("".join(f"{pid}\n" for pid in pids))
+            if args.say_pids:
+                sys.stderr.write(f"pids: {' '.join(map(str, pids))}\n")
+                sys.stderr.flush()
             if args.mode == "bad-ready":
                 print("ok", flush=True)
             elif args.mode != "silent-start":
@@ -124,6 +124,15 @@ def privileges() -> None:
     with open("/proc/self/status") as status:
         sys.stderr.write("".join(line for line in status if line.startswith(("CapEff", "NoNew"))))
     sys.stderr.flush()
+
+
+def sleeper() -> int:
+    """Start a child that sleeps; its pid."""
+    child = os.fork()
+    if child == 0:
+        time.sleep(300)
+        os._exit(0)
+    return child
 
 
 def escape() -> int:
