@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -57,3 +58,14 @@ def test_sandbox_benchmark_reports_each_way_of_watching_a_player() -> None:
     assert per_player["core_share_c16"] == pytest.approx(16 * per_player["core_share_c1"])
     assert shared["core_share_c16"] == pytest.approx(shared["core_share_c1"])
     assert ("pids cgroup" in rows) is (machine_protections().cgroups is not None)
+
+
+def test_jail_benchmark_reports_a_start_in_and_out_of_the_jail() -> None:
+    if machine_protections().jail is None:
+        reason = f"no jail on this machine: {machine_protections().why_not}"
+        pytest.fail(reason) if os.environ.get("CI") else pytest.skip(reason)
+    rows = benchmark_json("jail.py", "--runs", "2")
+    assert [row["program"] for row in rows] == ["true", "python -c pass"]
+    for row in rows:
+        assert row["bare_ms"] > 0 and row["jailed_ms"] > 0
+        assert row["jail_costs_ms"] == pytest.approx(row["jailed_ms"] - row["bare_ms"])
