@@ -7,6 +7,7 @@ import asyncio
 import json
 import os
 import pwd
+import signal
 import socket
 import subprocess
 import sys
@@ -257,6 +258,7 @@ def _probe_in_the_sandbox(directory: Path) -> dict:
             assert reply is not None and reply.text == "ready"
             own = [pid for pid in running(prober) if _program(pid) == argv[0]]
             uids = sorted({Path(f"/proc/{pid}").stat().st_uid for pid in own})
+            cgroups = Path(f"/proc/{own[0]}/cgroup").read_text()
         finally:
             await player.close()
         # Over its CPU limit, a spinner is stopped, with or without a CPU cgroup.
@@ -278,6 +280,8 @@ def _probe_in_the_sandbox(directory: Path) -> dict:
             "seen": seen,
             "uids_outside": uids,
             "spinner": stopped,
+            "cgroups": cgroups,
+            "killed_with_its_referee": _killed_with_its_referee(prober, logs),
             "program": str(directory),
             "referee": {
                 "uid": os.geteuid(),
@@ -291,6 +295,36 @@ def _probe_in_the_sandbox(directory: Path) -> dict:
         }
 
     return asyncio.run(probe())
+
+
+def _killed_with_its_referee(prober: Path, logs: Path) -> bool:
+    """Whether a player dies with its referee, killed with SIGKILL: a referee forked here
+    starts one, and is killed once it has answered."""
+    reading, writing = os.pipe()
+    referee = os.fork()
+    if referee == 0:
+        os.close(reading)
+
+        async def hold() -> None:
+            spec = PlayerSpec("held", ("/usr/bin/python3", str(prober), "keeper"))
+            player = ProgramPlayer(spec, logs / "held.log")
+            await player.start()
+            await player.request("start m ticblock xcplayer 5000 1000", 20.0)
+            os.write(writing, b"!")
+            await asyncio.sleep(60)
+
+        asyncio.run(hold())
+        os._exit(0)
+    os.close(writing)
+    started = os.read(reading, 1) == b"!"
+    os.close(reading)
+    held = [pid for pid in running(prober) if _program(pid) == "/usr/bin/python3"]
+    os.kill(referee, signal.SIGKILL)
+    os.waitpid(referee, 0)
+    deadline = time.monotonic() + 10
+    while any(Path(f"/proc/{pid}").exists() for pid in held) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return started and bool(held) and not any(Path(f"/proc/{pid}").exists() for pid in held)
 
 
 def _proofs(report: dict) -> dict[str, Callable[[], bool]]:
@@ -311,9 +345,13 @@ def _proofs(report: dict) -> dict[str, Callable[[], bool]]:
             for line in seen["limits"]
         ),
         "use of all its processes watched": lambda: "CPU limit 1 s" in report["spinner"],
-        "pids cgroup": lambda: True,  # proven by test_sandbox's fork bombs, as root
-        "memory cgroup": lambda: True,  # proven by test_sandbox's memory hogs, as root
-        "CPU cgroup": lambda: "CPU limit 1 s" in report["spinner"],
+        # Its processes are in cgroups of their own; test_sandbox's bombs and hogs show the
+        # caps they hold to.
+        "pids cgroup": lambda: "/referee-pids-" in report["cgroups"],
+        "memory cgroup": lambda: "/referee-memory-" in report["cgroups"],
+        "CPU cgroup": lambda: (
+            "/referee-cpuacct-" in report["cgroups"] and "CPU limit 1 s" in report["spinner"]
+        ),
         "per-user process limit": lambda: any(
             line.startswith("Max processes") and line.split()[2] != "unlimited"
             for line in seen["limits"]
@@ -348,8 +386,7 @@ def _proofs(report: dict) -> dict[str, Callable[[], bool]]:
             set(seen["environment"])
             <= {"PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TERM", "HOME", "TMPDIR"}
         ),
-        # Proven by test_a_player_killed_with_its_referee_leaves_nothing... (and below).
-        "killed with the referee": lambda: True,
+        "killed with the referee": lambda: report["killed_with_its_referee"],
         "no privileges": lambda: (
             seen["cap_eff"] == "0000000000000000"
             and seen["no_new_privs"] == "1"
