@@ -25,6 +25,7 @@ from referee.players.process import ProgramPlayer
 from referee.records.transcript import read_transcript
 from referee.sandbox import isolation as sandbox
 from referee.sandbox.isolation import Protections, machine_protections
+from referee.sandbox.jail import SEAT_UIDS
 from referee.sandbox.limits import SAMPLE_EVERY_S, Limits
 from referee.sandbox.proc import ProcessTable
 from referee.tournaments.config import load_config
@@ -436,6 +437,11 @@ def test_what_a_killed_referee_left_behind_is_removed(
     gone.wait()  # its pid now names a referee that is no longer running
     killed = tmp_path / f"referee-player-{gone.pid}-abc"
     (killed / "work").mkdir(parents=True)
+    # One it had leased to a seat user, as a root referee does in the jail.
+    leased = tmp_path / f"referee-player-{gone.pid}-def"
+    leased.mkdir()
+    if os.geteuid() == 0:
+        os.chown(leased, SEAT_UIDS.start, SEAT_UIDS.start)
     mine = sandbox.private_directory()
     other_kind = tmp_path / f"referee-notes-{gone.pid}-abc"
     other_kind.mkdir()
@@ -446,7 +452,7 @@ def test_what_a_killed_referee_left_behind_is_removed(
 
     sandbox.remove_left_behind()
 
-    assert not killed.exists()
+    assert not killed.exists() and not leased.exists()
     assert mine.parent == tmp_path and mine.name.startswith(f"referee-player-{os.getpid()}-")
     assert mine.exists() and other_kind.exists(), "only a killed referee's own leftovers go"
     assert cgroup is None or not cgroup.exists()

@@ -320,10 +320,12 @@ def remove_left_behind() -> None:
 
 
 def _owned(path: Path) -> bool:
+    """Whether a player directory is this user's, or, for root, a seat user's it leased."""
     try:
-        return path.stat().st_uid == os.getuid()
+        owner = path.stat().st_uid
     except OSError:
         return False
+    return owner == os.getuid() or (os.getuid() == 0 and owner in SEAT_UIDS)
 
 
 def minimal_environment(extra: Mapping[str, str], private: Path) -> dict[str, str]:
