@@ -367,6 +367,8 @@ def _proofs(report: dict) -> dict[str, Callable[[], bool]]:
             and not seen["write_program"]
             and not seen["write_tmp"]
             and not seen["write_root"]
+            and not seen["write_dev"]
+            and seen["write_shared_memory"]
             and seen["write_private"]
             # In /tmp: its private directory, and the way to its program's.
             and set(seen["tmp"]) == {Path(private).name, Path(report["program"]).name}

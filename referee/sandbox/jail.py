@@ -57,13 +57,15 @@ _NAMESPACES = (
 @dataclass(frozen=True)
 class Place:
     """What of the file system a player sees besides the system: read-only `files`, the
-    writable `private` directory (its HOME and TMPDIR), where it starts (`cwd`), and the
-    referee's own directories, which are hidden even inside a directory it may read."""
+    writable `private` directory (its HOME and TMPDIR), where it starts (`cwd`), the
+    referee's own directories, which are hidden even inside a directory it may read, and the
+    size of its shared memory (/dev/shm)."""
 
     private: Path
     cwd: Path
     files: tuple[Path, ...]
     hidden: tuple[Path, ...] = ()
+    shared_memory_bytes: int = 64 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -77,6 +79,10 @@ class Jail:
         """The argv that runs `argv` in the jail; as the seat user `uid` under a root referee."""
         options = [*_NAMESPACES, "--die-with-parent", *_system_mounts()]
         options += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
+        # Shared memory, for semaphores and queues between its processes: as much as its
+        # memory limit, memory the sampling does not see in its processes.
+        size = str(place.shared_memory_bytes)
+        options += ["--perms", "01777", "--size", size, "--tmpfs", "/dev/shm"]
         readable = _outermost(place.files)
         hidden = [
             path
@@ -101,7 +107,7 @@ class Jail:
         options += ["--bind", str(place.private), str(place.private), "--chdir", str(place.cwd)]
         # The file systems bubblewrap made are writable by the user who owns the jail, which
         # in a user namespace is the player: read-only once built.
-        for made_by_it in ("/", "/tmp", *map(str, hidden)):
+        for made_by_it in ("/", "/tmp", "/dev", *map(str, hidden)):
             options += ["--remount-ro", made_by_it]
         if self.setpriv is None:
             # Its own user namespace: no capabilities outside it, and no nested one to get some.

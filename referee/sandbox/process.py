@@ -151,7 +151,7 @@ class ConfinedProcess:
         try:
             if protections.jail is not None:
                 command = _jailed(
-                    protections.jail, command, environment, private, cwd, files, hidden
+                    protections.jail, command, environment, private, cwd, files, hidden, limits
                 )
         except OSError:
             _clean_up(private, [])
@@ -287,6 +287,7 @@ def _jailed(
     cwd: Path | None,
     files: Sequence[Path],
     hidden: Sequence[Path],
+    limits: Limits,
 ) -> tuple[str, ...]:
     """The command that runs `argv` in the jail, as a user of its own under a root referee."""
     program = argv[0] if "/" in argv[0] else shutil.which(argv[0], path=environment.get("PATH"))
@@ -297,7 +298,8 @@ def _jailed(
         raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), argv[0])
     uid = lease_seat_uid(private) if jail.setpriv is not None else None
     readable = (*program_files(argv, program, cwd), *files)
-    return jail.command(argv, Place(private, cwd or private, readable, tuple(hidden)), uid)
+    place = Place(private, cwd or private, readable, tuple(hidden), limits.memory_mb * MIB)
+    return jail.command(argv, place, uid)
 
 
 def _clean_up(private: Path, cgroups: Sequence[Cgroup]) -> None:

@@ -201,6 +201,8 @@ def probe() -> None:
         "write_system": can(lambda: write_into("/usr")),
         "write_tmp": can(lambda: write_into("/tmp")),
         "write_root": can(lambda: write_into("/")),
+        "write_dev": can(lambda: write_into("/dev")),
+        "write_shared_memory": can(lambda: write_into("/dev/shm")),
         "root": sorted(os.listdir("/")),
         "tmp": sorted(os.listdir("/tmp")),
         "limits": [line for line in limit_lines if line.startswith(("Max processes", "Max open"))],
