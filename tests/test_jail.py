@@ -455,3 +455,23 @@ def test_a_command_naming_the_root_or_the_system_binds_only_the_system_read_only
     binds = [command[i + 1] for i, word in enumerate(command) if word == "--ro-bind"]
     assert binds and set(binds) <= set(SYSTEM_DIRECTORIES), binds
     assert "--bind" in command and command[command.index("--bind") + 1] == "/tmp/p"
+
+
+def test_a_private_directory_outside_tmp_is_reachable_and_writable_in_the_jail(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Deep under a directory only root may enter: the jail makes the way to it.
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "elsewhere"))
+    (tmp_path / "elsewhere").mkdir()
+    writer = ("/bin/sh", "-c", 'echo x > "$HOME/f" && echo ready; read line')
+
+    async def start() -> str | None:
+        player = ProgramPlayer(PlayerSpec("writer", writer), tmp_path / "w.log")
+        await player.start()
+        try:
+            reply = await player.request("start m ticblock xcplayer 5000 1000", 10.0)
+            return reply.text if reply else None
+        finally:
+            await player.close()
+
+    assert asyncio.run(start()) == "ready", (tmp_path / "w.log").read_text()

@@ -70,7 +70,7 @@ class Place:
 
 @dataclass(frozen=True)
 class Jail:
-    """bubblewrap (`bubblewrap`), and `setpriv` when the referee is root."""
+    """The programs that build the jail: bubblewrap, and setpriv when the referee is root."""
 
     bubblewrap: str
     setpriv: str | None = None
@@ -92,7 +92,9 @@ class Jail:
         # Parents first: an empty file system over a hidden directory hides what it holds,
         # but for the program's own files, bound again over it.
         mounts = sorted(
-            [(path, "--tmpfs") for path in hidden] + [(path, "--ro-bind") for path in readable],
+            [(path, "--tmpfs") for path in hidden]
+            + [(path, "--ro-bind") for path in readable]
+            + [(place.private, "--bind")],
             key=lambda mount: (len(mount[0].parts), mount[1] != "--tmpfs"),
         )
         made = {Path("/"), Path("/tmp")}
@@ -104,7 +106,7 @@ class Jail:
                     made.add(parent)
             made.add(path)
             options += [how, str(path)] if how == "--tmpfs" else [how, str(path), str(path)]
-        options += ["--bind", str(place.private), str(place.private), "--chdir", str(place.cwd)]
+        options += ["--chdir", str(place.cwd)]
         # The file systems bubblewrap made are writable by the user who owns the jail, which
         # in a user namespace is the player: read-only once built.
         for made_by_it in ("/", "/tmp", "/dev", *map(str, hidden)):
