@@ -475,3 +475,35 @@ def test_a_private_directory_outside_tmp_is_reachable_and_writable_in_the_jail(
             await player.close()
 
     assert asyncio.run(start()) == "ready", (tmp_path / "w.log").read_text()
+
+
+def test_a_referee_leaves_no_zombie_of_its_jails() -> None:
+    # The jail's init outlives bubblewrap by a moment and is left to the referee (a
+    # subreaper) to reap, the probe's included: in a long tournament they would pile up.
+    script = (
+        "import asyncio, os, time\n"
+        "from pathlib import Path\n"
+        "from referee.players.builtin import player_spec\n"
+        "from referee.players.process import ProgramPlayer\n"
+        "async def cycle(n):\n"
+        "    player = ProgramPlayer(player_spec('random'), Path(f'/tmp/zombie-test-{n}.log'))\n"
+        "    await player.start()\n"
+        "    await player.request('start m ticblock xcplayer 5000 1000', 10)\n"
+        "    await player.close()\n"
+        "    Path(f'/tmp/zombie-test-{n}.log').unlink(missing_ok=True)\n"
+        "for n in range(4):\n"
+        "    asyncio.run(cycle(n))\n"
+        "time.sleep(0.5)\n"
+        "me = str(os.getpid())\n"
+        "stats = []\n"
+        "for entry in os.listdir('/proc'):\n"
+        "    try:\n"
+        "        stats.append(open(f'/proc/{entry}/stat').read().rsplit(')', 1)[1].split())\n"
+        "    except OSError:\n"
+        "        pass\n"
+        "print(sum(1 for fields in stats if fields[:2] == ['Z', me]))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True
+    )
+    assert result.stdout.strip() == "0", result.stdout + result.stderr

@@ -18,6 +18,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -34,6 +35,7 @@ from referee.sandbox.cgroups import (
 from referee.sandbox.jail import SEAT_UIDS, Jail, Place
 from referee.sandbox.leftovers import left_by_killed_referees, owned_prefix, processes_in
 from referee.sandbox.limits import SAMPLE_EVERY_S, Limits, rlimits
+from referee.sandbox.proc import group_stats
 
 _PR_SET_PDEATHSIG = 1
 _PR_CAPBSET_DROP = 24
@@ -214,18 +216,41 @@ def _jail() -> tuple[Jail | None, str]:
             os.chown(directory, SEAT_UIDS.start, SEAT_UIDS.start)
         place = Place(directory, directory, ())
         try:
-            subprocess.run(
+            probe = subprocess.Popen(
                 jail.command([true], place, SEAT_UIDS.start),
-                check=True,
-                capture_output=True,
-                timeout=_PROBE_TIMEOUT_S,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+                start_new_session=True,
             )
-        except subprocess.CalledProcessError as error:
-            said = error.stderr.decode(errors="replace").strip().splitlines()
-            return None, f"bubblewrap failed: {said[-1] if said else error}"
-        except (OSError, subprocess.SubprocessError) as error:
+        except OSError as error:
             return None, f"bubblewrap failed: {error}"
+        try:
+            _, stderr = probe.communicate(timeout=_PROBE_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            probe.kill()
+            probe.wait()
+            return None, f"bubblewrap did not finish within {_PROBE_TIMEOUT_S} s"
+        finally:
+            _reap_group(probe.pid)
+    if probe.returncode != 0:
+        said = stderr.decode(errors="replace").strip().splitlines()
+        return None, f"bubblewrap failed: {said[-1] if said else probe.returncode}"
     return jail, ""
+
+
+def _reap_group(pgid: int) -> None:
+    """Reap what of a finished process group was left to this process (a subreaper): the
+    jail's init outlives bubblewrap by a moment."""
+    deadline = time.monotonic() + _PROBE_TIMEOUT_S
+    while time.monotonic() < deadline:
+        members = group_stats(pgid)
+        for pid, fields in members:
+            if fields[0] == b"Z" and int(fields[1]) == os.getpid():
+                with contextlib.suppress(ChildProcessError):
+                    os.waitpid(pid, os.WNOHANG)
+        if not members:
+            return
+        time.sleep(0.005)
 
 
 def _cgroup_parent(kind: type[Cgroup]) -> Path | None:
