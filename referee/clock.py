@@ -17,6 +17,8 @@ now = time.monotonic
 
 # A line that needs no answer (`moves`, `end`) must be taken within this, or the player has
 # stopped reading its input.
+# The longest clock: a day. A longer one would hold a tournament for as long as a player likes.
+MAX_CLOCK_MS = 86_400_000
 SEND_LIMIT_S = 5.0
 # After `quit`, a program may take this long to exit by itself before it is killed.
 QUIT_GRACE_S = 1.0
@@ -38,12 +40,16 @@ class Clocks:
     time_bank_ms: int = 0
 
     def __post_init__(self) -> None:
-        for name in ("start_ms", "play_ms"):
-            if getattr(self, name) <= 0:
-                clock = name.replace("_ms", " clock")
+        for name in ("start_ms", "play_ms", "time_bank_ms"):
+            clock = name.replace("_ms", "").replace("_", " ")
+            clock += " clock" if clock != "time bank" else ""
+            value = getattr(self, name)
+            if value <= 0 and name != "time_bank_ms":
                 raise ConfigError(f"{clock} must be a positive number of ms")
-        if self.time_bank_ms < 0:
-            raise ConfigError("time bank must be zero or a positive number of ms")
+            if value < 0:
+                raise ConfigError(f"{clock} must be zero or a positive number of ms")
+            if value > MAX_CLOCK_MS:
+                raise ConfigError(f"{clock} must be at most {MAX_CLOCK_MS} ms (a day)")
 
 
 def verdict(elapsed_ms: float | None, limit_ms: float) -> PlayerTimeout | None:

@@ -15,6 +15,9 @@ from enum import StrEnum
 from referee.errors import FaultKind
 from referee.games import Move
 
+# Seeds of the draws (and of a tournament's schedule): what a 64-bit signed field can hold.
+MAX_SEED = 2**63 - 1
+
 # Faults after which a player is gone: it plays no further part in the match.
 OUT_OF_THE_MATCH = frozenset({FaultKind.CRASH, FaultKind.RESOURCE})
 

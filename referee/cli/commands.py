@@ -28,7 +28,7 @@ from referee.games import GAMES, Game, get_game
 from referee.games.playout import random_steps
 from referee.match import MatchSetup, new_match_id, play_fresh
 from referee.players.builtin import make_player, parse_seats, program_spec
-from referee.policy import Policy
+from referee.policy import MAX_SEED, Policy
 from referee.records.conformance import check_file
 from referee.records.files import check_writable, check_writable_dir, write_atomic
 from referee.records.ggp import to_ggp
@@ -195,7 +195,8 @@ def rules(game: GameArgument) -> None:
 def random_game(
     game: GameArgument,
     seed: Annotated[
-        int | None, typer.Option(help="Seed of the random movers (default: a fresh one).")
+        int | None,
+        typer.Option(min=0, max=MAX_SEED, help="Seed of the random movers (default: a fresh one)."),
     ] = None,
     show: ShowOption = False,
 ) -> None:
@@ -260,7 +261,8 @@ def play(
     time_bank: Annotated[int, typer.Option(help="Extra ms per player for the whole match.")] = 0,
     policy: Annotated[Policy, typer.Option(help="What a fault costs.")] = Policy.FORFEIT,
     seed: Annotated[
-        int | None, typer.Option(help="Seed for fault replacements (default: fresh).")
+        int | None,
+        typer.Option(min=0, max=MAX_SEED, help="Seed for fault replacements (default: fresh)."),
     ] = None,
     out: Annotated[
         Path | None, typer.Option(help="Transcript file (default: matches/results/ID.json).")
@@ -447,6 +449,10 @@ def replay_command(
     if not path.exists():
         raise RefereeError(f"{path}: no such transcript or directory")
     verdict = verify_file(path)
+    # Bad input: not a transcript at all (one of another schema version is one, unchecked).
+    unreadable = verdict.outcome is Outcome.UNREADABLE
+    if unreadable and not as_json:
+        raise RefereeError(verdict.problem or f"{path}: not a transcript")
     replayed = verdict.replayed
     if as_json:
         data = verdict.to_json()
@@ -469,6 +475,8 @@ def replay_command(
             raise typer.Exit(EXIT_INTERRUPTED) from None
         if not replayed.verified:
             typer.echo(present.verdict_line(verdict))
+    if unreadable:
+        raise typer.Exit(EXIT_BAD_INPUT)
     if verdict.outcome is not Outcome.VERIFIED:
         raise typer.Exit(EXIT_FAILED)
 

@@ -4,20 +4,55 @@ records written so that no reader ever sees half of one."""
 from __future__ import annotations
 
 import os
+import stat
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
 from referee.errors import ConfigError, RefereeError
 
+MIB = 1024 * 1024
+# The largest file the referee reads: far above any config, transcript or reference file
+# (the largest reference file is 2 MiB), far below what would strain the machine.
+MAX_FILE_BYTES = 64 * MIB
 
-def read_text(path: Path, error: type[RefereeError]) -> str:
-    """The UTF-8 text of a file, or `error` saying why it cannot be read."""
+
+def read_text(path: Path, error: type[RefereeError], limit: int = MAX_FILE_BYTES) -> str:
+    """The UTF-8 text of a regular file of at most `limit` bytes, or `error` saying why not.
+
+    A FIFO, a device or a directory is refused before anything is read from it: reading
+    `/dev/zero` would never end, nor would a FIFO nobody writes to.
+    """
     try:
-        return path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as problem:
-        reason = problem.strerror if isinstance(problem, OSError) else "not UTF-8 text"
-        raise error(f"{path}: cannot read: {reason}") from None
+        # O_NONBLOCK: opening a FIFO with no writer would otherwise wait for one.
+        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError as problem:
+        raise error(f"{path}: cannot read: {problem.strerror}") from None
+    try:
+        mode = os.fstat(descriptor).st_mode
+        if not stat.S_ISREG(mode):
+            kind = "a directory" if stat.S_ISDIR(mode) else "not a regular file"
+            raise error(f"{path}: cannot read: {kind}")
+        data = _read_at_most(descriptor, limit + 1)
+    except OSError as problem:
+        raise error(f"{path}: cannot read: {problem.strerror}") from None
+    finally:
+        os.close(descriptor)
+    if len(data) > limit:
+        size = f"{limit // MIB} MiB" if limit >= MIB else f"{limit} bytes"
+        raise error(f"{path}: cannot read: larger than {size}")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise error(f"{path}: cannot read: not UTF-8 text") from None
+
+
+def _read_at_most(descriptor: int, size: int) -> bytes:
+    chunks = []
+    while size > 0 and (chunk := os.read(descriptor, min(size, MIB))):
+        chunks.append(chunk)
+        size -= len(chunk)
+    return b"".join(chunks)
 
 
 def field_path(location: Sequence[int | str]) -> str:

@@ -108,6 +108,8 @@ def read_transcript(path: Path) -> Transcript:
     text = read_text(path, TranscriptError)
     try:
         data = json.loads(text)
+    except RecursionError:
+        raise TranscriptError(f"{path}: not a transcript: JSON nested too deeply") from None
     except json.JSONDecodeError as error:
         if not text.strip():
             raise TranscriptError(f"{path}: the file is empty") from None

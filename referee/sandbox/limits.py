@@ -8,13 +8,18 @@ time and the number of its processes (`over_limit`, on a `Usage` sampled by the 
 from __future__ import annotations
 
 import contextlib
+import os
 import resource
 import signal
 from dataclasses import dataclass, fields
+from pathlib import Path
 
 from referee.errors import ConfigError
 
 MIB = 1024 * 1024
+# The largest a kernel lets pid_max be: more processes than any machine can have.
+_PID_MAX_LIMIT = 4_194_304
+_NR_OPEN = Path("/proc/sys/fs/nr_open")
 # How often each player's use is sampled.
 SAMPLE_EVERY_S = 0.1
 
@@ -30,10 +35,14 @@ class Limits:
     file_size_mb: int = 64  # largest file it may write
 
     def __post_init__(self) -> None:
+        highest = ceilings()
         for item in fields(self):
             value = getattr(self, item.name)
             if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
                 raise ConfigError(f"limit {item.name} must be a positive whole number")
+            ceiling, why = highest[item.name]
+            if value > ceiling:
+                raise ConfigError(f"limit {item.name} must be at most {ceiling} ({why})")
 
     def describe(self, name: str) -> str:
         """The limit called `name` in words, for a fault: `memory limit 1024 MiB`."""
@@ -49,6 +58,22 @@ class Limits:
     def summary(self) -> str:
         """Every limit in words, for a report."""
         return ", ".join(self.describe(item.name) for item in fields(self))
+
+
+def ceilings() -> dict[str, tuple[int, str]]:
+    """The highest value of each limit this machine can honour, and why it is that."""
+    try:
+        open_files = int(_NR_OPEN.read_text())
+    except (OSError, ValueError):
+        open_files = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+    memory = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") // MIB
+    return {
+        "memory_mb": (memory, "this machine's memory"),
+        "cpu_s": (7 * 24 * 3600, "a week"),
+        "processes": (_PID_MAX_LIMIT, "the most processes a Linux kernel allows"),
+        "open_files": (open_files, "the most open files a process may have here"),
+        "file_size_mb": (MIB, "1 TiB"),
+    }
 
 
 @dataclass(frozen=True)

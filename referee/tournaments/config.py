@@ -21,12 +21,19 @@ from referee.errors import ConfigError, RefereeError
 from referee.games import GAMES, Game
 from referee.players.base import PlayerSpec
 from referee.players.builtin import program_spec
-from referee.policy import Policy
+from referee.policy import MAX_SEED, Policy
 from referee.records.files import field_path, read_text
 from referee.sandbox.limits import Limits
 
 # Names become parts of match ids and file names: no spaces, no slashes.
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$"
+# A config is small and shallow: bounds no real one comes near, which keep a hostile one
+# from taking the referee's memory or time before it is even checked.
+MAX_CONFIG_BYTES = 1024 * 1024
+MAX_CONFIG_DEPTH = 32
+MAX_CONFIG_NODES = 100_000
+# The most matches a tournament may schedule: days of play for instant players.
+MAX_MATCHES = 1_000_000
 
 Positive = Annotated[int, Field(gt=0)]
 NonNegative = Annotated[int, Field(ge=0)]
@@ -77,7 +84,7 @@ class _ConfigFile(_Strict):
     time_bank: NonNegative = 0
     policy: Literal["forfeit", "random"] = "forfeit"
     concurrency: Positive = 1
-    seed: int = 0
+    seed: Annotated[int, Field(ge=0, le=MAX_SEED)] = 0
     reuse: bool = True
     limits: _LimitsEntry = Field(default_factory=_LimitsEntry)
     output: str | None = None
@@ -118,11 +125,42 @@ class TournamentConfig:
     output: Path
 
 
+def _check_shape(path: Path, text: str) -> None:
+    """Refuse a document nested too deep, or whose aliases expand it past MAX_CONFIG_NODES,
+    before anything is built from it: from the parser's events, which need no recursion."""
+    expanded: dict[str, int] = {}  # an anchor's size, in nodes once aliases are expanded
+    open_: list[tuple[str | None, list[int]]] = []  # each open collection: anchor, size so far
+    for event in yaml.parse(text, Loader=yaml.SafeLoader):
+        line = f"{path}:{event.start_mark.line + 1}" if event.start_mark else str(path)
+        size = 0
+        if isinstance(event, yaml.CollectionStartEvent):
+            if len(open_) == MAX_CONFIG_DEPTH:
+                raise ConfigError(f"{line}: nested more than {MAX_CONFIG_DEPTH} deep")
+            open_.append((event.anchor, [1]))
+        elif isinstance(event, yaml.CollectionEndEvent):
+            anchor, (size,) = open_.pop()
+            if anchor is not None:
+                expanded[anchor] = size
+        elif isinstance(event, yaml.ScalarEvent):
+            size = 1
+            if event.anchor is not None:
+                expanded[event.anchor] = 1
+        elif isinstance(event, yaml.AliasEvent):
+            size = expanded.get(event.anchor or "", 1)
+        if size and open_:
+            open_[-1][1][0] += size
+            if open_[-1][1][0] > MAX_CONFIG_NODES:
+                raise ConfigError(
+                    f"{line}: more than {MAX_CONFIG_NODES} values once its aliases are expanded"
+                )
+
+
 def load_config(path: Path) -> TournamentConfig:
     """Read and check a tournament config; ConfigError with file:line: key for any problem."""
-    text = read_text(path, ConfigError)
+    text = read_text(path, ConfigError, MAX_CONFIG_BYTES)
     loader = yaml.SafeLoader(text)
     try:
+        _check_shape(path, text)
         # One parse: the nodes locate errors, the data built from them is checked.
         root = loader.get_single_node()
         data = loader.construct_document(root) if root is not None else None
@@ -176,6 +214,11 @@ def _build(path: Path, raw: _ConfigFile, locate: _Locator) -> TournamentConfig:
         seen.add(entry.id)
         clocks = _clocks(raw, entry, ("games", index))
         games.append(GameSettings(GAMES[entry.id], entry.rounds or raw.rounds, clocks))
+    # Counted before a match is scheduled: a billion rounds must not fill the memory first.
+    matches = sum(settings.rounds for settings in games) * len(raw.players) * (len(raw.players) - 1)
+    if matches > MAX_MATCHES:
+        raise _Located(("rounds",), f"the schedule has {matches} matches; at most {MAX_MATCHES}")
+    everyone = _limits(raw.limits, Limits(), ("limits",))
     players = []
     names: set[str] = set()
     for index, player in enumerate(raw.players):
@@ -184,7 +227,7 @@ def _build(path: Path, raw: _ConfigFile, locate: _Locator) -> TournamentConfig:
             raise _Located((*where, "name"), f"player name {player.name} is used twice")
         names.add(player.name)
         spec = _spec(player, base, where)
-        spec = replace(spec, limits=player.limits.over(raw.limits.over(Limits())))
+        spec = replace(spec, limits=_limits(player.limits, everyone, (*where, "limits")))
         players.append(Entrant(spec, _pick(player.reuse, raw.reuse)))
     output = base / raw.output if raw.output else base / "results" / raw.name
     return TournamentConfig(
@@ -197,6 +240,14 @@ def _build(path: Path, raw: _ConfigFile, locate: _Locator) -> TournamentConfig:
         seed=raw.seed,
         output=output,
     )
+
+
+def _limits(entry: _LimitsEntry, under: Limits, loc: Location) -> Limits:
+    """The limits `entry` sets over `under`, or an error at `loc` for one out of range."""
+    try:
+        return entry.over(under)
+    except ConfigError as error:
+        raise _Located(loc, str(error)) from None
 
 
 def _pick(override: Any, default: Any) -> Any:
