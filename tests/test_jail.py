@@ -424,6 +424,17 @@ def test_every_protection_doctor_calls_active_holds(user: str, shared_directory:
     assert {name for name, active in rows.items() if not active} == expected_off
 
 
+async def _answer_to_start(spec: PlayerSpec, log: Path) -> str | None:
+    """Start a player, and what it answers to `start`; then end it."""
+    player = ProgramPlayer(spec, log)
+    await player.start()
+    try:
+        reply = await player.request("start m ticblock xcplayer 5000 1000", 10.0)
+        return reply.text if reply else None
+    finally:
+        await player.close()
+
+
 def test_the_results_directory_is_hidden_even_inside_a_directory_the_player_may_read(
     tmp_path: Path,
 ) -> None:
@@ -434,16 +445,7 @@ def test_the_results_directory_is_hidden_even_inside_a_directory_the_player_may_
     lister = ("/bin/sh", "-c", "ls -A >&2; ls -A results >&2; echo ready; read line")
     spec = PlayerSpec("lister", lister, cwd=home)
 
-    async def start() -> str | None:
-        player = ProgramPlayer(spec, results / "lister.log")
-        await player.start()
-        try:
-            reply = await player.request("start m ticblock xcplayer 5000 1000", 10.0)
-            return reply.text if reply else None
-        finally:
-            await player.close()
-
-    assert asyncio.run(start()) == "ready"
+    assert asyncio.run(_answer_to_start(spec, results / "lister.log")) == "ready"
     # Its working directory it sees; the results in it, not at all.
     assert (results / "lister.log").read_text().split() == ["results"]
 
@@ -463,18 +465,9 @@ def test_a_private_directory_outside_tmp_is_reachable_and_writable_in_the_jail(
     # Deep under a directory only root may enter: the jail makes the way to it.
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "elsewhere"))
     (tmp_path / "elsewhere").mkdir()
-    writer = ("/bin/sh", "-c", 'echo x > "$HOME/f" && echo ready; read line')
-
-    async def start() -> str | None:
-        player = ProgramPlayer(PlayerSpec("writer", writer), tmp_path / "w.log")
-        await player.start()
-        try:
-            reply = await player.request("start m ticblock xcplayer 5000 1000", 10.0)
-            return reply.text if reply else None
-        finally:
-            await player.close()
-
-    assert asyncio.run(start()) == "ready", (tmp_path / "w.log").read_text()
+    writer = PlayerSpec("writer", ("/bin/sh", "-c", 'echo x > "$HOME/f" && echo ready; read l'))
+    log = tmp_path / "w.log"
+    assert asyncio.run(_answer_to_start(writer, log)) == "ready", log.read_text()
 
 
 def test_a_referee_leaves_no_zombie_of_its_jails() -> None:
