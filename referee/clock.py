@@ -15,10 +15,10 @@ from referee.errors import ConfigError, PlayerTimeout
 
 now = time.monotonic
 
-# A line that needs no answer (`moves`, `end`) must be taken within this, or the player has
-# stopped reading its input.
 # The longest clock: a day. A longer one would hold a tournament for as long as a player likes.
 MAX_CLOCK_MS = 86_400_000
+# A line that needs no answer (`moves`, `end`) must be taken within this, or the player has
+# stopped reading its input.
 SEND_LIMIT_S = 5.0
 # After `quit`, a program may take this long to exit by itself before it is killed.
 QUIT_GRACE_S = 1.0
@@ -40,14 +40,14 @@ class Clocks:
     time_bank_ms: int = 0
 
     def __post_init__(self) -> None:
-        for name in ("start_ms", "play_ms", "time_bank_ms"):
-            clock = name.replace("_ms", "").replace("_", " ")
-            clock += " clock" if clock != "time bank" else ""
-            value = getattr(self, name)
-            if value <= 0 and name != "time_bank_ms":
-                raise ConfigError(f"{clock} must be a positive number of ms")
-            if value < 0:
-                raise ConfigError(f"{clock} must be zero or a positive number of ms")
+        for clock, value, lowest in (
+            ("start clock", self.start_ms, 1),
+            ("play clock", self.play_ms, 1),
+            ("time bank", self.time_bank_ms, 0),
+        ):
+            if value < lowest:
+                what = "a positive number" if lowest else "zero or a positive number"
+                raise ConfigError(f"{clock} must be {what} of ms")
             if value > MAX_CLOCK_MS:
                 raise ConfigError(f"{clock} must be at most {MAX_CLOCK_MS} ms (a day)")
 
