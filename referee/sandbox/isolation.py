@@ -35,7 +35,7 @@ from referee.sandbox.cgroups import (
 from referee.sandbox.jail import SEAT_UIDS, Jail, Place
 from referee.sandbox.leftovers import left_by_killed_referees, owned_prefix, processes_in
 from referee.sandbox.limits import SAMPLE_EVERY_S, Limits, rlimits
-from referee.sandbox.proc import group_stats
+from referee.sandbox.proc import group_stats, reap_zombies
 
 _PR_SET_PDEATHSIG = 1
 _PR_CAPBSET_DROP = 24
@@ -244,10 +244,7 @@ def _reap_group(pgid: int) -> None:
     deadline = time.monotonic() + _PROBE_TIMEOUT_S
     while time.monotonic() < deadline:
         members = group_stats(pgid)
-        for pid, fields in members:
-            if fields[0] == b"Z" and int(fields[1]) == os.getpid():
-                with contextlib.suppress(ChildProcessError):
-                    os.waitpid(pid, os.WNOHANG)
+        reap_zombies(members)
         if not members:
             return
         time.sleep(0.005)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import time
@@ -59,6 +60,15 @@ class ProcessTable:
                 self._groups[int(fields_[2])].append((pid, fields_))
             self._scanned_at = time.monotonic()
         return self._groups.get(pgid, [])
+
+
+def reap_zombies(stats: Stats) -> None:
+    """Reap those of these processes that are zombies left to this process (a subreaper)."""
+    me = os.getpid()
+    for pid, fields_ in stats:
+        if fields_[0] == b"Z" and int(fields_[1]) == me:
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(pid, os.WNOHANG)
 
 
 def own_cpu_s(fields: list[bytes]) -> float:

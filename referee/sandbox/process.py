@@ -45,6 +45,7 @@ from referee.sandbox.proc import (
     group_stats,
     group_usage,
     own_cpu_s,
+    reap_zombies,
     stats_of,
 )
 
@@ -333,12 +334,10 @@ async def _reap(pgid: int, others: Sequence[int] = ()) -> None:
     me = os.getpid()
     while now() < deadline:
         escaped = [(pid, fields) for pid, fields in stats_of(others) if int(fields[2]) != pgid]
-        members = _members(group_stats(pgid) + escaped)
+        stats = group_stats(pgid) + escaped
+        reap_zombies(stats)
+        members = _members(stats)
         pids = {pid for pid, _, _ in members}
-        for pid, parent, state in members:
-            if parent == me and state == "Z":
-                with contextlib.suppress(ChildProcessError):
-                    os.waitpid(pid, os.WNOHANG)
         # Zombies whose parent is outside the group and is not us are not ours to reap.
         if all(state == "Z" and parent not in (me, *pids) for _, parent, state in members):
             return
