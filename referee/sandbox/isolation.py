@@ -32,7 +32,7 @@ from referee.sandbox.cgroups import (
     controller_parent,
     remove_stale,
 )
-from referee.sandbox.jail import SEAT_UIDS, Jail, Place
+from referee.sandbox.jail import JAIL_PROCESSES, SEAT_UIDS, Jail, Place
 from referee.sandbox.leftovers import left_by_killed_referees, owned_prefix, processes_in
 from referee.sandbox.limits import SAMPLE_EVERY_S, Limits, rlimits
 from referee.sandbox.proc import group_stats, reap_zombies
@@ -69,6 +69,11 @@ class Protections:
     def unshare(self) -> bool:
         """Whether the child itself unshares its network before exec (there is no jail)."""
         return self.network and self.jail is None
+
+    @property
+    def jail_processes(self) -> int:
+        """The jail's own processes, among each player's but not the player's: none without."""
+        return JAIL_PROCESSES if self.jail is not None else 0
 
     @property
     def own_user(self) -> bool:

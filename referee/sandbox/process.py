@@ -28,7 +28,7 @@ from referee.sandbox.isolation import (
     minimal_environment,
     private_directory,
 )
-from referee.sandbox.jail import JAIL_PROCESSES, Jail, Place, lease_seat_uid, program_files
+from referee.sandbox.jail import Jail, Place, lease_seat_uid, program_files
 from referee.sandbox.limits import (
     MIB,
     SAMPLE_EVERY_S,
@@ -115,8 +115,6 @@ class ConfinedProcess:
         self._private = private
         self._cgroups = cgroups
         self._protections = protections
-        # The jail's own processes are not the player's.
-        self._overhead = JAIL_PROCESSES if protections.jail is not None else 0
         self._table = table
         self._on_end = on_end
         self._over: str | None = None
@@ -157,9 +155,8 @@ class ConfinedProcess:
         except OSError:
             _clean_up(private, [])
             raise
-        processes = limits.processes + (JAIL_PROCESSES if protections.jail is not None else 0)
         # Made for each process: the caps count this player's processes alone.
-        cgroups = _Cgroups.make(protections, limits, processes)
+        cgroups = _Cgroups.make(protections, limits, limits.processes + protections.jail_processes)
         try:
             popen = subprocess.Popen(
                 command,
@@ -189,7 +186,7 @@ class ConfinedProcess:
         cpu = self._cgroups.cpu.cpu_s() if self._cgroups.cpu is not None else None
         return replace(
             usage,
-            processes=max(0, usage.processes - self._overhead),
+            processes=max(0, usage.processes - self._protections.jail_processes),
             cpu_s=usage.cpu_s if cpu is None else cpu,
         )
 
