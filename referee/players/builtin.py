@@ -21,7 +21,7 @@ from referee.players.process import ProgramPlayer
 
 # Package data: installed with the package, wherever it is installed.
 PROGRAMS = Path(__file__).resolve().parent / "programs"
-# The built-in programs read the protocol's syntax from the package.
+# What the built-in programs read besides themselves.
 PACKAGE = Path(__file__).resolve().parents[1]
 BUILTIN_PROGRAMS = {"random": "random_player.py", "mcts": "mcts_player.py"}
 HUMAN = "human"
@@ -40,16 +40,16 @@ def player_spec(
     """
     text = command if isinstance(command, str) else shlex.join(command)
     name = name or text
+    if text == HUMAN:
+        return PlayerSpec.human(name)
     if text in BUILTIN_PROGRAMS:
         script = PROGRAMS / BUILTIN_PROGRAMS[text]
         if not script.is_file():
             raise ConfigError(f"built-in player {text!r} needs {script}, which is missing")
-        return PlayerSpec(
-            name, (sys.executable, str(script)), cwd, dict(env or {}), files=(PACKAGE,)
-        )
-    if text == HUMAN:
-        return PlayerSpec.human(name)
-    spec = PlayerSpec.from_command(name, command, base, cwd, env)
+        spec = PlayerSpec(name, (sys.executable, str(script)), cwd, dict(env or {}))
+    else:
+        spec = PlayerSpec.from_command(name, command, base, cwd, env)
+    # A sample program, by its name or its path, reads the protocol's syntax from the package.
     if any(Path(word).is_relative_to(PROGRAMS) for word in spec.argv):
         spec = replace(spec, files=(PACKAGE,))
     return spec

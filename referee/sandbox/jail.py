@@ -203,10 +203,10 @@ def lease_seat_uid(private: Path) -> int:
         except OSError:
             continue
     start = secrets.randbelow(len(SEAT_UIDS))
-    uid = next(
-        SEAT_UIDS[(start + step) % len(SEAT_UIDS)]
-        for step in range(len(taken) + 1)
-        if SEAT_UIDS[(start + step) % len(SEAT_UIDS)] not in taken
-    )
+    # Among any len(taken) + 1 of them, one is free.
+    for step in range(len(taken) + 1):
+        uid = SEAT_UIDS[(start + step) % len(SEAT_UIDS)]
+        if uid not in taken:
+            break
     os.chown(private, uid, uid)
     return uid
