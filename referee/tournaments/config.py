@@ -129,30 +129,37 @@ def _check_shape(path: Path, text: str) -> None:
     """Refuse a document nested too deep, or whose aliases expand it past MAX_CONFIG_NODES,
     before anything is built from it: from the parser's events, which need no recursion."""
     expanded: dict[str, int] = {}  # an anchor's size, in nodes once aliases are expanded
-    open_: list[tuple[str | None, list[int]]] = []  # each open collection: anchor, size so far
+    anchors: list[str | None] = []  # of each open collection, and its size so far
+    sizes: list[int] = []
     for event in yaml.parse(text, Loader=yaml.SafeLoader):
-        line = f"{path}:{event.start_mark.line + 1}" if event.start_mark else str(path)
         size = 0
         if isinstance(event, yaml.CollectionStartEvent):
-            if len(open_) == MAX_CONFIG_DEPTH:
-                raise ConfigError(f"{line}: nested more than {MAX_CONFIG_DEPTH} deep")
-            open_.append((event.anchor, [1]))
+            if len(sizes) == MAX_CONFIG_DEPTH:
+                raise ConfigError(f"{_line(path, event)}: nested more than {MAX_CONFIG_DEPTH} deep")
+            anchors.append(event.anchor)
+            sizes.append(1)
         elif isinstance(event, yaml.CollectionEndEvent):
-            anchor, (size,) = open_.pop()
+            anchor, size = anchors.pop(), sizes.pop()
             if anchor is not None:
                 expanded[anchor] = size
         elif isinstance(event, yaml.ScalarEvent):
             size = 1
             if event.anchor is not None:
-                expanded[event.anchor] = 1
+                expanded[event.anchor] = size
         elif isinstance(event, yaml.AliasEvent):
             size = expanded.get(event.anchor or "", 1)
-        if size and open_:
-            open_[-1][1][0] += size
-            if open_[-1][1][0] > MAX_CONFIG_NODES:
+        if size and sizes:
+            sizes[-1] += size
+            if sizes[-1] > MAX_CONFIG_NODES:
                 raise ConfigError(
-                    f"{line}: more than {MAX_CONFIG_NODES} values once its aliases are expanded"
+                    f"{_line(path, event)}: more than {MAX_CONFIG_NODES} values once its"
+                    " aliases are expanded"
                 )
+
+
+def _line(path: Path, event: yaml.Event) -> str:
+    mark = event.start_mark
+    return f"{path}:{mark.line + 1}" if mark else str(path)
 
 
 def load_config(path: Path) -> TournamentConfig:
