@@ -23,6 +23,7 @@ from referee.games import GAMES
 from referee.match import MatchSetup, play_fresh
 from referee.players.builtin import player_spec
 from referee.players.process import ProgramPlayer
+from referee.records.signing import results_key
 
 TARGET = 0.9
 
@@ -37,7 +38,7 @@ async def _play(game_id: str, strong_role: int, number: int, clocks: Clocks, fol
         ProgramPlayer(spec, folder / f"{name}.{role}.log") for role, spec in enumerate(specs)
     ]
     setup = MatchSetup(name, game, players, clocks, seed=number)
-    transcript = await play_fresh(setup, folder / f"{name}.json")
+    transcript = await play_fresh(setup, folder / f"{name}.json", results_key(folder, None)[0])
     goals = [transcript.goals[role] for role in game.roles] if transcript.goals else [0, 0]
     if transcript.faults:
         print(f"{name}: faults {transcript.faults}", file=sys.stderr)

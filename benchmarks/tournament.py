@@ -20,6 +20,7 @@ from pathlib import Path
 from tabulate import tabulate
 
 from referee.games import GAMES
+from referee.records.signing import results_key
 from referee.tournaments.config import load_config
 from referee.tournaments.runner import run_tournament
 
@@ -36,7 +37,9 @@ def matches_per_second(game_id: str, rounds: int, concurrency: int, reuse: bool)
             "  - name: one\n    command: random\n  - name: two\n    command: random\n"
         )
         start = time.perf_counter()
-        schedule = asyncio.run(run_tournament(load_config(config)))
+        settings = load_config(config)
+        key, _ = results_key(settings.output, None)
+        schedule = asyncio.run(run_tournament(settings, key))
         return len(schedule) / (time.perf_counter() - start)
 
 

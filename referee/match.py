@@ -27,9 +27,10 @@ from referee.errors import (
     ProtocolViolation,
 )
 from referee.games import Game, Move
-from referee.players.base import Player, Reply, quoted
+from referee.players.base import Player, quoted
 from referee.policy import Policy
 from referee.protocol import End, EndReason, Go, Moves, Start, is_ready
+from referee.records.signing import SigningKey
 from referee.records.transcript import Fault, Seat, Step, Transcript, utc_now, write_transcript
 
 
@@ -43,6 +44,15 @@ class MatchSetup:
     clocks: Clocks = field(default_factory=Clocks)
     policy: Policy = Policy.FORFEIT
     seed: int = 0
+
+
+@dataclass(frozen=True)
+class _Answer:
+    """What one request got: the answer and its time, if one came, and its fault, if any."""
+
+    text: str
+    elapsed_ms: float | None
+    fault: PlayerFault | None
 
 
 StepCallback = Callable[[int, tuple[Move, ...], Hashable], None]
@@ -76,23 +86,29 @@ class Match:
                 if forfeits:
                     break
                 state = self.game.next_state(state, joint)
+                if self.game.is_terminal(state):
+                    # Decided now: an interruption while the players are told cannot undo it.
+                    self._decide(EndReason.TERMINAL, self.game.goals(state))
                 if on_step is not None:
                     on_step(step, joint, state)
                 await self._tell_all(str(Moves(step, joint)))
         except asyncio.CancelledError:
-            aborted = End((0,) * len(self.roles), EndReason.ABORTED)
+            reason, goals = self.result or (EndReason.ABORTED, dict.fromkeys(self.roles, 0))
             with contextlib.suppress(BaseException):
-                await asyncio.wait_for(self._tell_all(str(aborted)), 1.0)
+                end = End(tuple(goals.values()), reason)
+                await asyncio.wait_for(self._tell_all(str(end)), 1.0)
             raise
         if forfeits:
-            goals = policy.forfeit_goals(len(self.roles), forfeits)
-            reason = EndReason.FORFEIT
-        else:
-            goals = self.game.goals(state)
-            reason = EndReason.TERMINAL
-        self.result = reason, dict(zip(self.roles, goals, strict=True))
-        await self._tell_all(str(End(goals, reason)))
+            self._decide(EndReason.FORFEIT, policy.forfeit_goals(len(self.roles), forfeits))
+        elif self.result is None:  # a game over before any move
+            self._decide(EndReason.TERMINAL, self.game.goals(state))
+        assert self.result is not None
+        reason, goals = self.result
+        await self._tell_all(str(End(tuple(goals.values()), reason)))
         return self.transcript()
+
+    def _decide(self, reason: EndReason, goals: Sequence[int]) -> None:
+        self.result = reason, dict(zip(self.roles, goals, strict=True))
 
     async def _start(self) -> frozenset[int]:
         clocks = self.setup.clocks
@@ -113,14 +129,18 @@ class Match:
             )
         )
         faulty = []
-        for role, reply in enumerate(replies):
-            if not isinstance(reply, PlayerFault) and not is_ready(reply.text):
-                reply = ProtocolViolation(f"answered {quoted(reply.text)} instead of ready")
-            if isinstance(reply, PlayerFault):
-                self.faults.append(Fault(0, self.roles[role], reply.kind, reply.detail))
+        for role, answer in enumerate(replies):
+            fault = answer.fault
+            if fault is None and not is_ready(answer.text):
+                fault = ProtocolViolation(f"answered {quoted(answer.text)} instead of ready")
+            if fault is not None:
+                self.faults.append(
+                    Fault(0, self.roles[role], fault.kind, fault.detail, None, answer.elapsed_ms)
+                )
                 faulty.append(role)
             else:
-                self.start_times[self.roles[role]] = round(reply.elapsed_ms, 3)
+                assert answer.elapsed_ms is not None  # an answer in time has a time
+                self.start_times[self.roles[role]] = answer.elapsed_ms
         forfeits, self.out = policy.start_outcome(self.setup.policy, faulty)
         return forfeits
 
@@ -134,30 +154,32 @@ class Match:
                 for role in asked
             )
         )
+        # A time goes with the move it answered for: the step's when the move is the player's
+        # own, the fault's when the answer was late or not acceptable.
         times: dict[str, float] = {}
         answers: dict[int, Move | FaultKind] = {}
-        faults: dict[int, PlayerFault] = {}
-        for role, reply in zip(asked, replies, strict=True):
-            if isinstance(reply, Reply):
-                times[self.roles[role]] = round(reply.elapsed_ms, 3)
-                answer = self._check_move(reply.text, legal[role])
+        faults: dict[int, tuple[PlayerFault, float | None]] = {}
+        for role, answer in zip(asked, replies, strict=True):
+            checked = answer.fault or self._check_move(answer.text, legal[role])
+            if isinstance(checked, PlayerFault):
+                faults[role] = checked, answer.elapsed_ms
+                answers[role] = checked.kind
             else:
-                answer = reply
-            if isinstance(answer, PlayerFault):
-                faults[role] = answer
-                answers[role] = answer.kind
-            else:
-                answers[role] = answer
+                assert answer.elapsed_ms is not None  # an answer in time has a time
+                times[self.roles[role]] = answer.elapsed_ms
+                answers[role] = checked
         decided = policy.resolve(self.setup.policy, legal, self.out, answers, self.rng)
         self.out = decided.out
-        for role, fault in faults.items():
+        for role, (fault, elapsed_ms) in faults.items():
             replacement = decided.replacements.get(role)
-            self.faults.append(Fault(step, self.roles[role], fault.kind, fault.detail, replacement))
+            self.faults.append(
+                Fault(step, self.roles[role], fault.kind, fault.detail, replacement, elapsed_ms)
+            )
         if not decided.forfeits:
             self.steps.append(Step(step, dict(zip(self.roles, decided.joint, strict=True)), times))
         return decided.joint, decided.forfeits
 
-    async def _ask(self, role: int, line: str, start_ms: int | None = None) -> Reply | PlayerFault:
+    async def _ask(self, role: int, line: str, start_ms: int | None = None) -> _Answer:
         """One request: `start` timed by the start clock, or `go` by the play clock and bank."""
         bank = self.banks[role]
         play_ms = self.setup.clocks.play_ms
@@ -165,16 +187,16 @@ class Match:
         try:
             reply = await self.setup.players[role].request(line, limit_ms / 1000)
         except PlayerFault as fault:
-            return fault
-        elapsed_ms = reply.elapsed_ms if reply is not None else None
+            return _Answer("", None, fault)
+        if reply is None:
+            return _Answer("", None, clock.verdict(None, limit_ms))
+        # Judged as recorded, so that a replay of the transcript reaches the same verdicts.
+        elapsed_ms = round(reply.elapsed_ms, 3)
         if start_ms is not None:
             late = clock.verdict(elapsed_ms, limit_ms)
         else:
             late = bank.charge(play_ms, elapsed_ms)
-        if late is not None:
-            return late
-        assert reply is not None  # no answer is always a timeout
-        return reply
+        return _Answer(reply.text, elapsed_ms, late)
 
     def _check_move(self, text: str, legal: Sequence[Move]) -> Move | PlayerFault:
         """The move an answer names, or why it is not an acceptable one."""
@@ -237,9 +259,9 @@ def new_match_id(game_id: str) -> str:
 
 
 async def play_match(
-    setup: MatchSetup, out: Path, on_step: StepCallback | None = None
+    setup: MatchSetup, out: Path, key: SigningKey, on_step: StepCallback | None = None
 ) -> Transcript:
-    """Play a match with started players and write its transcript, whatever happens.
+    """Play a match with started players and write its transcript, signed, whatever happens.
 
     A match that is interrupted, or fails in the referee, is recorded as aborted.
     """
@@ -248,12 +270,12 @@ async def play_match(
         await match.run(on_step)
     finally:
         transcript = match.transcript()
-        write_transcript(out, transcript)
+        write_transcript(out, transcript, key)
     return transcript
 
 
 async def play_fresh(
-    setup: MatchSetup, out: Path, on_step: StepCallback | None = None
+    setup: MatchSetup, out: Path, key: SigningKey, on_step: StepCallback | None = None
 ) -> Transcript:
     """Start the players, play the match, and end the players whatever happens."""
     started: list[Player] = []
@@ -261,6 +283,6 @@ async def play_fresh(
         for player in setup.players:
             await player.start()
             started.append(player)
-        return await play_match(setup, out, on_step)
+        return await play_match(setup, out, key, on_step)
     finally:
         await asyncio.gather(*(player.close() for player in started), return_exceptions=True)

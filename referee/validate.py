@@ -27,6 +27,7 @@ from referee.players.builtin import player_spec
 from referee.players.log import LOG_LIMIT
 from referee.players.process import ProgramPlayer
 from referee.policy import OUT_OF_THE_MATCH, Policy
+from referee.records.signing import SigningKey, results_key
 from referee.sandbox.isolation import Protections, machine_protections
 from referee.sandbox.limits import Limits
 
@@ -132,6 +133,7 @@ async def validate(
 ) -> Report:
     """Play the program against random in every role of every game and check what it did."""
     evidence = _Evidence()
+    key, _ = results_key(workdir, None)
     total = sum(len(game.roles) * (matches_per_role + 1) for game in games)
     bound = time_bound_s(games, matches_per_role, clocks)
     started = time.monotonic()
@@ -147,7 +149,7 @@ async def validate(
                 for role in game.roles:
                     for fresh, count in ((False, matches_per_role), (True, 1)):
                         await _session(
-                            spec, game, role, count, fresh, clocks, workdir, evidence, played
+                            spec, game, role, count, fresh, clocks, (workdir, key), evidence, played
                         )
     except TimeoutError:
         evidence.overrun = f"stopped at the bound of {bound:.0f} s"
@@ -169,11 +171,12 @@ async def _session(
     count: int,
     fresh: bool,
     clocks: Clocks,
-    workdir: Path,
+    records: tuple[Path, SigningKey],
     evidence: _Evidence,
     played: Callable[[], None],
 ) -> None:
     """One process of the program playing `count` matches in `role` against random."""
+    workdir, key = records
     kind = "fresh" if fresh else "reused"
     where = f"{game.id}, {role}"
     match_ids = [f"{game.id}-{role}-{kind}-{number}" for number in range(1, count + 1)]
@@ -197,7 +200,7 @@ async def _session(
             seen = submitted.connection
             stray_before, stderr_before = seen.stray_count, seen.stderr_bytes
             setup = MatchSetup(match_id, game, players, clocks, Policy.RANDOM, seed=number)
-            transcript = await play_match(setup, workdir / f"{match_id}.json")
+            transcript = await play_match(setup, workdir / f"{match_id}.json", key)
             played()
             for fault in transcript.faults:
                 if fault.role != role:

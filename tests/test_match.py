@@ -17,6 +17,7 @@ from referee.players.base import PlayerSpec
 from referee.players.builtin import PROGRAMS, player_spec
 from referee.players.process import ProgramPlayer
 from referee.policy import Policy
+from referee.records.signing import results_key
 from referee.sandbox.process import group_members
 from tests.referees import bot_copy, process_state, referee_with_one_player, running
 
@@ -45,7 +46,7 @@ def run(
     out = tmp_path / "match.json"
     players = [ProgramPlayer(spec, tmp_path / f"{spec.name}.log") for spec in specs]
     setup = MatchSetup("m-test", get_game(game_id), players, clocks, policy, seed=7)
-    asyncio.run(play_fresh(setup, out))
+    asyncio.run(play_fresh(setup, out, results_key(tmp_path, None)[0]))
     return json.loads(out.read_text()), players
 
 
@@ -240,7 +241,7 @@ def test_an_interrupted_match_is_recorded_as_aborted(tmp_path: Path) -> None:
     )
 
     async def interrupt() -> None:
-        task = asyncio.create_task(play_fresh(setup, out))
+        task = asyncio.create_task(play_fresh(setup, out, results_key(tmp_path, None)[0]))
         await asyncio.sleep(1.0)
         task.cancel()
         with pytest.raises(asyncio.CancelledError):

@@ -22,6 +22,7 @@ from referee.players.builtin import PROGRAMS, player_spec
 from referee.players.process import ProgramPlayer
 from referee.policy import Policy
 from referee.records.replay import Outcome, verify_file
+from referee.records.signing import results_key
 from tests.conftest import play
 
 HERE = Path(__file__).resolve().parent
@@ -42,7 +43,7 @@ def _random(name: str) -> PlayerSpec:
 def _play(out: Path, game_id: str, specs: list[PlayerSpec], policy: Policy) -> dict[str, Any]:
     players = [ProgramPlayer(spec, out.with_suffix(f".{spec.name}.log")) for spec in specs]
     setup = MatchSetup(out.stem, get_game(game_id), players, QUICK, policy, seed=5)
-    asyncio.run(play_fresh(setup, out))
+    asyncio.run(play_fresh(setup, out, results_key(out.parent, None)[0]))
     return json.loads(out.read_text())
 
 
@@ -75,8 +76,13 @@ def played(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]
     }
 
 
-def _write(tmp_path: Path, data: dict[str, Any], name: str = "t.json") -> Path:
+def _write(
+    tmp_path: Path, data: dict[str, Any], name: str = "t.json", signed: bool = False
+) -> Path:
+    """Write a transcript; unsigned unless asked, so that the checks of its content are seen."""
     path = tmp_path / name
+    if not signed:
+        data = {key: value for key, value in data.items() if key != "signature"}
     path.write_text(json.dumps(data, indent=2))
     return path
 
@@ -249,11 +255,11 @@ def test_a_truncated_file_is_unreadable_and_says_so(tmp_path: Path, played) -> N
 
 
 def test_another_schema_version_is_told_apart_from_damage(tmp_path: Path, played) -> None:
-    data = dict(played["clean"], schema_version=2)
+    data = dict(played["clean"], schema_version=1)
     verdict = verify_file(_write(tmp_path, data))
     assert verdict.outcome is Outcome.OTHER_VERSION
     assert (
-        verdict.problem == f"{tmp_path / 't.json'}: schema version 2; this referee reads version 1"
+        verdict.problem == f"{tmp_path / 't.json'}: schema version 1; this referee reads version 2"
     )
 
 
@@ -276,12 +282,14 @@ def _results(tmp_path: Path, played, tampered: bool) -> Path:
 
 
 def test_cli_verify_a_good_transcript(tmp_path: Path, played) -> None:
-    path = _write(tmp_path, played["clean"])
+    path = _write(tmp_path, played["clean"], signed=True)
     result = runner.invoke(app, ["replay", "--verify", str(path)])
     assert result.exit_code == 0, result.output
     goals = ", ".join(f"{role} {goal}" for role, goal in played["clean"]["goals"].items())
+    key = played["clean"]["signature"]["public_key"]
+    assert key.startswith("ed25519:")
     assert result.stdout == (
-        f"{path}: verified; ticblock, result: {goals}"
+        f"signature: valid (key {key})\n{path}: verified; ticblock, result: {goals}"
         f" (terminal after {len(played['clean']['steps'])} steps)\n"
     )
 
@@ -293,6 +301,7 @@ def test_cli_verify_a_tampered_transcript_names_file_step_and_role(tmp_path: Pat
     result = runner.invoke(app, ["replay", "--verify", str(path)])
     assert result.exit_code == 1
     assert result.stdout == (
+        "signature: unsigned\n"
         f"FAILED {path}: step 2: obplayer: '(fly away)' is not a move of ticblock\n"
     )
 
@@ -324,8 +333,9 @@ def test_cli_a_directory_is_verified_with_a_summary_by_game(tmp_path: Path, play
     directory = _results(tmp_path, played, tampered=False)
     result = runner.invoke(app, ["replay", str(directory)])
     assert result.exit_code == 0, result.output
-    rows = [line.split() for line in result.stdout.splitlines()[2:]]
+    rows = [line.split() for line in result.stdout.splitlines()[2:5]]
     assert rows == [["hex-pie", "1", "0"], ["ticblock", "3", "0"], ["total", "4", "0"]]
+    assert result.stdout.splitlines()[5] == "signatures: 4 unsigned"
 
 
 def test_cli_a_directory_with_a_bad_transcript_fails(tmp_path: Path, played) -> None:

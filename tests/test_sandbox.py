@@ -22,6 +22,7 @@ from referee.cli import app
 from referee.errors import PlayerCrashed, ResourceExceeded
 from referee.players.base import PlayerSpec
 from referee.players.process import ProgramPlayer
+from referee.records.signing import results_key
 from referee.records.transcript import read_transcript
 from referee.sandbox import isolation as sandbox
 from referee.sandbox.isolation import Protections, machine_protections
@@ -82,7 +83,8 @@ def test_a_tournament_of_misbehaving_players_ends_with_every_fault_named(
     )
     config = load_config(path)
 
-    asyncio.run(run_tournament(config, Observer(), restart=False))
+    key, _ = results_key(config.output, None)
+    asyncio.run(run_tournament(config, key, Observer(), restart=False))
 
     transcripts = [read_transcript(p) for p in sorted(config.output.glob("*.json"))]
     assert len(transcripts) == 7 * 6

@@ -127,7 +127,7 @@ def test_formats() -> None:
 
 def test_standings_command_reads_a_results_directory(tmp_path: Path) -> None:
     for transcript in RESULTS:
-        write_transcript(tmp_path / f"{transcript.match_id}.json", transcript)
+        write_transcript(tmp_path / f"{transcript.match_id}.json", transcript, None)
     result_ = runner.invoke(app, ["standings", str(tmp_path), "--json"])
     assert result_.exit_code == 0
     assert json.loads(result_.stdout)["matches"] == 5

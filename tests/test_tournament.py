@@ -18,6 +18,7 @@ from referee.cli import app
 from referee.errors import ConfigError
 from referee.players.builtin import PROGRAMS
 from referee.players.process import ProgramPlayer
+from referee.records.signing import results_key
 from referee.records.transcript import Transcript, read_transcript, write_transcript
 from referee.sandbox.process import group_members
 from referee.tournaments.config import TournamentConfig, load_config
@@ -77,7 +78,8 @@ class Recorder(Observer):
 
 def run(config: TournamentConfig, restart: bool = False) -> Recorder:
     recorder = Recorder()
-    asyncio.run(run_tournament(config, recorder, restart))
+    key, _ = results_key(config.output, None)
+    asyncio.run(run_tournament(config, key, recorder, restart))
     return recorder
 
 
@@ -117,6 +119,7 @@ def test_running_again_plays_only_what_is_missing(tmp_path: Path) -> None:
     write_transcript(
         config.output / f"{ids[0]}.json",
         Transcript(**{**aborted.__dict__, "end_reason": "aborted", "goals": None}),
+        results_key(config.output, None)[0],
     )
     (config.output / f"{ids[1]}.json").write_text("{")
     (config.output / f"{ids[2]}.json").unlink()

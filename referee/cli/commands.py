@@ -33,6 +33,13 @@ from referee.records.conformance import check_file
 from referee.records.files import check_writable, check_writable_dir, write_atomic
 from referee.records.ggp import to_ggp
 from referee.records.replay import Outcome, verify_file, verify_paths
+from referee.records.signing import (
+    PUBLIC_FILE,
+    SigningKey,
+    directory_key,
+    pinned_key,
+    results_key,
+)
 from referee.records.transcript import transcript_files
 from referee.sandbox.isolation import machine_protections, remove_left_behind
 from referee.sandbox.limits import Limits
@@ -128,6 +135,18 @@ ShowOption = Annotated[bool, typer.Option("--show", help="Print the board after 
 FormatOption = Annotated[Format, typer.Option("--format", help="How to print the standings.")]
 StartClockOption = Annotated[int, typer.Option(help="Time to answer ready, ms.")]
 PlayClockOption = Annotated[int, typer.Option(help="Time for each move, ms.")]
+SigningKeyOption = Annotated[
+    Path | None,
+    typer.Option(help="Private key that signs the transcripts (default: signing.key beside them)."),
+]
+KeyOption = Annotated[
+    str | None,
+    typer.Option(
+        "--key",
+        help="Public key the transcripts must be signed with: ed25519:BASE64, or a signing.pub"
+        " (default: the results directory's signing.pub, if it has one).",
+    ),
+]
 
 
 def _run(work: Coroutine[Any, Any, T], interrupted: str, stop_progress: Callable[[], None]) -> T:
@@ -268,10 +287,11 @@ def play(
         Path | None, typer.Option(help="Transcript file (default: matches/results/ID.json).")
     ] = None,
     show: ShowOption = False,
+    signing_key: SigningKeyOption = None,
     *,
     limits: Limits,
 ) -> None:
-    """Play one match between player programs and write its transcript."""
+    """Play one match between player programs and write its transcript, signed."""
     found = get_game(game)
     seats = [replace(spec, limits=limits) for spec in parse_seats(found, player)]
     clocks = Clocks(start_clock, play_clock, time_bank)
@@ -279,6 +299,7 @@ def play(
     match_id = new_match_id(found.id)
     out = out or Path("matches") / "results" / f"{match_id}.json"
     check_writable(out)
+    key, created = results_key(out.parent, signing_key)
     players = [
         make_player(spec, out.with_name(f"{out.stem}.{role}.log"), show=typer.echo)
         for role, spec in zip(found.roles, seats, strict=True)
@@ -291,7 +312,7 @@ def play(
     _prepare_sandbox()
     setup = MatchSetup(match_id, found, players, clocks, policy, seed)
     transcript = _run(
-        play_fresh(setup, out, on_step),
+        play_fresh(setup, out, key, on_step),
         f"interrupted; the match is recorded as aborted in {out}",
         stop_progress=lambda: None,  # a match prints its steps, not a bar
     )
@@ -299,13 +320,25 @@ def play(
         typer.echo(present.fault_line(fault))
     typer.echo(present.result_line(transcript))
     typer.echo(f"transcript: {out}")
+    typer.echo(_key_note(key, created, out.parent))
 
 
-def _print_standings(results: Path, fmt: Format, as_json: bool) -> None:
+def _key_note(key: SigningKey, created: bool, directory: Path) -> str:
+    """What to tell about the key that signed a directory's transcripts."""
+    made = f"made {key.path} (keep it private)" if created else str(key.path)
+    return f"signing key: {made}; public key {key.public} in {directory / PUBLIC_FILE}"
+
+
+def _expected_key(directory: Path, pinned: str | None) -> str | None:
+    """The key transcripts must be signed with: the one pinned, else the directory's own."""
+    return pinned_key(pinned) if pinned is not None else directory_key(directory)
+
+
+def _print_standings(results: Path, fmt: Format, as_json: bool, pinned: str | None) -> None:
     """Compute standings from a results directory and print them; exit 1 if a file was bad."""
     if not results.is_dir():
         raise RefereeError(f"{results}: no such results directory")
-    transcripts, problems = load_results(results)
+    transcripts, problems = load_results(results, _expected_key(results, pinned))
     for problem in problems:
         _error(f"left out of the standings: {problem}")
     typer.echo(render(compute(transcripts), Format.JSON if as_json else fmt))
@@ -322,21 +355,25 @@ def tournament(
     ] = False,
     fmt: FormatOption = Format.TABLE,
     as_json: JsonOption = False,
+    signing_key: SigningKeyOption = None,
 ) -> None:
     """Run a round-robin tournament (or resume it) and print the standings."""
     settings = load_config(config)
+    check_writable_dir(settings.output, str(config), "output ")
+    key, created = results_key(settings.output, signing_key)
     _prepare_sandbox()
     bar = present.TournamentProgress(settings.name)
     try:
         _run(
-            run_tournament(settings, bar, restart),
+            run_tournament(settings, key, bar, restart),
             "interrupted; run the same command again to play the remaining matches",
             bar.close,
         )
     finally:
         bar.close()
     typer.echo(f"results: {settings.output}", err=True)
-    _print_standings(settings.output, fmt, as_json)
+    typer.echo(_key_note(key, created, settings.output), err=True)
+    _print_standings(settings.output, fmt, as_json, key.public)
 
 
 @app.command()
@@ -345,9 +382,10 @@ def standings(
     results: Annotated[Path, typer.Argument(help="A tournament's results directory.")],
     fmt: FormatOption = Format.TABLE,
     as_json: JsonOption = False,
+    key: KeyOption = None,
 ) -> None:
     """Compute standings from the transcripts in a results directory."""
-    _print_standings(results, fmt, as_json)
+    _print_standings(results, fmt, as_json, key)
 
 
 def _select_games(text: str) -> list[Game]:
@@ -425,6 +463,7 @@ def replay_command(
     ] = False,
     delay: Annotated[float, typer.Option(min=0, help="Seconds between steps with --watch.")] = 1.0,
     as_json: JsonOption = False,
+    key: KeyOption = None,
 ) -> None:
     """Replay a match with the rules: show its boards, or verify it (a directory: every one)."""
     if path.is_dir():
@@ -437,7 +476,10 @@ def replay_command(
         task = progress.add_task("verify", total=None)
         with progress:
             report = verify_paths(
-                path, paths, lambda done, total: progress.update(task, completed=done, total=total)
+                path,
+                paths,
+                _expected_key(path, key),
+                lambda done, total: progress.update(task, completed=done, total=total),
             )
         text = (
             json.dumps(report.to_json(), indent=2) if as_json else present.directory_report(report)
@@ -448,7 +490,7 @@ def replay_command(
         return
     if not path.exists():
         raise RefereeError(f"{path}: no such transcript or directory")
-    verdict = verify_file(path)
+    verdict = verify_file(path, _expected_key(path.parent, key))
     # Bad input: not a transcript at all (one of another schema version is one, unchecked).
     unreadable = verdict.outcome is Outcome.UNREADABLE
     if unreadable and not as_json:
@@ -460,7 +502,7 @@ def replay_command(
             data["frames"] = [frame.to_json(replayed.game) for frame in replayed.frames]
         typer.echo(json.dumps(data, indent=2))
     elif verify or replayed is None or replayed.game is None:
-        typer.echo(present.verdict_line(verdict))
+        typer.echo(present.verdict_lines(verdict))
     else:
         frames = replayed.frames
         if step is not None:
@@ -473,7 +515,7 @@ def replay_command(
             present.show_replay(replayed, frames, watch, delay)
         except KeyboardInterrupt:
             raise typer.Exit(EXIT_INTERRUPTED) from None
-        if not replayed.verified:
+        if verdict.outcome is not Outcome.VERIFIED:
             typer.echo(present.verdict_line(verdict))
     if unreadable:
         raise typer.Exit(EXIT_BAD_INPUT)
@@ -499,8 +541,8 @@ def export(
     """Export a verified transcript for other tools."""
     if not transcript.is_file():
         raise RefereeError(f"{transcript}: no such transcript file")
-    verdict = verify_file(transcript)
-    if verdict.replayed is None or not verdict.replayed.verified:
+    verdict = verify_file(transcript, _expected_key(transcript.parent, None))
+    if verdict.outcome is not Outcome.VERIFIED or verdict.replayed is None:
         typer.echo(present.verdict_line(verdict), err=True)
         raise typer.Exit(EXIT_FAILED)
     text = json.dumps(to_ggp(verdict.replayed.transcript), indent=2) + "\n"

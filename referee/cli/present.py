@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sys
 import time
+from collections import Counter
 from collections.abc import Hashable
 from pathlib import Path
 
@@ -170,12 +171,24 @@ def verdict_line(verdict: FileVerdict) -> str:
     return f"{verdict.outcome.upper()} {verdict.problem}"
 
 
+def verdict_lines(verdict: FileVerdict) -> str:
+    """What verifying one file found: its signature, then the verdict."""
+    if verdict.signature is None or verdict.signature.fails:
+        return verdict_line(verdict)
+    return f"{verdict.signature}\n{verdict_line(verdict)}"
+
+
 def directory_report(report: DirectoryReport) -> str:
-    """The files that did not verify, one line each, then a table by game."""
+    """The files that did not verify, one line each, a table by game, then the signatures."""
     lines = [verdict_line(v) for v in report.verdicts if v.outcome is not Outcome.VERIFIED]
     total = ("total", len(report.verdicts) - report.failed, report.failed)
     table = tabulate([*report.by_game(), total], headers=["game", "verified", "failed"])
-    return "\n".join([*lines, table])
+    checks = [v.signature for v in report.verdicts if v.signature is not None]
+    counts = Counter(str(check.status) for check in checks)
+    keys = sorted({check.public_key for check in checks if check.public_key is not None})
+    signatures = ", ".join(f"{n} {status}" for status, n in sorted(counts.items())) or "none read"
+    keyed = f" (key {', '.join(keys)})" if keys else ""
+    return "\n".join([*lines, table, f"signatures: {signatures}{keyed}"])
 
 
 def show_replay(replayed: Replay, frames: list[Frame], watch: bool, delay: float) -> None:

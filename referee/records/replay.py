@@ -1,8 +1,9 @@
 """Replaying a transcript with the rules: every recorded step re-applied and checked.
 
-A transcript verifies when its moves are legal from the initial state, the moves the referee
-drew at random are the ones the match seed draws, the end is what the rules say, and the
-goals are the ones recorded. The first thing that differs is reported as a `Discrepancy`.
+A transcript verifies when its signature holds, its moves are legal from the initial state,
+the moves the referee drew at random are the ones the match seed draws, every answer time
+and fault agrees with the clocks, the end is what the rules say, and the goals are the ones
+recorded. The first thing that differs is reported as a `Discrepancy`.
 """
 
 from __future__ import annotations
@@ -17,8 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from referee import policy
-from referee.clock import Clocks
+from referee.clock import Clocks, TimeBank
 from referee.errors import (
+    ConfigError,
     FaultKind,
     MoveParseError,
     SchemaVersionError,
@@ -26,9 +28,10 @@ from referee.errors import (
     UnknownGameError,
 )
 from referee.games import Game, Move, get_game
-from referee.policy import Policy
+from referee.policy import MAX_SEED, Policy
 from referee.protocol import EndReason
-from referee.records.transcript import Fault, Step, Transcript, read_transcript
+from referee.records.signing import SignatureCheck
+from referee.records.transcript import Fault, Step, Transcript, read_signed, seats_disagree
 
 
 @dataclass(frozen=True)
@@ -126,14 +129,16 @@ class _Replayer:
         self.rng = random.Random(transcript.seed)
         self.faults: dict[int, dict[str, Fault]] = defaultdict(dict)
         self.out: frozenset[int] = frozenset()
+        self.clocks = Clocks()
+        self.banks: list[TimeBank] = []
+        # No answer can have taken longer than the whole match (set by the header check).
+        self.longest_ms = 0.0
 
     def run(self) -> None:
         self._check_header()
         self._index_faults()
         start_faults = self.faults.get(0, {})
-        for role, fault in start_faults.items():
-            if fault.replacement is not None:
-                raise _at_step(0, "a start fault has no replacement move", role)
+        self._check_start(start_faults)
         faulty = [self.roles.index(role) for role in start_faults]
         _, self.out = policy.start_outcome(Policy(self.t.policy), faulty)
         state = self.game.initial_state()
@@ -160,11 +165,30 @@ class _Replayer:
         self._known_roles(self.t.start_times_ms, "start_times_ms")
         if sorted(self.t.clocks) != sorted(CLOCK_FIELDS):
             raise _at("clocks", f"fields {sorted(self.t.clocks)}, expected {sorted(CLOCK_FIELDS)}")
-        for where in ("started_at", "ended_at"):
-            try:
-                datetime.fromisoformat(getattr(self.t, where))
-            except ValueError:
-                raise _at(where, f"{getattr(self.t, where)!r} is not an ISO 8601 time") from None
+        try:
+            self.clocks = Clocks(**self.t.clocks)
+        except ConfigError as error:
+            raise _at("clocks", str(error)) from None
+        self.banks = [TimeBank(self.clocks.time_bank_ms) for _ in self.roles]
+        if not 0 <= self.t.seed <= MAX_SEED:
+            raise _at("seed", f"{self.t.seed} is not a seed (0 to {MAX_SEED})")
+        started, ended = (self._time_of(where) for where in ("started_at", "ended_at"))
+        if ended < started:
+            raise _at("ended_at", f"{self.t.ended_at} is before started_at {self.t.started_at}")
+        self.longest_ms = (ended - started).total_seconds() * 1000 + _WALL_CLOCK_SLACK_MS
+        if seats_disagree(self.t):
+            players = " vs ".join(seat.player for seat in self.t.seats)
+            raise _at("seats", f"{players}, in this order, is not the seating of {self.t.match_id}")
+
+    def _time_of(self, where: str) -> datetime:
+        text = getattr(self.t, where)
+        try:
+            moment = datetime.fromisoformat(text)
+        except ValueError:
+            raise _at(where, f"{text!r} is not an ISO 8601 time") from None
+        if moment.tzinfo is None:
+            raise _at(where, f"{text!r} has no time zone (the referee writes UTC, with Z)")
+        return moment
 
     def _known_roles(self, roles: Iterable[str], place: str | int) -> None:
         """Every name in `roles` is a role of the game; `place` is a part of the file or a step."""
@@ -181,11 +205,92 @@ class _Replayer:
                 raise _at_step(fault.step, f"fault listed after one at step {previous}", fault.role)
             if fault.role in self.faults[fault.step]:
                 raise _at_step(fault.step, "two faults recorded for one request", fault.role)
+            if self.t.policy == Policy.FORFEIT and fault.replacement is not None:
+                raise _at_step(
+                    fault.step, "a fault under the forfeit policy has no replacement", fault.role
+                )
             self.faults[fault.step][fault.role] = fault
             previous = fault.step
         if self.t.policy == Policy.FORFEIT and self.t.steps and 0 in self.faults:
             role = next(iter(self.faults[0]))
             raise _at_step(1, "played after a start fault under the forfeit policy", role)
+
+    def _check_start(self, faults: dict[str, Fault]) -> None:
+        """Every role answered `ready` within the start clock, or has a fault for the start."""
+        for name in self.roles:
+            fault, time_ms = faults.get(name), self.t.start_times_ms.get(name)
+            if fault is None and time_ms is None:
+                raise _at_step(0, "neither a start time nor a start fault is recorded", name)
+            if fault is not None:
+                if fault.replacement is not None:
+                    raise _at_step(0, "a start fault has no replacement move", name)
+                if fault.kind is FaultKind.ILLEGAL:
+                    raise _at_step(0, "an illegal move at the start, where no move is asked", name)
+                if time_ms is not None:
+                    raise _at_step(0, "a start time and a start fault: one answer, two fates", name)
+                self._check_fault(fault, self.clocks.start_ms)
+            elif time_ms is not None:
+                self._check_time(0, name, time_ms)
+                if time_ms > self.clocks.start_ms:
+                    raise _at_step(0, _late(time_ms, self.clocks.start_ms), name)
+
+    def _check_time(self, step: int, role: str, time_ms: float) -> None:
+        """A recorded answer time is a real one: finite, not negative, within the match."""
+        if not 0 <= time_ms <= self.longest_ms:
+            raise _at_step(
+                step,
+                f"an answer time of {time_ms} ms (the match lasted {self.longest_ms:.0f} ms)",
+                role,
+            )
+
+    def _check_fault(self, fault: Fault, allowance_ms: int) -> None:
+        """A fault's kind agrees with its recorded answer time and the time the role had.
+
+        A timeout came late or not at all; an illegal move was an answer in time; a protocol
+        fault may have been an answer in time; a crash or a resource fault answered nothing.
+        """
+        time_ms, kind, step, role = fault.time_ms, fault.kind, fault.step, fault.role
+        if time_ms is None:
+            if kind is FaultKind.ILLEGAL:
+                raise _at_step(step, "an illegal move, but no answer time is recorded", role)
+            return
+        self._check_time(step, role, time_ms)
+        if kind is FaultKind.TIMEOUT:
+            if time_ms <= allowance_ms:
+                raise _at_step(
+                    step,
+                    f"a timeout, but its answer came after {time_ms} ms,"
+                    f" within the {allowance_ms} ms it had",
+                    role,
+                )
+        elif kind in (FaultKind.CRASH, FaultKind.RESOURCE):
+            raise _at_step(step, f"a {kind} fault, yet an answer time is recorded", role)
+        elif time_ms > allowance_ms:
+            raise _at_step(step, f"{_late(time_ms, allowance_ms)}: a timeout, not {kind}", role)
+
+    def _check_times(self, number: int, asked: Iterable[str], step: Step) -> None:
+        """Each asked role has its answer time or a fault, and the clocks agree with both."""
+        faults = self.faults.get(number, {})
+        for name in asked:
+            time_ms, fault = step.times_ms.get(name), faults.get(name)
+            if time_ms is None and fault is None:
+                raise _at_step(number, "asked for a move, but no answer time or fault", name)
+            if time_ms is not None and fault is not None:
+                raise _at_step(
+                    number, "an answer time for its move and a fault: one answer, two fates", name
+                )
+            bank = self.banks[self.roles.index(name)]
+            allowance_ms = bank.allowance_ms(self.clocks.play_ms)
+            if fault is not None:
+                self._check_fault(fault, allowance_ms)
+                time_ms = fault.time_ms if fault.kind is not FaultKind.TIMEOUT else None
+            if time_ms is None:
+                continue
+            self._check_time(number, name, time_ms)
+            if bank.charge(self.clocks.play_ms, time_ms) is not None:
+                raise _at_step(
+                    number, f"{_late(time_ms, allowance_ms)}, yet no timeout is recorded", name
+                )
 
     def _step(self, number: int, step: Step, state: Hashable) -> Hashable:
         recorded, moves, times_ms = step.step, step.moves, step.times_ms
@@ -206,6 +311,7 @@ class _Replayer:
                 out = self.roles.index(name) in self.out
                 why = "it was out of the match" if out else "it had no choice"
                 raise _at_step(number, f"recorded as asked for a move, but {why}", name)
+        self._check_times(number, [name for name in self.roles if name in asked], step)
         answers: dict[int, Move | FaultKind] = {
             role: faults[name].kind if name in faults else joint[role]
             for role, name in enumerate(self.roles)
@@ -285,6 +391,15 @@ class _Replayer:
         if late and (reason != EndReason.FORFEIT or late != [forfeit_step]):
             role = next(iter(self.faults[late[0]]))
             raise _at_step(late[0], "a fault at a step that was never played", role)
+        if terminal and reason != EndReason.TERMINAL:
+            raise _at("end", f"recorded as {reason}, but the game is over {after}")
+        if reason == EndReason.ABORTED and self.t.policy == Policy.FORFEIT and self.faults:
+            step = next(iter(self.faults))
+            raise _at(
+                "end",
+                f"recorded as aborted, but under the forfeit policy the fault at step {step}"
+                " ended the match",
+            )
         if reason == EndReason.TERMINAL:
             if not terminal:
                 raise _at(
@@ -296,15 +411,26 @@ class _Replayer:
         elif reason == EndReason.FORFEIT:
             if self.t.policy != Policy.FORFEIT:
                 raise _at("end", f"a forfeit, but the policy is {self.t.policy}")
-            if terminal:
-                raise _at("end", f"recorded as a forfeit, but the game is over {after}")
             faulty = self.faults.get(forfeit_step, {})
             if not faulty:
                 raise _at(
                     "end", f"recorded as a forfeit, but no fault is recorded at step {forfeit_step}"
                 )
+            if forfeit_step:
+                self._check_forfeit_step(forfeit_step, state, faulty)
             goals = policy.forfeit_goals(len(self.roles), [self.roles.index(r) for r in faulty])
             self._check_goals(dict(zip(self.roles, goals, strict=True)), "the forfeit gives")
+
+    def _check_forfeit_step(self, step: int, state: Hashable, faulty: dict[str, Fault]) -> None:
+        """The faults that ended a match were made by roles asked at that step, as timed."""
+        legal = [self.game.legal_moves(state, role) for role in range(len(self.roles))]
+        asked = {self.roles[role] for role in policy.asked(legal, self.out)}
+        for name, fault in faulty.items():
+            if name not in asked:
+                raise _at_step(step, "a forfeit by a role that was not asked for a move", name)
+            self._check_fault(
+                fault, self.banks[self.roles.index(name)].allowance_ms(self.clocks.play_ms)
+            )
 
     def _check_goals(self, expected: dict[str, int], source: str) -> None:
         assert self.t.goals is not None
@@ -315,6 +441,15 @@ class _Replayer:
                     f"{self.t.goals[name]} is recorded, {source} {expected[name]}",
                     name,
                 )
+
+
+def _late(time_ms: float, allowance_ms: int) -> str:
+    return f"answered after {time_ms} ms, over the {allowance_ms} ms it had"
+
+
+# How far the wall clock that stamps started_at and ended_at may lag the monotonic clock that
+# times answers: the two are read at different moments.
+_WALL_CLOCK_SLACK_MS = 1_000
 
 
 class Outcome(StrEnum):
@@ -335,6 +470,7 @@ class FileVerdict:
     game: str | None = None
     problem: str | None = None
     replayed: Replay | None = None
+    signature: SignatureCheck | None = None
 
     def to_json(self) -> dict[str, Any]:
         discrepancy = self.replayed.problem if self.replayed else None
@@ -342,25 +478,31 @@ class FileVerdict:
             "file": str(self.path),
             "outcome": str(self.outcome),
             "game": self.game,
+            "signature": self.signature.to_json() if self.signature else None,
             "problem": self.problem,
             "discrepancy": discrepancy.to_json() if discrepancy else None,
         }
 
 
-def verify_file(path: Path) -> FileVerdict:
-    """Read a transcript file and replay it; never raises for a bad file."""
+def verify_file(path: Path, expected_key: str | None = None) -> FileVerdict:
+    """Check a transcript file's signature, then replay it; never raises for a bad file.
+
+    With `expected_key`, the transcript must be signed with that public key.
+    """
     try:
-        transcript = read_transcript(path)
+        transcript, signature = read_signed(path, expected_key)
     except SchemaVersionError as error:
         return FileVerdict(path, Outcome.OTHER_VERSION, problem=str(error))
     except TranscriptError as error:
         return FileVerdict(path, Outcome.UNREADABLE, problem=str(error))
     replayed = replay(transcript)
+    game = transcript.game
+    if signature.fails:
+        return FileVerdict(path, Outcome.FAILED, game, f"{path}: {signature}", replayed, signature)
     if replayed.problem is None:
-        return FileVerdict(path, Outcome.VERIFIED, transcript.game, replayed=replayed)
-    return FileVerdict(
-        path, Outcome.FAILED, transcript.game, f"{path}: {replayed.problem}", replayed
-    )
+        return FileVerdict(path, Outcome.VERIFIED, game, replayed=replayed, signature=signature)
+    problem = f"{path}: {replayed.problem}"
+    return FileVerdict(path, Outcome.FAILED, game, problem, replayed, signature)
 
 
 @dataclass(frozen=True)
@@ -392,12 +534,15 @@ class DirectoryReport:
 
 
 def verify_paths(
-    directory: Path, paths: Sequence[Path], progress: Callable[[int, int], None] | None = None
+    directory: Path,
+    paths: Sequence[Path],
+    expected_key: str | None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> DirectoryReport:
     """Verify the transcripts `paths` of a directory; `progress(done, total)` after each."""
     verdicts = []
     for done, path in enumerate(paths, start=1):
-        verdicts.append(verify_file(path))
+        verdicts.append(verify_file(path, expected_key))
         if progress is not None:
             progress(done, len(paths))
     return DirectoryReport(directory, verdicts)

@@ -6,25 +6,34 @@ The schema is documented in `docs/transcripts.md`; `SCHEMA_VERSION` changes with
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from pydantic import TypeAdapter, ValidationError
+from pydantic import ConfigDict, TypeAdapter, ValidationError
 
 from referee.errors import FaultKind, SchemaVersionError, TranscriptError
 from referee.records.files import field_path, read_text, write_atomic
+from referee.records.signing import SIGNATURE_FIELD, SignatureCheck, SigningKey, check_signature
 
 SCHEMA = "referee-transcript"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 # The command recorded for a seat a person played.
 HUMAN_COMMAND = ("human",)
+
+
+# A field the schema does not have is refused: nothing unread may hide in a record.
+_STRICT = ConfigDict(extra="forbid")
 
 
 @dataclass(frozen=True)
 class Seat:
     """Who played a role: the player's name, its command, and where its log went."""
+
+    __pydantic_config__ = _STRICT
 
     role: str
     player: str
@@ -39,18 +48,27 @@ class Seat:
 
 @dataclass(frozen=True)
 class Fault:
-    """A failed request (step 0 is the start); `replacement` is the random move played for it."""
+    """A failed request (step 0 is the start); `replacement` is the random move played for it.
+
+    `time_ms` is how long the answer took when one came: a late one, or one that was not an
+    acceptable answer.
+    """
+
+    __pydantic_config__ = _STRICT
 
     step: int
     role: str
     kind: FaultKind
     detail: str
     replacement: str | None = None
+    time_ms: float | None = None
 
 
 @dataclass(frozen=True)
 class Step:
-    """A joint move applied, and how long each role that was asked took to answer."""
+    """A joint move applied, and how long each role whose own move was played took to answer."""
+
+    __pydantic_config__ = _STRICT
 
     step: int
     moves: dict[str, str]
@@ -58,8 +76,20 @@ class Step:
 
 
 @dataclass(frozen=True)
+class Signature:
+    """Who signed a transcript (an Ed25519 public key) and the signature, base64."""
+
+    __pydantic_config__ = _STRICT
+
+    public_key: str
+    value: str
+
+
+@dataclass(frozen=True)
 class Transcript:
     """Everything about one match; `goals` is None when the match was aborted."""
+
+    __pydantic_config__ = _STRICT
 
     match_id: str
     game: str
@@ -74,6 +104,7 @@ class Transcript:
     faults: list[Fault]
     end_reason: str
     goals: dict[str, int] | None
+    signature: Signature | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The transcript as JSON-ready data, schema fields first."""
@@ -86,6 +117,8 @@ class Transcript:
 
 
 _ADAPTER = TypeAdapter(Transcript)
+# The fields that say what a file is, before the transcript itself.
+_HEADER = ("schema", "schema_version")
 
 
 def utc_now() -> str:
@@ -93,9 +126,27 @@ def utc_now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def write_transcript(path: Path, transcript: Transcript) -> None:
-    """Write a transcript atomically as indented JSON."""
-    write_atomic(path, json.dumps(transcript.to_json(), indent=2) + "\n")
+def tournament_match_id(number: str, game: str, round_: int, players: Sequence[str]) -> str:
+    """The id of a scheduled match: its number, game, round and players in seat order."""
+    return f"{number}-{game}-r{round_}-{'-vs-'.join(players)}"
+
+
+def seats_disagree(transcript: Transcript) -> bool:
+    """Whether a tournament match's id names other players, or another order, than its seats."""
+    found = re.fullmatch(rf"(\d+)-{re.escape(transcript.game)}-r(\d+)-.*", transcript.match_id)
+    if found is None:
+        return False  # not a scheduled match
+    players = [seat.player for seat in transcript.seats]
+    expected = tournament_match_id(found[1], transcript.game, int(found[2]), players)
+    return transcript.match_id != expected
+
+
+def write_transcript(path: Path, transcript: Transcript, key: SigningKey | None) -> None:
+    """Write a transcript atomically as indented JSON, signed with `key` if there is one."""
+    data = transcript.to_json()
+    if key is not None:
+        data[SIGNATURE_FIELD] = key.sign(data)
+    write_atomic(path, json.dumps(data, indent=2) + "\n")
 
 
 def transcript_files(directory: Path) -> list[Path]:
@@ -105,9 +156,23 @@ def transcript_files(directory: Path) -> list[Path]:
 
 def read_transcript(path: Path) -> Transcript:
     """Read and check a transcript file; TranscriptError says precisely what is wrong with it."""
+    return _read(path)[0]
+
+
+def read_signed(path: Path, expected_key: str | None) -> tuple[Transcript, SignatureCheck]:
+    """Read a transcript and check its signature (made with `expected_key`, if given)."""
+    transcript, data = _read(path)
+    return transcript, check_signature(data, expected_key)
+
+
+def _no_constant(name: str) -> None:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _read(path: Path) -> tuple[Transcript, dict[str, Any]]:
     text = read_text(path, TranscriptError)
     try:
-        data = json.loads(text)
+        data = json.loads(text, parse_constant=_no_constant)
     except RecursionError:
         raise TranscriptError(f"{path}: not a transcript: JSON nested too deeply") from None
     except json.JSONDecodeError as error:
@@ -121,6 +186,8 @@ def read_transcript(path: Path) -> Transcript:
         raise TranscriptError(
             f"{path}: line {error.lineno} column {error.colno}: not valid JSON: {error.msg}"
         ) from None
+    except ValueError as error:
+        raise TranscriptError(f"{path}: not valid JSON: {error}") from None
     if not isinstance(data, dict) or data.get("schema") != SCHEMA:
         raise TranscriptError(f'{path}: not a referee transcript (no "schema": "{SCHEMA}")')
     version = data.get("schema_version")
@@ -130,7 +197,8 @@ def read_transcript(path: Path) -> Transcript:
         )
     try:
         # Strict: a transcript that says "7" where 7 belongs has been edited by hand.
-        return _ADAPTER.validate_json(text, strict=True)
+        body = {key: value for key, value in data.items() if key not in _HEADER}
+        return _ADAPTER.validate_json(json.dumps(body), strict=True), data
     except ValidationError as error:
         first = error.errors()[0]
         where = field_path(first["loc"]) or "top level"

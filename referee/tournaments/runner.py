@@ -16,8 +16,10 @@ from pathlib import Path
 from referee.errors import ConfigError, SchemaVersionError, TranscriptError
 from referee.match import MatchSetup, play_match
 from referee.records.files import check_writable_dir
+from referee.records.signing import SigningKey
 from referee.records.transcript import (
     Transcript,
+    read_signed,
     read_transcript,
     transcript_files,
 )
@@ -76,12 +78,16 @@ def _is_transcript(path: Path) -> bool:
 
 
 def still_to_play(
-    config: TournamentConfig, schedule: Sequence[ScheduledMatch], observer: Observer
+    config: TournamentConfig,
+    schedule: Sequence[ScheduledMatch],
+    observer: Observer,
+    key: SigningKey,
 ) -> list[ScheduledMatch]:
     """The scheduled matches without a complete transcript, in schedule order.
 
     ConfigError when the results directory holds matches the config would not play, or
-    played differently: mixing them would make the standings meaningless.
+    played differently, or transcripts not signed with `key`: mixing them would make the
+    standings meaningless.
     """
     output = config.output
     check_writable_dir(output, str(config.path), "output ")
@@ -100,11 +106,13 @@ def still_to_play(
             todo.append(match)
             continue
         try:
-            transcript = read_transcript(path)
+            transcript, signature = read_signed(path, key.public)
         except TranscriptError as error:
             observer.replaced(path, str(error))
             todo.append(match)
             continue
+        if signature.fails:
+            raise ConfigError(f"{path}: {signature}; {restart}")
         difference = _difference(config, match, transcript)
         if difference:
             raise ConfigError(f"{path}: played with {difference}; {restart}")
@@ -129,21 +137,27 @@ def _difference(config: TournamentConfig, match: ScheduledMatch, transcript: Tra
 
 
 async def run_tournament(
-    config: TournamentConfig, observer: Observer | None = None, restart: bool = False
+    config: TournamentConfig,
+    key: SigningKey,
+    observer: Observer | None = None,
+    restart: bool = False,
 ) -> list[ScheduledMatch]:
-    """Play every scheduled match that has no complete transcript yet; the whole schedule."""
+    """Play every scheduled match that has no complete transcript yet; the whole schedule.
+
+    Every transcript is signed with `key`, the results directory's key.
+    """
     observer = observer or Observer()
     schedule = round_robin(config)
     if restart:
         clear_results(config)
-    todo = still_to_play(config, schedule, observer)
+    todo = still_to_play(config, schedule, observer, key)
     observer.planned(len(schedule), len(schedule) - len(todo))
     pool = PlayerPool(config.players)
     queue = iter(todo)
 
     async def worker() -> None:
         for match in queue:
-            await _play(config, match, pool, observer)
+            await _play(config, match, pool, observer, key)
 
     try:
         async with asyncio.TaskGroup() as group:
@@ -155,7 +169,11 @@ async def run_tournament(
 
 
 async def _play(
-    config: TournamentConfig, match: ScheduledMatch, pool: PlayerPool, observer: Observer
+    config: TournamentConfig,
+    match: ScheduledMatch,
+    pool: PlayerPool,
+    observer: Observer,
+    key: SigningKey,
 ) -> None:
     seats = list(zip(match.players, match.game.roles, strict=True))
     players = await asyncio.gather(
@@ -163,7 +181,7 @@ async def _play(
     )
     setup = MatchSetup(match.match_id, match.game, players, match.clocks, config.policy, match.seed)
     observer.started(match)
-    transcript = await play_match(setup, transcript_path(config, match))
+    transcript = await play_match(setup, transcript_path(config, match), key)
     await asyncio.gather(
         *(pool.release(name, player) for (name, _), player in zip(seats, players, strict=True))
     )

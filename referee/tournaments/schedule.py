@@ -8,6 +8,7 @@ from itertools import combinations
 
 from referee.clock import Clocks
 from referee.games import Game
+from referee.records.transcript import tournament_match_id
 from referee.tournaments.config import TournamentConfig
 
 
@@ -46,7 +47,7 @@ def round_robin(config: TournamentConfig) -> list[ScheduledMatch]:
     width = len(str(len(order)))
     return [
         ScheduledMatch(
-            match_id=f"{number:0{width}d}-{settings.game.id}-r{round_}-{'-vs-'.join(seating)}",
+            match_id=tournament_match_id(f"{number:0{width}d}", settings.game.id, round_, seating),
             game=settings.game,
             players=seating,
             round=round_,

@@ -21,7 +21,7 @@ from typing import Any
 from tabulate import tabulate
 
 from referee.errors import FaultKind, TranscriptError
-from referee.records.transcript import Transcript, read_transcript, transcript_files
+from referee.records.transcript import Transcript, read_signed, transcript_files
 
 Z_95 = 1.959964  # two-sided 95% quantile of the normal distribution
 
@@ -144,14 +144,25 @@ def _ranked(records: Iterable[Record]) -> list[Record]:
     return sorted(records, key=lambda r: (-r.score, -r.average_goal, r.player))
 
 
-def load_results(directory: Path) -> tuple[list[Transcript], list[TranscriptError]]:
-    """Every transcript in a results directory, and the files that could not be read."""
+def load_results(
+    directory: Path, expected_key: str | None
+) -> tuple[list[Transcript], list[TranscriptError]]:
+    """Every transcript in a results directory, and the files that could not be read.
+
+    A transcript whose signature fails (not made with `expected_key`, when given) is one that
+    could not be read: its result may not be the one the referee wrote.
+    """
     transcripts, errors = [], []
     for path in transcript_files(directory):
         try:
-            transcripts.append(read_transcript(path))
+            transcript, signature = read_signed(path, expected_key)
         except TranscriptError as error:
             errors.append(error)
+            continue
+        if signature.fails:
+            errors.append(TranscriptError(f"{path}: {signature}"))
+        else:
+            transcripts.append(transcript)
     return transcripts, errors
 
 
