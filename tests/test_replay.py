@@ -480,3 +480,93 @@ def test_an_aborted_match_verifies_as_far_as_it_went(tmp_path: Path, played) -> 
     assert result.stdout.splitlines()[-1] == "result: none (aborted after 4 steps)"
     data["goals"] = {"xcplayer": 0, "obplayer": 0}
     assert str(_verdict_of(tmp_path, data)) == ("goals: recorded, but an aborted match has none")
+
+
+def _first_time(data: dict[str, Any]) -> dict[str, float]:
+    return next(step["times_ms"] for step in data["steps"] if step["times_ms"])
+
+
+def _set_first(times: dict[str, float], value: float) -> None:
+    times[next(iter(times))] = value
+
+
+# (transcript, what is changed, what the discrepancy says)
+CONSISTENCY = {
+    "terminal to aborted": (
+        "clean",
+        lambda d: d.update(end_reason="aborted", goals=None),
+        "end: recorded as aborted, but the game is over after step",
+    ),
+    "illegal to timeout, with its answer time": (
+        "replaced",
+        lambda d: d["faults"][0].update(kind="timeout"),
+        "a timeout, but its answer came after",
+    ),
+    "a fault deleted": (
+        "replaced",
+        lambda d: d["faults"].clear(),
+        "asked for a move, but no answer time or fault",
+    ),
+    "a crash with an answer time": (
+        "crashed",
+        lambda d: d["faults"][0].update(time_ms=5.0),
+        "a crash fault, yet an answer time is recorded",
+    ),
+    "a negative answer time": (
+        "clean",
+        lambda d: _set_first(_first_time(d), -1.0),
+        "an answer time of -1.0 ms",
+    ),
+    "an answer over the clock, not a timeout": (
+        "clean",
+        lambda d: _set_first(_first_time(d), 600.0),
+        "answered after 600.0 ms, over the 300 ms it had, yet no timeout is recorded",
+    ),
+    "ended before it started": (
+        "clean",
+        lambda d: d.update(ended_at="2001-01-01T00:00:00.000Z"),
+        "ended_at: 2001-01-01T00:00:00.000Z is before started_at",
+    ),
+    "a clock of 0": (
+        "clean",
+        lambda d: d["clocks"].update(play_ms=0),
+        "clocks: play clock must be a positive number of ms",
+    ),
+    "a seed out of range": ("clean", lambda d: d.update(seed=-1), "seed: -1 is not a seed"),
+    "a forfeit with a replacement": (
+        "forfeit",
+        lambda d: d["faults"][0].update(replacement="(fly away)"),
+        "a fault under the forfeit policy has no replacement",
+    ),
+    "a start time missing": (
+        "clean",
+        lambda d: d["start_times_ms"].pop("obplayer"),
+        "step 0: obplayer: neither a start time nor a start fault is recorded",
+    ),
+    "seats swapped in a tournament match": (
+        "clean",
+        lambda d: d.update(match_id="01-ticblock-r1-b-vs-a"),
+        "seats: a vs b, in this order, is not the seating of 01-ticblock-r1-b-vs-a",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(CONSISTENCY))
+def test_consistency_checks_need_no_key(tmp_path: Path, played, case: str) -> None:
+    name, change, said = CONSISTENCY[case]
+    data = copy.deepcopy(played[name])
+    change(data)
+    assert said in str(_verdict_of(tmp_path, data))
+
+
+def test_a_tournament_match_id_that_names_its_seats_verifies(tmp_path: Path, played) -> None:
+    data = dict(played["clean"], match_id="01-ticblock-r1-a-vs-b")
+    assert verify_file(_write(tmp_path, data)).outcome is Outcome.VERIFIED
+
+
+def test_times_of_faulty_answers_go_with_their_faults(played) -> None:
+    fault = played["replaced"]["faults"][0]
+    assert fault["kind"] == "illegal" and fault["time_ms"] > 0
+    step = played["replaced"]["steps"][fault["step"] - 1]
+    assert fault["role"] not in step["times_ms"]
+    assert played["crashed"]["faults"][0]["time_ms"] is None

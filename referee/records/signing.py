@@ -236,5 +236,10 @@ def results_key(directory: Path, named: Path | None) -> tuple[SigningKey, bool]:
     is recorded in the directory (`signing.pub`), which then takes no other.
     """
     key, created = load_or_create_key(named or directory / KEY_FILE)
-    claim_directory(directory, key)
+    try:
+        claim_directory(directory, key)
+    except ConfigError:
+        if created:  # a key made only to be refused is no key anyone asked for
+            key.path.unlink(missing_ok=True)
+        raise
     return key, created
