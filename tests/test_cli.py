@@ -118,8 +118,13 @@ def test_play_writes_a_transcript_and_prints_the_result(tmp_path) -> None:
     assert [seat["player"] for seat in transcript["seats"]] == ["random", "random"]
     lines = result.stdout.splitlines()
     goals = ", ".join(f"{role} {goal}" for role, goal in transcript["goals"].items())
-    assert lines[-2] == f"result: {goals} (terminal after {len(transcript['steps'])} steps)"
-    assert lines[-1] == f"transcript: {out}"
+    assert lines[-3] == f"result: {goals} (terminal after {len(transcript['steps'])} steps)"
+    assert lines[-2] == f"transcript: {out}"
+    public = (tmp_path / "signing.pub").read_text().strip()
+    assert lines[-1] == (
+        f"signing key: made {tmp_path / 'signing.key'} (keep it private);"
+        f" public key {public} in {tmp_path / 'signing.pub'}"
+    )
     assert sum(line.startswith("step ") for line in lines) == len(transcript["steps"])
     assert "tic-tac-toe (phase 1)" in result.stdout
 
