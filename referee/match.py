@@ -27,7 +27,7 @@ from referee.errors import (
     ProtocolViolation,
 )
 from referee.games import Game, Move
-from referee.players.base import Player, quoted
+from referee.players.base import Player, PlayerKind, quoted
 from referee.policy import Policy
 from referee.protocol import End, EndReason, Go, Moves, Start, is_ready
 from referee.records.signing import SigningKey
@@ -192,6 +192,8 @@ class Match:
             return _Answer("", None, clock.verdict(None, limit_ms))
         # Judged as recorded, so that a replay of the transcript reaches the same verdicts.
         elapsed_ms = round(reply.elapsed_ms, 3)
+        if self.setup.players[role].spec.kind is PlayerKind.HUMAN:
+            return _Answer(reply.text, elapsed_ms, None)  # people are not timed
         if start_ms is not None:
             late = clock.verdict(elapsed_ms, limit_ms)
         else:

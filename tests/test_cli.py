@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 
 import pytest
 from typer.testing import CliRunner
@@ -211,7 +212,6 @@ def test_sigterm_ends_the_players_and_records_the_match_as_aborted(tmp_path) -> 
     import signal
     import subprocess
     import sys
-    import time
 
     from tests.referees import bot_copy, running
 

@@ -325,3 +325,27 @@ def test_a_player_dies_with_the_referee_even_when_it_never_reads_its_input(
     while process_state(pid) not in (None, "Z") and time.monotonic() < deadline:
         time.sleep(0.01)
     assert process_state(pid) in (None, "Z"), "the player outlived the referee"
+
+
+def test_a_person_is_not_timed(tmp_path: Path) -> None:
+    from referee.players.human import HumanPlayer
+    from referee.records.replay import Outcome, verify_file
+
+    cells = iter(f"(mark{board} {m} {n})" for board in (1, 2) for m in (1, 2, 3) for n in (1, 2, 3))
+
+    def slow(prompt: str) -> str:
+        time.sleep(0.3)  # longer than the play clock, every time
+        return next(cells)
+
+    person = HumanPlayer(slow, lambda text: None)
+    other = ProgramPlayer(program("random", RANDOM), tmp_path / "random.log")
+    setup = MatchSetup(
+        "m-person", get_game("double-tictactoe"), [person, other], Clocks(2_000, 100), Policy.RANDOM
+    )
+    out = tmp_path / "match.json"
+    asyncio.run(play_fresh(setup, out, results_key(tmp_path, None)[0]))
+    transcript = json.loads(out.read_text())
+    assert [f for f in transcript["faults"] if f["role"] == "xplayer"] == []
+    times = [s["times_ms"]["xplayer"] for s in transcript["steps"] if "xplayer" in s["times_ms"]]
+    assert times and min(times) >= 300
+    assert verify_file(out).outcome is Outcome.VERIFIED

@@ -131,6 +131,8 @@ class _Replayer:
         self.out: frozenset[int] = frozenset()
         self.clocks = Clocks()
         self.banks: list[TimeBank] = []
+        # People are not timed: their times are recorded, but no clock judges them.
+        self.untimed = {seat.role for seat in transcript.seats if seat.human}
         # No answer can have taken longer than the whole match (set by the header check).
         self.longest_ms = 0.0
 
@@ -231,7 +233,7 @@ class _Replayer:
                 self._check_fault(fault, self.clocks.start_ms)
             elif time_ms is not None:
                 self._check_time(0, name, time_ms)
-                if time_ms > self.clocks.start_ms:
+                if time_ms > self.clocks.start_ms and name not in self.untimed:
                     raise _at_step(0, _late(time_ms, self.clocks.start_ms), name)
 
     def _check_time(self, step: int, role: str, time_ms: float) -> None:
@@ -287,7 +289,7 @@ class _Replayer:
             if time_ms is None:
                 continue
             self._check_time(number, name, time_ms)
-            if bank.charge(self.clocks.play_ms, time_ms) is not None:
+            if name not in self.untimed and bank.charge(self.clocks.play_ms, time_ms) is not None:
                 raise _at_step(
                     number, f"{_late(time_ms, allowance_ms)}, yet no timeout is recorded", name
                 )
