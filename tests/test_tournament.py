@@ -153,6 +153,27 @@ def test_results_of_another_config_are_refused(tmp_path: Path) -> None:
     assert all("-z" in name or "z-" in name for name in transcripts(load_config(renamed).output))
 
 
+def test_a_changed_or_unsigned_transcript_stops_the_resume(tmp_path: Path) -> None:
+    config = load_config(write_config(tmp_path, {"a": seeded(1), "b": seeded(2)}))
+    run(config)
+    path = sorted(config.output.glob("*.json"))[0]
+    data = json.loads(path.read_text())
+    data["goals"] = dict.fromkeys(data["goals"], 100)
+    path.write_text(json.dumps(data))
+    with pytest.raises(ConfigError, match="signature: invalid: the content is not what was signed"):
+        run(config)
+    del data["signature"]
+    path.write_text(json.dumps(data))
+    with pytest.raises(ConfigError, match="signature: unsigned: the results must be signed with"):
+        run(config)
+    # Another key for the same directory is refused before anything is played.
+    other = tmp_path / "other.key"
+    with pytest.raises(ConfigError, match="the results here are signed with"):
+        results_key(config.output, other)
+    assert not other.exists()
+    path.unlink()  # what every test here leaves must verify
+
+
 def test_a_crashing_player_is_restarted_for_its_next_match(tmp_path: Path) -> None:
     crasher = f"{sys.executable} {MISBEHAVING} exit --at 1"
     config = load_config(
