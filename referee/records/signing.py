@@ -66,23 +66,24 @@ def parse_public_key(text: str, where: str) -> Ed25519PublicKey:
         ) from None
 
 
+def _public_key_file(path: Path) -> str:
+    """The public key a file holds (a `signing.pub`), in its written form."""
+    return public_key_text(
+        parse_public_key(read_text(path, ConfigError, _MAX_KEY_BYTES), str(path))
+    )
+
+
 def pinned_key(given: str) -> str:
     """The public key `--key` names: its text, or a file holding it (a `signing.pub`)."""
     if given.startswith(f"{ALGORITHM}:"):
         return public_key_text(parse_public_key(given, "--key"))
-    path = Path(given)
-    text = read_text(path, ConfigError, _MAX_KEY_BYTES)
-    return public_key_text(parse_public_key(text, str(path)))
+    return _public_key_file(Path(given))
 
 
 def directory_key(directory: Path) -> str | None:
     """The public key a results directory's transcripts are signed with, if it names one."""
     path = directory / PUBLIC_FILE
-    if not path.exists():
-        return None
-    return public_key_text(
-        parse_public_key(read_text(path, ConfigError, _MAX_KEY_BYTES), str(path))
-    )
+    return _public_key_file(path) if path.exists() else None
 
 
 @dataclass(frozen=True)
@@ -197,7 +198,10 @@ class SignatureCheck:
 
 
 def check_signature(data: dict[str, Any], expected: str | None) -> SignatureCheck:
-    """Check a transcript's signature; with `expected`, it must be made with that public key."""
+    """Check a transcript's signature; with `expected`, it must be made with that public key.
+
+    `data` has been read as a transcript: its signature, if any, is a public key and a value.
+    """
     signature = data.get(SIGNATURE_FIELD)
     if signature is None:
         if expected is not None:
@@ -205,11 +209,7 @@ def check_signature(data: dict[str, Any], expected: str | None) -> SignatureChec
                 SignatureStatus.UNSIGNED, problem=f"the results must be signed with {expected}"
             )
         return SignatureCheck(SignatureStatus.UNSIGNED)
-    if not isinstance(signature, dict) or set(signature) != {"public_key", "value"}:
-        return SignatureCheck(SignatureStatus.INVALID, problem="not a public_key and a value")
     key_text, value = signature["public_key"], signature["value"]
-    if not isinstance(key_text, str) or not isinstance(value, str):
-        return SignatureCheck(SignatureStatus.INVALID, problem="not a public_key and a value")
     try:
         key = parse_public_key(key_text, "public_key")
         key.verify(base64.b64decode(value, validate=True), canonical(data))
