@@ -149,7 +149,7 @@ async def validate(
                 for role in game.roles:
                     for fresh, count in ((False, matches_per_role), (True, 1)):
                         await _session(
-                            spec, game, role, count, fresh, clocks, (workdir, key), evidence, played
+                            spec, game, role, count, fresh, clocks, workdir, key, evidence, played
                         )
     except TimeoutError:
         evidence.overrun = f"stopped at the bound of {bound:.0f} s"
@@ -171,12 +171,12 @@ async def _session(
     count: int,
     fresh: bool,
     clocks: Clocks,
-    records: tuple[Path, SigningKey],
+    workdir: Path,
+    key: SigningKey,
     evidence: _Evidence,
     played: Callable[[], None],
 ) -> None:
     """One process of the program playing `count` matches in `role` against random."""
-    workdir, key = records
     kind = "fresh" if fresh else "reused"
     where = f"{game.id}, {role}"
     match_ids = [f"{game.id}-{role}-{kind}-{number}" for number in range(1, count + 1)]
