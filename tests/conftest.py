@@ -6,10 +6,11 @@ import json
 import subprocess
 from collections.abc import Hashable, Iterable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from referee.games import NOOP, Game
+from referee.games import NOOP, Game, get_game
 from referee.games.boards import crossing
 from referee.records.replay import Outcome, verify_file
 from referee.records.transcript import SCHEMA
@@ -64,6 +65,12 @@ def play(game: Game, moves: Iterable[str | tuple[str, ...]], state: Hashable | N
             joint = [game.parse_move(text) for text in move]
         state = game.next_state(state, tuple(joint))
     return state
+
+
+def state_after(data: dict[str, Any], count: int) -> Hashable:
+    """The state after the first `count` steps of a transcript (its JSON data), by the rules."""
+    game = get_game(data["game"])
+    return play(game, [tuple(s["moves"][r] for r in game.roles) for s in data["steps"][:count]])
 
 
 def alternate(first: list[str], second: list[str]) -> list[str]:

@@ -28,7 +28,7 @@ from referee.records.replay import Outcome, verify_file
 from referee.records.signing import canonical, directory_key, public_key_text, results_key
 from referee.tournaments.config import load_config
 from referee.tournaments.runner import run_tournament
-from tests.conftest import play
+from tests.conftest import state_after
 
 HERE = Path(__file__).resolve().parent
 MISBEHAVING = HERE / "players" / "misbehaving.py"
@@ -180,20 +180,16 @@ def _other_legal_move(data: Data, rng: random.Random) -> bool:
         (number, role)
         for number, step in enumerate(data["steps"])
         for role in step["times_ms"]
-        if len(game.legal_moves(_state_before(game, data, number), game.roles.index(role))) > 1
+        if len(game.legal_moves(state_after(data, number), game.roles.index(role))) > 1
     ]
     if not candidates:
         return False
     number, role = rng.choice(candidates)
-    state = _state_before(game, data, number)
+    state = state_after(data, number)
     legal = game.legal_moves(state, game.roles.index(role))
     step = data["steps"][number]
     step["moves"][role] = rng.choice([move for move in legal if move != step["moves"][role]])
     return True
-
-
-def _state_before(game: Any, data: Data, number: int) -> Any:
-    return play(game, [tuple(s["moves"][r] for r in game.roles) for s in data["steps"][:number]])
 
 
 def _fault_moved(data: Data, rng: random.Random) -> bool:

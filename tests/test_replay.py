@@ -6,7 +6,6 @@ import asyncio
 import copy
 import json
 import sys
-from collections.abc import Hashable
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +22,7 @@ from referee.players.process import ProgramPlayer
 from referee.policy import Policy
 from referee.records.replay import Outcome, verify_file
 from referee.records.signing import results_key
-from tests.conftest import play
+from tests.conftest import state_after
 
 HERE = Path(__file__).resolve().parent
 RANDOM = PROGRAMS / "random_player.py"
@@ -87,12 +86,6 @@ def _write(
     return path
 
 
-def _state_before(data: dict[str, Any], step: int) -> Hashable:
-    """The state before a recorded step (step len+1: the final state), by the rule engine."""
-    game = get_game(data["game"])
-    return play(game, [tuple(s["moves"][r] for r in game.roles) for s in data["steps"][: step - 1]])
-
-
 def _verdict_of(tmp_path: Path, data: dict[str, Any]):
     verdict = verify_file(_write(tmp_path, data))
     assert verdict.outcome is Outcome.FAILED, verdict
@@ -108,7 +101,7 @@ def test_real_transcripts_verify(tmp_path: Path, played, name: str) -> None:
     replayed = verdict.replayed
     assert replayed is not None
     assert [frame.step for frame in replayed.frames] == list(range(len(data["steps"]) + 1))
-    assert replayed.frames[-1].state == _state_before(data, len(data["steps"]) + 1)
+    assert replayed.frames[-1].state == state_after(data, len(data["steps"]))
 
 
 def test_the_played_transcripts_have_what_the_tampering_tests_need(played) -> None:
@@ -136,7 +129,7 @@ def test_a_move_changed_to_another_legal_move_is_caught_where_it_breaks_the_game
 def _other_legal_moves(data: dict[str, Any], step: int, role: str) -> list[str]:
     """A role's legal moves at a recorded step, but for the one recorded."""
     game = get_game(data["game"])
-    legal = game.legal_moves(_state_before(data, step), game.role_index(role))
+    legal = game.legal_moves(state_after(data, step - 1), game.role_index(role))
     return [move for move in legal if move != data["steps"][step - 1]["moves"][role]]
 
 
@@ -361,7 +354,7 @@ def test_cli_show_one_step(tmp_path: Path, played) -> None:
     game = get_game("ticblock")
     result = runner.invoke(app, ["replay", str(path), "--step", "3"])
     assert result.exit_code == 0, result.output
-    board = game.render(_state_before(data, 4))
+    board = game.render(state_after(data, 3))
     assert board in result.stdout
     assert "\nstep 3: xcplayer " in result.stdout
     assert "step 2:" not in result.stdout and "step 4:" not in result.stdout
