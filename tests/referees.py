@@ -24,7 +24,11 @@ def bot_copy(directory: Path, name: str = "zoo_bot.py", script: Path = MISBEHAVI
 
 
 def running(script: Path) -> list[int]:
-    """Living processes whose command line names `script` (its forks bear it too)."""
+    """Living processes whose command line has `script` as an argument (its forks bear it too).
+
+    As a whole argument: a referee's own command line names it inside `ROLE=COMMAND`, and so
+    does every child the referee forks until that child runs its program.
+    """
     found = []
     for entry in os.scandir("/proc"):
         if not entry.name.isdigit():
@@ -34,7 +38,10 @@ def running(script: Path) -> list[int]:
                 cmdline = file.read()
         except OSError:
             continue
-        if str(script).encode() in cmdline and process_state(int(entry.name)) not in (None, "Z"):
+        if str(script).encode() in cmdline.split(b"\0") and process_state(int(entry.name)) not in (
+            None,
+            "Z",
+        ):
             found.append(int(entry.name))
     return found
 
