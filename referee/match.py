@@ -33,6 +33,9 @@ from referee.protocol import End, EndReason, Go, Moves, Start, is_ready
 from referee.records.signing import SigningKey
 from referee.records.transcript import Fault, Seat, Step, Transcript, utc_now, write_transcript
 
+# How the fault of an answer that is no move of the game says so.
+NOT_A_MOVE = "which is not a move of"
+
 
 @dataclass(frozen=True)
 class MatchSetup:
@@ -205,9 +208,7 @@ class Match:
         try:
             move = self.game.parse_move(text)
         except MoveParseError:
-            return ProtocolViolation(
-                f"answered {quoted(text)}, which is not a move of {self.game.id}"
-            )
+            return ProtocolViolation(f"answered {quoted(text)}, {NOT_A_MOVE} {self.game.id}")
         if move not in legal:
             return IllegalMoveFault(f"played {move}, which is not legal here")
         return move

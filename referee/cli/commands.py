@@ -23,11 +23,12 @@ from tabulate import tabulate
 from referee import __version__
 from referee.cli import present
 from referee.clock import Clocks
-from referee.errors import ConformanceFileError, RefereeError
+from referee.errors import ConfigError, ConformanceFileError, RefereeError
 from referee.games import GAMES, Game, get_game
 from referee.games.playout import random_steps
 from referee.match import MatchSetup, new_match_id, play_fresh
 from referee.players.builtin import make_player, parse_seats, program_spec
+from referee.players.trace import Trace
 from referee.policy import MAX_SEED, Policy
 from referee.records.conformance import check_file
 from referee.records.files import check_writable, check_writable_dir, write_atomic
@@ -135,6 +136,13 @@ ShowOption = Annotated[bool, typer.Option("--show", help="Print the board after 
 FormatOption = Annotated[Format, typer.Option("--format", help="How to print the standings.")]
 StartClockOption = Annotated[int, typer.Option(help="Time to answer ready, ms.")]
 PlayClockOption = Annotated[int, typer.Option(help="Time for each move, ms.")]
+TraceOption = Annotated[
+    Path | None,
+    typer.Option(
+        metavar="FILE",
+        help="Write every line exchanged with the players to FILE: time, match, role, direction.",
+    ),
+]
 SigningKeyOption = Annotated[
     Path | None,
     typer.Option(help="Private key that signs the transcripts (default: signing.key beside them)."),
@@ -170,6 +178,19 @@ async def _stopped_by_sigterm(work: Coroutine[Any, Any, T]) -> T:
         return await work
     finally:
         loop.remove_signal_handler(signal.SIGTERM)
+
+
+def _open_trace(stack: contextlib.ExitStack, path: Path | None) -> Trace | None:
+    """The trace file `--trace` asks for, closed with `stack`; None without one."""
+    if path is None:
+        return None
+    check_writable(path, "a trace file")
+    try:
+        trace = Trace(path)
+    except OSError as error:
+        raise ConfigError(f"--trace {path}: cannot write: {error.strerror}") from None
+    stack.callback(trace.close)
+    return trace
 
 
 def _prepare_sandbox() -> None:
@@ -413,6 +434,13 @@ def validate_command(
     keep: Annotated[
         Path | None, typer.Option(help="Keep the transcripts and logs in this directory.")
     ] = None,
+    thorough: Annotated[
+        bool,
+        typer.Option(
+            "--thorough", help="Play every match, even once the verdict is certain to be FAIL."
+        ),
+    ] = False,
+    trace: TraceOption = None,
     *,
     limits: Limits,
 ) -> None:
@@ -425,6 +453,7 @@ def validate_command(
         check_writable_dir(keep, "--keep")
     _prepare_sandbox()
     with contextlib.ExitStack() as stack:
+        tracer = _open_trace(stack, trace)
         workdir = keep or Path(
             stack.enter_context(tempfile.TemporaryDirectory(prefix="referee-validate-"))
         )
@@ -436,7 +465,9 @@ def validate_command(
 
         with progress:
             report = _run(
-                validate(spec, selected, matches_per_role, clocks, workdir, advance),
+                validate(
+                    spec, selected, matches_per_role, clocks, workdir, advance, thorough, tracer
+                ),
                 "interrupted; nothing was judged",
                 progress.stop,
             )

@@ -131,13 +131,29 @@ class TournamentProgress(Observer):
 
 
 def validation_report(report: Report, keep: Path | None) -> str:
-    """The checks as a table, then the limits, the protections and the verdict."""
+    """The checks as a table; how to fix each failing one, with the program's last words
+    when it crashed; why it stopped early; then the limits, the protections and the verdict."""
     rows = [(c.name, c.verdict, c.description, c.detail) for c in report.checks]
     kept = f"; transcripts and logs in {keep}" if keep else ""
+    # One cause may fail several checks: its advice and the program's last words, once.
+    advised: dict[str, list[str]] = {}
+    last_words: dict[tuple[str, ...], list[str]] = {}
+    for check in report.checks:
+        if check.advice:
+            advised.setdefault(check.advice, []).append(check.name)
+        if check.stderr:
+            last_words.setdefault(check.stderr, []).append(check.name)
+    fixes = [f"how to fix {', '.join(names)}: {advice}" for advice, names in advised.items()]
+    for lines, names in last_words.items():
+        fixes.append(f"{', '.join(names)}: the last lines it wrote to standard error:")
+        fixes += [f"    {line}" for line in lines]
+    stopped = [report.stopped] if report.stopped else []
     return "\n".join(
         [
             tabulate(rows, headers=["check", "result", "what", "detail"]),
             "",
+            *fixes,
+            *stopped,
             f"limits: {report.limits.summary()}",
             f"protections: {report.protections.summary()}",
             f"verdict: {report.summary()}; {report.matches} matches in {report.seconds:.1f} s"

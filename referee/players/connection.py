@@ -26,6 +26,7 @@ from referee.clock import now
 from referee.errors import PlayerCrashed, ProtocolViolation
 from referee.players.base import Player, PlayerSpec, Reply
 from referee.players.log import PlayerLog
+from referee.players.trace import TraceChannel
 from referee.protocol import (
     LINE_LIMIT,
     OUTPUT_BUDGET_BYTES,
@@ -37,6 +38,8 @@ from referee.protocol import (
 )
 
 STDIN, STDOUT, STDERR = 0, 1, 2
+# What is kept of a player's standard error besides its log: its last lines, for a report.
+STDERR_TAIL = 4096
 
 
 class OutputPipe(Protocol):
@@ -51,6 +54,15 @@ class OutputPipe(Protocol):
         ...
 
 
+@dataclass
+class Strays:
+    """Lines nobody asked for that followed one kind of referee line: counted, the last kept
+    (so that a flood costs no memory)."""
+
+    count: int = 0
+    last: str = ""
+
+
 @dataclass(frozen=True)
 class _Arrival:
     line: Line
@@ -60,10 +72,17 @@ class _Arrival:
 class PlayerConnection:
     """One player's side of the protocol: requests out, framed answers in, faults named."""
 
-    def __init__(self, log: PlayerLog, check: Callable[[str], None] | None = None) -> None:
+    def __init__(
+        self,
+        log: PlayerLog,
+        check: Callable[[str], None] | None = None,
+        trace: TraceChannel | None = None,
+    ) -> None:
         """`check(what)` is called when a pipe closes (`input`, `output`) or an answer is
-        overdue (`answer`): the owner fails the connection if the player is gone."""
+        overdue (`answer`): the owner fails the connection if the player is gone. `trace`,
+        when given, is told every line both ways."""
         self.log = log
+        self._trace = trace
         self._check = check or self._gone_at_once
         self._transport: asyncio.WriteTransport | None = None
         self._output: OutputPipe | None = None
@@ -79,11 +98,12 @@ class PlayerConnection:
         self._writable.set()
         self.gone: PlayerCrashed | None = None
         self.output_closed = False
-        # What a validation looks at: lines nobody asked for (counted, the last one kept, so
-        # a flood costs no memory), and the bytes written to standard error.
-        self.stray_count = 0
-        self.last_stray: str | None = None
+        # What a validation looks at: lines nobody asked for, by the first word of the
+        # referee's line they followed ("" before any), and what went to standard error.
+        self._last_sent = ""
+        self.strays: dict[str, Strays] = {}
         self.stderr_bytes = 0
+        self.stderr_tail = b""
 
     def connection_made(self, transport: asyncio.WriteTransport) -> None:
         self._transport = transport
@@ -104,6 +124,7 @@ class PlayerConnection:
     def pipe_data_received(self, fd: int, data: bytes) -> None:
         if fd == STDERR:
             self.stderr_bytes += len(data)
+            self.stderr_tail = (self.stderr_tail + data[-STDERR_TAIL:])[-STDERR_TAIL:]
             self.log.write(data)
             return
         arrived = now()
@@ -181,6 +202,11 @@ class PlayerConnection:
         self._raise_if_gone()
         await self._write(line, limit_s)
 
+    @property
+    def stray_count(self) -> int:
+        """Lines nobody asked for, whatever they followed."""
+        return sum(strays.count for strays in self.strays.values())
+
     def _raise_if_gone(self) -> None:
         if self.gone is not None:
             raise self.gone
@@ -243,6 +269,9 @@ class PlayerConnection:
             self._check("input")
             self._raise_if_gone()
             raise PlayerCrashed("closed its input")
+        self._last_sent = line.partition(" ")[0]
+        if self._trace is not None:
+            self._trace.sent(line)
         # Before the write: the player may read the line and start its clock at once.
         written = now()
         transport.write(line.encode() + b"\n")
@@ -255,21 +284,32 @@ class PlayerConnection:
 
     def _arrived(self, arrival: _Arrival) -> None:
         text = arrival.line.text
+        shown = text if text is not None else f"({arrival.line.problem})"
         if text is not None and is_comment(text):
             self.log.write(text.encode() + b"\n")
+            self._traced(shown, "a comment: to the log")
             return
         if text is not None and not text.strip():
+            self._traced(shown, "blank: ignored")
             return
         pending = self._pending
         if self._owed:
             self._owed = False
             self.log.note("dropped a late answer")
+            self._traced(shown, "the late answer to an earlier request: dropped")
         elif pending is not None and not pending.done():
+            self._traced(shown)
             pending.set_result(arrival)
         else:
-            self.stray_count += 1
-            self.last_stray = text if text is not None else arrival.line.problem
+            strays = self.strays.setdefault(self._last_sent, Strays())
+            strays.count += 1
+            strays.last = text if text is not None else arrival.line.problem
             self.log.note("ignored a line nobody asked for")
+            self._traced(shown, "nobody asked for it: ignored")
+
+    def _traced(self, text: str, note: str = "") -> None:
+        if self._trace is not None:
+            self._trace.received(text, note)
 
     def _gone_at_once(self, what: str) -> None:
         """Without an owner to ask, a closed pipe is the end of the player."""

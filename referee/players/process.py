@@ -19,6 +19,7 @@ from referee.errors import PlayerCrashed, PlayerStartError, ResourceExceeded
 from referee.players.base import PlayerSpec
 from referee.players.connection import STDERR, STDIN, STDOUT, ConnectedPlayer, PlayerConnection
 from referee.players.log import LOG_LIMIT, PlayerLog
+from referee.players.trace import TraceChannel
 from referee.protocol import Quit
 from referee.sandbox.proc import ProcessTable
 from referee.sandbox.process import ConfinedProcess, ProcessEnd
@@ -112,10 +113,12 @@ class ProgramPlayer(ConnectedPlayer):
         log_path: Path,
         log_limit: int = LOG_LIMIT,
         table: ProcessTable | None = None,
+        trace: TraceChannel | None = None,
     ) -> None:
-        """`table`, when given, is shared with the other players: one scan of /proc serves all."""
+        """`table`, when given, is shared with the other players: one scan of /proc serves all.
+        `trace`, when given, is told every line exchanged with the program."""
         self.log = PlayerLog(None, log_limit)
-        super().__init__(spec, PlayerConnection(self.log, self._check))
+        super().__init__(spec, PlayerConnection(self.log, self._check, trace))
         self._first_log = log_path
         self._table = table
         self._process: ConfinedProcess | None = None

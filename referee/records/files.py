@@ -63,15 +63,17 @@ def field_path(location: Sequence[int | str]) -> str:
     return text
 
 
-def check_writable(path: Path) -> None:
-    """Make sure a transcript can be written at `path` before a match is played for it."""
+def check_writable(path: Path, what: str = "a transcript file") -> None:
+    """Make sure `what` can be written at `path` before anything is played for it."""
     if path.is_dir():
-        raise ConfigError(f"{path}: is a directory, not a transcript file")
+        raise ConfigError(f"{path}: is a directory, not {what}")
+    if path.exists() and not path.is_file():
+        raise ConfigError(f"{path}: is not a regular file, so not {what}")
     check_writable_dir(path.parent, str(path))
 
 
 def check_writable_dir(directory: Path, where: str, what: str = "") -> None:
-    """Create `directory` if need be and make sure files can be written in it.
+    """Create `directory` if need be and make sure files can be written in it, by writing one.
 
     The error names `where` the directory was asked for, and `what` it is for, if anything.
     """
@@ -79,8 +81,13 @@ def check_writable_dir(directory: Path, where: str, what: str = "") -> None:
         directory.mkdir(parents=True, exist_ok=True)
     except OSError as error:
         raise ConfigError(f"{where}: cannot create {what}{directory}: {error.strerror}") from None
-    if not os.access(directory, os.W_OK):
-        raise ConfigError(f"{where}: cannot write in {what}{directory}")
+    # A permission check is not enough: root may write anywhere but in /proc or /sys.
+    try:
+        descriptor, probe = tempfile.mkstemp(dir=directory, prefix=".referee-probe-")
+    except OSError as error:
+        raise ConfigError(f"{where}: cannot write in {what}{directory}: {error.strerror}") from None
+    os.close(descriptor)
+    os.unlink(probe)
 
 
 def write_atomic(path: Path, text: str) -> None:

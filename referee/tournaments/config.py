@@ -34,6 +34,8 @@ MAX_CONFIG_DEPTH = 32
 MAX_CONFIG_NODES = 100_000
 # The most matches a tournament may schedule: days of play for instant players.
 MAX_MATCHES = 1_000_000
+# Where `trace: true` writes the lines exchanged with the players, in the results directory.
+TRACE_FILE = "trace.log"
 
 Positive = Annotated[int, Field(gt=0)]
 NonNegative = Annotated[int, Field(ge=0)]
@@ -88,6 +90,7 @@ class _ConfigFile(_Strict):
     reuse: bool = True
     limits: _LimitsEntry = Field(default_factory=_LimitsEntry)
     output: str | None = None
+    trace: bool = False
 
 
 @dataclass(frozen=True)
@@ -123,6 +126,7 @@ class TournamentConfig:
     concurrency: int
     seed: int
     output: Path
+    trace: Path | None = None
 
 
 def _check_shape(path: Path, text: str) -> None:
@@ -246,6 +250,7 @@ def _build(path: Path, raw: _ConfigFile, locate: _Locator) -> TournamentConfig:
         concurrency=raw.concurrency,
         seed=raw.seed,
         output=output,
+        trace=output / TRACE_FILE if raw.trace else None,
     )
 
 

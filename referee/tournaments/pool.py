@@ -10,6 +10,7 @@ from pathlib import Path
 from referee.errors import PlayerStartError
 from referee.players.base import AbsentPlayer, Player
 from referee.players.process import ProgramPlayer
+from referee.players.trace import Trace
 from referee.sandbox.proc import ProcessTable
 from referee.tournaments.config import Entrant
 
@@ -17,8 +18,9 @@ from referee.tournaments.config import Entrant
 class PlayerPool:
     """The player processes of a tournament; an idle one is reused when its player allows it."""
 
-    def __init__(self, entrants: Sequence[Entrant]) -> None:
+    def __init__(self, entrants: Sequence[Entrant], trace: Trace | None = None) -> None:
         self._entrants = {entrant.name: entrant for entrant in entrants}
+        self._trace = trace
         self._idle: dict[str, list[ProgramPlayer]] = defaultdict(list)
         self._live: set[ProgramPlayer] = set()
         self._table = ProcessTable()
@@ -33,7 +35,8 @@ class PlayerPool:
                 return player
             await self._close(player)
         spec = self._entrants[name].spec
-        player = ProgramPlayer(spec, log_path, table=self._table)
+        channel = self._trace.channel(name) if self._trace is not None else None
+        player = ProgramPlayer(spec, log_path, table=self._table, trace=channel)
         self._live.add(player)
         try:
             await player.start()

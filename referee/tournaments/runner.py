@@ -15,6 +15,7 @@ from pathlib import Path
 
 from referee.errors import ConfigError, SchemaVersionError, TranscriptError
 from referee.match import MatchSetup, play_match
+from referee.players.trace import Trace
 from referee.records.files import check_writable_dir
 from referee.records.signing import SigningKey
 from referee.records.transcript import (
@@ -141,10 +142,12 @@ async def run_tournament(
     key: SigningKey,
     observer: Observer | None = None,
     restart: bool = False,
+    trace: Trace | None = None,
 ) -> list[ScheduledMatch]:
     """Play every scheduled match that has no complete transcript yet; the whole schedule.
 
-    Every transcript is signed with `key`, the results directory's key.
+    Every transcript is signed with `key`, the results directory's key. `trace`, when given,
+    is told every line exchanged with every player.
     """
     observer = observer or Observer()
     schedule = round_robin(config)
@@ -152,7 +155,7 @@ async def run_tournament(
         clear_results(config)
     todo = still_to_play(config, schedule, observer, key)
     observer.planned(len(schedule), len(schedule) - len(todo))
-    pool = PlayerPool(config.players)
+    pool = PlayerPool(config.players, trace)
     queue = iter(todo)
 
     async def worker() -> None:

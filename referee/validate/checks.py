@@ -1,0 +1,198 @@
+"""From the evidence of a validation to its checks: each pass, warn or fail, with the first
+offence, the pattern the offences make, the known cause and how to fix it."""
+
+from __future__ import annotations
+
+import math
+import statistics
+from dataclasses import asdict, dataclass
+from enum import StrEnum
+from typing import Any
+
+from referee.clock import QUIT_GRACE_S, Clocks
+from referee.players.log import LOG_LIMIT
+from referee.sandbox.isolation import Protections
+from referee.sandbox.limits import Limits
+from referee.validate.evidence import Evidence, Offence, Process
+from referee.validate.mistakes import Language, Mistake, advice, diagnose
+
+SLOW_SHARE = 0.8  # a 95th percentile above this share of the play clock is a warning
+NOISY_BYTES = 64 * 1024  # standard error per match above this is a warning
+
+
+class Verdict(StrEnum):
+    """A check's result, in increasing order of gravity."""
+
+    PASS = "pass"
+    WARN = "warn"
+    FAIL = "fail"
+
+
+_GRAVITY = {Verdict.PASS: 0, Verdict.WARN: 1, Verdict.FAIL: 2}
+
+
+@dataclass(frozen=True)
+class Check:
+    """One thing a tournament needs of a player, and whether this one does it.
+
+    A failing check may name its known cause and say how to fix it (`advice`), and show what
+    the program last wrote to standard error before it crashed (`stderr`).
+    """
+
+    name: str
+    description: str
+    verdict: Verdict
+    detail: str
+    cause: Mistake | None = None
+    advice: str = ""
+    stderr: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Report:
+    """All checks of a validation, how long it took against its bound, and whether it
+    stopped early (`stopped` says why, `skipped` how many matches it did not play)."""
+
+    command: tuple[str, ...]
+    checks: list[Check]
+    matches: int
+    seconds: float
+    bound_s: float
+    limits: Limits
+    protections: Protections
+    stopped: str = ""
+    skipped: int = 0
+
+    @property
+    def verdict(self) -> Verdict:
+        return max((check.verdict for check in self.checks), key=_GRAVITY.__getitem__)
+
+    def summary(self) -> str:
+        """The verdict in words: `PASS`, `PASS with warnings (...)` or `FAIL (...)`."""
+        failed = [c.name for c in self.checks if c.verdict is Verdict.FAIL]
+        warned = [c.name for c in self.checks if c.verdict is Verdict.WARN]
+        if failed:
+            return f"FAIL ({', '.join(failed)})"
+        return "PASS" + (f" with warnings ({', '.join(warned)})" if warned else "")
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "command": list(self.command),
+            "verdict": str(self.verdict),
+            "matches": self.matches,
+            "skipped": self.skipped,
+            "stopped": self.stopped or None,
+            "seconds": round(self.seconds, 1),
+            "bound_s": round(self.bound_s, 1),
+            "checks": [
+                {
+                    "name": c.name,
+                    "verdict": str(c.verdict),
+                    "detail": c.detail,
+                    "cause": c.cause,
+                    "advice": c.advice or None,
+                    "stderr": list(c.stderr),
+                }
+                for c in self.checks
+            ],
+            "limits": asdict(self.limits),
+            "protections": self.protections.to_json(),
+        }
+
+
+_DESCRIPTIONS = {
+    "start": ("answers ready within the start clock", "every start"),
+    "legal moves": ("plays only legal moves", "all legal"),
+    "play clock": ("answers every go within the play clock", "no timeouts"),
+    "clean output": ("writes only protocol lines and # comments", "clean"),
+    "stays up": ("runs to the end of every match, and on to the next", "no crashes"),
+    "limits": ("stays within its memory, CPU and process limits", "within limits"),
+    "reuse": ("plays several matches in one process", "matches in a row"),
+    "fresh start": ("plays a match in a freshly started process", "fine"),
+    "quit": (f"exits within {QUIT_GRACE_S * 1000:.0f} ms of quit", "exits on quit"),
+    "no leftovers": ("leaves no process behind", "none left"),
+}
+
+
+def checks(evidence: Evidence, clocks: Clocks, program: Language) -> list[Check]:
+    """Every check, judged on the evidence."""
+    causes = diagnose(evidence, program)
+    result = []
+    for name, offences in evidence.by_check().items():
+        description, good = _DESCRIPTIONS[name]
+        if not offences:
+            result.append(Check(name, description, Verdict.PASS, good))
+            continue
+        cause = causes.get(name)
+        if cause and cause.mistake is Mistake.ANSWERS_NO_ANSWER:
+            # The lines it wrote unasked come first: a fault they caused is a timing accident.
+            offences = sorted(offences, key=lambda offence: offence.step is not None)
+        signs = [_pattern(name, offences, evidence), cause.sign if cause else ""]
+        detail = "; ".join(part for part in [_first(offences), *signs] if part)
+        mistake = cause.mistake if cause else None
+        fix = advice(mistake, program, clocks.start_ms, clocks.play_ms) if mistake else ""
+        stderr = tuple(next((offence.stderr for offence in offences if offence.stderr), []))
+        result.append(Check(name, description, Verdict.FAIL, detail, mistake, fix, stderr))
+    result.append(_response_times(evidence.times_ms, clocks.play_ms))
+    result.append(_stderr(evidence.stderr))
+    result.append(
+        Check(
+            "bounded",
+            "the validation ends within its time bound",
+            Verdict.FAIL if evidence.overrun else Verdict.PASS,
+            evidence.overrun or f"{evidence.matches} matches",
+        )
+    )
+    return result
+
+
+def _first(offences: list[Offence]) -> str:
+    more = f" (and {len(offences) - 1} more)" if len(offences) > 1 else ""
+    return f"{offences[0]}{more}"
+
+
+def _pattern(check: str, offences: list[Offence], evidence: Evidence) -> str:
+    """What the offences of `check` have in common, when there are several and it says
+    something the check does not say itself."""
+    if len(offences) < 2:
+        return ""
+    if all(offence.first_move for offence in offences):
+        return f"all {len(offences)} at its first move of a match"
+    if all(offence.step == 1 for offence in offences):
+        return f"all {len(offences)} at step 1"
+    if check != "reuse" and all(
+        offence.process is Process.REUSED and offence.match > 1 for offence in offences
+    ):
+        return "only in a reused process, from its second match on"
+    if check not in ("start", "reuse") and all(offence.step == 0 for offence in offences):
+        return f"all {len(offences)} at the start of a match"
+    if len({(offence.process, offence.match) for offence in offences}) == evidence.matches:
+        return "in every match"
+    return ""
+
+
+def _response_times(times: list[float], play_ms: int) -> Check:
+    description = f"95th percentile of response times within {SLOW_SHARE:.0%} of the play clock"
+    if not times:
+        return Check("response time", description, Verdict.WARN, "no answers to measure")
+    ordered = sorted(times)
+    p95 = ordered[max(0, math.ceil(0.95 * len(ordered)) - 1)]
+    detail = (
+        f"median {statistics.median(ordered):.0f} ms, 95th percentile {p95:.0f} ms, "
+        f"max {ordered[-1]:.0f} ms of {play_ms} ms ({len(ordered)} answers)"
+    )
+    slow = p95 > SLOW_SHARE * play_ms
+    return Check("response time", description, Verdict.WARN if slow else Verdict.PASS, detail)
+
+
+def _stderr(volumes: list[tuple[str, int]]) -> Check:
+    description = f"standard error under {LOG_LIMIT // 1024} KiB per match (the log's cap)"
+    if not volumes:
+        return Check("stderr", description, Verdict.PASS, "nothing written")
+    where, most = max(volumes, key=lambda item: item[1])
+    detail = f"at most {most / 1024:.1f} KiB per match ({where})"
+    if most > LOG_LIMIT:
+        return Check("stderr", description, Verdict.FAIL, detail + "; the log was cut")
+    return Check(
+        "stderr", description, Verdict.WARN if most > NOISY_BYTES else Verdict.PASS, detail
+    )

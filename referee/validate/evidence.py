@@ -1,0 +1,108 @@
+"""What a validation's matches showed: each offence, where it was, and what it looked like."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from referee.errors import FaultKind
+
+
+class Process(StrEnum):
+    """Which of the program's processes an offence was in."""
+
+    REUSED = "reused"  # the one that plays several matches in a row
+    FRESH = "fresh"  # the one started for a single match
+
+
+@dataclass(frozen=True)
+class Offence:
+    """One thing the program did wrong, as a check shows it, and where it did it.
+
+    `step` is the match step (0: its start), or None for what is not at a step (at quit, or
+    lines read between requests). `first_move` says the step was the role's first `go` of
+    its match. `stderr`, for a crash, is filled in with what the program last wrote to
+    standard error once its process has ended: its last words may come after the fault.
+    """
+
+    text: str
+    process: Process
+    match: int
+    step: int | None = None
+    first_move: bool = False
+    stderr: list[str] = field(default_factory=list, compare=False)
+
+    def __str__(self) -> str:
+        return self.text
+
+
+@dataclass(frozen=True)
+class Reply:
+    """Lines nobody asked for that followed one kind of referee line, in one match."""
+
+    after: str  # the first word of the referee line they followed: moves, end, quit...
+    count: int
+    last: str
+    is_move: bool  # whether the last one is a move of the game (an answer come late)
+
+
+# The check each kind of fault during a match fails.
+FAULT_CHECKS = {
+    FaultKind.ILLEGAL: "legal moves",
+    FaultKind.TIMEOUT: "play clock",
+    FaultKind.PROTOCOL: "clean output",
+    FaultKind.CRASH: "stays up",
+    FaultKind.RESOURCE: "limits",
+}
+
+
+@dataclass
+class Evidence:
+    """All offences of a validation, by what they are, and the facts the checks need."""
+
+    faults: dict[FaultKind, list[Offence]] = field(default_factory=dict)
+    start: list[Offence] = field(default_factory=list)
+    silent_starts: int = 0  # starts answered with nothing at all
+    starts: int = 0
+    after_end: list[Offence] = field(default_factory=list)
+    stray: list[Offence] = field(default_factory=list)
+    replies: list[Reply] = field(default_factory=list)
+    times_ms: list[float] = field(default_factory=list)
+    reuse: list[Offence] = field(default_factory=list)
+    fresh: list[Offence] = field(default_factory=list)
+    quit: list[Offence] = field(default_factory=list)
+    left_behind: list[Offence] = field(default_factory=list)
+    stderr: list[tuple[str, int]] = field(default_factory=list)
+    # The checks each match failed, in order: an early stop looks at them.
+    failed_by_match: list[set[str]] = field(default_factory=list)
+    matches: int = 0
+    overrun: str = ""
+    stopped: str = ""  # why the rest was skipped, when it was
+
+    def conclusive(self) -> str:
+        """Why the matches so far already decide the verdict, or "" while they do not."""
+        if self.starts == 2 and self.silent_starts == 2:
+            return "it answered nothing to its first two starts"
+        if len(self.failed_by_match) < 2:
+            return ""
+        every = set.intersection(*self.failed_by_match)
+        if not every:
+            return ""
+        checks = ", ".join(sorted(every))
+        return f"it failed {checks} in each of its first {len(self.failed_by_match)} matches"
+
+    def by_check(self) -> dict[str, list[Offence]]:
+        """The offences of each check that a fault or a line can fail."""
+        faults = {name: self.faults.get(kind, []) for kind, name in FAULT_CHECKS.items()}
+        return {
+            "start": self.start,
+            "legal moves": faults["legal moves"],
+            "play clock": faults["play clock"],
+            "clean output": faults["clean output"] + self.stray,
+            "stays up": self.after_end + faults["stays up"],
+            "limits": faults["limits"],
+            "reuse": self.reuse,
+            "fresh start": self.fresh,
+            "quit": self.quit,
+            "no leftovers": self.left_behind,
+        }

@@ -1,0 +1,185 @@
+"""The mistakes bot authors make, how to tell each from the evidence, and the advice for it.
+
+This is the one table of known causes: `referee validate` names one of them under a failing
+check, and docs/protocol.md ("Common mistakes") explains the same ones at length. The advice
+is tailored to the language the program is written in, as far as its command tells.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+
+from referee.errors import FaultKind
+from referee.match import NOT_A_MOVE
+from referee.validate.evidence import Evidence
+
+
+class Mistake(StrEnum):
+    """A known cause of a failing check."""
+
+    UNFLUSHED_OUTPUT = "unflushed output"
+    BUFFERED_INPUT = "buffered input"
+    DEBUG_ON_STDOUT = "debug text on standard output"
+    SETUP_AFTER_READY = "set-up after ready"
+    EXIT_ON_END = "exiting on end"
+    ANSWERS_NO_ANSWER = "answering lines that need no answer"
+
+
+class Language(StrEnum):
+    """What a program is written in, as far as its command says."""
+
+    PYTHON = "Python"
+    AWK = "awk"
+    JAVASCRIPT = "JavaScript"
+    SHELL = "shell"
+    OTHER = "other"  # a compiled program, or a language not told apart here
+
+
+_INTERPRETERS = [
+    (re.compile(r"python[\d.]*|pypy[\d.]*|.*\.py"), Language.PYTHON),
+    (re.compile(r"[gmn]?awk|.*\.awk"), Language.AWK),
+    (re.compile(r"node(js)?|deno|bun|.*\.m?js"), Language.JAVASCRIPT),
+    (re.compile(r"(ba|da|k|z)?sh|.*\.sh"), Language.SHELL),
+]
+
+
+def language(argv: tuple[str, ...]) -> Language:
+    """The language of a program: from its interpreter, its script's suffix or its `#!` line."""
+    words = [Path(word).name for word in argv[:2]]
+    words += _shebang(Path(argv[0])) if argv else []
+    for word in words:
+        for pattern, found in _INTERPRETERS:
+            if pattern.fullmatch(word):
+                return found
+    return Language.OTHER
+
+
+def _shebang(path: Path) -> list[str]:
+    """The interpreter a script names in its `#!` line (`env` looked through), if any."""
+    try:
+        with path.open("rb") as file:
+            head = file.read(128)
+    except OSError:
+        return []
+    if not head.startswith(b"#!"):
+        return []
+    words = [Path(word).name for word in head[2:].split(b"\n")[0].decode(errors="replace").split()]
+    return [word for word in words if word != "env" and not word.startswith("-")]
+
+
+_FLUSH = {
+    Language.PYTHON: "print(..., flush=True), or run it with python3 -u",
+    Language.AWK: "fflush() after each print, and for mawk use -W interactive",
+    Language.JAVASCRIPT: "process.stdout.write(line + '\\n') at once, not a buffer of your own",
+    Language.SHELL: "echo is unbuffered, but a filter is not: sed -u, grep --line-buffered",
+    Language.OTHER: "in C fflush(stdout) after each line, or setvbuf(stdout, NULL, _IOLBF, 0)"
+    " once; in C++ std::endl; in Java System.out.flush(); in Rust io::stdout().flush()",
+}
+_READ_LINES = {
+    Language.PYTHON: "read with sys.stdin.readline() or `for line in sys.stdin`, never"
+    " sys.stdin.read()",
+    Language.AWK: "mawk reads its input in blocks and never sees `start`: run it as"
+    " mawk -W interactive -f bot.awk",
+    Language.JAVASCRIPT: "read with readline's 'line' event, not by waiting for the input's end",
+    Language.SHELL: "read a line at a time with `while read -r line`",
+    Language.OTHER: "read a line at a time (fgets, std::getline, BufferedReader.readLine),"
+    " never up to the input's end",
+}
+_TO_STDERR = {
+    Language.PYTHON: "print(..., file=sys.stderr)",
+    Language.AWK: 'print ... > "/dev/stderr"',
+    Language.JAVASCRIPT: "console.error(...)",
+    Language.SHELL: "echo ... >&2",
+    Language.OTHER: "in C fprintf(stderr, ...); in C++ std::cerr; in Java System.err",
+}
+
+
+def advice(mistake: Mistake, program: Language, start_ms: int, play_ms: int) -> str:
+    """One line saying how to fix `mistake` in a program written in `program`."""
+    match mistake:
+        case Mistake.UNFLUSHED_OUTPUT:
+            return f"flush standard output after each line you write ({_FLUSH[program]})"
+        case Mistake.BUFFERED_INPUT:
+            return (
+                f"{_READ_LINES[program]}; and flush standard output after each line"
+                f" ({_FLUSH[program]})"
+            )
+        case Mistake.DEBUG_ON_STDOUT:
+            return (
+                "standard output is for protocol lines only: write debug text to standard"
+                f" error ({_TO_STDERR[program]}), or begin the line with #"
+            )
+        case Mistake.SETUP_AFTER_READY:
+            return (
+                "do your set-up (loading, tables, warming up) before you answer ready: the"
+                f" start clock gives {start_ms} ms, a move only {play_ms} ms"
+            )
+        case Mistake.EXIT_ON_END:
+            return (
+                "one process may play several matches: after `end`, wait for the next `start`"
+                " or `quit`, and exit only on `quit`"
+            )
+        case Mistake.ANSWERS_NO_ANSWER:
+            return (
+                "write nothing in reply to `moves` and `end`: only `start` and `go` are"
+                " answered, and any other line is taken for the next answer or ignored"
+            )
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    """The known cause of a failing check, and what in the evidence shows it."""
+
+    mistake: Mistake
+    sign: str  # "" when the check's pattern says it already
+
+
+def diagnose(evidence: Evidence, program: Language) -> dict[str, Diagnosis]:
+    """The known cause of each failing check that has one, by check name."""
+    found: dict[str, Diagnosis] = {}
+    if evidence.start and evidence.silent_starts == evidence.starts:
+        at_exit = next((reply for reply in evidence.replies if reply.after == "quit"), None)
+        if at_exit:
+            found["start"] = Diagnosis(
+                Mistake.UNFLUSHED_OUTPUT,
+                "it wrote nothing until it was told to quit, and then what it had held back"
+                f" ({at_exit.last!r}): its lines waited in an output buffer",
+            )
+        elif evidence.quit:
+            found["start"] = Diagnosis(
+                Mistake.BUFFERED_INPUT,
+                "it wrote nothing at all, and did not exit on quit either: it has not read"
+                " its input, which waits in a buffer",
+            )
+        else:
+            found["start"] = Diagnosis(Mistake.UNFLUSHED_OUTPUT, "it wrote nothing at all")
+    timeouts = evidence.faults.get(FaultKind.TIMEOUT, [])
+    if timeouts and all(offence.first_move for offence in timeouts):
+        found["play clock"] = Diagnosis(Mistake.SETUP_AFTER_READY, "")
+    if evidence.after_end:
+        sign = "it exited after the end of a match, before the next began"
+        found["stays up"] = found["reuse"] = Diagnosis(Mistake.EXIT_ON_END, sign)
+    acknowledged = [
+        reply
+        for reply in evidence.replies
+        if reply.after in ("moves", "end") and not reply.is_move and len(reply.last.split()) == 1
+    ]
+    not_moves = [
+        offence
+        for offence in evidence.faults.get(FaultKind.PROTOCOL, [])
+        if NOT_A_MOVE in offence.text
+    ]
+    if acknowledged:
+        after = " and ".join(f"`{kind}`" for kind in sorted({r.after for r in acknowledged}))
+        found["clean output"] = Diagnosis(
+            Mistake.ANSWERS_NO_ANSWER,
+            f"it wrote {acknowledged[-1].last!r} after {after} lines, which need no answer",
+        )
+    elif not_moves or any(not r.is_move and r.after != "quit" for r in evidence.replies):
+        found["clean output"] = Diagnosis(
+            Mistake.DEBUG_ON_STDOUT, "it wrote lines that are not moves where a move was due"
+        )
+    return found

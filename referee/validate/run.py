@@ -1,0 +1,297 @@
+"""Playing a submitted program against random in every role of every game, for the evidence.
+
+For every selected game and role the program plays `matches_per_role` matches in one
+process (reuse) and one more in a fresh process, under the `random` policy so that a fault
+does not hide the rest of its behaviour. Once the evidence is conclusive (nothing answered
+to the first two starts, or the same check failed in every match so far) the rest is
+skipped, unless the validation is thorough.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from referee.clock import CLOSE_S, QUIT_GRACE_S, SEND_LIMIT_S, Clocks
+from referee.errors import FaultKind, MoveParseError
+from referee.games import Game
+from referee.match import MatchSetup, play_match
+from referee.players.base import PlayerSpec, quoted
+from referee.players.builtin import player_spec
+from referee.players.connection import Strays
+from referee.players.process import ProgramPlayer
+from referee.players.trace import Trace
+from referee.policy import OUT_OF_THE_MATCH, Policy
+from referee.records.signing import SigningKey, results_key
+from referee.records.transcript import Transcript
+from referee.sandbox.isolation import machine_protections
+from referee.validate.checks import Report, checks
+from referee.validate.evidence import FAULT_CHECKS, Evidence, Offence, Process, Reply
+from referee.validate.mistakes import language
+
+STDERR_LINES = 8  # the last lines of standard error a report shows for a crash
+
+
+@dataclass(frozen=True)
+class _Session:
+    """One process of the program playing `count` matches in `role` of `game`."""
+
+    game: Game
+    role: str
+    process: Process
+    count: int
+
+    @property
+    def where(self) -> str:
+        return f"{self.game.id}, {self.role}"
+
+
+def time_bound_s(games: Sequence[Game], matches_per_role: int, clocks: Clocks) -> float:
+    """The longest a validation can take, whatever the program does."""
+    total = 0.0
+    for game in games:
+        per_match = (clocks.start_ms + game.max_steps * clocks.play_ms) / 1000 + 2 * SEND_LIMIT_S
+        sessions = len(game.roles) * 2  # a reused process and a fresh one, per role
+        matches = len(game.roles) * (matches_per_role + 1)
+        total += matches * per_match + sessions * CLOSE_S
+    return total
+
+
+def _sessions(games: Sequence[Game], matches_per_role: int) -> Iterator[_Session]:
+    for game in games:
+        for role in game.roles:
+            yield _Session(game, role, Process.REUSED, matches_per_role)
+            yield _Session(game, role, Process.FRESH, 1)
+
+
+async def validate(
+    spec: PlayerSpec,
+    games: Sequence[Game],
+    matches_per_role: int,
+    clocks: Clocks,
+    workdir: Path,
+    progress: Callable[[int, int], None] | None = None,
+    thorough: bool = False,
+    trace: Trace | None = None,
+) -> Report:
+    """Play the program against random in every role of every game and check what it did.
+
+    `thorough` plays every match even when the verdict is already certain. `trace`, when
+    given, is told every line exchanged with the program.
+    """
+    total = sum(len(game.roles) * (matches_per_role + 1) for game in games)
+    bound = time_bound_s(games, matches_per_role, clocks)
+    key, _ = results_key(workdir, None)
+    run = _Validation(spec, clocks, workdir, key, thorough, trace, total, progress)
+    started = time.monotonic()
+    evidence = run.evidence
+    try:
+        async with asyncio.timeout(bound):
+            for session in _sessions(games, matches_per_role):
+                await run.play(session)
+                if evidence.stopped:
+                    break
+    except TimeoutError:
+        evidence.overrun = f"stopped at the bound of {bound:.0f} s"
+    skipped = total - evidence.matches
+    stopped = ""
+    if evidence.stopped and skipped:
+        stopped = (
+            f"stopped after {evidence.matches} of {total} matches, as {evidence.stopped};"
+            " --thorough plays them all"
+        )
+    return Report(
+        spec.argv,
+        checks(evidence, clocks, language(spec.argv)),
+        evidence.matches,
+        time.monotonic() - started,
+        bound,
+        spec.limits,
+        machine_protections(),
+        stopped,
+        skipped,
+    )
+
+
+@dataclass
+class _Validation:
+    """A validation under way: how its matches are played, and the evidence they give."""
+
+    spec: PlayerSpec
+    clocks: Clocks
+    workdir: Path
+    key: SigningKey
+    thorough: bool
+    trace: Trace | None
+    total: int
+    progress: Callable[[int, int], None] | None
+    evidence: Evidence = field(default_factory=Evidence)
+
+    async def play(self, session: _Session) -> None:
+        """One process of the program playing its session's matches against random."""
+        game, role, where = session.game, session.role, session.where
+        logs = self.workdir / "logs"
+        match_ids = [
+            f"{game.id}-{role}-{session.process}-{number}" for number in range(1, session.count + 1)
+        ]
+        channel = self.trace.channel(self.spec.name) if self.trace is not None else None
+        players = [
+            ProgramPlayer(
+                self.spec if r == role else player_spec("random", "random"),
+                logs / f"{match_ids[0]}.{r}.log",
+                trace=channel if r == role else None,
+            )
+            for r in game.roles
+        ]
+        submitted = players[game.role_index(role)]
+        seen = submitted.connection
+        evidence = self.evidence
+        stderr: list[str] = []  # its last words, filled in when its process has ended
+        crashed = False  # in a match of this process: what follows is no new offence
+        try:
+            for player in players:
+                await player.start()
+            for number, match_id in enumerate(match_ids, start=1):
+                for player, r in zip(players, game.roles, strict=True):
+                    player.switch_log(logs / f"{match_id}.{r}.log")
+                gone = number > 1 and not submitted.alive
+                failed: set[str] = set()
+                if gone:
+                    text = f"{where}: the process was gone before match {number}"
+                    offence = Offence(text, session.process, number, 0, stderr=stderr)
+                    evidence.reuse.append(offence)
+                    if not crashed:
+                        evidence.after_end.append(offence)
+                        failed.add("stays up")
+                before = {after: replace(strays) for after, strays in seen.strays.items()}
+                stderr_before = seen.stderr_bytes
+                setup = MatchSetup(match_id, game, players, self.clocks, Policy.RANDOM, number)
+                transcript = await play_match(setup, self.workdir / f"{match_id}.json", self.key)
+                evidence.matches += 1
+                if self.progress is not None:
+                    self.progress(evidence.matches, self.total)
+                failed |= _judge(transcript, session, number, gone, crashed, evidence, stderr)
+                crashed = crashed or any(
+                    fault.role == role and fault.kind in OUT_OF_THE_MATCH
+                    for fault in transcript.faults
+                )
+                for after, strays in seen.strays.items():
+                    count = strays.count - before.get(after, Strays()).count
+                    if count:
+                        failed |= _stray(session, number, after, count, strays.last, evidence)
+                evidence.stderr.append((match_id, seen.stderr_bytes - stderr_before))
+                evidence.failed_by_match.append(failed)
+                if not self.thorough:
+                    evidence.stopped = evidence.conclusive()
+                if evidence.stopped:
+                    break
+        finally:
+            await asyncio.gather(*(player.close() for player in players), return_exceptions=True)
+        _ended(submitted, session, evidence, stderr)
+
+
+def _judge(
+    transcript: Transcript,
+    session: _Session,
+    number: int,
+    gone: bool,
+    crashed_earlier: bool,
+    evidence: Evidence,
+    stderr: list[str],
+) -> set[str]:
+    """Take in the faults of the program in one match; the checks they fail. `gone`: its
+    process had ended before the match; `crashed_earlier`: in an earlier match."""
+    role, where, process = session.role, session.where, session.process
+    failed: set[str] = set()
+    asked = [step.step for step in transcript.steps if role in step.times_ms]
+    asked += [fault.step for fault in transcript.faults if fault.role == role and fault.step]
+    first_move = min(asked, default=0)
+    if not gone:
+        evidence.starts += 1
+    for fault in transcript.faults:
+        # A process already gone fails reuse, above; it was not asked to start.
+        if fault.role != role or (fault.step == 0 and gone):
+            continue
+        crashed = fault.kind in OUT_OF_THE_MATCH
+        last_words = stderr if crashed else []
+        if (
+            fault.step == 0
+            and process is Process.REUSED
+            and number > 1
+            and crashed
+            and not crashed_earlier
+        ):
+            # It was there when the last match ended, and is not now: it exited on `end`.
+            text = f"{where}: exited after match {number - 1} ended: {fault.detail}"
+            offence = Offence(text, process, number, 0, stderr=last_words)
+            evidence.after_end.append(offence)
+            evidence.reuse.append(offence)
+            failed.add("stays up")
+        elif fault.step == 0:
+            text = f"{where}, {process} process: {fault.detail}"
+            offence = Offence(text, process, number, 0, stderr=last_words)
+            evidence.start.append(offence)
+            evidence.silent_starts += fault.kind is FaultKind.TIMEOUT
+            failed.add("start")
+            if number > 1:
+                text = f"{where}: match {number}: {fault.detail}"
+                evidence.reuse.append(Offence(text, process, number, 0))
+        else:
+            text = f"{where}, step {fault.step}: {fault.detail}"
+            first = fault.step == first_move
+            offence = Offence(text, process, number, fault.step, first, last_words)
+            evidence.faults.setdefault(fault.kind, []).append(offence)
+            failed.add(FAULT_CHECKS[fault.kind])
+        if process is Process.FRESH and (fault.step == 0 or crashed):
+            evidence.fresh.append(offence)
+    evidence.times_ms.extend(
+        step.times_ms[role] for step in transcript.steps if role in step.times_ms
+    )
+    return failed
+
+
+def _stray(
+    session: _Session, number: int, after: str, count: int, last: str, evidence: Evidence
+) -> set[str]:
+    """Take in the `count` lines nobody asked for that followed `after` lines in one match;
+    the checks they fail."""
+    try:
+        session.game.parse_move(last)
+        is_move = True
+    except MoveParseError:
+        is_move = False
+    evidence.replies.append(Reply(after, count, last, is_move))
+    following = f" after `{after}`" if after else ""
+    text = (
+        f"{session.where}, match {number}: {count} line(s) nobody asked for{following},"
+        f" the last {quoted(last, 60)}"
+    )
+    evidence.stray.append(Offence(text, session.process, number))
+    return {"clean output"}
+
+
+def _ended(
+    submitted: ProgramPlayer, session: _Session, evidence: Evidence, stderr: list[str]
+) -> None:
+    """Take in how the program's process ended, and what it last wrote to standard error."""
+    where, process = session.where, session.process
+    seen = submitted.connection
+    at_quit = seen.strays.get("quit")
+    if at_quit is not None:
+        # Lines it wrote only as it exited, after quit: a sign that they waited in a buffer.
+        evidence.replies.append(Reply("quit", at_quit.count, at_quit.last, False))
+    ending = submitted.ending
+    if ending is not None and ending.told_to_quit and not ending.exited_after_quit:
+        text = f"{where}, {process} process: still running {QUIT_GRACE_S * 1000:.0f} ms after quit"
+        evidence.quit.append(Offence(text, process, session.count))
+    if ending is not None and ending.left_behind:
+        text = (
+            f"{where}, {process} process: {ending.left_behind} process(es) still running after"
+            " it exited"
+        )
+        evidence.left_behind.append(Offence(text, process, session.count))
+    tail = seen.stderr_tail.decode(errors="replace").splitlines()
+    stderr += [quoted(line, 200)[1:-1] for line in tail if line.strip()][-STDERR_LINES:]

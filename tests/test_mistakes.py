@@ -1,0 +1,176 @@
+"""The mistakes bot authors make: each real program in tests/players/mistakes/ fails its
+check under validation, with the known cause named and the advice that fixes it; and the
+validation stops as soon as the verdict is certain."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from referee.clock import Clocks
+from referee.games import get_game
+from referee.players.base import PlayerSpec
+from referee.validate import Check, Report, Verdict, validate
+from referee.validate.mistakes import Language, Mistake, advice, language
+
+# Every transcript these tests write must replay and verify (issue: replay).
+pytestmark = pytest.mark.usefixtures("every_transcript_verifies")
+
+MISTAKES = Path(__file__).resolve().parent / "players" / "mistakes"
+QUICK = Clocks(start_ms=1_000, play_ms=250)
+
+
+def run(argv: list[str], tmp_path: Path, thorough: bool = False) -> Report:
+    spec = PlayerSpec("submitted", tuple(argv))
+    games = [get_game("ticblock")]
+    return asyncio.run(validate(spec, games, 2, QUICK, tmp_path / "work", thorough=thorough))
+
+
+def failing(report: Report) -> dict[str, Check]:
+    return {check.name: check for check in report.checks if check.verdict is Verdict.FAIL}
+
+
+def needs(program: str) -> str:
+    found = shutil.which(program)
+    if found is None:
+        assert not os.environ.get("CI"), f"CI installs {program} (.ci/run)"
+        pytest.skip(f"{program} is not installed on this machine")
+    return found
+
+
+def compiled(tmp_path: Path, *flags: str) -> str:
+    binary = tmp_path / "bot"
+    subprocess.run(
+        [needs("cc"), *flags, "-o", str(binary), str(MISTAKES / "unflushed.c")], check=True
+    )
+    return str(binary)
+
+
+def test_a_c_bot_that_never_flushes_is_told_to_flush_and_stopped_after_two_starts(
+    tmp_path: Path,
+) -> None:
+    report = run([compiled(tmp_path)], tmp_path)
+    start = failing(report)["start"]
+    assert start.cause is Mistake.UNFLUSHED_OUTPUT
+    assert "until it was told to quit, and then what it had held back ('ready')" in start.detail
+    assert start.advice.startswith("flush standard output after each line")
+    assert "fflush(stdout)" in start.advice
+    # Two silent starts decide it: the four other matches are not played.
+    assert (report.matches, report.skipped) == (2, 4)
+    assert "answered nothing to its first two starts; --thorough plays them all" in report.stopped
+
+
+def test_the_same_c_bot_flushing_passes(tmp_path: Path) -> None:
+    report = run([compiled(tmp_path, "-DFLUSH")], tmp_path)
+    assert report.verdict is not Verdict.FAIL, failing(report)
+
+
+def test_an_awk_bot_without_interactive_input_is_told_about_buffered_input(
+    tmp_path: Path,
+) -> None:
+    report = run([needs("mawk"), "-f", str(MISTAKES / "buffered.awk")], tmp_path)
+    start = failing(report)["start"]
+    assert start.cause is Mistake.BUFFERED_INPUT
+    assert "did not exit on quit either" in start.detail
+    assert "mawk -W interactive" in start.advice
+    assert report.matches == 2
+
+
+def test_the_same_awk_bot_with_interactive_input_passes(tmp_path: Path) -> None:
+    argv = [needs("mawk"), "-W", "interactive", "-f", str(MISTAKES / "buffered.awk")]
+    report = run(argv, tmp_path)
+    assert report.verdict is not Verdict.FAIL, failing(report)
+
+
+def test_debug_text_on_standard_output_is_sent_to_standard_error(tmp_path: Path) -> None:
+    report = run([sys.executable, str(MISTAKES / "debug_print.py")], tmp_path)
+    output = failing(report)["clean output"]
+    assert output.detail.startswith(
+        "ticblock, xcplayer, step 1: answered 'thinking, legal moves: 9', which is not a move"
+    )
+    assert output.cause is Mistake.DEBUG_ON_STDOUT
+    assert "standard error (print(..., file=sys.stderr)), or begin the line with #" in (
+        output.advice
+    )
+
+
+def test_a_slow_first_move_is_told_to_set_up_before_ready(tmp_path: Path) -> None:
+    report = run([sys.executable, str(MISTAKES / "slow_first_move.py")], tmp_path)
+    late = failing(report)["play clock"]
+    assert "all 2 at its first move of a match" in late.detail
+    assert late.cause is Mistake.SETUP_AFTER_READY
+    assert "before you answer ready: the start clock gives 1000 ms, a move only 250 ms" in (
+        late.advice
+    )
+    assert set(failing(report)) == {"play clock"}
+
+
+def test_a_bot_that_crashes_on_end_is_told_to_wait_for_start_or_quit(tmp_path: Path) -> None:
+    report = run([sys.executable, str(MISTAKES / "exits_on_end.py")], tmp_path)
+    failed = failing(report)
+    # One cause, named the same in both checks it fails, and nowhere else.
+    assert set(failed) == {"stays up", "reuse"}
+    crash = failed["stays up"]
+    assert crash.detail.startswith("ticblock, xcplayer: exited after match 1 ended: exited with")
+    assert "only in a reused process, from its second match on" in crash.detail
+    assert crash.cause is failed["reuse"].cause is Mistake.EXIT_ON_END
+    assert crash.stderr[-1] == "ValueError: invalid literal for int() with base 10: 'terminal'"
+
+
+def test_answering_moves_is_blamed_on_the_lines_not_on_a_step(tmp_path: Path) -> None:
+    report = run([sys.executable, str(MISTAKES / "answers_moves.py")], tmp_path)
+    output = failing(report)["clean output"]
+    assert output.detail.startswith("ticblock, xcplayer, match 1: ")
+    assert "nobody asked for after `moves`, the last 'ok'" in output.detail
+    assert output.cause is Mistake.ANSWERS_NO_ANSWER
+    assert "write nothing in reply to `moves` and `end`" in output.advice
+
+
+def test_thorough_plays_every_match_of_a_failing_program(tmp_path: Path) -> None:
+    bot = [sys.executable, str(MISTAKES / "answers_moves.py")]
+    quick, thorough = run(bot, tmp_path / "quick"), run(bot, tmp_path / "all", thorough=True)
+    assert (quick.matches, quick.skipped) == (2, 4)
+    assert "failed clean output in each of its first 2 matches" in quick.stopped
+    assert (thorough.matches, thorough.skipped, thorough.stopped) == (6, 0, "")
+    assert set(failing(thorough)) == set(failing(quick))
+
+
+def test_every_mistake_has_advice_of_its_own_in_every_language() -> None:
+    for program in Language:
+        texts = [advice(mistake, program, 10_000, 1_000) for mistake in Mistake]
+        assert len(set(texts)) == len(Mistake), program
+
+
+def test_docs_explain_every_mistake() -> None:
+    protocol = (MISTAKES.parents[2] / "docs" / "protocol.md").read_text()
+    section = protocol.partition("## Common mistakes")[2]
+    assert section, "docs/protocol.md has no Common mistakes section"
+    for mistake in Mistake:
+        assert f"**{mistake}**" in section, mistake
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (["python3", "bot.py"], Language.PYTHON),
+        (["/usr/bin/python3.11", "-u", "bot.py"], Language.PYTHON),
+        (["mawk", "-f", "bot.awk"], Language.AWK),
+        (["node", "bot.js"], Language.JAVASCRIPT),
+        (["sh", "bot.sh"], Language.SHELL),
+        (["./bot"], Language.OTHER),
+    ],
+)
+def test_the_language_is_told_by_the_command(argv: list[str], expected: Language) -> None:
+    assert language(tuple(argv)) is expected
+
+
+def test_the_language_of_a_script_is_told_by_its_interpreter_line(tmp_path: Path) -> None:
+    script = tmp_path / "bot"
+    script.write_text("#!/usr/bin/env -S python3 -u\nprint('ready')\n")
+    assert language((str(script),)) is Language.PYTHON
