@@ -6,8 +6,10 @@ import asyncio
 import contextlib
 import functools
 import inspect
+import itertools
 import json
 import random
+import shlex
 import signal
 import sys
 import tempfile
@@ -29,7 +31,7 @@ from referee.games.playout import random_steps
 from referee.match import MatchSetup, new_match_id, play_fresh
 from referee.players.builtin import make_player, parse_seats, program_spec
 from referee.players.trace import Trace
-from referee.policy import MAX_SEED, Policy
+from referee.policy import MAX_SEED, OUT_OF_THE_MATCH, Policy
 from referee.records.conformance import check_file
 from referee.records.files import check_writable, check_writable_dir, write_atomic
 from referee.records.ggp import to_ggp
@@ -309,6 +311,7 @@ def play(
     ] = None,
     show: ShowOption = False,
     signing_key: SigningKeyOption = None,
+    trace: TraceOption = None,
     *,
     limits: Limits,
 ) -> None:
@@ -321,27 +324,44 @@ def play(
     out = out or Path("matches") / "results" / f"{match_id}.json"
     check_writable(out)
     key, created = results_key(out.parent, signing_key)
-    players = [
-        make_player(spec, out.with_name(f"{out.stem}.{role}.log"), show=typer.echo)
-        for role, spec in zip(found.roles, seats, strict=True)
-    ]
-    typer.echo(
-        f"{match_id}: {found.id}, "
-        + ", ".join(f"{r} {s.name}" for r, s in zip(found.roles, seats, strict=True))
-    )
-    on_step = present.step_printer(found, show)
-    _prepare_sandbox()
-    setup = MatchSetup(match_id, found, players, clocks, policy, seed)
-    transcript = _run(
-        play_fresh(setup, out, key, on_step),
-        f"interrupted; the match is recorded as aborted in {out}",
-        stop_progress=lambda: None,  # a match prints its steps, not a bar
-    )
+    with contextlib.ExitStack() as stack:
+        tracer = _open_trace(stack, trace)
+        typer.echo(
+            f"{match_id}: {found.id}, "
+            + ", ".join(f"{r} {s.name}" for r, s in zip(found.roles, seats, strict=True))
+        )
+        players = [
+            make_player(
+                spec,
+                out.with_name(f"{out.stem}.{role}.log"),
+                show=typer.echo,
+                trace=tracer.channel(spec.name) if tracer is not None else None,
+            )
+            for role, spec in zip(found.roles, seats, strict=True)
+        ]
+        on_step = present.step_printer(found, show)
+        _prepare_sandbox()
+        setup = MatchSetup(match_id, found, players, clocks, policy, seed)
+        transcript = _run(
+            play_fresh(setup, out, key, on_step),
+            f"interrupted; the match is recorded as aborted in {out}",
+            stop_progress=lambda: None,  # a match prints its steps, not a bar
+        )
     for fault in transcript.faults:
         typer.echo(present.fault_line(fault))
     typer.echo(present.result_line(transcript))
     typer.echo(f"transcript: {out}")
     typer.echo(_key_note(key, created, out.parent))
+    # A program that could not even get ready: the reason in one line, not only in its log.
+    unready = [
+        (fault, players[found.role_index(fault.role)])
+        for fault in transcript.faults
+        if fault.step == 0 and fault.kind in OUT_OF_THE_MATCH
+    ]
+    for fault, seat in unready:
+        _error(present.unready_line(fault, seat))
+    if unready:
+        raise typer.Exit(EXIT_FAILED)
 
 
 def _key_note(key: SigningKey, created: bool, directory: Path) -> str:
@@ -595,6 +615,28 @@ def doctor(as_json: JsonOption = False) -> None:
     typer.echo(tabulate(table, headers=["protection", "active", "how"]))
 
 
+def _quoting_hint(args: list[str]) -> str:
+    """For arguments the shell split: how to quote a player command that has spaces."""
+    for index, word in enumerate(args):
+        if word.startswith("--player="):
+            option, value = "--player", word.removeprefix("--player=")
+        elif word in ("--player", "-p") and index + 1 < len(args):
+            option, value = word, args[index + 1]
+            index += 1
+        elif word == "validate" and index + 1 < len(args):
+            option, value = "validate", args[index + 1]
+            index += 1
+        else:
+            continue
+        rest = list(itertools.takewhile(lambda w: not w.startswith("-"), args[index + 1 :]))
+        if any("=" in word for word in rest):
+            return "each role needs a --player of its own: --player ROLE=PLAYER --player ..."
+        if rest:
+            whole = shlex.quote(" ".join([value, *rest]))
+            return f"a command with spaces must be quoted: {option} {whole}"
+    return ""
+
+
 def main(args: list[str] | None = None) -> None:
     """Entry point of the `referee` console script: a usage error is one line, exit 2."""
     args = sys.argv[1:] if args is None else args
@@ -604,7 +646,9 @@ def main(args: list[str] | None = None) -> None:
         # Typer's own usage errors carry the command they were found in (`ctx`).
         context = getattr(error, "ctx", None)
         command = context.command_path if context is not None else "referee"
-        _error(f"{command}: {error.format_message()} (see {command} --help)")
+        message = error.format_message()
+        hint = _quoting_hint(args) if "unexpected extra argument" in message else ""
+        _error(f"{command}: {message} ({hint or f'see {command} --help'})")
         code = error.exit_code
     except typer.Abort:
         _error("interrupted")

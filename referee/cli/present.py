@@ -23,6 +23,8 @@ from tabulate import tabulate
 
 from referee.games import Game, JointMove
 from referee.match import StepCallback
+from referee.players.base import Player, quoted
+from referee.players.connection import ConnectedPlayer
 from referee.records.replay import DirectoryReport, FileVerdict, Frame, Outcome, Replay
 from referee.records.transcript import Fault, Transcript
 from referee.tournaments.runner import Observer
@@ -42,6 +44,18 @@ def step_line(step: int, moves: dict[str, str], times_ms: dict[str, float] | Non
 def fault_line(fault: Fault) -> str:
     replaced = f"; played {fault.replacement} instead" if fault.replacement else ""
     return f"fault at step {fault.step}: {fault.role} {fault.kind}: {fault.detail}{replaced}"
+
+
+def unready_line(fault: Fault, player: Player) -> str:
+    """Why a program never got ready, with the last line it wrote to standard error, and
+    where its log is: `xcplayer (python3 bot.py) could not start: exited with code 2 ...`."""
+    command = " ".join(player.spec.command)
+    last = ""
+    if isinstance(player, ConnectedPlayer):
+        said = player.connection.stderr_tail.decode(errors="replace").strip().splitlines()
+        last = f" ({quoted(said[-1], 200)})" if said else ""
+    log = f"; its log: {player.log_path}" if player.log_path else ""
+    return f"{fault.role} ({command}) could not start: {fault.detail}{last}{log}"
 
 
 def result_line(transcript: Transcript) -> str:

@@ -23,6 +23,13 @@ class PlayerKind(StrEnum):
     HUMAN = "human"
 
 
+# Suffixes of the scripts an interpreter in a player command runs: such an argument is a file
+# that must exist, not a word for the program.
+SCRIPT_SUFFIXES = frozenset(
+    {".py", ".js", ".mjs", ".awk", ".sh", ".rb", ".pl", ".lua", ".jar", ".php", ".R", ".jl"}
+)
+
+
 @dataclass(frozen=True)
 class PlayerSpec:
     """How to reach a player: a name for tables, its kind, and for a program its argv,
@@ -85,10 +92,14 @@ class PlayerSpec:
                 return f"no such program: {found}"
             if not os.access(found, os.X_OK):
                 return f"not executable: {found} (run it through an interpreter, or chmod +x)"
-            return None
-        path = {**os.environ, **self.env}.get("PATH")
-        if shutil.which(program, path=path) is None:
-            return f"command {program!r} not found on PATH"
+        else:
+            path = {**os.environ, **self.env}.get("PATH")
+            if shutil.which(program, path=path) is None:
+                return f"command {program!r} not found on PATH"
+        for word in self.argv[1:]:
+            # A script it would run, by its suffix: one that exists was made absolute.
+            if Path(word).suffix in SCRIPT_SUFFIXES and not Path(word).is_absolute():
+                return f"no such file: {word} (paths are taken from {self.cwd or Path.cwd()})"
         return None
 
 

@@ -18,6 +18,7 @@ from referee.games import Game
 from referee.players.base import Player, PlayerKind, PlayerSpec
 from referee.players.human import HumanPlayer
 from referee.players.process import ProgramPlayer
+from referee.players.trace import TraceChannel
 
 # Package data: installed with the package, wherever it is installed.
 PROGRAMS = Path(__file__).resolve().parent / "programs"
@@ -91,7 +92,11 @@ def parse_seats(game: Game, assignments: Sequence[str]) -> list[PlayerSpec]:
             raise ConfigError(f"--player {text!r}: {error}") from None
         if role in seats:
             raise ConfigError(f"--player {text!r}: role {role} has a player already")
-        seats[role] = player_spec(player.strip())
+        spec = player_spec(player.strip())
+        problem = spec.missing_program()
+        if problem:
+            raise ConfigError(f"--player {text!r}: {problem}")
+        seats[role] = spec
     missing = [role for role in game.roles if role not in seats]
     if missing:
         raise ConfigError(
@@ -105,8 +110,10 @@ def make_player(
     log_path: Path,
     read: Callable[[str], str] = input,
     show: Callable[[str], None] = print,
+    trace: TraceChannel | None = None,
 ) -> Player:
-    """A player for a spec: the person at the terminal, or a program in the sandbox."""
+    """A player for a spec: the person at the terminal, or a program in the sandbox, whose
+    lines go to `trace` too when there is one."""
     if spec.kind is PlayerKind.HUMAN:
         return HumanPlayer(read, show)
-    return ProgramPlayer(spec, log_path)
+    return ProgramPlayer(spec, log_path, trace=trace)
