@@ -142,7 +142,7 @@ def test_play_writes_a_transcript_and_prints_the_result(tmp_path) -> None:
         (["xcplayer", "obplayer=random"], "--player 'xcplayer': expected ROLE=PLAYER"),
         (
             ["xcplayer=/no/such/bot", "obplayer=random"],
-            "player /no/such/bot: cannot start '/no/such/bot'",
+            "--player 'xcplayer=/no/such/bot': no such program: /no/such/bot",
         ),
         (["xcplayer='unclosed", "obplayer=random"], "cannot split command"),
     ],
@@ -200,9 +200,9 @@ def test_human_player_is_asked_again_after_a_bad_move(tmp_path) -> None:
         input=moves + "\n",
     )
     assert result.exit_code == 0, result.output
-    assert "'hello' is not a move of this game; try again" in result.stdout
-    assert "'(mark1 9 9)' is not a move of this game; try again" in result.stdout
-    assert "(mark1 1 1) is not legal now; try again" in result.stdout
+    assert "'hello' is not a move of this game; type a number from 1 to 18" in result.stdout
+    assert "'(mark1 9 9)' is not a move of this game; type a number" in result.stdout
+    assert "(mark1 1 1) is not legal now; type moves to see the legal ones" in result.stdout
     transcript = json.loads(out.read_text())
     assert transcript["seats"][0]["player"] == "human"
     assert transcript["faults"] == []

@@ -333,8 +333,8 @@ def test_a_person_is_not_timed(tmp_path: Path) -> None:
 
     cells = iter(f"(mark{board} {m} {n})" for board in (1, 2) for m in (1, 2, 3) for n in (1, 2, 3))
 
-    def slow(prompt: str) -> str:
-        time.sleep(0.3)  # longer than the play clock, every time
+    async def slow(prompt: str) -> str:
+        await asyncio.sleep(0.3)  # longer than the play clock, every time
         return next(cells)
 
     person = HumanPlayer(slow, lambda text: None)

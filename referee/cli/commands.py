@@ -397,6 +397,7 @@ def tournament(
     fmt: FormatOption = Format.TABLE,
     as_json: JsonOption = False,
     signing_key: SigningKeyOption = None,
+    trace: TraceOption = None,
 ) -> None:
     """Run a round-robin tournament (or resume it) and print the standings."""
     settings = load_config(config)
@@ -404,14 +405,16 @@ def tournament(
     key, created = results_key(settings.output, signing_key)
     _prepare_sandbox()
     bar = present.TournamentProgress(settings.name)
-    try:
-        _run(
-            run_tournament(settings, key, bar, restart),
-            "interrupted; run the same command again to play the remaining matches",
-            bar.close,
-        )
-    finally:
-        bar.close()
+    with contextlib.ExitStack() as stack:
+        tracer = _open_trace(stack, trace or settings.trace)
+        try:
+            _run(
+                run_tournament(settings, key, bar, restart, tracer),
+                "interrupted; run the same command again to play the remaining matches",
+                bar.close,
+            )
+        finally:
+            bar.close()
     typer.echo(f"results: {settings.output}", err=True)
     typer.echo(_key_note(key, created, settings.output), err=True)
     _print_standings(settings.output, fmt, as_json, key.public)

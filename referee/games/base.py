@@ -49,6 +49,9 @@ class Game(ABC, Generic[S]):
     description: ClassVar[str]
     rules: ClassVar[str]
     example_move: ClassVar[Move]
+    # What each role's pieces look like on the board, in role order, and the other symbols.
+    marks: ClassVar[tuple[str, ...]]
+    legend: ClassVar[str] = ". empty"
     # The longest a match can last by the rules, in steps: what bounds a match's time.
     max_steps: ClassVar[int]
 

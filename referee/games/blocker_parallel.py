@@ -45,6 +45,7 @@ class BlockerParallel(Game[State]):
     roles = ("crosser", "blocker")
     description = "Simultaneous marks on two 4x4 boards; crosser bridges one, blocker walls off."
     example_move = Move("(mark 1 2 4 3)")
+    marks = ("X", "#")
     # Every step fills at least one of board 1's 16 cells.
     max_steps = 16
     rules = """\

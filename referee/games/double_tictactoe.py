@@ -42,6 +42,7 @@ class DoubleTictactoe(Game[State]):
     roles = ("xplayer", "oplayer")
     description = "Two tic-tac-toe boards, one turn order; each board is worth 50."
     example_move = Move("(mark2 1 3)")
+    marks = ("X", "O")
     # Every step fills one of the 18 cells.
     max_steps = 18
     rules = """\

@@ -81,6 +81,7 @@ class HexPie(Game[State]):
     roles = ("player1", "player2")
     description = "Hex on a 9x9 rhombus with the pie rule: player2 may swap colours at step 2."
     example_move = Move("(place e 5)")
+    marks = ("X (red, rows a-i) unless player2 swaps", "O (blue, columns 1-9), or X after a swap")
     # 81 cells, and at most one swap.
     max_steps = 82
     rules = """\

@@ -77,6 +77,8 @@ class Quad(Game[State]):
     roles = ("x", "o")
     description = "Quod on a cornerless 7x7 board: four pieces on a square, tilted or not, win."
     example_move = Move("(mark r4 c4)")
+    marks = ("x", "o")
+    legend = "W a white blocker, . empty"
     # The game ends when both roles have used their 12 quads: 24 marks and at most 10 blocks.
     max_steps = 34
     rules = """\

@@ -48,6 +48,7 @@ class Ticblock(Game[State]):
     roles = ("xcplayer", "obplayer")
     description = "Tic-tac-toe, then a simultaneous crossing game on 4x4; the scores add up."
     example_move = Move("(mark 2 2)")
+    marks = ("X, then X crossing", "O, then # blocking")
     # 9 cells of tic-tac-toe, the reset, then at least one of 16 cells per step.
     max_steps = 26
     rules = """\

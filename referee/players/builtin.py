@@ -16,7 +16,7 @@ from pathlib import Path
 from referee.errors import ConfigError, UnknownRoleError
 from referee.games import Game
 from referee.players.base import Player, PlayerKind, PlayerSpec
-from referee.players.human import HumanPlayer
+from referee.players.human import HumanPlayer, Read, terminal_reader
 from referee.players.process import ProgramPlayer
 from referee.players.trace import TraceChannel
 
@@ -108,12 +108,12 @@ def parse_seats(game: Game, assignments: Sequence[str]) -> list[PlayerSpec]:
 def make_player(
     spec: PlayerSpec,
     log_path: Path,
-    read: Callable[[str], str] = input,
+    read: Read | None = None,
     show: Callable[[str], None] = print,
     trace: TraceChannel | None = None,
 ) -> Player:
     """A player for a spec: the person at the terminal, or a program in the sandbox, whose
     lines go to `trace` too when there is one."""
     if spec.kind is PlayerKind.HUMAN:
-        return HumanPlayer(read, show)
+        return HumanPlayer(read or terminal_reader(), show)
     return ProgramPlayer(spec, log_path, trace=trace)

@@ -1,0 +1,78 @@
+"""A person playing at a real terminal (a pseudo-terminal driven by pexpect): numbered moves
+in a grid, help, an empty line, a bad move, and Ctrl-C ending the match at once."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+
+import pexpect
+import pytest
+
+from referee.players.human import move_menu
+
+PROMPT = "xcplayer> "
+
+
+def spawn(tmp_path: Path) -> pexpect.spawn:
+    out = tmp_path / "m.json"
+    args = ["-m", "referee", "play", "ticblock", "-p", "xcplayer=human", "-p", "obplayer=random"]
+    return pexpect.spawn(
+        sys.executable,
+        [*args, "--out", str(out), "--seed", "3"],
+        encoding="utf-8",
+        timeout=60,  # a loaded machine; a wait that ends at once ends long before
+        dimensions=(60, 200),
+    )
+
+
+def test_a_person_plays_by_number_and_ctrl_c_ends_the_match_at_once(tmp_path: Path) -> None:
+    child = spawn(tmp_path)
+    child.expect("you are xcplayer: X, then X crossing; obplayer: O, then # blocking; . empty")
+    child.expect(r"\(mark ROW COLUMN\):\r\n    1 2 3\r\n  1 1 2 3\r\n  2 4 5 6\r\n  3 7 8 9")
+    child.expect_exact(PROMPT)
+    child.sendline("help")
+    child.expect_exact("quit    leave the match (you lose it)")
+    child.expect_exact(PROMPT)
+    child.sendline("")  # asks again, and says nothing else
+    child.expect_exact(PROMPT)
+    assert child.before.strip() == ""
+    child.sendline("(mark 9 9)")
+    child.expect_exact("'(mark 9 9)' is not a move of this game; type a number from 1 to 9")
+    child.expect_exact(PROMPT)
+    child.sendline("5")  # the centre
+    child.expect_exact("step 1: xcplayer (mark 2 2), obplayer noop")
+    # Printed once: the step line comes from the match, not again from the person's seat.
+    child.expect_exact(PROMPT)
+    assert child.before.count("step 1:") == 0
+    assert child.before.count("step 2:") == 1
+    asked = time.monotonic()
+    child.sendintr()
+    child.expect(pexpect.EOF)
+    waited = time.monotonic() - asked
+    child.close()
+    assert child.exitstatus == 130
+    assert "interrupted; the match is recorded as aborted" in child.before
+    assert "1 2 3" not in child.before  # no board drawn again on the way out
+    transcript = json.loads((tmp_path / "m.json").read_text())
+    assert transcript["end_reason"] == "aborted"
+    assert [step["moves"]["xcplayer"] for step in transcript["steps"]] == ["(mark 2 2)", "noop"]
+    # Nothing waited for another line: well under the 1 s that ending the players may take.
+    assert waited < 30, waited
+
+
+@pytest.mark.parametrize(
+    ("legal", "menu"),
+    [
+        (
+            ["(place a 1)", "(place a 10)", "(place b 2)", "swap"],
+            "(place ROW COLUMN):\n     1  2 10\n  a  1  .  2\n  b  .  3  .\n   4  swap",
+        ),
+        (["noop"], "   1  noop"),
+        (["(mark 1 2 3 4)", "(mark 1 2 3 1)"], "   1  (mark 1 2 3 4)\n   2  (mark 1 2 3 1)"),
+    ],
+)
+def test_moves_are_numbered_in_a_grid_of_cells_or_a_list(legal: list[str], menu: str) -> None:
+    assert move_menu(legal) == menu
