@@ -239,7 +239,7 @@ def test_sigterm_ends_the_players_and_records_the_match_as_aborted(tmp_path) -> 
     ("args", "message"),
     [
         (["export", "t.json", "--format", "xml"], "referee export: Invalid value for '--format'"),
-        (["play"], "referee play: Missing argument 'game'."),
+        (["play"], "referee play: Missing argument 'GAME'."),
         (["nosuch"], "referee: No such command 'nosuch'."),
         (["play", "quad", "--policy", "bad"], "referee play: Invalid value for '--policy'"),
         (["replay", "t.json", "--step", "x"], "referee replay: Invalid value for '--step'"),
@@ -265,3 +265,54 @@ def test_no_arguments_show_the_help(capsys: pytest.CaptureFixture[str]) -> None:
     shown = capsys.readouterr().out
     assert "Usage: referee [OPTIONS] COMMAND" in shown
     assert "conformance" in shown and "tournament" in shown
+
+
+COMMANDS = [name for name in ("", *(c.name for c in app.registered_commands)) if name is not None]
+
+
+@pytest.mark.parametrize("command", COMMANDS, ids=[c or "referee" for c in COMMANDS])
+def test_help_is_in_plain_words_with_an_example(
+    command: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main([command, "--help"] if command else ["--help"])
+    assert exited.value.code == 0
+    shown = capsys.readouterr().out
+    for python in ("<bool>", "<list[", "<int>", "<Path>", "<str>", "{", "x>="):
+        assert python not in shown, (python, shown)
+    assert "referee " in shown.partition("Example")[2] or not command, shown
+
+
+def test_rules_help_lists_the_games(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["rules", "--help"])
+    shown = " ".join(capsys.readouterr().out.split())
+    assert f"GAME The game: {', '.join(GAMES)}." in shown
+
+
+@pytest.mark.parametrize(
+    ("args", "hint"),
+    [
+        (
+            ["play", "ticblock", "--player", "xcplayer=python3", "bot.py", "-p", "obplayer=random"],
+            "(a command with spaces must be quoted: --player 'xcplayer=python3 bot.py')",
+        ),
+        (
+            ["validate", "python3", "bot.py", "--games", "quad"],
+            "(a command with spaces must be quoted: validate 'python3 bot.py')",
+        ),
+        (
+            ["play", "quad", "-p", "x=random", "o=random"],
+            "(each role needs a --player of its own: --player ROLE=PLAYER --player ...)",
+        ),
+    ],
+)
+def test_a_command_split_by_the_shell_gets_a_hint_to_quote_it(
+    args: list[str], hint: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(args)
+    assert exited.value.code == 2
+    (line,) = capsys.readouterr().err.splitlines()
+    assert "Got unexpected extra argument" in line
+    assert line.endswith(hint), line

@@ -24,6 +24,7 @@ from tabulate import tabulate
 
 from referee import __version__
 from referee.cli import present
+from referee.cli.help import PlainCommand
 from referee.clock import Clocks
 from referee.errors import ConfigError, ConformanceFileError, RefereeError
 from referee.games import GAMES, Game, get_game
@@ -51,9 +52,10 @@ from referee.tournaments.runner import run_tournament
 from referee.tournaments.standings import Format, compute, load_results, render
 from referee.validate import Verdict, validate
 
+# Plain help, as click formats it: option names and metavars in words, never Python types.
 app = typer.Typer(
     add_completion=False,
-    help="Referee and match runner for game-playing bots.",
+    rich_markup_mode=None,
 )
 
 F = TypeVar("F", bound=Callable[..., None])
@@ -77,6 +79,13 @@ def _user_errors(command: F) -> F:
     return run  # type: ignore[return-value]
 
 
+_LIMIT_UNITS = {
+    "memory_mb": "MIB",
+    "cpu_s": "SECONDS",
+    "processes": "N",
+    "open_files": "N",
+    "file_size_mb": "MIB",
+}
 _LIMIT_HELP = {
     "memory_mb": "Memory of a player's processes together, MiB.",
     "cpu_s": "CPU seconds per match of a player.",
@@ -95,7 +104,10 @@ def _limit_options(command: F) -> F:
             item.name,
             inspect.Parameter.KEYWORD_ONLY,
             default=getattr(default, item.name),
-            annotation=Annotated[int, typer.Option(min=1, help=_LIMIT_HELP[item.name])],
+            annotation=Annotated[
+                int,
+                typer.Option(min=1, metavar=_LIMIT_UNITS[item.name], help=_LIMIT_HELP[item.name]),
+            ],
         )
         for item in fields(Limits)
     ]
@@ -129,15 +141,31 @@ def _options(
         ),
     ] = False,
 ) -> None:
-    """Referee and match runner for game-playing bots."""
+    """Referee and match runner for game-playing bots.
+
+    \b
+    Start here:
+      referee games                          the games and their roles
+      referee rules ticblock                 how a game is played
+      referee validate 'python3 bot.py'      is my bot fit for a tournament?
+      referee play ticblock -p xcplayer='python3 bot.py' -p obplayer=random
+      referee tournament matches/demo.yaml   a round-robin, with standings
+    """
 
 
 JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
-GameArgument = Annotated[str, typer.Argument(help="Game id, see `referee games`.")]
+GameArgument = Annotated[
+    str, typer.Argument(metavar="GAME", help=f"The game: {', '.join(GAMES)}.", show_default=False)
+]
 ShowOption = Annotated[bool, typer.Option("--show", help="Print the board after every step.")]
-FormatOption = Annotated[Format, typer.Option("--format", help="How to print the standings.")]
-StartClockOption = Annotated[int, typer.Option(help="Time to answer ready, ms.")]
-PlayClockOption = Annotated[int, typer.Option(help="Time for each move, ms.")]
+FormatOption = Annotated[
+    Format,
+    typer.Option(
+        "--format", metavar="|".join(Format), help="How to print the standings.", show_choices=False
+    ),
+]
+StartClockOption = Annotated[int, typer.Option(metavar="MS", help="Time to answer ready, ms.")]
+PlayClockOption = Annotated[int, typer.Option(metavar="MS", help="Time for each move, ms.")]
 TraceOption = Annotated[
     Path | None,
     typer.Option(
@@ -147,12 +175,16 @@ TraceOption = Annotated[
 ]
 SigningKeyOption = Annotated[
     Path | None,
-    typer.Option(help="Private key that signs the transcripts (default: signing.key beside them)."),
+    typer.Option(
+        metavar="FILE",
+        help="Private key that signs the transcripts (default: signing.key beside them).",
+    ),
 ]
 KeyOption = Annotated[
     str | None,
     typer.Option(
         "--key",
+        metavar="KEY",
         help="Public key the transcripts must be signed with: ed25519:BASE64, or a signing.pub"
         " (default: the results directory's signing.pub, if it has one).",
     ),
@@ -206,9 +238,15 @@ def _fresh_seed(seed: int | None) -> int:
     return random.SystemRandom().randrange(2**31) if seed is None else seed
 
 
-@app.command()
+@app.command(cls=PlainCommand)
 def games(as_json: JsonOption = False) -> None:
-    """List the games: id, roles and a one-line description."""
+    """List the games: id, roles and a one-line description.
+
+    \b
+    Examples:
+      referee games
+      referee games --json
+    """
     if as_json:
         rows = [
             {"id": g.id, "roles": list(g.roles), "description": g.description}
@@ -220,10 +258,15 @@ def games(as_json: JsonOption = False) -> None:
     typer.echo(tabulate(table, headers=["game", "roles", "description"]))
 
 
-@app.command()
+@app.command(cls=PlainCommand)
 @_user_errors
 def rules(game: GameArgument) -> None:
-    """Explain a game's rules in plain words, with the move syntax and an example move."""
+    """Explain a game's rules in plain words, with the move syntax and an example move.
+
+    \b
+    Example:
+      referee rules ticblock
+    """
     found = get_game(game)
     typer.echo(f"{found.id}: {found.description}")
     typer.echo(f"Roles, in order: {', '.join(found.roles)}\n")
@@ -232,17 +275,27 @@ def rules(game: GameArgument) -> None:
     typer.echo(found.render(found.initial_state()))
 
 
-@app.command("random")
+@app.command("random", cls=PlainCommand)
 @_user_errors
 def random_game(
     game: GameArgument,
     seed: Annotated[
         int | None,
-        typer.Option(min=0, max=MAX_SEED, help="Seed of the random movers (default: a fresh one)."),
+        typer.Option(
+            min=0,
+            max=MAX_SEED,
+            metavar="N",
+            help="Seed of the random movers (default: a fresh one).",
+        ),
     ] = None,
     show: ShowOption = False,
 ) -> None:
-    """Play one game between random movers and print every joint move and the goals."""
+    """Play one game between random movers and print every joint move and the goals.
+
+    \b
+    Example:
+      referee random hex-pie --seed 7 --show
+    """
     found = get_game(game)
     seed = _fresh_seed(seed)
     typer.echo(f"{found.id}, seed {seed}")
@@ -257,12 +310,20 @@ def random_game(
     typer.echo(f"goals: {goals} (after {steps} steps)")
 
 
-@app.command()
+@app.command(cls=PlainCommand)
 def conformance(
-    files: Annotated[list[Path], typer.Argument(help="Reference files, one JSON game per line.")],
+    files: Annotated[
+        list[Path],
+        typer.Argument(metavar="FILE", help="Reference files, one JSON game per line."),
+    ],
     as_json: JsonOption = False,
 ) -> None:
-    """Replay reference games; check every legal-move set, the end and the goals."""
+    """Replay reference games; check every legal-move set, the end and the goals.
+
+    \b
+    Example:
+      referee conformance ../shared/conformance/*.jsonl
+    """
     reports = []
     errors = 0
     for path in files:
@@ -285,7 +346,7 @@ def conformance(
         raise typer.Exit(EXIT_FAILED)
 
 
-@app.command()
+@app.command(cls=PlainCommand)
 @_user_errors
 @_limit_options
 def play(
@@ -295,19 +356,33 @@ def play(
         typer.Option(
             "--player",
             "-p",
-            help="ROLE=PLAYER, once per role. PLAYER: a command, or random, mcts or human.",
+            metavar="ROLE=PLAYER",
+            help="Who plays ROLE, once per role: a command (quoted if it has spaces), or"
+            " random, mcts or human.",
         ),
     ],
     start_clock: StartClockOption = 10_000,
     play_clock: PlayClockOption = 1_000,
-    time_bank: Annotated[int, typer.Option(help="Extra ms per player for the whole match.")] = 0,
-    policy: Annotated[Policy, typer.Option(help="What a fault costs.")] = Policy.FORFEIT,
+    time_bank: Annotated[
+        int, typer.Option(metavar="MS", help="Extra ms per player for the whole match.")
+    ] = 0,
+    policy: Annotated[
+        Policy,
+        typer.Option(
+            metavar="|".join(Policy),
+            show_choices=False,
+            help="What a fault costs: the match, or the move (a random one is played).",
+        ),
+    ] = Policy.FORFEIT,
     seed: Annotated[
         int | None,
-        typer.Option(min=0, max=MAX_SEED, help="Seed for fault replacements (default: fresh)."),
+        typer.Option(
+            min=0, max=MAX_SEED, metavar="N", help="Seed for fault replacements (default: fresh)."
+        ),
     ] = None,
     out: Annotated[
-        Path | None, typer.Option(help="Transcript file (default: matches/results/ID.json).")
+        Path | None,
+        typer.Option(metavar="FILE", help="Transcript file (default: matches/results/ID.json)."),
     ] = None,
     show: ShowOption = False,
     signing_key: SigningKeyOption = None,
@@ -315,7 +390,14 @@ def play(
     *,
     limits: Limits,
 ) -> None:
-    """Play one match between player programs and write its transcript, signed."""
+    """Play one match between player programs and write its transcript, signed.
+
+    \b
+    Examples:
+      referee play ticblock -p xcplayer='python3 bot.py' -p obplayer=random --show
+      referee play hex-pie -p player1=human -p player2=mcts
+      referee play quad -p x='./mybot' -p o=random --trace trace.log
+    """
     found = get_game(game)
     seats = [replace(spec, limits=limits) for spec in parse_seats(found, player)]
     clocks = Clocks(start_clock, play_clock, time_bank)
@@ -387,10 +469,10 @@ def _print_standings(results: Path, fmt: Format, as_json: bool, pinned: str | No
         raise typer.Exit(EXIT_FAILED)
 
 
-@app.command()
+@app.command(cls=PlainCommand)
 @_user_errors
 def tournament(
-    config: Annotated[Path, typer.Argument(help="Tournament config, YAML.")],
+    config: Annotated[Path, typer.Argument(metavar="CONFIG", help="Tournament config, YAML.")],
     restart: Annotated[
         bool, typer.Option("--restart", help="Delete earlier results and start over.")
     ] = False,
@@ -399,7 +481,13 @@ def tournament(
     signing_key: SigningKeyOption = None,
     trace: TraceOption = None,
 ) -> None:
-    """Run a round-robin tournament (or resume it) and print the standings."""
+    """Run a round-robin tournament (or resume it) and print the standings.
+
+    \b
+    Examples:
+      referee tournament matches/demo.yaml
+      referee tournament cup.yaml --restart --format markdown
+    """
     settings = load_config(config)
     check_writable_dir(settings.output, str(config), "output ")
     key, created = results_key(settings.output, signing_key)
@@ -420,15 +508,22 @@ def tournament(
     _print_standings(settings.output, fmt, as_json, key.public)
 
 
-@app.command()
+@app.command(cls=PlainCommand)
 @_user_errors
 def standings(
-    results: Annotated[Path, typer.Argument(help="A tournament's results directory.")],
+    results: Annotated[
+        Path, typer.Argument(metavar="DIRECTORY", help="A tournament's results directory.")
+    ],
     fmt: FormatOption = Format.TABLE,
     as_json: JsonOption = False,
     key: KeyOption = None,
 ) -> None:
-    """Compute standings from the transcripts in a results directory."""
+    """Compute standings from the transcripts in a results directory.
+
+    \b
+    Example:
+      referee standings matches/results/demo --format csv
+    """
     _print_standings(results, fmt, as_json, key)
 
 
@@ -442,20 +537,29 @@ def _select_games(text: str) -> list[Game]:
     return selected
 
 
-@app.command("validate")
+@app.command("validate", cls=PlainCommand)
 @_user_errors
 @_limit_options
 def validate_command(
-    command: Annotated[str, typer.Argument(help="The program: a command, or random or mcts.")],
-    games: Annotated[str, typer.Option(help="all, or game ids separated by commas.")] = "all",
+    command: Annotated[
+        str,
+        typer.Argument(
+            metavar="COMMAND",
+            help="The program, quoted if it has spaces: 'python3 bot.py'; or random or mcts.",
+        ),
+    ],
+    games: Annotated[
+        str, typer.Option(metavar="GAMES", help="all, or game ids separated by commas.")
+    ] = "all",
     matches_per_role: Annotated[
-        int, typer.Option(min=1, help="Matches in one process per game and role.")
+        int, typer.Option(min=1, metavar="N", help="Matches in one process per game and role.")
     ] = 2,
     start_clock: StartClockOption = 10_000,
     play_clock: PlayClockOption = 1_000,
     as_json: JsonOption = False,
     keep: Annotated[
-        Path | None, typer.Option(help="Keep the transcripts and logs in this directory.")
+        Path | None,
+        typer.Option(metavar="DIRECTORY", help="Keep the transcripts and logs in this directory."),
     ] = None,
     thorough: Annotated[
         bool,
@@ -467,7 +571,13 @@ def validate_command(
     *,
     limits: Limits,
 ) -> None:
-    """Check that a player program is fit for a tournament: play it against random and judge."""
+    """Check that a player program is fit for a tournament: play it against random and judge.
+
+    \b
+    Examples:
+      referee validate 'python3 bot.py'
+      referee validate './bot' --games ticblock,quad --trace t.log
+    """
     selected = _select_games(games)
     spec = program_spec(command, "validate checks a program; a person cannot be validated")
     spec = replace(spec, name="submitted", limits=limits)
@@ -502,24 +612,36 @@ def validate_command(
         raise typer.Exit(EXIT_FAILED)
 
 
-@app.command("replay")
+@app.command("replay", cls=PlainCommand)
 @_user_errors
 def replay_command(
-    path: Annotated[Path, typer.Argument(help="A transcript, or a results directory to verify.")],
+    path: Annotated[
+        Path,
+        typer.Argument(metavar="PATH", help="A transcript, or a results directory to verify."),
+    ],
     verify: Annotated[
         bool, typer.Option("--verify", help="Check the transcript against the rules; no boards.")
     ] = False,
     step: Annotated[
-        int | None, typer.Option(min=0, help="Show only the board after step N (0: the start).")
+        int | None,
+        typer.Option(min=0, metavar="N", help="Show only the board after step N (0: the start)."),
     ] = None,
     watch: Annotated[
         bool, typer.Option("--watch", help="Play the match back in the terminal, step by step.")
     ] = False,
-    delay: Annotated[float, typer.Option(min=0, help="Seconds between steps with --watch.")] = 1.0,
+    delay: Annotated[
+        float, typer.Option(min=0, metavar="SECONDS", help="Seconds between steps with --watch.")
+    ] = 1.0,
     as_json: JsonOption = False,
     key: KeyOption = None,
 ) -> None:
-    """Replay a match with the rules: show its boards, or verify it (a directory: every one)."""
+    """Replay a match with the rules: show its boards, or verify it (a directory: every one).
+
+    \b
+    Examples:
+      referee replay matches/results/demo/MATCH.json --watch
+      referee replay matches/results/demo
+    """
     if path.is_dir():
         if step is not None or watch:
             raise RefereeError(f"{path}: --step and --watch show one transcript, not a directory")
@@ -583,16 +705,29 @@ class ExportFormat(StrEnum):
     GGP = "ggp"
 
 
-@app.command()
+@app.command(cls=PlainCommand)
 @_user_errors
 def export(
-    transcript: Annotated[Path, typer.Argument(help="A transcript file.")],
+    transcript: Annotated[Path, typer.Argument(metavar="FILE", help="A transcript file.")],
     fmt: Annotated[
-        ExportFormat, typer.Option("--format", help="ggp: the match JSON of the GGP managers.")
+        ExportFormat,
+        typer.Option(
+            "--format",
+            metavar="|".join(ExportFormat),
+            show_choices=False,
+            help="ggp: the match JSON of the GGP managers.",
+        ),
     ] = ExportFormat.GGP,
-    out: Annotated[Path | None, typer.Option(help="Write here instead of stdout.")] = None,
+    out: Annotated[
+        Path | None, typer.Option(metavar="FILE", help="Write here instead of stdout.")
+    ] = None,
 ) -> None:
-    """Export a verified transcript for other tools."""
+    """Export a verified transcript for other tools.
+
+    \b
+    Example:
+      referee export MATCH.json --out MATCH.ggp.json
+    """
     if not transcript.is_file():
         raise RefereeError(f"{transcript}: no such transcript file")
     verdict = verify_file(transcript, _expected_key(transcript.parent, None))
@@ -607,9 +742,14 @@ def export(
         write_atomic(out, text)
 
 
-@app.command()
+@app.command(cls=PlainCommand)
 def doctor(as_json: JsonOption = False) -> None:
-    """Say which protections against misbehaving players this machine gives."""
+    """Say which protections against misbehaving players this machine gives.
+
+    \b
+    Example:
+      referee doctor
+    """
     protections = machine_protections()
     if as_json:
         typer.echo(json.dumps(protections.to_json(), indent=2))

@@ -1,0 +1,57 @@
+"""Help in plain words: arguments and options by the names their values go by, never the
+Python types behind them, and examples kept as they are written."""
+
+from __future__ import annotations
+
+import re
+
+# Typer carries its own copy of click, and its commands take that copy's types.
+from typer import _click as click
+from typer.core import TyperCommand
+
+# The range click adds to an option's help (`x>=1`, `0<=x<=9223372036854775807`): the
+# option's own words say what values make sense, and a bad one is refused with its range.
+_RANGE = re.compile(r"^(?:[-\d.]+<=?)?x(?:[<>]=?[-\d.]+)?$")
+
+
+class PlainCommand(TyperCommand):
+    """A command whose usage line and help name each argument by its metavar alone."""
+
+    def collect_usage_pieces(self, ctx: click.Context) -> list[str]:
+        pieces = [self.options_metavar] if self.options_metavar else []
+        for param in self.get_params(ctx):
+            if param.param_type_name == "argument":
+                name = _name(param)
+                pieces.append(name if param.required else f"[{name}]")
+        return pieces
+
+    def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        arguments, options = [], []
+        for param in self.get_params(ctx):
+            record = param.get_help_record(ctx)
+            if record is None:
+                continue
+            name, text = record
+            text = _without_range(text)
+            if param.param_type_name == "argument":
+                arguments.append((_name(param), text))
+            else:
+                options.append((name, text))
+        for title, rows in (("Arguments", arguments), ("Options", options)):
+            if rows:
+                with formatter.section(title):
+                    formatter.write_dl(rows)
+
+
+def _name(argument: click.Parameter) -> str:
+    name = argument.metavar or (argument.name or "").upper()
+    return name + ("..." if argument.nargs != 1 else "")
+
+
+def _without_range(text: str) -> str:
+    """The help text without click's range among its bracketed notes."""
+    body, bracket, notes = text.rpartition("  [")
+    if not bracket:
+        return text
+    kept = [note for note in notes.rstrip("]").split("; ") if not _RANGE.match(note)]
+    return f"{body}  [{'; '.join(kept)}]" if kept else body
