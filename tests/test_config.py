@@ -10,6 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from referee.cli import app
+from referee.errors import ConfigError
 from referee.policy import Policy
 from referee.sandbox.limits import Limits
 from referee.tournaments.config import load_config
@@ -158,6 +159,7 @@ def test_an_empty_or_missing_config_is_an_error(tmp_path: Path) -> None:
 
 def test_a_full_config_is_read_with_defaults_and_overrides(tmp_path: Path) -> None:
     (tmp_path / "bots").mkdir()
+    (tmp_path / "bots" / "bot.py").write_text("")
     config = tmp_path / "cup.yaml"
     config.write_text(
         "name: cup\nseed: 9\nrounds: 2\nplay_clock: 300\npolicy: random\nconcurrency: 3\n"
@@ -182,7 +184,7 @@ def test_a_full_config_is_read_with_defaults_and_overrides(tmp_path: Path) -> No
     alpha, beta = loaded.players
     assert alpha.reuse and not beta.reuse
     assert alpha.spec.argv[1].endswith("referee/players/programs/random_player.py")
-    assert beta.spec.argv == (sys.executable, "bot.py", "--fast")
+    assert beta.spec.argv == (sys.executable, str(tmp_path / "bots" / "bot.py"), "--fast")
     assert beta.spec.cwd == tmp_path / "bots"
     assert beta.spec.env == {"LEVEL": "3"}
     assert alpha.spec.cwd is None, "without cwd, a player runs in a private directory"
@@ -229,3 +231,14 @@ def test_the_default_output_is_results_beside_the_config(tmp_path: Path) -> None
     config = tmp_path / "cup.yaml"
     config.write_text("name: cup\ngames: [quad]\n" + PLAYERS)
     assert load_config(config).output == tmp_path / "results" / "cup"
+
+
+def test_a_script_missing_from_a_command_is_named_at_its_line(tmp_path: Path) -> None:
+    config = tmp_path / "cup.yaml"
+    config.write_text(
+        "name: cup\ngames: [quad]\nplayers:\n  - name: a\n    command: random\n"
+        f"  - name: b\n    command: {sys.executable} nosuchbot.py\n"
+    )
+    with pytest.raises(ConfigError) as raised:
+        load_config(config)
+    assert str(raised.value) == f"{config}:7: players[1].command: no such file: nosuchbot.py"

@@ -33,3 +33,24 @@ def test_the_built_in_programs_are_installed_with_the_package() -> None:
     assert spec.kind is PlayerKind.PROGRAM
     assert spec.argv[1] == str(PROGRAMS / "mcts_player.py")
     assert (PROGRAMS / "__init__.py").is_file()
+
+
+@pytest.mark.parametrize(
+    ("command", "problem"),
+    [
+        ("python3 nosuchbot.py", "no such file: nosuchbot.py"),
+        ("node lib/missing.js --fast", "no such file: lib/missing.js"),
+        ("no-such-interpreter-anywhere bot.py", "command 'no-such-interpreter-anywhere' not found"),
+    ],
+)
+def test_a_missing_script_in_a_command_is_named_before_anything_runs(
+    command: str, problem: str
+) -> None:
+    found = player_spec(command).missing_program()
+    assert found is not None and found.startswith(problem), found
+
+
+def test_a_script_that_exists_and_options_that_look_like_files_pass(tmp_path) -> None:
+    (tmp_path / "bot.py").write_text("")
+    spec = player_spec("python3 bot.py --config=tables.py -o out.js", base=tmp_path)
+    assert spec.missing_program() is None

@@ -96,10 +96,11 @@ class PlayerSpec:
             path = {**os.environ, **self.env}.get("PATH")
             if shutil.which(program, path=path) is None:
                 return f"command {program!r} not found on PATH"
-        for word in self.argv[1:]:
-            # A script it would run, by its suffix: one that exists was made absolute.
-            if Path(word).suffix in SCRIPT_SUFFIXES and not Path(word).is_absolute():
-                return f"no such file: {word} (paths are taken from {self.cwd or Path.cwd()})"
+        # The script an interpreter runs: its first word that is no option, by its suffix.
+        # One that exists was made absolute.
+        script = next((word for word in self.argv[1:] if not word.startswith("-")), "")
+        if Path(script).suffix in SCRIPT_SUFFIXES and not Path(script).is_absolute():
+            return f"no such file: {script}"
         return None
 
 

@@ -5,7 +5,7 @@ One line of the file per line on a pipe, in the order the referee wrote or read 
     12.345 ticblock-20261122T101500Z-1a2b xcplayer > go 3 1000 (mark 1 1) (mark 1 2)
     12.351 ticblock-20261122T101500Z-1a2b xcplayer < (mark 1 2)
 
-the seconds since the trace began, the match and the role (from the last `start` the player
+the seconds since the first line, the match and the role (from the last `start` the player
 was sent; its name before that), `>` for a line to the player and `<` for one from it. A
 line the referee read but did not take as an answer says why, after `  #`. A player's
 output reaches the trace only when the referee reads it, and what one request may read is
@@ -33,7 +33,7 @@ class Trace:
     def __init__(self, path: Path) -> None:
         # Line-buffered: what a killed referee had traced is in the file.
         self._file: TextIO = open(path, "w", encoding="utf-8", buffering=1)  # noqa: SIM115
-        self._began = time.monotonic()
+        self._began: float | None = None  # at the first line
         self.path = path
 
     def channel(self, player: str) -> TraceChannel:
@@ -43,6 +43,8 @@ class Trace:
     def write(self, who: str, direction: Direction, text: str, note: str = "") -> None:
         if self._file.closed:
             return
+        if self._began is None:
+            self._began = time.monotonic()
         seconds = time.monotonic() - self._began
         noted = f"  # {note}" if note else ""
         self._file.write(f"{seconds:.3f} {who} {direction} {text}{noted}\n")
