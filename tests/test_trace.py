@@ -13,7 +13,7 @@ from referee.cli import app
 from referee.players.builtin import PROGRAMS
 
 HERE = Path(__file__).resolve().parent
-MISBEHAVING = HERE / "players" / "misbehaving.py"
+MISTAKES = HERE / "players" / "mistakes"
 RANDOM = f"{sys.executable} {PROGRAMS / 'random_player.py'}"
 LINE = re.compile(r"(\d+\.\d{3}) (\S+) (\S+) ([<>]) (.*?)(?:  # (.*))?")
 runner = CliRunner()
@@ -58,12 +58,19 @@ def test_play_traces_every_line_both_ways(tmp_path: Path) -> None:
 
 def test_a_line_nobody_asked_for_is_traced_with_why_it_was_ignored(tmp_path: Path) -> None:
     trace = tmp_path / "t.log"
-    chatty = f"{sys.executable} {MISBEHAVING} chatty"
-    args = ["play", "ticblock", "-p", f"xcplayer={chatty}", "-p", f"obplayer={RANDOM}"]
-    result = runner.invoke(app, [*args, "--out", str(tmp_path / "m.json"), "--trace", str(trace)])
+    # It writes a line of debug text, then its move: the first is taken for the answer.
+    debug = f"{sys.executable} {MISTAKES / 'debug_print.py'}"
+    args = ["play", "ticblock", "-p", f"xcplayer={debug}", "-p", f"obplayer={RANDOM}"]
+    args += ["--policy", "random", "--out", str(tmp_path / "m.json"), "--trace", str(trace)]
+    result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
-    ignored = [row for row in traced(trace) if row[5] == "nobody asked for it: ignored"]
-    assert ignored and {(role, text) for _, _, role, _, text, _ in ignored} == {("xcplayer", "ok")}
+    rows = traced(trace)
+    written = [
+        (text, note) for _, _, role, way, text, note in rows if (role, way) == ("xcplayer", "<")
+    ]
+    assert written[:2] == [("ready", ""), ("thinking, legal moves: 9", "")]
+    move, note = written[2]
+    assert (move.startswith("(mark "), note) == (True, "nobody asked for it: ignored")
 
 
 def test_a_tournament_traces_with_trace_true(tmp_path: Path) -> None:
