@@ -248,14 +248,20 @@ def test_sigterm_ends_the_players_and_records_the_match_as_aborted(tmp_path) -> 
 def test_a_usage_error_is_one_line_with_the_command_and_exit_2(
     args: list[str], message: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    line = usage_error(args, capsys)
+    assert line.startswith(f"referee: error: {message}"), line
+    assert line.endswith(f"(see {message.split(':')[0]} --help)")
+
+
+def usage_error(args: list[str], capsys: pytest.CaptureFixture[str]) -> str:
+    """The one line on standard error of a command line refused with exit code 2."""
     with pytest.raises(SystemExit) as exited:
         main(args)
     assert exited.value.code == 2
     captured = capsys.readouterr()
-    (line,) = captured.err.splitlines()
-    assert line.startswith(f"referee: error: {message}"), line
-    assert line.endswith(f"(see {message.split(':')[0]} --help)")
     assert captured.out == ""
+    (line,) = captured.err.splitlines()
+    return line
 
 
 def test_no_arguments_show_the_help(capsys: pytest.CaptureFixture[str]) -> None:
@@ -310,9 +316,6 @@ def test_rules_help_lists_the_games(capsys: pytest.CaptureFixture[str]) -> None:
 def test_a_command_split_by_the_shell_gets_a_hint_to_quote_it(
     args: list[str], hint: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    with pytest.raises(SystemExit) as exited:
-        main(args)
-    assert exited.value.code == 2
-    (line,) = capsys.readouterr().err.splitlines()
+    line = usage_error(args, capsys)
     assert "Got unexpected extra argument" in line
     assert line.endswith(hint), line
