@@ -4,6 +4,7 @@ in a grid, help, an empty line, a bad move, and Ctrl-C ending the match at once.
 from __future__ import annotations
 
 import json
+import signal
 import sys
 import time
 from pathlib import Path
@@ -25,6 +26,9 @@ def spawn(tmp_path: Path) -> pexpect.spawn:
         encoding="utf-8",
         timeout=60,  # a loaded machine; a wait that ends at once ends long before
         dimensions=(60, 200),
+        # As at a terminal: a test run in the background of a script (CI's, say) inherits
+        # SIGINT ignored, and a Python started so keeps ignoring it.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
 
 
