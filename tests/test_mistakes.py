@@ -27,9 +27,9 @@ MISTAKES = Path(__file__).resolve().parent / "players" / "mistakes"
 QUICK = Clocks(start_ms=2_000, play_ms=1_000)
 
 
-def run(argv: list[str], tmp_path: Path, thorough: bool = False) -> Report:
+def run(argv: list[str], tmp_path: Path, thorough: bool = False, game: str = "ticblock") -> Report:
     spec = PlayerSpec("submitted", tuple(argv))
-    games = [get_game("ticblock")]
+    games = [get_game(game)]
     return asyncio.run(validate(spec, games, 2, QUICK, tmp_path / "work", thorough=thorough))
 
 
@@ -101,10 +101,14 @@ def test_debug_text_on_standard_output_is_sent_to_standard_error(tmp_path: Path)
     )
 
 
-def test_a_slow_first_move_is_told_to_set_up_before_ready(tmp_path: Path) -> None:
-    report = run([sys.executable, str(MISTAKES / "slow_first_move.py")], tmp_path)
+# In blocker-parallel both roles move at every step: a late first answer comes while the
+# second move's clock runs, and makes it late too.
+@pytest.mark.parametrize("game", ["ticblock", "blocker-parallel"])
+def test_a_slow_first_move_is_told_to_set_up_before_ready(tmp_path: Path, game: str) -> None:
+    report = run([sys.executable, str(MISTAKES / "slow_first_move.py")], tmp_path, game=game)
     late = failing(report)["play clock"]
-    assert "all 2 at its first move of a match" in late.detail
+    assert late.detail.startswith(f"{game}, {get_game(game).roles[0]}, step 1: no answer within")
+    assert "in each match, the first late answer was its first move" in late.detail
     assert late.cause is Mistake.SETUP_AFTER_READY
     assert "before you answer ready: the start clock gives 2000 ms, a move only 1000 ms" in (
         late.advice

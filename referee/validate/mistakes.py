@@ -14,7 +14,7 @@ from pathlib import Path
 
 from referee.errors import FaultKind
 from referee.match import NOT_A_MOVE
-from referee.validate.evidence import Evidence
+from referee.validate.evidence import Evidence, Offence
 
 
 class Mistake(StrEnum):
@@ -156,9 +156,14 @@ def diagnose(evidence: Evidence, program: Language) -> dict[str, Diagnosis]:
             )
         else:
             found["start"] = Diagnosis(Mistake.UNFLUSHED_OUTPUT, "it wrote nothing at all")
-    timeouts = evidence.faults.get(FaultKind.TIMEOUT, [])
-    if timeouts and all(offence.first_move for offence in timeouts):
-        found["play clock"] = Diagnosis(Mistake.SETUP_AFTER_READY, "")
+    # A late first move may make the next one late too: its answer comes while that clock runs.
+    first_late: dict[str, Offence] = {}
+    for offence in evidence.faults.get(FaultKind.TIMEOUT, []):
+        first_late.setdefault(offence.match_key, offence)
+    if first_late and all(offence.first_move for offence in first_late.values()):
+        found["play clock"] = Diagnosis(
+            Mistake.SETUP_AFTER_READY, "in each match, the first late answer was its first move"
+        )
     if evidence.after_end:
         sign = "it exited after the end of a match, before the next began"
         found["stays up"] = found["reuse"] = Diagnosis(Mistake.EXIT_ON_END, sign)

@@ -242,7 +242,8 @@ def _judge(
         else:
             text = f"{where}, step {fault.step}: {fault.detail}"
             first = fault.step == first_move
-            offence = Offence(text, process, number, fault.step, first, last_words)
+            key = f"{where}, {process} process, match {number}"
+            offence = Offence(text, process, number, fault.step, first, last_words, key)
             evidence.faults.setdefault(fault.kind, []).append(offence)
             failed.add(FAULT_CHECKS[fault.kind])
         if process is Process.FRESH and (fault.step == 0 or crashed):
