@@ -31,7 +31,7 @@ from referee.games import GAMES, Game, get_game
 from referee.games.playout import random_steps
 from referee.match import MatchSetup, new_match_id, play_fresh
 from referee.players.builtin import make_player, parse_seats, program_spec
-from referee.players.trace import Trace
+from referee.players.trace import Trace, trace_channel
 from referee.policy import MAX_SEED, OUT_OF_THE_MATCH, Policy
 from referee.records.conformance import check_file
 from referee.records.files import check_writable, check_writable_dir, write_atomic
@@ -79,19 +79,13 @@ def _user_errors(command: F) -> F:
     return run  # type: ignore[return-value]
 
 
-_LIMIT_UNITS = {
-    "memory_mb": "MIB",
-    "cpu_s": "SECONDS",
-    "processes": "N",
-    "open_files": "N",
-    "file_size_mb": "MIB",
-}
-_LIMIT_HELP = {
-    "memory_mb": "Memory of a player's processes together, MiB.",
-    "cpu_s": "CPU seconds per match of a player.",
-    "processes": "Processes and threads a player may have.",
-    "open_files": "Open files per player process.",
-    "file_size_mb": "Largest file a player may write, MiB.",
+# The option of each limit: what its value is called, and what it limits.
+_LIMIT_OPTIONS = {
+    "memory_mb": ("MIB", "Memory of a player's processes together, MiB."),
+    "cpu_s": ("SECONDS", "CPU seconds per match of a player."),
+    "processes": ("N", "Processes and threads a player may have."),
+    "open_files": ("N", "Open files per player process."),
+    "file_size_mb": ("MIB", "Largest file a player may write, MiB."),
 }
 
 
@@ -106,7 +100,9 @@ def _limit_options(command: F) -> F:
             default=getattr(default, item.name),
             annotation=Annotated[
                 int,
-                typer.Option(min=1, metavar=_LIMIT_UNITS[item.name], help=_LIMIT_HELP[item.name]),
+                typer.Option(
+                    min=1, metavar=_LIMIT_OPTIONS[item.name][0], help=_LIMIT_OPTIONS[item.name][1]
+                ),
             ],
         )
         for item in fields(Limits)
@@ -417,7 +413,7 @@ def play(
                 spec,
                 out.with_name(f"{out.stem}.{role}.log"),
                 show=typer.echo,
-                trace=tracer.channel(spec.name) if tracer is not None else None,
+                trace=trace_channel(tracer, spec.name),
             )
             for role, spec in zip(found.roles, seats, strict=True)
         ]

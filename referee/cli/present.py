@@ -52,7 +52,7 @@ def unready_line(fault: Fault, player: Player) -> str:
     command = " ".join(player.spec.command)
     last = ""
     if isinstance(player, ConnectedPlayer):
-        said = player.connection.stderr_tail.decode(errors="replace").strip().splitlines()
+        said = player.connection.stderr_lines()
         last = f" ({quoted(said[-1], 200)})" if said else ""
     log = f"; its log: {player.log_path}" if player.log_path else ""
     return f"{fault.role} ({command}) could not start: {fault.detail}{last}{log}"

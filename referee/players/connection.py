@@ -202,10 +202,12 @@ class PlayerConnection:
         self._raise_if_gone()
         await self._write(line, limit_s)
 
-    @property
-    def stray_count(self) -> int:
-        """Lines nobody asked for, whatever they followed."""
-        return sum(strays.count for strays in self.strays.values())
+    def stderr_lines(self) -> list[str]:
+        """The last lines the player wrote to standard error (of the tail kept), blank ones
+        left out."""
+        return [
+            line for line in self.stderr_tail.decode(errors="replace").splitlines() if line.strip()
+        ]
 
     def _raise_if_gone(self) -> None:
         if self.gone is not None:

@@ -53,6 +53,11 @@ class Trace:
         self._file.close()
 
 
+def trace_channel(trace: Trace | None, player: str) -> TraceChannel | None:
+    """The channel of `player` in `trace`, or None when nothing is traced."""
+    return trace.channel(player) if trace is not None else None
+
+
 class TraceChannel:
     """One player's side of the trace: it names the match and role the player is in."""
 

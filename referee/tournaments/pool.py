@@ -10,7 +10,7 @@ from pathlib import Path
 from referee.errors import PlayerStartError
 from referee.players.base import AbsentPlayer, Player
 from referee.players.process import ProgramPlayer
-from referee.players.trace import Trace
+from referee.players.trace import Trace, trace_channel
 from referee.sandbox.proc import ProcessTable
 from referee.tournaments.config import Entrant
 
@@ -35,7 +35,7 @@ class PlayerPool:
                 return player
             await self._close(player)
         spec = self._entrants[name].spec
-        channel = self._trace.channel(name) if self._trace is not None else None
+        channel = trace_channel(self._trace, name)
         player = ProgramPlayer(spec, log_path, table=self._table, trace=channel)
         self._live.add(player)
         try:

@@ -21,7 +21,7 @@ class Offence:
 
     `step` is the match step (0: its start), or None for what is not at a step (at quit, or
     lines read between requests). `first_move` says the step was the role's first `go` of
-    its match, which `match_key` names along with the game, role and process. `stderr`, for a
+    its match in the game and role `where` names (set for faults at a step). `stderr`, for a
     crash, is filled in with what the program last wrote to standard error once its process
     has ended: its last words may come after the fault.
     """
@@ -32,7 +32,7 @@ class Offence:
     step: int | None = None
     first_move: bool = False
     stderr: list[str] = field(default_factory=list, compare=False)
-    match_key: str = ""
+    where: str = ""
 
     def __str__(self) -> str:
         return self.text

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from referee.errors import FaultKind
 from referee.match import NOT_A_MOVE
-from referee.validate.evidence import Evidence, Offence
+from referee.validate.evidence import Evidence, Offence, Process
 
 
 class Mistake(StrEnum):
@@ -157,9 +157,9 @@ def diagnose(evidence: Evidence, program: Language) -> dict[str, Diagnosis]:
         else:
             found["start"] = Diagnosis(Mistake.UNFLUSHED_OUTPUT, "it wrote nothing at all")
     # A late first move may make the next one late too: its answer comes while that clock runs.
-    first_late: dict[str, Offence] = {}
+    first_late: dict[tuple[str, Process, int], Offence] = {}
     for offence in evidence.faults.get(FaultKind.TIMEOUT, []):
-        first_late.setdefault(offence.match_key, offence)
+        first_late.setdefault((offence.where, offence.process, offence.match), offence)
     if first_late and all(offence.first_move for offence in first_late.values()):
         found["play clock"] = Diagnosis(
             Mistake.SETUP_AFTER_READY, "in each match, the first late answer was its first move"

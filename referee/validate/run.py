@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from referee.clock import CLOSE_S, QUIT_GRACE_S, SEND_LIMIT_S, Clocks
@@ -21,9 +21,8 @@ from referee.games import Game
 from referee.match import MatchSetup, play_match
 from referee.players.base import PlayerSpec, quoted
 from referee.players.builtin import player_spec
-from referee.players.connection import Strays
 from referee.players.process import ProgramPlayer
-from referee.players.trace import Trace
+from referee.players.trace import Trace, trace_channel
 from referee.policy import OUT_OF_THE_MATCH, Policy
 from referee.records.signing import SigningKey, results_key
 from referee.records.transcript import Transcript
@@ -137,7 +136,7 @@ class _Validation:
         match_ids = [
             f"{game.id}-{role}-{session.process}-{number}" for number in range(1, session.count + 1)
         ]
-        channel = self.trace.channel(self.spec.name) if self.trace is not None else None
+        channel = trace_channel(self.trace, self.spec.name)
         players = [
             ProgramPlayer(
                 self.spec if r == role else player_spec("random", "random"),
@@ -166,7 +165,7 @@ class _Validation:
                     if not crashed:
                         evidence.after_end.append(offence)
                         failed.add("stays up")
-                before = {after: replace(strays) for after, strays in seen.strays.items()}
+                before = {after: strays.count for after, strays in seen.strays.items()}
                 stderr_before = seen.stderr_bytes
                 setup = MatchSetup(match_id, game, players, self.clocks, Policy.RANDOM, number)
                 transcript = await play_match(setup, self.workdir / f"{match_id}.json", self.key)
@@ -179,7 +178,7 @@ class _Validation:
                     for fault in transcript.faults
                 )
                 for after, strays in seen.strays.items():
-                    count = strays.count - before.get(after, Strays()).count
+                    count = strays.count - before.get(after, 0)
                     if count:
                         failed |= _stray(session, number, after, count, strays.last, evidence)
                 evidence.stderr.append((match_id, seen.stderr_bytes - stderr_before))
@@ -242,8 +241,7 @@ def _judge(
         else:
             text = f"{where}, step {fault.step}: {fault.detail}"
             first = fault.step == first_move
-            key = f"{where}, {process} process, match {number}"
-            offence = Offence(text, process, number, fault.step, first, last_words, key)
+            offence = Offence(text, process, number, fault.step, first, last_words, where)
             evidence.faults.setdefault(fault.kind, []).append(offence)
             failed.add(FAULT_CHECKS[fault.kind])
         if process is Process.FRESH and (fault.step == 0 or crashed):
@@ -294,5 +292,4 @@ def _ended(
             " it exited"
         )
         evidence.left_behind.append(Offence(text, process, session.count))
-    tail = seen.stderr_tail.decode(errors="replace").splitlines()
-    stderr += [quoted(line, 200)[1:-1] for line in tail if line.strip()][-STDERR_LINES:]
+    stderr += [quoted(line, 200)[1:-1] for line in seen.stderr_lines()[-STDERR_LINES:]]
