@@ -22,7 +22,8 @@ def spawn(tmp_path: Path) -> pexpect.spawn:
     args = ["-m", "referee", "play", "ticblock", "-p", "xcplayer=human", "-p", "obplayer=random"]
     return pexpect.spawn(
         sys.executable,
-        [*args, "--out", str(out), "--seed", "3"],
+        # The program answers long before its clock ends, however loaded the machine.
+        [*args, "--out", str(out), "--seed", "3", "--play-clock", "30000"],
         encoding="utf-8",
         timeout=60,  # a loaded machine; a wait that ends at once ends long before
         dimensions=(60, 200),

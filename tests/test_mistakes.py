@@ -24,7 +24,7 @@ pytestmark = pytest.mark.usefixtures("every_transcript_verifies")
 
 MISTAKES = Path(__file__).resolve().parent / "players" / "mistakes"
 # Clocks no answer of a working bot comes near, even on a loaded machine.
-QUICK = Clocks(start_ms=2_000, play_ms=1_000)
+QUICK = Clocks(start_ms=5_000, play_ms=1_000)
 
 
 def run(argv: list[str], tmp_path: Path, thorough: bool = False, game: str = "ticblock") -> Report:
@@ -110,7 +110,7 @@ def test_a_slow_first_move_is_told_to_set_up_before_ready(tmp_path: Path, game: 
     assert late.detail.startswith(f"{game}, {get_game(game).roles[0]}, step 1: no answer within")
     assert "in each match, the first late answer was its first move" in late.detail
     assert late.cause is Mistake.SETUP_AFTER_READY
-    assert "before you answer ready: the start clock gives 2000 ms, a move only 1000 ms" in (
+    assert "before you answer ready: the start clock gives 5000 ms, a move only 1000 ms" in (
         late.advice
     )
     assert set(failing(report)) == {"play clock"}

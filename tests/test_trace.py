@@ -17,6 +17,8 @@ MISTAKES = HERE / "players" / "mistakes"
 RANDOM = f"{sys.executable} {PROGRAMS / 'random_player.py'}"
 LINE = re.compile(r"(\d+\.\d{3}) (\S+) (\S+) ([<>]) (.*?)(?:  # (.*))?")
 runner = CliRunner()
+# Clocks no answer comes near on a loaded machine: a timeout would change what is traced.
+SLOW = ["--start-clock", "60000", "--play-clock", "30000"]
 
 
 def traced(path: Path) -> list[tuple[float, str, str, str, str, str]]:
@@ -31,7 +33,7 @@ def traced(path: Path) -> list[tuple[float, str, str, str, str, str]]:
 
 def test_play_traces_every_line_both_ways(tmp_path: Path) -> None:
     out, trace = tmp_path / "m.json", tmp_path / "t.log"
-    args = ["play", "ticblock", "-p", f"xcplayer={RANDOM}", "-p", f"obplayer={RANDOM}"]
+    args = ["play", "ticblock", "-p", f"xcplayer={RANDOM}", "-p", f"obplayer={RANDOM}", *SLOW]
     result = runner.invoke(app, [*args, "--out", str(out), "--trace", str(trace)])
     assert result.exit_code == 0, result.output
     transcript = json.loads(out.read_text())
@@ -60,7 +62,7 @@ def test_a_line_nobody_asked_for_is_traced_with_why_it_was_ignored(tmp_path: Pat
     trace = tmp_path / "t.log"
     # It writes a line of debug text, then its move: the first is taken for the answer.
     debug = f"{sys.executable} {MISTAKES / 'debug_print.py'}"
-    args = ["play", "ticblock", "-p", f"xcplayer={debug}", "-p", f"obplayer={RANDOM}"]
+    args = ["play", "ticblock", "-p", f"xcplayer={debug}", "-p", f"obplayer={RANDOM}", *SLOW]
     args += ["--policy", "random", "--out", str(tmp_path / "m.json"), "--trace", str(trace)]
     result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
