@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 
 from referee.cli import app
 from referee.players.builtin import PROGRAMS
+from referee.players.trace import Trace
 
 HERE = Path(__file__).resolve().parent
 MISTAKES = HERE / "players" / "mistakes"
@@ -107,3 +108,11 @@ def test_an_unwritable_trace_is_one_line(tmp_path: Path) -> None:
     result = runner.invoke(app, [*args, "--trace", str(tmp_path)])
     assert result.exit_code == 2
     assert result.stderr == f"referee: error: {tmp_path}: is a directory, not a trace file\n"
+
+
+def test_a_player_cannot_write_terminal_controls_into_the_trace(tmp_path: Path) -> None:
+    trace = Trace(tmp_path / "t.log")
+    trace.channel("bot").received("\x1b[2Jcleared\rover")
+    trace.close()
+    (line,) = (tmp_path / "t.log").read_text().splitlines()
+    assert line == "0.000 bot < \\x1b[2Jcleared\\x0dover"

@@ -7,19 +7,25 @@ One line of the file per line on a pipe, in the order the referee wrote or read 
 
 the seconds since the first line, the match and the role (from the last `start` the player
 was sent; its name before that), `>` for a line to the player and `<` for one from it. A
-line the referee read but did not take as an answer says why, after `  #`. A player's
+line the referee read but did not take as an answer says why, after `  #`. Control
+characters a player wrote are shown as `\\xNN`. A player's
 output reaches the trace only when the referee reads it, and what one request may read is
 capped by the protocol's output budget, so a flood cannot make the trace grow without end.
 """
 
 from __future__ import annotations
 
+import re
 import time
 from enum import StrEnum
 from pathlib import Path
 from typing import TextIO
 
 from referee.protocol import MessageError, Start, parse
+
+# Control characters a player may write (a terminal escape, a carriage return), shown as \xNN:
+# a trace is read in terminals, and a player must not be able to rewrite what they show.
+_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f]")
 
 
 class Direction(StrEnum):
@@ -47,7 +53,8 @@ class Trace:
             self._began = time.monotonic()
         seconds = time.monotonic() - self._began
         noted = f"  # {note}" if note else ""
-        self._file.write(f"{seconds:.3f} {who} {direction} {text}{noted}\n")
+        shown = _CONTROL.sub(lambda found: f"\\x{ord(found[0]):02x}", text)
+        self._file.write(f"{seconds:.3f} {who} {direction} {shown}{noted}\n")
 
     def close(self) -> None:
         self._file.close()
