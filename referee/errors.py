@@ -16,7 +16,10 @@ class UnknownGameError(RefereeError, KeyError):
         self.known = known
 
     def __str__(self) -> str:
-        return f"unknown game {self.game_id!r} (known: {', '.join(self.known)})"
+        return (
+            f"unknown game {self.game_id!r} (known: {', '.join(self.known)}; "
+            "or the path of a .kif rulesheet)"
+        )
 
 
 class UnknownRoleError(RefereeError, ValueError):
@@ -103,3 +106,17 @@ class ResourceExceeded(PlayerCrashed):
 
 class ConfigError(RefereeError):
     """A bad setting: a clock, a policy, a player option."""
+
+
+class RulesheetError(RefereeError):
+    """A GDL rulesheet that cannot be used: bad syntax, a rule outside GDL, too big to ground."""
+
+    def __init__(self, where: str, line: int | None, problem: str) -> None:
+        super().__init__(f"{where}:{line}: {problem}" if line else f"{where}: {problem}")
+        self.where = where
+        self.line = line
+        self.problem = problem
+
+
+class GameFault(RefereeError):
+    """A state where the rules themselves fail: no legal move, no goal or several."""

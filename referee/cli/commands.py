@@ -312,19 +312,32 @@ def conformance(
         list[Path],
         typer.Argument(metavar="FILE", help="Reference files, one JSON game per line."),
     ],
+    game: Annotated[
+        str | None,
+        typer.Option(
+            metavar="GAME",
+            help="Check under these rules (a game id or a .kif file), not each line's game.",
+        ),
+    ] = None,
     as_json: JsonOption = False,
 ) -> None:
     """Replay reference games; check every legal-move set, the end and the goals.
 
+    A line's game is a built-in game, or a rulesheet: `<game>.kif` beside the file or in a
+    gdl/ folder of a folder above it.
+
     \b
-    Example:
+    Examples:
       referee conformance ../shared/conformance/*.jsonl
+      referee conformance ../shared/conformance/gdl/*.jsonl
+      referee conformance --game ../shared/gdl/ticblock.kif ../shared/conformance/ticblock.jsonl
     """
     reports = []
     errors = 0
+    rules = get_game(game) if game is not None else None
     for path in files:
         try:
-            report = check_file(path)
+            report = check_file(path, rules)
         except ConformanceFileError as error:
             _error(str(error))
             errors += 1

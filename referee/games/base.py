@@ -44,11 +44,12 @@ def canonical_spelling(text: str) -> str:
 class Game(ABC, Generic[S]):
     """A two-or-more-role simultaneous-move game; turn-taking games give the idle role `noop`."""
 
-    id: ClassVar[str]
-    roles: ClassVar[tuple[str, ...]]
-    description: ClassVar[str]
-    rules: ClassVar[str]
-    example_move: ClassVar[Move]
+    # Class attributes of the built-in games; a GDL game sets them from its rulesheet.
+    id: str
+    roles: tuple[str, ...]
+    description: str
+    rules: str
+    example_move: Move
     # What each role's pieces look like on the board, in role order, and the other symbols.
     marks: ClassVar[tuple[str, ...]]
     legend: ClassVar[str] = ". empty"

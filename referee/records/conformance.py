@@ -13,8 +13,14 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from referee.errors import ConformanceFileError, MoveError, UnknownGameError
-from referee.games import Game, get_game
+from referee.errors import (
+    ConformanceFileError,
+    GameFault,
+    MoveError,
+    RulesheetError,
+    UnknownGameError,
+)
+from referee.games import GAMES, Game, get_game, is_rulesheet
 from referee.records.files import read_text
 
 
@@ -78,22 +84,49 @@ class FileReport:
         return f"{self.path}: {self.games} games checked, {len(self.mismatches)} mismatches"
 
 
-def check_file(path: str | Path) -> FileReport:
-    """Replay every game of a reference file; ConformanceFileError if a line cannot be read."""
+def check_file(path: str | Path, game: Game | None = None) -> FileReport:
+    """Replay every game of a reference file; ConformanceFileError if a line cannot be read.
+
+    The rules are `game` if given (a GDL rulesheet checked against a built-in game's
+    references), else what each line's "game" names: a built-in game, or a rulesheet found
+    by name beside the file or in a `gdl/` folder of a folder above it.
+    """
     name = str(path)
     text = read_text(Path(path), ConformanceFileError)
     games = 0
     mismatches: list[Mismatch] = []
+    found: dict[str, Game] = {}
+
+    def resolve(game_id: str) -> Game:
+        if game is not None:
+            return game
+        if game_id not in found:
+            found[game_id] = get_game(_rulesheet_near(game_id, Path(path)))
+        return found[game_id]
+
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
-        reference = parse_reference(line, f"{name}:{number}")
+        reference = parse_reference(line, f"{name}:{number}", resolve)
         mismatches.extend(compare(reference, name, number))
         games += 1
     return FileReport(name, games, tuple(mismatches))
 
 
-def parse_reference(line: str, where: str) -> ReferenceGame:
+def _rulesheet_near(game_id: str, path: Path) -> str:
+    """A game id as it stands, or the path of `<game_id>.kif` in the nearest folder that has it."""
+    if game_id in GAMES or is_rulesheet(game_id):
+        return game_id
+    for folder in path.resolve().parents:
+        for candidate in (folder / f"{game_id}.kif", folder / "gdl" / f"{game_id}.kif"):
+            if candidate.is_file():
+                return str(candidate)
+    return game_id
+
+
+def parse_reference(
+    line: str, where: str, resolve: Callable[[str], Game] = get_game
+) -> ReferenceGame:
     """One reference game from a JSON line; ConformanceFileError naming `where` and the field."""
 
     def fail(message: str) -> ConformanceFileError:
@@ -106,8 +139,8 @@ def parse_reference(line: str, where: str) -> ReferenceGame:
     if not isinstance(record, dict):
         raise fail("expected one JSON object per line")
     try:
-        game = get_game(_field(record, "game", str, fail))
-    except UnknownGameError as error:
+        game = resolve(_field(record, "game", str, fail))
+    except (UnknownGameError, RulesheetError) as error:
         raise fail(str(error)) from None
     if "seed" not in record:
         raise fail("missing field 'seed'")
@@ -137,11 +170,19 @@ def compare(reference: ReferenceGame, file: str, line: int) -> list[Mismatch]:
     def report(step: int, role: str | None, detail: str, final: bool = False) -> None:
         found.append(Mismatch(file, line, reference.seed, step, final, role, detail))
 
+    try:
+        _replay(reference, game, report)
+    except GameFault as error:
+        report(0, None, str(error))
+    return found
+
+
+def _replay(reference: ReferenceGame, game: Game, report: Callable[..., None]) -> None:
     state = game.initial_state()
     for number, step in enumerate(reference.steps, start=1):
         if game.is_terminal(state):
             report(number, None, "state is terminal; the reference plays on")
-            return found
+            return
         for index, role in enumerate(game.roles):
             ours = frozenset(game.legal_moves(state, index))
             if ours != step.legal[role]:
@@ -149,9 +190,9 @@ def compare(reference: ReferenceGame, file: str, line: int) -> list[Mismatch]:
         try:
             joint = tuple(game.parse_move(step.moves[role]) for role in game.roles)
             state = game.next_state(state, joint)
-        except MoveError as error:
+        except (MoveError, GameFault) as error:
             report(number, None, f"cannot replay the recorded joint move: {error}")
-            return found
+            return
     last = len(reference.steps)
     if game.is_terminal(state) != reference.terminal:
         expected = "terminal" if reference.terminal else "not terminal"
@@ -161,11 +202,11 @@ def compare(reference: ReferenceGame, file: str, line: int) -> list[Mismatch]:
             f"state is {'not ' if reference.terminal else ''}terminal, expected {expected}",
             True,
         )
-        return found
+        return
     for role, goal in zip(game.roles, game.goals(state), strict=True):
         if goal != reference.goals[role]:
             report(last, role, f"goal expected {_number(reference.goals[role])}, got {goal}", True)
-    return found
+    return
 
 
 def _difference(expected: frozenset[str], actual: frozenset[str]) -> str:

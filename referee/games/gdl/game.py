@@ -1,0 +1,168 @@
+"""Any GDL game behind the `Game` interface: the compiled reasoner, with the faults of the rules.
+
+A rulesheet can be wrong as written; where its rules leave a role without a legal move in a
+state that is not terminal, or give a role no goal or several in a terminal state, the
+game raises GameFault with the state, rather than guess what the author meant.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Sequence
+from functools import lru_cache
+from pathlib import Path
+
+from referee.errors import GameFault, MoveParseError, RulesheetError
+from referee.games.base import Game, Goals, Move
+from referee.games.gdl.compile import Reasoner, State, Unstratified, compile_program
+from referee.games.gdl.ground import ground
+from referee.games.gdl.syntax import format_term, parse_terms
+
+# GDL says nothing of how long a game lasts; what bounds the time a match may take.
+GDL_MAX_STEPS = 500
+# States whose legal moves are kept: a match needs one, a search player thousands.
+_MEMO = 1 << 14
+
+
+class GdlGame(Game[State]):
+    """A game defined by a rulesheet: its id is the file it came from."""
+
+    description = "a game defined by a GDL rulesheet"
+    marks = ()
+    legend = ""
+    max_steps = GDL_MAX_STEPS
+
+    def __init__(self, reasoner: Reasoner, path: str, text: str) -> None:
+        self.reasoner = reasoner
+        self.path = path
+        self.text = text
+        self.sha256 = hashlib.sha256(text.encode()).hexdigest()
+        self.id = path
+        self.name = Path(path).stem
+        self.roles = reasoner.roles
+        self.rules = text
+        self._view = lru_cache(maxsize=_MEMO)(self._compute_view)
+        super().__init__()
+        self.example_move = next(iter(self._moves.values()), Move("noop"))
+
+    def all_moves(self) -> Iterable[Move]:
+        return {Move(move) for row in self.reasoner.moves for move in row}
+
+    def initial_state(self) -> State:
+        return self.reasoner.initial
+
+    def legal_moves(self, state: State, role: int) -> tuple[Move, ...]:
+        return tuple(Move(self.reasoner.moves[role][i]) for i in self.legal_indices(state)[role])
+
+    def legal_indices(self, state: State) -> tuple[tuple[int, ...], ...]:
+        """Each role's legal moves as indices into `reasoner.moves`; GameFault for none."""
+        return self._view(state)[1]
+
+    def _compute_view(self, state: State) -> tuple[bool, tuple[tuple[int, ...], ...]]:
+        if self.reasoner.terminal(state):
+            return True, tuple(() for _ in self.roles)
+        found = self.reasoner.legal(state)
+        if not all(found):
+            empty = [self.roles[r] for r, row in enumerate(found) if not row]
+            raise GameFault(
+                f"{self.name}: fault of the rules: {', '.join(empty)} has no legal move in a "
+                f"state that is not terminal: {self.describe(state)}"
+            )
+        return False, found
+
+    def _next_state(self, state: State, joint: Sequence[Move]) -> State:
+        legal = self.legal_indices(state)
+        indices = []
+        for role, move in enumerate(joint):
+            index = self._index(role, move)
+            if index is None or index not in legal[role]:
+                raise self.illegal(role, move, "not a legal move in this state")
+            indices.append(index)
+        return self.reasoner.next(state, indices)
+
+    def _index(self, role: int, move: str) -> int | None:
+        row = self.reasoner.moves[role]
+        lo, hi = 0, len(row)
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if row[mid] < move:
+                lo = mid + 1
+            else:
+                hi = mid
+        return lo if lo < len(row) and row[lo] == move else None
+
+    def next_indices(self, state: State, joint: Sequence[int]) -> State:
+        """The next state from moves given as indices, unchecked: the fast path of search."""
+        return self.reasoner.next(state, joint)
+
+    def is_terminal(self, state: State) -> bool:
+        return self._view(state)[0]
+
+    def goals(self, state: State) -> Goals:
+        found = self.reasoner.goals(state)
+        wrong = [(self.roles[r], values) for r, values in enumerate(found) if len(values) != 1]
+        if wrong:
+            said = "; ".join(
+                f"{role} has {'no goal' if not values else 'goals ' + ', '.join(map(str, values))}"
+                for role, values in wrong
+            )
+            raise GameFault(f"{self.name}: fault of the rules: {said} in {self.describe(state)}")
+        return tuple(values[0] for values in found)
+
+    def parse_move(self, text: str) -> Move:
+        move = self._moves.get(_canonical(text))
+        if move is None:
+            raise MoveParseError(f"{self.name}: {text!r} is not a move of this game")
+        return move
+
+    def facts(self, state: State) -> list[str]:
+        """The facts true in a state, sorted."""
+        return [fact for i, fact in enumerate(self.reasoner.facts) if state >> i & 1]
+
+    def describe(self, state: State) -> str:
+        """A state on one line: its facts."""
+        return "state {" + " ".join(self.facts(state)) + "}"
+
+    def render(self, state: State) -> str:
+        from referee.games.gdl.render import render_facts
+
+        return render_facts(self.facts(state))
+
+
+def _canonical(text: str) -> str:
+    try:
+        terms = parse_terms(text, "move")
+    except RulesheetError:
+        return text
+    return format_term(terms[0][0]) if len(terms) == 1 else text
+
+
+def load_text(text: str, path: str) -> GdlGame:
+    """The game a rulesheet's text defines; RulesheetError naming `path` if it cannot be used."""
+    return _load(hashlib.sha256(text.encode()).hexdigest(), text, path)
+
+
+@lru_cache(maxsize=8)
+def _load(_sha256: str, text: str, path: str) -> GdlGame:
+    # Grounding takes up to seconds: a tournament, a replay and a player load each game once.
+    program = ground(text, path)
+    try:
+        reasoner = compile_program(program)
+    except Unstratified:
+        from referee.games.gdl.check import checked_rules, negation_cycle
+        from referee.games.gdl.syntax import parse_rulesheet
+
+        raise negation_cycle(checked_rules(parse_rulesheet(text, path), path), path) from None
+    if reasoner.bad_goals:
+        role, value = reasoner.bad_goals[0]
+        raise RulesheetError(path, None, f"goal value {value} of {role} is not a number 0..100")
+    return GdlGame(reasoner, path, text)
+
+
+def load_rulesheet(path: str | Path) -> GdlGame:
+    """The game of a `.kif` file; RulesheetError if it cannot be read or used."""
+    try:
+        text = Path(path).read_text(encoding="utf-8", errors="replace")
+    except OSError as error:
+        raise RulesheetError(str(path), None, f"cannot read it: {error.strerror}") from None
+    return load_text(text, str(path))

@@ -1,0 +1,109 @@
+"""KIF text to GDL sentences: the one reader of rulesheets, which keeps each sentence's line.
+
+A term is a constant (`str`), a variable (`str` starting with `?`) or a compound (`tuple`
+of a name and its arguments). GDL is case-insensitive, so every name is read in lower case.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import TypeAlias, Union
+
+from referee.errors import RulesheetError
+
+Term: TypeAlias = Union[str, "tuple[Term, ...]"]
+
+_TOKEN = re.compile(r";[^\n]*|[()]|[^\s();]+|\s+")
+
+
+@dataclass(frozen=True)
+class Sentence:
+    """A top-level sentence: a fact (empty body) or a rule, with the line it starts on."""
+
+    head: Term
+    body: tuple[Term, ...]
+    line: int
+
+
+def is_variable(term: Term) -> bool:
+    """Whether a term is a variable (`?x`)."""
+    return isinstance(term, str) and term.startswith("?")
+
+
+def name_of(term: Term) -> str:
+    """The relation or function name of a term: the constant itself, or a compound's head."""
+    return term if isinstance(term, str) else str(term[0])
+
+
+def variables(term: Term) -> set[str]:
+    """The variables that occur in a term."""
+    if isinstance(term, str):
+        return {term} if term.startswith("?") else set()
+    found: set[str] = set()
+    for part in term[1:]:
+        found |= variables(part)
+    return found
+
+
+def format_term(term: Term) -> str:
+    """The canonical text of a term: lower case, single spaces, `(name arg ...)`."""
+    if isinstance(term, str):
+        return term
+    return "(" + " ".join(format_term(part) for part in term) + ")"
+
+
+def parse_terms(text: str, where: str) -> list[tuple[Term, int]]:
+    """Every top-level term of KIF text, each with the line it starts on.
+
+    RulesheetError naming `where` and the line for an unbalanced parenthesis or an empty list.
+    """
+    stack: list[tuple[list[Term], int]] = []
+    found: list[tuple[Term, int]] = []
+    line = 1
+    for match in _TOKEN.finditer(text):
+        token = match.group()
+        if token[0] == ";" or token.isspace():
+            line += token.count("\n")
+            continue
+        if token == "(":
+            stack.append(([], line))
+        elif token == ")":
+            if not stack:
+                raise RulesheetError(where, line, "')' closes nothing")
+            items, start = stack.pop()
+            if not items:
+                raise RulesheetError(where, start, "empty list '()'")
+            if not isinstance(items[0], str) or is_variable(items[0]):
+                raise RulesheetError(
+                    where, start, f"a list must start with a name, not {format_term(items[0])}"
+                )
+            term: Term = tuple(items)
+            if stack:
+                stack[-1][0].append(term)
+            else:
+                found.append((term, start))
+        else:
+            atom = token.lower()
+            if stack:
+                stack[-1][0].append(atom)
+            else:
+                found.append((atom, line))
+    if stack:
+        raise RulesheetError(where, stack[-1][1], "'(' is never closed")
+    return found
+
+
+def parse_rulesheet(text: str, where: str) -> tuple[Sentence, ...]:
+    """The sentences of a rulesheet; RulesheetError for text that is not GDL's shape."""
+    sentences = []
+    for term, line in parse_terms(text, where):
+        if isinstance(term, tuple) and term[0] == "<=":
+            if len(term) < 2:
+                raise RulesheetError(where, line, "a rule '(<= ...)' has no head")
+            sentences.append(Sentence(term[1], term[2:], line))
+        else:
+            sentences.append(Sentence(term, (), line))
+    if not sentences:
+        raise RulesheetError(where, 1, "the rulesheet is empty: no roles, no rules")
+    return tuple(sentences)
