@@ -29,9 +29,17 @@ from referee.errors import (
 from referee.games import Game, Move
 from referee.players.base import Player, PlayerKind, quoted
 from referee.policy import Policy
-from referee.protocol import End, EndReason, Go, Moves, Start, is_ready
+from referee.protocol import End, EndReason, Go, Moves, Start, is_ready, start_rules
 from referee.records.signing import SigningKey
-from referee.records.transcript import Fault, Seat, Step, Transcript, utc_now, write_transcript
+from referee.records.transcript import (
+    Fault,
+    Seat,
+    Step,
+    Transcript,
+    rulesheet_of,
+    utc_now,
+    write_transcript,
+)
 
 # How the fault of an answer that is no move of the game says so.
 NOT_A_MOVE = "which is not a move of"
@@ -123,7 +131,12 @@ class Match:
                     role,
                     str(
                         Start(
-                            self.setup.match_id, self.game.id, name, clocks.start_ms, clocks.play_ms
+                            self.setup.match_id,
+                            self.game.id,
+                            name,
+                            clocks.start_ms,
+                            clocks.play_ms,
+                            start_rules(self.game),
                         )
                     ),
                     clocks.start_ms,
@@ -252,6 +265,7 @@ class Match:
             faults=self.faults,
             end_reason=str(reason),
             goals=goals,
+            rulesheet=rulesheet_of(self.game),
         )
 
 

@@ -1,4 +1,4 @@
-"""Protocol version 1 (`docs/protocol.md`): every line built and parsed here, and framing.
+"""Protocol version 2 (`docs/protocol.md`): every line built and parsed here, and framing.
 
 The referee, the built-in players and the person at the terminal all go through this
 module, so that the syntax of a line has one home. A message is a dataclass whose `str()`
@@ -11,7 +11,10 @@ import re
 from dataclasses import dataclass
 from enum import StrEnum
 
-VERSION = 1
+from referee.games import Game, GdlGame, get_game, load_text
+
+# Version 2 adds the rulesheet to `start` for a GDL game; built-in games' lines are version 1's.
+VERSION = 2
 LINE_LIMIT = 64 * 1024
 # What a player may write for one request, its answer included (comments, blank lines, and
 # what it left in its pipe since the last request): more is a protocol fault of that request.
@@ -21,7 +24,8 @@ OUTPUT_BUDGET_LINES = 4096
 SKIP_LIMIT = 256 * LINE_LIMIT
 READY = "ready"
 COMMENT = "#"
-_MOVE = re.compile(r"\([^()]*\)|[^\s()]+")
+# A move is an atom or a list, whose arguments may be lists in turn (GDL function terms).
+_MOVE = re.compile(r"\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\)|[^\s()]+")
 
 
 class EndReason(StrEnum):
@@ -38,16 +42,18 @@ class MessageError(ValueError):
 
 @dataclass(frozen=True)
 class Start:
-    """A new match begins; the player answers `ready`."""
+    """A new match begins; the player answers `ready`. A GDL game's rules come on the line."""
 
     match_id: str
     game_id: str
     role: str
     start_ms: int
     play_ms: int
+    rules: str | None = None
 
     def __str__(self) -> str:
-        return f"start {self.match_id} {self.game_id} {self.role} {self.start_ms} {self.play_ms}"
+        line = f"start {self.match_id} {self.game_id} {self.role} {self.start_ms} {self.play_ms}"
+        return f"{line} {self.rules}" if self.rules else line
 
 
 @dataclass(frozen=True)
@@ -95,6 +101,16 @@ class Quit:
 Message = Start | Go | Moves | End | Quit
 
 
+def start_rules(game: Game) -> str | None:
+    """What `start` carries after its five fields: a GDL game's rulesheet on one line."""
+    return game.one_line if isinstance(game, GdlGame) else None
+
+
+def start_game(message: Start) -> Game:
+    """The game a `start` line is for: the rulesheet it carries, else the built-in game it names."""
+    return load_text(message.rules, message.game_id) if message.rules else get_game(message.game_id)
+
+
 def split_moves(text: str) -> list[str]:
     """The moves in a list of moves on one line, as the protocol splits them."""
     return _MOVE.findall(text)
@@ -108,8 +124,9 @@ def parse(line: str) -> Message | None:
     kind, _, rest = line.strip().partition(" ")
     words = rest.split()
     try:
-        if kind == "start" and len(words) == 5:
-            return Start(words[0], words[1], words[2], int(words[3]), int(words[4]))
+        if kind == "start" and len(words) >= 5:
+            rules = rest.split(maxsplit=5)[5] if len(words) > 5 else None
+            return Start(words[0], words[1], words[2], int(words[3]), int(words[4]), rules)
         if kind == "go" and len(words) >= 2:
             return Go(int(words[0]), int(words[1]), tuple(split_moves(rest.split(maxsplit=2)[2])))
         if kind == "moves" and words:

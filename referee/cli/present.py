@@ -194,11 +194,13 @@ def match_header(transcript: Transcript) -> str:
 
 
 def verdict_line(verdict: FileVerdict) -> str:
+    note = verdict.replayed.note if verdict.replayed else None
+    after = f"\n{verdict.path}: note: {note}" if note else ""
     if verdict.outcome is Outcome.VERIFIED:
         assert verdict.replayed is not None
         transcript = verdict.replayed.transcript
-        return f"{verdict.path}: verified; {transcript.game}, {result_line(transcript)}"
-    return f"{verdict.outcome.upper()} {verdict.problem}"
+        return f"{verdict.path}: verified; {transcript.game}, {result_line(transcript)}{after}"
+    return f"{verdict.outcome.upper()} {verdict.problem}{after}"
 
 
 def verdict_lines(verdict: FileVerdict) -> str:

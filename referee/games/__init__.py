@@ -54,5 +54,6 @@ __all__ = [
     "format_move",
     "get_game",
     "is_rulesheet",
+    "load_rulesheet",
     "load_text",
 ]

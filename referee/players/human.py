@@ -16,9 +16,9 @@ from collections.abc import Awaitable, Callable, Hashable, Sequence
 
 from referee.clock import now
 from referee.errors import MoveError, PlayerCrashed
-from referee.games import Game, get_game
+from referee.games import Game
 from referee.players.base import Player, PlayerSpec, Reply
-from referee.protocol import READY, End, EndReason, Go, Moves, Start, parse
+from referee.protocol import READY, End, EndReason, Go, Moves, Start, parse, start_game
 
 Read = Callable[[str], Awaitable[str]]
 
@@ -58,7 +58,7 @@ class HumanPlayer(Player):
         began = now()
         message = parse(line)
         if isinstance(message, Start):
-            self._game = get_game(message.game_id)
+            self._game = start_game(message)
             self._role = self._game.role_index(message.role)
             self._state = self._game.initial_state()
             self._show(

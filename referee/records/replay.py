@@ -8,6 +8,7 @@ recorded. The first thing that differs is reported as a `Discrepancy`.
 
 from __future__ import annotations
 
+import hashlib
 import random
 from collections import defaultdict
 from collections.abc import Callable, Hashable, Iterable, Sequence
@@ -23,15 +24,23 @@ from referee.errors import (
     ConfigError,
     FaultKind,
     MoveParseError,
+    RulesheetError,
     SchemaVersionError,
     TranscriptError,
     UnknownGameError,
 )
-from referee.games import Game, Move, get_game
+from referee.games import Game, Move, get_game, load_text
 from referee.policy import MAX_SEED, Policy
 from referee.protocol import EndReason
 from referee.records.signing import SignatureCheck
-from referee.records.transcript import Fault, Step, Transcript, read_signed, seats_disagree
+from referee.records.transcript import (
+    Fault,
+    Rulesheet,
+    Step,
+    Transcript,
+    read_signed,
+    seats_disagree,
+)
 
 
 @dataclass(frozen=True)
@@ -80,6 +89,8 @@ class Replay:
     game: Game | None
     frames: list[Frame]
     problem: Discrepancy | None
+    # Something to know that is not a discrepancy: a rulesheet changed since the match.
+    note: str | None = None
 
     @property
     def verified(self) -> bool:
@@ -105,16 +116,38 @@ def _at(where: str, what: str, role: str | None = None) -> _Mismatch:
 
 def replay(transcript: Transcript) -> Replay:
     """Re-apply a transcript's steps with the rules; stops at the first discrepancy."""
+    note = None
     try:
-        game = get_game(transcript.game)
-    except UnknownGameError as error:
+        if transcript.rulesheet is None:
+            game = get_game(transcript.game)
+        else:
+            game, note = _recorded_rules(transcript.rulesheet)
+    except (UnknownGameError, RulesheetError) as error:
         return Replay(transcript, None, [], Discrepancy("game", str(error)))
     frames: list[Frame] = []
     try:
         _Replayer(transcript, game, frames).run()
     except _Mismatch as mismatch:
-        return Replay(transcript, game, frames, mismatch.discrepancy)
-    return Replay(transcript, game, frames, None)
+        return Replay(transcript, game, frames, mismatch.discrepancy, note)
+    return Replay(transcript, game, frames, None, note)
+
+
+def _recorded_rules(sheet: Rulesheet) -> tuple[Game, str | None]:
+    """The game of a transcript's own rulesheet, and a note if the file has changed since."""
+    if hashlib.sha256(sheet.text.encode()).hexdigest() != sheet.sha256:
+        raise RulesheetError(sheet.path, None, "the recorded rules do not match their SHA-256")
+    game = load_text(sheet.text, sheet.path)
+    try:
+        current = Path(sheet.path).read_text(encoding="utf-8", errors="replace")
+        now = hashlib.sha256(current.encode()).hexdigest()
+    except OSError:
+        return game, f"{sheet.path} is gone; replayed under the rules recorded with the match"
+    if now != sheet.sha256:
+        return game, (
+            f"{sheet.path} has changed since the match (SHA-256 {now[:12]}, was "
+            f"{sheet.sha256[:12]}); replayed under the rules recorded with the match"
+        )
+    return game, None
 
 
 class _Replayer:
@@ -483,6 +516,7 @@ class FileVerdict:
             "signature": self.signature.to_json() if self.signature else None,
             "problem": self.problem,
             "discrepancy": discrepancy.to_json() if discrepancy else None,
+            "note": self.replayed.note if self.replayed else None,
         }
 
 

@@ -16,6 +16,7 @@ from typing import Any
 from pydantic import ConfigDict, TypeAdapter, ValidationError
 
 from referee.errors import FaultKind, SchemaVersionError, TranscriptError
+from referee.games import Game, GdlGame
 from referee.records.files import field_path, read_text, write_atomic
 from referee.records.signing import SIGNATURE_FIELD, SignatureCheck, SigningKey, check_signature
 
@@ -86,6 +87,17 @@ class Signature:
 
 
 @dataclass(frozen=True)
+class Rulesheet:
+    """The GDL rules a match was played under: where they came from, their hash, their text."""
+
+    __pydantic_config__ = _STRICT
+
+    path: str
+    sha256: str
+    text: str
+
+
+@dataclass(frozen=True)
 class Transcript:
     """Everything about one match; `goals` is None when the match was aborted."""
 
@@ -104,6 +116,8 @@ class Transcript:
     faults: list[Fault]
     end_reason: str
     goals: dict[str, int] | None
+    # Kept with the match so that a replay checks it under the exact rules it was played under.
+    rulesheet: Rulesheet | None = None
     signature: Signature | None = None
 
     def to_json(self) -> dict[str, Any]:
@@ -119,6 +133,13 @@ class Transcript:
 _ADAPTER = TypeAdapter(Transcript)
 # The fields that say what a file is, before the transcript itself.
 _HEADER = ("schema", "schema_version")
+
+
+def rulesheet_of(game: Game) -> Rulesheet | None:
+    """The rulesheet record of a GDL game; None for a built-in one."""
+    if not isinstance(game, GdlGame):
+        return None
+    return Rulesheet(game.path, game.sha256, game.text)
 
 
 def utc_now() -> str:

@@ -8,6 +8,8 @@ YAML node tree along the error's key path. The format is documented in `docs/tou
 from __future__ import annotations
 
 import difflib
+import math
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -17,8 +19,8 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from referee.clock import Clocks
-from referee.errors import ConfigError, RefereeError
-from referee.games import GAMES, Game
+from referee.errors import ConfigError, RefereeError, RulesheetError
+from referee.games import GAMES, Game, is_rulesheet, load_rulesheet
 from referee.players.base import PlayerSpec
 from referee.players.builtin import program_spec
 from referee.policy import MAX_SEED, Policy
@@ -218,15 +220,24 @@ def _build(path: Path, raw: _ConfigFile, locate: _Locator) -> TournamentConfig:
     games = []
     seen: set[str] = set()
     for index, entry in enumerate(raw.games):
-        if entry.id not in GAMES:
-            raise _Located(("games", index, "id"), f"unknown game {entry.id!r}{_hint(entry.id)}")
-        if entry.id in seen:
-            raise _Located(("games", index, "id"), f"game {entry.id} is listed twice")
-        seen.add(entry.id)
+        game = _game(entry.id, base, ("games", index, "id"))
+        if game.id in seen:
+            raise _Located(("games", index, "id"), f"game {game.id} is listed twice")
+        seen.add(game.id)
+        if len(game.roles) > len(raw.players):
+            raise _Located(
+                ("games", index, "id"),
+                f"{game.id} has {len(game.roles)} roles but only {len(raw.players)} players",
+            )
         clocks = _clocks(raw, entry, ("games", index))
-        games.append(GameSettings(GAMES[entry.id], entry.rounds or raw.rounds, clocks))
+        games.append(GameSettings(game, entry.rounds or raw.rounds, clocks))
     # Counted before a match is scheduled: a billion rounds must not fill the memory first.
-    matches = sum(settings.rounds for settings in games) * len(raw.players) * (len(raw.players) - 1)
+    matches = sum(
+        settings.rounds
+        * math.comb(len(raw.players), len(settings.game.roles))
+        * len(settings.game.roles)
+        for settings in games
+    )
     if matches > MAX_MATCHES:
         raise _Located(("rounds",), f"the schedule has {matches} matches; at most {MAX_MATCHES}")
     everyone = _limits(raw.limits, Limits(), ("limits",))
@@ -287,6 +298,18 @@ def _spec(entry: _PlayerEntry, base: Path, where: Location) -> PlayerSpec:
         )
     except RefereeError as error:
         raise _Located((*where, "command"), str(error)) from None
+
+
+def _game(game_id: str, base: Path, loc: Location) -> Game:
+    """A built-in game, or the game of a rulesheet named relative to the config's folder."""
+    if game_id in GAMES:
+        return GAMES[game_id]
+    if not is_rulesheet(game_id):
+        raise _Located(loc, f"unknown game {game_id!r}{_hint(game_id)}")
+    try:
+        return load_rulesheet(os.path.normpath(base / game_id))
+    except RulesheetError as error:
+        raise _Located(loc, str(error)) from None
 
 
 def _hint(game_id: str) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import combinations
 
@@ -24,8 +25,22 @@ class ScheduledMatch:
     seed: int
 
 
+def seatings(names: Sequence[str], roles: int) -> list[tuple[str, ...]]:
+    """Every `roles`-subset of the players in every rotation of the seats.
+
+    Two players: both seatings of every pair. K players of a K-role game: K matches, each
+    player in each seat once. Rotations (not all K! orders) keep every seat fair to every
+    player at K times the cost of one match per subset.
+    """
+    return [
+        group[shift:] + group[:shift]
+        for group in combinations(names, roles)
+        for shift in range(roles)
+    ]
+
+
 def round_robin(config: TournamentConfig) -> list[ScheduledMatch]:
-    """Every pair of players x every game x both seatings x rounds, in an order set by the seed.
+    """Every group of players x every game x every rotation x rounds, in an order set by the seed.
 
     Matches are ordered round by round, so a tournament stopped early is still balanced,
     and shuffled within a round, so games and pairings are spread out.
@@ -36,8 +51,7 @@ def round_robin(config: TournamentConfig) -> list[ScheduledMatch]:
         (round_, settings, seating)
         for settings in config.games
         for round_ in range(1, settings.rounds + 1)
-        for pair in combinations(names, 2)
-        for seating in (pair, pair[::-1])
+        for seating in seatings(names, len(settings.game.roles))
     ]
     order: list[tuple] = []
     for round_ in sorted({entry[0] for entry in draft}):

@@ -37,7 +37,11 @@ class Format(StrEnum):
 
 @dataclass
 class Record:
-    """One player's results in one scope (a game, or all games)."""
+    """One player's results in one scope (a game, or all games).
+
+    Wins, draws and losses are counted per pair of players in a match, by their goals: one
+    result per match in a two-player game, one per opponent in a game of more roles.
+    """
 
     player: str
     wins: int = 0
@@ -45,15 +49,18 @@ class Record:
     losses: int = 0
     goal_total: int = 0
     faults: Counter[FaultKind] = field(default_factory=Counter)
+    matches: int = 0
+    # Whether a game of more than two roles counts here: then goals rank, not the score.
+    many_roles: bool = False
 
     @property
-    def matches(self) -> int:
+    def pairings(self) -> int:
         return self.wins + self.draws + self.losses
 
     @property
     def score(self) -> float:
-        """Points per match: a win 1, a draw 1/2."""
-        return (self.wins + self.draws / 2) / self.matches if self.matches else 0.0
+        """Points per pairing: a win 1, a draw 1/2."""
+        return (self.wins + self.draws / 2) / self.pairings if self.pairings else 0.0
 
     @property
     def average_goal(self) -> float:
@@ -108,28 +115,27 @@ def compute(transcripts: Iterable[Transcript]) -> Standings:
         count += 1
         assert transcript.goals is not None
         seats = transcript.seats
+        many = len(seats) > 2
         for seat in seats:
             opponents = [other for other in seats if other is not seat]
             mine = transcript.goals[seat.role]
-            best_other = max(transcript.goals[other.role] for other in opponents)
             faults = Counter(f.kind for f in transcript.faults if f.role == seat.role)
-            records = [
+            scopes = [
                 overall.setdefault(seat.player, Record(seat.player)),
                 by_game[transcript.game].setdefault(seat.player, Record(seat.player)),
-                *(
-                    pairs[seat.player].setdefault(other.player, Record(seat.player))
-                    for other in opponents
-                ),
             ]
-            for record in records:
-                if mine > best_other:
-                    record.wins += 1
-                elif mine == best_other:
-                    record.draws += 1
-                else:
-                    record.losses += 1
+            for record in scopes:
+                record.matches += 1
                 record.goal_total += mine
                 record.faults.update(faults)
+                record.many_roles |= many
+                for other in opponents:
+                    _tally(record, mine, transcript.goals[other.role])
+            for other in opponents:
+                pair = pairs[seat.player].setdefault(other.player, Record(seat.player))
+                pair.matches += 1
+                pair.goal_total += mine
+                _tally(pair, mine, transcript.goals[other.role])
     return Standings(
         overall=_ranked(overall.values()),
         by_game={game: _ranked(records.values()) for game, records in sorted(by_game.items())},
@@ -140,8 +146,24 @@ def compute(transcripts: Iterable[Transcript]) -> Standings:
     )
 
 
+def _tally(record: Record, mine: int, theirs: int) -> None:
+    if mine > theirs:
+        record.wins += 1
+    elif mine == theirs:
+        record.draws += 1
+    else:
+        record.losses += 1
+
+
 def _ranked(records: Iterable[Record]) -> list[Record]:
-    return sorted(records, key=lambda r: (-r.score, -r.average_goal, r.player))
+    """By score, then goal; where a game of more than two roles counts, by goal, then score."""
+
+    def key(r: Record) -> tuple[float, float, str]:
+        if r.many_roles:
+            return (-r.average_goal, -r.score, r.player)
+        return (-r.score, -r.average_goal, r.player)
+
+    return sorted(records, key=key)
 
 
 def load_results(

@@ -16,7 +16,7 @@ from referee.errors import GameFault, MoveParseError, RulesheetError
 from referee.games.base import Game, Goals, Move
 from referee.games.gdl.compile import Reasoner, State, Unstratified, compile_program
 from referee.games.gdl.ground import ground
-from referee.games.gdl.syntax import format_term, parse_terms
+from referee.games.gdl.syntax import format_term, one_line, parse_terms
 
 # GDL says nothing of how long a game lasts; what bounds the time a match may take.
 GDL_MAX_STEPS = 500
@@ -37,10 +37,12 @@ class GdlGame(Game[State]):
         self.path = path
         self.text = text
         self.sha256 = hashlib.sha256(text.encode()).hexdigest()
-        self.id = path
-        self.name = Path(path).stem
+        # One word, as a game id must be on a protocol line and in a match id.
+        self.id = "_".join(Path(path).stem.split()) or "rulesheet"
+        self.name = self.id
         self.roles = reasoner.roles
         self.rules = text
+        self.one_line = one_line(text)
         self._view = lru_cache(maxsize=_MEMO)(self._compute_view)
         super().__init__()
         self.example_move = next(iter(self._moves.values()), Move("noop"))

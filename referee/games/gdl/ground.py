@@ -136,7 +136,10 @@ class _Observer(clingo.Observer):
 
 def _child(argv: Sequence[str]) -> int:
     where, memory = argv[0], int(argv[1])
-    resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+    # Never above what this process may already use (a jailed player has a lower limit).
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    ceiling = min(limit for limit in (memory, soft, hard) if limit != resource.RLIM_INFINITY)
+    resource.setrlimit(resource.RLIMIT_AS, (ceiling, hard))
     text = sys.stdin.buffer.read().decode("utf-8", errors="replace")
     try:
         found = ground_in_process(text, where)

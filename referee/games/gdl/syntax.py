@@ -94,6 +94,11 @@ def parse_terms(text: str, where: str) -> list[tuple[Term, int]]:
     return found
 
 
+def one_line(text: str) -> str:
+    """A rulesheet on one line, as GGP managers send it: its sentences, canonical, no comments."""
+    return " ".join(format_term(term) for term, _line in parse_terms(text, "rulesheet"))
+
+
 def parse_rulesheet(text: str, where: str) -> tuple[Sentence, ...]:
     """The sentences of a rulesheet; RulesheetError for text that is not GDL's shape."""
     sentences = []

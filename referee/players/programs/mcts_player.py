@@ -15,8 +15,8 @@ import sys
 import time
 from collections.abc import Hashable
 
-from referee.games import Game, Move, get_game
-from referee.protocol import READY, Go, Moves, Quit, Start, parse
+from referee.games import Game, Move
+from referee.protocol import READY, Go, Moves, Quit, Start, parse, start_game
 
 EXPLORATION = 0.7
 SAFETY_S = 0.03  # what answering and the pipes may cost, kept out of the search
@@ -92,7 +92,8 @@ def main() -> None:
     for line in sys.stdin:
         message = parse(line)
         if isinstance(message, Start):
-            game = get_game(message.game_id)
+            # A GDL game's rules come on the line: the package's own reasoner plays them.
+            game = start_game(message)
             role = game.role_index(message.role)
             state = game.initial_state()
             print(READY, flush=True)
