@@ -34,7 +34,6 @@ from tabulate import tabulate
 
 from referee.errors import GameFault, RefereeError
 from referee.games import GAMES, Game, load_text
-from referee.games.playout import random_steps
 
 RULES = Path(__file__).resolve().parents[1].parent / "shared" / "gdl"
 # ggp-base's ProverStateMachine, random playouts on one core, states per second.
@@ -119,12 +118,16 @@ def one(path: Path) -> dict[str, Any]:
     except RefereeError as error:
         return {"status": "refused", "reason": str(error)}
     load_s = time.perf_counter() - began
+    rng = random.Random(1)
     steps = 0
     state = game.initial_state()
     try:
-        for steps, (_joint, state) in enumerate(random_steps(game, random.Random(1)), start=1):
+        while not game.is_terminal(state):
             if steps >= MAX_STEPS:
                 return {"status": "no end", "reason": f"not over after {MAX_STEPS} steps"}
+            joint = tuple(game.random_move(state, r, rng) for r in range(len(game.roles)))
+            state = game.next_state(state, joint)
+            steps += 1
         goals = game.goals(state)
     except GameFault as error:
         return {"status": "faulty", "reason": str(error)[:300], "load_s": round(load_s, 2)}
