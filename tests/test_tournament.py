@@ -24,6 +24,7 @@ from referee.sandbox.process import group_members
 from referee.tournaments.config import TournamentConfig, load_config
 from referee.tournaments.runner import Observer, PlayerPool, run_tournament
 from referee.tournaments.schedule import ScheduledMatch, round_robin
+from tests.conftest import SHARED
 
 # Every transcript these tests write must replay and verify (issue: replay).
 pytestmark = pytest.mark.usefixtures("every_transcript_verifies")
@@ -286,11 +287,23 @@ def referee_processes(directory: Path) -> list[int]:
     return found
 
 
-def test_a_tournament_killed_with_sigkill_resumes_to_the_same_standings(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("games", "rounds"),
+    [
+        ("[ticblock, double-tictactoe, quad]", 3),
+        # A three-role GDL game: three players, each in each seat, every round.
+        (f"[{SHARED / 'gdl' / '3pConnectFour.kif'}]", 4),
+    ],
+    ids=["built-in", "gdl-3-players"],
+)
+def test_a_tournament_killed_with_sigkill_resumes_to_the_same_standings(
+    tmp_path: Path, games: str, rounds: int
+) -> None:
     players = {"a": seeded(1), "b": seeded(2), "c": seeded(3)}
-    games = "[ticblock, double-tictactoe, quad]"
-    killed = write_config(tmp_path, players, games, "rounds: 3\nconcurrency: 2\n", name="killed")
-    whole = write_config(tmp_path, players, games, "rounds: 3\n", name="whole")
+    killed = write_config(
+        tmp_path, players, games, f"rounds: {rounds}\nconcurrency: 2\n", name="killed"
+    )
+    whole = write_config(tmp_path, players, games, f"rounds: {rounds}\n", name="whole")
     output = tmp_path / "results" / "killed"
     total = len(round_robin(load_config(killed)))
     command = [sys.executable, "-m", "referee", "tournament", str(killed)]

@@ -1,0 +1,135 @@
+"""GDL games in matches: the rulesheet on `start`, kept in the transcript, replayed under it;
+seats and standings for any number of roles."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from referee.cli import app
+from referee.games.gdl.syntax import one_line
+from referee.protocol import Start, parse, split_moves
+from referee.records.transcript import Seat, Transcript, read_transcript
+from referee.tournaments.schedule import seatings
+from referee.tournaments.standings import compute
+from tests.conftest import SHARED
+
+runner = CliRunner()
+
+
+def test_start_carries_a_rulesheet_and_a_version_1_line_still_parses() -> None:
+    with_rules = Start("m1", "tiny", "a", 1000, 100, "(role a) (<= (legal a (go (x 1))) (p))")
+    assert parse(str(with_rules)) == with_rules
+    plain = parse("start m1 ticblock xcplayer 1000 100")
+    assert plain == Start("m1", "ticblock", "xcplayer", 1000, 100)
+    assert str(plain) == "start m1 ticblock xcplayer 1000 100"
+
+
+def test_moves_with_nested_terms_split_whole() -> None:
+    line = "noop (mark 1 2) (move (cell 1 2) (cell (a b) 3)) swap"
+    assert split_moves(line) == ["noop", "(mark 1 2)", "(move (cell 1 2) (cell (a b) 3))", "swap"]
+
+
+def test_seatings_put_every_player_in_every_seat_equally() -> None:
+    found = seatings(["a", "b", "c", "d"], 3)
+    assert len(found) == 4 * 3
+    assert len(set(found)) == len(found)
+    for seat in range(3):
+        assert sorted(s[seat] for s in found) == sorted("abcd" * 3)
+    assert seatings(["a", "b"], 2) == [("a", "b"), ("b", "a")]
+
+
+def _three(goals: tuple[int, int, int], players: tuple[str, str, str]) -> Transcript:
+    roles = ("red", "yellow", "blue")
+    return Transcript(
+        match_id="m",
+        game="3p",
+        seed=1,
+        seats=[Seat(role, player, [player], None) for role, player in zip(roles, players)],
+        clocks={},
+        policy="forfeit",
+        started_at="",
+        ended_at="",
+        start_times_ms={},
+        steps=[],
+        faults=[],
+        end_reason="terminal",
+        goals=dict(zip(roles, goals)),
+    )
+
+
+def test_three_player_standings_rank_by_goal_and_count_results_per_pair() -> None:
+    standings = compute(
+        [_three((100, 50, 0), ("ann", "bob", "cy")), _three((0, 50, 100), ("ann", "bob", "cy"))]
+    )
+    by_name = {r.player: r for r in standings.overall}
+    # bob's 50 beats a 0 and loses to a 100 in each match.
+    assert (by_name["bob"].wins, by_name["bob"].draws, by_name["bob"].losses) == (2, 0, 2)
+    assert (by_name["ann"].wins, by_name["ann"].losses, by_name["ann"].matches) == (2, 2, 2)
+    assert by_name["ann"].average_goal == 50
+    assert standings.head_to_head["ann"]["cy"].wins == 1
+    assert standings.head_to_head["ann"]["bob"].losses == 1
+    assert [r.player for r in standings.overall] == ["ann", "bob", "cy"]
+    lopsided = compute([_three((90, 80, 0), ("ann", "bob", "cy"))] * 2)
+    # Goals rank a game of three: bob, second in every match, above cy who was last.
+    assert [r.player for r in lopsided.overall] == ["ann", "bob", "cy"]
+
+
+def test_a_gdl_match_keeps_its_rules_and_replays_under_them(tmp_path: Path) -> None:
+    rules = tmp_path / "ttt.kif"
+    shutil.copy(SHARED / "gdl" / "ticTacToe.kif", rules)
+    out = tmp_path / "match.json"
+    result = runner.invoke(
+        app,
+        [
+            "play",
+            str(rules),
+            "-p",
+            "xplayer=mcts",
+            "-p",
+            "oplayer=random",
+            "--play-clock",
+            "300",
+            "--out",
+            str(out),
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    transcript = read_transcript(out)
+    assert transcript.game == "ttt"
+    assert transcript.rulesheet is not None
+    assert transcript.rulesheet.text == rules.read_text()
+    assert transcript.rulesheet.path == str(rules)
+    verified = runner.invoke(app, ["replay", "--verify", str(out)])
+    assert verified.exit_code == 0, verified.output
+    assert "note" not in verified.output
+
+    rules.write_text(rules.read_text().replace("(role oplayer)", "(role oplayer)\n; edited"))
+    changed = runner.invoke(app, ["replay", "--verify", str(out)])
+    assert changed.exit_code == 0, changed.output
+    assert "verified" in changed.output
+    assert f"{rules} has changed since the match" in changed.output
+    data = json.loads(runner.invoke(app, ["replay", "--verify", "--json", str(out)]).output)
+    assert "has changed" in data["note"]
+
+
+def test_the_mcts_sample_player_learns_the_rules_from_start() -> None:
+    rules = (SHARED / "gdl" / "ticTacToe.kif").read_text()
+    start = Start("m1", "ticTacToe", "xplayer", 10_000, 200, one_line(rules))
+    assert "\n" not in str(start) and ";" not in str(start)
+    lines = f"{start}\ngo 1 200 (mark 1 1) (mark 2 2)\nmoves 1 (mark 2 2) noop\nquit\n"
+    done = subprocess.run(
+        [sys.executable, "-m", "referee.players.programs.mcts_player"],
+        input=lines,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    assert done.stdout.splitlines()[0] == "ready"
+    assert done.stdout.splitlines()[1].startswith("(mark ")
