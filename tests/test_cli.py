@@ -56,7 +56,7 @@ def test_unknown_game_is_one_line_and_exit_2(command: list[str]) -> None:
     assert result.stdout == ""
     assert result.stderr == (
         "referee: error: unknown game 'chess' (known: blocker-parallel, ticblock, hex-pie, "
-        "double-tictactoe, quad)\n"
+        "double-tictactoe, quad; or the path of a .kif rulesheet)\n"
     )
 
 

@@ -30,7 +30,8 @@ def test_unknown_game_names_the_known_ones() -> None:
     with pytest.raises(UnknownGameError) as raised:
         get_game("chess")
     assert str(raised.value) == (
-        "unknown game 'chess' (known: blocker-parallel, ticblock, hex-pie, double-tictactoe, quad)"
+        "unknown game 'chess' (known: blocker-parallel, ticblock, hex-pie, double-tictactoe, quad;"
+        " or the path of a .kif rulesheet)"
     )
 
 
