@@ -133,3 +133,53 @@ def test_the_mcts_sample_player_learns_the_rules_from_start() -> None:
     )
     assert done.stdout.splitlines()[0] == "ready"
     assert done.stdout.splitlines()[1].startswith("(mark ")
+
+
+COIN = """
+    (role random) (role guesser)
+    (init (round 0))
+    (<= (legal random (flip ?c)) (true (round 0)) (side ?c))
+    (<= (legal guesser (guess ?c)) (true (round 0)) (side ?c))
+    (side heads) (side tails)
+    (<= (next (coin ?c)) (does random (flip ?c)))
+    (<= (next (said ?c)) (does guesser (guess ?c)))
+    (<= (next done) (true (round 0)))
+    (<= terminal (true done))
+    (<= (goal guesser 100) (true (coin ?c)) (true (said ?c)))
+    (<= (goal guesser 0) (not (goal guesser 100)))
+    (<= (goal random 0) (true done))
+"""
+
+
+def test_the_referee_plays_the_random_role_uniformly(tmp_path: Path) -> None:
+    rules = tmp_path / "coin.kif"
+    rules.write_text(COIN)
+    flips = set()
+    for number in range(12):
+        out = tmp_path / f"m{number}.json"
+        result = runner.invoke(app, ["play", str(rules), "-p", "guesser=random", "--out", str(out)])
+        assert result.exit_code == 0, result.output
+        transcript = read_transcript(out)
+        assert transcript.seats[0].player == "random (referee)"
+        flips.add(transcript.steps[0].moves["random"])
+        assert runner.invoke(app, ["replay", "--verify", str(out)]).exit_code == 0
+    assert flips == {"(flip heads)", "(flip tails)"}
+    refused = runner.invoke(app, ["play", str(rules), "-p", "random=random", "-p", "guesser=mcts"])
+    assert refused.exit_code == 2
+    assert "the referee plays role random" in refused.output
+
+
+def test_a_tournament_seats_players_only_in_the_competing_roles(tmp_path: Path) -> None:
+    (tmp_path / "coin.kif").write_text(COIN)
+    config = tmp_path / "coin.yaml"
+    config.write_text(
+        "name: coin\nrounds: 2\ngames: [coin.kif]\n"
+        "players:\n  - {name: a, command: random}\n  - {name: b, command: random}\n"
+    )
+    result = runner.invoke(app, ["tournament", str(config)])
+    assert result.exit_code == 0, result.output
+    table = json.loads(
+        runner.invoke(app, ["standings", str(tmp_path / "results" / "coin"), "--json"]).output
+    )
+    assert table["matches"] == 4
+    assert sorted(row["player"] for row in table["overall"]) == ["a", "b"]

@@ -21,6 +21,8 @@ class PlayerKind(StrEnum):
 
     PROGRAM = "program"
     HUMAN = "human"
+    # The referee itself, in the `random` role of a GDL game.
+    CHANCE = "chance"
 
 
 # Suffixes of the scripts an interpreter in a player command runs: such an argument is a file

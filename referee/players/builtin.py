@@ -16,6 +16,7 @@ from pathlib import Path
 from referee.errors import ConfigError, UnknownRoleError
 from referee.games import Game
 from referee.players.base import Player, PlayerKind, PlayerSpec
+from referee.players.chance import ChancePlayer, chance_spec, is_chance
 from referee.players.human import HumanPlayer, Read, terminal_reader
 from referee.players.process import ProgramPlayer
 from referee.players.trace import TraceChannel
@@ -87,9 +88,11 @@ def parse_seats(game: Game, assignments: Sequence[str]) -> list[PlayerSpec]:
         if not sep or not player.strip():
             raise ConfigError(f"--player {text!r}: expected ROLE=PLAYER")
         try:
-            game.role_index(role)
+            index = game.role_index(role)
         except UnknownRoleError as error:
             raise ConfigError(f"--player {text!r}: {error}") from None
+        if is_chance(game.roles, index):
+            raise ConfigError(f"--player {text!r}: the referee plays role {role}, uniformly")
         if role in seats:
             raise ConfigError(f"--player {text!r}: role {role} has a player already")
         spec = player_spec(player.strip())
@@ -97,6 +100,9 @@ def parse_seats(game: Game, assignments: Sequence[str]) -> list[PlayerSpec]:
         if problem:
             raise ConfigError(f"--player {text!r}: {problem}")
         seats[role] = spec
+    for index, role in enumerate(game.roles):
+        if is_chance(game.roles, index):
+            seats[role] = chance_spec()
     missing = [role for role in game.roles if role not in seats]
     if missing:
         raise ConfigError(
@@ -116,4 +122,6 @@ def make_player(
     lines go to `trace` too when there is one."""
     if spec.kind is PlayerKind.HUMAN:
         return HumanPlayer(read or terminal_reader(), show)
+    if spec.kind is PlayerKind.CHANCE:
+        return ChancePlayer()
     return ProgramPlayer(spec, log_path, trace=trace)

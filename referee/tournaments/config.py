@@ -23,6 +23,7 @@ from referee.errors import ConfigError, RefereeError, RulesheetError
 from referee.games import GAMES, Game, is_rulesheet, load_rulesheet
 from referee.players.base import PlayerSpec
 from referee.players.builtin import program_spec
+from referee.players.chance import competing
 from referee.policy import MAX_SEED, Policy
 from referee.records.files import field_path, read_text
 from referee.sandbox.limits import Limits
@@ -224,18 +225,18 @@ def _build(path: Path, raw: _ConfigFile, locate: _Locator) -> TournamentConfig:
         if game.id in seen:
             raise _Located(("games", index, "id"), f"game {game.id} is listed twice")
         seen.add(game.id)
-        if len(game.roles) > len(raw.players):
+        if competing(game.roles) > len(raw.players):
             raise _Located(
                 ("games", index, "id"),
-                f"{game.id} has {len(game.roles)} roles but only {len(raw.players)} players",
+                f"{game.id} has {competing(game.roles)} roles but only {len(raw.players)} players",
             )
         clocks = _clocks(raw, entry, ("games", index))
         games.append(GameSettings(game, entry.rounds or raw.rounds, clocks))
     # Counted before a match is scheduled: a billion rounds must not fill the memory first.
     matches = sum(
         settings.rounds
-        * math.comb(len(raw.players), len(settings.game.roles))
-        * len(settings.game.roles)
+        * math.comb(len(raw.players), competing(settings.game.roles))
+        * competing(settings.game.roles)
         for settings in games
     )
     if matches > MAX_MATCHES:

@@ -9,6 +9,7 @@ from itertools import combinations
 
 from referee.clock import Clocks
 from referee.games import Game
+from referee.players.chance import competing, with_chance
 from referee.records.transcript import tournament_match_id
 from referee.tournaments.config import TournamentConfig
 
@@ -51,7 +52,7 @@ def round_robin(config: TournamentConfig) -> list[ScheduledMatch]:
         (round_, settings, seating)
         for settings in config.games
         for round_ in range(1, settings.rounds + 1)
-        for seating in seatings(names, len(settings.game.roles))
+        for seating in seatings(names, competing(settings.game.roles))
     ]
     order: list[tuple] = []
     for round_ in sorted({entry[0] for entry in draft}):
@@ -63,7 +64,7 @@ def round_robin(config: TournamentConfig) -> list[ScheduledMatch]:
         ScheduledMatch(
             match_id=tournament_match_id(f"{number:0{width}d}", settings.game.id, round_, seating),
             game=settings.game,
-            players=seating,
+            players=with_chance(settings.game.roles, seating),
             round=round_,
             clocks=settings.clocks,
             seed=rng.randrange(2**31),

@@ -21,6 +21,7 @@ from typing import Any
 from tabulate import tabulate
 
 from referee.errors import FaultKind, TranscriptError
+from referee.players.chance import CHANCE_NAME
 from referee.records.transcript import Transcript, read_signed, transcript_files
 
 Z_95 = 1.959964  # two-sided 95% quantile of the normal distribution
@@ -114,7 +115,8 @@ def compute(transcripts: Iterable[Transcript]) -> Standings:
             continue
         count += 1
         assert transcript.goals is not None
-        seats = transcript.seats
+        # The referee's `random` role is chance, not a competitor.
+        seats = [seat for seat in transcript.seats if seat.player != CHANCE_NAME]
         many = len(seats) > 2
         for seat in seats:
             opponents = [other for other in seats if other is not seat]
