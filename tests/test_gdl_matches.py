@@ -50,7 +50,9 @@ def _three(goals: tuple[int, int, int], players: tuple[str, str, str]) -> Transc
         match_id="m",
         game="3p",
         seed=1,
-        seats=[Seat(role, player, [player], None) for role, player in zip(roles, players)],
+        seats=[
+            Seat(role, player, [player], None) for role, player in zip(roles, players, strict=True)
+        ],
         clocks={},
         policy="forfeit",
         started_at="",
@@ -59,7 +61,7 @@ def _three(goals: tuple[int, int, int], players: tuple[str, str, str]) -> Transc
         steps=[],
         faults=[],
         end_reason="terminal",
-        goals=dict(zip(roles, goals)),
+        goals=dict(zip(roles, goals, strict=True)),
     )
 
 
