@@ -109,6 +109,8 @@ class HumanPlayer(Player):
 
     def _legend(self, game: Game) -> str:
         """`you are xcplayer: X; obplayer: O; . empty`: whose marks are whose on the board."""
+        if not game.marks:  # a GDL game: its board shows the rulesheet's own words
+            return f"you are {game.roles[self._role]}"
         others = [
             f"{role}: {mark}"
             for index, (role, mark) in enumerate(zip(game.roles, game.marks, strict=True))
