@@ -9,9 +9,10 @@ Bodies come out in disjunctive normal form, so `or` never reaches the grounder.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from enum import Enum
+from typing import NoReturn
 
 from referee.errors import RulesheetError
 from referee.games.gdl.syntax import Sentence, Term, format_term, is_variable, name_of, variables
@@ -35,6 +36,9 @@ _NEVER_HEADS = _CONNECTIVES | {"true", "does"}
 # Relations that describe the game before any move: none may depend on what was played.
 _NO_DOES = ("legal", "goal", "terminal", "init", "role", "base", "input")
 _NO_STATE = ("init", "role")
+
+
+Fail = Callable[[str], NoReturn]
 
 
 class Sign(Enum):
@@ -80,14 +84,14 @@ def checked_rules(sentences: Sequence[Sentence], where: str) -> tuple[Rule, ...]
     return tuple(rules)
 
 
-def _failer(where: str, line: int):  # type: ignore[no-untyped-def]
-    def fail(problem: str) -> None:
+def _failer(where: str, line: int) -> Fail:
+    def fail(problem: str) -> NoReturn:
         raise RulesheetError(where, line, problem)
 
     return fail
 
 
-def _check_atom(atom: Term, fail, head: bool = False) -> None:  # type: ignore[no-untyped-def]
+def _check_atom(atom: Term, fail: Fail, head: bool = False) -> None:
     if is_variable(atom):
         fail(f"a variable {atom} stands where a sentence must")
     name = name_of(atom)
@@ -103,7 +107,7 @@ def _check_atom(atom: Term, fail, head: bool = False) -> None:  # type: ignore[n
             _check_term(argument, fail)
 
 
-def _check_term(term: Term, fail) -> None:  # type: ignore[no-untyped-def]
+def _check_term(term: Term, fail: Fail) -> None:
     if isinstance(term, tuple):
         if term[0] in _CONNECTIVES:
             fail(f"'{term[0]}' cannot stand inside a term: {format_term(term)}")
@@ -111,14 +115,14 @@ def _check_term(term: Term, fail) -> None:  # type: ignore[no-untyped-def]
             _check_term(argument, fail)
 
 
-def _alternatives(body: Iterable[Term], fail) -> Iterator[tuple[Literal, ...]]:  # type: ignore[no-untyped-def]
+def _alternatives(body: Iterable[Term], fail: Fail) -> Iterator[tuple[Literal, ...]]:
     """The conjunctions a body's `or`s stand for, in order."""
     choices = [list(_literal(term, fail)) for term in body]
     for pick in itertools.product(*choices):
         yield tuple(literal for conjunction in pick for literal in conjunction)
 
 
-def _literal(term: Term, fail) -> Iterator[tuple[Literal, ...]]:  # type: ignore[no-untyped-def]
+def _literal(term: Term, fail: Fail) -> Iterator[tuple[Literal, ...]]:
     """The conjunctions of simple literals one body term stands for (several for `or`)."""
     name = name_of(term)
     args = term[1:] if isinstance(term, tuple) else ()
@@ -143,7 +147,7 @@ def _literal(term: Term, fail) -> Iterator[tuple[Literal, ...]]:  # type: ignore
         yield (Literal(Sign.POS, (term,)),)
 
 
-def _negation(term: Term, fail) -> tuple[Literal, ...]:  # type: ignore[no-untyped-def]
+def _negation(term: Term, fail: Fail) -> tuple[Literal, ...]:
     """`(not X)` as a conjunction: negated atoms, or equality for `(not (distinct a b))`."""
     name = name_of(term)
     if name == "distinct" and isinstance(term, tuple) and len(term) == 3:
@@ -160,7 +164,7 @@ def _negation(term: Term, fail) -> tuple[Literal, ...]:  # type: ignore[no-untyp
     return (Literal(Sign.NEG, (term,)),)
 
 
-def _check_safe(rule: Rule, fail) -> None:  # type: ignore[no-untyped-def]
+def _check_safe(rule: Rule, fail: Fail) -> None:
     """Every variable of the head, a negation or a distinct must occur in a positive literal."""
     bound: set[str] = set()
     for literal in rule.body:

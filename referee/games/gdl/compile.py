@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from referee.games.gdl.ground import GroundProgram
 
@@ -88,7 +89,7 @@ def compile_program(program: GroundProgram) -> Reasoner:
         builder.function("goals", "s", _collect(goal_rows, builder)),
         builder.function("next_state", "s, j", _pack(next_rows, builder)),
     ]
-    namespace: dict[str, object] = {}
+    namespace: dict[str, Any] = {}
     text = "\n".join(sources)
     exec(compile(text, "<gdl>", "exec"), namespace)
     initial = 0
@@ -100,10 +101,10 @@ def compile_program(program: GroundProgram) -> Reasoner:
         moves,
         tuple(text for text, _atom in base),
         initial,
-        namespace["legal"],  # type: ignore[arg-type]
-        namespace["terminal"],  # type: ignore[arg-type]
-        namespace["goals"],  # type: ignore[arg-type]
-        namespace["next_state"],  # type: ignore[arg-type]
+        namespace["legal"],
+        namespace["terminal"],
+        namespace["goals"],
+        namespace["next_state"],
         tuple(bad_goals),
         text.count("\n"),
     )
