@@ -27,7 +27,7 @@ from referee.records.transcript import read_transcript
 from referee.sandbox import isolation as sandbox
 from referee.sandbox.isolation import Protections, machine_protections
 from referee.sandbox.jail import SEAT_UIDS
-from referee.sandbox.limits import SAMPLE_EVERY_S, Limits
+from referee.sandbox.limits import SAMPLE_EVERY_S, Limits, over_memory
 from referee.sandbox.proc import ProcessTable
 from referee.tournaments.config import load_config
 from referee.tournaments.runner import Observer, run_tournament
@@ -458,3 +458,13 @@ def test_what_a_killed_referee_left_behind_is_removed(
     assert mine.parent == tmp_path and mine.name.startswith(f"referee-player-{os.getpid()}-")
     assert mine.exists() and other_kind.exists(), "only a killed referee's own leftovers go"
     assert cgroup is None or not cgroup.exists()
+
+
+def test_a_peak_inherited_from_a_big_referee_is_not_the_players() -> None:
+    # A child forked from a referee holding a big GDL game peaks at the referee's size
+    # before it execs; only a peak above that is the program's own.
+    limits = Limits(memory_mb=1024)
+    gib = 1 << 30
+    assert over_memory(2 * gib, limits, inherited_bytes=3 * gib) is None
+    assert over_memory(2 * gib, limits, inherited_bytes=gib // 8) == "memory_mb"
+    assert over_memory(gib // 2, limits) is None

@@ -101,9 +101,16 @@ def limit_of_signal(code: int) -> str | None:
     return {-signal.SIGXCPU: "cpu_s", -signal.SIGXFSZ: "file_size_mb"}.get(code)
 
 
-def over_memory(peak_bytes: int, limits: Limits) -> str | None:
-    """`memory_mb` when a process's peak resident memory, as the kernel counted it, was over."""
-    return "memory_mb" if peak_bytes > limits.memory_mb * MIB else None
+def over_memory(peak_bytes: int, limits: Limits, inherited_bytes: int = 0) -> str | None:
+    """`memory_mb` when a process's peak resident memory, as the kernel counted it, was over.
+
+    A child forked from the referee starts with the referee's resident pages until it execs,
+    and the kernel's peak keeps them: a peak no higher than `inherited_bytes` (the referee's
+    own peak when it forked) says nothing of the program. A big referee (a large GDL game
+    loaded) then leaves the cap to the cgroup and the watcher, which see only the program.
+    """
+    over = peak_bytes > limits.memory_mb * MIB and peak_bytes > inherited_bytes
+    return "memory_mb" if over else None
 
 
 def rlimits(limits: Limits, nproc: int | None) -> list[tuple[int, int]]:

@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import errno
 import os
+import resource
 import shutil
 import signal
 import subprocess
@@ -119,6 +120,8 @@ class ConfinedProcess:
         self._on_end = on_end
         self._over: str | None = None
         self._cpu_at_match_start = 0.0
+        # What the child's peak memory may hold of the referee's before it exec'd.
+        self._inherited_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
         self._gone = asyncio.Event()
         self._loop = asyncio.get_running_loop()
         self._pidfd = os.pidfd_open(self.pid)
@@ -225,7 +228,7 @@ class ConfinedProcess:
                 self._over
                 or limit_of_signal(code)
                 or self._stopped_by_cgroup()
-                or over_memory(usage.ru_maxrss * 1024, self.limits)
+                or over_memory(usage.ru_maxrss * 1024, self.limits, self._inherited_rss)
             )
             self.end = ProcessEnd(code, limit)
             self._loop.remove_reader(self._pidfd)
