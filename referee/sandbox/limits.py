@@ -106,7 +106,7 @@ def over_memory(peak_bytes: int, limits: Limits, inherited_bytes: int = 0) -> st
 
     A child forked from the referee starts with the referee's resident pages until it execs,
     and the kernel's peak keeps them: a peak no higher than `inherited_bytes` (the referee's
-    own peak when it forked) says nothing of the program. A big referee (a large GDL game
+    resident memory when it forked) says nothing of the program. A big referee (a large GDL game
     loaded) then leaves the cap to the cgroup and the watcher, which see only the program.
     """
     over = peak_bytes > limits.memory_mb * MIB and peak_bytes > inherited_bytes

@@ -11,7 +11,6 @@ import asyncio
 import contextlib
 import errno
 import os
-import resource
 import shutil
 import signal
 import subprocess
@@ -47,6 +46,7 @@ from referee.sandbox.proc import (
     group_usage,
     own_cpu_s,
     reap_zombies,
+    resident_bytes,
     stats_of,
 )
 
@@ -120,8 +120,8 @@ class ConfinedProcess:
         self._on_end = on_end
         self._over: str | None = None
         self._cpu_at_match_start = 0.0
-        # What the child's peak memory may hold of the referee's before it exec'd.
-        self._inherited_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+        # What the child's peak memory holds of the referee's from before it exec'd.
+        self._inherited_rss = resident_bytes()
         self._gone = asyncio.Event()
         self._loop = asyncio.get_running_loop()
         self._pidfd = os.pidfd_open(self.pid)
