@@ -227,7 +227,7 @@ def report_fixed(rows: list[dict[str, Any]], as_json: bool, seconds: float) -> N
         ]
         for r in rows
     ]
-    print(tabulate(table, headers=headers, disablenumparse=True))
+    print(tabulate(table, headers=headers, disable_numparse=True))
 
 
 def report_corpus(rows: list[dict[str, Any]], as_json: bool) -> None:
