@@ -33,7 +33,7 @@ from typing import Any
 from tabulate import tabulate
 
 from referee.errors import GameFault, RefereeError
-from referee.games import GAMES, Game, load_text
+from referee.games import GAMES, Game, load_rulesheet
 
 RULES = Path(__file__).resolve().parents[1].parent / "shared" / "gdl"
 # ggp-base's ProverStateMachine, random playouts on one core, states per second.
@@ -95,9 +95,8 @@ def fixed(rules: Path, seconds: float) -> list[dict[str, Any]]:
     rows = []
     for name, anchor in GGP_BASE.items():
         print(f"{name}...", file=sys.stderr, flush=True)
-        text = (rules / f"{name}.kif").read_text()
         began = time.perf_counter()
-        game = load_text(text, str(rules / f"{name}.kif"))
+        game = load_rulesheet(rules / f"{name}.kif")
         load_s = time.perf_counter() - began
         row: dict[str, Any] = {"game": name, "load_s": round(load_s, 2), **speed(game, seconds)}
         row["ggp_base_states_per_s"] = anchor
@@ -114,7 +113,7 @@ def one(path: Path) -> dict[str, Any]:
     """Load a rulesheet and play one random game: the corpus run's work for one file."""
     began = time.perf_counter()
     try:
-        game = load_text(path.read_text(encoding="utf-8", errors="replace"), path.name)
+        game = load_rulesheet(path)
     except RefereeError as error:
         return {"status": "refused", "reason": str(error)}
     load_s = time.perf_counter() - began

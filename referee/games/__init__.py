@@ -15,7 +15,7 @@ from referee.games.base import (
 )
 from referee.games.blocker_parallel import BlockerParallel
 from referee.games.double_tictactoe import DoubleTictactoe
-from referee.games.gdl import GdlGame, load_rulesheet, load_text
+from referee.games.gdl import GdlGame, load_rulesheet, load_text, rulesheet_sha256
 from referee.games.hex_pie import HexPie
 from referee.games.quad import Quad
 from referee.games.ticblock import Ticblock
@@ -56,4 +56,5 @@ __all__ = [
     "is_rulesheet",
     "load_rulesheet",
     "load_text",
+    "rulesheet_sha256",
 ]

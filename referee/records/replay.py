@@ -8,7 +8,6 @@ recorded. The first thing that differs is reported as a `Discrepancy`.
 
 from __future__ import annotations
 
-import hashlib
 import random
 from collections import defaultdict
 from collections.abc import Callable, Hashable, Iterable, Sequence
@@ -29,7 +28,7 @@ from referee.errors import (
     TranscriptError,
     UnknownGameError,
 )
-from referee.games import Game, Move, get_game, load_text
+from referee.games import Game, Move, get_game, load_text, rulesheet_sha256
 from referee.policy import MAX_SEED, Policy
 from referee.protocol import EndReason
 from referee.records.signing import SignatureCheck
@@ -134,12 +133,12 @@ def replay(transcript: Transcript) -> Replay:
 
 def _recorded_rules(sheet: Rulesheet) -> tuple[Game, str | None]:
     """The game of a transcript's own rulesheet, and a note if the file has changed since."""
-    if hashlib.sha256(sheet.text.encode()).hexdigest() != sheet.sha256:
+    if rulesheet_sha256(sheet.text) != sheet.sha256:
         raise RulesheetError(sheet.path, None, "the recorded rules do not match their SHA-256")
     game = load_text(sheet.text, sheet.path)
     try:
         current = Path(sheet.path).read_text(encoding="utf-8", errors="replace")
-        now = hashlib.sha256(current.encode()).hexdigest()
+        now = rulesheet_sha256(current)
     except OSError:
         return game, f"{sheet.path} is gone; replayed under the rules recorded with the match"
     if now != sheet.sha256:

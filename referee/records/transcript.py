@@ -139,7 +139,7 @@ def rulesheet_of(game: Game) -> Rulesheet | None:
     """The rulesheet record of a GDL game; None for a built-in one."""
     if not isinstance(game, GdlGame):
         return None
-    return Rulesheet(game.path, game.sha256, game.text)
+    return Rulesheet(game.path, game.sha256, game.rules)
 
 
 def utc_now() -> str:

@@ -105,8 +105,5 @@ def _proportional_memory(pid: int, resident: int) -> int:
 
 def resident_bytes(pid: int | str = "self") -> int:
     """A process's resident memory now, from /proc; 0 if it is gone."""
-    try:
-        with open(f"/proc/{pid}/statm", "rb") as statm:
-            return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-    except (OSError, IndexError, ValueError):
-        return 0
+    fields_ = _stat(pid)
+    return int(fields_[21]) * _PAGE if fields_ is not None else 0

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from referee.errors import PlayerStartError
 from referee.players.base import AbsentPlayer, Player
+from referee.players.chance import CHANCE_NAME, ChancePlayer
 from referee.players.process import ProgramPlayer
 from referee.players.trace import Trace, trace_channel
 from referee.sandbox.proc import ProcessTable
@@ -26,7 +27,10 @@ class PlayerPool:
         self._table = ProcessTable()
 
     async def acquire(self, name: str, log_path: Path) -> Player:
-        """A started player for one match: an idle process, else a fresh one."""
+        """A started player for one match: an idle process, else a fresh one; the referee
+        itself for the `random` role of a GDL game (released like any player, never kept)."""
+        if name == CHANCE_NAME:
+            return ChancePlayer()
         idle = self._idle[name]
         while idle:
             player = idle.pop()

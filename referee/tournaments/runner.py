@@ -15,8 +15,6 @@ from pathlib import Path
 
 from referee.errors import ConfigError, SchemaVersionError, TranscriptError
 from referee.match import MatchSetup, play_match
-from referee.players.base import Player
-from referee.players.chance import CHANCE_NAME, ChancePlayer
 from referee.players.trace import Trace
 from referee.records.files import check_writable_dir
 from referee.records.signing import SigningKey
@@ -182,24 +180,12 @@ async def _play(
 ) -> None:
     seats = list(zip(match.players, match.game.roles, strict=True))
     players = await asyncio.gather(
-        *(
-            _ready(ChancePlayer()) if name == CHANCE_NAME else pool.acquire(name, log)
-            for name, role in seats
-            for log in (log_path(config, match, role),)
-        )
+        *(pool.acquire(name, log_path(config, match, role)) for name, role in seats)
     )
     setup = MatchSetup(match.match_id, match.game, players, match.clocks, config.policy, match.seed)
     observer.started(match)
     transcript = await play_match(setup, transcript_path(config, match), key)
     await asyncio.gather(
-        *(
-            pool.release(name, player)
-            for (name, _), player in zip(seats, players, strict=True)
-            if name != CHANCE_NAME
-        )
+        *(pool.release(name, player) for (name, _), player in zip(seats, players, strict=True))
     )
     observer.finished(match, transcript)
-
-
-async def _ready(player: Player) -> Player:
-    return player

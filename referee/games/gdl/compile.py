@@ -38,7 +38,6 @@ class Reasoner:
     next: Callable[[State, Sequence[int]], State]
     # Goal values that are not numbers 0..100, as (role, text): a fault of the game.
     bad_goals: tuple[tuple[str, str], ...]
-    source_lines: int
 
 
 def compile_program(program: GroundProgram) -> Reasoner:
@@ -82,12 +81,12 @@ def compile_program(program: GroundProgram) -> Reasoner:
     terminal_atoms = [atom for _args, atom, _fact in atoms["terminal"]]
 
     sources = [
-        builder.function("legal", "s", _collect(legal_rows, builder)),
+        builder.function("legal", _collect(legal_rows, builder)),
         builder.function(
-            "terminal", "s", ([*terminal_atoms], "return " + builder.any_of(terminal_atoms))
+            "terminal", ([*terminal_atoms], "return " + builder.any_of(terminal_atoms))
         ),
-        builder.function("goals", "s", _collect(goal_rows, builder)),
-        builder.function("next_state", "s, j", _pack(next_rows, builder)),
+        builder.function("goals", _collect(goal_rows, builder)),
+        builder.function("next_state", _pack(next_rows, builder), joint=True),
     ]
     namespace: dict[str, Any] = {}
     text = "\n".join(sources)
@@ -106,7 +105,6 @@ def compile_program(program: GroundProgram) -> Reasoner:
         namespace["goals"],
         namespace["next_state"],
         tuple(bad_goals),
-        text.count("\n"),
     )
 
 
@@ -162,10 +160,11 @@ class _Builder:
     def any_of(self, atoms: Sequence[int]) -> str:
         return " or ".join(self.value(atom) for atom in atoms) or "0"
 
-    def function(self, name: str, arguments: str, query: tuple[list[int], str]) -> str:
+    def function(self, name: str, query: tuple[list[int], str], joint: bool = False) -> str:
+        """A query as a function of the state `s`, and of the joint move `j` if it needs one."""
         targets, result = query
-        lines = [f"def {name}({arguments}):"]
-        if "j" in arguments.split(", "):
+        lines = [f"def {name}(s, j):" if joint else f"def {name}(s):"]
+        if joint:
             roles = 1 + max((role for role, _move in self.does.values()), default=0)
             lines.append("    " + "".join(f"j{r}, " for r in range(roles)) + "= j")
         for group in self._order(targets):

@@ -14,9 +14,11 @@ from pathlib import Path
 
 from referee.errors import GameFault, MoveParseError, RulesheetError
 from referee.games.base import Game, Goals, Move
+from referee.games.gdl.check import checked_rules, negation_cycle
 from referee.games.gdl.compile import Reasoner, State, Unstratified, compile_program
 from referee.games.gdl.ground import ground
-from referee.games.gdl.syntax import format_term, one_line, parse_terms
+from referee.games.gdl.render import render_facts
+from referee.games.gdl.syntax import format_term, one_line, parse_rulesheet, parse_terms
 
 # GDL says nothing of how long a game lasts; what bounds the time a match may take.
 GDL_MAX_STEPS = 500
@@ -35,14 +37,13 @@ class GdlGame(Game[State]):
     def __init__(self, reasoner: Reasoner, path: str, text: str) -> None:
         self.reasoner = reasoner
         self.path = path
-        self.text = text
-        self.sha256 = hashlib.sha256(text.encode()).hexdigest()
+        self.rules = text
+        self.sha256 = rulesheet_sha256(text)
         # One word, as a game id must be on a protocol line and in a match id.
         self.id = "_".join(Path(path).stem.split()) or "rulesheet"
-        self.name = self.id
         self.roles = reasoner.roles
-        self.rules = text
         self.one_line = one_line(text)
+        self._move_index = [{move: i for i, move in enumerate(row)} for row in reasoner.moves]
         self._view = lru_cache(maxsize=_MEMO)(self._compute_view)
         super().__init__()
         self.example_move = next(iter(self._moves.values()), Move("noop"))
@@ -67,7 +68,7 @@ class GdlGame(Game[State]):
         if not all(found):
             empty = [self.roles[r] for r, row in enumerate(found) if not row]
             raise GameFault(
-                f"{self.name}: fault of the rules: {', '.join(empty)} has no legal move in a "
+                f"{self.id}: fault of the rules: {', '.join(empty)} has no legal move in a "
                 f"state that is not terminal: {self.describe(state)}"
             )
         return False, found
@@ -76,26 +77,11 @@ class GdlGame(Game[State]):
         legal = self.legal_indices(state)
         indices = []
         for role, move in enumerate(joint):
-            index = self._index(role, move)
+            index = self._move_index[role].get(move)
             if index is None or index not in legal[role]:
                 raise self.illegal(role, move, "not a legal move in this state")
             indices.append(index)
         return self.reasoner.next(state, indices)
-
-    def _index(self, role: int, move: str) -> int | None:
-        row = self.reasoner.moves[role]
-        lo, hi = 0, len(row)
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if row[mid] < move:
-                lo = mid + 1
-            else:
-                hi = mid
-        return lo if lo < len(row) and row[lo] == move else None
-
-    def next_indices(self, state: State, joint: Sequence[int]) -> State:
-        """The next state from moves given as indices, unchecked: the fast path of search."""
-        return self.reasoner.next(state, joint)
 
     def is_terminal(self, state: State) -> bool:
         return self._view(state)[0]
@@ -108,13 +94,13 @@ class GdlGame(Game[State]):
                 f"{role} has {'no goal' if not values else 'goals ' + ', '.join(map(str, values))}"
                 for role, values in wrong
             )
-            raise GameFault(f"{self.name}: fault of the rules: {said} in {self.describe(state)}")
+            raise GameFault(f"{self.id}: fault of the rules: {said} in {self.describe(state)}")
         return tuple(values[0] for values in found)
 
     def parse_move(self, text: str) -> Move:
         move = self._moves.get(_canonical(text))
         if move is None:
-            raise MoveParseError(f"{self.name}: {text!r} is not a move of this game")
+            raise MoveParseError(f"{self.id}: {text!r} is not a move of this game")
         return move
 
     def facts(self, state: State) -> list[str]:
@@ -126,8 +112,6 @@ class GdlGame(Game[State]):
         return "state {" + " ".join(self.facts(state)) + "}"
 
     def render(self, state: State) -> str:
-        from referee.games.gdl.render import render_facts
-
         return render_facts(self.facts(state))
 
 
@@ -139,21 +123,19 @@ def _canonical(text: str) -> str:
     return format_term(terms[0][0]) if len(terms) == 1 else text
 
 
+def rulesheet_sha256(text: str) -> str:
+    """The SHA-256 a transcript records of a rulesheet: of its text, in UTF-8."""
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+# Grounding takes up to seconds: a tournament, a replay and a player load each game once.
+@lru_cache(maxsize=8)
 def load_text(text: str, path: str) -> GdlGame:
     """The game a rulesheet's text defines; RulesheetError naming `path` if it cannot be used."""
-    return _load(hashlib.sha256(text.encode()).hexdigest(), text, path)
-
-
-@lru_cache(maxsize=8)
-def _load(_sha256: str, text: str, path: str) -> GdlGame:
-    # Grounding takes up to seconds: a tournament, a replay and a player load each game once.
     program = ground(text, path)
     try:
         reasoner = compile_program(program)
     except Unstratified:
-        from referee.games.gdl.check import checked_rules, negation_cycle
-        from referee.games.gdl.syntax import parse_rulesheet
-
         raise negation_cycle(checked_rules(parse_rulesheet(text, path), path), path) from None
     if reasoner.bad_goals:
         role, value = reasoner.bad_goals[0]

@@ -9,35 +9,17 @@ not. The child parses and checks the rulesheet too, so every refusal comes out t
 from __future__ import annotations
 
 import json
-import resource
 import subprocess
 import sys
-from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
-
-import clingo
 
 from referee.errors import RulesheetError
-from referee.games.gdl.asp import Names, program
-from referee.games.gdl.check import checked_rules
-from referee.games.gdl.decompose import decompose
-from referee.games.gdl.syntax import format_term, parse_rulesheet
 
-# What a rulesheet may take to ground: the largest of the 314 public ones takes 4 s, 2 GiB.
+# What a rulesheet may take to ground (hexPie, the biggest of the five originals: about 3 s).
 GROUND_SECONDS = 60.0
 GROUND_MEMORY = 4 << 30
-
-_RELATIONS = (
-    ("role", 1),
-    ("init", 1),
-    ("true", 1),
-    ("does", 2),
-    ("legal", 2),
-    ("next", 1),
-    ("goal", 2),
-    ("terminal", 0),
-)
+# The grounder's exit status for a rulesheet it refuses, the line and problem on its output.
+REFUSED = 3
 
 
 @dataclass(frozen=True)
@@ -66,7 +48,7 @@ class GroundProgram:
 
 def ground(text: str, where: str, seconds: float = GROUND_SECONDS) -> GroundProgram:
     """The ground program of a rulesheet's text; RulesheetError for one that cannot be used."""
-    command = [sys.executable, "-m", "referee.games.gdl.ground", where, str(GROUND_MEMORY)]
+    command = [sys.executable, "-m", "referee.games.gdl.grounder", where, str(GROUND_MEMORY)]
     try:
         done = subprocess.run(
             command, input=text.encode(), capture_output=True, timeout=seconds, check=False
@@ -77,7 +59,7 @@ def ground(text: str, where: str, seconds: float = GROUND_SECONDS) -> GroundProg
         ) from None
     if done.returncode == 0:
         return GroundProgram.from_json(done.stdout.decode())
-    if done.returncode == 3:
+    if done.returncode == REFUSED:
         refusal = json.loads(done.stdout.decode())
         raise RulesheetError(where, refusal["line"], refusal["problem"])
     raise RulesheetError(
@@ -92,67 +74,3 @@ def ground(text: str, where: str, seconds: float = GROUND_SECONDS) -> GroundProg
 def _last_line(data: bytes) -> str:
     lines = data.decode(errors="replace").strip().splitlines()
     return lines[-1] if lines else "no message"
-
-
-def ground_in_process(text: str, where: str) -> GroundProgram:
-    """Parse, check and ground a rulesheet here; the child process's work."""
-    rules = checked_rules(parse_rulesheet(text, where), where)
-    names = Names()
-    source = program(decompose(rules), names)
-    observer = _Observer()
-    messages: list[str] = []
-    control = clingo.Control(["--warn=none"], logger=lambda _code, text: messages.append(text))
-    control.register_observer(observer)
-    try:
-        control.add("base", [], source)
-        control.ground([("base", [])])
-    except RuntimeError as error:
-        raise RulesheetError(where, None, f"clingo cannot ground it: {messages or error}") from None
-    atoms: dict[str, list[tuple[list[str], int, bool]]] = {}
-    for name, arity in _RELATIONS:
-        atoms[name] = [
-            (
-                [format_term(names.term(argument)) for argument in atom.symbol.arguments],
-                atom.literal,
-                atom.is_fact,
-            )
-            for atom in control.symbolic_atoms.by_signature(name, arity)
-        ]
-    return GroundProgram(atoms, observer.rules)
-
-
-class _Observer(clingo.Observer):
-    """Collects the ground rules clingo's grounder passes on (facts come from the atoms)."""
-
-    def __init__(self) -> None:
-        self.rules: list[tuple[int, list[int], list[int]]] = []
-
-    def rule(self, choice: bool, head: Sequence[int], body: Sequence[int]) -> None:
-        if body and len(head) == 1:
-            positive = [literal for literal in body if literal > 0]
-            negative = [-literal for literal in body if literal < 0]
-            self.rules.append((head[0], positive, negative))
-
-
-def _child(argv: Sequence[str]) -> int:
-    where, memory = argv[0], int(argv[1])
-    # Never above what this process may already use (a jailed player has a lower limit).
-    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
-    ceiling = min(limit for limit in (memory, soft, hard) if limit != resource.RLIM_INFINITY)
-    resource.setrlimit(resource.RLIMIT_AS, (ceiling, hard))
-    text = sys.stdin.buffer.read().decode("utf-8", errors="replace")
-    try:
-        found = ground_in_process(text, where)
-    except RulesheetError as error:
-        sys.stdout.write(json.dumps({"line": error.line, "problem": error.problem}))
-        return 3
-    sys.stdout.write(found.to_json())
-    return 0
-
-
-def _main() -> Any:
-    sys.exit(_child(sys.argv[1:]))
-
-
-if __name__ == "__main__":
-    _main()
