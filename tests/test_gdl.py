@@ -14,7 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from referee.cli import app
-from referee.errors import GameFault, IllegalMoveError, RulesheetError
+from referee.errors import GameFault, IllegalMoveError, MoveParseError, RulesheetError
 from referee.games import GAMES, get_game, load_text
 from referee.games.gdl.ground import ground
 from referee.records.conformance import check_file
@@ -108,6 +108,13 @@ def test_a_rulesheet_game_checks_moves_and_spellings() -> None:
     assert "x" in game.render(state)
 
 
+def test_an_answer_nested_deeper_than_any_move_is_no_move_and_no_crash() -> None:
+    # A hostile bot's 64 KiB answer: thousands of nested lists, one recursion each to print.
+    game = rulesheet("ticTacToe")
+    with pytest.raises(MoveParseError, match="is not a move of this game"):
+        game.parse_move("(mark " * 5000 + ")" * 5000)
+
+
 def test_nested_function_terms_and_recursion() -> None:
     game = load_text(
         """
@@ -149,6 +156,7 @@ def test_nested_function_terms_and_recursion() -> None:
         ("(role a)\n(role a)\n", 2, "role a is declared twice"),
         ("(init (p 1))\n", None, "no (role ...) declared"),
         ("(role a)\n(<= (role b) (p 1))\n", 2, "role must be a fact"),
+        ("(role a)\n(init " + "(f " * 70 + ")" * 71 + "\n", 2, "nested more than 64 deep"),
     ],
 )
 def test_an_unusable_rulesheet_is_refused_with_its_line(

@@ -14,6 +14,9 @@ from referee.errors import RulesheetError
 
 Term: TypeAlias = Union[str, "tuple[Term, ...]"]
 
+# Deeper than any real rulesheet (the public ones reach 27) and shallow enough that the
+# recursive walks over terms never meet Python's recursion limit, whatever a bot answers.
+MAX_DEPTH = 64
 _TOKEN = re.compile(r";[^\n]*|[()]|[^\s();]+|\s+")
 
 
@@ -56,7 +59,8 @@ def format_term(term: Term) -> str:
 def parse_terms(text: str, where: str) -> list[tuple[Term, int]]:
     """Every top-level term of KIF text, each with the line it starts on.
 
-    RulesheetError naming `where` and the line for an unbalanced parenthesis or an empty list.
+    RulesheetError naming `where` and the line for an unbalanced parenthesis, an empty list
+    or lists nested more than MAX_DEPTH deep.
     """
     stack: list[tuple[list[Term], int]] = []
     found: list[tuple[Term, int]] = []
@@ -67,6 +71,8 @@ def parse_terms(text: str, where: str) -> list[tuple[Term, int]]:
             line += token.count("\n")
             continue
         if token == "(":
+            if len(stack) == MAX_DEPTH:
+                raise RulesheetError(where, line, f"lists nested more than {MAX_DEPTH} deep")
             stack.append(([], line))
         elif token == ")":
             if not stack:
