@@ -88,10 +88,10 @@ def parse_seats(game: Game, assignments: Sequence[str]) -> list[PlayerSpec]:
         if not sep or not player.strip():
             raise ConfigError(f"--player {text!r}: expected ROLE=PLAYER")
         try:
-            index = game.role_index(role)
+            game.role_index(role)
         except UnknownRoleError as error:
             raise ConfigError(f"--player {text!r}: {error}") from None
-        if is_chance(game.roles, index):
+        if is_chance(role):
             raise ConfigError(f"--player {text!r}: the referee plays role {role}, uniformly")
         if role in seats:
             raise ConfigError(f"--player {text!r}: role {role} has a player already")
@@ -100,9 +100,8 @@ def parse_seats(game: Game, assignments: Sequence[str]) -> list[PlayerSpec]:
         if problem:
             raise ConfigError(f"--player {text!r}: {problem}")
         seats[role] = spec
-    for index, role in enumerate(game.roles):
-        if is_chance(game.roles, index):
-            seats[role] = chance_spec()
+    for role in filter(is_chance, game.roles):
+        seats[role] = chance_spec()
     missing = [role for role in game.roles if role not in seats]
     if missing:
         raise ConfigError(

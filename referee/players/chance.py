@@ -1,8 +1,8 @@
 """The `random` role of a GDL game, played by the referee as the GGP managers do: uniformly.
 
 A role named `random` is chance, not a competitor: no program is started for it and it
-appears in no standings. Its moves are drawn from the match's own generator and recorded
-in the transcript like any other, so a replay re-checks them as legal moves.
+appears in no standings. Its moves are drawn from a generator seeded by the match id and
+recorded in the transcript like any other, so a replay re-checks them as legal moves.
 """
 
 from __future__ import annotations
@@ -22,20 +22,20 @@ def chance_spec() -> PlayerSpec:
     return PlayerSpec(CHANCE_NAME, kind=PlayerKind.CHANCE)
 
 
-def is_chance(game_roles: tuple[str, ...], role: int) -> bool:
-    """Whether the referee plays this role of a game."""
-    return game_roles[role] == CHANCE_ROLE
+def is_chance(role: str) -> bool:
+    """Whether the referee plays a role of this name."""
+    return role == CHANCE_ROLE
 
 
 def competing(game_roles: tuple[str, ...]) -> int:
     """How many roles of a game players take: all but `random`."""
-    return sum(1 for role in game_roles if role != CHANCE_ROLE)
+    return sum(1 for role in game_roles if not is_chance(role))
 
 
 def with_chance(game_roles: tuple[str, ...], players: tuple[str, ...]) -> tuple[str, ...]:
     """Player names for every role: `players` in the competing roles, the referee in `random`."""
     given = iter(players)
-    return tuple(CHANCE_NAME if role == CHANCE_ROLE else next(given) for role in game_roles)
+    return tuple(CHANCE_NAME if is_chance(role) else next(given) for role in game_roles)
 
 
 class ChancePlayer(Player):
