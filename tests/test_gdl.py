@@ -16,7 +16,6 @@ from typer.testing import CliRunner
 from referee.cli import app
 from referee.errors import GameFault, IllegalMoveError, MoveParseError, RulesheetError
 from referee.games import GAMES, get_game, load_text
-from referee.games.gdl.ground import ground
 from referee.records.conformance import check_file
 from tests.conftest import CONFORMANCE, SHARED
 
@@ -186,17 +185,6 @@ def test_a_relation_negating_itself_with_other_arguments_is_stratified_once_grou
     """
     game = load_text(text, "self.kif")
     assert game.goals(game.initial_state()) == (0,)
-
-
-def test_a_game_that_does_not_ground_in_time_is_refused() -> None:
-    text = """
-        (role a) (init (count zero))
-        (<= (legal a tick) (true (count ?x)))
-        (<= (next (count (s ?x))) (true (count ?x)))
-        (<= terminal (true (count (s (s (s zero))))))
-    """
-    with pytest.raises(RulesheetError, match=r"counter.kif: the game does not ground within"):
-        ground(text, "counter.kif", seconds=2)
 
 
 def test_faults_of_the_rules_are_reported_with_the_state() -> None:

@@ -59,18 +59,25 @@ class Names:
 
 def program(rules: Sequence[Rule], names: Names) -> str:
     """The domain and game programs of a rulesheet, as clingo text."""
-    lines = [_FRAME]
-    for rule in rules:
-        variables: dict[str, str] = {}
-        for domain in (True, False):
-            head = _atom(rule.head, names, variables, domain)
-            body = [
-                text
-                for literal in rule.body
-                if (text := _literal(literal, names, variables, domain)) is not None
-            ]
-            lines.append(f"{head} :- {', '.join(body)}.\n" if body else f"{head}.\n")
-    return "".join(lines)
+    return _FRAME + "".join(
+        _rule(rule, names, domain) for rule in rules for domain in (True, False)
+    )
+
+
+def game_program(rules: Sequence[Rule], names: Names) -> str:
+    """The game program alone, `true` and `does` left for the caller to give."""
+    return "".join(_rule(rule, names, False) for rule in rules)
+
+
+def _rule(rule: Rule, names: Names, domain: bool) -> str:
+    variables: dict[str, str] = {}
+    head = _atom(rule.head, names, variables, domain)
+    body = [
+        text
+        for literal in rule.body
+        if (text := _literal(literal, names, variables, domain)) is not None
+    ]
+    return f"{head} :- {', '.join(body)}.\n" if body else f"{head}.\n"
 
 
 def _literal(literal: Literal, names: Names, variables: dict[str, str], domain: bool) -> str | None:

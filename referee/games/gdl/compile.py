@@ -10,12 +10,11 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from referee.games.gdl.ground import GroundProgram
-
-State = int
+from referee.games.gdl.reasoner import State
 
 
 class Unstratified(Exception):
@@ -23,7 +22,7 @@ class Unstratified(Exception):
 
 
 @dataclass(frozen=True)
-class Reasoner:
+class Compiled:
     """The compiled rules of one game: roles, every move and fact by index, four queries."""
 
     roles: tuple[str, ...]
@@ -36,11 +35,28 @@ class Reasoner:
     terminal: Callable[[State], bool]
     goals: Callable[[State], tuple[tuple[int, ...], ...]]
     next: Callable[[State, Sequence[int]], State]
-    # Goal values that are not numbers 0..100, as (role, text): a fault of the game.
     bad_goals: tuple[tuple[str, str], ...]
+    complete: bool = field(default=True, init=False)
+    _index: tuple[dict[str, int], ...] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        index = tuple({move: i for i, move in enumerate(row)} for row in self.moves)
+        object.__setattr__(self, "_index", index)
+
+    def move(self, role: int, index: int) -> str:
+        return self.moves[role][index]
+
+    def move_index(self, role: int, text: str) -> int | None:
+        return self._index[role].get(text)
+
+    def known_moves(self) -> Iterable[str]:
+        return {move for row in self.moves for move in row}
+
+    def fact_texts(self, state: State) -> list[str]:
+        return [fact for i, fact in enumerate(self.facts) if state >> i & 1]
 
 
-def compile_program(program: GroundProgram) -> Reasoner:
+def compile_program(program: GroundProgram) -> Compiled:
     """The four queries of a ground program as Python functions."""
     atoms = program.atoms
     facts = {atom for rows in atoms.values() for _args, atom, fact in rows if fact}
@@ -95,7 +111,7 @@ def compile_program(program: GroundProgram) -> Reasoner:
     for (fact,), _atom, _fact in atoms["init"]:
         if fact in by_fact:
             initial |= 1 << by_fact[fact]
-    return Reasoner(
+    return Compiled(
         roles,
         moves,
         tuple(text for text, _atom in base),

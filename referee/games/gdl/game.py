@@ -15,8 +15,9 @@ from pathlib import Path
 from referee.errors import GameFault, MoveParseError, RulesheetError
 from referee.games.base import Game, Goals, Move
 from referee.games.gdl.check import checked_rules, negation_cycle
-from referee.games.gdl.compile import Reasoner, State, Unstratified, compile_program
-from referee.games.gdl.ground import ground
+from referee.games.gdl.compile import Unstratified, compile_program
+from referee.games.gdl.ground import TooBig, ground, probe
+from referee.games.gdl.reasoner import Reasoner, State
 from referee.games.gdl.render import render_facts
 from referee.games.gdl.syntax import format_term, one_line, parse_rulesheet, parse_terms
 
@@ -43,22 +44,22 @@ class GdlGame(Game[State]):
         self.id = "_".join(Path(path).stem.split()) or "rulesheet"
         self.roles = reasoner.roles
         self.one_line = one_line(text)
-        self._move_index = [{move: i for i, move in enumerate(row)} for row in reasoner.moves]
         self._view = lru_cache(maxsize=_MEMO)(self._compute_view)
         super().__init__()
-        self.example_move = next(iter(self._moves.values()), Move("noop"))
+        self.example_move = next(iter(sorted(self._moves.values())), Move("noop"))
 
     def all_moves(self) -> Iterable[Move]:
-        return {Move(move) for row in self.reasoner.moves for move in row}
+        """Every move of the game; for a per-state reasoner, those met so far."""
+        return {Move(move) for move in self.reasoner.known_moves()}
 
     def initial_state(self) -> State:
         return self.reasoner.initial
 
     def legal_moves(self, state: State, role: int) -> tuple[Move, ...]:
-        return tuple(Move(self.reasoner.moves[role][i]) for i in self.legal_indices(state)[role])
+        return tuple(Move(self.reasoner.move(role, i)) for i in self.legal_indices(state)[role])
 
     def legal_indices(self, state: State) -> tuple[tuple[int, ...], ...]:
-        """Each role's legal moves as indices into `reasoner.moves`; GameFault for none."""
+        """Each role's legal moves as indices into the reasoner's moves; GameFault for none."""
         return self._view(state)[1]
 
     def _compute_view(self, state: State) -> tuple[bool, tuple[tuple[int, ...], ...]]:
@@ -77,7 +78,7 @@ class GdlGame(Game[State]):
         legal = self.legal_indices(state)
         indices = []
         for role, move in enumerate(joint):
-            index = self._move_index[role].get(move)
+            index = self.reasoner.move_index(role, move)
             if index is None or index not in legal[role]:
                 raise self.illegal(role, move, "not a legal move in this state")
             indices.append(index)
@@ -98,14 +99,19 @@ class GdlGame(Game[State]):
         return tuple(values[0] for values in found)
 
     def parse_move(self, text: str) -> Move:
-        move = self._moves.get(_canonical(text))
-        if move is None:
+        canonical = _canonical(text)
+        move = None if canonical is None else self._moves.get(canonical)
+        if move is not None:
+            return move
+        # A per-state reasoner has not met every move: any one term may be one, and
+        # next_state judges it.
+        if canonical is None or self.reasoner.complete:
             raise MoveParseError(f"{self.id}: {text!r} is not a move of this game")
-        return move
+        return Move(canonical)
 
     def facts(self, state: State) -> list[str]:
         """The facts true in a state, sorted."""
-        return [fact for i, fact in enumerate(self.reasoner.facts) if state >> i & 1]
+        return self.reasoner.fact_texts(state)
 
     def describe(self, state: State) -> str:
         """A state on one line: its facts."""
@@ -115,12 +121,13 @@ class GdlGame(Game[State]):
         return render_facts(self.facts(state))
 
 
-def _canonical(text: str) -> str:
+def _canonical(text: str) -> str | None:
+    """The canonical text of a move, or None for text that is not one term."""
     try:
         terms = parse_terms(text, "move")
     except RulesheetError:
-        return text
-    return format_term(terms[0][0]) if len(terms) == 1 else text
+        return None
+    return format_term(terms[0][0]) if len(terms) == 1 else None
 
 
 def rulesheet_sha256(text: str) -> str:
@@ -131,8 +138,20 @@ def rulesheet_sha256(text: str) -> str:
 # Grounding takes up to seconds: a tournament, a replay and a player load each game once.
 @lru_cache(maxsize=8)
 def load_text(text: str, path: str) -> GdlGame:
-    """The game a rulesheet's text defines; RulesheetError naming `path` if it cannot be used."""
-    program = ground(text, path)
+    """The game a rulesheet's text defines; RulesheetError naming `path` if it cannot be used.
+
+    The rules are compiled whole when they ground within the budget for that, and else
+    evaluated one state at a time, once the first state is shown to ground.
+    """
+    try:
+        program = ground(text, path)
+    except TooBig:
+        probe(text, path)
+        # Imported here: it brings clingo into this process, which only such games need.
+        from referee.games.gdl.per_state import PerState
+
+        rules = checked_rules(parse_rulesheet(text, path), path)
+        return GdlGame(PerState(rules, path), path, text)
     try:
         reasoner = compile_program(program)
     except Unstratified:

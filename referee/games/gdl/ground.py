@@ -12,14 +12,33 @@ import json
 import subprocess
 import sys
 from dataclasses import dataclass
+from enum import Enum
 
 from referee.errors import RulesheetError
 
-# What a rulesheet may take to ground (hexPie, the biggest of the five originals: about 3 s).
+# What a rulesheet may take to ground whole (hexPie, the biggest of the five originals: 2 s
+# and 180,000 rules). A bigger game is evaluated one state at a time instead: its whole
+# ground program would take longer to build and compile than a match takes to play.
+WHOLE_SECONDS = 10.0
+WHOLE_RULES = 1_000_000
+# What the first state of such a game may take to ground, in the same child process.
 GROUND_SECONDS = 60.0
 GROUND_MEMORY = 4 << 30
-# The grounder's exit status for a rulesheet it refuses, the line and problem on its output.
+# The grounder's exit statuses: a rulesheet it refuses (the line and problem on its output),
+# and a whole ground program that passed WHOLE_RULES.
 REFUSED = 3
+TOO_BIG = 4
+
+
+class TooBig(RulesheetError):
+    """The whole game does not ground within the budget; one state at a time may."""
+
+
+class Mode(Enum):
+    """What the grounder child grounds: the whole game, or the start and first state."""
+
+    WHOLE = "whole"
+    FIRST_STATE = "first-state"
 
 
 @dataclass(frozen=True)
@@ -46,29 +65,58 @@ class GroundProgram:
         )
 
 
-def ground(text: str, where: str, seconds: float = GROUND_SECONDS) -> GroundProgram:
-    """The ground program of a rulesheet's text; RulesheetError for one that cannot be used."""
-    command = [sys.executable, "-m", "referee.games.gdl.grounder", where, str(GROUND_MEMORY)]
-    try:
-        done = subprocess.run(
-            command, input=text.encode(), capture_output=True, timeout=seconds, check=False
-        )
-    except subprocess.TimeoutExpired:
-        raise RulesheetError(
-            where, None, f"the game does not ground within {seconds:g} s (too big a domain?)"
-        ) from None
+def ground(text: str, where: str) -> GroundProgram:
+    """The whole ground program of a rulesheet's text.
+
+    RulesheetError for a rulesheet that cannot be used; TooBig for one whose whole program
+    passes the budget of time, memory or size.
+    """
+    done = _run(text, where, Mode.WHOLE, WHOLE_SECONDS, TooBig)
+    if done.returncode == TOO_BIG:
+        raise TooBig(where, None, f"the whole game grounds to over {WHOLE_RULES:,} rules")
     if done.returncode == 0:
         return GroundProgram.from_json(done.stdout.decode())
+    raise _failure(done, where, TooBig)
+
+
+def probe(text: str, where: str) -> None:
+    """Check that a rulesheet's start and first state ground; RulesheetError if not."""
+    done = _run(text, where, Mode.FIRST_STATE, GROUND_SECONDS, RulesheetError)
+    if done.returncode != 0:
+        raise _failure(done, where, RulesheetError)
+
+
+def _run(
+    text: str, where: str, mode: Mode, seconds: float, error: type[RulesheetError]
+) -> subprocess.CompletedProcess[bytes]:
+    command = [sys.executable, "-m", "referee.games.gdl.grounder", where, mode.value]
+    try:
+        return subprocess.run(
+            [*command, str(GROUND_MEMORY), str(WHOLE_RULES)],
+            input=text.encode(),
+            capture_output=True,
+            timeout=seconds,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        raise error(where, None, f"{_what(mode)} does not ground within {seconds:g} s") from None
+
+
+def _failure(
+    done: subprocess.CompletedProcess[bytes], where: str, error: type[RulesheetError]
+) -> RulesheetError:
     if done.returncode == REFUSED:
         refusal = json.loads(done.stdout.decode())
-        raise RulesheetError(where, refusal["line"], refusal["problem"])
-    raise RulesheetError(
-        where,
-        None,
-        f"the game does not ground within {GROUND_MEMORY >> 30} GiB of memory"
-        if b"MemoryError" in done.stderr or b"std::bad_alloc" in done.stderr or done.returncode < 0
-        else f"grounding failed: {_last_line(done.stderr)}",
-    )
+        return RulesheetError(where, refusal["line"], refusal["problem"])
+    if b"MemoryError" in done.stderr or b"std::bad_alloc" in done.stderr or done.returncode < 0:
+        mode = Mode(done.args[4])
+        memory = f"{GROUND_MEMORY >> 30} GiB of memory"
+        return error(where, None, f"{_what(mode)} does not ground within {memory}")
+    return RulesheetError(where, None, f"grounding failed: {_last_line(done.stderr)}")
+
+
+def _what(mode: Mode) -> str:
+    return "the game" if mode is Mode.WHOLE else "even its first state"
 
 
 def _last_line(data: bytes) -> str:

@@ -1,25 +1,29 @@
-"""The child process of `ground.ground`: parse, check and ground a rulesheet with clingo.
+"""The child process of `ground.py`: parse, check and ground a rulesheet with clingo.
 
-Run as `python -m referee.games.gdl.grounder WHERE MEMORY` with the rulesheet on standard
-input; it writes the ground program as JSON, or exits REFUSED with the line and problem.
-Only this process imports clingo: a referee or a player that loads no rulesheet never pays
-for it.
+Run as `python -m referee.games.gdl.grounder WHERE MODE MEMORY RULES` with the rulesheet on
+standard input. In the WHOLE mode it writes the whole ground program as JSON, or exits
+TOO_BIG once the program passes RULES rules; in the FIRST_STATE mode it grounds the start
+and first state as the per-state reasoner would, and writes nothing. Either exits REFUSED
+with the line and problem of a rulesheet it refuses. Only games too big to compile bring
+clingo into the referee's own process.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import resource
 import sys
 from collections.abc import Sequence
 
 import clingo
 
-from referee.errors import RulesheetError
+from referee.errors import GameFault, RulesheetError
 from referee.games.gdl.asp import Names, program
 from referee.games.gdl.check import checked_rules
 from referee.games.gdl.decompose import decompose
-from referee.games.gdl.ground import REFUSED, GroundProgram
+from referee.games.gdl.ground import REFUSED, TOO_BIG, GroundProgram, Mode
+from referee.games.gdl.per_state import PerState
 from referee.games.gdl.syntax import format_term, parse_rulesheet
 
 # The relations whose ground atoms the reasoner needs by name.
@@ -35,12 +39,12 @@ _RELATIONS = (
 )
 
 
-def ground_in_process(text: str, where: str) -> GroundProgram:
-    """Parse, check and ground a rulesheet here; the child process's work."""
+def ground_in_process(text: str, where: str, most: int) -> GroundProgram:
+    """Parse, check and ground a rulesheet here; exit TOO_BIG past `most` ground rules."""
     rules = checked_rules(parse_rulesheet(text, where), where)
     names = Names()
     source = program(decompose(rules), names)
-    observer = _Observer()
+    observer = _Observer(most)
     messages: list[str] = []
     control = clingo.Control(["--warn=none"], logger=lambda _code, text: messages.append(text))
     control.register_observer(observer)
@@ -65,7 +69,8 @@ def ground_in_process(text: str, where: str) -> GroundProgram:
 class _Observer(clingo.Observer):
     """Collects the ground rules clingo's grounder passes on (facts come from the atoms)."""
 
-    def __init__(self) -> None:
+    def __init__(self, most: int) -> None:
+        self.most = most
         self.rules: list[tuple[int, list[int], list[int]]] = []
 
     def rule(self, choice: bool, head: Sequence[int], body: Sequence[int]) -> None:
@@ -73,22 +78,36 @@ class _Observer(clingo.Observer):
             positive = [literal for literal in body if literal > 0]
             negative = [-literal for literal in body if literal < 0]
             self.rules.append((head[0], positive, negative))
+            if len(self.rules) > self.most:
+                # Straight out: clingo cannot be stopped mid-grounding from a callback.
+                os._exit(TOO_BIG)
 
 
 def _child(argv: Sequence[str]) -> int:
-    where, memory = argv[0], int(argv[1])
+    where, mode, memory, most = argv[0], Mode(argv[1]), int(argv[2]), int(argv[3])
     # Never above what this process may already use (a jailed player has a lower limit).
     soft, hard = resource.getrlimit(resource.RLIMIT_AS)
     ceiling = min(limit for limit in (memory, soft, hard) if limit != resource.RLIM_INFINITY)
     resource.setrlimit(resource.RLIMIT_AS, (ceiling, hard))
     text = sys.stdin.buffer.read().decode("utf-8", errors="replace")
     try:
-        found = ground_in_process(text, where)
+        if mode is Mode.WHOLE:
+            sys.stdout.write(ground_in_process(text, where, most).to_json())
+        else:
+            first_state(text, where)
     except RulesheetError as error:
         sys.stdout.write(json.dumps({"line": error.line, "problem": error.problem}))
         return REFUSED
-    sys.stdout.write(found.to_json())
     return 0
+
+
+def first_state(text: str, where: str) -> None:
+    """Ground a rulesheet's start and first state as the per-state reasoner does."""
+    try:
+        reasoner = PerState(checked_rules(parse_rulesheet(text, where), where), where)
+        reasoner.legal(reasoner.initial)
+    except GameFault:
+        pass  # It grounds: a fault of the rules there is the game's, told when it is played.
 
 
 if __name__ == "__main__":

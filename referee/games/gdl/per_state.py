@@ -1,0 +1,204 @@
+"""The per-state reasoner: each state grounded on its own, as a program of its facts.
+
+Some games' whole ground program is too big to build: chess's rules have millions of
+instances over all the states a board can be in. One state has few, and the magic-set
+rewriting (`magic.py`) makes its grounding derive only what the queries ask for, so a chess
+state grounds in tens of milliseconds. The price is that every new state is a grounding,
+hundreds of times slower than the compiled reasoner's step; it is for the games that one
+cannot load.
+
+Each state's grounding keeps the moves external, so the next state after any joint move is
+one solve away. Facts and moves get indices as they are first met, which keeps states the
+`int` bit sets that the compiled reasoner passes.
+
+The rules must have exactly one model in each state, as stratified rules do; one that has
+none or several is the fault of the rules, reported with the state.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import clingo
+
+from referee.errors import GameFault
+from referee.games.gdl.asp import Names, game_program
+from referee.games.gdl.check import Rule, negation_cycle
+from referee.games.gdl.magic import magic_rules
+from referee.games.gdl.reasoner import State
+from referee.games.gdl.syntax import format_term, name_of
+
+_START = (("role", 1), ("init", 1))
+_QUERIES = (("legal", 2), ("next", 1), ("goal", 2), ("terminal", 0))
+_MOVES = "#external does(R, M) : legal(R, M).\n"
+# Groundings kept: a match needs the current state's, a search player's tree a few more.
+_KEPT = 16
+
+
+@dataclass(frozen=True)
+class _View:
+    """One state's grounding and what it says of the state itself."""
+
+    control: clingo.Control
+    legal: tuple[tuple[int, ...], ...]
+    terminal: bool
+    goals: tuple[tuple[int, ...], ...]
+
+
+class PerState:
+    """The queries of a game's rules, each state grounded when it is first asked about."""
+
+    complete = False
+    bad_goals: tuple[tuple[str, str], ...] = ()
+
+    def __init__(self, rules: Sequence[Rule], where: str) -> None:
+        self._rules = rules
+        self._where = where
+        self._names = Names()
+        self._program = game_program(magic_rules(rules, _QUERIES), self._names) + _MOVES
+        self._program += "".join(f"#show {name}/{arity}.\n" for name, arity in _QUERIES)
+        self.roles = tuple(
+            dict.fromkeys(format_term(r.head[1]) for r in rules if name_of(r.head) == "role")
+        )
+        self._role_symbol: list[clingo.Symbol] = []
+        self._facts: list[str] = []
+        self._fact_asp: list[str] = []
+        self._bit: dict[clingo.Symbol, int] = {}
+        self._moves: list[list[str]] = [[] for _ in self.roles]
+        self._move_symbols: list[list[clingo.Symbol]] = [[] for _ in self.roles]
+        self._move_at: list[dict[clingo.Symbol, int]] = [{} for _ in self.roles]
+        self._move_by_text: list[dict[str, int]] = [{} for _ in self.roles]
+        self._views: OrderedDict[State, _View] = OrderedDict()
+        start = game_program(magic_rules(rules, _START), self._names)
+        start += "".join(f"#show {name}/{arity}.\n" for name, arity in _START)
+        symbols = self._solve(self._ground(start), "the start")
+        by_text = {
+            format_term(self._names.term(s.arguments[0])): s.arguments[0]
+            for s in symbols
+            if s.name == "role"
+        }
+        self._role_symbol = [by_text[role] for role in self.roles]
+        self.initial = self._state(s.arguments[0] for s in symbols if s.name == "init")
+
+    def legal(self, state: State, /) -> tuple[tuple[int, ...], ...]:
+        return self._view(state).legal
+
+    def terminal(self, state: State, /) -> bool:
+        return self._view(state).terminal
+
+    def goals(self, state: State, /) -> tuple[tuple[int, ...], ...]:
+        return self._view(state).goals
+
+    def next(self, state: State, moves: Sequence[int], /) -> State:
+        control = self._view(state).control
+        does = [
+            clingo.Function("does", [self._role_symbol[role], self._move_symbols[role][move]])
+            for role, move in enumerate(moves)
+        ]
+        for atom in does:
+            control.assign_external(atom, True)
+        try:
+            symbols = self._solve(control, self.describe(state))
+        finally:
+            for atom in does:
+                control.assign_external(atom, False)
+        return self._state(s.arguments[0] for s in symbols if s.name == "next")
+
+    def move(self, role: int, index: int) -> str:
+        return self._moves[role][index]
+
+    def move_index(self, role: int, text: str) -> int | None:
+        return self._move_by_text[role].get(text)
+
+    def known_moves(self) -> Iterable[str]:
+        return {move for row in self._moves for move in row}
+
+    def fact_texts(self, state: State) -> list[str]:
+        return sorted(fact for i, fact in enumerate(self._facts) if state >> i & 1)
+
+    def describe(self, state: State) -> str:
+        return "state {" + " ".join(self.fact_texts(state)) + "}"
+
+    def _view(self, state: State) -> _View:
+        view = self._views.get(state)
+        if view is not None:
+            self._views.move_to_end(state)
+            return view
+        facts = "".join(self._fact_asp[i] for i in range(state.bit_length()) if state >> i & 1)
+        control = self._ground(self._program + facts)
+        symbols = self._solve(control, self.describe(state))
+        legal: list[list[tuple[str, int]]] = [[] for _ in self.roles]
+        goals: list[list[int]] = [[] for _ in self.roles]
+        terminal = False
+        roles = {symbol: r for r, symbol in enumerate(self._role_symbol)}
+        for symbol in symbols:
+            if symbol.name == "terminal":
+                terminal = True
+            elif symbol.name == "legal" and symbol.arguments[0] in roles:
+                role = roles[symbol.arguments[0]]
+                index = self._move(role, symbol.arguments[1])
+                legal[role].append((self._moves[role][index], index))
+            elif symbol.name == "goal" and symbol.arguments[0] in roles:
+                goals[roles[symbol.arguments[0]]].append(self._goal(symbol))
+        view = _View(
+            control,
+            tuple(tuple(i for _text, i in sorted(row)) for row in legal),
+            terminal,
+            tuple(tuple(sorted(row)) for row in goals),
+        )
+        self._views[state] = view
+        if len(self._views) > _KEPT:
+            self._views.popitem(last=False)
+        return view
+
+    def _ground(self, program: str) -> clingo.Control:
+        control = clingo.Control(["--warn=none", "--models=2"])
+        control.add("base", [], program)
+        control.ground([("base", [])])
+        return control
+
+    def _solve(self, control: clingo.Control, where: str) -> list[clingo.Symbol]:
+        models: list[list[clingo.Symbol]] = []
+        with control.solve(yield_=True) as handle:
+            for model in handle:
+                models.append(model.symbols(shown=True))
+        if len(models) != 1:
+            problem = negation_cycle(self._rules, self._where).problem
+            raise GameFault(
+                f"{self._where}: fault of the rules: {problem}: "
+                f"{'no' if not models else 'more than one'} meaning in {where}"
+            )
+        return models[0]
+
+    def _state(self, facts: Iterable[clingo.Symbol]) -> State:
+        state = 0
+        for fact in facts:
+            bit = self._bit.get(fact)
+            if bit is None:
+                bit = self._bit[fact] = len(self._facts)
+                self._facts.append(format_term(self._names.term(fact)))
+                self._fact_asp.append(f"true({fact}).\n")
+            state |= 1 << bit
+        return state
+
+    def _move(self, role: int, symbol: clingo.Symbol) -> int:
+        index = self._move_at[role].get(symbol)
+        if index is None:
+            index = self._move_at[role][symbol] = len(self._moves[role])
+            text = format_term(self._names.term(symbol))
+            self._moves[role].append(text)
+            self._move_symbols[role].append(symbol)
+            self._move_by_text[role][text] = index
+        return index
+
+    def _goal(self, symbol: clingo.Symbol) -> int:
+        value = format_term(self._names.term(symbol.arguments[1]))
+        if not value.isdigit() or int(value) > 100:
+            role = format_term(self._names.term(symbol.arguments[0]))
+            raise GameFault(
+                f"{self._where}: fault of the rules: goal value {value} of {role} "
+                "is not a number 0..100"
+            )
+        return int(value)

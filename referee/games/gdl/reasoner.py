@@ -1,0 +1,55 @@
+"""What a GDL game asks of its rules, whichever way they are evaluated.
+
+Two reasoners answer it. The compiled one (`compile.py`) grounds the whole game once and
+is fast; the per-state one (`per_state.py`) grounds each state as it is reached, for games
+whose whole ground program is too big to build. Both pass states as `int` bit sets over
+the facts they know of and moves as indices into the moves they know of, so the game above
+them never sees which one it has.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Protocol
+
+State = int
+
+
+class Reasoner(Protocol):
+    """The queries of the rules, over states and moves by index."""
+
+    @property
+    def roles(self) -> tuple[str, ...]: ...
+
+    @property
+    def initial(self) -> State: ...
+
+    # Goal values that are not numbers 0..100, as (role, text): a fault of the game.
+    @property
+    def bad_goals(self) -> tuple[tuple[str, str], ...]: ...
+
+    # Whether known_moves() is every move of the game, so that any other text is no move.
+    @property
+    def complete(self) -> bool: ...
+
+    def legal(self, state: State, /) -> tuple[tuple[int, ...], ...]:
+        """Per role, the indices of its legal moves, in the order of their text."""
+
+    def terminal(self, state: State, /) -> bool: ...
+
+    def goals(self, state: State, /) -> tuple[tuple[int, ...], ...]:
+        """Per role, every goal value the rules give it in the state."""
+
+    def next(self, state: State, moves: Sequence[int], /) -> State: ...
+
+    def move(self, role: int, index: int) -> str:
+        """The text of a role's move by index."""
+
+    def move_index(self, role: int, text: str) -> int | None:
+        """The index of a role's move by its canonical text; None for one never seen."""
+
+    def known_moves(self) -> Iterable[str]:
+        """The text of every move known so far."""
+
+    def fact_texts(self, state: State) -> list[str]:
+        """The facts true in a state, sorted."""
