@@ -117,6 +117,7 @@ def one(path: Path) -> dict[str, Any]:
     except RefereeError as error:
         return {"status": "refused", "reason": str(error)}
     load_s = time.perf_counter() - began
+    reasoner = "compiled" if game.reasoner.complete else "per state"
     rng = random.Random(1)
     steps = 0
     state = game.initial_state()
@@ -132,6 +133,7 @@ def one(path: Path) -> dict[str, Any]:
         return {"status": "faulty", "reason": str(error)[:300], "load_s": round(load_s, 2)}
     return {
         "status": "played",
+        "reasoner": reasoner,
         "roles": len(game.roles),
         "steps": steps,
         "goals": list(goals),
