@@ -239,6 +239,9 @@ def report_corpus(rows: list[dict[str, Any]], as_json: bool) -> None:
         print(json.dumps({"counts": counts, "games": rows}, indent=2))
         return
     print(tabulate(sorted(counts.items()), headers=["outcome", "rulesheets"]))
+    slow = [row["game"] for row in rows if row.get("reasoner") == "per state"]
+    if slow:
+        print(f"\nplayed one state at a time ({len(slow)}): {', '.join(slow)}")
     others = [row for row in rows if row["status"] != "played"]
     if others:
         print()
