@@ -26,6 +26,8 @@ GDL_MAX_STEPS = 500
 # States whose legal moves are kept: a match needs one, a search player thousands.
 _MEMO = 1 << 14
 
+_View = tuple[bool, tuple[tuple[int, ...], ...]]
+
 
 class GdlGame(Game[State]):
     """A game defined by a rulesheet: its id is the file it came from."""
@@ -44,7 +46,10 @@ class GdlGame(Game[State]):
         self.id = "_".join(Path(path).stem.split()) or "rulesheet"
         self.roles = reasoner.roles
         self.one_line = one_line(text)
-        self._view = lru_cache(maxsize=_MEMO)(self._compute_view)
+        # A plain dict, emptied when full: the garbage collector walks each of an
+        # lru_cache's linked entries, and with thousands a full collection took 40 ms,
+        # twice what a step of the referee may take.
+        self._views: dict[State, _View] = {}
         super().__init__()
         self.example_move = next(iter(sorted(self._moves.values())), Move("noop"))
 
@@ -62,7 +67,15 @@ class GdlGame(Game[State]):
         """Each role's legal moves as indices into the reasoner's moves; GameFault for none."""
         return self._view(state)[1]
 
-    def _compute_view(self, state: State) -> tuple[bool, tuple[tuple[int, ...], ...]]:
+    def _view(self, state: State) -> _View:
+        view = self._views.get(state)
+        if view is None:
+            if len(self._views) >= _MEMO:
+                self._views.clear()
+            view = self._views[state] = self._compute_view(state)
+        return view
+
+    def _compute_view(self, state: State) -> _View:
         if self.reasoner.terminal(state):
             return True, tuple(() for _ in self.roles)
         found = self.reasoner.legal(state)
