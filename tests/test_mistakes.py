@@ -101,8 +101,8 @@ def test_debug_text_on_standard_output_is_sent_to_standard_error(tmp_path: Path)
     )
 
 
-# In blocker-parallel both roles move at every step: a late first answer comes while the
-# second move's clock runs, and makes it late too.
+# In blocker-parallel both roles move at every step: the late first answer comes while the
+# second move's clock runs.
 @pytest.mark.parametrize("game", ["ticblock", "blocker-parallel"])
 def test_a_slow_first_move_is_told_to_set_up_before_ready(tmp_path: Path, game: str) -> None:
     report = run([sys.executable, str(MISTAKES / "slow_first_move.py")], tmp_path, game=game)
