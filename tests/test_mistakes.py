@@ -132,7 +132,12 @@ def test_answering_moves_is_blamed_on_the_lines_not_on_a_step(tmp_path: Path) ->
     report = run([sys.executable, str(MISTAKES / "answers_moves.py")], tmp_path)
     output = failing(report)["clean output"]
     assert output.detail.startswith("ticblock, xcplayer, match 1: ")
-    assert "nobody asked for after `moves`, the last 'ok'" in output.detail
+    assert "nobody asked for" in output.detail
+    # Which request the strays follow depends on timing: an 'ok' that comes after the next
+    # `go` is written is taken for its answer, and the move after it is the stray. The
+    # diagnosis must name the acknowledgements whichever way it went.
+    assert "it wrote 'ok' after " in output.detail
+    assert "lines, which need no answer" in output.detail
     assert output.cause is Mistake.ANSWERS_NO_ANSWER
     assert "write nothing in reply to `moves` and `end`" in output.advice
 
