@@ -243,3 +243,21 @@ def test_random_and_rules_take_a_rulesheet() -> None:
     shown = runner.invoke(app, ["rules", path])
     assert "(role blue)" in shown.output
     assert json.loads(runner.invoke(app, ["games", "--json"]).output)
+
+
+def test_a_board_whose_empty_cells_are_no_facts_is_drawn_whole() -> None:
+    game = load_text(
+        "(role a) (init (cell 1 1 q)) (init (cell 2 5 q)) (init (cell 4 2 q)) (init (cell 5 4 q))"
+        " (<= (legal a noop) (true (cell 1 1 q)))",
+        "sparse.kif",
+    )
+    rows = game.render(game.initial_state()).splitlines()
+    # Row 3 and column 3 hold no piece, so no fact names them.
+    assert rows[1].split() == ["1", "2", "3", "4", "5"]
+    assert [row.split() for row in rows[2:7]] == [
+        ["1", "q", ".", ".", ".", "."],
+        ["2", ".", ".", ".", ".", "q"],
+        ["3", ".", ".", ".", ".", "."],
+        ["4", ".", "q", ".", ".", "."],
+        ["5", ".", ".", ".", "q", "."],
+    ]

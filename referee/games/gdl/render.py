@@ -6,6 +6,9 @@ from collections import defaultdict
 
 from referee.games.gdl.syntax import parse_terms
 
+# The most rows or columns a numbered axis is filled out to.
+_WIDEST = 64
+
 
 def render_facts(facts: list[str]) -> str:
     """A grid per relation of `(name x y value)` facts that has enough of them; the rest listed."""
@@ -22,8 +25,8 @@ def render_facts(facts: list[str]) -> str:
         if len(cells) < 4:
             others.extend(f"({name} {x} {y} {v})" for (x, y), v in sorted(cells.items()))
             continue
-        xs = sorted({x for x, _y in cells}, key=_order)
-        ys = sorted({y for _x, y in cells}, key=_order)
+        xs = _axis({x for x, _y in cells})
+        ys = _axis({y for _x, y in cells})
         width = max(len(v) for v in cells.values()) + 1
         lines.append(f"{name}:")
         lines.append("    " + "".join(y.rjust(width) for y in ys))
@@ -32,6 +35,16 @@ def render_facts(facts: list[str]) -> str:
             lines.append(x.rjust(4) + row)
     lines.extend(sorted(others))
     return "\n".join(lines)
+
+
+def _axis(labels: set[str]) -> list[str]:
+    """An axis's labels in order; numbered ones with the gaps filled, since a board whose
+    empty cells are no facts (amazons) would otherwise lose its empty rows and columns."""
+    if all(label.isdigit() for label in labels):
+        low, high = min(map(int, labels)), max(map(int, labels))
+        if high - low < _WIDEST:
+            return [str(i) for i in range(low, high + 1)]
+    return sorted(labels, key=_order)
 
 
 def _order(text: str) -> tuple[int, int | str]:
