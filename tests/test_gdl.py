@@ -144,6 +144,7 @@ def test_nested_function_terms_and_recursion() -> None:
     [
         ("(role a)\n(init (p 1)\n", 2, "'(' is never closed"),
         ("(role a))\n", 1, "')' closes nothing"),
+        ("(role a)\n(init ((p) 1))\n", 2, "a list must start with a name, not (p)"),
         ("", 1, "the rulesheet is empty"),
         ("; only a comment\n", 1, "the rulesheet is empty"),
         ("(role a)\n\n(<= (legal a (m ?x)) (true (p 1)))\n", 3, "unsafe variable ?x in the head"),

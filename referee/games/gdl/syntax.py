@@ -56,11 +56,13 @@ def format_term(term: Term) -> str:
     return "(" + " ".join(format_term(part) for part in term) + ")"
 
 
-def parse_terms(text: str, where: str) -> list[tuple[Term, int]]:
+def parse_terms(text: str, where: str, headless: bool = False) -> list[tuple[Term, int]]:
     """Every top-level term of KIF text, each with the line it starts on.
 
     RulesheetError naming `where` and the line for an unbalanced parenthesis, an empty list
-    or lists nested more than MAX_DEPTH deep.
+    or lists nested more than MAX_DEPTH deep. A GDL list starts with a name; `headless`
+    also allows lists that start with a list, as the GGP protocol's lists of sentences and
+    of moves do.
     """
     stack: list[tuple[list[Term], int]] = []
     found: list[tuple[Term, int]] = []
@@ -80,7 +82,7 @@ def parse_terms(text: str, where: str) -> list[tuple[Term, int]]:
             items, start = stack.pop()
             if not items:
                 raise RulesheetError(where, start, "empty list '()'")
-            if not isinstance(items[0], str) or is_variable(items[0]):
+            if is_variable(items[0]) or (isinstance(items[0], tuple) and not headless):
                 raise RulesheetError(
                     where, start, f"a list must start with a name, not {format_term(items[0])}"
                 )

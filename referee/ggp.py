@@ -1,0 +1,191 @@
+"""The messages of the GGP HTTP protocol: the one home of their syntax, both ways.
+
+A GGP game manager POSTs one KIF list per request to a player and reads one term back, the
+forms that ggp-base's GameServer and players use (`docs/ggp.md` once the HTTP seats land):
+
+    (START <id> <role> (<rules>) <startclock> <playclock>)   -> ready | busy
+    (PLAY <id> NIL) first, then (PLAY <id> (<m1> ... <mn>))  -> a move
+    (STOP <id> (<m1> ... <mn>))                              -> done
+    (ABORT <id>)                                             -> aborted
+    (INFO)                                                   -> ((name X) (status available))
+    (PREVIEW (<rules>) <previewclock>)                       -> (anything)
+
+The moves are the previous joint move in role order; clocks are whole seconds. The head is
+read in any case; START may carry more arguments than five, which are ignored, as ggp-base
+does. Every name comes back in lower case, as GDL is read (a match id too, on both sides).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+from referee.errors import RulesheetError
+from referee.games.gdl.syntax import Term, format_term, one_line, parse_terms
+
+NIL = "nil"
+
+
+class MessageError(ValueError):
+    """Text that is not one of the protocol's requests or replies, and why."""
+
+
+@dataclass(frozen=True)
+class Start:
+    match_id: str
+    role: str
+    # The rulesheet's sentences on one line, canonical, without the enclosing list.
+    rules: str
+    start_clock_s: int
+    play_clock_s: int
+
+
+@dataclass(frozen=True)
+class Play:
+    match_id: str
+    # The previous joint move in role order; None on the first turn (NIL).
+    moves: tuple[str, ...] | None
+
+
+@dataclass(frozen=True)
+class Stop:
+    match_id: str
+    moves: tuple[str, ...] | None
+
+
+@dataclass(frozen=True)
+class Abort:
+    match_id: str
+
+
+@dataclass(frozen=True)
+class Info:
+    pass
+
+
+@dataclass(frozen=True)
+class Preview:
+    rules: str
+    preview_clock_s: int
+
+
+Request = Start | Play | Stop | Abort | Info | Preview
+
+
+class Status(Enum):
+    """What a player says of itself in reply to INFO."""
+
+    AVAILABLE = "available"
+    BUSY = "busy"
+
+
+def format_request(request: Request) -> str:
+    """A request as the text of a POST body."""
+    match request:
+        case Start(match_id, role, rules, start_s, play_s):
+            return f"(START {match_id} {role} ({rules}) {start_s} {play_s})"
+        case Play(match_id, moves):
+            return f"(PLAY {match_id} {_moves(moves)})"
+        case Stop(match_id, moves):
+            return f"(STOP {match_id} {_moves(moves)})"
+        case Abort(match_id):
+            return f"(ABORT {match_id})"
+        case Info():
+            return "(INFO)"
+        case Preview(rules, preview_s):
+            return f"(PREVIEW ({rules}) {preview_s})"
+
+
+def start(match_id: str, role: str, rulesheet: str, start_clock_s: int, play_clock_s: int) -> Start:
+    """The START of a match, its rulesheet's text put on one line."""
+    return Start(match_id, role, one_line(rulesheet), start_clock_s, play_clock_s)
+
+
+def parse_request(text: str) -> Request:
+    """The request a POST body (or a GET path, decoded) spells; MessageError if none."""
+    term = _one_term(text, "request")
+    if not isinstance(term, tuple) or not isinstance(term[0], str):
+        raise MessageError(f"a request is a list headed by its name, not {format_term(term)}")
+    head, args = term[0], term[1:]
+    if head == "start":
+        if len(args) < 5:
+            raise MessageError(f"START takes 5 arguments, got {len(args)}")
+        match_id, role, rules, start_s, play_s = args[:5]
+        return Start(
+            _name(match_id, "match id"),
+            _name(role, "role"),
+            _rules(rules),
+            _seconds(start_s, "start clock"),
+            _seconds(play_s, "play clock"),
+        )
+    if head in ("play", "stop"):
+        _count(head, args, 2)
+        moves = _parse_moves(args[1])
+        match_id = _name(args[0], "match id")
+        return Play(match_id, moves) if head == "play" else Stop(match_id, moves)
+    if head == "abort":
+        _count(head, args, 1)
+        return Abort(_name(args[0], "match id"))
+    if head == "info":
+        _count(head, args, 0)
+        return Info()
+    if head == "preview":
+        _count(head, args, 2)
+        return Preview(_rules(args[0]), _seconds(args[1], "preview clock"))
+    raise MessageError(f"no request is called {head.upper()}")
+
+
+def parse_move_reply(text: str) -> str:
+    """The move a reply to PLAY names, canonical; MessageError for anything but one term."""
+    return format_term(_one_term(text, "reply"))
+
+
+def format_info(name: str, status: Status) -> str:
+    """A player's reply to INFO."""
+    return f"((name {name}) (status {status.value}))"
+
+
+def _one_term(text: str, what: str) -> Term:
+    try:
+        terms = parse_terms(text, what, headless=True)
+    except RulesheetError as error:
+        raise MessageError(f"the {what} is not KIF: {error.problem}") from None
+    if len(terms) != 1:
+        raise MessageError(f"the {what} must be one term, got {len(terms)}")
+    return terms[0][0]
+
+
+def _count(head: str, args: tuple[Term, ...], wanted: int) -> None:
+    if len(args) != wanted:
+        raise MessageError(f"{head.upper()} takes {wanted} argument(s), got {len(args)}")
+
+
+def _name(term: Term, what: str) -> str:
+    if not isinstance(term, str):
+        raise MessageError(f"the {what} must be a name, not {format_term(term)}")
+    return term
+
+
+def _seconds(term: Term, what: str) -> int:
+    if not isinstance(term, str) or not term.isdigit():
+        raise MessageError(f"the {what} must be a whole number of seconds, not {format_term(term)}")
+    return int(term)
+
+
+def _rules(term: Term) -> str:
+    # A one-sentence rulesheet is still a list of sentences: ((role a)), never (role a).
+    if not isinstance(term, tuple) or not all(isinstance(part, tuple) for part in term):
+        raise MessageError("the rules must be a list of sentences")
+    return " ".join(format_term(sentence) for sentence in term)
+
+
+def _parse_moves(term: Term) -> tuple[str, ...] | None:
+    if term == NIL:
+        return None
+    if not isinstance(term, tuple):
+        raise MessageError(f"the moves must be NIL or a list, not {term}")
+    return tuple(format_term(move) for move in term)
+
+
+def _moves(moves: tuple[str, ...] | None) -> str:
+    return NIL.upper() if moves is None else "(" + " ".join(moves) + ")"
