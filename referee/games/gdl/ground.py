@@ -71,24 +71,22 @@ def ground(text: str, where: str) -> GroundProgram:
     RulesheetError for a rulesheet that cannot be used; TooBig for one whose whole program
     passes the budget of time, memory or size.
     """
-    done = _run(text, where, Mode.WHOLE, WHOLE_SECONDS, TooBig)
-    if done.returncode == TOO_BIG:
-        raise TooBig(where, None, f"the whole game grounds to over {WHOLE_RULES:,} rules")
-    if done.returncode == 0:
-        return GroundProgram.from_json(done.stdout.decode())
-    raise _failure(done, where, TooBig)
+    done = _run(text, where, Mode.WHOLE)
+    if done.returncode != 0:
+        raise _failure(done, where, Mode.WHOLE)
+    return GroundProgram.from_json(done.stdout.decode())
 
 
 def probe(text: str, where: str) -> None:
     """Check that a rulesheet's start and first state ground; RulesheetError if not."""
-    done = _run(text, where, Mode.FIRST_STATE, GROUND_SECONDS, RulesheetError)
+    done = _run(text, where, Mode.FIRST_STATE)
     if done.returncode != 0:
-        raise _failure(done, where, RulesheetError)
+        raise _failure(done, where, Mode.FIRST_STATE)
 
 
-def _run(
-    text: str, where: str, mode: Mode, seconds: float, error: type[RulesheetError]
-) -> subprocess.CompletedProcess[bytes]:
+def _run(text: str, where: str, mode: Mode) -> subprocess.CompletedProcess[bytes]:
+    # Read at each call, not bound at import: tests lower them.
+    seconds = WHOLE_SECONDS if mode is Mode.WHOLE else GROUND_SECONDS
     command = [sys.executable, "-m", "referee.games.gdl.grounder", where, mode.value]
     try:
         return subprocess.run(
@@ -99,20 +97,25 @@ def _run(
             check=False,
         )
     except subprocess.TimeoutExpired:
-        raise error(where, None, f"{_what(mode)} does not ground within {seconds:g} s") from None
+        problem = f"{_what(mode)} does not ground within {seconds:g} s"
+        raise _over_budget(mode)(where, None, problem) from None
 
 
-def _failure(
-    done: subprocess.CompletedProcess[bytes], where: str, error: type[RulesheetError]
-) -> RulesheetError:
+def _failure(done: subprocess.CompletedProcess[bytes], where: str, mode: Mode) -> RulesheetError:
     if done.returncode == REFUSED:
         refusal = json.loads(done.stdout.decode())
         return RulesheetError(where, refusal["line"], refusal["problem"])
+    if done.returncode == TOO_BIG:
+        return TooBig(where, None, f"the whole game grounds to over {WHOLE_RULES:,} rules")
     if b"MemoryError" in done.stderr or b"std::bad_alloc" in done.stderr or done.returncode < 0:
-        mode = Mode(done.args[4])
         memory = f"{GROUND_MEMORY >> 30} GiB of memory"
-        return error(where, None, f"{_what(mode)} does not ground within {memory}")
+        return _over_budget(mode)(where, None, f"{_what(mode)} does not ground within {memory}")
     return RulesheetError(where, None, f"grounding failed: {_last_line(done.stderr)}")
+
+
+def _over_budget(mode: Mode) -> type[RulesheetError]:
+    """Past a limit the whole game may still be played one state at a time; a state may not."""
+    return TooBig if mode is Mode.WHOLE else RulesheetError
 
 
 def _what(mode: Mode) -> str:
