@@ -57,6 +57,10 @@ class Literal:
     sign: Sign
     terms: tuple[Term, ...]
 
+    def variables(self) -> set[str]:
+        """The variables that occur in the literal."""
+        return set().union(*(variables(term) for term in self.terms))
+
 
 @dataclass(frozen=True)
 class Rule:
@@ -176,7 +180,7 @@ def _check_safe(rule: Rule, fail: Fail) -> None:
         if unsafe:
             break
         if literal.sign is not Sign.POS:
-            unsafe = set().union(*(variables(term) for term in literal.terms)) - bound
+            unsafe = literal.variables() - bound
             where = _shown(literal)
     if unsafe:
         names = ", ".join(sorted(unsafe))

@@ -28,7 +28,7 @@ def decompose(rules: Sequence[Rule]) -> tuple[Rule, ...]:
 
 def _split(rule: Rule, serial: int) -> list[Rule]:
     head_vars = variables(rule.head)
-    literal_vars = [set().union(*(variables(term) for term in lit.terms)) for lit in rule.body]
+    literal_vars = [literal.variables() for literal in rule.body]
     groups = _components([found - head_vars for found in literal_vars])
     if len(groups) < 2:
         return [rule]

@@ -15,7 +15,7 @@ provers), except that a negation or a (dis)equality waits until its variables ar
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from referee.games.gdl.check import Literal, Rule, Sign
 from referee.games.gdl.syntax import Term, name_of, variables
@@ -68,10 +68,10 @@ def _rewrite(rule: Rule, adornment: str, derived: set[str], ask: _Ask) -> list[R
     head_args = _arguments(rule.head)
     name = name_of(rule.head)
     known = tuple(arg for arg, how in zip(head_args, adornment, strict=True) if how == "b")
-    bound = set().union(set(), *(variables(arg) for arg in known))
     body = [Literal(Sign.POS, (_atom(_MAGIC.format(name, adornment), known),))]
     found: list[Rule] = []
-    for literal in _ordered(rule.body, bound):
+    head_bound = set().union(*(variables(arg) for arg in known))
+    for literal, bound in _ordered(rule.body, head_bound):
         atom = literal.terms[0]
         if literal.sign in (Sign.POS, Sign.NEG) and name_of(atom) in derived:
             args = _arguments(atom)
@@ -82,32 +82,28 @@ def _rewrite(rule: Rule, adornment: str, derived: set[str], ask: _Ask) -> list[R
             )
             literal = Literal(literal.sign, (_atom(ask(name_of(atom), how), args),))
         body.append(literal)
-        if literal.sign in (Sign.POS, Sign.SAME):
-            bound |= set().union(*(variables(term) for term in literal.terms))
     found.append(Rule(_atom(_ADORNED.format(name, adornment), head_args), tuple(body), rule.line))
     return found
 
 
-def _ordered(body: Sequence[Literal], bound: set[str]) -> list[Literal]:
-    """The body in written order, each negation or (dis)equality once its variables are bound."""
+def _ordered(body: Sequence[Literal], bound: set[str]) -> Iterator[tuple[Literal, set[str]]]:
+    """The body in written order, each negation or (dis)equality once its variables are bound;
+    each literal with the variables bound before it."""
     waiting = list(body)
     known = set(bound)
-    order: list[Literal] = []
     while waiting:
         ready = next(
             (
                 literal
                 for literal in waiting
-                if literal.sign is Sign.POS
-                or set().union(*(variables(term) for term in literal.terms)) <= known
+                if literal.sign is Sign.POS or literal.variables() <= known
             ),
             waiting[0],
         )
         waiting.remove(ready)
-        order.append(ready)
+        yield ready, set(known)
         if ready.sign in (Sign.POS, Sign.SAME):
-            known |= set().union(*(variables(term) for term in ready.terms))
-    return order
+            known |= ready.variables()
 
 
 def _arguments(atom: Term) -> tuple[Term, ...]:
