@@ -1,4 +1,4 @@
-"""Any GDL game behind the `Game` interface: the compiled reasoner, with the faults of the rules.
+"""Any GDL game behind the `Game` interface: a reasoner, with the faults of the rules.
 
 A rulesheet can be wrong as written; where its rules leave a role without a legal move in a
 state that is not terminal, or give a role no goal or several in a terminal state, the
@@ -18,7 +18,7 @@ from referee.games.gdl.check import checked_rules, negation_cycle
 from referee.games.gdl.compile import Unstratified, compile_program
 from referee.games.gdl.ground import TooBig, ground, probe
 from referee.games.gdl.reasoner import Reasoner, State
-from referee.games.gdl.render import render_facts
+from referee.games.gdl.render import describe_facts, render_facts
 from referee.games.gdl.syntax import format_term, one_line, parse_rulesheet, parse_terms
 
 # GDL says nothing of how long a game lasts; what bounds the time a match may take.
@@ -51,7 +51,7 @@ class GdlGame(Game[State]):
         # twice what a step of the referee may take.
         self._views: dict[State, _View] = {}
         super().__init__()
-        self.example_move = next(iter(sorted(self._moves.values())), Move("noop"))
+        self.example_move = min(self._moves.values(), default=Move("noop"))
 
     def all_moves(self) -> Iterable[Move]:
         """Every move of the game; for a per-state reasoner, those met so far."""
@@ -128,7 +128,7 @@ class GdlGame(Game[State]):
 
     def describe(self, state: State) -> str:
         """A state on one line: its facts."""
-        return "state {" + " ".join(self.facts(state)) + "}"
+        return describe_facts(self.facts(state))
 
     def render(self, state: State) -> str:
         return render_facts(self.facts(state))

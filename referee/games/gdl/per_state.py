@@ -28,6 +28,7 @@ from referee.games.gdl.asp import Names, game_program
 from referee.games.gdl.check import Rule, negation_cycle
 from referee.games.gdl.magic import magic_rules
 from referee.games.gdl.reasoner import State
+from referee.games.gdl.render import describe_facts
 from referee.games.gdl.syntax import format_term, name_of
 
 _START = (("role", 1), ("init", 1))
@@ -57,11 +58,9 @@ class PerState:
         self._rules = rules
         self._where = where
         self._names = Names()
-        self._program = game_program(magic_rules(rules, _QUERIES), self._names) + _MOVES
-        self._program += "".join(f"#show {name}/{arity}.\n" for name, arity in _QUERIES)
-        self.roles = tuple(
-            dict.fromkeys(format_term(r.head[1]) for r in rules if name_of(r.head) == "role")
-        )
+        self._program = self._text(_QUERIES) + _MOVES
+        # In the order written: the role facts' order is the game's role order.
+        self.roles = tuple(format_term(r.head[1]) for r in rules if name_of(r.head) == "role")
         self._role_symbol: list[clingo.Symbol] = []
         self._facts: list[str] = []
         self._fact_asp: list[str] = []
@@ -71,9 +70,7 @@ class PerState:
         self._move_at: list[dict[clingo.Symbol, int]] = [{} for _ in self.roles]
         self._move_by_text: list[dict[str, int]] = [{} for _ in self.roles]
         self._views: OrderedDict[State, _View] = OrderedDict()
-        start = game_program(magic_rules(rules, _START), self._names)
-        start += "".join(f"#show {name}/{arity}.\n" for name, arity in _START)
-        symbols = self._solve(self._ground(start), "the start")
+        symbols = self._solve(self._ground(self._text(_START)), "the start")
         by_text = {
             format_term(self._names.term(s.arguments[0])): s.arguments[0]
             for s in symbols
@@ -119,7 +116,12 @@ class PerState:
         return sorted(fact for i, fact in enumerate(self._facts) if state >> i & 1)
 
     def describe(self, state: State) -> str:
-        return "state {" + " ".join(self.fact_texts(state)) + "}"
+        return describe_facts(self.fact_texts(state))
+
+    def _text(self, queries: Sequence[tuple[str, int]]) -> str:
+        """The rules rewritten for the queries, as clingo text that shows only their answers."""
+        shown = "".join(f"#show {name}/{arity}.\n" for name, arity in queries)
+        return game_program(magic_rules(self._rules, queries), self._names) + shown
 
     def _view(self, state: State) -> _View:
         view = self._views.get(state)

@@ -10,6 +10,11 @@ from referee.games.gdl.syntax import parse_terms
 _WIDEST = 64
 
 
+def describe_facts(facts: list[str]) -> str:
+    """A state on one line, as faults of the rules name it: its facts."""
+    return "state {" + " ".join(facts) + "}"
+
+
 def render_facts(facts: list[str]) -> str:
     """A grid per relation of `(name x y value)` facts that has enough of them; the rest listed."""
     boards: dict[str, dict[tuple[str, str], str]] = defaultdict(dict)
