@@ -206,7 +206,6 @@ def _replay(reference: ReferenceGame, game: Game, report: Callable[..., None]) -
     for role, goal in zip(game.roles, game.goals(state), strict=True):
         if goal != reference.goals[role]:
             report(last, role, f"goal expected {_number(reference.goals[role])}, got {goal}", True)
-    return
 
 
 def _difference(expected: frozenset[str], actual: frozenset[str]) -> str:
