@@ -10,6 +10,7 @@ from typer.testing import CliRunner
 
 from referee.cli import app
 from referee.errors import ConformanceFileError
+from referee.games import GAMES, as_gdl, builtin_with_rules, get_game
 from referee.records.conformance import check_file
 from tests.conftest import CONFORMANCE, REFERENCE_FILES
 
@@ -157,3 +158,21 @@ def test_json_output_lists_mismatches(tmp_path: Path) -> None:
     (mismatch,) = report["mismatches"]
     assert mismatch["role"] == "x" and mismatch["final"] is True
     assert mismatch["detail"].startswith("goal expected 7, got ")
+
+
+@pytest.mark.parametrize("path", REFERENCE_FILES, ids=lambda p: p.stem)
+def test_the_packaged_gdl_rules_of_a_built_in_game_reproduce_its_reference_games(
+    path: Path,
+) -> None:
+    # What a GGP player is sent as the game's rules must be the game the referee judges.
+    gdl = as_gdl(get_game(path.stem))
+    assert gdl.id == path.stem
+    report = check_file(path, gdl)
+    assert report.games > 0
+    assert [str(m) for m in report.mismatches] == []
+
+
+def test_the_built_in_game_is_recognised_by_its_rules_alone() -> None:
+    for game in GAMES.values():
+        assert builtin_with_rules(as_gdl(game).one_line) is game
+    assert builtin_with_rules("(role a)") is None

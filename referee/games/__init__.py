@@ -1,6 +1,7 @@
 """The rule engines, and the registry that maps game ids to them."""
 
 from collections.abc import Mapping
+from pathlib import Path
 from types import MappingProxyType
 
 from referee.errors import UnknownGameError
@@ -16,6 +17,7 @@ from referee.games.base import (
 from referee.games.blocker_parallel import BlockerParallel
 from referee.games.double_tictactoe import DoubleTictactoe
 from referee.games.gdl import GdlGame, load_rulesheet, load_text, rulesheet_sha256
+from referee.games.gdl.syntax import one_line
 from referee.games.hex_pie import HexPie
 from referee.games.quad import Quad
 from referee.games.ticblock import Ticblock
@@ -23,6 +25,33 @@ from referee.games.ticblock import Ticblock
 GAMES: Mapping[str, Game] = MappingProxyType(
     {game.id: game for game in (BlockerParallel(), Ticblock(), HexPie(), DoubleTictactoe(), Quad())}
 )
+
+
+# GDL rulesheets of the built-in games, written for the referee and checked against the
+# engines by `referee conformance`: the rules a GGP player is sent, and a record's states.
+RULESHEETS = Path(__file__).resolve().parent / "rulesheets"
+
+
+def gdl_rules(game: Game) -> str:
+    """A game's GDL rulesheet: a GDL game's own, or the package's for a built-in game."""
+    if isinstance(game, GdlGame):
+        return game.rules
+    return (RULESHEETS / f"{game.id}.kif").read_text(encoding="utf-8")
+
+
+def as_gdl(game: Game) -> GdlGame:
+    """The game under its GDL rules: itself, or the package's rulesheet of a built-in game."""
+    if isinstance(game, GdlGame):
+        return game
+    return load_text(gdl_rules(game), str(RULESHEETS / f"{game.id}.kif"))
+
+
+def builtin_with_rules(rules: str) -> Game | None:
+    """The built-in game whose GDL rulesheet is `rules` (canonical, on one line), if any."""
+    for game in GAMES.values():
+        if one_line(gdl_rules(game)) == rules:
+            return game
+    return None
 
 
 def is_rulesheet(game_id: str) -> bool:
@@ -45,13 +74,17 @@ def get_game(game_id: str) -> Game:
 __all__ = [
     "GAMES",
     "NOOP",
+    "RULESHEETS",
     "Game",
     "GdlGame",
     "Goals",
     "JointMove",
     "Move",
+    "as_gdl",
+    "builtin_with_rules",
     "canonical_spelling",
     "format_move",
+    "gdl_rules",
     "get_game",
     "is_rulesheet",
     "load_rulesheet",
