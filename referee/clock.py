@@ -29,6 +29,17 @@ EXIT_GRACE_S = 0.2
 REAP_PATIENCE_S = 2.0
 # What ending one process can take: the grace after quit, then killing and reaping.
 CLOSE_S = QUIT_GRACE_S + REAP_PATIENCE_S + 1.0
+# A GGP player's answer to ABORT is awaited this long, as ggp-base's server does.
+ABORT_S = 1.0
+# What `referee serve` keeps of each GGP clock for itself: the HTTP exchange and the rules.
+GATEWAY_MARGIN_MS = 500
+# How long `referee serve` waits for a whole request, or for its answer to be taken.
+GATEWAY_READ_S = 10.0
+
+
+def abandoned_after_s(play_ms: int) -> float:
+    """How long a match may go without a request before `referee serve` drops it."""
+    return max(60.0, 10 * play_ms / 1000)
 
 
 @dataclass(frozen=True)
@@ -50,6 +61,22 @@ class Clocks:
                 raise ConfigError(f"{clock} must be {what} of ms")
             if value > MAX_CLOCK_MS:
                 raise ConfigError(f"{clock} must be at most {MAX_CLOCK_MS} ms (a day)")
+
+
+def ggp_seconds(clocks: Clocks) -> tuple[int, int]:
+    """The start and play clocks a GGP player is told: whole seconds, rounded down.
+
+    The player is judged by the clocks in milliseconds, so what it is told is never more
+    than it has; a clock of 5500 ms tells 5 s and leaves 0.5 s for the network.
+    ConfigError for a clock under a second, which a GGP player cannot be told.
+    """
+    for clock, value in (("start clock", clocks.start_ms), ("play clock", clocks.play_ms)):
+        if value < 1000:
+            raise ConfigError(
+                f"a GGP player is told its clocks in whole seconds: the {clock} must be at"
+                f" least 1000 ms, not {value}"
+            )
+    return clocks.start_ms // 1000, clocks.play_ms // 1000
 
 
 def verdict(elapsed_ms: float | None, limit_ms: float) -> PlayerTimeout | None:

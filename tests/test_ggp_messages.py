@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from referee.ggp import (
+from referee.ggp.messages import (
     Abort,
     Info,
     MessageError,

@@ -25,11 +25,14 @@ from tabulate import tabulate
 from referee import __version__
 from referee.cli import present
 from referee.cli.help import PlainCommand
-from referee.clock import Clocks
+from referee.clock import Clocks, ggp_seconds
 from referee.errors import ConfigError, ConformanceFileError, RefereeError
 from referee.games import GAMES, Game, get_game
 from referee.games.playout import random_steps
+from referee.gateway import Gateway
+from referee.gateway import serve as serve_gateway
 from referee.match import MatchSetup, new_match_id, play_fresh
+from referee.players.base import PlayerKind
 from referee.players.builtin import make_player, parse_seats, program_spec
 from referee.players.trace import Trace, trace_channel
 from referee.policy import MAX_SEED, OUT_OF_THE_MATCH, Policy
@@ -410,6 +413,8 @@ def play(
     found = get_game(game)
     seats = [replace(spec, limits=limits) for spec in parse_seats(found, player)]
     clocks = Clocks(start_clock, play_clock, time_bank)
+    if any(spec.kind is PlayerKind.HTTP for spec in seats):
+        ggp_seconds(clocks)
     seed = _fresh_seed(seed)
     match_id = new_match_id(found.id)
     out = out or Path("matches") / "results" / f"{match_id}.json"
@@ -749,6 +754,68 @@ def export(
     else:
         check_writable(out)
         write_atomic(out, text)
+
+
+@app.command(cls=PlainCommand)
+@_user_errors
+@_limit_options
+def serve(
+    command: Annotated[
+        str,
+        typer.Argument(
+            metavar="COMMAND",
+            help="The program, quoted if it has spaces: 'python3 bot.py'; or random or mcts.",
+        ),
+    ],
+    port: Annotated[int, typer.Option(min=0, max=65535, metavar="N", help="Port to listen on.")],
+    host: Annotated[
+        str,
+        typer.Option(metavar="HOST", help="Address to listen on; 0.0.0.0 for every network."),
+    ] = "127.0.0.1",
+    name: Annotated[
+        str | None, typer.Option(metavar="NAME", help="The player's name (default: the command's).")
+    ] = None,
+    logs: Annotated[
+        Path,
+        typer.Option(metavar="DIRECTORY", help="Where each match's log of the program goes."),
+    ] = Path("matches") / "results" / "serve",
+    trace: TraceOption = None,
+    *,
+    limits: Limits,
+) -> None:
+    """Enter a line-protocol program in GGP competitions: answer a GGP game manager over HTTP.
+
+    Each START starts the program afresh; one match at a time, a second START is told busy.
+    Ctrl-C stops.
+
+    \b
+    Examples:
+      referee serve players/random_player.py --port 9147
+      referee serve 'python3 bot.py' --port 9147 --host 0.0.0.0 --name mybot
+    """
+    spec = program_spec(command, "serve runs a program; a person cannot be served")
+    spec = replace(spec, limits=limits)
+    player_name = name or Path(spec.argv[-1]).stem
+    check_writable_dir(logs, "--logs")
+    _prepare_sandbox()
+    with contextlib.ExitStack() as stack:
+        tracer = _open_trace(stack, trace)
+        gateway = Gateway(spec, player_name, logs, typer.echo, trace_channel(tracer, player_name))
+        _run(_serve(gateway, host, port), "stopped", stop_progress=lambda: None)
+
+
+async def _serve(gateway: Gateway, host: str, port: int) -> None:
+    try:
+        server = await serve_gateway(gateway, host, port)
+    except OSError as error:
+        raise ConfigError(f"cannot listen on {host}:{port}: {error.strerror}") from None
+    bound = server.sockets[0].getsockname()[1]
+    typer.echo(f"{gateway.name}: a GGP player at http://{host}:{bound} (Ctrl-C stops)")
+    try:
+        await server.serve_forever()
+    finally:
+        server.close()
+        await gateway.close()
 
 
 @app.command(cls=PlainCommand)

@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from referee.errors import ConfigError, PlayerCrashed
 from referee.records.transcript import HUMAN_COMMAND
@@ -23,6 +24,8 @@ class PlayerKind(StrEnum):
     HUMAN = "human"
     # The referee itself, in the `random` role of a GDL game.
     CHANCE = "chance"
+    # A GGP player: an HTTP server the referee sends the GGP protocol's messages.
+    HTTP = "http"
 
 
 # Suffixes of the scripts an interpreter in a player command runs: such an argument is a file
@@ -49,11 +52,33 @@ class PlayerSpec:
     limits: Limits = field(default_factory=Limits)
     kind: PlayerKind = PlayerKind.PROGRAM
     files: tuple[Path, ...] = ()
+    url: str = ""
 
     @classmethod
     def human(cls, name: str = "human") -> PlayerSpec:
         """The person at the terminal."""
         return cls(name, kind=PlayerKind.HUMAN)
+
+    @classmethod
+    def http(cls, name: str, url: str) -> PlayerSpec:
+        """A GGP player at `http://host:port`; ConfigError for any other kind of address."""
+        parts = urlsplit(url)
+        try:
+            port = parts.port
+        except ValueError:
+            raise ConfigError(f"player {name}: {url!r} has no valid port") from None
+        if parts.scheme != "http":
+            raise ConfigError(f"player {name}: {url!r}: GGP players speak plain http://")
+        if not parts.hostname or port is None or parts.path not in ("", "/") or parts.query:
+            raise ConfigError(f"player {name}: {url!r} is not of the form http://HOST:PORT")
+        return cls(name, kind=PlayerKind.HTTP, url=f"http://{parts.netloc}")
+
+    @property
+    def address(self) -> tuple[str, int]:
+        """The host and port of a GGP player."""
+        parts = urlsplit(self.url)
+        assert parts.hostname is not None and parts.port is not None
+        return parts.hostname, parts.port
 
     @classmethod
     def from_command(
@@ -80,12 +105,14 @@ class PlayerSpec:
 
     @property
     def command(self) -> tuple[str, ...]:
-        """What a transcript records as the seat's command."""
+        """What a transcript records as the seat's command: for a GGP player, its address."""
+        if self.kind is PlayerKind.HTTP:
+            return (self.url,)
         return tuple(HUMAN_COMMAND) if self.kind is PlayerKind.HUMAN else self.argv
 
     def missing_program(self) -> str | None:
-        """Why the program cannot be run, or None when it can (a person always can)."""
-        if self.kind is PlayerKind.HUMAN:
+        """Why the program cannot be run, or None when it can (a person or a server always can)."""
+        if self.kind in (PlayerKind.HUMAN, PlayerKind.HTTP):
             return None
         program = self.argv[0]
         if "/" in program:

@@ -17,6 +17,7 @@ from referee.errors import ConfigError, UnknownRoleError
 from referee.games import Game
 from referee.players.base import Player, PlayerKind, PlayerSpec
 from referee.players.chance import ChancePlayer, chance_spec, is_chance
+from referee.players.http import HttpPlayer
 from referee.players.human import HumanPlayer, Read, terminal_reader
 from referee.players.process import ProgramPlayer
 from referee.players.trace import TraceChannel
@@ -44,6 +45,8 @@ def player_spec(
     name = name or text
     if text == HUMAN:
         return PlayerSpec.human(name)
+    if text.lower().startswith(("http://", "https://")):
+        return PlayerSpec.http(name, text)
     if text in BUILTIN_PROGRAMS:
         script = PROGRAMS / BUILTIN_PROGRAMS[text]
         if not script.is_file():
@@ -123,4 +126,6 @@ def make_player(
         return HumanPlayer(read or terminal_reader(), show)
     if spec.kind is PlayerKind.CHANCE:
         return ChancePlayer()
+    if spec.kind is PlayerKind.HTTP:
+        return HttpPlayer(spec, trace)
     return ProgramPlayer(spec, log_path, trace=trace)

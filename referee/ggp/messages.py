@@ -1,7 +1,7 @@
 """The messages of the GGP HTTP protocol: the one home of their syntax, both ways.
 
 A GGP game manager POSTs one KIF list per request to a player and reads one term back, the
-forms that ggp-base's GameServer and players use (`docs/ggp.md` once the HTTP seats land):
+forms that ggp-base's GameServer and players use (`docs/ggp.md`):
 
     (START <id> <role> (<rules>) <startclock> <playclock>)   -> ready | busy
     (PLAY <id> NIL) first, then (PLAY <id> (<m1> ... <mn>))  -> a move

@@ -1,0 +1,248 @@
+"""A line-protocol program entered as a GGP player: `referee serve`.
+
+The gateway is an HTTP server that GGP game managers POST their messages to (`referee.ggp`).
+For each match it starts the program afresh in the sandbox and speaks to it in the lines of
+`referee.protocol`, keeping the game's state with the referee's own rules: START becomes
+`start` (a built-in game by its id when the rules are its rules, else the rules on the
+line), PLAY becomes `moves` and then `go` with the legal moves when the program has a
+choice, STOP and ABORT become `end`. A forced move is answered by the gateway itself.
+
+The gateway keeps a margin of each clock for itself, so that its answer reaches the manager
+in time even when the program uses its whole clock; a program that does not answer a `go`
+in time, or answers with no legal move, is covered by a random legal move, and told so in
+the gateway's output. One match at a time: a second START is answered `busy`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import random
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from referee.clock import GATEWAY_MARGIN_MS, GATEWAY_READ_S, abandoned_after_s, now
+from referee.errors import MoveError, PlayerFault, RefereeError
+from referee.games import Game, Move, builtin_with_rules, load_text
+from referee.ggp import messages as ggp
+from referee.ggp import wire
+from referee.players.base import PlayerSpec
+from referee.players.process import ProgramPlayer
+from referee.players.trace import TraceChannel
+from referee.protocol import End, EndReason, Go, Moves, Start, is_ready, start_rules
+
+
+class GatewayError(RefereeError):
+    """A request the gateway cannot act on, said to the manager as `400 Bad Request`."""
+
+
+@dataclass
+class _Hosted:
+    """The match the program is playing: its game, its role, where it stands."""
+
+    match_id: str
+    game: Game
+    role: int
+    play_ms: int
+    player: ProgramPlayer
+    state: Hashable
+    step: int = 0
+    last_heard: float = field(default_factory=now)
+
+
+class Gateway:
+    """Answers a GGP manager's requests for one line-protocol program."""
+
+    def __init__(
+        self,
+        spec: PlayerSpec,
+        name: str,
+        logs: Path,
+        say: Callable[[str], None],
+        trace: TraceChannel | None = None,
+    ) -> None:
+        self.spec = spec
+        self.name = name
+        self.logs = logs
+        self.say = say
+        self.trace = trace
+        self.rng = random.Random()
+        self.hosted: _Hosted | None = None
+        self._starting = False
+        self._lock = asyncio.Lock()
+
+    async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        """One connection: one request read within bounds, one answer, then the close."""
+        try:
+            try:
+                async with asyncio.timeout(GATEWAY_READ_S):
+                    incoming = await wire.read_request(reader)
+            except (TimeoutError, wire.WireError) as error:
+                detail = str(error) or f"no whole request within {GATEWAY_READ_S:.0f} s"
+                writer.write(wire.reply(detail, "400 Bad Request"))
+                return
+            if incoming.method == "OPTIONS":
+                writer.write(wire.reply(""))
+                return
+            try:
+                answer = await self.answer(ggp.parse_request(incoming.message))
+            except (ggp.MessageError, GatewayError) as error:
+                self.say(f"refused a request: {error}")
+                writer.write(wire.reply(str(error), "400 Bad Request"))
+                return
+            writer.write(wire.reply(answer))
+        finally:
+            with contextlib.suppress(OSError, TimeoutError):
+                async with asyncio.timeout(GATEWAY_READ_S):
+                    await writer.drain()
+            writer.close()
+
+    async def answer(self, request: ggp.Request) -> str:
+        """What the player says to a request."""
+        await self._drop_if_abandoned()
+        match request:
+            case ggp.Info():
+                busy = self.hosted is not None or self._starting
+                return ggp.format_info(self.name, ggp.Status.BUSY if busy else ggp.Status.AVAILABLE)
+            case ggp.Preview():
+                return "ready"
+            case ggp.Start():
+                if self.hosted is not None or self._starting:
+                    return "busy"
+                self._starting = True
+                try:
+                    return await self._start(request)
+                finally:
+                    self._starting = False
+            case ggp.Play(match_id, moves):
+                async with self._lock:
+                    return await self._play(self._match(match_id), moves)
+            case ggp.Stop(match_id, moves):
+                async with self._lock:
+                    hosted = self._match(match_id)
+                    if moves is not None:
+                        await self._apply(hosted, moves)
+                    goals = hosted.game.goals(hosted.state)
+                    await self._end(hosted, End(tuple(goals), EndReason.TERMINAL))
+                    return "done"
+            case ggp.Abort(match_id):
+                async with self._lock:
+                    hosted = self._match(match_id)
+                    await self._end(hosted, End((0,) * len(hosted.game.roles), EndReason.ABORTED))
+                    return "aborted"
+
+    async def close(self) -> None:
+        """End the program of a match still under way."""
+        if self.hosted is not None:
+            hosted, self.hosted = self.hosted, None
+            await hosted.player.close()
+
+    async def _start(self, request: ggp.Start) -> str:
+        began = now()
+        deadline_ms = request.start_clock_s * 1000 - GATEWAY_MARGIN_MS
+        try:
+            game = await _game_of(request)
+        except RefereeError as error:
+            self.say(f"{request.match_id}: cannot play these rules: {error}")
+            return "busy"
+        try:
+            role = game.role_index(request.role)
+        except RefereeError as error:
+            self.say(f"{request.match_id}: {error}")
+            return "busy"
+        player = ProgramPlayer(self.spec, self.logs / f"{request.match_id}.log", trace=self.trace)
+        try:
+            await player.start()
+            player.new_match()
+            left_ms = max(1, round(deadline_ms - (now() - began) * 1000))
+            play_ms = max(1, request.play_clock_s * 1000 - GATEWAY_MARGIN_MS)
+            line = Start(
+                request.match_id, game.id, request.role, left_ms, play_ms, start_rules(game)
+            )
+            reply = await player.request(str(line), left_ms / 1000)
+        except (RefereeError, PlayerFault) as error:
+            self.say(f"{request.match_id}: the program did not start: {error}")
+            await player.close()
+            return "busy"
+        if reply is None or not is_ready(reply.text):
+            said = "nothing in time" if reply is None else repr(reply.text[:80])
+            self.say(f"{request.match_id}: the program answered {said} instead of ready")
+            await player.close()
+            return "busy"
+        self.hosted = _Hosted(request.match_id, game, role, play_ms, player, game.initial_state())
+        self.say(f"{request.match_id}: started, {game.id} as {request.role}")
+        return "ready"
+
+    async def _play(self, hosted: _Hosted, moves: tuple[str, ...] | None) -> str:
+        if moves is not None:
+            await self._apply(hosted, moves)
+        legal = hosted.game.legal_moves(hosted.state, hosted.role)
+        if len(legal) == 1:
+            return legal[0]
+        step = hosted.step + 1
+        try:
+            reply = await hosted.player.request(
+                str(Go(step, hosted.play_ms, legal)), hosted.play_ms / 1000
+            )
+            move = None if reply is None else hosted.game.parse_move(reply.text)
+        except (PlayerFault, MoveError) as error:
+            self.say(f"{hosted.match_id}: step {step}: {error}")
+            move = None
+        if move is None or move not in legal:
+            move = self.rng.choice(legal)
+            self.say(f"{hosted.match_id}: step {step}: no legal move in time; played {move}")
+        return move
+
+    async def _apply(self, hosted: _Hosted, texts: tuple[str, ...]) -> None:
+        """Play the manager's joint move, and tell the program."""
+        game = hosted.game
+        if len(texts) != len(game.roles):
+            raise GatewayError(f"{len(texts)} moves for {len(game.roles)} roles")
+        try:
+            joint: tuple[Move, ...] = tuple(game.parse_move(text) for text in texts)
+        except MoveError as error:
+            raise GatewayError(str(error)) from None
+        for role, move in enumerate(joint):
+            if move not in game.legal_moves(hosted.state, role):
+                raise GatewayError(f"{move} is not legal for {game.roles[role]} here")
+        hosted.step += 1
+        hosted.state = game.next_state(hosted.state, joint)
+        with contextlib.suppress(PlayerFault):
+            await hosted.player.send(str(Moves(hosted.step, joint)), hosted.play_ms / 1000)
+
+    async def _end(self, hosted: _Hosted, end: End) -> None:
+        with contextlib.suppress(PlayerFault):
+            await hosted.player.send(str(end), hosted.play_ms / 1000)
+        self.hosted = None
+        await hosted.player.close()
+        self.say(f"{hosted.match_id}: {end.reason}, goals {' '.join(map(str, end.goals))}")
+
+    def _match(self, match_id: str) -> _Hosted:
+        hosted = self.hosted
+        if hosted is None or hosted.match_id != match_id:
+            raise GatewayError(f"no match {match_id} is being played here")
+        hosted.last_heard = now()
+        return hosted
+
+    async def _drop_if_abandoned(self) -> None:
+        """A manager that went silent mid-match must not keep the player busy for ever."""
+        hosted = self.hosted
+        if hosted is not None and now() - hosted.last_heard > abandoned_after_s(hosted.play_ms):
+            self.say(f"{hosted.match_id}: abandoned by its manager")
+            async with self._lock:
+                await self._end(hosted, End((0,) * len(hosted.game.roles), EndReason.ABORTED))
+
+
+async def _game_of(start: ggp.Start) -> Game:
+    """The game of a START: a built-in game when the rules are its rules, else the rules'."""
+    builtin = builtin_with_rules(start.rules)
+    if builtin is not None:
+        return builtin
+    # Grounding can take seconds: the gateway goes on answering INFO meanwhile.
+    return await asyncio.to_thread(load_text, start.rules, f"{start.match_id}.kif")
+
+
+async def serve(gateway: Gateway, host: str, port: int) -> asyncio.Server:
+    """Listen for a manager's requests at host:port."""
+    return await wire.serve(gateway.handle, host, port)

@@ -1,0 +1,157 @@
+"""A GGP player over HTTP in a seat: the referee's protocol lines turned into GGP requests.
+
+The match speaks to every seat in the lines of `referee.protocol`; this class carries them
+to a GGP player as a game manager would (`referee.ggp`): `start` becomes START with the
+game's GDL rules, `go` becomes PLAY with the previous joint move, and `end` becomes STOP
+after a match played out, ABORT otherwise. A GGP player expects PLAY at every step, also
+when its only move is forced, where the referee sends it no `go`: that PLAY is sent when
+the step's `moves` comes, and its answer is awaited (within the play clock) but not judged.
+
+Each request is one connection. Its time runs from the connect to the last byte of the
+answer, all within the request's limit, so a player that hangs or trickles is cut off at
+its deadline, and one that sends more than a reply's worth is cut off at the bound
+(`referee.ggp.wire`). A refused or dropped connection is a crash; an answer that is not
+HTTP, or not one term, a protocol fault; the match's clock and rules judge the rest.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+from referee.clock import ABORT_S, Clocks, ggp_seconds, now
+from referee.errors import PlayerCrashed, ProtocolViolation
+from referee.games import gdl_rules, get_game
+from referee.ggp import messages as ggp
+from referee.ggp.wire import Broken, WireError, connect, read_reply
+from referee.ggp.wire import post as http_post
+from referee.players.base import Player, PlayerSpec, Reply, quoted
+from referee.players.trace import TraceChannel
+from referee.protocol import End, EndReason, Go, Moves, Quit, Start, parse
+
+# What a GGP match id may hold: a KIF atom.
+_NOT_IN_AN_ATOM = re.compile(r"[^A-Za-z0-9_.+-]")
+
+
+class HttpPlayer(Player):
+    """A GGP player at a URL, one match at a time."""
+
+    def __init__(self, spec: PlayerSpec, trace: TraceChannel | None = None) -> None:
+        self.spec = spec
+        self.log_path: Path | None = None
+        self._trace = trace
+        self._host, self._port = spec.address
+        self._match_id = ""
+        self._play_s = 1.0
+        # The joint move of the last step played (None before the first), and the last
+        # step the player was asked to move at.
+        self._last: tuple[str, ...] | None = None
+        self._asked = 0
+
+    async def start(self) -> None:
+        return None
+
+    def new_match(self) -> None:
+        self._last = None
+        self._asked = 0
+
+    async def request(self, line: str, limit_s: float) -> Reply | None:
+        message = parse(line)
+        if isinstance(message, Start):
+            start_s, play_s = ggp_seconds(Clocks(message.start_ms, message.play_ms))
+            self._match_id = _NOT_IN_AN_ATOM.sub("_", message.match_id)
+            self._play_s = message.play_ms / 1000
+            rules = message.rules or gdl_rules(get_game(message.game_id))
+            start = ggp.start(self._match_id, message.role, rules, start_s, play_s)
+            return await self._exchange(start, limit_s, _ready)
+        if isinstance(message, Go):
+            self._asked = message.step
+            return await self._exchange(ggp.Play(self._match_id, self._last), limit_s, _move)
+        raise ValueError(f"a GGP player is not asked {line!r}")
+
+    async def send(self, line: str, limit_s: float) -> None:
+        message = parse(line)
+        if isinstance(message, Moves):
+            if self._asked != message.step:
+                # Its move was forced: it still gets the step's PLAY, and time to think.
+                await self._told(ggp.Play(self._match_id, self._last), self._play_s)
+            self._last = message.joint
+        elif isinstance(message, End):
+            if message.reason is EndReason.TERMINAL:
+                await self._told(ggp.Stop(self._match_id, self._last), self._play_s)
+            else:
+                await self._told(ggp.Abort(self._match_id), ABORT_S)
+        elif not isinstance(message, Quit):
+            raise ValueError(f"a GGP player is not sent {line!r}")
+
+    async def close(self) -> None:
+        return None
+
+    @property
+    def alive(self) -> bool:
+        # A server outlives its matches; one that is gone is found so by its next request.
+        return True
+
+    async def _told(self, request: ggp.Request, limit_s: float) -> None:
+        """A request whose answer is not judged: a player that fails it fails its next one."""
+        with contextlib.suppress(PlayerCrashed, ProtocolViolation):
+            await self._exchange(request, limit_s, str)
+
+    async def _exchange(
+        self, request: ggp.Request, limit_s: float, read: Callable[[str], str]
+    ) -> Reply | None:
+        """One request on its own connection: the answer, or None when none came in time."""
+        text = ggp.format_request(request)
+        if self._trace is not None:
+            self._trace.sent(text)
+        began = now()
+        writer: asyncio.StreamWriter | None = None
+        try:
+            async with asyncio.timeout(limit_s):
+                try:
+                    reader, writer = await connect(self._host, self._port)
+                except OSError as error:
+                    raise PlayerCrashed(f"refused the connection: {_reason(error)}") from None
+                writer.write(http_post(f"{self._host}:{self._port}", self.spec.name, text))
+                await writer.drain()
+                body = await read_reply(reader)
+        except TimeoutError:
+            if self._trace is not None:
+                self._trace.received("", "no answer in time")
+            return None
+        except WireError as error:
+            if error.broken is Broken.CLOSED:
+                raise PlayerCrashed(error.detail) from None
+            raise ProtocolViolation(error.detail) from None
+        except OSError as error:
+            raise PlayerCrashed(f"dropped the connection: {_reason(error)}") from None
+        finally:
+            if writer is not None:
+                writer.transport.abort()
+        elapsed_ms = (now() - began) * 1000
+        if self._trace is not None:
+            self._trace.received(body)
+        return Reply(read(body), elapsed_ms)
+
+
+def _ready(body: str) -> str:
+    """`ready` or `busy` as the match reads them; anything else as it was said."""
+    return body.strip().lower() if body.strip().lower() in ("ready", "busy") else body
+
+
+def _move(body: str) -> str:
+    """The move an answer names, canonical, for the match to judge; else the answer itself,
+    which the match finds is not a move."""
+    try:
+        return ggp.parse_move_reply(body)
+    except ggp.MessageError:
+        if "\n" in body or not body.strip():
+            raise ProtocolViolation(f"answered {quoted(body)}, which is not one term") from None
+        return body
+
+
+def _reason(error: OSError) -> str:
+    return error.strerror or type(error).__name__
