@@ -8,6 +8,7 @@ import functools
 import inspect
 import itertools
 import json
+import os
 import random
 import shlex
 import signal
@@ -596,6 +597,8 @@ def validate_command(
     spec = program_spec(command, "validate checks a program; a person cannot be validated")
     spec = replace(spec, name="submitted", limits=limits)
     clocks = Clocks(start_clock, play_clock)
+    if spec.kind is PlayerKind.HTTP:
+        ggp_seconds(clocks)
     if keep is not None:
         check_writable_dir(keep, "--keep")
     _prepare_sandbox()
@@ -801,14 +804,15 @@ def serve(
     with contextlib.ExitStack() as stack:
         tracer = _open_trace(stack, trace)
         gateway = Gateway(spec, player_name, logs, typer.echo, trace_channel(tracer, player_name))
-        _run(_serve(gateway, host, port), "stopped", stop_progress=lambda: None)
+        _run(_serve(gateway, host, port), "stopped serving", stop_progress=lambda: None)
 
 
 async def _serve(gateway: Gateway, host: str, port: int) -> None:
     try:
         server = await serve_gateway(gateway, host, port)
     except OSError as error:
-        raise ConfigError(f"cannot listen on {host}:{port}: {error.strerror}") from None
+        reason = os.strerror(error.errno) if error.errno else str(error)
+        raise ConfigError(f"cannot listen on {host}:{port}: {reason}") from None
     bound = server.sockets[0].getsockname()[1]
     typer.echo(f"{gateway.name}: a GGP player at http://{host}:{bound} (Ctrl-C stops)")
     try:

@@ -18,10 +18,10 @@ from typing import Annotated, Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from referee.clock import Clocks
+from referee.clock import Clocks, ggp_seconds
 from referee.errors import ConfigError, RefereeError, RulesheetError
 from referee.games import GAMES, Game, is_rulesheet, load_rulesheet
-from referee.players.base import PlayerSpec
+from referee.players.base import PlayerKind, PlayerSpec
 from referee.players.builtin import program_spec
 from referee.players.chance import competing
 from referee.policy import MAX_SEED, Policy
@@ -72,7 +72,9 @@ class _LimitsEntry(_Strict):
 
 class _PlayerEntry(_Strict):
     name: Name
-    command: str | list[str]
+    command: str | list[str] | None = None
+    # A GGP player: http://host:port, instead of a command.
+    url: str | None = None
     cwd: str | None = None
     env: dict[str, str] = Field(default_factory=dict)
     reuse: bool | None = None
@@ -252,6 +254,12 @@ def _build(path: Path, raw: _ConfigFile, locate: _Locator) -> TournamentConfig:
         spec = _spec(player, base, where)
         spec = replace(spec, limits=_limits(player.limits, everyone, (*where, "limits")))
         players.append(Entrant(spec, _pick(player.reuse, raw.reuse)))
+        if spec.kind is PlayerKind.HTTP:
+            for index, settings in enumerate(games):
+                try:
+                    ggp_seconds(settings.clocks)
+                except ConfigError as error:
+                    raise _Located(("games", index), f"{error} (player {spec.name})") from None
     output = base / raw.output if raw.output else base / "results" / raw.name
     return TournamentConfig(
         path=path,
@@ -290,6 +298,14 @@ def _clocks(raw: _ConfigFile, entry: _GameEntry, where: Location) -> Clocks:
 
 
 def _spec(entry: _PlayerEntry, base: Path, where: Location) -> PlayerSpec:
+    if (entry.command is None) == (entry.url is None):
+        raise _Located(where, "give a player either a command or a url")
+    if entry.url is not None:
+        try:
+            return PlayerSpec.http(entry.name, entry.url)
+        except ConfigError as error:
+            raise _Located((*where, "url"), str(error)) from None
+    assert entry.command is not None
     cwd = base / entry.cwd if entry.cwd else None
     if cwd is not None and not cwd.is_dir():
         raise _Located((*where, "cwd"), f"no such directory: {cwd}")

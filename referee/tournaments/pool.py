@@ -8,8 +8,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from referee.errors import PlayerStartError
-from referee.players.base import AbsentPlayer, Player
+from referee.players.base import AbsentPlayer, Player, PlayerKind
 from referee.players.chance import CHANCE_NAME, ChancePlayer
+from referee.players.http import HttpPlayer
 from referee.players.process import ProgramPlayer
 from referee.players.trace import Trace, trace_channel
 from referee.sandbox.proc import ProcessTable
@@ -40,6 +41,8 @@ class PlayerPool:
             await self._close(player)
         spec = self._entrants[name].spec
         channel = trace_channel(self._trace, name)
+        if spec.kind is PlayerKind.HTTP:
+            return HttpPlayer(spec, channel)  # a server: nothing to start or keep
         player = ProgramPlayer(spec, log_path, table=self._table, trace=channel)
         self._live.add(player)
         try:

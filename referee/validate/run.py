@@ -2,9 +2,11 @@
 
 For every selected game and role the program plays `matches_per_role` matches in one
 process (reuse) and one more in a fresh process, under the `random` policy so that a fault
-does not hide the rest of its behaviour. Once the evidence is conclusive (nothing answered
-to the first two starts, or the same check failed in every match so far) the rest is
-skipped, unless the validation is thorough.
+does not hide the rest of its behaviour. A GGP player at a URL is a server that outlives
+its matches: it plays the `matches_per_role` matches only, and the checks of a process
+(its limits, standard error, reuse, a fresh start, quit, leftovers) do not apply. Once
+the evidence is conclusive (nothing answered to the first two starts, or the same check
+failed in every match so far) the rest is skipped, unless the validation is thorough.
 """
 
 from __future__ import annotations
@@ -19,8 +21,9 @@ from referee.clock import CLOSE_S, QUIT_GRACE_S, SEND_LIMIT_S, Clocks
 from referee.errors import FaultKind, MoveParseError
 from referee.games import Game
 from referee.match import MatchSetup, play_match
-from referee.players.base import PlayerSpec, quoted
+from referee.players.base import Player, PlayerKind, PlayerSpec, quoted
 from referee.players.builtin import player_spec
+from referee.players.http import HttpPlayer
 from referee.players.process import ProgramPlayer
 from referee.players.trace import Trace, trace_channel
 from referee.policy import OUT_OF_THE_MATCH, Policy
@@ -48,22 +51,33 @@ class _Session:
         return f"{self.game.id}, {self.role}"
 
 
-def time_bound_s(games: Sequence[Game], matches_per_role: int, clocks: Clocks) -> float:
+def time_bound_s(
+    games: Sequence[Game], matches_per_role: int, clocks: Clocks, server: bool = False
+) -> float:
     """The longest a validation can take, whatever the program does."""
     total = 0.0
+    # A GGP player is also sent PLAY on its forced turns, each answered within the play clock.
+    plays_per_step = 2 if server else 1
     for game in games:
-        per_match = (clocks.start_ms + game.max_steps * clocks.play_ms) / 1000 + 2 * SEND_LIMIT_S
+        per_match = (
+            clocks.start_ms + plays_per_step * game.max_steps * clocks.play_ms
+        ) / 1000 + 2 * SEND_LIMIT_S
         sessions = len(game.roles) * 2  # a reused process and a fresh one, per role
         matches = len(game.roles) * (matches_per_role + 1)
         total += matches * per_match + sessions * CLOSE_S
     return total
 
 
-def _sessions(games: Sequence[Game], matches_per_role: int) -> Iterator[_Session]:
+# Checks that only a process can fail.
+PROCESS_CHECKS = frozenset({"limits", "reuse", "fresh start", "quit", "no leftovers", "stderr"})
+
+
+def _sessions(games: Sequence[Game], matches_per_role: int, server: bool) -> Iterator[_Session]:
     for game in games:
         for role in game.roles:
             yield _Session(game, role, Process.REUSED, matches_per_role)
-            yield _Session(game, role, Process.FRESH, 1)
+            if not server:
+                yield _Session(game, role, Process.FRESH, 1)
 
 
 async def validate(
@@ -81,15 +95,16 @@ async def validate(
     `thorough` plays every match even when the verdict is already certain. `trace`, when
     given, is told every line exchanged with the program.
     """
-    total = sum(len(game.roles) * (matches_per_role + 1) for game in games)
-    bound = time_bound_s(games, matches_per_role, clocks)
+    server = spec.kind is PlayerKind.HTTP
+    total = sum(len(game.roles) * (matches_per_role + (not server)) for game in games)
+    bound = time_bound_s(games, matches_per_role, clocks, server)
     key, _ = results_key(workdir, None)
     run = _Validation(spec, clocks, workdir, key, thorough, trace, total, progress)
     started = time.monotonic()
     evidence = run.evidence
     try:
         async with asyncio.timeout(bound):
-            for session in _sessions(games, matches_per_role):
+            for session in _sessions(games, matches_per_role, server):
                 await run.play(session)
                 if evidence.stopped:
                     break
@@ -102,9 +117,10 @@ async def validate(
             f"stopped after {evidence.matches} of {total} matches, as {evidence.stopped};"
             " --thorough plays them all"
         )
+    judged = checks(evidence, clocks, language(spec.argv))
     return Report(
-        spec.argv,
-        checks(evidence, clocks, language(spec.argv)),
+        spec.command,
+        [check for check in judged if not (server and check.name in PROCESS_CHECKS)],
         evidence.matches,
         time.monotonic() - started,
         bound,
@@ -137,16 +153,16 @@ class _Validation:
             f"{game.id}-{role}-{session.process}-{number}" for number in range(1, session.count + 1)
         ]
         channel = trace_channel(self.trace, self.spec.name)
-        players = [
-            ProgramPlayer(
-                self.spec if r == role else player_spec("random", "random"),
-                logs / f"{match_ids[0]}.{r}.log",
-                trace=channel if r == role else None,
-            )
+        players: list[Player] = [
+            ProgramPlayer(player_spec("random", "random"), logs / f"{match_ids[0]}.{r}.log")
             for r in game.roles
         ]
-        submitted = players[game.role_index(role)]
-        seen = submitted.connection
+        submitted = players[game.role_index(role)] = (
+            HttpPlayer(self.spec, channel)
+            if self.spec.kind is PlayerKind.HTTP
+            else ProgramPlayer(self.spec, logs / f"{match_ids[0]}.{role}.log", trace=channel)
+        )
+        seen = submitted.connection if isinstance(submitted, ProgramPlayer) else None
         evidence = self.evidence
         stderr: list[str] = []  # its last words, filled in when its process has ended
         crashed = False  # in a match of this process: what follows is no new offence
@@ -155,7 +171,8 @@ class _Validation:
                 await player.start()
             for number, match_id in enumerate(match_ids, start=1):
                 for player, r in zip(players, game.roles, strict=True):
-                    player.switch_log(logs / f"{match_id}.{r}.log")
+                    if isinstance(player, ProgramPlayer):
+                        player.switch_log(logs / f"{match_id}.{r}.log")
                 gone = number > 1 and not submitted.alive
                 failed: set[str] = set()
                 if gone:
@@ -165,8 +182,8 @@ class _Validation:
                     if not crashed:
                         evidence.after_end.append(offence)
                         failed.add("stays up")
-                before = {after: strays.count for after, strays in seen.strays.items()}
-                stderr_before = seen.stderr_bytes
+                before = {} if seen is None else {a: s.count for a, s in seen.strays.items()}
+                stderr_before = 0 if seen is None else seen.stderr_bytes
                 setup = MatchSetup(match_id, game, players, self.clocks, Policy.RANDOM, number)
                 transcript = await play_match(setup, self.workdir / f"{match_id}.json", self.key)
                 evidence.matches += 1
@@ -177,11 +194,12 @@ class _Validation:
                     fault.role == role and fault.kind in OUT_OF_THE_MATCH
                     for fault in transcript.faults
                 )
-                for after, strays in seen.strays.items():
-                    count = strays.count - before.get(after, 0)
-                    if count:
-                        failed |= _stray(session, number, after, count, strays.last, evidence)
-                evidence.stderr.append((match_id, seen.stderr_bytes - stderr_before))
+                if seen is not None:
+                    for after, strays in seen.strays.items():
+                        count = strays.count - before.get(after, 0)
+                        if count:
+                            failed |= _stray(session, number, after, count, strays.last, evidence)
+                    evidence.stderr.append((match_id, seen.stderr_bytes - stderr_before))
                 evidence.failed_by_match.append(failed)
                 if not self.thorough:
                     evidence.stopped = evidence.conclusive()
@@ -189,7 +207,8 @@ class _Validation:
                     break
         finally:
             await asyncio.gather(*(player.close() for player in players), return_exceptions=True)
-        _ended(submitted, session, evidence, stderr)
+        if isinstance(submitted, ProgramPlayer):
+            _ended(submitted, session, evidence, stderr)
 
 
 def _judge(

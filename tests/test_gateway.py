@@ -1,0 +1,172 @@
+"""`referee serve`: a line-protocol program as a GGP player, played by the referee itself
+and spoken to as GGP managers speak."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import http.client
+import re
+import signal
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import quote
+
+import pytest
+
+from referee.clock import Clocks
+from referee.games import GAMES, Game, as_gdl, get_game
+from referee.ggp.messages import Start, format_request
+from referee.match import MatchSetup, play_fresh
+from referee.players.builtin import make_player, player_spec
+from referee.policy import Policy
+from referee.records.signing import results_key
+from tests.conftest import SHARED
+
+pytestmark = pytest.mark.usefixtures("every_transcript_verifies")
+
+ROOT = Path(__file__).resolve().parent.parent
+HANG_GUARD_S = 300
+
+
+@contextlib.contextmanager
+def served(tmp_path: Path, command: str = "players/random_player.py") -> Iterator[int]:
+    """The port of `referee serve COMMAND`, running until the block ends."""
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "referee",
+            "serve",
+            command,
+            "--port",
+            "0",
+            "--logs",
+            str(tmp_path / "logs"),
+        ],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None
+        line = process.stdout.readline()
+        found = re.search(r"http://127\.0\.0\.1:(\d+)", line)
+        assert found, line + process.stdout.read()
+        yield int(found[1])
+    finally:
+        process.send_signal(signal.SIGINT)
+        try:
+            process.wait(10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        if process.stdout:
+            process.stdout.close()
+
+
+def play(tmp_path: Path, game: Game, port: int, seat: int) -> None:
+    """A match of `game` with the served program in `seat` and random elsewhere: it must be
+    played to its end without a fault."""
+    players = [
+        make_player(
+            player_spec(f"http://127.0.0.1:{port}" if index == seat else "random", f"p{index}"),
+            tmp_path / f"{game.id}.{index}.log",
+        )
+        for index in range(len(game.roles))
+    ]
+    out = tmp_path / f"{game.id}-{seat}.json"
+    setup = MatchSetup(f"{game.id}-{seat}", game, players, Clocks(10_000, 1_000), Policy.FORFEIT)
+    key, _ = results_key(tmp_path, None)
+    transcript = asyncio.run(asyncio.wait_for(play_fresh(setup, out, key), HANG_GUARD_S))
+    assert transcript.end_reason == "terminal", transcript.faults
+    assert transcript.faults == []
+
+
+@pytest.mark.parametrize("game_id", [*GAMES, "ticTacToe"])
+def test_a_served_program_plays_every_built_in_game_and_a_gdl_game(
+    tmp_path: Path, game_id: str
+) -> None:
+    game = GAMES.get(game_id) or get_game(str(SHARED / "gdl" / f"{game_id}.kif"))
+    with served(tmp_path) as port:
+        for seat in range(len(game.roles)):
+            play(tmp_path, game, port, seat)
+
+
+def ask(port: int, message: str, method: str = "POST") -> tuple[int, str]:
+    """A request as ggp-base's server writes it (or a GET or OPTIONS): the status and body."""
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    try:
+        if method == "POST":
+            headers = {"Content-Type": "text/acl", "Sender": "GAMESERVER", "Receiver": "x"}
+            connection.request("POST", "/", message.encode(), headers)
+        else:
+            connection.request(method, "/" + quote(message))
+        response = connection.getresponse()
+        return response.status, response.read().decode()
+    finally:
+        connection.close()
+
+
+def test_a_served_program_is_busy_with_one_match_and_answers_every_request_form(
+    tmp_path: Path,
+) -> None:
+    rules = as_gdl(get_game("ticblock")).one_line
+    start = format_request(Start("m1", "xcplayer", rules, 10, 2))
+    with served(tmp_path) as port:
+        assert ask(port, "(INFO)") == (200, "((name random_player) (status available))")
+        assert ask(port, "", "OPTIONS") == (200, "")
+        assert ask(port, start) == (200, "ready")
+        assert ask(port, start.replace("m1", "m2")) == (200, "busy")
+        assert ask(port, "(info)", "GET") == (200, "((name random_player) (status busy))")
+        status, move = ask(port, "(PLAY m1 NIL)", "GET")
+        assert status == 200 and re.fullmatch(r"\(mark [123] [123]\)", move), move
+        assert ask(port, "(PLAY m2 NIL)")[0] == 400
+        status, said = ask(port, "(PLAY m1 ((mark 9 9) noop))")
+        assert status == 400 and "(mark 9 9)" in said
+        assert ask(port, "((((")[0] == 400
+        assert ask(port, "(ABORT m1)") == (200, "aborted")
+        assert ask(port, "(INFO)") == (200, "((name random_player) (status available))")
+        assert ask(port, start.replace("m1", "m3")) == (200, "ready")
+
+
+def test_a_request_that_never_ends_does_not_hold_the_player(tmp_path: Path) -> None:
+    with served(tmp_path) as port, socket_to(port) as stalled:
+        stalled.sendall(b"POST / HTTP/1.0\r\nContent-Length: 100\r\n\r\n(INF")
+        # Another manager is still answered while the first request waits for its end.
+        assert ask(port, "(INFO)")[0] == 200
+
+
+@contextlib.contextmanager
+def socket_to(port: int) -> Iterator[socket.socket]:
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as connection:
+        yield connection
+
+
+def test_serve_refuses_a_port_in_use(tmp_path: Path) -> None:
+    with served(tmp_path) as port:
+        result = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "referee",
+                "serve",
+                "players/random_player.py",
+                "--port",
+                str(port),
+                "--logs",
+                str(tmp_path / "logs2"),
+            ],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert f"cannot listen on 127.0.0.1:{port}" in result.stderr
+    assert "Traceback" not in result.stderr
