@@ -83,6 +83,7 @@ class Match:
         self.steps: list[Step] = []
         self.start_times: dict[str, float] = {}
         self.started_at = utc_now()
+        self.began = clock.now()
         self.result: tuple[EndReason, dict[str, int]] | None = None
 
     async def run(self, on_step: StepCallback | None = None) -> Transcript:
@@ -192,7 +193,9 @@ class Match:
                 Fault(step, self.roles[role], fault.kind, fault.detail, replacement, elapsed_ms)
             )
         if not decided.forfeits:
-            self.steps.append(Step(step, dict(zip(self.roles, decided.joint, strict=True)), times))
+            at_ms = round((clock.now() - self.began) * 1000, 3)
+            moves: dict[str, str] = dict(zip(self.roles, decided.joint, strict=True))
+            self.steps.append(Step(step, moves, times, at_ms))
         return decided.joint, decided.forfeits
 
     async def _ask(self, role: int, line: str, start_ms: int | None = None) -> _Answer:

@@ -449,8 +449,97 @@ def test_export_ggp(tmp_path: Path, played) -> None:
     fault = data["faults"][0]
     assert fault["step"] == len(data["steps"]) + 1
     assert len(match["errors"]) == fault["step"] + 1
-    assert match["errors"][fault["step"]] == ["", f"illegal: {fault['detail']}"]
+    played_move = fault["detail"].removeprefix("played ").split(", which")[0]
+    assert match["errors"][fault["step"]] == ["", f"IL {played_move}"]
     assert all(row == ["", ""] for row in match["errors"][:-1])
+    assert len(match["states"]) == len(match["moves"]) + 1 == len(match["stateTimes"])
+    assert "(control xcplayer)" in match["states"][0]
+    assert match["stateTimes"] == sorted(match["stateTimes"])
+    assert match["gameRulesheet"].startswith(";")
+
+
+def _exported(tmp_path: Path, data: dict[str, Any], name: str) -> dict[str, Any]:
+    path = _write(tmp_path, data, f"{name}.json", signed=True)
+    out = tmp_path / f"{name}.ggp.json"
+    result = runner.invoke(app, ["export", str(path), "--format", "ggp", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    return json.loads(out.read_text())
+
+
+def _imported(tmp_path: Path, match: dict[str, Any], name: str, *options: str):
+    path = tmp_path / f"{name}.in.json"
+    path.write_text(json.dumps(match))
+    out = tmp_path / f"{name}.imported.json"
+    result = runner.invoke(
+        app, ["import", str(path), "--format", "ggp", "--out", str(out), *options]
+    )
+    return result, out
+
+
+@pytest.mark.parametrize("name", ["clean", "replaced", "crashed", "forfeit"])
+def test_an_export_imports_as_the_very_transcript_it_came_from(
+    tmp_path: Path, played, name: str
+) -> None:
+    data = played[name]
+    result, out = _imported(tmp_path, _exported(tmp_path, data, name), name)
+    assert result.exit_code == 0, result.output
+    assert json.loads(out.read_text()) == data
+    assert verify_file(out).outcome is Outcome.VERIFIED
+
+
+@pytest.mark.parametrize("name", ["clean", "replaced", "crashed"])
+def test_a_match_another_manager_played_imports_and_verifies(
+    tmp_path: Path, played, name: str
+) -> None:
+    data = played[name]
+    match = _exported(tmp_path, data, name)
+    del match["x-referee-transcript"]
+    result, out = _imported(tmp_path, match, name)
+    assert result.exit_code == 0, result.output
+    imported = json.loads(out.read_text())
+    verdict = verify_file(out)
+    assert verdict.outcome is Outcome.VERIFIED, verdict.problem
+    assert imported["origin"] == "ggp"
+    assert [step["moves"] for step in imported["steps"]] == [s["moves"] for s in data["steps"]]
+    assert imported["goals"] == data["goals"]
+    faults = [(f["step"], f["role"], f["kind"], f["replacement"]) for f in imported["faults"]]
+    assert faults == [(f["step"], f["role"], f["kind"], f["replacement"]) for f in data["faults"]]
+
+
+def test_an_imported_match_with_an_illegal_move_fails_verification(tmp_path: Path, played) -> None:
+    match = _exported(tmp_path, played["clean"], "clean")
+    del match["x-referee-transcript"]
+    match["moves"][0] = ["noop", "noop"]
+    result, out = _imported(tmp_path, match, "clean")
+    assert result.exit_code == 0, result.output
+    verdict = verify_file(out)
+    assert verdict.outcome is Outcome.FAILED
+    assert "step 1: xcplayer: played noop, which is not legal here" in str(verdict.problem)
+
+
+def test_an_export_whose_moves_were_edited_is_not_imported(tmp_path: Path, played) -> None:
+    match = _exported(tmp_path, played["clean"], "clean")
+    match["moves"][2] = list(reversed(match["moves"][2]))
+    result, out = _imported(tmp_path, match, "clean")
+    assert result.exit_code == 2
+    assert "moves disagrees with the referee's record in x-referee-transcript" in result.stderr
+    assert not out.exists()
+
+
+def test_a_match_that_names_its_game_by_url_is_imported_with_its_rules(
+    tmp_path: Path, played
+) -> None:
+    match = _exported(tmp_path, played["clean"], "clean")
+    del match["x-referee-transcript"]
+    rules = tmp_path / "ticblock.kif"
+    rules.write_text(match.pop("gameRulesheet"))
+    match["gameMetaURL"] = "http://games.ggp.org/base/games/ticblock/v0/"
+    result, _ = _imported(tmp_path, match, "clean")
+    assert result.exit_code == 2
+    assert "no rules in the match (its game is http://games.ggp.org" in result.stderr
+    result, out = _imported(tmp_path, match, "clean", "--rules", str(rules))
+    assert result.exit_code == 0, result.output
+    assert verify_file(out).outcome is Outcome.VERIFIED
 
 
 def test_export_refuses_a_transcript_that_does_not_verify(tmp_path: Path, played) -> None:

@@ -27,7 +27,7 @@ from referee import __version__
 from referee.cli import present
 from referee.cli.help import PlainCommand
 from referee.clock import Clocks, ggp_seconds
-from referee.errors import ConfigError, ConformanceFileError, RefereeError
+from referee.errors import ConfigError, ConformanceFileError, RefereeError, TranscriptError
 from referee.games import GAMES, Game, get_game
 from referee.games.playout import random_steps
 from referee.gateway import Gateway
@@ -38,11 +38,12 @@ from referee.players.builtin import make_player, parse_seats, program_spec
 from referee.players.trace import Trace, trace_channel
 from referee.policy import MAX_SEED, OUT_OF_THE_MATCH, Policy
 from referee.records.conformance import check_file
-from referee.records.files import check_writable, check_writable_dir, write_atomic
-from referee.records.ggp import to_ggp
+from referee.records.files import check_writable, check_writable_dir, read_text, write_atomic
+from referee.records.ggp import from_ggp, to_ggp
 from referee.records.replay import Outcome, verify_file, verify_paths
 from referee.records.signing import (
     PUBLIC_FILE,
+    SIGNATURE_FIELD,
     SigningKey,
     directory_key,
     pinned_key,
@@ -751,12 +752,64 @@ def export(
     if verdict.outcome is not Outcome.VERIFIED or verdict.replayed is None:
         typer.echo(present.verdict_line(verdict), err=True)
         raise typer.Exit(EXIT_FAILED)
-    text = json.dumps(to_ggp(verdict.replayed.transcript), indent=2) + "\n"
+    replayed = verdict.replayed
+    assert replayed.game is not None  # a verified transcript's game was found
+    signed = json.loads(transcript.read_text(encoding="utf-8"))
+    text = json.dumps(to_ggp(replayed.transcript, replayed.game, signed), indent=2) + "\n"
     if out is None:
         typer.echo(text, nl=False)
     else:
         check_writable(out)
         write_atomic(out, text)
+
+
+@app.command("import", cls=PlainCommand)
+@_user_errors
+def import_command(
+    match: Annotated[Path, typer.Argument(metavar="FILE", help="A GGP match JSON file.")],
+    fmt: Annotated[
+        ExportFormat,
+        typer.Option(
+            "--format",
+            metavar="|".join(ExportFormat),
+            show_choices=False,
+            help="ggp: the match JSON of the GGP managers.",
+        ),
+    ] = ExportFormat.GGP,
+    rules: Annotated[
+        Path | None,
+        typer.Option(metavar="KIF", help="The game's rules, for a match that names them by URL."),
+    ] = None,
+    out: Annotated[
+        Path | None,
+        typer.Option(metavar="FILE", help="Transcript file (default: matches/results/ID.json)."),
+    ] = None,
+    signing_key: SigningKeyOption = None,
+) -> None:
+    """Import a match another tool recorded, as a transcript that replay --verify checks.
+
+    Our own export comes back as the transcript it was, signature and all; another
+    manager's match is signed with the key of the transcript's directory.
+
+    \b
+    Example:
+      referee import tiltyard-match.json --out imported.json
+      referee replay --verify imported.json
+    """
+    text = read_text(match, TranscriptError)
+    try:
+        data = json.loads(text)
+    except ValueError as error:
+        raise TranscriptError(f"{match}: not valid JSON: {error}") from None
+    sheet = None if rules is None else read_text(rules, TranscriptError)
+    record = from_ggp(data, str(match), sheet)
+    out = out or Path("matches") / "results" / f"{record['match_id']}.json"
+    check_writable(out)
+    if record.get(SIGNATURE_FIELD) is None:
+        key, _ = results_key(out.parent, signing_key)
+        record[SIGNATURE_FIELD] = key.sign(record)
+    write_atomic(out, json.dumps(record, indent=2) + "\n")
+    typer.echo(f"transcript: {out}")
 
 
 @app.command(cls=PlainCommand)

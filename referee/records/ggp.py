@@ -1,19 +1,235 @@
-"""A transcript in the layout of the match JSON of the GGP game managers (GGP Base, Tiltyard).
+"""Match records as the GGP game managers write them (ggp-base, Tiltyard): out and back in.
 
-Clocks there are in seconds; moves and goals are lists in role order; `errors` has one list
-per request round (the start, then each step asked), with "" for a role that did not fail.
+The match JSON has the roles' moves per turn as GDL terms, every state as its list of true
+facts, the times the states were reached (ms since the epoch), one list of errors per
+state with "" for a role without one (the START's first: `TO` a timeout, `CE` a connection
+error, `IL <move>` an illegal move), the goals, and the clocks in seconds. The states of a
+built-in game are those of its GDL rules (`referee.games.as_gdl`), which the engines agree
+with. Our own record rides along under `x-referee-transcript`, signature and all, so that
+an export imported again is the very transcript it came from.
+
+A match another manager played is imported with origin `ggp`: its moves, end and goals
+are checked by replay as any other; its answer times and the manager's random moves for
+faulty players were not recorded, so they are not checked.
 """
 
 from __future__ import annotations
 
-from datetime import datetime
+import re
+from datetime import UTC, datetime
 from typing import Any
 
+from referee.errors import FaultKind, MoveError, RefereeError, TranscriptError
+from referee.games import Game, as_gdl, builtin_with_rules, gdl_rules, load_text
+from referee.games.gdl.syntax import one_line
+from referee.policy import Policy
 from referee.protocol import EndReason
-from referee.records.transcript import Transcript
+from referee.records.transcript import (
+    GGP_ORIGIN,
+    Fault,
+    Seat,
+    Step,
+    Transcript,
+    rulesheet_of,
+    transcript_of,
+)
+
+EXTRA = "x-referee-transcript"
+RULES = "gameRulesheet"
+_CODES = {FaultKind.TIMEOUT: "TO", FaultKind.CRASH: "CE", FaultKind.RESOURCE: "CE"}
+# How an illegal move's fault names the move (the match's wording).
+_ILLEGAL = re.compile(r"played (.+), which is not legal")
+
+
+def to_ggp(transcript: Transcript, game: Game, signed: dict[str, Any]) -> dict[str, Any]:
+    """The GGP match JSON of a transcript of `game`; `signed` is its file's JSON."""
+    roles = [seat.role for seat in transcript.seats]
+    gdl = as_gdl(game)
+    state = gdl.initial_state()
+    states = [gdl.facts(state)]
+    for step in transcript.steps:
+        state = gdl.next_state(state, tuple(gdl.parse_move(step.moves[r]) for r in roles))
+        states.append(gdl.facts(state))
+    start = _epoch_ms(transcript.started_at)
+    match: dict[str, Any] = {
+        "matchId": transcript.match_id,
+        "randomToken": f"{transcript.seed:016x}",
+        "startTime": start,
+        "startClock": _seconds(transcript.clocks["start_ms"]),
+        "playClock": _seconds(transcript.clocks["play_ms"]),
+        "gameName": transcript.game,
+        "gameRoleNames": roles,
+        RULES: gdl_rules(game),
+        "playerNamesFromHost": [seat.player for seat in transcript.seats],
+        "isPlayerHuman": [seat.human for seat in transcript.seats],
+        "states": ["( " + " ".join(facts) + " )" for facts in states],
+        "moves": [[step.moves[role] for role in roles] for step in transcript.steps],
+        "errors": errors_of(transcript),
+        "isCompleted": transcript.complete,
+        "isAborted": transcript.end_reason == EndReason.ABORTED,
+    }
+    if all(step.at_ms is not None for step in transcript.steps):
+        match["stateTimes"] = [start] + [
+            start + round(step.at_ms or 0) for step in transcript.steps
+        ]
+    if transcript.goals is not None:
+        match["goalValues"] = [transcript.goals[role] for role in roles]
+    match[EXTRA] = signed
+    return match
+
+
+def errors_of(transcript: Transcript) -> list[list[str]]:
+    """One list per state (the START's first), a GGP error code per role, "" for none.
+
+    A forfeit is decided at a step that was asked but never played: its row follows the last.
+    """
+    roles = [seat.role for seat in transcript.seats]
+    rounds = len(transcript.steps) + 1
+    if transcript.faults:
+        rounds = max(rounds, transcript.faults[-1].step + 1)
+    errors = [[""] * len(roles) for _ in range(rounds)]
+    for fault in transcript.faults:
+        errors[fault.step][roles.index(fault.role)] = _code(fault)
+    return errors
+
+
+def from_ggp(data: Any, where: str, rules: str | None = None) -> dict[str, Any]:
+    """The transcript JSON of a GGP match JSON; TranscriptError naming `where` and the key.
+
+    Our own export gives back the transcript it carries, once its GGP fields are found to
+    say the same; another manager's match becomes a transcript of origin `ggp`, under
+    `rules` when the JSON names its game only by URL.
+    """
+    if not isinstance(data, dict):
+        raise TranscriptError(f"{where}: not a GGP match: not a JSON object")
+    if EXTRA in data:
+        return _own(data, where)
+    return _foreign(data, where, rules).to_json()
+
+
+def _own(data: dict[str, Any], where: str) -> dict[str, Any]:
+    signed = data[EXTRA]
+    transcript = transcript_of(signed, f"{where}: {EXTRA}")
+    roles = [seat.role for seat in transcript.seats]
+    said = {
+        "moves": [[step.moves[role] for role in roles] for step in transcript.steps],
+        "errors": errors_of(transcript),
+        "goalValues": None if transcript.goals is None else list(transcript.goals.values()),
+        "matchId": transcript.match_id,
+    }
+    for key, value in said.items():
+        if data.get(key) != value:
+            raise TranscriptError(f"{where}: {key} disagrees with the referee's record in {EXTRA}")
+    return dict(signed)
+
+
+def _foreign(data: dict[str, Any], where: str, rules: str | None) -> Transcript:
+    match_id = _field(data, "matchId", str, where)
+    text = rules if rules is not None else data.get(RULES)
+    if not isinstance(text, str):
+        url = data.get("gameMetaURL")
+        named = f" (its game is {url})" if isinstance(url, str) else ""
+        raise TranscriptError(f"{where}: no rules in the match{named}: give them with --rules")
+    try:
+        game = builtin_with_rules(one_line(text)) or load_text(text, f"{match_id}.kif")
+    except RefereeError as error:
+        raise TranscriptError(f"{where}: the rules: {error}") from None
+    roles = game.roles
+    moves = _field(data, "moves", list, where)
+    steps = []
+    for number, row in enumerate(moves, start=1):
+        if not isinstance(row, list) or len(row) != len(roles):
+            raise TranscriptError(f"{where}: moves[{number - 1}]: not {len(roles)} moves")
+        try:
+            joint = {
+                role: game.parse_move(str(move)) for role, move in zip(roles, row, strict=True)
+            }
+        except MoveError as error:
+            raise TranscriptError(f"{where}: moves[{number - 1}]: {error}") from None
+        steps.append(Step(number, dict(joint)))
+    start = _field(data, "startTime", int, where)
+    times = data.get("stateTimes")
+    if isinstance(times, list) and len(times) == len(steps) + 1:
+        steps = [
+            Step(step.step, step.moves, {}, float(at - start)) if isinstance(at, int) else step
+            for step, at in zip(steps, times[1:], strict=True)
+        ]
+    faults = _faults(data.get("errors", []), roles, steps, where)
+    aborted = bool(data.get("isAborted")) or not _field(data, "isCompleted", bool, where)
+    goals = None
+    if not aborted:
+        values = _field(data, "goalValues", list, where)
+        if len(values) != len(roles) or not all(isinstance(v, int) for v in values):
+            raise TranscriptError(f"{where}: goalValues: not {len(roles)} whole numbers")
+        goals = dict(zip(roles, values, strict=True))
+    names = data.get("playerNamesFromHost")
+    if not isinstance(names, list) or len(names) != len(roles):
+        names = [f"player{index + 1}" for index in range(len(roles))]
+    last = times[-1] if isinstance(times, list) and times and isinstance(times[-1], int) else start
+    return Transcript(
+        match_id=match_id,
+        game=game.id,
+        seed=0,
+        seats=[Seat(role, str(name), [], None) for role, name in zip(roles, names, strict=True)],
+        clocks={
+            "start_ms": round(_field(data, "startClock", (int, float), where) * 1000),
+            "play_ms": round(_field(data, "playClock", (int, float), where) * 1000),
+            "time_bank_ms": 0,
+        },
+        # What the GGP managers do with a faulty player's move: a random legal one.
+        policy=str(Policy.RANDOM),
+        started_at=_iso(start),
+        ended_at=_iso(max(start, last)),
+        start_times_ms={},
+        steps=steps,
+        faults=faults,
+        end_reason=str(EndReason.ABORTED if aborted else EndReason.TERMINAL),
+        goals=goals,
+        rulesheet=rulesheet_of(game),
+        origin=GGP_ORIGIN,
+    )
+
+
+def _faults(errors: Any, roles: tuple[str, ...], steps: list[Step], where: str) -> list[Fault]:
+    if not isinstance(errors, list):
+        raise TranscriptError(f"{where}: errors: not a list")
+    faults = []
+    for number, row in enumerate(errors):
+        if number > len(steps):
+            break
+        if not isinstance(row, list) or len(row) != len(roles):
+            raise TranscriptError(f"{where}: errors[{number}]: not {len(roles)} entries")
+        for role, code in zip(roles, row, strict=True):
+            if not code:
+                continue
+            kind = {"TO": FaultKind.TIMEOUT, "CE": FaultKind.CRASH}.get(str(code)[:2])
+            if str(code).startswith("IL"):
+                kind = FaultKind.ILLEGAL if number else FaultKind.PROTOCOL
+            played = steps[number - 1].moves[role] if number else None
+            faults.append(
+                Fault(number, role, kind or FaultKind.PROTOCOL, f"GGP error {code}", played)
+            )
+    return faults
+
+
+def _code(fault: Fault) -> str:
+    if fault.kind in _CODES:
+        return _CODES[fault.kind]
+    found = _ILLEGAL.match(fault.detail)
+    return f"IL {found[1]}" if found else "IL"
+
+
+def _field(data: dict[str, Any], key: str, kind: type | tuple[type, ...], where: str) -> Any:
+    value = data.get(key)
+    numeric = kind in (int, (int, float))
+    if not isinstance(value, kind) or (numeric and isinstance(value, bool)):
+        wanted = "number" if isinstance(kind, tuple) else kind.__name__
+        raise TranscriptError(f"{where}: {key}: missing, or not a {wanted}")
+    return value
 
 
 def _seconds(ms: int) -> int | float:
+    """A clock in seconds, as GGP writes clocks: whole when it is."""
     return ms // 1000 if ms % 1000 == 0 else ms / 1000
 
 
@@ -21,31 +237,6 @@ def _epoch_ms(timestamp: str) -> int:
     return round(datetime.fromisoformat(timestamp).timestamp() * 1000)
 
 
-def to_ggp(transcript: Transcript) -> dict[str, Any]:
-    """The GGP match JSON of a transcript."""
-    roles = [seat.role for seat in transcript.seats]
-    rounds = len(transcript.steps) + 1
-    if transcript.faults:
-        # A forfeit is decided at a step that was asked but never played.
-        rounds = max(rounds, transcript.faults[-1].step + 1)
-    errors = [[""] * len(roles) for _ in range(rounds)]
-    for fault in transcript.faults:
-        errors[fault.step][roles.index(fault.role)] = f"{fault.kind}: {fault.detail}"
-    match: dict[str, Any] = {
-        "matchId": transcript.match_id,
-        "gameName": transcript.game,
-        "gameRoleNames": roles,
-        "playerNamesFromHost": [seat.player for seat in transcript.seats],
-        "isPlayerHuman": [seat.human for seat in transcript.seats],
-        "startTime": _epoch_ms(transcript.started_at),
-        "startClock": _seconds(transcript.clocks["start_ms"]),
-        "playClock": _seconds(transcript.clocks["play_ms"]),
-        "moves": [[step.moves[role] for role in roles] for step in transcript.steps],
-        "isCompleted": transcript.complete,
-        "isAborted": transcript.end_reason == EndReason.ABORTED,
-    }
-    if transcript.faults:
-        match["errors"] = errors
-    if transcript.goals is not None:
-        match["goalValues"] = [transcript.goals[role] for role in roles]
-    return match
+def _iso(epoch_ms: int) -> str:
+    moment = datetime.fromtimestamp(epoch_ms / 1000, UTC)
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")

@@ -33,6 +33,7 @@ from referee.policy import MAX_SEED, Policy
 from referee.protocol import EndReason
 from referee.records.signing import SignatureCheck
 from referee.records.transcript import (
+    GGP_ORIGIN,
     Fault,
     Rulesheet,
     Step,
@@ -167,6 +168,10 @@ class _Replayer:
         self.untimed = {seat.role for seat in transcript.seats if seat.human}
         # No answer can have taken longer than the whole match (set by the header check).
         self.longest_ms = 0.0
+        # A match another manager played: its times and its own draws were not recorded, so
+        # only the moves, the end and the goals can be checked.
+        self.imported = transcript.origin is not None
+        self.last_at_ms = 0.0
 
     def run(self) -> None:
         self._check_header()
@@ -185,6 +190,8 @@ class _Replayer:
         roles = [seat.role for seat in self.t.seats]
         if roles != list(self.roles):
             raise _at("seats", f"roles {roles}, but {self.game.id} has {list(self.roles)}")
+        if self.t.origin not in (None, GGP_ORIGIN):
+            raise _at("origin", f"unknown origin {self.t.origin!r}")
         if self.t.policy not in set(Policy):
             raise _at("policy", f"unknown policy {self.t.policy!r}")
         if self.t.end_reason not in set(EndReason):
@@ -251,6 +258,8 @@ class _Replayer:
 
     def _check_start(self, faults: dict[str, Fault]) -> None:
         """Every role answered `ready` within the start clock, or has a fault for the start."""
+        if self.imported:
+            return
         for name in self.roles:
             fault, time_ms = faults.get(name), self.t.start_times_ms.get(name)
             if fault is None and time_ms is None:
@@ -336,9 +345,17 @@ class _Replayer:
             raise _at_step(number, f"played after the game ended at step {number - 1}")
         self._known_roles(moves, number)
         self._known_roles(times_ms, number)
+        if step.at_ms is not None:
+            if not self.last_at_ms <= step.at_ms <= self.longest_ms:
+                raise _at_step(number, f"decided at {step.at_ms} ms, out of the match's course")
+            self.last_at_ms = step.at_ms
         legal = [self.game.legal_moves(state, role) for role in range(len(self.roles))]
         joint = [self._legal_move(number, role, moves, legal[role]) for role in range(len(legal))]
         faults = self.faults.get(number, {})
+        if self.imported:
+            state = self.game.next_state(state, joint)
+            self.frames.append(Frame(number, state, dict(moves), {}, list(faults.values())))
+            return state
         asked = {self.roles[role] for role in policy.asked(legal, self.out)}
         for name in [*times_ms, *faults]:
             if name not in asked:

@@ -22,6 +22,8 @@ from referee.records.signing import SIGNATURE_FIELD, SignatureCheck, SigningKey,
 
 SCHEMA = "referee-transcript"
 SCHEMA_VERSION = 2
+# The origin of a match another game manager played, imported from its GGP match JSON.
+GGP_ORIGIN = "ggp"
 # The command recorded for a seat a person played.
 HUMAN_COMMAND = ("human",)
 
@@ -74,6 +76,8 @@ class Step:
     step: int
     moves: dict[str, str]
     times_ms: dict[str, float] = field(default_factory=dict)
+    # When the joint move was decided, in ms since the match began (None in older records).
+    at_ms: float | None = None
 
 
 @dataclass(frozen=True)
@@ -118,6 +122,9 @@ class Transcript:
     goals: dict[str, int] | None
     # Kept with the match so that a replay checks it under the exact rules it was played under.
     rulesheet: Rulesheet | None = None
+    # None for a match this referee played; "ggp" for one another game manager played,
+    # imported from its match JSON: its answer times and its own random moves are unknown.
+    origin: str | None = None
     signature: Signature | None = None
 
     def to_json(self) -> dict[str, Any]:
@@ -209,6 +216,11 @@ def _read(path: Path) -> tuple[Transcript, dict[str, Any]]:
         ) from None
     except ValueError as error:
         raise TranscriptError(f"{path}: not valid JSON: {error}") from None
+    return transcript_of(data, str(path)), data
+
+
+def transcript_of(data: Any, path: str) -> Transcript:
+    """The transcript a JSON document holds; TranscriptError naming `path` and the field."""
     if not isinstance(data, dict) or data.get("schema") != SCHEMA:
         raise TranscriptError(f'{path}: not a referee transcript (no "schema": "{SCHEMA}")')
     version = data.get("schema_version")
@@ -219,7 +231,7 @@ def _read(path: Path) -> tuple[Transcript, dict[str, Any]]:
     try:
         # Strict: a transcript that says "7" where 7 belongs has been edited by hand.
         body = {key: value for key, value in data.items() if key not in _HEADER}
-        return _ADAPTER.validate_json(json.dumps(body), strict=True), data
+        return _ADAPTER.validate_json(json.dumps(body), strict=True)
     except ValidationError as error:
         first = error.errors()[0]
         where = field_path(first["loc"]) or "top level"
