@@ -59,7 +59,7 @@ ERRORS = {
     "missing command": (
         "name: t\ngames: [quad]\nplayers:\n  - name: alpha\n    command: random\n  - name: beta\n",
         6,
-        "players[1]: missing key 'command'",
+        "players[1]: give a player either a command or a url",
     ),
     "missing games": ("name: t\n" + PLAYERS, 1, "missing key 'games'"),
     "wrong type": (
