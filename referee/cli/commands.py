@@ -723,19 +723,22 @@ class ExportFormat(StrEnum):
     GGP = "ggp"
 
 
+RecordFormatOption = Annotated[
+    ExportFormat,
+    typer.Option(
+        "--format",
+        metavar="|".join(ExportFormat),
+        show_choices=False,
+        help="ggp: the match JSON of the GGP managers.",
+    ),
+]
+
+
 @app.command(cls=PlainCommand)
 @_user_errors
 def export(
     transcript: Annotated[Path, typer.Argument(metavar="FILE", help="A transcript file.")],
-    fmt: Annotated[
-        ExportFormat,
-        typer.Option(
-            "--format",
-            metavar="|".join(ExportFormat),
-            show_choices=False,
-            help="ggp: the match JSON of the GGP managers.",
-        ),
-    ] = ExportFormat.GGP,
+    fmt: RecordFormatOption = ExportFormat.GGP,
     out: Annotated[
         Path | None, typer.Option(metavar="FILE", help="Write here instead of stdout.")
     ] = None,
@@ -767,15 +770,7 @@ def export(
 @_user_errors
 def import_command(
     match: Annotated[Path, typer.Argument(metavar="FILE", help="A GGP match JSON file.")],
-    fmt: Annotated[
-        ExportFormat,
-        typer.Option(
-            "--format",
-            metavar="|".join(ExportFormat),
-            show_choices=False,
-            help="ggp: the match JSON of the GGP managers.",
-        ),
-    ] = ExportFormat.GGP,
+    fmt: RecordFormatOption = ExportFormat.GGP,
     rules: Annotated[
         Path | None,
         typer.Option(metavar="KIF", help="The game's rules, for a match that names them by URL."),
