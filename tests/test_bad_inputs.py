@@ -78,6 +78,9 @@ CASES: dict[str, tuple[str, Callable[[Path], None] | str, str]] = {
     "transcript from /dev/zero": ("replay", "/dev/zero", "cannot read: not a regular file"),
     "transcript from a FIFO": ("replay", _fifo, "cannot read: not a regular file"),
     "malformed transcript": ("replay", _malformed_transcript, "the file ends early"),
+    "GGP match nested 200,000 deep": ("import", _deep_json, "JSON nested too deeply"),
+    "GGP match from a FIFO": ("import", _fifo, "cannot read: not a regular file"),
+    "GGP match cut short": ("import", _malformed_transcript, "the file ends early"),
 }
 
 

@@ -49,7 +49,7 @@ from referee.records.signing import (
     pinned_key,
     results_key,
 )
-from referee.records.transcript import transcript_files
+from referee.records.transcript import read_json, transcript_files
 from referee.sandbox.isolation import machine_protections, remove_left_behind
 from referee.sandbox.limits import Limits
 from referee.tournaments.config import load_config
@@ -791,11 +791,7 @@ def import_command(
       referee import tiltyard-match.json --out imported.json
       referee replay --verify imported.json
     """
-    text = read_text(match, TranscriptError)
-    try:
-        data = json.loads(text)
-    except ValueError as error:
-        raise TranscriptError(f"{match}: not valid JSON: {error}") from None
+    data = read_json(match)
     sheet = None if rules is None else read_text(rules, TranscriptError)
     record = from_ggp(data, str(match), sheet)
     out = out or Path("matches") / "results" / f"{record['match_id']}.json"

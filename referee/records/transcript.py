@@ -198,11 +198,17 @@ def _no_constant(name: str) -> None:
 
 
 def _read(path: Path) -> tuple[Transcript, dict[str, Any]]:
+    data = read_json(path)
+    return transcript_of(data, str(path)), data
+
+
+def read_json(path: Path) -> Any:
+    """The JSON document of a record file; TranscriptError saying precisely why not."""
     text = read_text(path, TranscriptError)
     try:
-        data = json.loads(text, parse_constant=_no_constant)
+        return json.loads(text, parse_constant=_no_constant)
     except RecursionError:
-        raise TranscriptError(f"{path}: not a transcript: JSON nested too deeply") from None
+        raise TranscriptError(f"{path}: JSON nested too deeply") from None
     except json.JSONDecodeError as error:
         if not text.strip():
             raise TranscriptError(f"{path}: the file is empty") from None
@@ -216,7 +222,6 @@ def _read(path: Path) -> tuple[Transcript, dict[str, Any]]:
         ) from None
     except ValueError as error:
         raise TranscriptError(f"{path}: not valid JSON: {error}") from None
-    return transcript_of(data, str(path)), data
 
 
 def transcript_of(data: Any, path: str) -> Transcript:
