@@ -151,7 +151,9 @@ class Gateway:
         except RefereeError as error:
             self.say(f"{request.match_id}: {error}")
             return "busy"
-        player = ProgramPlayer(self.spec, self.logs / f"{request.match_id}.log", trace=self.trace)
+        # The manager's match id names the log: never a path out of the logs' directory.
+        log = self.logs / f"{ggp.plain_name(request.match_id)}.log"
+        player = ProgramPlayer(self.spec, log, trace=self.trace)
         try:
             await player.start()
             player.new_match()

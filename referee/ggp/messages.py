@@ -17,6 +17,7 @@ does. Every name comes back in lower case, as GDL is read (a match id too, on bo
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from enum import Enum
 
@@ -24,6 +25,8 @@ from referee.errors import RulesheetError
 from referee.games.gdl.syntax import Term, format_term, one_line, parse_terms
 
 NIL = "nil"
+# What a plain name holds: a KIF atom that is also a file name in any directory.
+_NOT_PLAIN = re.compile(r"[^A-Za-z0-9_.+-]")
 
 
 class MessageError(ValueError):
@@ -99,6 +102,12 @@ def format_request(request: Request) -> str:
 def start(match_id: str, role: str, rulesheet: str, start_clock_s: int, play_clock_s: int) -> Start:
     """The START of a match, its rulesheet's text put on one line."""
     return Start(match_id, role, one_line(rulesheet), start_clock_s, play_clock_s)
+
+
+def plain_name(text: str) -> str:
+    """`text` with every character a KIF atom or a file name cannot hold made `_`: the
+    referee's match id as a GGP match id, a manager's match id as the name of a log."""
+    return _NOT_PLAIN.sub("_", text)
 
 
 def parse_request(text: str) -> Request:

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -31,9 +30,6 @@ from referee.ggp.wire import post as http_post
 from referee.players.base import Player, PlayerSpec, Reply, quoted
 from referee.players.trace import TraceChannel
 from referee.protocol import End, EndReason, Go, Moves, Quit, Start, parse
-
-# What a GGP match id may hold: a KIF atom.
-_NOT_IN_AN_ATOM = re.compile(r"[^A-Za-z0-9_.+-]")
 
 
 class HttpPlayer(Player):
@@ -62,7 +58,7 @@ class HttpPlayer(Player):
         message = parse(line)
         if isinstance(message, Start):
             start_s, play_s = ggp_seconds(Clocks(message.start_ms, message.play_ms))
-            self._match_id = _NOT_IN_AN_ATOM.sub("_", message.match_id)
+            self._match_id = ggp.plain_name(message.match_id)
             self._play_s = message.play_ms / 1000
             rules = message.rules or gdl_rules(get_game(message.game_id))
             start = ggp.start(self._match_id, message.role, rules, start_s, play_s)
