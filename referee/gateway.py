@@ -32,6 +32,10 @@ from referee.players.process import ProgramPlayer
 from referee.players.trace import TraceChannel
 from referee.protocol import End, EndReason, Go, Moves, Start, is_ready, start_rules
 
+# Connections served at once: each may hold a request of up to wire.REQUEST_LIMIT, so more
+# are dropped unanswered, and a flood of them costs a bounded memory.
+CONNECTIONS = 16
+
 
 class GatewayError(RefereeError):
     """A request the gateway cannot act on, said to the manager as `400 Bad Request`."""
@@ -71,9 +75,14 @@ class Gateway:
         self.hosted: _Hosted | None = None
         self._starting = False
         self._lock = asyncio.Lock()
+        self._open = 0
 
     async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         """One connection: one request read within bounds, one answer, then the close."""
+        if self._open >= CONNECTIONS:
+            writer.transport.abort()
+            return
+        self._open += 1
         try:
             try:
                 async with asyncio.timeout(GATEWAY_READ_S):
@@ -87,7 +96,8 @@ class Gateway:
                 return
             try:
                 answer = await self.answer(ggp.parse_request(incoming.message))
-            except (ggp.MessageError, GatewayError) as error:
+            except (ggp.MessageError, RefereeError) as error:
+                # A request it cannot act on, or a fault of the rules the manager sent.
                 self.say(f"refused a request: {error}")
                 writer.write(wire.reply(str(error), "400 Bad Request"))
                 return
@@ -97,6 +107,7 @@ class Gateway:
                 async with asyncio.timeout(GATEWAY_READ_S):
                     await writer.drain()
             writer.close()
+            self._open -= 1
 
     async def answer(self, request: ggp.Request) -> str:
         """What the player says to a request."""

@@ -11,6 +11,7 @@ import signal
 import socket
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import quote
@@ -19,6 +20,7 @@ import pytest
 
 from referee.clock import Clocks
 from referee.games import GAMES, Game, as_gdl, get_game
+from referee.gateway import CONNECTIONS
 from referee.ggp.messages import Start, format_request
 from referee.match import MatchSetup, play_fresh
 from referee.players.builtin import make_player, player_spec
@@ -180,3 +182,46 @@ def test_a_match_id_cannot_put_the_log_outside_the_logs_directory(tmp_path: Path
         assert ask(port, "(ABORT ../../escape)") == (200, "aborted")
     assert [path.name for path in (tmp_path / "logs").iterdir()] == [".._.._escape.log"]
     assert not (tmp_path.parent / "escape.log").exists()
+
+
+def test_a_fault_of_the_rules_a_manager_sent_is_answered_with_the_fault(tmp_path: Path) -> None:
+    # After one step the only role has no legal move: the rules, not the request, are wrong.
+    rules = "(role r) (init (at 0)) (<= (legal r go) (true (at 0))) (<= (next (at 1)) (does r go))"
+    with served(tmp_path) as port:
+        assert ask(port, format_request(Start("m1", "r", rules, 10, 2))) == (200, "ready")
+        assert ask(port, "(PLAY m1 NIL)") == (200, "go")
+        status, said = ask(port, "(PLAY m1 (go))")
+        assert status == 400 and "fault of the rules" in said, said
+        assert ask(port, "(ABORT m1)") == (200, "aborted")
+
+
+def test_a_flood_of_connections_is_dropped_beyond_a_bound(tmp_path: Path) -> None:
+    with served(tmp_path) as port, contextlib.ExitStack() as stack:
+        stalled = [stack.enter_context(socket_to(port)) for _ in range(CONNECTIONS)]
+        for connection in stalled:
+            connection.sendall(b"POST / HTTP/1.0\r\nContent-Length: 100\r\n\r\n(INF")
+        # Once the server has taken them all in (each waits up to 10 s for its end), it is
+        # full: a further connection is dropped unanswered.
+        assert _dropped_within(port, 8), "a connection beyond the bound was answered"
+        for connection in stalled:
+            connection.close()
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                assert ask(port, "(INFO)")[0] == 200
+                break
+            except (http.client.RemoteDisconnected, ConnectionError):
+                assert time.monotonic() < deadline, "the closed connections were never freed"
+                time.sleep(0.1)
+
+
+def _dropped_within(port: int, seconds: float) -> bool:
+    """Whether an INFO is dropped unanswered within `seconds`, asking again until it is."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            ask(port, "(INFO)")
+        except (http.client.RemoteDisconnected, ConnectionError):
+            return True
+        time.sleep(0.05)
+    return False
