@@ -62,7 +62,8 @@ class HttpPlayer(Player):
             self._play_s = message.play_ms / 1000
             rules = message.rules or gdl_rules(get_game(message.game_id))
             start = ggp.start(self._match_id, message.role, rules, start_s, play_s)
-            return await self._exchange(start, limit_s, _ready)
+            # Judged as any answer to `start` is, by protocol.is_ready: `busy` is no `ready`.
+            return await self._exchange(start, limit_s, str)
         if isinstance(message, Go):
             self._asked = message.step
             return await self._exchange(ggp.Play(self._match_id, self._last), limit_s, _move)
@@ -131,11 +132,6 @@ class HttpPlayer(Player):
         if self._trace is not None:
             self._trace.received(body)
         return Reply(read(body), elapsed_ms)
-
-
-def _ready(body: str) -> str:
-    """`ready` or `busy` as the match reads them; anything else as it was said."""
-    return body.strip().lower() if body.strip().lower() in ("ready", "busy") else body
 
 
 def _move(body: str) -> str:

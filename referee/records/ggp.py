@@ -37,6 +37,7 @@ from referee.records.transcript import (
 EXTRA = "x-referee-transcript"
 RULES = "gameRulesheet"
 _CODES = {FaultKind.TIMEOUT: "TO", FaultKind.CRASH: "CE", FaultKind.RESOURCE: "CE"}
+_KINDS = {"TO": FaultKind.TIMEOUT, "CE": FaultKind.CRASH, "IL": FaultKind.ILLEGAL}
 # How an illegal move's fault names the move (the match's wording).
 _ILLEGAL = re.compile(r"played (.+), which is not legal")
 
@@ -202,13 +203,11 @@ def _faults(errors: Any, roles: tuple[str, ...], steps: list[Step], where: str) 
         for role, code in zip(roles, row, strict=True):
             if not code:
                 continue
-            kind = {"TO": FaultKind.TIMEOUT, "CE": FaultKind.CRASH}.get(str(code)[:2])
-            if str(code).startswith("IL"):
-                kind = FaultKind.ILLEGAL if number else FaultKind.PROTOCOL
+            kind = _KINDS.get(str(code)[:2], FaultKind.PROTOCOL)
+            if kind is FaultKind.ILLEGAL and number == 0:
+                kind = FaultKind.PROTOCOL  # no move is asked at the START: its answer was no ready
             played = steps[number - 1].moves[role] if number else None
-            faults.append(
-                Fault(number, role, kind or FaultKind.PROTOCOL, f"GGP error {code}", played)
-            )
+            faults.append(Fault(number, role, kind, f"GGP error {code}", played))
     return faults
 
 

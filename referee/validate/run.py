@@ -21,9 +21,8 @@ from referee.clock import CLOSE_S, QUIT_GRACE_S, SEND_LIMIT_S, Clocks
 from referee.errors import FaultKind, MoveParseError
 from referee.games import Game
 from referee.match import MatchSetup, play_match
-from referee.players.base import Player, PlayerKind, PlayerSpec, quoted
-from referee.players.builtin import player_spec
-from referee.players.http import HttpPlayer
+from referee.players.base import PlayerKind, PlayerSpec, quoted
+from referee.players.builtin import make_player, player_spec
 from referee.players.process import ProgramPlayer
 from referee.players.trace import Trace, trace_channel
 from referee.policy import OUT_OF_THE_MATCH, Policy
@@ -153,15 +152,15 @@ class _Validation:
             f"{game.id}-{role}-{session.process}-{number}" for number in range(1, session.count + 1)
         ]
         channel = trace_channel(self.trace, self.spec.name)
-        players: list[Player] = [
-            ProgramPlayer(player_spec("random", "random"), logs / f"{match_ids[0]}.{r}.log")
+        players = [
+            make_player(
+                self.spec if r == role else player_spec("random", "random"),
+                logs / f"{match_ids[0]}.{r}.log",
+                trace=channel if r == role else None,
+            )
             for r in game.roles
         ]
-        submitted = players[game.role_index(role)] = (
-            HttpPlayer(self.spec, channel)
-            if self.spec.kind is PlayerKind.HTTP
-            else ProgramPlayer(self.spec, logs / f"{match_ids[0]}.{role}.log", trace=channel)
-        )
+        submitted = players[game.role_index(role)]
         seen = submitted.connection if isinstance(submitted, ProgramPlayer) else None
         evidence = self.evidence
         stderr: list[str] = []  # its last words, filled in when its process has ended
