@@ -225,3 +225,18 @@ def _dropped_within(port: int, seconds: float) -> bool:
             return True
         time.sleep(0.05)
     return False
+
+
+def test_serve_refuses_a_ggp_player_for_a_program(tmp_path: Path) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "referee", "serve", "http://127.0.0.1:9", "--port", "0"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 2
+    assert result.stderr == (
+        "referee: error: serve runs a program; http://127.0.0.1:9 is a GGP player already\n"
+    )

@@ -652,3 +652,22 @@ def test_times_of_faulty_answers_go_with_their_faults(played) -> None:
     step = played["replaced"]["steps"][fault["step"] - 1]
     assert fault["role"] not in step["times_ms"]
     assert played["crashed"]["faults"][0]["time_ms"] is None
+
+
+def test_an_imported_match_id_names_a_file_in_the_results_only(
+    tmp_path: Path, played, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    match = _exported(tmp_path, played["clean"], "clean")
+    del match["x-referee-transcript"]
+    match["matchId"] = "../../escape"
+    path = tmp_path / "in.json"
+    path.write_text(json.dumps(match))
+    work = tmp_path / "a" / "b"
+    work.mkdir(parents=True)
+    monkeypatch.chdir(work)
+    result = runner.invoke(app, ["import", str(path), "--format", "ggp"])
+    assert result.exit_code == 0, result.output
+    written = work / "matches" / "results" / ".._.._escape.json"
+    assert result.stdout == f"transcript: {written.relative_to(work)}\n"
+    assert json.loads(written.read_text())["match_id"] == "../../escape"
+    assert not (tmp_path / "escape.json").exists()

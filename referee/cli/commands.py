@@ -32,6 +32,7 @@ from referee.games import GAMES, Game, get_game
 from referee.games.playout import random_steps
 from referee.gateway import Gateway
 from referee.gateway import serve as serve_gateway
+from referee.ggp.messages import plain_name
 from referee.match import MatchSetup, new_match_id, play_fresh
 from referee.players.base import PlayerKind
 from referee.players.builtin import make_player, parse_seats, program_spec
@@ -794,7 +795,8 @@ def import_command(
     data = read_json(match)
     sheet = None if rules is None else read_text(rules, TranscriptError)
     record = from_ggp(data, str(match), sheet)
-    out = out or Path("matches") / "results" / f"{record['match_id']}.json"
+    # The match id is the other tool's: made plain, it names a file in the results only.
+    out = out or Path("matches") / "results" / f"{plain_name(record['match_id'])}.json"
     check_writable(out)
     if record.get(SIGNATURE_FIELD) is None:
         key, _ = results_key(out.parent, signing_key)
@@ -841,6 +843,8 @@ def serve(
       referee serve 'python3 bot.py' --port 9147 --host 0.0.0.0 --name mybot
     """
     spec = program_spec(command, "serve runs a program; a person cannot be served")
+    if spec.kind is PlayerKind.HTTP:
+        raise ConfigError(f"serve runs a program; {spec.url} is a GGP player already")
     spec = replace(spec, limits=limits)
     player_name = name or Path(spec.argv[-1]).stem
     check_writable_dir(logs, "--logs")
