@@ -175,7 +175,10 @@ class _Validation:
                 gone = number > 1 and not submitted.alive
                 failed: set[str] = set()
                 if gone:
+                    # Seen before the match rather than at its start: told as the same event.
                     text = f"{where}: the process was gone before match {number}"
+                    if not crashed and seen is not None and seen.gone is not None:
+                        text = _exited_after(where, number - 1, seen.gone.detail)
                     offence = Offence(text, session.process, number, 0, stderr=stderr)
                     evidence.reuse.append(offence)
                     if not crashed:
@@ -242,7 +245,7 @@ def _judge(
             and not crashed_earlier
         ):
             # It was there when the last match ended, and is not now: it exited on `end`.
-            text = f"{where}: exited after match {number - 1} ended: {fault.detail}"
+            text = _exited_after(where, number - 1, fault.detail)
             offence = Offence(text, process, number, 0, stderr=last_words)
             evidence.after_end.append(offence)
             evidence.reuse.append(offence)
@@ -268,6 +271,11 @@ def _judge(
         step.times_ms[role] for step in transcript.steps if role in step.times_ms
     )
     return failed
+
+
+def _exited_after(where: str, match: int, detail: str) -> str:
+    """The offence of a process that exited once a match had ended, however it was seen."""
+    return f"{where}: exited after match {match} ended: {detail}"
 
 
 def _stray(
