@@ -27,7 +27,7 @@ from referee.errors import (
     ProtocolViolation,
 )
 from referee.games import Game, Move
-from referee.players.base import Player, PlayerKind, quoted
+from referee.players.base import Fingerprint, Player, PlayerKind, quoted
 from referee.policy import Policy
 from referee.protocol import End, EndReason, Go, Moves, Start, is_ready, start_rules
 from referee.records.signing import SigningKey
@@ -55,6 +55,10 @@ class MatchSetup:
     clocks: Clocks = field(default_factory=Clocks)
     policy: Policy = Policy.FORFEIT
     seed: int = 0
+    # Steps the referee plays at random (from the seed) before the players choose.
+    opening: int = 0
+    # Of each seat's player, recorded in the transcript; none for a match outside a tournament.
+    fingerprints: Sequence[Fingerprint | None] = ()
 
 
 @dataclass(frozen=True)
@@ -92,9 +96,13 @@ class Match:
             forfeits = await self._start()
             state = self.game.initial_state()
             step = 0
+            opening = policy.opening_rng(self.setup.seed)
             while not forfeits and not self.game.is_terminal(state):
                 step += 1
-                joint, forfeits = await self._step(step, state)
+                if step <= self.setup.opening:
+                    joint = self._opening_step(step, state, opening)
+                else:
+                    joint, forfeits = await self._step(step, state)
                 if forfeits:
                     break
                 state = self.game.next_state(state, joint)
@@ -198,6 +206,14 @@ class Match:
             self.steps.append(Step(step, moves, times, at_ms))
         return decided.joint, decided.forfeits
 
+    def _opening_step(self, step: int, state: Hashable, rng: random.Random) -> tuple[Move, ...]:
+        """A step of the opening: drawn by the referee, asked of nobody, told to everyone."""
+        legal = [self.game.legal_moves(state, role) for role in range(len(self.roles))]
+        joint = policy.opening_move(legal, rng)
+        at_ms = round((clock.now() - self.began) * 1000, 3)
+        self.steps.append(Step(step, dict(zip(self.roles, joint, strict=True)), {}, at_ms))
+        return joint
+
     async def _ask(self, role: int, line: str, start_ms: int | None = None) -> _Answer:
         """One request: `start` timed by the start clock, or `go` by the play clock and bank."""
         bank = self.banks[role]
@@ -245,14 +261,17 @@ class Match:
     def transcript(self) -> Transcript:
         """The record of the match so far: aborted, with no goals, unless it has ended."""
         reason, goals = self.result or (EndReason.ABORTED, None)
+        prints = list(self.setup.fingerprints) or [None] * len(self.roles)
         seats = [
             Seat(
                 role,
                 player.spec.name,
                 list(player.spec.command),
                 str(player.log_path) if player.log_path else None,
+                print_.digest if print_ else None,
+                print_.files if print_ else None,
             )
-            for role, player in zip(self.roles, self.setup.players, strict=True)
+            for role, player, print_ in zip(self.roles, self.setup.players, prints, strict=True)
         ]
         return Transcript(
             match_id=self.setup.match_id,
@@ -269,6 +288,7 @@ class Match:
             end_reason=str(reason),
             goals=goals,
             rulesheet=rulesheet_of(self.game),
+            opening=self.setup.opening,
         )
 
 

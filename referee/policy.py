@@ -87,3 +87,15 @@ def start_outcome(policy: Policy, faulty: Collection[int]) -> tuple[frozenset[in
 def forfeit_goals(roles: int, forfeits: Collection[int]) -> tuple[int, ...]:
     """The goals of a forfeit: 0 to each faulty role, 100 to every other."""
     return tuple(0 if role in forfeits else 100 for role in range(roles))
+
+
+def opening_rng(seed: int) -> random.Random:
+    """The generator of a match's opening: apart from the policy's draws, and a function of the
+    seed alone, so that both seatings of a pair (which share a seed) open alike."""
+    return random.Random(f"opening {seed}")
+
+
+def opening_move(legal: Sequence[Sequence[Move]], rng: random.Random) -> tuple[Move, ...]:
+    """A joint move of the opening: each role's move drawn uniformly, in role order (a forced
+    move draws nothing)."""
+    return tuple(moves[0] if len(moves) == 1 else rng.choice(moves) for moves in legal)

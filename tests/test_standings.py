@@ -15,7 +15,8 @@ from referee.cli import app
 from referee.errors import FaultKind
 from referee.games import get_game
 from referee.records.transcript import Fault, Seat, Transcript, write_transcript
-from referee.tournaments.standings import Format, compute, elo_difference, elo_with_margin, render
+from referee.tournaments.ratings import elo_of_score, pairwise
+from referee.tournaments.standings import Format, compute, render
 
 runner = CliRunner()
 
@@ -71,6 +72,7 @@ def test_wins_draws_losses_goals_and_faults_per_player() -> None:
     assert dict(ann.faults) == {FaultKind.TIMEOUT: 1, FaultKind.ILLEGAL: 1}
     assert (bob.wins, bob.draws, bob.losses) == (2, 1, 1)
     assert (cat.wins, cat.losses, cat.score) == (1, 0, 1.0)
+    # Ranked by rating: cat won its only pairing, from ann, who lost to bob more than she won.
     assert [r.player for r in standings.overall] == ["cat", "bob", "ann"]
 
 
@@ -88,23 +90,34 @@ def test_a_table_per_game_and_head_to_head() -> None:
     assert "cat" not in standings.head_to_head["bob"]
 
 
-def test_elo_from_the_score_with_a_95_percent_margin() -> None:
+def test_pairwise_elo_from_the_score_with_a_95_percent_margin() -> None:
     # Worked by hand: a score of 3/4 is 400 * log10(3) = 190.8 Elo.
-    assert elo_difference(0.75) == pytest.approx(190.85, abs=0.01)
-    assert elo_difference(0.5) == 0
-    assert elo_difference(1.0) == math.inf and elo_difference(0.0) == -math.inf
+    assert elo_of_score(0.75) == pytest.approx(190.85, abs=0.01)
+    assert elo_of_score(0.5) == 0
     # 6 wins, 2 draws, 2 losses: score 0.7, per-match deviation 0.4, standard error 0.1265,
     # score interval 0.4521..0.9479, Elo interval -33.4..+504.0.
-    elo, margin = elo_with_margin(6, 2, 2)
-    assert elo == pytest.approx(147.2, abs=0.1)
-    assert margin == pytest.approx(268.7, abs=0.2)
-    assert elo_with_margin(3, 0, 0) == (math.inf, math.inf)
+    estimate = pairwise(6, 2, 2)
+    assert estimate.elo == pytest.approx(147.2, abs=0.1)
+    assert estimate.margin == pytest.approx(268.7, abs=0.2)
+
+
+def test_a_perfect_score_has_a_finite_pairwise_elo() -> None:
+    # 3 wins and half a loss: score 3/3.5 = 0.857 (+311 Elo); deviation
+    # sqrt((3 * (1/7)^2 + 0.5 * (6/7)^2) / 3.5) = 0.350, standard error 0.187, so the upper
+    # bound 1.224 is taken at 1 - 0.25/3.5 = 0.929 (+446) and the lower is 0.490 (-6.6).
+    estimate = pairwise(3, 0, 0)
+    assert estimate.elo == pytest.approx(400 * math.log10(6), abs=0.1)
+    low = 0.857143 - 1.959964 * 0.349927 / math.sqrt(3.5)
+    expected = (400 * math.log10(13) + 400 * math.log10((1 - low) / low)) / 2
+    assert estimate.margin == pytest.approx(expected, abs=0.1)
+    assert pairwise(0, 0, 3).elo == pytest.approx(-estimate.elo)
 
 
 def test_formats() -> None:
     standings = compute(RESULTS)
     table = render(standings, Format.TABLE)
-    assert "Standings: all games (5 matches)" in table
+    assert "Standings: all games (5 matches; Elo with the mean at 0)" in table
+    assert "ann       timeout  1        ticblock-bob-ann step 3" in table
     assert "1 timeout, 1 illegal" in table or "1 illegal, 1 timeout" in table
     markdown = render(standings, Format.MARKDOWN)
     assert "## quad" in markdown and "| cat " in markdown
@@ -121,8 +134,18 @@ def test_formats() -> None:
     data = json.loads(render(standings, Format.JSON))
     assert data["matches"] == 5
     cat = data["overall"][0]
-    assert (cat["player"], cat["score"], cat["elo"], cat["elo_margin"]) == ("cat", 1.0, None, None)
+    assert (cat["player"], cat["score"]) == ("cat", 1.0)
+    # A perfect score: a finite rating above the others' with a finite interval, sign kept.
+    assert cat["elo_low"] < cat["elo"] < cat["elo_high"] and cat["elo"] > 0
+    assert all(r["elo"] < 0 for r in data["overall"][1:]) or data["overall"][1]["elo"] < cat["elo"]
     assert data["head_to_head"]["ann"]["bob"]["losses"] == 2
+    assert data["head_to_head"]["cat"]["ann"]["elo"] > 0 > data["head_to_head"]["ann"]["cat"]["elo"]
+    assert data["faults"] == [
+        {"player": "ann", "fault": "illegal", "count": 1, "first_match": "quad-ann-cat",
+         "first_step": 2, "log": None},
+        {"player": "ann", "fault": "timeout", "count": 1, "first_match": "ticblock-bob-ann",
+         "first_step": 3, "log": None},
+    ]  # fmt: skip
 
 
 def test_standings_command_reads_a_results_directory(tmp_path: Path) -> None:

@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -23,7 +24,9 @@ from referee.records.transcript import Transcript, read_transcript, write_transc
 from referee.sandbox.process import group_members
 from referee.tournaments.config import TournamentConfig, load_config
 from referee.tournaments.runner import Observer, PlayerPool, run_tournament
-from referee.tournaments.schedule import ScheduledMatch, round_robin
+from referee.tournaments.schedule import ScheduledMatch
+from referee.tournaments.schedule import schedule as schedule_of
+from referee.tournaments.sprt import Verdict
 from tests.conftest import SHARED
 
 # Every transcript these tests write must replay and verify (issue: replay).
@@ -66,15 +69,23 @@ class Recorder(Observer):
         self.plan: tuple[int, int] | None = None
         self.played: list[str] = []
         self.replays: list[str] = []
+        self.changes: list[str] = []
+        self.verdicts: list[str] = []
 
-    def planned(self, total: int, done: int) -> None:
-        self.plan = (total, done)
+    def planned(self, total: int, done: Sequence[Transcript]) -> None:
+        self.plan = (total, len(done))
+
+    def changed(self, line: str) -> None:
+        self.changes.append(line)
 
     def finished(self, match: ScheduledMatch, transcript: Transcript) -> None:
         self.played.append(match.match_id)
 
-    def replaced(self, path: Path, problem: str) -> None:
+    def replaced(self, problem: str) -> None:
         self.replays.append(problem)
+
+    def stopped(self, verdict: Verdict) -> None:
+        self.verdicts.append(str(verdict))
 
 
 def run(config: TournamentConfig, restart: bool = False) -> Recorder:
@@ -92,7 +103,7 @@ def test_every_scheduled_match_has_one_complete_transcript(tmp_path: Path) -> No
     config = load_config(
         write_config(tmp_path, {"a": seeded(1), "b": seeded(2), "c": "random"}, extra="rounds: 2\n")
     )
-    schedule = round_robin(config)
+    schedule = schedule_of(config)
     recorder = run(config)
     assert recorder.plan == (len(schedule), 0) == (3 * 2 * 2 * 2, 0)
     assert sorted(recorder.played) == sorted(m.match_id for m in schedule)
@@ -146,12 +157,19 @@ def test_results_of_another_config_are_refused(tmp_path: Path) -> None:
     longer = write_config(tmp_path, {"a": seeded(1), "b": seeded(2)}, games)
     with pytest.raises(ConfigError, match="played with different clocks; run with --restart"):
         run(load_config(longer))
+    # A player replaced by another: its matches are set aside, not mixed in, and not lost.
     renamed = write_config(tmp_path, {"a": seeded(1), "z": seeded(2)})
-    with pytest.raises(ConfigError, match="not a match of this config's schedule"):
-        run(load_config(renamed))
-    recorder = run(load_config(renamed), restart=True)
+    recorder = run(load_config(renamed))
+    aside = next((config.output / "set-aside").iterdir())
+    assert recorder.changes == [
+        f"player b: no longer in the config; its 4 matches are set aside in {aside}",
+        "player z: new in the field; 4 matches to play",
+    ]
     assert recorder.plan == (4, 0)
+    assert len(list(aside.glob("*-b*.json"))) == 4 and len(list(aside.glob("logs/*.log"))) == 8
     assert all("-z" in name or "z-" in name for name in transcripts(load_config(renamed).output))
+    recorder = run(load_config(renamed), restart=True)
+    assert recorder.plan == (4, 0) and not (config.output / "set-aside").exists()
 
 
 def test_a_changed_or_unsigned_transcript_stops_the_resume(tmp_path: Path) -> None:
@@ -264,7 +282,7 @@ def test_tournament_command_prints_progress_and_standings(tmp_path: Path) -> Non
     assert result.exit_code == 0, result.output
     assert "[4/4] " in result.stderr
     lines = result.stdout.splitlines()
-    assert lines[0].startswith("game,player,matches,wins")
+    assert lines[0].startswith("game,player,elo,elo_low,elo_high,los_next,matches,wins")
     assert sum(line.startswith("all,") for line in lines) == 2
     again = runner.invoke(app, ["tournament", str(config), "--json"])
     assert "4 of 4 matches already played" in again.stderr
@@ -305,7 +323,7 @@ def test_a_tournament_killed_with_sigkill_resumes_to_the_same_standings(
     )
     whole = write_config(tmp_path, players, games, f"rounds: {rounds}\n", name="whole")
     output = tmp_path / "results" / "killed"
-    total = len(round_robin(load_config(killed)))
+    total = len(schedule_of(load_config(killed)))
     command = [sys.executable, "-m", "referee", "tournament", str(killed)]
 
     referee = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -324,7 +342,7 @@ def test_a_tournament_killed_with_sigkill_resumes_to_the_same_standings(
     assert resumed.returncode == 0, resumed.stderr
     assert f"{done_at_kill} of {total} matches already played" in resumed.stderr
     found = transcripts(output)
-    assert sorted(found) == sorted(m.match_id for m in round_robin(load_config(killed)))
+    assert sorted(found) == sorted(m.match_id for m in schedule_of(load_config(killed)))
     assert all(t.complete for t in found.values())
 
     assert runner.invoke(app, ["tournament", str(whole)]).exit_code == 0

@@ -54,6 +54,7 @@ from referee.records.transcript import read_json, transcript_files
 from referee.sandbox.isolation import machine_protections, remove_left_behind
 from referee.sandbox.limits import Limits
 from referee.tournaments.config import load_config
+from referee.tournaments.results import read_info, result_files
 from referee.tournaments.runner import run_tournament
 from referee.tournaments.standings import Format, compute, load_results, render
 from referee.validate import Verdict, validate
@@ -475,13 +476,24 @@ def _expected_key(directory: Path, pinned: str | None) -> str | None:
 
 
 def _print_standings(results: Path, fmt: Format, as_json: bool, pinned: str | None) -> None:
-    """Compute standings from a results directory and print them; exit 1 if a file was bad."""
+    """Compute standings from a results directory and print them; exit 1 if a file was bad.
+
+    The directory's tournament info, when there is one, says how many matches were
+    scheduled, how ratings are anchored, and what the SPRT tests.
+    """
     if not results.is_dir():
         raise RefereeError(f"{results}: no such results directory")
     transcripts, problems = load_results(results, _expected_key(results, pinned))
     for problem in problems:
         _error(f"left out of the standings: {problem}")
-    typer.echo(render(compute(transcripts), Format.JSON if as_json else fmt))
+    info = read_info(results)
+    standings = compute(
+        transcripts,
+        info.anchor if info else None,
+        info.scheduled if info else None,
+        info.sprt_test() if info else None,
+    )
+    typer.echo(render(standings, Format.JSON if as_json else fmt))
     if problems:
         raise typer.Exit(EXIT_FAILED)
 
@@ -491,14 +503,17 @@ def _print_standings(results: Path, fmt: Format, as_json: bool, pinned: str | No
 def tournament(
     config: Annotated[Path, typer.Argument(metavar="CONFIG", help="Tournament config, YAML.")],
     restart: Annotated[
-        bool, typer.Option("--restart", help="Delete earlier results and start over.")
+        bool,
+        typer.Option(
+            "--restart", help="Delete earlier results (asking first on a terminal) and start over."
+        ),
     ] = False,
     fmt: FormatOption = Format.TABLE,
     as_json: JsonOption = False,
     signing_key: SigningKeyOption = None,
     trace: TraceOption = None,
 ) -> None:
-    """Run a round-robin tournament (or resume it) and print the standings.
+    """Run a tournament (round robin, gauntlet or SPRT), or resume it, and print the standings.
 
     \b
     Examples:
@@ -507,9 +522,16 @@ def tournament(
     """
     settings = load_config(config)
     check_writable_dir(settings.output, str(config), "output ")
+    if restart and sys.stdin.isatty():
+        doomed = len(result_files(settings))
+        if doomed and not typer.confirm(
+            f"delete the {doomed} transcripts in {settings.output}, their logs and the matches"
+            " set aside, and start over?"
+        ):
+            raise typer.Exit(EXIT_FAILED)
     key, created = results_key(settings.output, signing_key)
     _prepare_sandbox()
-    bar = present.TournamentProgress(settings.name)
+    bar = present.TournamentProgress(settings)
     with contextlib.ExitStack() as stack:
         tracer = _open_trace(stack, trace or settings.trace)
         try:

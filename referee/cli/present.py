@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import sys
 import time
-from collections import Counter
-from collections.abc import Hashable
+from collections import Counter, defaultdict
+from collections.abc import Hashable, Sequence
 from pathlib import Path
 
 import typer
@@ -27,8 +27,11 @@ from referee.players.base import Player, quoted
 from referee.players.connection import ConnectedPlayer
 from referee.records.replay import DirectoryReport, FileVerdict, Frame, Outcome, Replay
 from referee.records.transcript import Fault, Transcript
+from referee.tournaments.config import TournamentConfig
 from referee.tournaments.runner import Observer
 from referee.tournaments.schedule import ScheduledMatch
+from referee.tournaments.sprt import Verdict
+from referee.tournaments.standings import compute, pairings, progress_text, sprt_status, table
 from referee.validate import Report
 
 
@@ -93,16 +96,22 @@ def progress_bar(*columns: ProgressColumn, transient: bool = False) -> Progress:
 
 
 class TournamentProgress(Observer):
-    """A progress bar on standard error, and a line for every finished match above it."""
+    """A progress bar on standard error with the leader (or the SPRT's LLR), a line for every
+    finished match above it, and the standings every `rating_interval` matches."""
 
-    def __init__(self, name: str) -> None:
-        self.name = name
+    def __init__(self, config: TournamentConfig) -> None:
+        self.config = config
+        self.name = config.name
         self.progress = progress_bar(
-            TextColumn("running {task.fields[running]}, faults {task.fields[faults]}, ETA")
+            TextColumn("running {task.fields[running]}, faults {task.fields[faults]},"),
+            TextColumn("{task.fields[lead]}; ETA"),
         )
-        self.task = self.progress.add_task(name, total=None, running=0, faults=0)
+        self.task = self.progress.add_task(self.name, total=None, running=0, faults=0, lead="")
         self.done = self.total = self.running = self.faults = 0
         self.shown = False
+        self.transcripts: list[Transcript] = []
+        self.points: dict[str, float] = defaultdict(float)
+        self.pairings: Counter[str] = Counter()
 
     def close(self) -> None:
         """Leave the bar as it last was, on its own line."""
@@ -110,14 +119,19 @@ class TournamentProgress(Observer):
             self.progress.stop()
             self.shown = False
 
-    def planned(self, total: int, done: int) -> None:
-        self.total, self.done = total, done
-        self.progress.update(self.task, total=total, completed=done)
+    def planned(self, total: int, done: Sequence[Transcript]) -> None:
+        self.total, self.done = total, len(done)
+        for transcript in done:
+            self._count(transcript)
+        self.progress.update(self.task, total=total, completed=self.done, lead=self._lead())
         # Shown from here on: problems found before the first match are errors, not progress.
         self.progress.start()
         self.shown = True
         if done:
-            self.progress.console.print(f"{self.name}: {done} of {total} matches already played")
+            self._print(f"{self.name}: {self.done} of {total} matches already played")
+
+    def changed(self, line: str) -> None:
+        self._print(line)
 
     def started(self, match: ScheduledMatch) -> None:
         self.running += 1
@@ -127,6 +141,7 @@ class TournamentProgress(Observer):
         self.running -= 1
         self.done += 1
         self.faults += len(transcript.faults)
+        self._count(transcript)
         goals = ", ".join(
             f"{seat.player} {(transcript.goals or {}).get(seat.role)}" for seat in transcript.seats
         )
@@ -135,10 +150,40 @@ class TournamentProgress(Observer):
             f"[{self.done}/{self.total}] {match.match_id}: {goals}"
             f" ({transcript.end_reason}{faults})"
         )
-        self.progress.update(self.task, advance=1, running=self.running, faults=self.faults)
+        self.progress.update(
+            self.task, advance=1, running=self.running, faults=self.faults, lead=self._lead()
+        )
+        interval = self.config.rating_interval
+        if interval and self.done % interval == 0 and self.done < self.total:
+            standings = compute(self.transcripts, self.config.anchor, self.total)
+            self._print(f"standings after {progress_text(standings)}:")
+            self._print(table(standings.overall))
 
-    def replaced(self, path: Path, problem: str) -> None:
+    def replaced(self, problem: str) -> None:
         self._print(f"will play again: {problem}")
+
+    def stopped(self, verdict: Verdict) -> None:
+        self._print(f"SPRT: {verdict} ({self._lead()}); no further match starts")
+
+    def _count(self, transcript: Transcript) -> None:
+        self.transcripts.append(transcript)
+        if not transcript.complete:
+            return
+        for player, _, scored in pairings(transcript):
+            self.points[player] += scored
+            self.pairings[player] += 1
+
+    def _lead(self) -> str:
+        """The SPRT's LLR and bounds, or who leads on points."""
+        if self.config.sprt is not None:
+            tested = self.config.players[0].name
+            test = sprt_status(self.config.sprt, tested, self.transcripts)
+            bounds = f"{test.settings.lower:.2f}, {test.settings.upper:.2f}"
+            return f"LLR {test.llr:.2f} ({bounds}) after {test.pairs} pairs"
+        if not self.pairings:
+            return "no results yet"
+        leader = min(self.pairings, key=lambda name: (-self.points[name], name))
+        return f"leader {leader} {self.points[leader]:g}/{self.pairings[leader]}"
 
     def _print(self, text: str) -> None:
         self.progress.console.print(text, markup=False, highlight=False)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import shlex
 import shutil
@@ -148,6 +150,45 @@ def _absolute_paths(argv: tuple[str, ...], base: Path) -> tuple[str, ...]:
             for word in arguments
         ),
     )
+
+
+@dataclass(frozen=True)
+class Fingerprint:
+    """What a player's command runs, as a hash: `digest` changes when a word of the command,
+    the contents of a file it names, or its environment changes; `files` maps each such
+    file to its SHA-256. Paths count by their contents only, so that moving a tournament's
+    directory changes nothing."""
+
+    digest: str
+    files: dict[str, str]
+
+
+def fingerprint(spec: PlayerSpec) -> Fingerprint:
+    """The fingerprint of a player as it would run now (the files are read and hashed)."""
+    files = {}
+    words = []
+    for word in spec.command:
+        if Path(word).is_absolute() and Path(word).is_file():
+            files[word] = _sha256(Path(word))
+            words.append(f"sha256:{files[word]}")
+        else:
+            words.append(word)
+    extra = [_sha256(path) for path in spec.files if path.is_file()]
+    what = {"kind": str(spec.kind), "command": words, "env": sorted(spec.env.items())}
+    digest = hashlib.sha256(json.dumps([what, extra]).encode()).hexdigest()
+    return Fingerprint(digest, files)
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    try:
+        with path.open("rb") as stream:
+            while chunk := stream.read(1 << 20):
+                digest.update(chunk)
+    except OSError as error:
+        # Unreadable now: the fingerprint says so, and will differ once it can be read.
+        return f"unreadable ({error.strerror})"
+    return digest.hexdigest()
 
 
 @dataclass(frozen=True)

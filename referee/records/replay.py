@@ -160,6 +160,7 @@ class _Replayer:
         self.frames = frames
         # The generator the referee drew its own moves from; policy.resolve says in what order.
         self.rng = random.Random(transcript.seed)
+        self.opening = policy.opening_rng(transcript.seed)
         self.faults: dict[int, dict[str, Fault]] = defaultdict(dict)
         self.out: frozenset[int] = frozenset()
         self.clocks = Clocks()
@@ -211,6 +212,8 @@ class _Replayer:
         except ConfigError as error:
             raise _at("clocks", str(error)) from None
         self.banks = [TimeBank(self.clocks.time_bank_ms) for _ in self.roles]
+        if self.t.opening < 0:
+            raise _at("opening", f"{self.t.opening} steps: an opening cannot be negative")
         if not 0 <= self.t.seed <= MAX_SEED:
             raise _at("seed", f"{self.t.seed} is not a seed (0 to {MAX_SEED})")
         started, ended = (self._time_of(where) for where in ("started_at", "ended_at"))
@@ -352,6 +355,11 @@ class _Replayer:
         legal = [self.game.legal_moves(state, role) for role in range(len(self.roles))]
         joint = [self._legal_move(number, role, moves, legal[role]) for role in range(len(legal))]
         faults = self.faults.get(number, {})
+        if number <= self.t.opening and not self.imported:
+            self._check_opening(number, joint, legal, step, faults)
+            state = self.game.next_state(state, joint)
+            self.frames.append(Frame(number, state, dict(moves), {}, []))
+            return state
         if self.imported:
             state = self.game.next_state(state, joint)
             self.frames.append(Frame(number, state, dict(moves), {}, list(faults.values())))
@@ -374,6 +382,30 @@ class _Replayer:
         state = self.game.next_state(state, joint)
         self.frames.append(Frame(number, state, dict(moves), dict(times_ms), list(faults.values())))
         return state
+
+    def _check_opening(
+        self,
+        number: int,
+        joint: Sequence[Move],
+        legal: Sequence[Sequence[Move]],
+        step: Step,
+        faults: dict[str, Fault],
+    ) -> None:
+        """A step of the opening: nobody asked, and the moves the seed draws."""
+        asked = [*step.times_ms, *faults]
+        if asked:
+            raise _at_step(
+                number, "recorded as asked for a move, but it is in the opening", asked[0]
+            )
+        drawn = policy.opening_move(legal, self.opening)
+        for role, name in enumerate(self.roles):
+            if joint[role] != drawn[role]:
+                raise _at_step(
+                    number,
+                    f"the opening's move drawn with the match seed is {drawn[role]},"
+                    f" but the transcript has {joint[role]}",
+                    name,
+                )
 
     def _legal_move(
         self, step: int, role: int, moves: dict[str, str], legal: Sequence[Move]
@@ -477,7 +509,7 @@ class _Replayer:
         legal = [self.game.legal_moves(state, role) for role in range(len(self.roles))]
         asked = {self.roles[role] for role in policy.asked(legal, self.out)}
         for name, fault in faulty.items():
-            if name not in asked:
+            if name not in asked or step <= self.t.opening:
                 raise _at_step(step, "a forfeit by a role that was not asked for a move", name)
             self._check_fault(
                 fault, self.banks[self.roles.index(name)].allowance_ms(self.clocks.play_ms)

@@ -34,7 +34,12 @@ _STRICT = ConfigDict(extra="forbid")
 
 @dataclass(frozen=True)
 class Seat:
-    """Who played a role: the player's name, its command, and where its log went."""
+    """Who played a role: the player's name, its command, and where its log went.
+
+    `fingerprint` is a hash of what the command runs (its words, the contents of the files it
+    names, its environment); `files` the SHA-256 of each of those files. A tournament plays a
+    match again when its player's fingerprint has changed since.
+    """
 
     __pydantic_config__ = _STRICT
 
@@ -42,6 +47,8 @@ class Seat:
     player: str
     command: list[str]
     log: str | None
+    fingerprint: str | None = None
+    files: dict[str, str] | None = None
 
     @property
     def human(self) -> bool:
@@ -122,6 +129,8 @@ class Transcript:
     goals: dict[str, int] | None
     # Kept with the match so that a replay checks it under the exact rules it was played under.
     rulesheet: Rulesheet | None = None
+    # How many steps the referee played at random from the seed before the players chose.
+    opening: int = 0
     # None for a match this referee played; "ggp" for one another game manager played,
     # imported from its match JSON: its answer times and its own random moves are unknown.
     origin: str | None = None
@@ -154,18 +163,19 @@ def utc_now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def tournament_match_id(number: str, game: str, round_: int, players: Sequence[str]) -> str:
-    """The id of a scheduled match: its number, game, round and players in seat order."""
-    return f"{number}-{game}-r{round_}-{'-vs-'.join(players)}"
+def tournament_match_id(game: str, round_: int, players: Sequence[str]) -> str:
+    """The id of a scheduled match: its game, round and players in seat order. It names the
+    match and nothing else, so that it stays the same when the field around it changes."""
+    return f"{game}-r{round_}-{'-vs-'.join(players)}"
 
 
 def seats_disagree(transcript: Transcript) -> bool:
     """Whether a tournament match's id names other players, or another order, than its seats."""
-    found = re.fullmatch(rf"(\d+)-{re.escape(transcript.game)}-r(\d+)-.*", transcript.match_id)
+    found = re.fullmatch(rf"{re.escape(transcript.game)}-r(\d+)-.*-vs-.*", transcript.match_id)
     if found is None:
         return False  # not a scheduled match
     players = [seat.player for seat in transcript.seats]
-    expected = tournament_match_id(found[1], transcript.game, int(found[2]), players)
+    expected = tournament_match_id(transcript.game, int(found[1]), players)
     return transcript.match_id != expected
 
 

@@ -12,6 +12,7 @@ import math
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -27,6 +28,7 @@ from referee.players.chance import competing
 from referee.policy import MAX_SEED, Policy
 from referee.records.files import field_path, read_text
 from referee.sandbox.limits import Limits
+from referee.tournaments.sprt import SprtSettings
 
 # Names become parts of match ids and file names: no spaces, no slashes.
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$"
@@ -37,6 +39,8 @@ MAX_CONFIG_DEPTH = 32
 MAX_CONFIG_NODES = 100_000
 # The most matches a tournament may schedule: days of play for instant players.
 MAX_MATCHES = 1_000_000
+# The longest opening: past it a match is more the referee's than the players'.
+MAX_OPENING = 1000
 # Where `trace: true` writes the lines exchanged with the players, in the results directory.
 TRACE_FILE = "trace.log"
 
@@ -70,6 +74,13 @@ class _LimitsEntry(_Strict):
         return replace(limits, **self.model_dump(exclude_none=True))
 
 
+class _SprtEntry(_Strict):
+    elo0: float
+    elo1: float
+    alpha: float = 0.05
+    beta: float = 0.05
+
+
 class _PlayerEntry(_Strict):
     name: Name
     command: str | list[str] | None = None
@@ -96,6 +107,21 @@ class _ConfigFile(_Strict):
     limits: _LimitsEntry = Field(default_factory=_LimitsEntry)
     output: str | None = None
     trace: bool = False
+    format: Literal["round-robin", "gauntlet", "sprt"] = "round-robin"
+    challengers: Positive | None = None
+    sprt: _SprtEntry | None = None
+    openings: Annotated[int, Field(ge=0, le=MAX_OPENING)] = 0
+    rating_interval: NonNegative = 0
+    anchor: Name | None = None
+
+
+class TournamentFormat(StrEnum):
+    """Who plays whom: every group of players, the challengers against the rest, or two
+    players until a sequential test decides."""
+
+    ROUND_ROBIN = "round-robin"
+    GAUNTLET = "gauntlet"
+    SPRT = "sprt"
 
 
 @dataclass(frozen=True)
@@ -132,6 +158,14 @@ class TournamentConfig:
     seed: int
     output: Path
     trace: Path | None = None
+    format: TournamentFormat = TournamentFormat.ROUND_ROBIN
+    # Gauntlet: the first `challengers` players each play all the others, not each other.
+    challengers: int = 0
+    sprt: SprtSettings | None = None
+    openings: int = 0
+    rating_interval: int = 0
+    # The player whose rating is 0; None puts the mean rating at 0.
+    anchor: str | None = None
 
 
 def _check_shape(path: Path, text: str) -> None:
@@ -234,10 +268,13 @@ def _build(path: Path, raw: _ConfigFile, locate: _Locator) -> TournamentConfig:
             )
         clocks = _clocks(raw, entry, ("games", index))
         games.append(GameSettings(game, entry.rounds or raw.rounds, clocks))
+    fmt = TournamentFormat(raw.format)
+    challengers = _challengers(raw, fmt, games)
+    sprt = _sprt(raw, fmt, games)
     # Counted before a match is scheduled: a billion rounds must not fill the memory first.
     matches = sum(
         settings.rounds
-        * math.comb(len(raw.players), competing(settings.game.roles))
+        * _groups(len(raw.players), challengers, competing(settings.game.roles))
         * competing(settings.game.roles)
         for settings in games
     )
@@ -260,6 +297,8 @@ def _build(path: Path, raw: _ConfigFile, locate: _Locator) -> TournamentConfig:
                     ggp_seconds(settings.clocks)
                 except ConfigError as error:
                     raise _Located(("games", index), f"{error} (player {spec.name})") from None
+    if raw.anchor is not None and raw.anchor not in names:
+        raise _Located(("anchor",), f"{raw.anchor} is not a player of this tournament")
     output = base / raw.output if raw.output else base / "results" / raw.name
     return TournamentConfig(
         path=path,
@@ -271,7 +310,71 @@ def _build(path: Path, raw: _ConfigFile, locate: _Locator) -> TournamentConfig:
         seed=raw.seed,
         output=output,
         trace=output / TRACE_FILE if raw.trace else None,
+        format=fmt,
+        challengers=challengers,
+        sprt=sprt,
+        openings=raw.openings,
+        rating_interval=raw.rating_interval,
+        anchor=raw.anchor,
     )
+
+
+def _groups(players: int, challengers: int, roles: int) -> int:
+    """How many groups of players meet at a game of `roles` competing roles."""
+    if challengers:
+        return challengers * math.comb(players - challengers, roles - 1)
+    return math.comb(players, roles)
+
+
+def _challengers(raw: _ConfigFile, fmt: TournamentFormat, games: Sequence[GameSettings]) -> int:
+    if fmt is not TournamentFormat.GAUNTLET:
+        if raw.challengers is not None:
+            raise _Located(("challengers",), "only a gauntlet has challengers (format: gauntlet)")
+        return 0
+    challengers = raw.challengers or 1
+    rest = len(raw.players) - challengers
+    if rest < 1:
+        raise _Located(
+            ("challengers",),
+            f"{challengers} challengers leave no other player of the {len(raw.players)}"
+            " to play against",
+        )
+    for index, settings in enumerate(games):
+        roles = competing(settings.game.roles)
+        if roles - 1 > rest:
+            raise _Located(
+                ("games", index, "id"),
+                f"{settings.game.id} needs {roles - 1} players besides each challenger;"
+                f" the gauntlet has {rest}",
+            )
+    return challengers
+
+
+def _sprt(
+    raw: _ConfigFile, fmt: TournamentFormat, games: Sequence[GameSettings]
+) -> SprtSettings | None:
+    if fmt is not TournamentFormat.SPRT:
+        if raw.sprt is not None:
+            raise _Located(("sprt",), "only a tournament with format: sprt takes sprt settings")
+        return None
+    if raw.sprt is None:
+        raise _Located(("format",), "format: sprt needs sprt settings (elo0, elo1, alpha, beta)")
+    settings = SprtSettings(raw.sprt.elo0, raw.sprt.elo1, raw.sprt.alpha, raw.sprt.beta)
+    problem = settings.problem()
+    if problem:
+        raise _Located(("sprt",), problem)
+    if len(raw.players) != 2:
+        raise _Located(
+            ("players",), f"an SPRT is between two players; this config has {len(raw.players)}"
+        )
+    for index, game in enumerate(games):
+        if competing(game.game.roles) != 2:
+            raise _Located(
+                ("games", index, "id"),
+                f"an SPRT plays two-player games; {game.game.id} has"
+                f" {competing(game.game.roles)} players",
+            )
+    return settings
 
 
 def _limits(entry: _LimitsEntry, under: Limits, loc: Location) -> Limits:
@@ -339,6 +442,7 @@ def _key_hint(key: Any, parent: Location) -> str:
         (): _ConfigFile,
         ("players",): _PlayerEntry,
         ("games",): _GameEntry,
+        ("sprt",): _SprtEntry,
         ("limits",): _LimitsEntry,
         ("players", "limits"): _LimitsEntry,
     }
@@ -349,6 +453,7 @@ def _key_hint(key: Any, parent: Location) -> str:
 
 _TYPE_NAMES = {
     "int_type": "an integer",
+    "float_type": "a number",
     "string_type": "text",
     "bool_type": "true or false",
     "dict_type": "a mapping",

@@ -1,41 +1,43 @@
 """Running a tournament: its schedule played with the players of a pool, and resumed.
 
-The results directory is the tournament's only state: a match is done when its transcript
-is complete. Transcripts are written atomically, so a referee killed at any moment loses at
-most the matches in flight, and running the same config again plays only what is missing.
+The results directory is the tournament's only state (`results.py`). Transcripts are written
+atomically, so a referee killed at any moment loses at most the matches in flight, and
+running the same config again plays only what is missing or stale. An SPRT stops as soon as
+its test reaches a bound.
 """
 
 from __future__ import annotations
 
 import asyncio
-import shutil
 from collections.abc import Sequence
-from dataclasses import asdict
-from pathlib import Path
 
-from referee.errors import ConfigError, SchemaVersionError, TranscriptError
 from referee.match import MatchSetup, play_match
+from referee.players.base import Fingerprint, fingerprint
 from referee.players.trace import Trace
-from referee.records.files import check_writable_dir
 from referee.records.signing import SigningKey
-from referee.records.transcript import (
-    Transcript,
-    read_signed,
-    read_transcript,
-    transcript_files,
-)
+from referee.records.transcript import Transcript
 from referee.tournaments.config import TournamentConfig
 from referee.tournaments.pool import PlayerPool
-from referee.tournaments.schedule import ScheduledMatch, round_robin
-
-LOGS = "logs"
+from referee.tournaments.results import (
+    clear_results,
+    log_path,
+    survey,
+    transcript_path,
+    write_info,
+)
+from referee.tournaments.schedule import ScheduledMatch, schedule
+from referee.tournaments.sprt import Verdict
+from referee.tournaments.standings import sprt_status
 
 
 class Observer:
     """Told what a tournament is doing, to show progress; by default it shows nothing."""
 
-    def planned(self, total: int, done: int) -> None:
-        """The schedule has `total` matches, of which `done` were played before."""
+    def planned(self, total: int, done: Sequence[Transcript]) -> None:
+        """The schedule has `total` matches; `done` were played before, complete."""
+
+    def changed(self, line: str) -> None:
+        """The field has changed since the last run: one line per change."""
 
     def started(self, match: ScheduledMatch) -> None:
         """A match begins."""
@@ -43,98 +45,11 @@ class Observer:
     def finished(self, match: ScheduledMatch, transcript: Transcript) -> None:
         """A match has ended and its transcript is written."""
 
-    def replaced(self, path: Path, problem: str) -> None:
+    def replaced(self, problem: str) -> None:
         """A transcript that could not be read will be played again."""
 
-
-def transcript_path(config: TournamentConfig, match: ScheduledMatch) -> Path:
-    return config.output / f"{match.match_id}.json"
-
-
-def log_path(config: TournamentConfig, match: ScheduledMatch, role: str) -> Path:
-    return config.output / LOGS / f"{match.match_id}.{role}.log"
-
-
-def clear_results(config: TournamentConfig) -> None:
-    """Remove a tournament's transcripts and logs from its results directory, to start over."""
-    output = config.output
-    if not output.is_dir():
-        return
-    for path in transcript_files(output):
-        if _is_transcript(path):
-            path.unlink()
-    for path in output.glob(".*.tmp"):
-        path.unlink()
-    shutil.rmtree(output / LOGS, ignore_errors=True)
-
-
-def _is_transcript(path: Path) -> bool:
-    try:
-        read_transcript(path)
-    except SchemaVersionError:
-        return True
-    except TranscriptError:
-        return False
-    return True
-
-
-def still_to_play(
-    config: TournamentConfig,
-    schedule: Sequence[ScheduledMatch],
-    observer: Observer,
-    key: SigningKey,
-) -> list[ScheduledMatch]:
-    """The scheduled matches without a complete transcript, in schedule order.
-
-    ConfigError when the results directory holds matches the config would not play, or
-    played differently, or transcripts not signed with `key`: mixing them would make the
-    standings meaningless.
-    """
-    output = config.output
-    check_writable_dir(output, str(config.path), "output ")
-    scheduled = {match.match_id: match for match in schedule}
-    restart = f"run with --restart to start over, or set another output in {config.path}"
-    # A temporary file is what a kill during a write leaves; its match is played again.
-    for path in output.glob(".*.tmp"):
-        path.unlink(missing_ok=True)
-    for path in transcript_files(output):
-        if path.stem not in scheduled and _is_transcript(path):
-            raise ConfigError(f"{path}: not a match of this config's schedule; {restart}")
-    todo = []
-    for match in schedule:
-        path = transcript_path(config, match)
-        if not path.exists():
-            todo.append(match)
-            continue
-        try:
-            transcript, signature = read_signed(path, key.public)
-        except TranscriptError as error:
-            observer.replaced(path, str(error))
-            todo.append(match)
-            continue
-        if signature.fails:
-            raise ConfigError(f"{path}: {signature}; {restart}")
-        difference = _difference(config, match, transcript)
-        if difference:
-            raise ConfigError(f"{path}: played with {difference}; {restart}")
-        if not transcript.complete:
-            todo.append(match)
-    return todo
-
-
-def _difference(config: TournamentConfig, match: ScheduledMatch, transcript: Transcript) -> str:
-    """What differs between a scheduled match and the one a transcript records, if anything."""
-    if transcript.game != match.game.id:
-        return "a different game"
-    if tuple(seat.player for seat in transcript.seats) != match.players:
-        return "different players"
-    if transcript.clocks != asdict(match.clocks):
-        return "different clocks"
-    if transcript.policy != config.policy:
-        return "a different policy"
-    if transcript.seed != match.seed:
-        return "a different seed"
-    return ""
+    def stopped(self, verdict: Verdict) -> None:
+        """The SPRT has reached a bound: no further match starts."""
 
 
 async def run_tournament(
@@ -144,31 +59,53 @@ async def run_tournament(
     restart: bool = False,
     trace: Trace | None = None,
 ) -> list[ScheduledMatch]:
-    """Play every scheduled match that has no complete transcript yet; the whole schedule.
+    """Play every scheduled match that has no complete, current transcript yet (for an SPRT,
+    until the test decides); the whole schedule.
 
     Every transcript is signed with `key`, the results directory's key. `trace`, when given,
     is told every line exchanged with every player.
     """
     observer = observer or Observer()
-    schedule = round_robin(config)
+    matches = schedule(config)
     if restart:
         clear_results(config)
-    todo = still_to_play(config, schedule, observer, key)
-    observer.planned(len(schedule), len(schedule) - len(todo))
+    prints = {entrant.name: fingerprint(entrant.spec) for entrant in config.players}
+    found = survey(config, matches, {name: p.digest for name, p in prints.items()}, key)
+    write_info(config, len(matches))
+    for line in found.changes:
+        observer.changed(line)
+    for problem in found.unreadable:
+        observer.replaced(problem)
+    observer.planned(len(matches), found.done)
+    finished = list(found.done)
+
+    def decided() -> Verdict | None:
+        if config.sprt is None:
+            return None
+        verdict = sprt_status(config.sprt, config.players[0].name, finished).verdict
+        return None if verdict is Verdict.RUNNING else verdict
+
+    if decided():
+        return matches
     pool = PlayerPool(config.players, trace)
-    queue = iter(todo)
+    queue = iter(found.todo)
+    stop: list[Verdict] = []
 
     async def worker() -> None:
-        for match in queue:
-            await _play(config, match, pool, observer, key)
+        while not stop and (match := next(queue, None)) is not None:
+            finished.append(await _play(config, match, pool, observer, key, prints))
+            verdict = decided()
+            if verdict is not None and not stop:
+                stop.append(verdict)
+                observer.stopped(verdict)
 
     try:
         async with asyncio.TaskGroup() as group:
-            for _ in range(min(config.concurrency, len(todo))):
+            for _ in range(min(config.concurrency, len(found.todo))):
                 group.create_task(worker())
     finally:
         await pool.close()
-    return schedule
+    return matches
 
 
 async def _play(
@@ -177,15 +114,26 @@ async def _play(
     pool: PlayerPool,
     observer: Observer,
     key: SigningKey,
-) -> None:
+    prints: dict[str, Fingerprint],
+) -> Transcript:
     seats = list(zip(match.players, match.game.roles, strict=True))
     players = await asyncio.gather(
         *(pool.acquire(name, log_path(config, match, role)) for name, role in seats)
     )
-    setup = MatchSetup(match.match_id, match.game, players, match.clocks, config.policy, match.seed)
+    setup = MatchSetup(
+        match.match_id,
+        match.game,
+        players,
+        match.clocks,
+        config.policy,
+        match.seed,
+        match.opening,
+        [prints.get(name) for name in match.players],
+    )
     observer.started(match)
     transcript = await play_match(setup, transcript_path(config, match), key)
     await asyncio.gather(
         *(pool.release(name, player) for (name, _), player in zip(seats, players, strict=True))
     )
     observer.finished(match, transcript)
+    return transcript

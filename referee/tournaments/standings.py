@@ -1,8 +1,9 @@
-"""Standings from match transcripts: wins, draws, losses, score, Elo, faults, head to head.
+"""Standings from match transcripts: results, ratings, head to head, faults, the SPRT.
 
-A win is a strictly higher goal than the opponent's. Elo is each player's rating difference
-against the average of its opponents, from its score, with a 95% margin from the spread of
-its results, as cutechess-cli computes it; `docs/tournaments.md` gives the formulas.
+A pairing of two players in a match is a win for the higher goal (`ratings.points`). The
+ratings of a table come from one fit of all its results (`ratings.fit`); a head-to-head
+figure is the pairwise Elo of the two players' results. `docs/tournaments.md` explains each
+column with its formula.
 """
 
 from __future__ import annotations
@@ -10,9 +11,8 @@ from __future__ import annotations
 import csv
 import io
 import json
-import math
 from collections import Counter, defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -23,8 +23,8 @@ from tabulate import tabulate
 from referee.errors import FaultKind, TranscriptError
 from referee.players.chance import CHANCE_NAME
 from referee.records.transcript import Transcript, read_signed, transcript_files
-
-Z_95 = 1.959964  # two-sided 95% quantile of the normal distribution
+from referee.tournaments.ratings import Pairing, Rating, fit, pairwise, pairwise_los, points
+from referee.tournaments.sprt import SprtSettings, SprtStatus, Verdict, status
 
 
 class Format(StrEnum):
@@ -38,7 +38,7 @@ class Format(StrEnum):
 
 @dataclass
 class Record:
-    """One player's results in one scope (a game, or all games).
+    """One player's results in one scope (a game, all games, or against one opponent).
 
     Wins, draws and losses are counted per pair of players in a match, by their goals: one
     result per match in a two-player game, one per opponent in a game of more roles.
@@ -51,121 +51,189 @@ class Record:
     goal_total: int = 0
     faults: Counter[FaultKind] = field(default_factory=Counter)
     matches: int = 0
-    # Whether a game of more than two roles counts here: then goals rank, not the score.
+    # Whether a game of more than two roles counts here: then goals rank, not the rating.
     many_roles: bool = False
+    rating: Rating | None = None
 
     @property
     def pairings(self) -> int:
         return self.wins + self.draws + self.losses
 
     @property
+    def points(self) -> float:
+        return self.wins + self.draws / 2
+
+    @property
     def score(self) -> float:
         """Points per pairing: a win 1, a draw 1/2."""
-        return (self.wins + self.draws / 2) / self.pairings if self.pairings else 0.0
+        return self.points / self.pairings if self.pairings else 0.0
+
+    @property
+    def draw_ratio(self) -> float:
+        return self.draws / self.pairings if self.pairings else 0.0
 
     @property
     def average_goal(self) -> float:
         return self.goal_total / self.matches if self.matches else 0.0
 
-    def elo(self) -> tuple[float, float]:
-        """Elo difference against the average opponent, and its 95% margin (inf when unbounded)."""
-        return elo_with_margin(self.wins, self.draws, self.losses)
 
+@dataclass(frozen=True)
+class FirstFault:
+    """How often a player made one kind of fault, and where the first one was."""
 
-def elo_difference(score: float) -> float:
-    """The Elo difference that predicts this expected score; +-inf for 1 and 0."""
-    if score <= 0:
-        return -math.inf
-    if score >= 1:
-        return math.inf
-    return -400 * math.log10(1 / score - 1)
-
-
-def elo_with_margin(wins: int, draws: int, losses: int) -> tuple[float, float]:
-    """Elo from the score, and half the width of the Elo interval of a 95% score interval."""
-    n = wins + draws + losses
-    if n == 0:
-        return 0.0, math.inf
-    score = (wins + draws / 2) / n
-    deviation = math.sqrt((wins + draws / 4) / n - score**2)
-    spread = Z_95 * deviation / math.sqrt(n)
-    low, high = elo_difference(score - spread), elo_difference(score + spread)
-    margin = (high - low) / 2 if spread > 0 else math.inf
-    return elo_difference(score), margin
+    player: str
+    kind: FaultKind
+    count: int
+    match_id: str
+    step: int
+    log: str | None
 
 
 @dataclass(frozen=True)
 class Standings:
-    """Every player's record over all games and per game, and results pair by pair."""
+    """Every player's record over all games and per game, results pair by pair, the faults,
+    and what the schedule and the SPRT (if any) say of how far the tournament has come."""
 
     overall: list[Record]
     by_game: dict[str, list[Record]]
     head_to_head: dict[str, dict[str, Record]]  # row player -> opponent -> row's record
     matches: int
+    faults: list[FirstFault] = field(default_factory=list)
+    scheduled: int | None = None
+    sprt: SprtStatus | None = None
+    anchor: str | None = None
 
 
-def compute(transcripts: Iterable[Transcript]) -> Standings:
-    """Standings of the complete matches among `transcripts` (aborted ones are left out)."""
+def pairings(transcript: Transcript) -> Iterator[tuple[str, str, float]]:
+    """Each (player, opponent, the player's points) of a complete match; chance plays no part."""
+    assert transcript.goals is not None
+    seats = [seat for seat in transcript.seats if seat.player != CHANCE_NAME]
+    for seat in seats:
+        for other in seats:
+            if other is not seat:
+                mine, theirs = transcript.goals[seat.role], transcript.goals[other.role]
+                yield seat.player, other.player, points(mine, theirs)
+
+
+def compute(
+    transcripts: Iterable[Transcript],
+    anchor: str | None = None,
+    scheduled: int | None = None,
+    sprt: tuple[SprtSettings, str] | None = None,
+) -> Standings:
+    """Standings of the complete matches among `transcripts` (aborted ones are left out).
+
+    `anchor` is the player rated 0 (else the mean is); `scheduled` the number of matches in
+    the schedule; `sprt` the test's settings and the player it tests.
+    """
+    complete = sorted((t for t in transcripts if t.complete), key=lambda t: t.started_at)
     overall: dict[str, Record] = {}
     by_game: dict[str, dict[str, Record]] = defaultdict(dict)
     pairs: dict[str, dict[str, Record]] = defaultdict(dict)
-    count = 0
-    for transcript in transcripts:
-        if not transcript.complete:
-            continue
-        count += 1
+    for transcript in complete:
         assert transcript.goals is not None
-        # The referee's `random` role is chance, not a competitor.
         seats = [seat for seat in transcript.seats if seat.player != CHANCE_NAME]
-        many = len(seats) > 2
         for seat in seats:
-            opponents = [other for other in seats if other is not seat]
-            mine = transcript.goals[seat.role]
             faults = Counter(f.kind for f in transcript.faults if f.role == seat.role)
-            scopes = [
+            for record in (
                 overall.setdefault(seat.player, Record(seat.player)),
                 by_game[transcript.game].setdefault(seat.player, Record(seat.player)),
-            ]
-            for record in scopes:
+            ):
                 record.matches += 1
-                record.goal_total += mine
+                record.goal_total += transcript.goals[seat.role]
                 record.faults.update(faults)
-                record.many_roles |= many
-                for other in opponents:
-                    _tally(record, mine, transcript.goals[other.role])
-            for other in opponents:
-                pair = pairs[seat.player].setdefault(other.player, Record(seat.player))
-                pair.matches += 1
-                pair.goal_total += mine
-                _tally(pair, mine, transcript.goals[other.role])
+                record.many_roles |= len(seats) > 2
+        for player, opponent, scored in pairings(transcript):
+            pair = pairs[player].setdefault(opponent, Record(player))
+            pair.matches += 1
+            for record in (overall[player], by_game[transcript.game][player], pair):
+                _tally(record, scored)
     return Standings(
-        overall=_ranked(overall.values()),
-        by_game={game: _ranked(records.values()) for game, records in sorted(by_game.items())},
-        head_to_head={
-            player: dict(pairs[player]) for player in (r.player for r in overall.values())
+        overall=_rated(overall, complete, anchor),
+        by_game={
+            game: _rated(records, [t for t in complete if t.game == game], anchor)
+            for game, records in sorted(by_game.items())
         },
-        matches=count,
+        head_to_head={player: dict(pairs[player]) for player in overall},
+        matches=len(complete),
+        faults=_first_faults(complete),
+        scheduled=scheduled,
+        sprt=sprt_status(sprt[0], sprt[1], complete) if sprt else None,
+        anchor=anchor,
     )
 
 
-def _tally(record: Record, mine: int, theirs: int) -> None:
-    if mine > theirs:
+def _tally(record: Record, scored: float) -> None:
+    if scored == 1:
         record.wins += 1
-    elif mine == theirs:
-        record.draws += 1
-    else:
+    elif scored == 0:
         record.losses += 1
+    else:
+        record.draws += 1
 
 
-def _ranked(records: Iterable[Record]) -> list[Record]:
-    """By score, then goal; where a game of more than two roles counts, by goal, then score."""
+def _rated(
+    records: dict[str, Record], transcripts: list[Transcript], anchor: str | None
+) -> list[Record]:
+    """The records with their ratings from one fit, ranked: by rating; where a game of more
+    than two roles counts, by average goal, then rating."""
+    results = [
+        Pairing(player, opponent, 1, scored)
+        for transcript in transcripts
+        for player, opponent, scored in pairings(transcript)
+        if player < opponent
+    ]
+    ratings = {rating.player: rating for rating in fit(results, anchor)}
+    for record in records.values():
+        record.rating = ratings.get(record.player)
 
     def key(r: Record) -> tuple[float, float, str]:
+        elo = r.rating.elo if r.rating else 0.0
         if r.many_roles:
-            return (-r.average_goal, -r.score, r.player)
-        return (-r.score, -r.average_goal, r.player)
+            return (-r.average_goal, -elo, r.player)
+        return (-elo, -r.average_goal, r.player)
 
-    return sorted(records, key=key)
+    return sorted(records.values(), key=key)
+
+
+def _first_faults(transcripts: list[Transcript]) -> list[FirstFault]:
+    """Per player and fault kind: the count and the first (in the order matches started)."""
+    counts: Counter[tuple[str, FaultKind]] = Counter()
+    first: dict[tuple[str, FaultKind], tuple[str, int, str | None]] = {}
+    for transcript in transcripts:
+        seats = {seat.role: seat for seat in transcript.seats}
+        for fault in transcript.faults:
+            seat = seats[fault.role]
+            key = (seat.player, fault.kind)
+            counts[key] += 1
+            first.setdefault(key, (transcript.match_id, fault.step, seat.log))
+    return [
+        FirstFault(player, kind, counts[(player, kind)], *first[(player, kind)])
+        for player, kind in sorted(counts)
+    ]
+
+
+def sprt_pairs(transcripts: Iterable[Transcript], tested: str) -> list[tuple[float, float]]:
+    """The tested player's two results in each pair whose two matches are complete.
+
+    A pair is the matches of one game with one seed and the same two players (the seats
+    swapped); its results are the tested player's points in each.
+    """
+    found: dict[tuple[str, int, frozenset[str]], list[float]] = defaultdict(list)
+    for transcript in transcripts:
+        if not transcript.complete:
+            continue
+        players = frozenset(seat.player for seat in transcript.seats) - {CHANCE_NAME}
+        for player, _, scored in pairings(transcript):
+            if player == tested:
+                found[(transcript.game, transcript.seed, players)].append(scored)
+    return [(results[0], results[1]) for results in found.values() if len(results) == 2]
+
+
+def sprt_status(
+    settings: SprtSettings, tested: str, transcripts: Iterable[Transcript]
+) -> SprtStatus:
+    return status(settings, sprt_pairs(transcripts, tested))
 
 
 def load_results(
@@ -190,34 +258,38 @@ def load_results(
     return transcripts, errors
 
 
-_COLUMNS = ["#", "player", "matches", "wins", "draws", "losses", "avg goal", "score %", "Elo"]
-_COLUMNS += ["+-95%", "faults"]
+_COLUMNS = ["#", "player", "Elo", "95% interval", "LOS", "matches", "wins", "draws", "losses"]
+_COLUMNS += ["draws %", "score %", "avg goal", "faults"]
 
 
 def _row(rank: int, record: Record) -> list[Any]:
-    elo, margin = record.elo()
+    rating = record.rating
     faults = ", ".join(f"{n} {kind}" for kind, n in sorted(record.faults.items())) or "-"
+    los = rating.los_next if rating else None
     return [
         rank,
         record.player,
+        _elo(rating.elo) if rating else "",
+        f"{_elo(rating.low)} to {_elo(rating.high)}" if rating else "",
+        f"{100 * los:.1f}%" if los is not None else "",
         record.matches,
         record.wins,
         record.draws,
         record.losses,
-        f"{record.average_goal:.1f}",
+        f"{100 * record.draw_ratio:.1f}",
         f"{100 * record.score:.1f}",
-        _signed(elo),
-        _unsigned(margin),
+        f"{record.average_goal:.1f}",
         faults,
     ]
 
 
-def _signed(value: float) -> str:
-    return f"{round(value):+d}" if math.isfinite(value) else ("+inf" if value > 0 else "-inf")
-
-
-def _unsigned(value: float) -> str:
-    return f"{value:.0f}" if math.isfinite(value) else "inf"
+def progress_text(standings: Standings) -> str:
+    """`30 matches`, or `5 of 24 matches played` while the schedule is not complete."""
+    total = standings.scheduled
+    stopped = standings.sprt is not None and standings.sprt.verdict is not Verdict.RUNNING
+    if total is None or standings.matches >= total or stopped:
+        return f"{standings.matches} matches"
+    return f"{standings.matches} of {total} matches played"
 
 
 def render(standings: Standings, fmt: Format) -> str:
@@ -228,59 +300,151 @@ def render(standings: Standings, fmt: Format) -> str:
         return _csv(standings)
     style = "github" if fmt is Format.MARKDOWN else "simple"
     heading = (lambda text: f"## {text}") if fmt is Format.MARKDOWN else (lambda text: text)
+    anchored = f"{standings.anchor} at 0" if standings.anchor else "the mean at 0"
     blocks = [
-        heading(f"Standings: all games ({standings.matches} matches)"),
-        _table(standings.overall, style),
+        heading(f"Standings: all games ({progress_text(standings)}; Elo with {anchored})"),
+        table(standings.overall, style),
     ]
-    for game, records in standings.by_game.items():
-        blocks += [heading(game), _table(records, style)]
+    if len(standings.by_game) > 1:
+        for game, records in standings.by_game.items():
+            blocks += [heading(game), table(records, style)]
     names = [record.player for record in standings.overall]
     matrix = [
         [row, *(_wdl(standings.head_to_head[row].get(col)) if col != row else "" for col in names)]
         for row in names
     ]
     blocks += [
-        heading("Head to head: wins-draws-losses of the row player against the column player"),
+        heading(
+            "Head to head: the row player's wins-draws-losses against the column player,"
+            " and its pairwise Elo"
+        ),
         tabulate(matrix, headers=["", *names], tablefmt=style),
     ]
+    if standings.sprt is not None:
+        blocks += [heading("SPRT"), sprt_text(standings.sprt)]
+    blocks += [heading("Faults"), fault_table(standings.faults, style)]
     return "\n\n".join(blocks)
 
 
-def _table(records: list[Record], style: str) -> str:
+def table(records: list[Record], style: str = "simple") -> str:
     rows = [_row(rank, record) for rank, record in enumerate(records, start=1)]
     return tabulate(rows, headers=_COLUMNS, tablefmt=style, disable_numparse=True)
 
 
+def fault_table(faults: list[FirstFault], style: str = "simple") -> str:
+    """Per player and kind of fault: how many, and the first one with its log."""
+    if not faults:
+        return "no faults"
+    rows = [
+        (f.player, str(f.kind), f.count, f"{f.match_id} step {f.step}", f.log or "-")
+        for f in faults
+    ]
+    headers = ["player", "fault", "count", "first", "its log"]
+    return tabulate(rows, headers=headers, tablefmt=style, disable_numparse=True)
+
+
+def sprt_text(sprt: SprtStatus) -> str:
+    """The test in three lines: the verdict and LLR with its bounds, the pairs, the Elo."""
+    settings = sprt.settings
+    ll, ld, d, wd, ww = sprt.pentanomial
+    return "\n".join(
+        [
+            f"{sprt.verdict}: LLR {sprt.llr:.2f}"
+            f" (bounds {settings.lower:.2f}, {settings.upper:.2f};"
+            f" elo0 {settings.elo0:g}, elo1 {settings.elo1:g}, alpha {settings.alpha:g},"
+            f" beta {settings.beta:g})",
+            f"pairs {sprt.pairs}: [LL {ll}, LD {ld}, WL+DD {d}, WD {wd}, WW {ww}]",
+            f"Elo {sprt.elo.elo:+.1f} +- {sprt.elo.margin:.1f} (95%, from the pairs)",
+        ]
+    )
+
+
 def _wdl(record: Record | None) -> str:
-    return f"{record.wins}-{record.draws}-{record.losses}" if record else "-"
+    if record is None:
+        return "-"
+    estimate = pairwise(record.wins, record.draws, record.losses)
+    return f"{record.wins}-{record.draws}-{record.losses} ({_elo(estimate.elo)})"
+
+
+def _elo(value: float) -> str:
+    """Whole Elo with a sign; no `-0`."""
+    return f"{round(value) or 0:+d}"
 
 
 def _record_json(record: Record) -> dict[str, Any]:
-    elo, margin = record.elo()
+    rating = record.rating
     return {
         "player": record.player,
+        "elo": round(rating.elo, 1) if rating else 0.0,
+        "elo_low": round(rating.low, 1) if rating else 0.0,
+        "elo_high": round(rating.high, 1) if rating else 0.0,
+        "los_next": round(rating.los_next, 4) if rating and rating.los_next is not None else None,
         "matches": record.matches,
         "wins": record.wins,
         "draws": record.draws,
         "losses": record.losses,
-        "average_goal": round(record.average_goal, 3),
+        "draw_ratio": round(record.draw_ratio, 4),
         "score": round(record.score, 4),
-        "elo": round(elo, 1) if math.isfinite(elo) else None,
-        "elo_margin": round(margin, 1) if math.isfinite(margin) else None,
+        "average_goal": round(record.average_goal, 3),
         "faults": {kind.value: record.faults[kind] for kind in FaultKind},
     }
 
 
+def _pair_json(record: Record) -> dict[str, Any]:
+    estimate = pairwise(record.wins, record.draws, record.losses)
+    return {
+        "wins": record.wins,
+        "draws": record.draws,
+        "losses": record.losses,
+        "score": round(record.score, 4),
+        "elo": round(estimate.elo, 1),
+        "elo_margin": round(estimate.margin, 1),
+        "los": round(pairwise_los(record.wins, record.losses), 4),
+    }
+
+
+def _sprt_json(sprt: SprtStatus) -> dict[str, Any]:
+    settings = sprt.settings
+    return {
+        "verdict": str(sprt.verdict),
+        "llr": round(sprt.llr, 4),
+        "lower_bound": round(settings.lower, 4),
+        "upper_bound": round(settings.upper, 4),
+        "elo0": settings.elo0,
+        "elo1": settings.elo1,
+        "alpha": settings.alpha,
+        "beta": settings.beta,
+        "pairs": sprt.pairs,
+        "pentanomial": list(sprt.pentanomial),
+        "elo": round(sprt.elo.elo, 1),
+        "elo_margin": round(sprt.elo.margin, 1),
+    }
+
+
 def as_json(standings: Standings) -> dict[str, Any]:
-    """The standings as JSON-ready data; an infinite Elo or margin is null."""
+    """The standings as JSON-ready data: every rating a finite number."""
     return {
         "matches": standings.matches,
+        "scheduled": standings.scheduled,
+        "anchor": standings.anchor,
         "overall": [_record_json(r) for r in standings.overall],
         "games": {g: [_record_json(r) for r in rs] for g, rs in standings.by_game.items()},
         "head_to_head": {
-            row: {col: _record_json(record) for col, record in cols.items()}
+            row: {col: _pair_json(record) for col, record in cols.items()}
             for row, cols in standings.head_to_head.items()
         },
+        "sprt": _sprt_json(standings.sprt) if standings.sprt else None,
+        "faults": [
+            {
+                "player": f.player,
+                "fault": str(f.kind),
+                "count": f.count,
+                "first_match": f.match_id,
+                "first_step": f.step,
+                "log": f.log,
+            }
+            for f in standings.faults
+        ],
     }
 
 

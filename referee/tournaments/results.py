@@ -1,0 +1,263 @@
+"""A tournament's results directory: what has been played, what must be played (again), and
+what is set aside.
+
+The directory is the tournament's only state: a match is done when its transcript is
+complete and was played by the programs the config names now. A match whose player's
+command has changed, or that the schedule no longer has, is set aside (moved, with its
+logs, under `set-aside/`), never deleted and never silently counted.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections import Counter, defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from referee.errors import ConfigError, SchemaVersionError, TranscriptError
+from referee.players.chance import CHANCE_NAME
+from referee.records.files import check_writable_dir, write_atomic
+from referee.records.signing import SigningKey
+from referee.records.transcript import (
+    Transcript,
+    read_signed,
+    read_transcript,
+    transcript_files,
+)
+from referee.tournaments.config import TournamentConfig
+from referee.tournaments.schedule import ScheduledMatch
+from referee.tournaments.sprt import SprtSettings
+
+LOGS = "logs"
+SET_ASIDE = "set-aside"
+# What `referee standings` needs to know of the schedule (JSON, named so that it is not taken
+# for a transcript): how many matches it has, and how
+# ratings are anchored. Written at the start of every run.
+INFO_FILE = "tournament.info"
+
+
+def transcript_path(config: TournamentConfig, match: ScheduledMatch) -> Path:
+    return config.output / f"{match.match_id}.json"
+
+
+def log_path(config: TournamentConfig, match: ScheduledMatch, role: str) -> Path:
+    return config.output / LOGS / f"{match.match_id}.{role}.log"
+
+
+def result_files(config: TournamentConfig) -> list[Path]:
+    """The transcripts `--restart` deletes (with the logs and what was set aside)."""
+    if not config.output.is_dir():
+        return []
+    return [path for path in transcript_files(config.output) if _is_transcript(path)]
+
+
+def clear_results(config: TournamentConfig) -> None:
+    """Remove a tournament's transcripts, logs and set-aside matches, to start over."""
+    output = config.output
+    for path in result_files(config):
+        path.unlink()
+    for path in output.glob(".*.tmp"):
+        path.unlink()
+    for directory in (LOGS, SET_ASIDE):
+        shutil.rmtree(output / directory, ignore_errors=True)
+
+
+def _is_transcript(path: Path) -> bool:
+    try:
+        read_transcript(path)
+    except SchemaVersionError:
+        return True
+    except TranscriptError:
+        return False
+    return True
+
+
+@dataclass
+class Survey:
+    """What a run must do: the matches to play, the complete ones kept, and one line for each
+    change of the field since the last run."""
+
+    todo: list[ScheduledMatch] = field(default_factory=list)
+    done: list[Transcript] = field(default_factory=list)
+    changes: list[str] = field(default_factory=list)
+    unreadable: list[str] = field(default_factory=list)
+
+
+def survey(
+    config: TournamentConfig,
+    schedule: Sequence[ScheduledMatch],
+    fingerprints: Mapping[str, str],
+    key: SigningKey,
+) -> Survey:
+    """Compare the results directory with the schedule and the players as they are now.
+
+    Sets aside the matches a player played with another command than its current one, and
+    the matches no longer in the schedule. ConfigError for results that cannot be mixed
+    with this config's (other clocks, policy, seed or opening, or a signature that fails),
+    before anything is moved.
+    """
+    output = config.output
+    check_writable_dir(output, str(config.path), "output ")
+    restart = f"run with --restart to start over, or set another output in {config.path}"
+    # A temporary file is what a kill during a write leaves; its match is played again.
+    for path in output.glob(".*.tmp"):
+        path.unlink(missing_ok=True)
+    scheduled = {match.match_id: match for match in schedule}
+    result = Survey()
+    stale: dict[str, list[Path]] = defaultdict(list)  # player -> its matches with another command
+    gone: dict[str, list[Path]] = defaultdict(list)  # player no longer in the field -> matches
+    unscheduled: list[Path] = []
+    played: dict[str, Transcript] = {}
+    before: set[str] = set()  # the players of every match found
+    entrants = {entrant.name for entrant in config.players}
+    for path in transcript_files(output):
+        match = scheduled.get(path.stem)
+        if match is None:
+            if not _is_transcript(path):
+                continue
+            try:
+                transcript = read_transcript(path)
+            except TranscriptError:
+                unscheduled.append(path)
+                continue
+            before |= {seat.player for seat in transcript.seats}
+            absent = sorted({seat.player for seat in transcript.seats} - entrants - {CHANCE_NAME})
+            (gone[absent[0]] if absent else unscheduled).append(path)
+            continue
+        try:
+            transcript, signature = read_signed(path, key.public)
+        except TranscriptError as error:
+            result.unreadable.append(str(error))
+            continue
+        if signature.fails:
+            raise ConfigError(f"{path}: {signature}; {restart}")
+        before |= {seat.player for seat in transcript.seats}
+        difference = _difference(config, match, transcript)
+        if difference:
+            raise ConfigError(f"{path}: played with {difference}; {restart}")
+        changed = [
+            seat.player
+            for seat in transcript.seats
+            if seat.player != CHANCE_NAME and seat.fingerprint != fingerprints.get(seat.player)
+        ]
+        if changed:
+            stale[changed[0]].append(path)
+        else:
+            played[match.match_id] = transcript
+    aside = output / SET_ASIDE / datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    for player, paths in sorted(stale.items()):
+        _set_aside(paths, aside)
+        result.changes.append(
+            f"player {player}: its command or program has changed since {len(paths)} of its"
+            f" matches; they are set aside in {aside} and will be played again"
+        )
+    for player, paths in sorted(gone.items()):
+        _set_aside(paths, aside)
+        result.changes.append(
+            f"player {player}: no longer in the config; its {len(paths)} matches are set aside"
+            f" in {aside}"
+        )
+    if unscheduled:
+        _set_aside(unscheduled, aside)
+        result.changes.append(
+            f"{len(unscheduled)} matches are no longer in the schedule (fewer rounds or games,"
+            f" or another format); they are set aside in {aside}"
+        )
+    rounds: dict[str, int] = {}
+    for transcript in played.values():
+        match = scheduled[transcript.match_id]
+        rounds[match.game.id] = max(rounds.get(match.game.id, 0), match.round)
+    result.done = [t for t in played.values() if t.complete]
+    result.todo = [
+        match
+        for match in schedule
+        if match.match_id not in played or not played[match.match_id].complete
+    ]
+    if before:
+        new = Counter(
+            name for match in result.todo for name in set(match.players) if name not in before
+        )
+        for name in (entrant.name for entrant in config.players):
+            if new[name]:
+                result.changes.append(
+                    f"player {name}: new in the field; {new[name]} matches to play"
+                )
+        more = [m for m in result.todo if m.game.id in rounds and m.round > rounds[m.game.id]]
+        if more:
+            result.changes.append(
+                f"rounds: {len(more)} matches of rounds not played before are to play"
+            )
+    return result
+
+
+def _set_aside(paths: Sequence[Path], directory: Path) -> None:
+    """Move transcripts and their logs into `directory`, keeping their names."""
+    (directory / LOGS).mkdir(parents=True, exist_ok=True)
+    for path in paths:
+        for log in (path.parent / LOGS).glob(f"{path.stem}.*.log"):
+            log.rename(directory / LOGS / log.name)
+        path.rename(directory / path.name)
+
+
+def _difference(config: TournamentConfig, match: ScheduledMatch, transcript: Transcript) -> str:
+    """What differs between a scheduled match and the one a transcript records, if anything."""
+    if transcript.game != match.game.id:
+        return "a different game"
+    if tuple(seat.player for seat in transcript.seats) != match.players:
+        return "different players"
+    if transcript.clocks != asdict(match.clocks):
+        return "different clocks"
+    if transcript.policy != config.policy:
+        return "a different policy"
+    if transcript.seed != match.seed:
+        return "a different seed"
+    if transcript.opening != match.opening:
+        return f"an opening of {transcript.opening} steps, not {match.opening}"
+    return ""
+
+
+@dataclass(frozen=True)
+class TournamentInfo:
+    """What the results directory says of its tournament, beyond its transcripts."""
+
+    name: str
+    format: str
+    scheduled: int
+    anchor: str | None = None
+    sprt: dict[str, float] | None = None
+    tested: str | None = None  # the SPRT's first player, whose strength is tested
+
+    def sprt_test(self) -> tuple[SprtSettings, str] | None:
+        """The SPRT's settings and tested player, for a tournament that is one."""
+        if self.sprt is None or self.tested is None:
+            return None
+        return SprtSettings(**self.sprt), self.tested
+
+
+def write_info(config: TournamentConfig, scheduled: int) -> None:
+    info = TournamentInfo(
+        config.name,
+        str(config.format),
+        scheduled,
+        config.anchor,
+        asdict(config.sprt) if config.sprt else None,
+        config.players[0].name if config.sprt else None,
+    )
+    write_atomic(config.output / INFO_FILE, json.dumps(asdict(info), indent=2) + "\n")
+
+
+def read_info(directory: Path) -> TournamentInfo | None:
+    """The tournament's info file, or None where there is none or it cannot be used (standings
+    then count only what is there)."""
+    try:
+        data: Any = json.loads((directory / INFO_FILE).read_text())
+        info = TournamentInfo(**data)
+        if info.sprt is not None:
+            SprtSettings(**info.sprt)
+    except (OSError, ValueError, TypeError):
+        return None
+    return info if isinstance(info.scheduled, int) else None
