@@ -26,6 +26,41 @@ players:
 
 # (config text, line, what the message must say after "file:line: ")
 ERRORS = {
+    "sprt without settings": (
+        "name: t\ngames: [quad]\nformat: sprt\n" + PLAYERS,
+        3,
+        "format: an SPRT needs sprt settings (elo0, elo1, alpha, beta)",
+    ),
+    "sprt with elo0 above elo1": (
+        "name: t\ngames: [quad]\nformat: sprt\nsprt: {elo0: 5, elo1: 0}\n" + PLAYERS,
+        4,
+        "sprt: elo0 (5) must be below elo1 (0)",
+    ),
+    "sprt settings of another format": (
+        "name: t\ngames: [quad]\nsprt: {elo0: 0, elo1: 5}\n" + PLAYERS,
+        3,
+        "sprt: only a tournament with format: sprt takes sprt settings",
+    ),
+    "challengers of a round robin": (
+        "name: t\ngames: [quad]\nchallengers: 1\n" + PLAYERS,
+        3,
+        "challengers: only a gauntlet has challengers (format: gauntlet)",
+    ),
+    "a gauntlet of challengers only": (
+        "name: t\ngames: [quad]\nformat: gauntlet\nchallengers: 2\n" + PLAYERS,
+        4,
+        "challengers: 2 challengers leave no other player of the 2 to play against",
+    ),
+    "an anchor who does not play": (
+        "name: t\ngames: [quad]\nanchor: zed\n" + PLAYERS,
+        3,
+        "anchor: zed is not a player of this tournament",
+    ),
+    "an opening too long": (
+        "name: t\ngames: [quad]\nopenings: 5000\n" + PLAYERS,
+        3,
+        "openings: must be less than or equal to 1000, got 5000",
+    ),
     "unknown key": (
         "name: t\ngames: [quad]\nconcurency: 2\n" + PLAYERS,
         3,

@@ -15,7 +15,7 @@ from referee.cli import app
 from referee.games.gdl.syntax import one_line
 from referee.protocol import Start, parse, split_moves
 from referee.records.transcript import Seat, Transcript, read_transcript
-from referee.tournaments.schedule import seatings
+from referee.tournaments.schedule import groups, rotations
 from referee.tournaments.standings import compute
 from tests.conftest import SHARED
 
@@ -36,12 +36,12 @@ def test_moves_with_nested_terms_split_whole() -> None:
 
 
 def test_seatings_put_every_player_in_every_seat_equally() -> None:
-    found = seatings(["a", "b", "c", "d"], 3)
+    found = [seat for group in groups(["a", "b", "c", "d"], 3) for seat in rotations(group)]
     assert len(found) == 4 * 3
     assert len(set(found)) == len(found)
     for seat in range(3):
         assert sorted(s[seat] for s in found) == sorted("abcd" * 3)
-    assert seatings(["a", "b"], 2) == [("a", "b"), ("b", "a")]
+    assert rotations(*groups(["a", "b"], 2)) == [("a", "b"), ("b", "a")]
 
 
 def _three(goals: tuple[int, int, int], players: tuple[str, str, str]) -> Transcript:

@@ -358,7 +358,7 @@ def _sprt(
             raise _Located(("sprt",), "only a tournament with format: sprt takes sprt settings")
         return None
     if raw.sprt is None:
-        raise _Located(("format",), "format: sprt needs sprt settings (elo0, elo1, alpha, beta)")
+        raise _Located(("format",), "an SPRT needs sprt settings (elo0, elo1, alpha, beta)")
     settings = SprtSettings(raw.sprt.elo0, raw.sprt.elo1, raw.sprt.alpha, raw.sprt.beta)
     problem = settings.problem()
     if problem:
