@@ -186,7 +186,8 @@ class TournamentProgress(Observer):
         return f"leader {leader} {self.points[leader]:g}/{self.pairings[leader]}"
 
     def _print(self, text: str) -> None:
-        self.progress.console.print(text, markup=False, highlight=False)
+        # One line per event, however narrow the terminal: logs are read by grep.
+        self.progress.console.print(text, markup=False, highlight=False, soft_wrap=True)
 
 
 def validation_report(report: Report, keep: Path | None) -> str:
