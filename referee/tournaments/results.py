@@ -117,12 +117,12 @@ def survey(
     for path in transcript_files(output):
         match = scheduled.get(path.stem)
         if match is None:
-            if not _is_transcript(path):
-                continue
             try:
                 transcript = read_transcript(path)
-            except TranscriptError:
+            except SchemaVersionError:  # a transcript all the same, of another version
                 unscheduled.append(path)
+                continue
+            except TranscriptError:  # some other JSON file: not ours to move
                 continue
             before |= {seat.player for seat in transcript.seats}
             absent = sorted({seat.player for seat in transcript.seats} - entrants - {CHANCE_NAME})

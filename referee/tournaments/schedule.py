@@ -36,11 +36,6 @@ class ScheduledMatch:
     seed: int
     opening: int = 0
 
-    @property
-    def group(self) -> tuple[str, int, frozenset[str]]:
-        """What the matches of one pair (or rotation set) have in common."""
-        return self.game.id, self.round, frozenset(self.players)
-
 
 def rotations(group: Sequence[str]) -> list[tuple[str, ...]]:
     """A group of players in every rotation of the seats: each player once in each seat.

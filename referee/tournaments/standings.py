@@ -130,6 +130,9 @@ def compute(
     overall: dict[str, Record] = {}
     by_game: dict[str, dict[str, Record]] = defaultdict(dict)
     pairs: dict[str, dict[str, Record]] = defaultdict(dict)
+    # Each pairing once, for the fits: of all games, and of each game.
+    results: list[Pairing] = []
+    results_by_game: dict[str, list[Pairing]] = defaultdict(list)
     for transcript in complete:
         assert transcript.goals is not None
         seats = [seat for seat in transcript.seats if seat.player != CHANCE_NAME]
@@ -148,10 +151,13 @@ def compute(
             pair.matches += 1
             for record in (overall[player], by_game[transcript.game][player], pair):
                 _tally(record, scored)
+            if player < opponent:
+                results.append(Pairing(player, opponent, 1, scored))
+                results_by_game[transcript.game].append(results[-1])
     return Standings(
-        overall=_rated(overall, complete, anchor),
+        overall=_rated(overall, results, anchor),
         by_game={
-            game: _rated(records, [t for t in complete if t.game == game], anchor)
+            game: _rated(records, results_by_game[game], anchor)
             for game, records in sorted(by_game.items())
         },
         head_to_head={player: dict(pairs[player]) for player in overall},
@@ -172,17 +178,9 @@ def _tally(record: Record, scored: float) -> None:
         record.draws += 1
 
 
-def _rated(
-    records: dict[str, Record], transcripts: list[Transcript], anchor: str | None
-) -> list[Record]:
+def _rated(records: dict[str, Record], results: list[Pairing], anchor: str | None) -> list[Record]:
     """The records with their ratings from one fit, ranked: by rating; where a game of more
     than two roles counts, by average goal, then rating."""
-    results = [
-        Pairing(player, opponent, 1, scored)
-        for transcript in transcripts
-        for player, opponent, scored in pairings(transcript)
-        if player < opponent
-    ]
     ratings = {rating.player: rating for rating in fit(results, anchor)}
     for record in records.values():
         record.rating = ratings.get(record.player)
