@@ -30,8 +30,8 @@ from referee.records.transcript import Fault, Transcript
 from referee.tournaments.config import TournamentConfig
 from referee.tournaments.runner import Observer
 from referee.tournaments.schedule import ScheduledMatch
-from referee.tournaments.sprt import Verdict
-from referee.tournaments.standings import compute, pairings, progress_text, sprt_status, table
+from referee.tournaments.sprt import SprtStatus, Verdict
+from referee.tournaments.standings import compute, pairings, progress_text, table
 from referee.validate import Report
 
 
@@ -112,6 +112,7 @@ class TournamentProgress(Observer):
         self.transcripts: list[Transcript] = []
         self.points: dict[str, float] = defaultdict(float)
         self.pairings: Counter[str] = Counter()
+        self.test: SprtStatus | None = None
 
     def close(self) -> None:
         """Leave the bar as it last was, on its own line."""
@@ -162,6 +163,11 @@ class TournamentProgress(Observer):
     def replaced(self, problem: str) -> None:
         self._print(f"will play again: {problem}")
 
+    def tested(self, status: SprtStatus) -> None:
+        self.test = status
+        if self.shown:
+            self.progress.update(self.task, lead=self._lead())
+
     def stopped(self, verdict: Verdict) -> None:
         self._print(f"SPRT: {verdict} ({self._lead()}); no further match starts")
 
@@ -175,9 +181,8 @@ class TournamentProgress(Observer):
 
     def _lead(self) -> str:
         """The SPRT's LLR and bounds, or who leads on points."""
-        if self.config.sprt is not None:
-            tested = self.config.players[0].name
-            test = sprt_status(self.config.sprt, tested, self.transcripts)
+        if self.test is not None:
+            test = self.test
             bounds = f"{test.settings.lower:.2f}, {test.settings.upper:.2f}"
             return f"LLR {test.llr:.2f} ({bounds}) after {test.pairs} pairs"
         if not self.pairings:

@@ -26,7 +26,7 @@ from referee.tournaments.results import (
     write_info,
 )
 from referee.tournaments.schedule import ScheduledMatch, schedule
-from referee.tournaments.sprt import Verdict
+from referee.tournaments.sprt import SprtStatus, Verdict
 from referee.tournaments.standings import sprt_status
 
 
@@ -47,6 +47,9 @@ class Observer:
 
     def replaced(self, problem: str) -> None:
         """A transcript that could not be read will be played again."""
+
+    def tested(self, status: SprtStatus) -> None:
+        """Where the SPRT stands: before the first match, and after each one."""
 
     def stopped(self, verdict: Verdict) -> None:
         """The SPRT has reached a bound: no further match starts."""
@@ -76,16 +79,19 @@ async def run_tournament(
         observer.changed(line)
     for problem in found.unreadable:
         observer.replaced(problem)
-    observer.planned(len(matches), found.done)
     finished = list(found.done)
 
     def decided() -> Verdict | None:
+        """Where the SPRT stands, told to the observer; its verdict once it has one."""
         if config.sprt is None:
             return None
-        verdict = sprt_status(config.sprt, config.players[0].name, finished).verdict
-        return None if verdict is Verdict.RUNNING else verdict
+        status = sprt_status(config.sprt, config.players[0].name, finished)
+        observer.tested(status)
+        return None if status.verdict is Verdict.RUNNING else status.verdict
 
-    if decided():
+    verdict = decided()
+    observer.planned(len(matches), found.done)
+    if verdict:
         return matches
     pool = PlayerPool(config.players, trace)
     queue = iter(found.todo)
