@@ -176,6 +176,12 @@ TraceOption = Annotated[
         help="Write every line exchanged with the players to FILE: time, match, role, direction.",
     ),
 ]
+# Where a match's transcript goes when no --out says otherwise: RESULTS_DIR/ID.json.
+RESULTS_DIR = Path("matches") / "results"
+TranscriptOutOption = Annotated[
+    Path | None,
+    typer.Option(metavar="FILE", help="Transcript file (default: matches/results/ID.json)."),
+]
 SigningKeyOption = Annotated[
     Path | None,
     typer.Option(
@@ -396,10 +402,7 @@ def play(
             min=0, max=MAX_SEED, metavar="N", help="Seed for fault replacements (default: fresh)."
         ),
     ] = None,
-    out: Annotated[
-        Path | None,
-        typer.Option(metavar="FILE", help="Transcript file (default: matches/results/ID.json)."),
-    ] = None,
+    out: TranscriptOutOption = None,
     show: ShowOption = False,
     signing_key: SigningKeyOption = None,
     trace: TraceOption = None,
@@ -421,7 +424,7 @@ def play(
         ggp_seconds(clocks)
     seed = _fresh_seed(seed)
     match_id = new_match_id(found.id)
-    out = out or Path("matches") / "results" / f"{match_id}.json"
+    out = out or RESULTS_DIR / f"{match_id}.json"
     check_writable(out)
     key, created = results_key(out.parent, signing_key)
     with contextlib.ExitStack() as stack:
@@ -798,10 +801,7 @@ def import_command(
         Path | None,
         typer.Option(metavar="KIF", help="The game's rules, for a match that names them by URL."),
     ] = None,
-    out: Annotated[
-        Path | None,
-        typer.Option(metavar="FILE", help="Transcript file (default: matches/results/ID.json)."),
-    ] = None,
+    out: TranscriptOutOption = None,
     signing_key: SigningKeyOption = None,
 ) -> None:
     """Import a match another tool recorded, as a transcript that replay --verify checks.
@@ -818,7 +818,7 @@ def import_command(
     sheet = None if rules is None else read_text(rules, TranscriptError)
     record = from_ggp(data, str(match), sheet)
     # The match id is the other tool's: made plain, it names a file in the results only.
-    out = out or Path("matches") / "results" / f"{plain_name(record['match_id'])}.json"
+    out = out or RESULTS_DIR / f"{plain_name(record['match_id'])}.json"
     check_writable(out)
     if record.get(SIGNATURE_FIELD) is None:
         key, _ = results_key(out.parent, signing_key)
@@ -849,7 +849,7 @@ def serve(
     logs: Annotated[
         Path,
         typer.Option(metavar="DIRECTORY", help="Where each match's log of the program goes."),
-    ] = Path("matches") / "results" / "serve",
+    ] = RESULTS_DIR / "serve",
     trace: TraceOption = None,
     *,
     limits: Limits,
