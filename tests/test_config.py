@@ -36,6 +36,11 @@ ERRORS = {
         4,
         "sprt: elo0 (5) must be below elo1 (0)",
     ),
+    "sprt with an infinite elo1": (
+        "name: t\ngames: [quad]\nformat: sprt\nsprt: {elo0: 0, elo1: .inf}\n" + PLAYERS,
+        4,
+        "sprt: elo1 must be between -2000 and 2000, got inf",
+    ),
     "sprt settings of another format": (
         "name: t\ngames: [quad]\nsprt: {elo0: 0, elo1: 5}\n" + PLAYERS,
         3,

@@ -155,3 +155,13 @@ def test_bounds_verdicts_and_pairs() -> None:
     assert math.isfinite(winning.elo.elo) and math.isfinite(winning.elo.margin)
     assert SprtSettings(10, 0, 0.05, 0.05).problem() == "elo0 (10) must be below elo1 (0)"
     assert SprtSettings(0, 5, 0.6, 0.5).problem() == "alpha + beta must be below 1"
+    assert (
+        SprtSettings(0, math.inf, 0.05, 0.05).problem()
+        == "elo1 must be between -2000 and 2000, got inf"
+    )
+    assert (
+        SprtSettings(math.nan, 5, 0.05, 0.05).problem()
+        == "elo0 must be between -2000 and 2000, got nan"
+    )
+    # At the bounds the test is still computed.
+    assert math.isfinite(llr((1, 2, 3, 4, 5), -2000, 2000))

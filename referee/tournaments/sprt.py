@@ -24,6 +24,9 @@ PAIR_SCORES = (0.0, 0.25, 0.5, 0.75, 1.0)
 # log of the likelihood infinite.
 EMPTY_BIN = 1e-3
 _BISECTIONS = 200
+# The largest Elo difference a hypothesis may name: past it the expected score is 1 to within
+# a float's precision, and no distribution of pair results has that mean.
+MAX_ELO = 2000
 
 
 class Verdict(StrEnum):
@@ -53,6 +56,9 @@ class SprtSettings:
 
     def problem(self) -> str | None:
         """Why these settings make no test, if they do not."""
+        for name, elo in (("elo0", self.elo0), ("elo1", self.elo1)):
+            if not -MAX_ELO <= elo <= MAX_ELO:
+                return f"{name} must be between -{MAX_ELO} and {MAX_ELO}, got {elo:g}"
         if not self.elo0 < self.elo1:
             return f"elo0 ({self.elo0:g}) must be below elo1 ({self.elo1:g})"
         for name, rate in (("alpha", self.alpha), ("beta", self.beta)):
