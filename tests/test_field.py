@@ -4,6 +4,7 @@ runs that stop on their own, openings shared within a pair, live standings."""
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections import defaultdict
 from pathlib import Path
@@ -207,3 +208,30 @@ def test_rating_interval_prints_the_table_while_it_runs(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     assert result.stderr.count("standings after 2 of 4 matches played:") == 1
     assert "leader " in result.stderr
+
+
+@pytest.mark.parametrize(
+    "info",
+    [
+        '{"name": "cup", "format": "sprt", "scheduled": 9, "sprt": {"elo0": 0, "elo1": 1e999,'
+        ' "alpha": 0.05, "beta": 0.05}, "tested": "a"}',
+        '{"name": "cup", "format": "x", "scheduled": "9"}',
+        '{"name": "cup", "format": "x", "scheduled": 9, "anchor": ["a"]}',
+        '{"name": "cup", "format": "x", "scheduled": 9, "sprt": "elo"}',
+        "[" * 100_000,
+        "fifo",
+    ],
+)
+def test_standings_ignore_a_tournament_info_they_cannot_use(tmp_path: Path, info: str) -> None:
+    path = write_config(tmp_path, {"a": bot(tmp_path, "a", 1), "b": bot(tmp_path, "b", 2)})
+    assert runner.invoke(app, ["tournament", str(path)]).exit_code == 0
+    target = tmp_path / "results" / "cup" / "tournament.info"
+    target.unlink()
+    if info == "fifo":
+        os.mkfifo(target)
+    else:
+        target.write_text(info)
+    result = runner.invoke(app, ["standings", str(tmp_path / "results" / "cup"), "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert (data["matches"], data["scheduled"], data["sprt"]) == (4, None, None)

@@ -18,9 +18,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from referee.errors import ConfigError, SchemaVersionError, TranscriptError
+from referee.errors import ConfigError, RefereeError, SchemaVersionError, TranscriptError
 from referee.players.chance import CHANCE_NAME
-from referee.records.files import check_writable_dir, write_atomic
+from referee.records.files import check_writable_dir, read_text, write_atomic
 from referee.records.signing import SigningKey
 from referee.records.transcript import (
     Transcript,
@@ -252,12 +252,19 @@ def write_info(config: TournamentConfig, scheduled: int) -> None:
 
 def read_info(directory: Path) -> TournamentInfo | None:
     """The tournament's info file, or None where there is none or it cannot be used (standings
-    then count only what is there)."""
+    then count only what is there). Read like any file a stranger may have written: bounded,
+    never a FIFO, each field checked."""
     try:
-        data: Any = json.loads((directory / INFO_FILE).read_text())
+        data: Any = json.loads(read_text(directory / INFO_FILE, RefereeError, 64 * 1024))
         info = TournamentInfo(**data)
-        if info.sprt is not None:
-            SprtSettings(**info.sprt)
-    except (OSError, ValueError, TypeError):
+        test = info.sprt_test()
+        if test is not None and (test[0].problem() or not isinstance(info.tested, str)):
+            return None
+    except (RefereeError, ValueError, TypeError, RecursionError):
         return None
-    return info if isinstance(info.scheduled, int) else None
+    fields_ok = (
+        type(info.scheduled) is int
+        and isinstance(info.anchor, str | None)
+        and isinstance(info.sprt, dict | None)
+    )
+    return info if fields_ok else None
