@@ -120,3 +120,8 @@ class RulesheetError(RefereeError):
 
 class GameFault(RefereeError):
     """A state where the rules themselves fail: no legal move, no goal or several."""
+
+
+class ClusterError(RefereeError):
+    """The cluster a tournament runs on failed it: unreachable, without workers, or a worker
+    that cannot play a match. Never a fault of the players."""

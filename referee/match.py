@@ -298,20 +298,29 @@ def new_match_id(game_id: str) -> str:
     return f"{game_id}-{stamp}-{secrets.token_hex(2)}"
 
 
-async def play_match(
-    setup: MatchSetup, out: Path, key: SigningKey, on_step: StepCallback | None = None
+async def play_recorded(
+    setup: MatchSetup,
+    record: Callable[[Transcript], None],
+    on_step: StepCallback | None = None,
 ) -> Transcript:
-    """Play a match with started players and write its transcript, signed, whatever happens.
-
-    A match that is interrupted, or fails in the referee, is recorded as aborted.
-    """
+    """Play a match with started players and give its transcript to `record`, whatever
+    happens: a match that is interrupted, or fails in the referee, is recorded as aborted."""
     match = Match(setup)
     try:
         await match.run(on_step)
     finally:
         transcript = match.transcript()
-        write_transcript(out, transcript, key)
+        record(transcript)
     return transcript
+
+
+async def play_match(
+    setup: MatchSetup, out: Path, key: SigningKey, on_step: StepCallback | None = None
+) -> Transcript:
+    """Play a match with started players and write its transcript, signed, whatever happens."""
+    return await play_recorded(
+        setup, lambda transcript: write_transcript(out, transcript, key), on_step
+    )
 
 
 async def play_fresh(

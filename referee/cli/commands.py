@@ -55,7 +55,7 @@ from referee.sandbox.isolation import machine_protections, remove_left_behind
 from referee.sandbox.limits import Limits
 from referee.tournaments.config import load_config
 from referee.tournaments.results import read_info, result_files
-from referee.tournaments.runner import run_tournament
+from referee.tournaments.runner import OpenVenue, run_tournament
 from referee.tournaments.standings import Format, compute, load_results, render
 from referee.validate import Verdict, validate
 
@@ -515,6 +515,22 @@ def tournament(
     as_json: JsonOption = False,
     signing_key: SigningKeyOption = None,
     trace: TraceOption = None,
+    workers: Annotated[
+        int | None,
+        typer.Option(
+            min=1,
+            metavar="N",
+            help="Play the matches in N local worker processes (a Dask cluster on this machine).",
+        ),
+    ] = None,
+    cluster: Annotated[
+        str | None,
+        typer.Option(
+            metavar="ADDRESS",
+            help="Play the matches on the workers of the Dask scheduler at ADDRESS"
+            " (tcp://host:8786).",
+        ),
+    ] = None,
 ) -> None:
     """Run a tournament (round robin, gauntlet or SPRT), or resume it, and print the standings.
 
@@ -522,8 +538,11 @@ def tournament(
     Examples:
       referee tournament matches/demo.yaml
       referee tournament cup.yaml --restart --format markdown
+      referee tournament cup.yaml --workers 2
+      referee tournament cup.yaml --cluster tcp://10.0.0.5:8786
     """
     settings = load_config(config)
+    venue = _venue(workers, cluster, trace or settings.trace)
     check_writable_dir(settings.output, str(config), "output ")
     if restart and sys.stdin.isatty():
         doomed = len(result_files(settings))
@@ -539,7 +558,7 @@ def tournament(
         tracer = _open_trace(stack, trace or settings.trace)
         try:
             _run(
-                run_tournament(settings, key, bar, restart, tracer),
+                run_tournament(settings, key, bar, restart, tracer, venue),
                 "interrupted; run the same command again to play the remaining matches",
                 bar.close,
             )
@@ -548,6 +567,22 @@ def tournament(
     typer.echo(f"results: {settings.output}", err=True)
     typer.echo(_key_note(key, created, settings.output), err=True)
     _print_standings(settings.output, fmt, as_json, key.public)
+
+
+def _venue(workers: int | None, cluster: str | None, trace: Path | None) -> OpenVenue | None:
+    """Where `--workers` or `--cluster` send the matches; None: this process."""
+    if workers is None and cluster is None:
+        return None
+    if workers is not None and cluster is not None:
+        raise RefereeError("give --workers or --cluster, not both")
+    if trace is not None:
+        raise RefereeError(
+            "a trace follows players in this process; it cannot with --workers or --cluster"
+        )
+    # Only now: Dask takes a moment to import, which the other commands do not need.
+    from referee.tournaments.cluster import Workers, on_cluster
+
+    return on_cluster(Workers(workers or 0, cluster))
 
 
 @app.command(cls=PlainCommand)

@@ -134,6 +134,9 @@ class TournamentProgress(Observer):
     def changed(self, line: str) -> None:
         self._print(line)
 
+    def noted(self, line: str) -> None:
+        self._print(line)
+
     def started(self, match: ScheduledMatch) -> None:
         self.running += 1
         self.progress.update(self.task, running=self.running)

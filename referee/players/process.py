@@ -114,13 +114,16 @@ class ProgramPlayer(ConnectedPlayer):
         log_limit: int = LOG_LIMIT,
         table: ProcessTable | None = None,
         trace: TraceChannel | None = None,
+        cores: frozenset[int] | None = None,
     ) -> None:
         """`table`, when given, is shared with the other players: one scan of /proc serves all.
-        `trace`, when given, is told every line exchanged with the program."""
+        `trace`, when given, is told every line exchanged with the program. `cores`, when
+        given, are the only cores its processes run on."""
         self.log = PlayerLog(None, log_limit)
         super().__init__(spec, PlayerConnection(self.log, self._check, trace))
         self._first_log = log_path
         self._table = table
+        self._cores = cores
         self._process: ConfinedProcess | None = None
         self._pipes: list[_Pipe] = []
         self.ending: Ending | None = None
@@ -152,6 +155,7 @@ class ProgramPlayer(ConnectedPlayer):
                 self._ended,
                 files=spec.files,
                 hidden=(self._first_log.parent,),
+                cores=self._cores,
             )
         except (OSError, subprocess.SubprocessError) as error:
             self.log.remove_if_empty()
@@ -171,6 +175,12 @@ class ProgramPlayer(ConnectedPlayer):
     def new_match(self) -> None:
         if self._process is not None:
             self._process.new_match()
+
+    def pin(self, cores: frozenset[int]) -> None:
+        """Run on `cores` alone from now on: a reused process, for its next match."""
+        self._cores = cores
+        if self._process is not None:
+            self._process.pin(cores)
 
     def switch_log(self, path: Path) -> None:
         """What the player writes to standard error goes to `path` from now on."""

@@ -90,7 +90,7 @@ def check_writable_dir(directory: Path, where: str, what: str = "") -> None:
     os.unlink(probe)
 
 
-def write_atomic(path: Path, text: str) -> None:
+def write_atomic(path: Path, text: str | bytes) -> None:
     """Write a file so that no reader ever sees half of it: a temporary file, then a rename."""
     path.parent.mkdir(parents=True, exist_ok=True)
     descriptor, temporary = tempfile.mkstemp(
@@ -98,8 +98,8 @@ def write_atomic(path: Path, text: str) -> None:
     )
     try:
         os.fchmod(descriptor, 0o644)  # mkstemp makes it private; a record is for everyone to read
-        with os.fdopen(descriptor, "w", encoding="utf-8") as file:
-            file.write(text)
+        with os.fdopen(descriptor, "wb") as file:
+            file.write(text.encode() if isinstance(text, str) else text)
             file.flush()
             os.fsync(file.fileno())
         os.replace(temporary, path)

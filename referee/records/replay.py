@@ -214,6 +214,8 @@ class _Replayer:
         self.banks = [TimeBank(self.clocks.time_bank_ms) for _ in self.roles]
         if self.t.opening < 0:
             raise _at("opening", f"{self.t.opening} steps: an opening cannot be negative")
+        if self.t.lost_attempts < 0:
+            raise _at("lost_attempts", f"{self.t.lost_attempts}: a count cannot be negative")
         if not 0 <= self.t.seed <= MAX_SEED:
             raise _at("seed", f"{self.t.seed} is not a seed (0 to {MAX_SEED})")
         started, ended = (self._time_of(where) for where in ("started_at", "ended_at"))

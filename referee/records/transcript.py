@@ -131,6 +131,9 @@ class Transcript:
     rulesheet: Rulesheet | None = None
     # How many steps the referee played at random from the seed before the players chose.
     opening: int = 0
+    # How many times a tournament's worker died while it played this match, each attempt
+    # lost with it; this is the match played again from scratch.
+    lost_attempts: int = 0
     # None for a match this referee played; "ggp" for one another game manager played,
     # imported from its match JSON: its answer times and its own random moves are unknown.
     origin: str | None = None

@@ -144,6 +144,24 @@ class CpuCgroup(Cgroup):
         return int(text) / 1e9 if text.isdigit() else None
 
 
+class CpusetCgroup(Cgroup):
+    """Its processes run only on its cores: a process in it cannot widen its own affinity
+    past them, and a new set of cores moves them all at once."""
+
+    kind = "cpuset"
+
+    @classmethod
+    def make(cls, parent: Path, cores: str) -> CpusetCgroup:
+        """A cgroup whose processes run on `cores` (as `0-3,6`), on the parent's memory nodes."""
+        # cgroup v1 takes no process until both are set; v2 inherits the memory nodes.
+        mems = _read(parent / "cpuset.mems").strip()
+        return cls.create(parent, {"cpuset.cpus": cores, **({"cpuset.mems": mems} if mems else {})})
+
+    def pin(self, cores: str) -> None:
+        """Move its processes to `cores`."""
+        (self.path / "cpuset.cpus").write_text(cores)
+
+
 def remove_stale(parent: Path, kind: type[Cgroup]) -> None:
     """Kill what runs in the cgroups of `kind` left under `parent` by referees that were
     killed, and remove them."""

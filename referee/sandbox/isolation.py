@@ -27,11 +27,13 @@ from typing import Any
 from referee.sandbox.cgroups import (
     Cgroup,
     CpuCgroup,
+    CpusetCgroup,
     MemoryCgroup,
     PidsCgroup,
     controller_parent,
     remove_stale,
 )
+from referee.sandbox.cores import available_cores, format_cores
 from referee.sandbox.jail import JAIL_PROCESSES, SEAT_UIDS, Jail, Place
 from referee.sandbox.leftovers import left_by_killed_referees, owned_prefix, processes_in
 from referee.sandbox.limits import SAMPLE_EVERY_S, Limits, rlimits
@@ -64,6 +66,7 @@ class Protections:
     cgroups: Path | None = None  # where a player's pids cgroup is made, if it can be
     memory: Path | None = None  # where a player's memory cgroup is made, if it can be
     cpu: Path | None = None  # where a player's CPU accounting cgroup is made, if it can be
+    cpuset: Path | None = None  # where a player's cpuset cgroup is made, if it can be
 
     @property
     def unshare(self) -> bool:
@@ -111,6 +114,16 @@ class Protections:
             _cgroup_row("pids cgroup", self.cgroups, "firm process limit, no escape by setsid"),
             _cgroup_row("memory cgroup", self.memory, "the kernel stops a player over its memory"),
             _cgroup_row("CPU cgroup", self.cpu, "the CPU time of all its processes, gone ones too"),
+            (
+                "pinned to its match's cores",
+                True,
+                f"cores {format_cores(available_cores())} of this machine, a set per match;"
+                + (
+                    f" a cpuset cgroup per player under {self.cpuset}: it cannot widen them"
+                    if self.cpuset is not None
+                    else " CPU affinity, which a player could widen (no writable cpuset cgroup)"
+                ),
+            ),
             (
                 "per-user process limit",
                 not root,
@@ -177,6 +190,7 @@ def machine_protections() -> Protections:
         cgroups=_cgroup_parent(PidsCgroup),
         memory=_cgroup_parent(MemoryCgroup),
         cpu=_cgroup_parent(CpuCgroup),
+        cpuset=_cgroup_parent(CpusetCgroup),
     )
 
 
@@ -280,9 +294,13 @@ def _user_processes() -> int:
 
 
 def child_setup(
-    limits: Limits, protections: Protections, cgroups: Sequence[Cgroup]
+    limits: Limits,
+    protections: Protections,
+    cgroups: Sequence[Cgroup],
+    cores: frozenset[int] | None = None,
 ) -> Callable[[], None]:
-    """The function the child runs after fork, before exec: limits, isolation, death with us."""
+    """The function the child runs after fork, before exec: limits, isolation, death with us,
+    and its match's `cores`, if it has some."""
     # A backstop above the limit, so that a bomb slow enough is still seen and named by the
     # sampling; RLIMIT_NPROC counts all the user's processes, the other players' too.
     nproc = None if os.geteuid() == 0 else _user_processes() + 2 * limits.processes
@@ -292,6 +310,8 @@ def child_setup(
     def setup() -> None:
         for cgroup in cgroups:
             cgroup.join()
+        if cores is not None:
+            os.sched_setaffinity(0, cores)
         if LIBC is not None:
             LIBC.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
         for which, value in settings:
@@ -331,6 +351,7 @@ def remove_left_behind() -> None:
         (protections.cgroups, PidsCgroup),
         (protections.memory, MemoryCgroup),
         (protections.cpu, CpuCgroup),
+        (protections.cpuset, CpusetCgroup),
     ):
         if parent is not None:
             remove_stale(parent, kind)

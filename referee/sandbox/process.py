@@ -19,7 +19,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from referee.clock import REAP_PATIENCE_S, now
-from referee.sandbox.cgroups import Cgroup, CpuCgroup, MemoryCgroup, PidsCgroup
+from referee.sandbox.cgroups import Cgroup, CpuCgroup, CpusetCgroup, MemoryCgroup, PidsCgroup
+from referee.sandbox.cores import format_cores
 from referee.sandbox.isolation import (
     LIBC,
     Protections,
@@ -74,11 +75,19 @@ class _Cgroups:
     pids: PidsCgroup | None = None
     memory: MemoryCgroup | None = None
     cpu: CpuCgroup | None = None
+    cpuset: CpusetCgroup | None = None
 
     @classmethod
-    def make(cls, protections: Protections, limits: Limits, processes: int) -> _Cgroups:
-        """Its cgroups, each allowing what `limits` do; `processes` counts the jail's too."""
-        pids = memory = cpu = None
+    def make(
+        cls,
+        protections: Protections,
+        limits: Limits,
+        processes: int,
+        cores: frozenset[int] | None,
+    ) -> _Cgroups:
+        """Its cgroups, each allowing what `limits` do; `processes` counts the jail's too; on
+        `cores`, if given."""
+        pids = memory = cpu = cpuset = None
         with contextlib.suppress(OSError):
             if protections.cgroups is not None:
                 pids = PidsCgroup.make(protections.cgroups, processes)
@@ -86,10 +95,13 @@ class _Cgroups:
                 memory = MemoryCgroup.make(protections.memory, limits.memory_mb * MIB)
             if protections.cpu is not None:
                 cpu = CpuCgroup.make(protections.cpu)
-        return cls(pids, memory, cpu)
+            if protections.cpuset is not None and cores is not None:
+                cpuset = CpusetCgroup.make(protections.cpuset, format_cores(cores))
+        return cls(pids, memory, cpu, cpuset)
 
     def all(self) -> list[Cgroup]:
-        return [group for group in (self.pids, self.memory, self.cpu) if group is not None]
+        groups = (self.pids, self.memory, self.cpu, self.cpuset)
+        return [group for group in groups if group is not None]
 
 
 class ConfinedProcess:
@@ -140,10 +152,12 @@ class ConfinedProcess:
         *,
         files: Sequence[Path] = (),
         hidden: Sequence[Path] = (),
+        cores: frozenset[int] | None = None,
     ) -> ConfinedProcess:
         """Start `argv` with pipes for its standard streams; OSError when it cannot be run.
 
-        In the jail, it reads its program's files and `files`, and never sees `hidden`.
+        In the jail, it reads its program's files and `files`, and never sees `hidden`. Given
+        `cores`, it and all its processes run on them alone.
         """
         _become_subreaper()
         private = private_directory()
@@ -159,7 +173,8 @@ class ConfinedProcess:
             _clean_up(private, [])
             raise
         # Made for each process: the caps count this player's processes alone.
-        cgroups = _Cgroups.make(protections, limits, limits.processes + protections.jail_processes)
+        processes = limits.processes + protections.jail_processes
+        cgroups = _Cgroups.make(protections, limits, processes, cores)
         try:
             popen = subprocess.Popen(
                 command,
@@ -169,7 +184,7 @@ class ConfinedProcess:
                 cwd=cwd or private,
                 env=environment,
                 start_new_session=True,
-                preexec_fn=child_setup(limits, protections, cgroups.all()),
+                preexec_fn=child_setup(limits, protections, cgroups.all(), cores),
             )
         except (OSError, subprocess.SubprocessError):
             _clean_up(private, cgroups.all())
@@ -181,6 +196,15 @@ class ConfinedProcess:
         self._cpu_at_match_start = self.usage().cpu_s
         for pid, fields in self.stats():
             allow_cpu(pid, own_cpu_s(fields), self.limits)
+
+    def pin(self, cores: frozenset[int]) -> None:
+        """Move all its processes to `cores` (a reused player, for its next match)."""
+        if self._cgroups.cpuset is not None:
+            self._cgroups.cpuset.pin(format_cores(cores))
+        # Without a cpuset, each process in turn; with one, their masks within it.
+        for pid, _ in self.stats():
+            with contextlib.suppress(OSError):
+                os.sched_setaffinity(pid, cores)
 
     def usage(self) -> Usage:
         """What the player's processes use together: its CPU time as its CPU cgroup counts it,

@@ -11,7 +11,7 @@ import difflib
 import math
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -41,6 +41,8 @@ MAX_CONFIG_NODES = 100_000
 MAX_MATCHES = 1_000_000
 # The longest opening: past it a match is more the referee's than the players'.
 MAX_OPENING = 1000
+# More cores than any machine a tournament runs on has.
+MAX_CORES_PER_MATCH = 1024
 # Where `trace: true` writes the lines exchanged with the players, in the results directory.
 TRACE_FILE = "trace.log"
 
@@ -102,6 +104,7 @@ class _ConfigFile(_Strict):
     time_bank: NonNegative = 0
     policy: Literal["forfeit", "random"] = "forfeit"
     concurrency: Positive = 1
+    cores_per_match: Annotated[int, Field(ge=0, le=MAX_CORES_PER_MATCH)] = 1
     seed: Annotated[int, Field(ge=0, le=MAX_SEED)] = 0
     reuse: bool = True
     limits: _LimitsEntry = Field(default_factory=_LimitsEntry)
@@ -157,6 +160,8 @@ class TournamentConfig:
     concurrency: int
     seed: int
     output: Path
+    # The cores each match has to itself; 0: its players run wherever the system puts them.
+    cores_per_match: int = 1
     trace: Path | None = None
     format: TournamentFormat = TournamentFormat.ROUND_ROBIN
     # Gauntlet: the first `challengers` players each play all the others, not each other.
@@ -166,6 +171,8 @@ class TournamentConfig:
     rating_interval: int = 0
     # The player whose rating is 0; None puts the mean rating at 0.
     anchor: str | None = None
+    # The config file's text, which a cluster's workers are sent to read it as this one did.
+    text: str = field(default="", repr=False, compare=False)
 
 
 def _check_shape(path: Path, text: str) -> None:
@@ -207,7 +214,11 @@ def _line(path: Path, event: yaml.Event) -> str:
 
 def load_config(path: Path) -> TournamentConfig:
     """Read and check a tournament config; ConfigError with file:line: key for any problem."""
-    text = read_text(path, ConfigError, MAX_CONFIG_BYTES)
+    return parse_config(path, read_text(path, ConfigError, MAX_CONFIG_BYTES))
+
+
+def parse_config(path: Path, text: str) -> TournamentConfig:
+    """Check the text of the tournament config at `path` (a worker is sent the text)."""
     loader = yaml.SafeLoader(text)
     try:
         _check_shape(path, text)
@@ -240,7 +251,7 @@ def load_config(path: Path) -> TournamentConfig:
         )
         raise locate.error(first["loc"], _message(first)) from None
     try:
-        return _build(path, raw, locate)
+        return replace(_build(path, raw, locate), text=text)
     except _Located as error:
         raise locate.error(error.loc, error.message) from None
 
@@ -309,6 +320,7 @@ def _build(path: Path, raw: _ConfigFile, locate: _Locator) -> TournamentConfig:
         concurrency=raw.concurrency,
         seed=raw.seed,
         output=output,
+        cores_per_match=raw.cores_per_match,
         trace=output / TRACE_FILE if raw.trace else None,
         format=fmt,
         challengers=challengers,

@@ -27,9 +27,12 @@ class PlayerPool:
         self._live: set[ProgramPlayer] = set()
         self._table = ProcessTable()
 
-    async def acquire(self, name: str, log_path: Path) -> Player:
-        """A started player for one match: an idle process, else a fresh one; the referee
-        itself for the `random` role of a GDL game (released like any player, never kept)."""
+    async def acquire(
+        self, name: str, log_path: Path, cores: frozenset[int] | None = None
+    ) -> Player:
+        """A started player for one match, on `cores` if given: an idle process, else a fresh
+        one; the referee itself for the `random` role of a GDL game (released like any player,
+        never kept)."""
         if name == CHANCE_NAME:
             return ChancePlayer()
         idle = self._idle[name]
@@ -37,13 +40,15 @@ class PlayerPool:
             player = idle.pop()
             if player.alive:
                 player.switch_log(log_path)
+                if cores is not None:
+                    player.pin(cores)
                 return player
             await self._close(player)
         spec = self._entrants[name].spec
         channel = trace_channel(self._trace, name)
         if spec.kind is PlayerKind.HTTP:
             return HttpPlayer(spec, channel)  # a server: nothing to start or keep
-        player = ProgramPlayer(spec, log_path, table=self._table, trace=channel)
+        player = ProgramPlayer(spec, log_path, table=self._table, trace=channel, cores=cores)
         self._live.add(player)
         try:
             await player.start()

@@ -48,6 +48,13 @@ def log_path(config: TournamentConfig, match: ScheduledMatch, role: str) -> Path
     return config.output / LOGS / f"{match.match_id}.{role}.log"
 
 
+def write_log(path: Path, data: bytes) -> None:
+    """Write a player's log that a worker sent: as a player writes its own, with no sync to
+    disk, for no run needs it to resume."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+
+
 def result_files(config: TournamentConfig) -> list[Path]:
     """The transcripts `--restart` deletes (with the logs and what was set aside)."""
     if not config.output.is_dir():

@@ -4,19 +4,26 @@ The results directory is the tournament's only state (`results.py`). Transcripts
 atomically, so a referee killed at any moment loses at most the matches in flight, and
 running the same config again plays only what is missing or stale. An SPRT stops as soon as
 its test reaches a bound.
+
+Where the matches are played is a venue: this process (`LocalVenue`), or the workers of a
+Dask cluster (`cluster.py`). Either way each match has cores of its own, and this process
+keeps the schedule and writes every result.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Protocol
 
-from referee.match import MatchSetup, play_match
+from referee.errors import ConfigError
 from referee.players.base import Fingerprint, fingerprint
 from referee.players.trace import Trace
 from referee.records.signing import SigningKey
-from referee.records.transcript import Transcript
+from referee.records.transcript import Transcript, write_transcript
+from referee.sandbox.cores import CorePool, available_cores, format_cores
 from referee.tournaments.config import TournamentConfig
+from referee.tournaments.playing import play_scheduled
 from referee.tournaments.pool import PlayerPool
 from referee.tournaments.results import (
     clear_results,
@@ -39,6 +46,9 @@ class Observer:
     def changed(self, line: str) -> None:
         """The field has changed since the last run: one line per change."""
 
+    def noted(self, line: str) -> None:
+        """A line on how the matches are run: fewer at once than asked, a lost worker."""
+
     def started(self, match: ScheduledMatch) -> None:
         """A match begins."""
 
@@ -55,18 +65,112 @@ class Observer:
         """The SPRT has reached a bound: no further match starts."""
 
 
+class Venue(Protocol):
+    """Where a tournament's matches are played: `capacity` places at a time, each taking
+    `batch` matches to play one after the other, each result written to the results
+    directory before `play` returns it."""
+
+    capacity: int
+
+    def batch(self, remaining: int) -> int:
+        """How many of the `remaining` matches a place takes at once."""
+        ...
+
+    async def play(self, matches: Sequence[ScheduledMatch]) -> list[Transcript]: ...
+
+    async def close(self) -> None: ...
+
+
+# Opens the venue of a tournament, given its config, key, the players' fingerprints and
+# the observer; the referee process itself when none is given.
+OpenVenue = Callable[
+    [TournamentConfig, SigningKey, Mapping[str, Fingerprint], Observer], Awaitable[Venue]
+]
+
+
+class LocalVenue:
+    """The matches played in this process, each on cores of its own: `concurrency` at a time,
+    or as many as the cores allow."""
+
+    def __init__(
+        self,
+        config: TournamentConfig,
+        key: SigningKey,
+        prints: Mapping[str, Fingerprint],
+        observer: Observer,
+        trace: Trace | None = None,
+    ) -> None:
+        self._config = config
+        self._key = key
+        self._prints = prints
+        self._observer = observer
+        self._pool = PlayerPool(config.players, trace)
+        self._cores: CorePool | None = None
+        self.capacity = config.concurrency
+        if config.cores_per_match:
+            self._cores = CorePool(available_cores())
+            allowed = matches_at_once(config, self._cores.cores)
+            if config.concurrency > allowed:
+                self.capacity = allowed
+                observer.noted(
+                    f"concurrency {config.concurrency} is more than the"
+                    f" {len(self._cores.cores)} cores allow at {config.cores_per_match} per match:"
+                    f" {allowed} at a time"
+                )
+
+    def batch(self, remaining: int) -> int:
+        return 1
+
+    async def play(self, matches: Sequence[ScheduledMatch]) -> list[Transcript]:
+        return [await self._play(match) for match in matches]
+
+    async def _play(self, match: ScheduledMatch) -> Transcript:
+        config = self._config
+        cores = self._cores.take(config.cores_per_match) if self._cores else None
+        self._observer.started(match)
+        try:
+            return await play_scheduled(
+                config,
+                match,
+                self._pool,
+                self._prints,
+                lambda role: log_path(config, match, role),
+                lambda done: write_transcript(transcript_path(config, match), done, self._key),
+                cores,
+            )
+        finally:
+            if self._cores is not None and cores is not None:
+                self._cores.give(cores)
+
+    async def close(self) -> None:
+        await self._pool.close()
+
+
+def matches_at_once(config: TournamentConfig, cores: Sequence[int]) -> int:
+    """How many matches `cores` can run at once, `cores_per_match` each; ConfigError for none."""
+    allowed = len(cores) // config.cores_per_match
+    if not allowed:
+        raise ConfigError(
+            f"{config.path}: cores_per_match: {config.cores_per_match} cores for each match, but"
+            f" there are {len(cores)} (cores {format_cores(cores)})"
+        )
+    return allowed
+
+
 async def run_tournament(
     config: TournamentConfig,
     key: SigningKey,
     observer: Observer | None = None,
     restart: bool = False,
     trace: Trace | None = None,
+    venue: OpenVenue | None = None,
 ) -> list[ScheduledMatch]:
     """Play every scheduled match that has no complete, current transcript yet (for an SPRT,
     until the test decides); the whole schedule.
 
     Every transcript is signed with `key`, the results directory's key. `trace`, when given,
-    is told every line exchanged with every player.
+    is told every line exchanged with every player. `venue` opens where the matches are
+    played; this process by default.
     """
     observer = observer or Observer()
     matches = schedule(config)
@@ -93,53 +197,28 @@ async def run_tournament(
     observer.planned(len(matches), found.done)
     if verdict:
         return matches
-    pool = PlayerPool(config.players, trace)
-    queue = iter(found.todo)
+    if venue is None:
+        place: Venue = LocalVenue(config, key, prints, observer, trace)
+    else:
+        place = await venue(config, key, prints, observer)
+    queue = list(reversed(found.todo))
     stop: list[Verdict] = []
 
     async def worker() -> None:
-        while not stop and (match := next(queue, None)) is not None:
-            finished.append(await _play(config, match, pool, observer, key, prints))
-            verdict = decided()
-            if verdict is not None and not stop:
-                stop.append(verdict)
-                observer.stopped(verdict)
+        while not stop and queue:
+            batch = [queue.pop() for _ in range(min(len(queue), place.batch(len(queue))))]
+            for match, transcript in zip(batch, await place.play(batch), strict=True):
+                observer.finished(match, transcript)
+                finished.append(transcript)
+                verdict = decided()
+                if verdict is not None and not stop:
+                    stop.append(verdict)
+                    observer.stopped(verdict)
 
     try:
         async with asyncio.TaskGroup() as group:
-            for _ in range(min(config.concurrency, len(found.todo))):
+            for _ in range(min(place.capacity, len(found.todo))):
                 group.create_task(worker())
     finally:
-        await pool.close()
+        await place.close()
     return matches
-
-
-async def _play(
-    config: TournamentConfig,
-    match: ScheduledMatch,
-    pool: PlayerPool,
-    observer: Observer,
-    key: SigningKey,
-    prints: dict[str, Fingerprint],
-) -> Transcript:
-    seats = list(zip(match.players, match.game.roles, strict=True))
-    players = await asyncio.gather(
-        *(pool.acquire(name, log_path(config, match, role)) for name, role in seats)
-    )
-    setup = MatchSetup(
-        match.match_id,
-        match.game,
-        players,
-        match.clocks,
-        config.policy,
-        match.seed,
-        match.opening,
-        [prints.get(name) for name in match.players],
-    )
-    observer.started(match)
-    transcript = await play_match(setup, transcript_path(config, match), key)
-    await asyncio.gather(
-        *(pool.release(name, player) for (name, _), player in zip(seats, players, strict=True))
-    )
-    observer.finished(match, transcript)
-    return transcript

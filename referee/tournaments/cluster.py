@@ -1,0 +1,284 @@
+"""A tournament's matches played on a Dask cluster: local worker processes, or the workers of
+an existing scheduler on other machines.
+
+The coordinator (the `referee tournament` process) keeps what it keeps without a cluster:
+the schedule, the results directory and the standings. A worker is sent a match and sends
+back its transcript and logs (`host.py`), which the coordinator signs and writes. Each worker
+offers its cores as the Dask resource `cores`, and a match asks for `cores_per_match` of
+them, so the scheduler never gives a worker more matches than its cores allow.
+
+A worker that dies is the cluster's fault, never a player's: the scheduler is told not to
+retry on its own (`allowed_failures` 0), so each death reaches the coordinator, which plays
+the match again from the start and counts the attempts lost in its transcript.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from distributed import Client, Nanny, Scheduler, SpecCluster
+from distributed.scheduler import KilledWorker
+
+from referee.errors import ClusterError, RefereeError
+from referee.players.base import Fingerprint
+from referee.records.signing import SigningKey
+from referee.records.transcript import Transcript, write_transcript
+from referee.sandbox.cores import CORES_VARIABLE, available_cores, format_cores, split_cores
+from referee.tournaments.config import TournamentConfig
+from referee.tournaments.host import PLUGIN, Job, MatchHost, Played, end_tournament, play_job
+from referee.tournaments.results import log_path, transcript_path, write_log
+from referee.tournaments.runner import Observer, OpenVenue, matches_at_once
+from referee.tournaments.schedule import ScheduledMatch
+
+# The Dask resource each worker offers: its cores.
+CORES = "cores"
+# A match whose worker dies this many times stops the tournament: something kills workers.
+MAX_LOST_ATTEMPTS = 3
+CONNECT_TIMEOUT_S = 10
+WORKERS_TIMEOUT_S = 60
+# A task is given about this many seconds of matches, at most MAX_BATCH of them.
+BATCH_S = 0.25
+MAX_BATCH = 64
+LOCALHOST = "127.0.0.1"
+# A local worker says nothing and samples nothing: its statistical profiler alone costs
+# more than a match of instant players.
+_QUIET = {
+    "DASK_LOGGING__DISTRIBUTED": "critical",
+    "DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED": "False",
+}
+
+
+@dataclass(frozen=True)
+class Workers:
+    """Where the matches go: `count` local worker processes, or the scheduler at `address`."""
+
+    count: int = 0
+    address: str | None = None
+
+
+def on_cluster(workers: Workers) -> OpenVenue:
+    """The venue a tournament opens to play its matches on these workers."""
+
+    async def open_venue(
+        config: TournamentConfig,
+        key: SigningKey,
+        prints: Mapping[str, Fingerprint],
+        observer: Observer,
+    ) -> ClusterVenue:
+        return await ClusterVenue.open(workers, config, key, prints, observer)
+
+    return open_venue
+
+
+class ClusterVenue:
+    """The matches of a tournament played by the workers of a Dask cluster."""
+
+    def __init__(
+        self,
+        client: Client,
+        cluster: SpecCluster | None,
+        config: TournamentConfig,
+        key: SigningKey,
+        prints: Mapping[str, Fingerprint],
+        observer: Observer,
+        capacity: int,
+    ) -> None:
+        self._client = client
+        self._cluster = cluster
+        self._config = config
+        self._key = key
+        self._observer = observer
+        self._digests = {name: found.digest for name, found in prints.items()}
+        self.capacity = capacity
+        # The seconds a match has taken on a worker, on average: none played yet.
+        self._match_s: float | None = None
+
+    @classmethod
+    async def open(
+        cls,
+        workers: Workers,
+        config: TournamentConfig,
+        key: SigningKey,
+        prints: Mapping[str, Fingerprint],
+        observer: Observer,
+    ) -> ClusterVenue:
+        """Start the local workers, or reach the scheduler; ClusterError when it cannot be."""
+        cluster = None
+        if workers.address is None:
+            cluster = await _local_cluster(workers.count, config, observer)
+            client = await Client(cluster, asynchronous=True)
+        else:
+            client = await _connect(workers.address)
+        try:
+            await client.register_plugin(MatchHost(), name=PLUGIN)
+            capacity = await _capacity(client, config, workers.address)
+        except BaseException:
+            await _close(client, cluster)
+            raise
+        return cls(client, cluster, config, key, prints, observer, capacity)
+
+    def batch(self, remaining: int) -> int:
+        """Enough matches for a worker to play for about BATCH_S, as they have taken so far:
+        a task costs the scheduler milliseconds, a match of instant players less."""
+        if self._match_s is None:
+            return 1
+        wanted = max(1, min(MAX_BATCH, round(BATCH_S / max(self._match_s, 1e-3))))
+        # The last matches spread over all the places, not queued behind one.
+        return min(wanted, -(-remaining // self.capacity))
+
+    async def play(self, matches: Sequence[ScheduledMatch]) -> list[Transcript]:
+        config = self._config
+        job = Job(str(config.path), config.text, tuple(m.match_id for m in matches), self._digests)
+        resources = {CORES: config.cores_per_match} if config.cores_per_match else None
+        for match in matches:
+            self._observer.started(match)
+        lost = 0
+        while True:
+            began = time.monotonic()
+            future = self._client.submit(play_job, job, resources=resources, pure=False)
+            try:
+                played: list[Played] = await future
+                break
+            except KilledWorker:
+                lost += 1
+                if lost == MAX_LOST_ATTEMPTS:
+                    raise ClusterError(
+                        f"match {matches[0].match_id}: its worker died {lost} times; something"
+                        " on the cluster kills its workers"
+                    ) from None
+                self._observer.noted(
+                    f"{_named(matches)}: the worker died; played again from the start"
+                )
+            except RefereeError:
+                raise
+            except Exception as error:
+                raise ClusterError(
+                    f"{_named(matches)}: the worker failed: {type(error).__name__}: {error}"
+                ) from None
+            finally:
+                future.release()
+        seconds = (time.monotonic() - began) / len(matches)
+        self._match_s = seconds if self._match_s is None else (self._match_s + seconds) / 2
+        transcripts = []
+        for match, result in zip(matches, played, strict=False):
+            transcript = replace(result.transcript, lost_attempts=lost)
+            for role, data in result.logs.items():
+                write_log(log_path(config, match, role), data)
+            write_transcript(transcript_path(config, match), transcript, self._key)
+            if result.error is not None:
+                raise ClusterError(f"match {match.match_id}: the referee failed: {result.error}")
+            transcripts.append(transcript)
+        return transcripts
+
+    async def close(self) -> None:
+        try:
+            if self._cluster is None:  # a scheduler's workers outlive the tournament
+                job = Job(str(self._config.path), self._config.text, (), {})
+                await self._client.run(end_tournament, job.tournament)
+        except (TimeoutError, OSError, RefereeError):
+            pass
+        finally:
+            await _close(self._client, self._cluster)
+
+
+def _named(matches: Sequence[ScheduledMatch]) -> str:
+    first = f"match {matches[0].match_id}"
+    return first if len(matches) == 1 else f"{first} and {len(matches) - 1} more"
+
+
+async def _local_cluster(count: int, config: TournamentConfig, observer: Observer) -> SpecCluster:
+    """`count` worker processes on this machine, each on its own share of the cores."""
+    cores = available_cores()
+    per_match = config.cores_per_match
+    allowed = matches_at_once(config, cores) if per_match else count
+    if count > allowed:
+        observer.noted(
+            f"{count} workers are more than the {len(cores)} cores allow at {per_match} per"
+            f" match: {allowed} workers"
+        )
+        count = allowed
+    workers: dict[str, dict[str, Any]] = {}
+    for index, share in enumerate(split_cores(cores, count)):
+        options: dict[str, Any] = {
+            "nthreads": len(share) // per_match if per_match else config.concurrency,
+            "host": LOCALHOST,
+            "memory_limit": 0,
+            "dashboard": False,
+            "silence_logs": logging.CRITICAL,
+            "env": dict(_QUIET),
+        }
+        if per_match:
+            options["resources"] = {CORES: len(share)}
+            options["env"][CORES_VARIABLE] = format_cores(share)
+        workers[f"referee-{index}"] = {"cls": Nanny, "options": options}
+    scheduler = {
+        "cls": Scheduler,
+        # Its web server on a free port, never a clash with another cluster's.
+        "options": {
+            "host": LOCALHOST,
+            "dashboard": False,
+            "dashboard_address": f"{LOCALHOST}:0",
+            "allowed_failures": 0,
+        },
+    }
+    try:
+        return await SpecCluster(
+            workers=workers,
+            scheduler=scheduler,
+            asynchronous=True,
+            silence_logs=logging.CRITICAL,
+        )
+    except (TimeoutError, OSError, RuntimeError) as error:
+        raise ClusterError(f"cannot start {count} local workers: {error}") from None
+
+
+async def _connect(address: str) -> Client:
+    """A client of the scheduler at `address`, which retries nothing on its own."""
+    try:
+        client = await Client(address, asynchronous=True, timeout=CONNECT_TIMEOUT_S)
+    except (TimeoutError, OSError, ValueError) as error:
+        raise ClusterError(f"cannot reach the Dask scheduler at {address}: {error}") from None
+    try:
+        await client.run_on_scheduler(_no_silent_retries)
+    except BaseException:
+        await client.close()
+        raise
+    return client
+
+
+def _no_silent_retries(dask_scheduler: Scheduler) -> None:
+    dask_scheduler.allowed_failures = 0
+
+
+async def _capacity(client: Client, config: TournamentConfig, address: str | None) -> int:
+    """How many matches the cluster's workers can play at once."""
+    where = f"the Dask scheduler at {address}" if address else "the local cluster"
+    try:
+        # Dask annotates the blocking client; an asynchronous one returns an awaitable.
+        await client.wait_for_workers(1, timeout=WORKERS_TIMEOUT_S)  # type: ignore[func-returns-value,misc]
+    except TimeoutError:
+        raise ClusterError(f"{where} has no workers after {WORKERS_TIMEOUT_S} s") from None
+    identity = await client.scheduler.identity(n_workers=-1)
+    workers = identity["workers"].values()
+    per_match = config.cores_per_match
+    if not per_match:
+        return sum(worker["nthreads"] for worker in workers)
+    capacity = sum(
+        int(worker.get("resources", {}).get(CORES, 0)) // per_match for worker in workers
+    )
+    if not capacity:
+        raise ClusterError(
+            f"no worker of {where} offers {per_match} cores for a match: start each worker with"
+            f" --resources {CORES}=N (N its cores) and --nthreads N"
+        )
+    return capacity
+
+
+async def _close(client: Client, cluster: SpecCluster | None) -> None:
+    await client.close()
+    if cluster is not None:
+        await cluster.close()  # type: ignore[misc]

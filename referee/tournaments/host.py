@@ -1,0 +1,228 @@
+"""A cluster worker's side of a tournament: it plays the matches it is given and sends back
+what happened, writing nothing that the coordinator needs.
+
+Each worker process keeps one event loop in a thread of its own, and on it a player pool per
+tournament (processes reused between matches, as in the referee process) and its cores, a
+set per match. The players are started from that thread, so they die with the worker: the
+kernel kills each one when the thread is gone (PR_SET_PDEATHSIG), and with it its jail's
+PID namespace. A worker that starts after one was killed removes what the killed one left
+(its players' cgroups and directories).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import os
+import shutil
+import tempfile
+import threading
+from collections.abc import Coroutine
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+from distributed import Worker, WorkerPlugin, get_worker
+
+from referee.errors import ClusterError
+from referee.players.base import Fingerprint, fingerprint
+from referee.players.log import LOG_LIMIT
+from referee.records.transcript import Transcript
+from referee.sandbox.cores import CORES_VARIABLE, CorePool, available_cores, pin_process
+from referee.sandbox.isolation import remove_left_behind
+from referee.tournaments.config import TournamentConfig, parse_config
+from referee.tournaments.playing import play_scheduled
+from referee.tournaments.pool import PlayerPool
+from referee.tournaments.schedule import ScheduledMatch, schedule
+
+# The name the plugin has on every worker.
+PLUGIN = "referee"
+# A log is capped as it is written; this bounds what is read of one all the same.
+_LOG_READ_LIMIT = 2 * LOG_LIMIT
+_CLOSE_PATIENCE_S = 30
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Job:
+    """Matches for a worker, played one after the other on the same cores: the tournament's
+    config (its path, where the players' files are on every machine, and its text), the
+    matches, and the players' fingerprints as the coordinator took them."""
+
+    config_path: str
+    config_text: str
+    match_ids: tuple[str, ...]
+    digests: dict[str, str]
+
+    @property
+    def tournament(self) -> str:
+        """What names the tournament on a worker: its config's path and text."""
+        text = f"{self.config_path}\0{self.config_text}"
+        return hashlib.sha256(text.encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class Played:
+    """What a worker sends back: the transcript, each role's log, and the referee's failure,
+    if it failed after the match was recorded."""
+
+    transcript: Transcript
+    logs: dict[str, bytes] = field(default_factory=dict)
+    error: str | None = None
+
+
+@dataclass
+class _Tournament:
+    config: TournamentConfig
+    matches: dict[str, ScheduledMatch]
+    prints: dict[str, Fingerprint]
+    pool: PlayerPool
+
+
+class MatchHost(WorkerPlugin):
+    """The referee in a worker process: its event loop, cores and player pools."""
+
+    name = PLUGIN
+
+    def __init__(self) -> None:
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._cores = CorePool(())
+        self._tournaments: dict[str, _Tournament] = {}
+        self._address = ""
+
+    def setup(self, worker: Worker) -> None:
+        remove_left_behind()
+        self._address = worker.address
+        self._cores = CorePool(available_cores())
+        if CORES_VARIABLE in os.environ:
+            # A worker given a share of its machine keeps to it, its own work too.
+            pin_process(self._cores.cores)
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, name=PLUGIN, daemon=True)
+        self._thread.start()
+
+    def teardown(self, worker: Worker) -> None:
+        if self._loop is None or self._thread is None:
+            return
+        self._run(self._end_all())
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(_CLOSE_PATIENCE_S)
+
+    def play(self, job: Job) -> list[Played]:
+        """Play a job's matches, from a task's thread, on the worker's loop: what each gave,
+        up to the first in which the referee failed."""
+        return self._run(self._play_all(job))
+
+    def end(self, tournament: str) -> None:
+        """End the player processes a tournament keeps here; it is over."""
+        self._run(self._end(tournament))
+
+    def _run(self, work: Coroutine[Any, Any, T]) -> T:
+        assert self._loop is not None
+        return asyncio.run_coroutine_threadsafe(work, self._loop).result()
+
+    async def _play_all(self, job: Job) -> list[Played]:
+        tournament = self._tournament(job)
+        config = tournament.config
+        missing = [name for name in job.match_ids if name not in tournament.matches]
+        if missing:
+            raise ClusterError(
+                f"worker {self._address}: {missing[0]} is not a match of {config.path}"
+            )
+        cores = self._cores.take(config.cores_per_match) if config.cores_per_match else None
+        played: list[Played] = []
+        try:
+            for name in job.match_ids:
+                played.append(await self._play(tournament, tournament.matches[name], cores))
+                if played[-1].error is not None:
+                    break
+        finally:
+            if cores is not None:
+                self._cores.give(cores)
+        return played
+
+    async def _play(
+        self, tournament: _Tournament, match: ScheduledMatch, cores: frozenset[int] | None
+    ) -> Played:
+        config = tournament.config
+        logs = Path(tempfile.mkdtemp(prefix="referee-logs-"))
+        recorded: list[Transcript] = []
+        error = None
+        try:
+            await play_scheduled(
+                config,
+                match,
+                tournament.pool,
+                tournament.prints,
+                lambda role: logs / f"{match.game.roles.index(role)}.log",
+                recorded.append,
+                cores,
+            )
+        except Exception as failure:  # the transcript of what was decided goes back first
+            if not recorded:
+                raise
+            error = f"{type(failure).__name__}: {failure}"
+        finally:
+            written = {
+                role: _read_log(logs / f"{index}.log")
+                for index, role in enumerate(match.game.roles)
+            }
+            shutil.rmtree(logs, ignore_errors=True)
+        # An empty log is not sent: creating files is most of what the coordinator does.
+        return Played(recorded[0], {role: data for role, data in written.items() if data}, error)
+
+    def _tournament(self, job: Job) -> _Tournament:
+        """The tournament of a job, read once, and checked against the coordinator's."""
+        found = self._tournaments.get(job.tournament)
+        if found is None:
+            config = parse_config(Path(job.config_path), job.config_text)
+            prints = {entrant.name: fingerprint(entrant.spec) for entrant in config.players}
+            matches = {match.match_id: match for match in schedule(config)}
+            found = _Tournament(config, matches, prints, PlayerPool(config.players))
+            self._tournaments[job.tournament] = found
+        for name, digest in job.digests.items():
+            here = found.prints.get(name)
+            if here is None or here.digest != digest:
+                raise ClusterError(
+                    f"worker {self._address}: player {name}: its command or program files here"
+                    " are not those of the coordinator's machine"
+                )
+        return found
+
+    async def _end(self, tournament: str) -> None:
+        found = self._tournaments.pop(tournament, None)
+        if found is not None:
+            await found.pool.close()
+
+    async def _end_all(self) -> None:
+        for tournament in list(self._tournaments):
+            await self._end(tournament)
+
+
+def _read_log(path: Path) -> bytes | None:
+    try:
+        with open(path, "rb") as log:
+            return log.read(_LOG_READ_LIMIT)
+    except OSError:
+        return None
+
+
+def _host() -> MatchHost:
+    host = get_worker().plugins.get(PLUGIN)
+    if not isinstance(host, MatchHost):
+        raise ClusterError(
+            f"worker {get_worker().address} has no referee: the coordinator registers it"
+        )
+    return host
+
+
+def play_job(job: Job) -> list[Played]:
+    """The task a worker runs: a job's matches."""
+    return _host().play(job)
+
+
+def end_tournament(tournament: str) -> None:
+    """Run on every worker when a tournament is over: its idle players end."""
+    _host().end(tournament)

@@ -1,0 +1,47 @@
+"""One scheduled match played with the players of a pool, on its own cores: the same in the
+referee process and in a cluster's worker, which differ only in where the results go."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+from referee.match import MatchSetup, play_recorded
+from referee.players.base import Fingerprint
+from referee.records.transcript import Transcript
+from referee.tournaments.config import TournamentConfig
+from referee.tournaments.pool import PlayerPool
+from referee.tournaments.schedule import ScheduledMatch
+
+
+async def play_scheduled(
+    config: TournamentConfig,
+    match: ScheduledMatch,
+    pool: PlayerPool,
+    prints: Mapping[str, Fingerprint],
+    log_of: Callable[[str], Path],
+    record: Callable[[Transcript], None],
+    cores: frozenset[int] | None = None,
+) -> Transcript:
+    """Play `match` and give its transcript to `record`: its players from `pool`, each role's
+    log at `log_of(role)`, their processes on `cores` when given."""
+    seats = list(zip(match.players, match.game.roles, strict=True))
+    players = await asyncio.gather(
+        *(pool.acquire(name, log_of(role), cores) for name, role in seats)
+    )
+    setup = MatchSetup(
+        match.match_id,
+        match.game,
+        players,
+        match.clocks,
+        config.policy,
+        match.seed,
+        match.opening,
+        [prints.get(name) for name in match.players],
+    )
+    transcript = await play_recorded(setup, record)
+    await asyncio.gather(
+        *(pool.release(name, player) for (name, _), player in zip(seats, players, strict=True))
+    )
+    return transcript
