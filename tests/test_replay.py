@@ -615,6 +615,11 @@ CONSISTENCY = {
         "clocks: play clock must be a positive number of ms",
     ),
     "a seed out of range": ("clean", lambda d: d.update(seed=-1), "seed: -1 is not a seed"),
+    "a negative count of lost attempts": (
+        "clean",
+        lambda d: d.update(lost_attempts=-1),
+        "lost_attempts: -1: a count cannot be negative",
+    ),
     "a forfeit with a replacement": (
         "forfeit",
         lambda d: d["faults"][0].update(replacement="(fly away)"),

@@ -71,12 +71,16 @@ class Recorder(Observer):
         self.replays: list[str] = []
         self.changes: list[str] = []
         self.verdicts: list[str] = []
+        self.notes: list[str] = []
 
     def planned(self, total: int, done: Sequence[Transcript]) -> None:
         self.plan = (total, len(done))
 
     def changed(self, line: str) -> None:
         self.changes.append(line)
+
+    def noted(self, line: str) -> None:
+        self.notes.append(line)
 
     def finished(self, match: ScheduledMatch, transcript: Transcript) -> None:
         self.played.append(match.match_id)

@@ -14,6 +14,7 @@ the match again from the start and counts the attempts lost in its transcript.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
 from collections.abc import Mapping, Sequence
@@ -114,7 +115,10 @@ class ClusterVenue:
         else:
             client = await _connect(workers.address)
         try:
-            await client.register_plugin(MatchHost(), name=PLUGIN)
+            # The scheduler keeps it before it sends it: a worker that dies meanwhile gets it
+            # when it is started again, as every worker that joins later does.
+            with contextlib.suppress(OSError):
+                await client.register_plugin(MatchHost(), name=PLUGIN)
             capacity = await _capacity(client, config, workers.address)
         except BaseException:
             await _close(client, cluster)
@@ -179,8 +183,11 @@ class ClusterVenue:
             if self._cluster is None:  # a scheduler's workers outlive the tournament
                 job = Job(str(self._config.path), self._config.text, (), {})
                 await self._client.run(end_tournament, job.tournament)
-        except (TimeoutError, OSError, RefereeError):
-            pass
+        except Exception as error:  # every result is written: this is worth a note, no more
+            self._observer.noted(
+                f"the workers were not told the tournament is over ({type(error).__name__}:"
+                f" {error}); they end its idle players when they close"
+            )
         finally:
             await _close(self._client, self._cluster)
 

@@ -209,20 +209,19 @@ def _read_log(path: Path) -> bytes | None:
         return None
 
 
-def _host() -> MatchHost:
-    host = get_worker().plugins.get(PLUGIN)
+def _host(worker: Worker) -> MatchHost:
+    host = worker.plugins.get(PLUGIN)
     if not isinstance(host, MatchHost):
-        raise ClusterError(
-            f"worker {get_worker().address} has no referee: the coordinator registers it"
-        )
+        raise ClusterError(f"worker {worker.address} has no referee: the coordinator registers it")
     return host
 
 
 def play_job(job: Job) -> list[Played]:
     """The task a worker runs: a job's matches."""
-    return _host().play(job)
+    return _host(get_worker()).play(job)
 
 
-def end_tournament(tournament: str) -> None:
-    """Run on every worker when a tournament is over: its idle players end."""
-    _host().end(tournament)
+def end_tournament(tournament: str, dask_worker: Worker) -> None:
+    """Run on every worker (Dask names the worker) when a tournament is over: its idle
+    players end."""
+    _host(dask_worker).end(tournament)

@@ -194,13 +194,15 @@ async def run_tournament(
         return None if status.verdict is Verdict.RUNNING else status.verdict
 
     verdict = decided()
-    observer.planned(len(matches), found.done)
-    if verdict:
+    if verdict or not found.todo:
+        observer.planned(len(matches), found.done)
         return matches
+    # Before the progress starts: a cluster that cannot be reached is all there is to say.
     if venue is None:
         place: Venue = LocalVenue(config, key, prints, observer, trace)
     else:
         place = await venue(config, key, prints, observer)
+    observer.planned(len(matches), found.done)
     queue = list(reversed(found.todo))
     stop: list[Verdict] = []
 

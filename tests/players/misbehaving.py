@@ -32,6 +32,8 @@ MODE, done at the N-th `go` (default 1) unless it says otherwise:
   escape        at `start`, starts a child that leaves the process group (setsid) and sleeps
   privileges    at `start`, tries to raise its priority and writes to stderr how it went
                 (renice=ok or renice=refused) and its CapEff and NoNewPrivs status lines
+  cores         at each `start`, writes the cores it may run on (cores=0-1), then tries to run
+                on every core of the machine and writes those it then may (widened=...)
   environment   at `start`, writes its working directory (cwd=...) and environment to stderr,
                 one NAME=value per line
 --say-pids: at `start`, say on stderr `pids:` and this process's pid and its child's (as its
@@ -77,6 +79,8 @@ def main() -> None:
                 pids.append(escape())
             if args.mode == "privileges":
                 privileges()
+            if args.mode == "cores":
+                cores()
             if args.mode == "environment":
                 sys.stderr.write(f"cwd={os.getcwd()}\n")
                 sys.stderr.write("".join(f"{k}={v}\n" for k, v in sorted(os.environ.items())))
@@ -113,6 +117,21 @@ def connect(port: int) -> None:
     except OSError as error:
         sys.stderr.write(f"could not connect to port {port}: {error}\n")
     sys.stderr.flush()
+
+
+def cores() -> None:
+    sys.stderr.write(f"cores={allowed()}\n")
+    try:
+        os.sched_setaffinity(0, range(os.cpu_count() or 1))
+    except OSError as error:
+        sys.stderr.write(f"widen={error.strerror}\n")
+    sys.stderr.write(f"widened={allowed()}\n")
+    sys.stderr.flush()
+
+
+def allowed() -> str:
+    with open("/proc/self/status") as status:
+        return next(line.split()[1] for line in status if line.startswith("Cpus_allowed_list"))
 
 
 def privileges() -> None:
