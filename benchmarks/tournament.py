@@ -1,10 +1,18 @@
-"""Tournament throughput: matches per second for two instant players on each game.
+"""Tournament throughput: matches per second, in one process and on local Dask workers.
 
-Usage: python benchmarks/tournament.py [--rounds N] [--json]
+Usage: python benchmarks/tournament.py [--rounds N] [--worker-rounds N] [--think-rounds N]
+                                       [--json]
 
-Each game is played as a two-player tournament of players/random_player.py against itself,
+First each game is played as a two-player tournament of the random player against itself,
 at concurrency 1 and 2, with process reuse on and off. Reuse saves a process start per
 player per match; concurrency overlaps one match's waiting with another's work.
+
+Then ticblock is played in one process (concurrency 1) and on 1 and 2 local workers, by
+instant players and by players that think 100 ms of CPU time a move, each --repeat times
+in turns; the median is shown. A rate there counts from the first match's start to the
+last one's end: starting the workers is reported apart. The standings of each run are
+compared with the first one-process run's (the players are seeded per match, so they must
+be the same).
 """
 
 from __future__ import annotations
@@ -12,40 +20,101 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import statistics
 import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from tabulate import tabulate
 
 from referee.games import GAMES
+from referee.players.builtin import PROGRAMS
 from referee.records.signing import results_key
+from referee.records.transcript import Transcript
+from referee.tournaments.cluster import Workers, on_cluster
 from referee.tournaments.config import load_config
-from referee.tournaments.runner import run_tournament
+from referee.tournaments.runner import Observer, run_tournament
+from referee.tournaments.schedule import ScheduledMatch
+from referee.tournaments.standings import compute, load_results
 
 SETTINGS = [(concurrency, reuse) for concurrency in (1, 2) for reuse in (True, False)]
+WORKER_GAME = "ticblock"
+# (what the players are, their extra options); the process (0 workers) first.
+PLAYERS = [("instant", ""), ("think 100 ms", " --think-ms 100")]
+WORKERS = [0, 1, 2]
+
+
+class Clock(Observer):
+    """When the first match started, the cluster's start aside, and the last one ended."""
+
+    def __init__(self) -> None:
+        self.begun = time.perf_counter()
+        self.first: float | None = None
+        self.last = 0.0
+        self.played = 0
+
+    def started(self, match: ScheduledMatch) -> None:
+        if self.first is None:
+            self.first = time.perf_counter()
+
+    def finished(self, match: ScheduledMatch, transcript: Transcript) -> None:
+        self.last = time.perf_counter()
+        self.played += 1
+
+
+def write_config(
+    directory: Path, game_id: str, rounds: int, extra: str, players: tuple[str, str]
+) -> Path:
+    config = directory / "bench.yaml"
+    config.write_text(
+        f"name: bench\ngames: [{game_id}]\nrounds: {rounds}\nplay_clock: 2000\n{extra}players:\n"
+        f"  - name: one\n    command: {players[0]}\n  - name: two\n    command: {players[1]}\n"
+    )
+    return config
 
 
 def matches_per_second(game_id: str, rounds: int, concurrency: int, reuse: bool) -> float:
     """Play a fresh tournament in a temporary directory; its matches over its wall time."""
     with tempfile.TemporaryDirectory() as directory:
-        config = Path(directory) / "bench.yaml"
-        config.write_text(
-            f"name: bench\ngames: [{game_id}]\nrounds: {rounds}\nconcurrency: {concurrency}\n"
-            f"reuse: {str(reuse).lower()}\nplayers:\n"
-            "  - name: one\n    command: random\n  - name: two\n    command: random\n"
-        )
+        extra = f"concurrency: {concurrency}\nreuse: {str(reuse).lower()}\n"
         start = time.perf_counter()
-        settings = load_config(config)
+        players = ("random", "random")
+        settings = load_config(write_config(Path(directory), game_id, rounds, extra, players))
         key, _ = results_key(settings.output, None)
         schedule = asyncio.run(run_tournament(settings, key))
         return len(schedule) / (time.perf_counter() - start)
 
 
+def on_workers(rounds: int, workers: int, options: str) -> dict[str, Any]:
+    """A ticblock tournament of seeded players, in this process or on `workers` workers."""
+    player = f"{sys.executable} {PROGRAMS / 'random_player.py'}"
+    with tempfile.TemporaryDirectory() as directory:
+        # Each player seeded: its moves in a match depend on nothing but the match.
+        players = (f"{player} --seed 1{options}", f"{player} --seed 2{options}")
+        settings = load_config(write_config(Path(directory), WORKER_GAME, rounds, "", players))
+        key, _ = results_key(settings.output, None)
+        clock = Clock()
+        venue = on_cluster(Workers(workers)) if workers else None
+        asyncio.run(run_tournament(settings, key, clock, venue=venue))
+        assert clock.first is not None
+        standings = compute(load_results(settings.output, key.public)[0])
+        return {
+            "workers": workers,
+            "matches": clock.played,
+            "matches_per_s": round(clock.played / (clock.last - clock.first), 2),
+            "start_s": round(clock.first - clock.begun, 2),
+            "standings": [(r.player, r.wins, r.draws, r.losses) for r in standings.overall],
+        }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=10, help="rounds per game (2 matches each)")
+    parser.add_argument("--worker-rounds", type=int, default=200, help="rounds, instant players")
+    parser.add_argument("--think-rounds", type=int, default=6, help="rounds, thinking players")
+    parser.add_argument("--repeat", type=int, default=3, help="runs of each, the median shown")
     parser.add_argument("--json", action="store_true", help="print JSON")
     args = parser.parse_args()
     results = [
@@ -58,8 +127,31 @@ def main() -> None:
         for game_id in GAMES
         for concurrency, reuse in SETTINGS
     ]
+    distributed = []
+    for players, options in PLAYERS:
+        rounds = args.worker_rounds if not options else args.think_rounds
+        # Taken in turns, so that what else the machine does falls on each alike.
+        tries = [[on_workers(rounds, w, options) for w in WORKERS] for _ in range(args.repeat)]
+        runs = []
+        for index in range(len(WORKERS)):
+            rates = [attempt[index]["matches_per_s"] for attempt in tries]
+            run = dict(tries[0][index], matches_per_s=statistics.median(rates), rates=rates)
+            run["same_standings"] = all(
+                attempt[index]["standings"] == tries[0][0]["standings"] for attempt in tries
+            )
+            runs.append(run)
+        alone = runs[0]["matches_per_s"]
+        for run in runs:
+            run["players"] = players
+            run["speedup"] = round(run["matches_per_s"] / alone, 2)
+            del run["standings"]
+        distributed += runs
     if args.json:
-        print(json.dumps({"rounds": args.rounds, "results": results}, indent=2))
+        print(
+            json.dumps(
+                {"rounds": args.rounds, "results": results, "workers": distributed}, indent=2
+            )
+        )
         return
     headers = [f"c={c}, reuse {'on' if r else 'off'}" for c, r in SETTINGS]
     table = [
@@ -70,6 +162,26 @@ def main() -> None:
         f"matches per second, {2 * args.rounds} matches per cell, python {sys.version.split()[0]}"
     )
     print(tabulate(table, headers=["game", *headers], floatfmt=".1f"))
+    print(f"\n{WORKER_GAME} in one process (concurrency 1) and on local Dask workers")
+    rows = [
+        [
+            run["players"],
+            "one process" if not run["workers"] else f"{run['workers']} workers",
+            run["matches"],
+            run["matches_per_s"],
+            f"{run['speedup']:.2f}x",
+            run["start_s"],
+            "yes" if run["same_standings"] else "NO",
+        ]
+        for run in distributed
+    ]
+    print(
+        tabulate(
+            rows,
+            headers=["players", "where", "matches", "matches/s", "speed-up", "start s", "same"],
+            floatfmt=".1f",
+        )
+    )
 
 
 if __name__ == "__main__":

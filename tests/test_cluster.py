@@ -77,6 +77,8 @@ def test_local_workers_give_the_results_of_one_process(tmp_path: Path) -> None:
     assert moves_of(spread.output) == moves_of(alone.output)
     assert standings_of(spread.output) == standings_of(alone.output)
     assert all(found.lost_attempts == 0 for found in transcripts(spread.output).values())
+    # The seeded players write nothing: no log, and none named.
+    assert all(seat.log is None for t in transcripts(spread.output).values() for seat in t.seats)
 
 
 def children(pid: int) -> list[int]:
@@ -185,9 +187,10 @@ def test_a_worker_plays_its_matches_and_sends_back_what_the_coordinator_writes(
     played = host.play(job_of(path, ids, {}))
     assert [result.transcript.match_id for result in played] == list(ids)
     assert all(result.transcript.complete and result.error is None for result in played)
-    # Only what was written: the bot's log, not the silent player's.
-    assert {role for result in played for role in result.logs} == set(config.games[0].game.roles)
-    assert all(b"cores=" in data for result in played for data in result.logs.values())
+    # Each seat's log, as it was written: the bot says its cores, the seeded player nothing.
+    for result in played:
+        said = {seat.player: result.logs.get(seat.role) for seat in result.transcript.seats}
+        assert said["a"] is not None and b"cores=" in said["a"] and said["b"] is None
     assert not config.output.exists()
 
 
@@ -264,7 +267,9 @@ def hosts() -> Iterator[list[Host]]:
 
 
 def inside(host: Host) -> tuple[str, ...]:
-    return ("ip", "netns", "exec", host.namespace)
+    """A command in a host's network namespace alone: `ip netns exec` would also mount a
+    /sys of its own, without the cgroups that pin and cap the players."""
+    return ("nsenter", f"--net=/run/netns/{host.namespace}")
 
 
 def one_core(host: Host) -> tuple[str, ...]:
@@ -319,6 +324,11 @@ def test_workers_in_their_own_network_namespaces_play_across_the_network(
         found = transcripts(config.output)
         assert sorted(found) == sorted(match.match_id for match in schedule(config))
         assert all(transcript.complete for transcript in found.values())
+        # Each seat's log where it would be without workers, and named there.
+        for name, transcript in found.items():
+            for seat in transcript.seats:
+                assert seat.log == str(config.output / "logs" / f"{name}.{seat.role}.log")
+                assert "cores=" in Path(seat.log).read_text()
         # Both workers played: each pins its players to its own core.
         said = "".join(log.read_text() for log in (config.output / "logs").glob("*.log"))
         assert set(re.findall(r"^cores=(\S+)$", said, re.M)) == {str(MACHINE[0]), str(MACHINE[-1])}

@@ -334,7 +334,7 @@ class ConnectedPlayer(Player):
 
     @property
     def log_path(self) -> Path | None:  # type: ignore[override]
-        return self.connection.log.path
+        return self.connection.log.written
 
     @property
     def alive(self) -> bool:

@@ -9,12 +9,17 @@ LOG_LIMIT = 1024 * 1024
 
 
 class PlayerLog:
-    """One file per match, up to `limit` bytes each; what is over the cap is counted, not kept."""
+    """One file per match, up to `limit` bytes each; what is over the cap is counted, not kept.
+
+    The file is made when the first byte comes: a player that writes nothing leaves none, and
+    a tournament of thousands of matches no thousands of empty files.
+    """
 
     def __init__(self, path: Path | None, limit: int = LOG_LIMIT) -> None:
         self.limit = limit
         self.path: Path | None = None
         self._file: BinaryIO | None = None
+        self._open = False
         self._logged = 0
         if path is not None:
             self.switch(path)
@@ -23,18 +28,25 @@ class PlayerLog:
     def full(self) -> bool:
         return self._logged > self.limit
 
+    @property
+    def written(self) -> Path | None:
+        """The file of this match's log, once something has been written to it."""
+        return self.path if self._file is not None else None
+
     def switch(self, path: Path) -> None:
         """Write to `path` from now on, with a fresh cap: a reused process keeps a log per match."""
         self.close()
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._file = open(path, "ab")  # noqa: SIM115 -- closed in close()
         self.path = path
+        self._open = True
         self._logged = 0
 
     def write(self, data: bytes) -> None:
         """Append up to the cap; past it, one line says where the log was cut."""
-        if self._file is None or self._file.closed:
+        if not self._open or not data or self.path is None:
             return
+        if self._file is None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._file = open(self.path, "ab")  # noqa: SIM115 -- closed in close()
         room = max(0, self.limit - self._logged)
         kept = data[:room]
         self._file.write(kept)
@@ -48,11 +60,7 @@ class PlayerLog:
         self.write(f"# referee: {text}\n".encode())
 
     def close(self) -> None:
+        self._open = False
         if self._file is not None:
             self._file.close()
-
-    def remove_if_empty(self) -> None:
-        """Delete the file when nothing was written to it (a program that never started)."""
-        self.close()
-        if self.path is not None and self.path.exists() and self.path.stat().st_size == 0:
-            self.path.unlink()
+            self._file = None

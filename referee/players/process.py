@@ -129,10 +129,6 @@ class ProgramPlayer(ConnectedPlayer):
         self.ending: Ending | None = None
 
     @property
-    def log_path(self) -> Path | None:  # type: ignore[override]
-        return self.log.path or self._first_log
-
-    @property
     def pid(self) -> int | None:
         """The process id of the player program (also its process group id)."""
         return self._process.pid if self._process else None
@@ -158,7 +154,7 @@ class ProgramPlayer(ConnectedPlayer):
                 cores=self._cores,
             )
         except (OSError, subprocess.SubprocessError) as error:
-            self.log.remove_if_empty()
+            self.log.close()
             reason = getattr(error, "strerror", None) or str(error)
             raise PlayerStartError(
                 f"player {spec.name}: cannot start {spec.argv[0]!r}: {reason}"

@@ -7,7 +7,6 @@ of `per_match` cores, as many at once as there are; a match's players are pinned
 
 from __future__ import annotations
 
-import contextlib
 import os
 from collections.abc import Iterable, Mapping, Sequence
 
@@ -56,13 +55,6 @@ def available_cores(environ: Mapping[str, str] = os.environ) -> tuple[int, ...]:
             f"{CORES_VARIABLE}={text!r}: this process may not run on cores {format_cores(outside)}"
         )
     return cores
-
-
-def pin_process(cores: Iterable[int]) -> None:
-    """Run every thread of this process on `cores` (affinity is a thread's own)."""
-    for thread in os.listdir("/proc/self/task"):
-        with contextlib.suppress(OSError):
-            os.sched_setaffinity(int(thread), set(cores))
 
 
 def split_cores(cores: Sequence[int], parts: int) -> list[tuple[int, ...]]:

@@ -130,6 +130,8 @@ class ConfinedProcess:
         self._protections = protections
         self._table = table
         self._on_end = on_end
+        # The cores it runs on, if it is pinned.
+        self.cores: frozenset[int] | None = None
         self._over: str | None = None
         self._cpu_at_match_start = 0.0
         # What the child's peak memory holds of the referee's from before it exec'd.
@@ -159,7 +161,7 @@ class ConfinedProcess:
         In the jail, it reads its program's files and `files`, and never sees `hidden`. Given
         `cores`, it and all its processes run on them alone.
         """
-        _become_subreaper()
+        become_subreaper()
         private = private_directory()
         protections = machine_protections()
         environment = minimal_environment(env, private)
@@ -189,7 +191,9 @@ class ConfinedProcess:
         except (OSError, subprocess.SubprocessError):
             _clean_up(private, cgroups.all())
             raise
-        return cls(popen, limits, private, cgroups, protections, table, on_end)
+        process = cls(popen, limits, private, cgroups, protections, table, on_end)
+        process.cores = cores
+        return process
 
     def new_match(self) -> None:
         """The CPU time allowed per match counts from now."""
@@ -199,8 +203,12 @@ class ConfinedProcess:
 
     def pin(self, cores: frozenset[int]) -> None:
         """Move all its processes to `cores` (a reused player, for its next match)."""
-        if self._cgroups.cpuset is not None:
-            self._cgroups.cpuset.pin(format_cores(cores))
+        cpuset = self._cgroups.cpuset
+        if cpuset is not None and cores == self.cores:
+            return  # the kernel has kept them there; a rewrite costs the kernel dearly
+        self.cores = cores
+        if cpuset is not None:
+            cpuset.pin(format_cores(cores))
         # Without a cpuset, each process in turn; with one, their masks within it.
         for pid, _ in self.stats():
             with contextlib.suppress(OSError):
@@ -334,7 +342,7 @@ def _clean_up(private: Path, cgroups: Sequence[Cgroup]) -> None:
         cgroup.remove()
 
 
-def _become_subreaper() -> None:
+def become_subreaper() -> None:
     """Adopt orphaned descendants, so a player's leftover children are reaped here.
 
     Without it they would be reparented to PID 1, which on some machines never reaps them.

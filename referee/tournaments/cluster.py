@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -123,7 +122,10 @@ class ClusterVenue:
         except BaseException:
             await _close(client, cluster)
             raise
-        return cls(client, cluster, config, key, prints, observer, capacity)
+        # Twice the matches the workers can play at once are sent: the scheduler holds the
+        # second of each place and starts it as soon as the first ends, while this process
+        # writes the first one's results.
+        return cls(client, cluster, config, key, prints, observer, 2 * capacity)
 
     def batch(self, remaining: int) -> int:
         """Enough matches for a worker to play for about BATCH_S, as they have taken so far:
@@ -142,7 +144,6 @@ class ClusterVenue:
             self._observer.started(match)
         lost = 0
         while True:
-            began = time.monotonic()
             future = self._client.submit(play_job, job, resources=resources, pure=False)
             try:
                 played: list[Played] = await future
@@ -165,11 +166,19 @@ class ClusterVenue:
                 ) from None
             finally:
                 future.release()
-        seconds = (time.monotonic() - began) / len(matches)
-        self._match_s = seconds if self._match_s is None else (self._match_s + seconds) / 2
+        if played:
+            seconds = sum(result.seconds for result in played) / len(played)
+            self._match_s = seconds if self._match_s is None else (self._match_s + seconds) / 2
         transcripts = []
         for match, result in zip(matches, played, strict=False):
-            transcript = replace(result.transcript, lost_attempts=lost)
+            # Each log where it would be without workers, and the transcript names it there.
+            seats = [
+                replace(seat, log=str(log_path(config, match, seat.role)))
+                if seat.role in result.logs
+                else seat
+                for seat in result.transcript.seats
+            ]
+            transcript = replace(result.transcript, seats=seats, lost_attempts=lost)
             for role, data in result.logs.items():
                 write_log(log_path(config, match, role), data)
             write_transcript(transcript_path(config, match), transcript, self._key)

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import os
 import shutil
 import tempfile
 import threading
+import time
 from collections.abc import Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,8 +28,9 @@ from referee.errors import ClusterError
 from referee.players.base import Fingerprint, fingerprint
 from referee.players.log import LOG_LIMIT
 from referee.records.transcript import Transcript
-from referee.sandbox.cores import CORES_VARIABLE, CorePool, available_cores, pin_process
+from referee.sandbox.cores import CorePool, available_cores
 from referee.sandbox.isolation import remove_left_behind
+from referee.sandbox.process import become_subreaper
 from referee.tournaments.config import TournamentConfig, parse_config
 from referee.tournaments.playing import play_scheduled
 from referee.tournaments.pool import PlayerPool
@@ -64,12 +65,15 @@ class Job:
 
 @dataclass(frozen=True)
 class Played:
-    """What a worker sends back: the transcript, each role's log, and the referee's failure,
-    if it failed after the match was recorded."""
+    """What a worker sends back: the transcript, the log of each role that has one (where
+    the transcript names the worker's file), and the referee's failure, if it failed after
+    the match was recorded."""
 
     transcript: Transcript
     logs: dict[str, bytes] = field(default_factory=dict)
     error: str | None = None
+    # How long the worker took, its players' start included.
+    seconds: float = 0.0
 
 
 @dataclass
@@ -91,14 +95,17 @@ class MatchHost(WorkerPlugin):
         self._cores = CorePool(())
         self._tournaments: dict[str, _Tournament] = {}
         self._address = ""
+        self._logs = Path()
 
     def setup(self, worker: Worker) -> None:
+        # First: what its players and the sandbox's probes leave is then this worker's to
+        # reap, not a process's above it that does not know of them.
+        become_subreaper()
         remove_left_behind()
         self._address = worker.address
+        # The players' logs, each read and removed after its match.
+        self._logs = Path(tempfile.mkdtemp(prefix="referee-logs-"))
         self._cores = CorePool(available_cores())
-        if CORES_VARIABLE in os.environ:
-            # A worker given a share of its machine keeps to it, its own work too.
-            pin_process(self._cores.cores)
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name=PLUGIN, daemon=True)
         self._thread.start()
@@ -109,6 +116,7 @@ class MatchHost(WorkerPlugin):
         self._run(self._end_all())
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(_CLOSE_PATIENCE_S)
+        shutil.rmtree(self._logs, ignore_errors=True)
 
     def play(self, job: Job) -> list[Played]:
         """Play a job's matches, from a task's thread, on the worker's loop: what each gave,
@@ -147,7 +155,10 @@ class MatchHost(WorkerPlugin):
         self, tournament: _Tournament, match: ScheduledMatch, cores: frozenset[int] | None
     ) -> Played:
         config = tournament.config
-        logs = Path(tempfile.mkdtemp(prefix="referee-logs-"))
+        began = time.monotonic()
+        logs = [
+            self._logs / f"{match.match_id}.{index}.log" for index in range(len(match.game.roles))
+        ]
         recorded: list[Transcript] = []
         error = None
         try:
@@ -156,7 +167,7 @@ class MatchHost(WorkerPlugin):
                 match,
                 tournament.pool,
                 tournament.prints,
-                lambda role: logs / f"{match.game.roles.index(role)}.log",
+                lambda role: logs[match.game.roles.index(role)],
                 recorded.append,
                 cores,
             )
@@ -166,12 +177,10 @@ class MatchHost(WorkerPlugin):
             error = f"{type(failure).__name__}: {failure}"
         finally:
             written = {
-                role: _read_log(logs / f"{index}.log")
-                for index, role in enumerate(match.game.roles)
+                role: _read_log(log) for role, log in zip(match.game.roles, logs, strict=True)
             }
-            shutil.rmtree(logs, ignore_errors=True)
-        # An empty log is not sent: creating files is most of what the coordinator does.
-        return Played(recorded[0], {role: data for role, data in written.items() if data}, error)
+        sent = {role: data for role, data in written.items() if data is not None}
+        return Played(recorded[0], sent, error, time.monotonic() - began)
 
     def _tournament(self, job: Job) -> _Tournament:
         """The tournament of a job, read once, and checked against the coordinator's."""
@@ -202,11 +211,14 @@ class MatchHost(WorkerPlugin):
 
 
 def _read_log(path: Path) -> bytes | None:
+    """A log's bytes, and the file gone; None when the player wrote none."""
     try:
         with open(path, "rb") as log:
             return log.read(_LOG_READ_LIMIT)
     except OSError:
         return None
+    finally:
+        path.unlink(missing_ok=True)
 
 
 def _host(worker: Worker) -> MatchHost:
