@@ -39,12 +39,32 @@ def test_engine_benchmark_reports_every_game() -> None:
 
 
 def test_tournament_benchmark_reports_every_game_and_setting() -> None:
-    rows = benchmark_json("tournament.py", "--rounds", "1")["results"]
+    report = benchmark_json(
+        "tournament.py", "--rounds", "1", "--worker-rounds", "4", "--think-rounds", "1",
+        "--repeat", "1",
+    )  # fmt: skip
+    rows = report["results"]
     assert len(rows) == 5 * 4
     assert {(row["concurrency"], row["reuse"]) for row in rows} == {
         (1, True), (1, False), (2, True), (2, False)
     }  # fmt: skip
     assert all(row["matches_per_s"] > 0 for row in rows)
+    # In one process, then on 1 and 2 workers: the same matches, the same standings.
+    workers = report["workers"]
+    assert [(row["players"], row["workers"]) for row in workers] == [
+        (players, count) for players in ("instant", "think 100 ms") for count in (0, 1, 2)
+    ]
+    assert [row["matches"] for row in workers] == [8, 8, 8, 2, 2, 2]
+    assert all(row["same_standings"] and row["matches_per_s"] > 0 for row in workers)
+
+
+def test_pinning_benchmark_reports_a_run_with_and_without_pinning() -> None:
+    report = benchmark_json("pinning.py", "--rounds", "1", "--clock", "300", "--think", "10")
+    pinned, loose = report["results"]
+    assert (pinned["pinned"], loose["pinned"]) == (True, False)
+    assert pinned["matches"] == loose["matches"] == 2
+    for row in (pinned, loose):
+        assert row["moves"] > 0 and 30 <= row["median_ms"] <= row["p99_ms"] <= row["worst_ms"]
 
 
 def test_sandbox_benchmark_reports_each_way_of_watching_a_player() -> None:

@@ -9,7 +9,6 @@ MS milliseconds of CPU time at each move, as a player that searches would: on a 
 shares, its answer takes longer.
 """
 
-import argparse
 import random
 import sys
 import time
@@ -25,19 +24,19 @@ def think(seconds: float) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--seed", type=int)
-    parser.add_argument("--think-ms", type=int, default=0)
-    args = parser.parse_args()
-    rng = random.Random(args.seed)
+    # By hand, not argparse: its import alone is a good part of this program's start.
+    options = dict(zip(sys.argv[1::2], sys.argv[2::2], strict=False))
+    seed = int(options["--seed"]) if "--seed" in options else None
+    think_s = int(options.get("--think-ms", 0)) / 1000
+    rng = random.Random(seed)
     for line in sys.stdin:
         message = parse(line)
         if isinstance(message, Start):
-            if args.seed is not None:
-                rng.seed(f"{args.seed} {message.match_id}")
+            if seed is not None:
+                rng.seed(f"{seed} {message.match_id}")
             print(READY, flush=True)
         elif isinstance(message, Go):
-            think(args.think_ms / 1000)
+            think(think_s)
             print(rng.choice(message.legal), flush=True)
         elif isinstance(message, Quit):
             return
