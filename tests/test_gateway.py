@@ -177,7 +177,9 @@ def test_serve_refuses_a_port_in_use(tmp_path: Path) -> None:
 def test_a_match_id_cannot_put_the_log_outside_the_logs_directory(tmp_path: Path) -> None:
     rules = as_gdl(get_game("ticblock")).one_line
     start = format_request(Start("../../escape", "xcplayer", rules, 10, 2))
-    with served(tmp_path) as port:
+    # A player that writes to its log: a log is made at its first byte.
+    talker = f"{sys.executable} tests/players/misbehaving.py environment"
+    with served(tmp_path, talker) as port:
         assert ask(port, start) == (200, "ready")
         assert ask(port, "(ABORT ../../escape)") == (200, "aborted")
     assert [path.name for path in (tmp_path / "logs").iterdir()] == [".._.._escape.log"]

@@ -30,6 +30,23 @@ from tests.referees import bot_copy, running
 
 HOSTILE = Path(__file__).resolve().parent / "players" / "hostile.py"
 SECRET = "keeper-secret-7f3a"
+# A core of its own for a probe; it says the cores it may use, tries to use them all, says
+# again, and is ready.
+ALONE = max(os.sched_getaffinity(0))
+PINNED_PROBE = """import os, sys
+def allowed():
+    lines = open("/proc/self/status").read().splitlines()
+    return next(l.split()[1] for l in lines if l.startswith("Cpus_allowed_list"))
+before = allowed()
+try:
+    os.sched_setaffinity(0, range(os.cpu_count()))
+except OSError:
+    pass
+sys.stderr.write(before + " " + allowed() + "\\n")
+sys.stderr.flush()
+print("ready", flush=True)
+sys.stdin.readline()
+"""
 ROOT_ONLY = pytest.mark.skipif(
     os.geteuid() != 0 and not os.environ.get("CI"),
     reason="a root referee gives each player a user of its own; this test needs root",
@@ -273,6 +290,16 @@ def _probe_in_the_sandbox(directory: Path) -> dict:
             stopped = str(error)
         finally:
             await spinner_player.close()
+        pinned_player = ProgramPlayer(
+            PlayerSpec("pinned", ("/usr/bin/python3", "-c", PINNED_PROBE)),
+            logs / "pinned.log",
+            cores=frozenset({ALONE}),
+        )
+        await pinned_player.start()
+        try:
+            await pinned_player.request("start m ticblock xcplayer 5000 1000", 20.0)
+        finally:
+            await pinned_player.close()
         text = (logs / "probe.log").read_text()
         seen = json.loads(next(line for line in text.splitlines() if line.startswith("probe "))[6:])
         return {
@@ -281,6 +308,8 @@ def _probe_in_the_sandbox(directory: Path) -> dict:
             "uids_outside": uids,
             "spinner": stopped,
             "cgroups": cgroups,
+            "pinned": (logs / "pinned.log").read_text().split(),
+            "cpuset": machine_protections().cpuset is not None,
             "killed_with_its_referee": _killed_with_its_referee(prober, logs),
             "program": str(directory),
             "referee": {
@@ -348,6 +377,11 @@ def _proofs(report: dict) -> dict[str, Callable[[], bool]]:
         # Its processes are in cgroups of their own; test_sandbox's bombs and hogs show the
         # caps they hold to.
         "pids cgroup": lambda: "/referee-pids-" in report["cgroups"],
+        # On its core from its start; with a cpuset, still there after it asked for them all.
+        "pinned to its match's cores": lambda: (
+            report["pinned"][0] == str(ALONE)
+            and (report["pinned"][1] == str(ALONE) or not report["cpuset"])
+        ),
         "memory cgroup": lambda: "/referee-memory-" in report["cgroups"],
         "CPU cgroup": lambda: (
             "/referee-cpuacct-" in report["cgroups"] and "CPU limit 1 s" in report["spinner"]

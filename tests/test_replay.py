@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 
 from referee.cli import app
 from referee.clock import Clocks
+from referee.errors import TranscriptError
 from referee.games import get_game
 from referee.match import MatchSetup, play_fresh
 from referee.players.base import PlayerSpec
@@ -22,6 +23,7 @@ from referee.players.process import ProgramPlayer
 from referee.policy import Policy
 from referee.records.replay import Outcome, verify_file
 from referee.records.signing import results_key
+from referee.records.transcript import read_json
 from tests.conftest import state_after
 
 HERE = Path(__file__).resolve().parent
@@ -245,6 +247,16 @@ def test_a_truncated_file_is_unreadable_and_says_so(tmp_path: Path, played) -> N
     assert verdict.problem is not None
     assert verdict.problem.startswith(f"{path}: line ")
     assert verdict.problem.endswith("the file ends early (truncated?)")
+
+
+def test_a_file_cut_anywhere_says_it_ends_early(tmp_path: Path, played) -> None:
+    # In a string, between values, or in a literal or number: `nul`, `tr`, `12.`.
+    text = json.dumps(played["clean"], indent=2)
+    path = tmp_path / "t.json"
+    for cut in range(1, len(text) - 1):
+        path.write_text(text[:cut])
+        with pytest.raises(TranscriptError, match=r"the file ends early \(truncated\?\)$"):
+            read_json(path)
 
 
 def test_another_schema_version_is_told_apart_from_damage(tmp_path: Path, played) -> None:

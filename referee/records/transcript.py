@@ -30,6 +30,8 @@ HUMAN_COMMAND = ("human",)
 
 # A field the schema does not have is refused: nothing unread may hide in a record.
 _STRICT = ConfigDict(extra="forbid")
+# What a file cut in the middle of a value ends with: part of a literal or of a number.
+_CUT_VALUE = re.compile(r"t(?:r(?:ue?)?)?|f(?:a(?:l(?:se?)?)?)?|n(?:u(?:ll?)?)?|[-+0-9.eE]+")
 
 
 @dataclass(frozen=True)
@@ -225,7 +227,8 @@ def read_json(path: Path) -> Any:
     except json.JSONDecodeError as error:
         if not text.strip():
             raise TranscriptError(f"{path}: the file is empty") from None
-        if error.pos >= len(text.rstrip()) or error.msg.startswith("Unterminated string"):
+        rest = text[error.pos :].rstrip()
+        if not rest or _CUT_VALUE.fullmatch(rest) or error.msg.startswith("Unterminated string"):
             raise TranscriptError(
                 f"{path}: line {error.lineno} column {error.colno}: the file ends early"
                 " (truncated?)"
