@@ -208,8 +208,9 @@ class ConfinedProcess:
             return  # the kernel has kept them there; a rewrite costs the kernel dearly
         self.cores = cores
         if cpuset is not None:
+            # The kernel sets the mask of every process in it to the new cores.
             cpuset.pin(format_cores(cores))
-        # Without a cpuset, each process in turn; with one, their masks within it.
+            return
         for pid, _ in self.stats():
             with contextlib.suppress(OSError):
                 os.sched_setaffinity(pid, cores)

@@ -29,7 +29,15 @@ from referee.records.signing import SigningKey
 from referee.records.transcript import Transcript, write_transcript
 from referee.sandbox.cores import CORES_VARIABLE, available_cores, format_cores, split_cores
 from referee.tournaments.config import TournamentConfig
-from referee.tournaments.host import PLUGIN, Job, MatchHost, Played, end_tournament, play_job
+from referee.tournaments.host import (
+    PLUGIN,
+    Job,
+    MatchHost,
+    Played,
+    end_tournament,
+    play_job,
+    tournament_key,
+)
 from referee.tournaments.results import log_path, transcript_path, write_log
 from referee.tournaments.runner import Observer, OpenVenue, matches_at_once
 from referee.tournaments.schedule import ScheduledMatch
@@ -190,8 +198,8 @@ class ClusterVenue:
     async def close(self) -> None:
         try:
             if self._cluster is None:  # a scheduler's workers outlive the tournament
-                job = Job(str(self._config.path), self._config.text, (), {})
-                await self._client.run(end_tournament, job.tournament)
+                key = tournament_key(str(self._config.path), self._config.text)
+                await self._client.run(end_tournament, key)
         except Exception as error:  # every result is written: this is worth a note, no more
             self._observer.noted(
                 f"the workers were not told the tournament is over ({type(error).__name__}:"

@@ -58,9 +58,12 @@ class Job:
 
     @property
     def tournament(self) -> str:
-        """What names the tournament on a worker: its config's path and text."""
-        text = f"{self.config_path}\0{self.config_text}"
-        return hashlib.sha256(text.encode()).hexdigest()
+        return tournament_key(self.config_path, self.config_text)
+
+
+def tournament_key(config_path: str, config_text: str) -> str:
+    """What names a tournament on a worker: its config's path and text."""
+    return hashlib.sha256(f"{config_path}\0{config_text}".encode()).hexdigest()
 
 
 @dataclass(frozen=True)
