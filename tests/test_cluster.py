@@ -28,7 +28,7 @@ from referee.records.signing import results_key
 from referee.sandbox.cores import CORES_VARIABLE
 from referee.tournaments.cluster import Workers, on_cluster
 from referee.tournaments.config import load_config
-from referee.tournaments.host import Job, MatchHost
+from referee.tournaments.host import Job, MatchHost, Played
 from referee.tournaments.runner import run_tournament
 from referee.tournaments.schedule import schedule
 from tests.referees import bot_copy
@@ -163,14 +163,19 @@ def test_workers_refuse_what_they_cannot_do(
     assert problem in result.output
 
 
-@pytest.fixture
-def host() -> Iterator[MatchHost]:
-    """A worker's referee, without the worker: its loop, its cores, its pools."""
-    plugin = MatchHost()
-    worker: Any = SimpleNamespace(address="tcp://test-worker:1")
-    plugin.setup(worker)
-    yield plugin
-    plugin.teardown(worker)
+def on_a_host(job: Job) -> list[Played]:
+    """What a worker's referee, without the worker, plays of a job: its cores, its pools."""
+
+    async def hosted() -> list[Played]:
+        plugin = MatchHost()
+        worker: Any = SimpleNamespace(address="tcp://test-worker:1")
+        plugin.setup(worker)
+        try:
+            return await plugin.play(job)
+        finally:
+            await plugin.teardown(worker)
+
+    return asyncio.run(hosted())
 
 
 def job_of(path: Path, ids: tuple[str, ...], digests: dict[str, str]) -> Job:
@@ -178,13 +183,13 @@ def job_of(path: Path, ids: tuple[str, ...], digests: dict[str, str]) -> Job:
 
 
 def test_a_worker_plays_its_matches_and_sends_back_what_the_coordinator_writes(
-    tmp_path: Path, host: MatchHost
+    tmp_path: Path,
 ) -> None:
     bot = bot_copy(tmp_path)
     path = write_config(tmp_path, {"a": f"{bot} cores", "b": seeded(2)}, "[ticblock]")
     config = load_config(path)
     ids = tuple(match.match_id for match in schedule(config))
-    played = host.play(job_of(path, ids, {}))
+    played = on_a_host(job_of(path, ids, {}))
     assert [result.transcript.match_id for result in played] == list(ids)
     assert all(result.transcript.complete and result.error is None for result in played)
     # Each seat's log, as it was written: the bot says its cores, the seeded player nothing.
@@ -194,19 +199,17 @@ def test_a_worker_plays_its_matches_and_sends_back_what_the_coordinator_writes(
     assert not config.output.exists()
 
 
-def test_a_worker_refuses_players_that_are_not_the_coordinators(
-    tmp_path: Path, host: MatchHost
-) -> None:
+def test_a_worker_refuses_players_that_are_not_the_coordinators(tmp_path: Path) -> None:
     path = write_config(tmp_path, {"a": seeded(1), "b": seeded(2)}, "[ticblock]")
     ids = (schedule(load_config(path))[0].match_id,)
     with pytest.raises(ClusterError) as error:
-        host.play(job_of(path, ids, {"a": "0" * 64}))
+        on_a_host(job_of(path, ids, {"a": "0" * 64}))
     assert str(error.value) == (
         "worker tcp://test-worker:1: player a: its command or program files here are not those"
         " of the coordinator's machine"
     )
     with pytest.raises(ClusterError, match="ticblock-r9-a-vs-b is not a match of"):
-        host.play(job_of(path, ("ticblock-r9-a-vs-b",), {}))
+        on_a_host(job_of(path, ("ticblock-r9-a-vs-b",), {}))
 
 
 # Workers in network namespaces of their own, each joined to the scheduler's by a veth pair.
