@@ -43,6 +43,7 @@ from referee.sandbox.limits import (
 from referee.sandbox.proc import (
     ProcessTable,
     Stats,
+    group_cpu_s,
     group_stats,
     group_usage,
     own_cpu_s,
@@ -197,8 +198,9 @@ class ConfinedProcess:
 
     def new_match(self) -> None:
         """The CPU time allowed per match counts from now."""
-        self._cpu_at_match_start = self.usage().cpu_s
-        for pid, fields in self.stats():
+        stats = self.stats()
+        self._cpu_at_match_start = self._cpu_s(stats)
+        for pid, fields in stats:
             allow_cpu(pid, own_cpu_s(fields), self.limits)
 
     def pin(self, cores: frozenset[int]) -> None:
@@ -218,13 +220,19 @@ class ConfinedProcess:
     def usage(self) -> Usage:
         """What the player's processes use together: its CPU time as its CPU cgroup counts it,
         where it has one; the jail's processes aside."""
-        usage = group_usage(self.stats())
-        cpu = self._cgroups.cpu.cpu_s() if self._cgroups.cpu is not None else None
+        stats = self.stats()
+        usage = group_usage(stats)
         return replace(
             usage,
             processes=max(0, usage.processes - self._protections.jail_processes),
-            cpu_s=usage.cpu_s if cpu is None else cpu,
+            cpu_s=self._cpu_s(stats),
         )
+
+    def _cpu_s(self, stats: Stats) -> float:
+        """The CPU time of its processes: as its CPU cgroup counts it, where it has one (the
+        processes that have ended included), else as /proc does for these."""
+        counted = self._cgroups.cpu.cpu_s() if self._cgroups.cpu is not None else None
+        return group_cpu_s(stats) if counted is None else counted
 
     def stats(self) -> Stats:
         """Its living processes: those in its cgroup, else those in its process group."""
