@@ -49,13 +49,16 @@ def test_tournament_benchmark_reports_every_game_and_setting() -> None:
         (1, True), (1, False), (2, True), (2, False)
     }  # fmt: skip
     assert all(row["matches_per_s"] > 0 for row in rows)
-    # In one process, then on 1 and 2 workers: the same matches, the same standings.
+    # In one process, then on 1 and 2 workers: the same matches, the same standings. Then
+    # two processes at once, each with half the rounds (at least one).
     workers = report["workers"]
-    assert [(row["players"], row["workers"]) for row in workers] == [
-        (players, count) for players in ("instant", "think 100 ms") for count in (0, 1, 2)
+    places = ("one process", "1 worker", "2 workers", "2 processes")
+    assert [(row["players"], row["where"]) for row in workers] == [
+        (players, place) for players in ("instant", "think 100 ms") for place in places
     ]
-    assert [row["matches"] for row in workers] == [8, 8, 8, 2, 2, 2]
-    assert all(row["same_standings"] and row["matches_per_s"] > 0 for row in workers)
+    assert [row["matches"] for row in workers] == [8, 8, 8, 8, 2, 2, 2, 4]
+    assert all(row["matches_per_s"] > 0 for row in workers)
+    assert [row["same_standings"] for row in workers] == [True, True, True, None] * 2
 
 
 def test_pinning_benchmark_reports_a_run_with_and_without_pinning() -> None:
