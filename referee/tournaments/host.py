@@ -4,12 +4,12 @@ what happened, writing nothing that the coordinator needs.
 The matches are played on the worker's own event loop, as asynchronous tasks: a second loop
 in a thread of its own cost each match the hand-overs between the two and their contention
 for the interpreter (measured: 1 to 1.5 ms of CPU time a match of instant players, a tenth
-of what the match costs). On that loop each worker keeps a player pool per tournament (processes reused between matches, as in
-the referee process) and its cores, a set per match. The loop runs in the worker's main
-thread, so the players started from it die with the worker: the kernel kills each one when
-that thread is gone (PR_SET_PDEATHSIG), and with it its jail's PID namespace. A worker that
-starts after one was killed removes what the killed one left (its players' cgroups and
-directories).
+of what the match costs). On that loop each worker keeps a player pool per tournament
+(processes reused between matches, as in the referee process) and its cores, a set per
+match. The loop runs in the worker's main thread, so the players started from it die with
+the worker: the kernel kills each one when that thread is gone (PR_SET_PDEATHSIG), and with
+it its jail's PID namespace. A worker that starts after one was killed removes what the
+killed one left (its players' cgroups and directories).
 """
 
 from __future__ import annotations
