@@ -13,6 +13,7 @@ from collections.abc import Hashable, Iterable, Sequence
 from typing import ClassVar, Generic, NewType, TypeVar
 
 from referee.errors import IllegalMoveError, MoveParseError, UnknownRoleError
+from referee.games.boards.picture import Board
 
 Move = NewType("Move", str)
 JointMove = tuple[Move, ...]
@@ -100,6 +101,11 @@ class Game(ABC, Generic[S]):
     @abstractmethod
     def render(self, state: S) -> str:
         """The state as text for a terminal."""
+
+    def boards(self, state: S) -> list[Board]:
+        """The state's boards as data, for a picture; none where the game has no board of
+        its own (a GDL game: its state is its facts)."""
+        return []
 
     def random_move(self, state: S, role: int, rng: random.Random) -> Move:
         """A uniformly random legal move of a role; games override it with a faster equivalent."""

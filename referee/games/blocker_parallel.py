@@ -20,6 +20,7 @@ from typing import NamedTuple
 from referee.games.base import Game, Goals, Move, format_move
 from referee.games.boards import crossing
 from referee.games.boards.bitboard import blank_bits, random_blank
+from referee.games.boards.picture import Board
 from referee.games.boards.render import side_by_side
 
 CROSSER, BLOCKER = 0, 1
@@ -123,10 +124,12 @@ Move: (mark x1 y1 x2 y2), cell (x1, y1) of board 1 and cell (x2, y2) of board 2.
         return crosser // 2, blocker // 2
 
     def render(self, state: State) -> str:
-        boards = [
-            crossing.render(state.crosser[k], state.blocked[k], f"board {k + 1}") for k in (0, 1)
+        return "\n".join(side_by_side([board.lines() for board in self.boards(state)]))
+
+    def boards(self, state: State) -> list[Board]:
+        return [
+            crossing.board(state.crosser[k], state.blocked[k], f"board {k + 1}") for k in (0, 1)
         ]
-        return "\n".join(side_by_side(boards))
 
 
 def _occupied(state: State) -> tuple[int, int]:

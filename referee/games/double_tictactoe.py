@@ -19,6 +19,7 @@ from typing import NamedTuple
 from referee.games.base import NOOP, Game, Goals, Move, format_move
 from referee.games.boards import tictactoe
 from referee.games.boards.bitboard import blank_bits
+from referee.games.boards.picture import Board
 from referee.games.boards.render import side_by_side
 
 XPLAYER, OPLAYER = 0, 1
@@ -108,11 +109,14 @@ Moves: (mark1 m n) on board 1, (mark2 m n) on board 2, noop."""
         return x1 + x2, o1 + o2
 
     def render(self, state: State) -> str:
+        return "\n".join(side_by_side([board.lines() for board in self.boards(state)]))
+
+    def boards(self, state: State) -> list[Board]:
         boards = []
         for k in (0, 1):
             done = " (finished)" if tictactoe.finished(state.x[k], state.o[k]) else ""
-            boards.append(tictactoe.render(state.x[k], state.o[k], f"board {k + 1}{done}"))
-        return "\n".join(side_by_side(boards))
+            boards.append(tictactoe.board(state.x[k], state.o[k], f"board {k + 1}{done}"))
+        return boards
 
 
 def _set(pair: tuple[int, int], index: int, value: int) -> tuple[int, int]:

@@ -18,7 +18,7 @@ from typing import NamedTuple
 
 from referee.games.base import NOOP, Game, Goals, Move, format_move
 from referee.games.boards.bitboard import blank_bits, random_blank
-from referee.games.boards.render import grid
+from referee.games.boards.picture import Board
 
 PLAYER1, PLAYER2 = 0, 1
 RED, BLUE = 0, 1
@@ -171,18 +171,23 @@ Moves: (place r c), e.g. (place e 5); swap; noop."""
         )
 
     def render(self, state: State) -> str:
-        red, blue = state.stones
-
-        def symbol(b: int) -> str:
-            return "X" if red >> b & 1 else "O" if blue >> b & 1 else "."
-
-        rows = [(row, [symbol(SIZE * r + c) for c in range(SIZE)]) for r, row in enumerate(ROWS)]
         red_role = self.roles[self._colour_role(state, RED)]
         blue_role = self.roles[self._colour_role(state, BLUE)]
         legend = [
             f"red X ({red_role}) links rows a-i; blue O ({blue_role}) links columns 1-9",
         ]
-        return "\n".join([*grid([str(c) for c in range(1, SIZE + 1)], rows, shift=1), *legend])
+        return "\n".join([*self.boards(state)[0].lines(), *legend])
+
+    def boards(self, state: State) -> list[Board]:
+        red, blue = state.stones
+
+        def symbol(b: int) -> str:
+            return "X" if red >> b & 1 else "O" if blue >> b & 1 else "."
+
+        rows = tuple(
+            (row, tuple(symbol(SIZE * r + c) for c in range(SIZE))) for r, row in enumerate(ROWS)
+        )
+        return [Board("", tuple(str(c) for c in range(1, SIZE + 1)), rows, hexagonal=True)]
 
     @staticmethod
     def _colour(state: State, role: int) -> int:

@@ -18,7 +18,7 @@ from typing import NamedTuple
 
 from referee.games.base import NOOP, Game, Goals, Move, format_move
 from referee.games.boards.bitboard import blank_bits, random_blank
-from referee.games.boards.render import grid
+from referee.games.boards.picture import NO_CELL, Board
 
 X, O = 0, 1
 SIZE = 7
@@ -172,21 +172,26 @@ Moves: (mark rR cC), (block rR cC), noop; e.g. (mark r4 c4)."""
         return False
 
     def render(self, state: State) -> str:
-        x, o = state.pieces
-
-        def symbol(r: int, c: int) -> str:
-            if (r, c) in _CORNERS:
-                return " "
-            b = 1 << _bit(r, c)
-            return "x" if x & b else "o" if o & b else "W" if state.whites & b else "."
-
-        columns = [f"c{c}" for c in range(1, SIZE + 1)]
-        rows = [(f"r{r}", [symbol(r, c) for c in range(1, SIZE + 1)]) for r in range(1, SIZE + 1)]
         left = [
             f"{self.roles[role]}: {quads} quads, {whites} whites left"
             for role, quads, whites in zip((X, O), state.quads_left, state.whites_left, strict=True)
         ]
-        return "\n".join([*grid(columns, rows), *left])
+        return "\n".join([*self.boards(state)[0].lines(), *left])
+
+    def boards(self, state: State) -> list[Board]:
+        x, o = state.pieces
+
+        def symbol(r: int, c: int) -> str:
+            if (r, c) in _CORNERS:
+                return NO_CELL
+            b = 1 << _bit(r, c)
+            return "x" if x & b else "o" if o & b else "W" if state.whites & b else "."
+
+        columns = tuple(f"c{c}" for c in range(1, SIZE + 1))
+        rows = tuple(
+            (f"r{r}", tuple(symbol(r, c) for c in range(1, SIZE + 1))) for r in range(1, SIZE + 1)
+        )
+        return [Board("", columns, rows)]
 
 
 def _occupied(state: State) -> int:

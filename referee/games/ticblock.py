@@ -21,6 +21,7 @@ from typing import NamedTuple
 from referee.games.base import NOOP, Game, Goals, Move, format_move
 from referee.games.boards import crossing, tictactoe
 from referee.games.boards.bitboard import blank_bits, random_blank
+from referee.games.boards.picture import Board
 
 XCPLAYER, OBPLAYER = 0, 1
 RESET = Move("reset")
@@ -142,8 +143,11 @@ Moves: (mark a b) on the current board, reset, noop."""
         return tic_x, tic_o + 50
 
     def render(self, state: State) -> str:
+        return "\n".join(self.boards(state)[0].lines())
+
+    def boards(self, state: State) -> list[Board]:
         if state.tic is None:
-            return "\n".join(tictactoe.render(state.x, state.o, "tic-tac-toe (phase 1)"))
+            return [tictactoe.board(state.x, state.o, "tic-tac-toe (phase 1)")]
         tic_x, tic_o = state.tic
         title = f"blocker (phase 2); tic-tac-toe scored xcplayer {tic_x}, obplayer {tic_o}"
-        return "\n".join(crossing.render(state.crosser, state.blocked, title))
+        return [crossing.board(state.crosser, state.blocked, title)]

@@ -10,7 +10,7 @@ column is one 4-bit nibble and a bridge search is a few shifts per column:
      4   . . . .
 """
 
-from referee.games.boards.render import grid
+from referee.games.boards.picture import Board
 
 SIZE = 4
 CELLS = tuple((x, y) for x in range(1, SIZE + 1) for y in range(1, SIZE + 1))
@@ -40,13 +40,15 @@ def mark(crosser: int, blocked: int, crosser_bit: int, blocker_bit: int) -> tupl
     return crosser, blocked
 
 
-def render(crosser: int, blocked: int, title: str) -> list[str]:
-    """The board as lines of text under a title."""
+def board(crosser: int, blocked: int, title: str) -> Board:
+    """The board, under a title."""
 
     def symbol(x: int, y: int) -> str:
         b = 1 << bit(x, y)
         return "X" if crosser & b else "#" if blocked & b else "."
 
-    columns = [str(x) for x in range(1, SIZE + 1)]
-    rows = [(str(y), [symbol(x, y) for x in range(1, SIZE + 1)]) for y in range(1, SIZE + 1)]
-    return [title, *grid(columns, rows, corner="y\\x")]
+    columns = tuple(str(x) for x in range(1, SIZE + 1))
+    rows = tuple(
+        (str(y), tuple(symbol(x, y) for x in range(1, SIZE + 1))) for y in range(1, SIZE + 1)
+    )
+    return Board(title, columns, rows, corner="y\\x")

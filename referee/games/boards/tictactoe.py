@@ -8,7 +8,7 @@ Cell (m, n), m the row and n the column, is bit 3*(m-1) + (n-1) of a mask:
      3  . . .
 """
 
-from referee.games.boards.render import grid
+from referee.games.boards.picture import Board
 
 CELLS = tuple((m, n) for m in range(1, 4) for n in range(1, 4))
 FULL = (1 << len(CELLS)) - 1
@@ -53,12 +53,12 @@ def scores(x: int, o: int) -> tuple[int, int]:
     return 0, 0
 
 
-def render(x: int, o: int, title: str) -> list[str]:
-    """The board as lines of text under a title."""
+def board(x: int, o: int, title: str) -> Board:
+    """The board, under a title."""
 
     def symbol(m: int, n: int) -> str:
         b = 1 << bit(m, n)
         return "X" if x & b else "O" if o & b else "."
 
-    rows = [(str(m), [symbol(m, n) for n in range(1, 4)]) for m in range(1, 4)]
-    return [title, *grid(["1", "2", "3"], rows, corner="m\\n")]
+    rows = tuple((str(m), tuple(symbol(m, n) for n in range(1, 4))) for m in range(1, 4))
+    return Board(title, ("1", "2", "3"), rows, corner="m\\n")
