@@ -109,3 +109,29 @@ def every_transcript_verifies(tmp_path: Path) -> Iterator[None]:
         if isinstance(data, dict) and data.get("schema") == SCHEMA:
             verdict = verify_file(path)
             assert verdict.outcome is Outcome.VERIFIED, verdict.problem
+
+
+@pytest.fixture(scope="session")
+def every_game_results(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The results directory of a tournament of every built-in game: one round, two seeded
+    random players, so each game is played twice."""
+    from referee.games import GAMES
+    from referee.tournaments.config import load_config
+    from tests.test_tournament import run, seeded, write_config
+
+    directory = tmp_path_factory.mktemp("every-game")
+    games = "[" + ", ".join(GAMES) + "]"
+    config = load_config(write_config(directory, {"a": seeded(1), "b": seeded(2)}, games))
+    run(config)
+    return config.output
+
+
+def states_of(transcript_path: Path) -> tuple[Game, list[Hashable]]:
+    """A transcript's game and its states from the start, each step's joint move applied by
+    the engine itself."""
+    data = json.loads(transcript_path.read_text())
+    game = get_game(data["game"])
+    states = [game.initial_state()]
+    for step in data["steps"]:
+        states.append(game.next_state(states[-1], [step["moves"][role] for role in game.roles]))
+    return game, states

@@ -51,6 +51,7 @@ from referee.records.signing import (
     results_key,
 )
 from referee.records.transcript import read_json, transcript_files
+from referee.report.site import REPORT_DIRECTORY, write_report
 from referee.sandbox.isolation import machine_protections, remove_left_behind
 from referee.sandbox.limits import Limits
 from referee.tournaments.config import load_config
@@ -688,6 +689,50 @@ def validate_command(
     else:
         typer.echo(present.validation_report(report, keep))
     if report.verdict is Verdict.FAIL:
+        raise typer.Exit(EXIT_FAILED)
+
+
+@app.command("report", cls=PlainCommand)
+@_user_errors
+def report_command(
+    results: Annotated[
+        Path, typer.Argument(metavar="DIRECTORY", help="A tournament's results directory.")
+    ],
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            metavar="DIRECTORY", help="Where to write the site (default: DIRECTORY/report)."
+        ),
+    ] = None,
+    as_json: JsonOption = False,
+    key: KeyOption = None,
+) -> None:
+    """Write a results directory as a static site: standings, matches, a page per match.
+
+    Every transcript is verified first; one that fails is listed, not drawn (exit 1). The
+    site needs no server and no network: open its index.html.
+
+    \b
+    Example:
+      referee report matches/results/demo
+    """
+    target = out if out is not None else results / REPORT_DIRECTORY
+    progress = present.progress_bar(transient=True)
+    task = progress.add_task("verify", total=None)
+    with progress:
+        site = write_report(
+            results,
+            target,
+            _expected_key(results, key) if results.is_dir() else None,
+            lambda done, total: progress.update(task, completed=done, total=total),
+        )
+    if as_json:
+        data = {"index": str(site.index), "listed": site.listed, "drawn": site.drawn}
+        typer.echo(json.dumps(dict(data, failed=site.failed), indent=2))
+    else:
+        failed = f", {site.failed} failed verification (listed, not drawn)" if site.failed else ""
+        typer.echo(f"{site.index}: {site.listed} matches, {site.drawn} drawn{failed}")
+    if site.failed:
         raise typer.Exit(EXIT_FAILED)
 
 

@@ -1,0 +1,1 @@
+"""The results of a tournament as a static site people can open in a browser."""

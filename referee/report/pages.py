@@ -1,0 +1,60 @@
+"""The HTML of the report's pages: self-contained, the style and the script inside each
+file, so that a page opens from the file system with no server and no network."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from html import escape
+from importlib import resources
+from typing import Any
+
+_ASSETS = resources.files("referee.report") / "assets"
+
+
+def _asset(name: str) -> str:
+    return (_ASSETS / name).read_text(encoding="utf-8")
+
+
+def page(title: str, body: str) -> str:
+    """A whole page: its title, its body, the report's style and script inlined."""
+    return (
+        '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+        f"<title>{escape(title)}</title>\n"
+        f"<style>\n{_asset('report.css')}</style>\n"
+        f"<script>\n{_asset('report.js')}</script>\n"
+        f"</head>\n<body>\n{body}\n</body>\n</html>\n"
+    )
+
+
+def table(
+    headers: Sequence[str],
+    rows: Iterable[Sequence[object]],
+    numeric: Sequence[bool] | None = None,
+    attributes: str = "",
+) -> str:
+    """A table of escaped cells; the columns flagged in `numeric` aligned right."""
+    right = list(numeric) if numeric is not None else [False] * len(headers)
+
+    def cell(tag: str, value: object, index: int) -> str:
+        kind = ' class="number"' if right[index] else ""
+        return f"<{tag}{kind}>{escape(str(value))}</{tag}>"
+
+    head = "".join(cell("th", header, i) for i, header in enumerate(headers))
+    body = "".join(
+        "<tr>" + "".join(cell("td", value, i) for i, value in enumerate(row)) + "</tr>\n"
+        for row in rows
+    )
+    return f"<table{attributes}>\n<thead><tr>{head}</tr></thead>\n<tbody>\n{body}</tbody>\n</table>"
+
+
+def script_data(element_id: str, data: Any) -> str:
+    """Data for the page's script, as JSON that cannot end the element early."""
+    text = json.dumps(data, separators=(",", ":")).replace("</", "<\\/")
+    return f'<script type="application/json" id="{element_id}">{text}</script>'
+
+
+def options(values: Iterable[str], everything: str) -> str:
+    """A select's options: `everything` (the empty value) first."""
+    listed = "".join(f'<option value="{escape(v)}">{escape(v)}</option>' for v in values)
+    return f'<option value="">{escape(everything)}</option>{listed}'

@@ -1,0 +1,260 @@
+"""A results directory as a static site: an index of the standings and the matches, and a
+page per match that steps through its boards.
+
+Only verified transcripts are drawn: each file is replayed with the rules first (`replay
+--verify`), and one that fails is listed with what failed, never drawn, since its moves
+may not be the ones played. The site is written beside nothing it reads, each page
+atomically, so a report refreshed during a tournament is never seen half written.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from html import escape
+from pathlib import Path
+from typing import Any
+
+from referee.errors import RefereeError
+from referee.games import Game
+from referee.records.files import write_atomic
+from referee.records.replay import FileVerdict, Frame, Outcome, verify_paths
+from referee.records.transcript import Transcript, transcript_files
+from referee.report.pages import options, page, script_data, table
+from referee.tournaments.results import read_info
+from referee.tournaments.standings import Standings, as_json, compute
+
+# Where the report goes in a results directory unless told otherwise; transcripts are the
+# directory's own *.json files, so nothing here is taken for one.
+REPORT_DIRECTORY = "report"
+MATCHES = "matches"
+RESULTS = ("win", "draw", "loss", "failed")
+
+
+@dataclass(frozen=True)
+class Site:
+    """What a report holds: where its index is, and how many matches it lists and draws."""
+
+    index: Path
+    listed: int
+    drawn: int
+
+    @property
+    def failed(self) -> int:
+        return self.listed - self.drawn
+
+
+def write_report(
+    results: Path,
+    out: Path,
+    expected_key: str | None,
+    progress: Callable[[int, int], None] | None = None,
+) -> Site:
+    """Verify every transcript of `results` and write the site to `out`; `progress(done,
+    total)` after each file is verified."""
+    if not results.is_dir():
+        raise RefereeError(f"{results}: no such results directory")
+    report = verify_paths(results, transcript_files(results), expected_key, progress)
+    drawn = [v for v in report.verdicts if v.outcome is Outcome.VERIFIED and v.replayed]
+    transcripts = [verdict.replayed.transcript for verdict in drawn if verdict.replayed]
+    info = read_info(results)
+    standings = compute(
+        transcripts,
+        info.anchor if info else None,
+        info.scheduled if info else None,
+        info.sprt_test() if info else None,
+    )
+    for verdict in drawn:
+        replayed = verdict.replayed
+        assert replayed is not None and replayed.game is not None  # it verified
+        path = out / MATCHES / f"{replayed.transcript.match_id}.html"
+        write_atomic(path, match_page(replayed.transcript, replayed.game, replayed.frames))
+    index = out / "index.html"
+    write_atomic(index, index_page(results, standings, report.verdicts))
+    return Site(index, len(report.verdicts), len(drawn))
+
+
+def match_page(transcript: Transcript, game: Game, frames: Sequence[Frame]) -> str:
+    """A match's page: its boards step by step, with the moves, times and faults of each."""
+    players = {seat.role: seat.player for seat in transcript.seats}
+    data = [dict(frame.to_json(game), boards=boards(game, frame)) for frame in frames]
+    rows = "".join(
+        f'<tr data-role="{escape(role)}"><td>{escape(role)}</td>'
+        f"<td>{escape(players.get(role, ''))}</td>"
+        '<td class="move"></td><td class="time number"></td><td class="fault-cell"></td></tr>\n'
+        for role in game.roles
+    )
+    moves = (
+        '<table id="moves">\n<thead><tr><th>role</th><th>player</th><th>move</th>'
+        '<th class="number">ms</th><th>fault</th></tr></thead>\n'
+        f"<tbody>\n{rows}</tbody>\n</table>"
+    )
+    last = len(frames) - 1
+    controls = (
+        '<div class="controls">'
+        '<button id="first" title="first step (Home)">|&lt;</button>'
+        '<button id="previous" title="previous step (left arrow)">&lt;</button>'
+        '<button id="play" title="play or pause (space)">play</button>'
+        '<button id="next" title="next step (right arrow)">&gt;</button>'
+        '<button id="last" title="last step (End)">&gt;|</button>'
+        f'<input type="range" id="step" min="0" max="{last}" value="0" aria-label="step">'
+        '<span id="step-label"></span></div>'
+    )
+    body = (
+        f'<p><a href="../index.html">all matches</a></p>\n'
+        f"<h1>{escape(transcript.match_id)}</h1>\n"
+        f'<p class="note">{escape(transcript.game)}: {escape(_seats(transcript))}. '
+        f"{escape(_result(transcript))}</p>\n"
+        f'{controls}\n<div id="board"></div>\n{moves}\n{script_data("frames", data)}'
+    )
+    return page(transcript.match_id, body)
+
+
+def boards(game: Game, frame: Frame) -> list[dict[str, Any]]:
+    """The boards of a frame as the page's script draws them: each row's symbols one string."""
+    return [
+        {
+            "title": board.title,
+            "columns": board.columns,
+            "rows": [[label, "".join(cells)] for label, cells in board.rows],
+            "hexagonal": board.hexagonal,
+        }
+        for board in game.boards(frame.state)
+    ]
+
+
+def index_page(results: Path, standings: Standings, verdicts: Sequence[FileVerdict]) -> str:
+    """The index: the standings, head to head, faults, and every match with its filters."""
+    data = as_json(standings)
+    info = read_info(results)
+    title = info.name if info is not None else results.name
+    parts = [f"<h1>{escape(title)}</h1>", _summary(standings, verdicts)]
+    parts += ["<h2>Standings</h2>", _standings(data["overall"])]
+    for game_id, records in sorted(data["games"].items()):
+        parts += [f"<h2>{escape(game_id)}</h2>", _standings(records)]
+    parts += ["<h2>Head to head</h2>", _head_to_head(data["head_to_head"])]
+    parts += ["<h2>Faults</h2>", _faults(data["faults"])]
+    parts += ["<h2>Matches</h2>", _matches(verdicts)]
+    return page(title, "\n".join(parts))
+
+
+def _summary(standings: Standings, verdicts: Sequence[FileVerdict]) -> str:
+    failed = sum(verdict.outcome is not Outcome.VERIFIED for verdict in verdicts)
+    text = f"{len(verdicts)} matches, {len(verdicts) - failed} verified"
+    if failed:
+        text += f", {failed} failed verification and are not drawn or counted"
+    if standings.scheduled is not None:
+        text += f"; {standings.scheduled} scheduled"
+    return f'<p class="note">{escape(text)}.</p>'
+
+
+def _standings(records: list[dict[str, Any]]) -> str:
+    headers = ["#", "player", "Elo", "95% interval", "matches", "wins", "draws", "losses"]
+    headers += ["score %", "faults"]
+    rows = [
+        [
+            rank,
+            r["player"],
+            f"{r['elo']:+.0f}",
+            f"{r['elo_low']:+.0f} to {r['elo_high']:+.0f}",
+            r["matches"],
+            r["wins"],
+            r["draws"],
+            r["losses"],
+            f"{100 * r['score']:.1f}",
+            sum(r["faults"].values()),
+        ]
+        for rank, r in enumerate(records, start=1)
+    ]
+    numeric = [True, False, True, True, True, True, True, True, True, True]
+    return table(headers, rows, numeric, ' class="standings"')
+
+
+def _head_to_head(pairs: dict[str, dict[str, dict[str, Any]]]) -> str:
+    players = sorted(pairs)
+    if not players:
+        return '<p class="note">No matches.</p>'
+
+    def cell(row: str, column: str) -> str:
+        record = pairs[row].get(column)
+        if record is None:
+            return ""
+        return f"{record['wins']}-{record['draws']}-{record['losses']} ({record['elo']:+.0f})"
+
+    rows = [[row, *(cell(row, column) for column in players)] for row in players]
+    return table(["", *players], rows)
+
+
+def _faults(faults: list[dict[str, Any]]) -> str:
+    if not faults:
+        return '<p class="note">No faults.</p>'
+    rows = [
+        [f["player"], f["fault"], f["count"], f["first_match"], f["first_step"]] for f in faults
+    ]
+    headers = ["player", "fault", "count", "first match", "first step"]
+    return table(headers, rows, [False, False, True, False, True])
+
+
+def _matches(verdicts: Sequence[FileVerdict]) -> str:
+    rows: list[str] = []
+    games: set[str] = set()
+    players: set[str] = set()
+    for verdict in verdicts:
+        replayed = verdict.replayed
+        verified = verdict.outcome is Outcome.VERIFIED
+        if replayed is None:  # not even read: there is only the file's name to list
+            problem = escape(verdict.problem or str(verdict.outcome))
+            name = escape(verdict.path.name)
+            rows.append(_match_row({}, [name, "", "", problem], verified=False))
+            continue
+        transcript = replayed.transcript
+        names = [seat.player for seat in transcript.seats]
+        games.add(transcript.game)
+        players.update(names)
+        name = escape(transcript.match_id)
+        link = f'<a href="{MATCHES}/{name}.html">{name}</a>' if verified else name
+        result = _result(transcript) if verified else f"not drawn: {verdict.problem}"
+        found = {"game": transcript.game, "players": " ".join(names)}
+        found["winners"] = " ".join(_winners(transcript))
+        cells = [link, escape(transcript.game), escape(_seats(transcript)), escape(result)]
+        rows.append(_match_row(found, cells, verified))
+    filters = (
+        '<p class="filters">'
+        f'<label>game <select id="filter-game">{options(sorted(games), "all")}</select></label>'
+        f'<label>player <select id="filter-player">{options(sorted(players), "all")}</select>'
+        "</label>"
+        f'<label>result <select id="filter-result">{options(RESULTS, "any")}</select></label>'
+        f'<span id="shown">{len(verdicts)}</span> shown</p>'
+    )
+    return (
+        f'{filters}\n<table id="matches">\n<thead><tr><th>match</th><th>game</th>'
+        f"<th>players</th><th>result</th></tr></thead>\n<tbody>\n{''.join(rows)}</tbody>\n</table>"
+    )
+
+
+def _match_row(data: dict[str, str], cells: Sequence[str], verified: bool) -> str:
+    """A row of the match list: what the filters read, and cells already HTML."""
+    attributes = "".join(f' data-{key}="{escape(value)}"' for key, value in data.items())
+    attributes += f' data-verified="{"yes" if verified else "no"}"'
+    if not verified:
+        attributes += ' class="failed"'
+    return f"<tr{attributes}>" + "".join(f"<td>{cell}</td>" for cell in cells) + "</tr>\n"
+
+
+def _seats(transcript: Transcript) -> str:
+    return ", ".join(f"{seat.player} as {seat.role}" for seat in transcript.seats)
+
+
+def _result(transcript: Transcript) -> str:
+    if transcript.goals is None:
+        return f"no result ({transcript.end_reason})"
+    goals = ", ".join(f"{role} {goal}" for role, goal in transcript.goals.items())
+    return f"goals {goals} ({transcript.end_reason})"
+
+
+def _winners(transcript: Transcript) -> list[str]:
+    """The players of the highest goal; none when every player has the same."""
+    if not transcript.goals or len(set(transcript.goals.values())) == 1:
+        return []
+    best = max(transcript.goals.values())
+    return [seat.player for seat in transcript.seats if transcript.goals.get(seat.role) == best]

@@ -1,0 +1,142 @@
+"""The report: a static site of a results directory. Every match is listed; a verified one
+has a page whose last board is the engine's final state; a tampered one is listed as
+failing and not drawn; nothing in a page reaches outside it."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from html.parser import HTMLParser
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from referee.cli import app
+from referee.games import GAMES
+from referee.records.transcript import read_transcript
+from referee.report.pages import script_data
+from tests.conftest import states_of
+
+runner = CliRunner()
+
+
+class Page(HTMLParser):
+    """What the tests read of a page: its rows of matches, its links, its scripts' data."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__()
+        self.rows: list[dict[str, str]] = []
+        self.links: list[str] = []
+        self.sources: list[str] = []
+        self.data: dict[str, str] = {}
+        self._data_id: str | None = None
+        self.feed(text)
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        found = {name: value or "" for name, value in attrs}
+        if tag == "tr" and "data-verified" in found:
+            self.rows.append(found)
+        if tag == "a":
+            self.links.append(found.get("href", ""))
+        if tag in ("script", "img", "link", "iframe") and ("src" in found or "href" in found):
+            self.sources.append(found.get("src") or found.get("href", ""))
+        if tag == "script" and found.get("type") == "application/json":
+            self._data_id = found["id"]
+
+    def handle_data(self, data: str) -> None:
+        if self._data_id is not None:
+            self.data[self._data_id] = self.data.get(self._data_id, "") + data
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "script":
+            self._data_id = None
+
+
+def final_board(path: Path) -> str:
+    """The engine's own final board: the recorded joint moves applied from the start."""
+    game, states = states_of(path)
+    return game.render(states[-1])
+
+
+def frames_of(page: Path) -> list[dict[str, object]]:
+    frames: list[dict[str, object]] = json.loads(Page(page.read_text()).data["frames"])
+    return frames
+
+
+def test_the_report_lists_every_match_and_steps_each_to_the_engines_final_board(
+    every_game_results: Path, tmp_path: Path
+) -> None:
+    results = every_game_results
+    result = runner.invoke(app, ["report", str(results), "--out", str(tmp_path / "site")])
+    assert result.exit_code == 0, result.output
+    transcripts = {path.stem: read_transcript(path) for path in results.glob("*.json")}
+    assert len(transcripts) == 2 * len(GAMES)
+    index = Page((tmp_path / "site" / "index.html").read_text())
+    assert sorted(row["data-game"] for row in index.rows) == sorted(2 * list(GAMES))
+    assert all(row["data-verified"] == "yes" for row in index.rows)
+    assert sorted(link for link in index.links) == sorted(
+        f"matches/{name}.html" for name in transcripts
+    )
+    for name, transcript in transcripts.items():
+        frames = frames_of(tmp_path / "site" / "matches" / f"{name}.html")
+        assert [frame["step"] for frame in frames] == list(range(len(transcript.steps) + 1))
+        assert frames[-1]["board"] == final_board(results / f"{name}.json")
+        assert frames[-1]["terminal"] is True
+
+
+def tampered_copy(results: Path, copy: Path) -> Path:
+    """A copy of a results directory in which a transcript's result was changed and a file
+    is not a transcript at all; the tampered transcript's path."""
+    shutil.copytree(results, copy)
+    tampered = sorted(copy.glob("ticblock-*.json"))[0]
+    data = json.loads(tampered.read_text())
+    first = next(iter(data["goals"]))
+    data["goals"][first] = 1 if data["goals"][first] != 1 else 2
+    tampered.write_text(json.dumps(data, indent=2))
+    (copy / "garbage.json").write_text("{ not json")
+    return tampered
+
+
+def test_a_tampered_transcript_is_listed_as_failing_and_not_drawn(
+    every_game_results: Path, tmp_path: Path
+) -> None:
+    copy = tmp_path / "results"
+    tampered = tampered_copy(every_game_results, copy)
+    result = runner.invoke(app, ["report", str(copy), "--json"])
+    assert result.exit_code == 1
+    summary = json.loads(result.stdout)
+    assert (summary["listed"], summary["drawn"], summary["failed"]) == (
+        2 * len(GAMES) + 1, 2 * len(GAMES) - 1, 2
+    )  # fmt: skip
+    index = Page((copy / "report" / "index.html").read_text())
+    failed = [row for row in index.rows if row["data-verified"] == "no"]
+    assert len(failed) == 2 and all(row["class"] == "failed" for row in failed)
+    assert f"matches/{tampered.stem}.html" not in index.links
+    assert not (copy / "report" / "matches" / f"{tampered.stem}.html").exists()
+    text = (copy / "report" / "index.html").read_text()
+    assert "garbage.json" in text and "not drawn: " in text
+
+
+def test_a_page_reaches_nothing_outside_itself(every_game_results: Path, tmp_path: Path) -> None:
+    result = runner.invoke(app, ["report", str(every_game_results), "--out", str(tmp_path)])
+    assert result.exit_code == 0
+    for page in [tmp_path / "index.html", *sorted((tmp_path / "matches").glob("*.html"))]:
+        parsed = Page(page.read_text())
+        assert parsed.sources == []
+        assert all(not re.match(r"[a-z]+:", link) for link in parsed.links), page
+
+
+def test_script_data_cannot_close_its_element() -> None:
+    element = script_data("frames", {"player": "</script><script>alert(1)</script>"})
+    assert element.count("</script>") == 1
+    body = element.removeprefix('<script type="application/json" id="frames">')
+    assert json.loads(body.removesuffix("</script>")) == {
+        "player": "</script><script>alert(1)</script>"
+    }
+
+
+def test_a_missing_results_directory_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["report", str(tmp_path / "none")])
+    assert result.exit_code == 2
+    assert result.output.strip().endswith("no such results directory")
