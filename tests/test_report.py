@@ -140,3 +140,23 @@ def test_a_missing_results_directory_is_one_line_and_exit_2(tmp_path: Path) -> N
     result = runner.invoke(app, ["report", str(tmp_path / "none")])
     assert result.exit_code == 2
     assert result.output.strip().endswith("no such results directory")
+
+
+def test_the_charts_show_every_rating_and_every_answer_time(
+    every_game_results: Path, tmp_path: Path
+) -> None:
+    result = runner.invoke(app, ["report", str(every_game_results), "--out", str(tmp_path)])
+    assert result.exit_code == 0
+    index = (tmp_path / "index.html").read_text()
+    assert sorted(re.findall(r'<g class="rating" data-player="([^"]+)"', index)) == ["a", "b"]
+    for path in sorted(every_game_results.glob("*.json")):
+        transcript = read_transcript(path)
+        page = (tmp_path / "matches" / f"{path.stem}.html").read_text()
+        found = re.findall(
+            r'<polyline points="([^"]*)" class="times" [^>]*data-role="([^"]+)"', page
+        )
+        lines = {role: points for points, role in found}
+        for seat in transcript.seats:
+            answered = [step for step in transcript.steps if seat.role in step.times_ms]
+            assert len(lines[seat.role].split()) == len(answered)
+        assert f"play clock {transcript.clocks['play_ms']} ms" in page

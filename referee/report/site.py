@@ -20,6 +20,7 @@ from referee.games import Game
 from referee.records.files import write_atomic
 from referee.records.replay import FileVerdict, Frame, Outcome, verify_paths
 from referee.records.transcript import Transcript, transcript_files
+from referee.report.charts import ratings_chart, times_chart
 from referee.report.pages import options, page, script_data, table
 from referee.tournaments.results import read_info
 from referee.tournaments.standings import Standings, as_json, compute
@@ -105,7 +106,9 @@ def match_page(transcript: Transcript, game: Game, frames: Sequence[Frame]) -> s
         f"<h1>{escape(transcript.match_id)}</h1>\n"
         f'<p class="note">{escape(transcript.game)}: {escape(_seats(transcript))}. '
         f"{escape(_result(transcript))}</p>\n"
-        f'{controls}\n<div id="board"></div>\n{moves}\n{script_data("frames", data)}'
+        f'{controls}\n<div id="board"></div>\n{moves}\n'
+        f"<h2>Answer times</h2>\n{times_chart(transcript, game.roles)}\n"
+        f"{script_data('frames', data)}"
     )
     return page(transcript.match_id, body)
 
@@ -130,6 +133,7 @@ def index_page(results: Path, standings: Standings, verdicts: Sequence[FileVerdi
     title = info.name if info is not None else results.name
     parts = [f"<h1>{escape(title)}</h1>", _summary(standings, verdicts)]
     parts += ["<h2>Standings</h2>", _standings(data["overall"])]
+    parts += ["<h2>Ratings</h2>", ratings_chart(data["overall"])]
     for game_id, records in sorted(data["games"].items()):
         parts += [f"<h2>{escape(game_id)}</h2>", _standings(records)]
     parts += ["<h2>Head to head</h2>", _head_to_head(data["head_to_head"])]
