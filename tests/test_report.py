@@ -4,19 +4,24 @@ failing and not drawn; nothing in a page reaches outside it."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import shutil
 from html.parser import HTMLParser
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from referee.cli import app
 from referee.games import GAMES
 from referee.records.transcript import read_transcript
+from referee.report import live
 from referee.report.pages import script_data
+from referee.tournaments.config import load_config
 from tests.conftest import states_of
+from tests.test_tournament import seeded, write_config
 
 runner = CliRunner()
 
@@ -160,3 +165,41 @@ def test_the_charts_show_every_rating_and_every_answer_time(
             answered = [step for step in transcript.steps if seat.role in step.times_ms]
             assert len(lines[seat.role].split()) == len(answered)
         assert f"play clock {transcript.clocks['play_ms']} ms" in page
+
+
+def test_a_report_is_kept_fresh_while_matches_finish(
+    every_game_results: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(live, "EVERY_S", 0.1)
+    results, out = tmp_path / "results", tmp_path / "site"
+    results.mkdir()
+    shutil.copy(every_game_results / "signing.pub", results)
+    key = (results / "signing.pub").read_text().strip()
+    played = sorted(every_game_results.glob("*.json"))[:3]
+
+    async def tournament() -> int:
+        for path in played:  # matches finishing one by one
+            shutil.copy(path, results)
+            await asyncio.sleep(0.05)
+        while not (out / "index.html").exists():  # until a refresh has happened
+            await asyncio.sleep(0.05)
+        return len(played)
+
+    assert (
+        asyncio.run(asyncio.wait_for(live.with_fresh_report(tournament(), results, out, key), 120))
+        == 3
+    )
+    index = Page((out / "index.html").read_text())
+    assert sorted(
+        row["data-game"] for row in index.rows if row["data-verified"] == "yes"
+    ) == sorted(read_transcript(path).game for path in played)
+
+
+def test_tournament_report_writes_the_site_of_what_was_played(tmp_path: Path) -> None:
+    path = write_config(tmp_path, {"a": seeded(1), "b": seeded(2)}, "[quad]")
+    result = runner.invoke(app, ["tournament", str(path), "--report", "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["matches"] == 2  # the report's line is not on stdout
+    site = load_config(path).output / "report"
+    assert len(Page((site / "index.html").read_text()).rows) == 2
+    assert len(list((site / "matches").glob("*.html"))) == 2

@@ -51,6 +51,7 @@ from referee.records.signing import (
     results_key,
 )
 from referee.records.transcript import read_json, transcript_files
+from referee.report.live import with_fresh_report
 from referee.report.site import REPORT_DIRECTORY, write_report
 from referee.sandbox.isolation import machine_protections, remove_left_behind
 from referee.sandbox.limits import Limits
@@ -532,6 +533,13 @@ def tournament(
             " (tcp://host:8786).",
         ),
     ] = None,
+    report: Annotated[
+        bool,
+        typer.Option(
+            "--report",
+            help="Keep the HTML report (RESULTS/report/index.html) fresh as matches finish.",
+        ),
+    ] = False,
 ) -> None:
     """Run a tournament (round robin, gauntlet or SPRT), or resume it, and print the standings.
 
@@ -541,6 +549,7 @@ def tournament(
       referee tournament cup.yaml --restart --format markdown
       referee tournament cup.yaml --workers 2
       referee tournament cup.yaml --cluster tcp://10.0.0.5:8786
+      referee tournament cup.yaml --report
     """
     settings = load_config(config)
     venue = _venue(workers, cluster, trace or settings.trace)
@@ -557,14 +566,19 @@ def tournament(
     bar = present.TournamentProgress(settings)
     with contextlib.ExitStack() as stack:
         tracer = _open_trace(stack, trace or settings.trace)
+        work = run_tournament(settings, key, bar, restart, tracer, venue)
+        site = settings.output / REPORT_DIRECTORY
         try:
             _run(
-                run_tournament(settings, key, bar, restart, tracer, venue),
+                with_fresh_report(work, settings.output, site, key.public) if report else work,
                 "interrupted; run the same command again to play the remaining matches",
                 bar.close,
             )
         finally:
             bar.close()
+            if report:  # what was played, interrupted or not
+                written = write_report(settings.output, site, key.public)
+                typer.echo(f"report: {written.index}", err=True)
     typer.echo(f"results: {settings.output}", err=True)
     typer.echo(_key_note(key, created, settings.output), err=True)
     _print_standings(settings.output, fmt, as_json, key.public)
