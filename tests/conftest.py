@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from referee.games import NOOP, Game, get_game
+from referee.games import NOOP, Game, get_game, load_text
 from referee.games.boards import crossing
 from referee.records.replay import Outcome, verify_file
 from referee.records.transcript import SCHEMA
@@ -130,7 +130,8 @@ def states_of(transcript_path: Path) -> tuple[Game, list[Hashable]]:
     """A transcript's game and its states from the start, each step's joint move applied by
     the engine itself."""
     data = json.loads(transcript_path.read_text())
-    game = get_game(data["game"])
+    sheet = data.get("rulesheet")
+    game = load_text(sheet["text"], sheet["path"]) if sheet else get_game(data["game"])
     states = [game.initial_state()]
     for step in data["steps"]:
         states.append(game.next_state(states[-1], [step["moves"][role] for role in game.roles]))

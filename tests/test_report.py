@@ -20,8 +20,8 @@ from referee.records.transcript import read_transcript
 from referee.report import live
 from referee.report.pages import script_data
 from referee.tournaments.config import load_config
-from tests.conftest import states_of
-from tests.test_tournament import seeded, write_config
+from tests.conftest import SHARED, states_of
+from tests.test_tournament import run, seeded, write_config
 
 runner = CliRunner()
 
@@ -203,3 +203,26 @@ def test_tournament_report_writes_the_site_of_what_was_played(tmp_path: Path) ->
     site = load_config(path).output / "report"
     assert len(Page((site / "index.html").read_text()).rows) == 2
     assert len(list((site / "matches").glob("*.html"))) == 2
+
+
+def test_a_gdl_game_is_drawn_as_a_grid_of_its_facts(tmp_path: Path) -> None:
+    rules = SHARED / "gdl" / "ticTacToe.kif"
+    path = write_config(tmp_path, {"a": seeded(1), "b": seeded(2)}, f"[{rules}]")
+    config = load_config(path)
+    run(config)
+    out = tmp_path / "site"
+    assert runner.invoke(app, ["report", str(config.output), "--out", str(out)]).exit_code == 0
+    for transcript_path in sorted(config.output.glob("*.json")):
+        game, states = states_of(transcript_path)
+        frames = frames_of(out / "matches" / f"{transcript_path.stem}.html")
+        drawn = [
+            [(row, [str(cell) for cell in cells]) for row, cells in frame["boards"][0]["rows"]]  # type: ignore[index]
+            for frame in frames
+        ]
+        # Tic-tac-toe's (cell m n mark) facts: a 3x3 grid, every cell said, at every step.
+        expected = [
+            [(row, list(cells)) for row, cells in game.boards(state)[0].rows] for state in states
+        ]
+        assert drawn == expected
+        assert [len(rows) for rows in drawn] == [3] * len(states)
+        assert {cell for rows in drawn for _, cells in rows for cell in cells} <= {"b", "x", "o"}

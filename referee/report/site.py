@@ -114,12 +114,12 @@ def match_page(transcript: Transcript, game: Game, frames: Sequence[Frame]) -> s
 
 
 def boards(game: Game, frame: Frame) -> list[dict[str, Any]]:
-    """The boards of a frame as the page's script draws them: each row's symbols one string."""
+    """The boards of a frame as the page's script draws them."""
     return [
         {
             "title": board.title,
             "columns": board.columns,
-            "rows": [[label, "".join(cells)] for label, cells in board.rows],
+            "rows": [[label, list(cells)] for label, cells in board.rows],
             "hexagonal": board.hexagonal,
         }
         for board in game.boards(frame.state)

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from referee.games.boards.render import grid
 
 NO_CELL = " "
+EMPTY = "."
 
 
 @dataclass(frozen=True)

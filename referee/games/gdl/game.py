@@ -14,11 +14,12 @@ from pathlib import Path
 
 from referee.errors import GameFault, MoveParseError, RulesheetError
 from referee.games.base import Game, Goals, Move
+from referee.games.boards.picture import Board
 from referee.games.gdl.check import checked_rules, negation_cycle
 from referee.games.gdl.compile import Unstratified, compile_program
 from referee.games.gdl.ground import TooBig, ground, probe
 from referee.games.gdl.reasoner import Reasoner, State
-from referee.games.gdl.render import describe_facts, render_facts
+from referee.games.gdl.render import describe_facts, fact_boards, render_facts
 from referee.games.gdl.syntax import format_term, one_line, parse_rulesheet, parse_terms
 
 # GDL says nothing of how long a game lasts; what bounds the time a match may take.
@@ -132,6 +133,9 @@ class GdlGame(Game[State]):
 
     def render(self, state: State) -> str:
         return render_facts(self.facts(state))
+
+    def boards(self, state: State) -> list[Board]:
+        return fact_boards(self.facts(state))[0]
 
 
 def _canonical(text: str) -> str | None:

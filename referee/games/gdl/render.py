@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from referee.games.boards.picture import EMPTY, Board
 from referee.games.gdl.syntax import parse_terms
 
 # The most rows or columns a numbered axis is filled out to.
@@ -17,29 +18,39 @@ def describe_facts(facts: list[str]) -> str:
 
 def render_facts(facts: list[str]) -> str:
     """A grid per relation of `(name x y value)` facts that has enough of them; the rest listed."""
-    boards: dict[str, dict[tuple[str, str], str]] = defaultdict(dict)
+    boards, others = fact_boards(facts)
+    lines: list[str] = []
+    for board in boards:
+        width = max(len(v) for _, row in board.rows for v in row) + 1
+        lines.append(f"{board.title}:")
+        lines.append("    " + "".join(y.rjust(width) for y in board.columns))
+        for x, row in board.rows:
+            lines.append(x.rjust(4) + "".join(v.rjust(width) for v in row))
+    lines.extend(others)
+    return "\n".join(lines)
+
+
+def fact_boards(facts: list[str]) -> tuple[list[Board], list[str]]:
+    """The boards of a state's facts, one per relation of at least four `(name x y value)`
+    facts (x the row, y the column, `.` where no fact says), and the other facts, sorted."""
+    grids: dict[str, dict[tuple[str, str], str]] = defaultdict(dict)
     others: list[str] = []
     for fact in facts:
         term = parse_terms(fact, "state")[0][0]
         if isinstance(term, tuple) and len(term) == 4 and all(isinstance(t, str) for t in term):
-            boards[str(term[0])][(str(term[1]), str(term[2]))] = str(term[3])
+            grids[str(term[0])][(str(term[1]), str(term[2]))] = str(term[3])
         else:
             others.append(fact)
-    lines: list[str] = []
-    for name, cells in sorted(boards.items()):
+    boards = []
+    for name, cells in sorted(grids.items()):
         if len(cells) < 4:
             others.extend(f"({name} {x} {y} {v})" for (x, y), v in sorted(cells.items()))
             continue
         xs = _axis({x for x, _y in cells})
-        ys = _axis({y for _x, y in cells})
-        width = max(len(v) for v in cells.values()) + 1
-        lines.append(f"{name}:")
-        lines.append("    " + "".join(y.rjust(width) for y in ys))
-        for x in xs:
-            row = "".join(cells.get((x, y), ".").rjust(width) for y in ys)
-            lines.append(x.rjust(4) + row)
-    lines.extend(sorted(others))
-    return "\n".join(lines)
+        ys = tuple(_axis({y for _x, y in cells}))
+        rows = tuple((x, tuple(cells.get((x, y), EMPTY) for y in ys)) for x in xs)
+        boards.append(Board(name, ys, rows))
+    return boards, sorted(others)
 
 
 def _axis(labels: set[str]) -> list[str]:

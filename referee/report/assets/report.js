@@ -26,7 +26,8 @@ function filterMatches() {
 }
 
 // Boards as SVG, from the cells' symbols: X and O (x and o) a role's pieces, # a blocker's
-// cell, W a white blocker, . an empty cell, a space no cell at all.
+// cell, W a white blocker, . an empty cell, a space no cell at all; any other symbol (a GDL
+// game's) is written in its cell.
 const CELL = 34;
 const MARGIN = 26;
 const PIECES = { X: "first", x: "first", O: "second", o: "second", W: "white" };
@@ -69,7 +70,7 @@ function drawBoard(board) {
   board.rows.forEach(([label, cells], r) => {
     const [, y] = centre(r, 0);
     parts += svgElement("text", { x: MARGIN + r * shift - 6, y: y + 4, class: "label row" }, escapeText(label));
-    [...cells].forEach((symbol, c) => {
+    cells.forEach((symbol, c) => {
       if (symbol === " ") return;
       const [x, yc] = centre(r, c);
       const kind = symbol === "#" ? "cell blocked" : "cell";
@@ -78,6 +79,9 @@ function drawBoard(board) {
         : svgElement("rect", { x: x - CELL / 2, y: yc - CELL / 2, width: CELL, height: CELL, class: kind });
       if (symbol in PIECES) {
         shape += svgElement("circle", { cx: x, cy: yc, r: CELL * 0.34, class: `piece ${PIECES[symbol]}` });
+      } else if (symbol !== "." && symbol !== "#") {
+        // A GDL game's own word for what is there.
+        shape += svgElement("text", { x, y: yc + 4, class: "word" }, escapeText(symbol));
       }
       const place = { class: "square", "data-row": label, "data-column": board.columns[c], "data-mark": symbol };
       parts += svgElement("g", place, `<title>${escapeText(`${label} ${board.columns[c]}: ${symbol}`)}</title>${shape}`);
