@@ -104,7 +104,7 @@ def times_chart(transcript: Transcript, roles: Sequence[str]) -> str:
             "/>"
         )
         parts.append(
-            f'<text x="{LEFT / 2 + 4}" y="{PAD - 8 + 14 * index}" class="tick" fill="{colour}"'
+            f'<text x="{LEFT / 2 + 110 * index}" y="12" class="legend" fill="{colour}"'
             f' text-anchor="start">{escape(role)}</text>'
         )
     for fault in transcript.faults:
