@@ -14,7 +14,7 @@ import shlex
 import signal
 import sys
 import tempfile
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Iterator
 from dataclasses import fields, replace
 from enum import StrEnum
 from pathlib import Path
@@ -56,9 +56,9 @@ from referee.report.site import REPORT_DIRECTORY, write_report
 from referee.sandbox.isolation import machine_protections, remove_left_behind
 from referee.sandbox.limits import Limits
 from referee.tournaments.config import load_config
-from referee.tournaments.results import read_info, result_files
+from referee.tournaments.results import directory_standings, result_files
 from referee.tournaments.runner import OpenVenue, run_tournament
-from referee.tournaments.standings import Format, compute, load_results, render
+from referee.tournaments.standings import Format, load_results, render
 from referee.validate import Verdict, validate
 
 # Plain help, as click formats it: option names and metavars in words, never Python types.
@@ -223,6 +223,16 @@ async def _stopped_by_sigterm(work: Coroutine[Any, Any, T]) -> T:
         return await work
     finally:
         loop.remove_signal_handler(signal.SIGTERM)
+
+
+@contextlib.contextmanager
+def _counting(what: str) -> Iterator[Callable[[int, int], None]]:
+    """A progress bar of `what` on standard error, gone when done, and what moves it:
+    a call with how many are done of how many."""
+    progress = present.progress_bar(transient=True)
+    task = progress.add_task(what, total=None)
+    with progress:
+        yield lambda done, total: progress.update(task, completed=done, total=total)
 
 
 def _open_trace(stack: contextlib.ExitStack, path: Path | None) -> Trace | None:
@@ -491,13 +501,7 @@ def _print_standings(results: Path, fmt: Format, as_json: bool, pinned: str | No
     transcripts, problems = load_results(results, _expected_key(results, pinned))
     for problem in problems:
         _error(f"left out of the standings: {problem}")
-    info = read_info(results)
-    standings = compute(
-        transcripts,
-        info.anchor if info else None,
-        info.scheduled if info else None,
-        info.sprt_test() if info else None,
-    )
+    standings = directory_standings(results, transcripts)
     typer.echo(render(standings, Format.JSON if as_json else fmt))
     if problems:
         raise typer.Exit(EXIT_FAILED)
@@ -731,15 +735,9 @@ def report_command(
       referee report matches/results/demo
     """
     target = out if out is not None else results / REPORT_DIRECTORY
-    progress = present.progress_bar(transient=True)
-    task = progress.add_task("verify", total=None)
-    with progress:
-        site = write_report(
-            results,
-            target,
-            _expected_key(results, key) if results.is_dir() else None,
-            lambda done, total: progress.update(task, completed=done, total=total),
-        )
+    with _counting("verify") as counted:
+        key_text = _expected_key(results, key) if results.is_dir() else None
+        site = write_report(results, target, key_text, counted)
     if as_json:
         data = {"index": str(site.index), "listed": site.listed, "drawn": site.drawn}
         typer.echo(json.dumps(dict(data, failed=site.failed), indent=2))
@@ -786,15 +784,8 @@ def replay_command(
         paths = transcript_files(path)
         if not paths:
             raise RefereeError(f"{path}: no transcripts (*.json) in this directory")
-        progress = present.progress_bar(transient=True)
-        task = progress.add_task("verify", total=None)
-        with progress:
-            report = verify_paths(
-                path,
-                paths,
-                _expected_key(path, key),
-                lambda done, total: progress.update(task, completed=done, total=total),
-            )
+        with _counting("verify") as counted:
+            report = verify_paths(path, paths, _expected_key(path, key), counted)
         text = (
             json.dumps(report.to_json(), indent=2) if as_json else present.directory_report(report)
         )

@@ -22,8 +22,8 @@ from referee.records.replay import FileVerdict, Frame, Outcome, verify_paths
 from referee.records.transcript import Transcript, transcript_files
 from referee.report.charts import ratings_chart, times_chart
 from referee.report.pages import options, page, script_data, table
-from referee.tournaments.results import read_info
-from referee.tournaments.standings import Standings, as_json, compute
+from referee.tournaments.results import directory_standings, read_info
+from referee.tournaments.standings import Standings, as_json
 
 # Where the report goes in a results directory unless told otherwise; transcripts are the
 # directory's own *.json files, so nothing here is taken for one.
@@ -58,13 +58,7 @@ def write_report(
     report = verify_paths(results, transcript_files(results), expected_key, progress)
     drawn = [v for v in report.verdicts if v.outcome is Outcome.VERIFIED and v.replayed]
     transcripts = [verdict.replayed.transcript for verdict in drawn if verdict.replayed]
-    info = read_info(results)
-    standings = compute(
-        transcripts,
-        info.anchor if info else None,
-        info.scheduled if info else None,
-        info.sprt_test() if info else None,
-    )
+    standings = directory_standings(results, transcripts)
     for verdict in drawn:
         replayed = verdict.replayed
         assert replayed is not None and replayed.game is not None  # it verified

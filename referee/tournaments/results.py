@@ -31,6 +31,7 @@ from referee.records.transcript import (
 from referee.tournaments.config import TournamentConfig
 from referee.tournaments.schedule import ScheduledMatch
 from referee.tournaments.sprt import SprtSettings
+from referee.tournaments.standings import Standings, compute
 
 LOGS = "logs"
 SET_ASIDE = "set-aside"
@@ -275,3 +276,15 @@ def read_info(directory: Path) -> TournamentInfo | None:
         and isinstance(info.sprt, dict | None)
     )
     return info if fields_ok else None
+
+
+def directory_standings(directory: Path, transcripts: Sequence[Transcript]) -> Standings:
+    """The standings of a results directory's transcripts, as its tournament info says to
+    reckon them (how many matches were scheduled, the ratings' anchor, the SPRT), if any."""
+    info = read_info(directory)
+    return compute(
+        transcripts,
+        info.anchor if info else None,
+        info.scheduled if info else None,
+        info.sprt_test() if info else None,
+    )
