@@ -14,7 +14,10 @@ for line in sys.stdin:
         print("ready", flush=True)
     elif words[0] == "go":
         legal = MOVE.findall(words[3])
-        print(f"thinking, legal moves: {len(legal)}", flush=True)
-        print(random.choice(legal), flush=True)
+        # Both lines in one write, so they reach the referee together however loaded the
+        # machine: the debug line is the answer, the move a line nobody asked for. Two
+        # writes let the move arrive after the next request, as that one's answer.
+        sys.stdout.write(f"thinking, legal moves: {len(legal)}\n{random.choice(legal)}\n")
+        sys.stdout.flush()
     elif words[0] == "quit":
         break
