@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from html import escape
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from referee.errors import RefereeError
 from referee.games import Game
@@ -62,11 +63,17 @@ def write_report(
     for verdict in drawn:
         replayed = verdict.replayed
         assert replayed is not None and replayed.game is not None  # it verified
-        path = out / MATCHES / f"{replayed.transcript.match_id}.html"
+        path = out / MATCHES / page_name(verdict.path)
         write_atomic(path, match_page(replayed.transcript, replayed.game, replayed.frames))
     index = out / "index.html"
     write_atomic(index, index_page(results, standings, report.verdicts))
     return Site(index, len(report.verdicts), len(drawn))
+
+
+def page_name(transcript_path: Path) -> str:
+    """A match page's file: named after its transcript's file, never after the match id
+    inside it, which an imported match sets and could make a path out of the site."""
+    return f"{transcript_path.stem}.html"
 
 
 def match_page(transcript: Transcript, game: Game, frames: Sequence[Frame]) -> str:
@@ -210,7 +217,8 @@ def _matches(verdicts: Sequence[FileVerdict]) -> str:
         games.add(transcript.game)
         players.update(names)
         name = escape(transcript.match_id)
-        link = f'<a href="{MATCHES}/{name}.html">{name}</a>' if verified else name
+        page = escape(quote(page_name(verdict.path)))
+        link = f'<a href="{MATCHES}/{page}">{name}</a>' if verified else name
         result = _result(transcript) if verified else f"not drawn: {verdict.problem}"
         found = {"game": transcript.game, "players": " ".join(names)}
         found["winners"] = " ".join(_winners(transcript))
