@@ -57,14 +57,16 @@ def write_report(
     if not results.is_dir():
         raise RefereeError(f"{results}: no such results directory")
     report = verify_paths(results, transcript_files(results), expected_key, progress)
-    drawn = [v for v in report.verdicts if v.outcome is Outcome.VERIFIED and v.replayed]
-    transcripts = [verdict.replayed.transcript for verdict in drawn if verdict.replayed]
-    standings = directory_standings(results, transcripts)
-    for verdict in drawn:
-        replayed = verdict.replayed
-        assert replayed is not None and replayed.game is not None  # it verified
-        path = out / MATCHES / page_name(verdict.path)
-        write_atomic(path, match_page(replayed.transcript, replayed.game, replayed.frames))
+    drawn = [
+        (verdict.path, verdict.replayed)
+        for verdict in report.verdicts
+        if verdict.outcome is Outcome.VERIFIED and verdict.replayed is not None
+    ]
+    standings = directory_standings(results, [replayed.transcript for _, replayed in drawn])
+    for path, replayed in drawn:
+        assert replayed.game is not None  # it verified
+        page = match_page(replayed.transcript, replayed.game, replayed.frames)
+        write_atomic(out / MATCHES / page_name(path), page)
     index = out / "index.html"
     write_atomic(index, index_page(results, standings, report.verdicts))
     return Site(index, len(report.verdicts), len(drawn))
