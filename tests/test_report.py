@@ -226,3 +226,16 @@ def test_a_gdl_game_is_drawn_as_a_grid_of_its_facts(tmp_path: Path) -> None:
         assert drawn == expected
         assert [len(rows) for rows in drawn] == [3] * len(states)
         assert {cell for rows in drawn for _, cells in rows for cell in cells} <= {"b", "x", "o"}
+
+
+@pytest.mark.parametrize("out", ["/proc/report", "file"])
+def test_an_out_that_cannot_take_the_site_is_one_line_and_exit_2(
+    every_game_results: Path, tmp_path: Path, out: str
+) -> None:
+    (tmp_path / "file").write_text("")
+    target = out if out.startswith("/") else str(tmp_path / out)
+    result = runner.invoke(app, ["report", str(every_game_results), "--out", target])
+    assert result.exit_code == 2
+    # One line, after the blank one the verifying bar leaves as it goes.
+    assert result.output.strip().count("\n") == 0
+    assert result.output.strip().startswith("referee: error: --out: cannot create the report's ")

@@ -18,7 +18,7 @@ from urllib.parse import quote
 
 from referee.errors import RefereeError
 from referee.games import Game
-from referee.records.files import write_atomic
+from referee.records.files import check_writable_dir, write_atomic
 from referee.records.replay import FileVerdict, Frame, Outcome, verify_paths
 from referee.records.transcript import Transcript, transcript_files
 from referee.report.charts import ratings_chart, times_chart
@@ -56,6 +56,8 @@ def write_report(
     total)` after each file is verified."""
     if not results.is_dir():
         raise RefereeError(f"{results}: no such results directory")
+    # Before the verifying, which takes a while: where the pages go must take them.
+    check_writable_dir(out / MATCHES, "--out", "the report's ")
     report = verify_paths(results, transcript_files(results), expected_key, progress)
     drawn = [
         (verdict.path, verdict.replayed)
