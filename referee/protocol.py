@@ -10,8 +10,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import TYPE_CHECKING
 
-from referee.games import Game, GdlGame, get_game, load_text
+if TYPE_CHECKING:
+    from referee.games import Game
 
 # Version 2 adds the rulesheet to `start` for a GDL game; built-in games' lines are version 1's.
 VERSION = 2
@@ -103,11 +105,17 @@ Message = Start | Go | Moves | End | Quit
 
 def start_rules(game: Game) -> str | None:
     """What `start` carries after its five fields: a GDL game's rulesheet on one line."""
+    # Imported here, not above: a player that only parses lines (the built-in random one)
+    # starts without loading every engine and the GDL reasoner, a good part of its start.
+    from referee.games import GdlGame
+
     return game.one_line if isinstance(game, GdlGame) else None
 
 
 def start_game(message: Start) -> Game:
     """The game a `start` line is for: the rulesheet it carries, else the built-in game it names."""
+    from referee.games import get_game, load_text  # as in start_rules
+
     return load_text(message.rules, message.game_id) if message.rules else get_game(message.game_id)
 
 
