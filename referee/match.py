@@ -11,7 +11,7 @@ import asyncio
 import contextlib
 import random
 import secrets
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Awaitable, Callable, Hashable, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -173,12 +173,12 @@ class Match:
         legal = [self.game.legal_moves(state, role) for role in range(len(self.roles))]
         asked = policy.asked(legal, self.out)
         play_ms = self.setup.clocks.play_ms
-        replies = await asyncio.gather(
-            *(
-                self._ask(role, str(Go(step, self.banks[role].allowance_ms(play_ms), legal[role])))
-                for role in asked
-            )
-        )
+        asks = [
+            self._ask(role, str(Go(step, self.banks[role].allowance_ms(play_ms), legal[role])))
+            for role in asked
+        ]
+        # One player asked, as in most steps of a game of turns, needs no task.
+        replies = [await asks[0]] if len(asks) == 1 else await asyncio.gather(*asks)
         # A time goes with the move it answered for: the step's when the move is the player's
         # own, the fault's when the answer was late or not acceptable.
         times: dict[str, float] = {}
@@ -250,13 +250,15 @@ class Match:
 
         A player that cannot take it has crashed; its next request says so, at its own step.
         """
-        await asyncio.gather(
-            *(self._tell(role, line) for role in range(len(self.roles)) if role not in self.out)
-        )
-
-    async def _tell(self, role: int, line: str) -> None:
-        with contextlib.suppress(PlayerCrashed):
-            await self.setup.players[role].send(line, SEND_LIMIT_S)
+        waiting = []
+        for role, player in enumerate(self.setup.players):
+            if role not in self.out:
+                with contextlib.suppress(PlayerCrashed):
+                    taken = player.post(line, SEND_LIMIT_S)
+                    if taken is not None:
+                        waiting.append(_crash_aside(taken))
+        if waiting:
+            await asyncio.gather(*waiting)
 
     def transcript(self) -> Transcript:
         """The record of the match so far: aborted, with no goals, unless it has ended."""
@@ -290,6 +292,13 @@ class Match:
             rulesheet=rulesheet_of(self.game),
             opening=self.setup.opening,
         )
+
+
+async def _crash_aside(taken: Awaitable[None]) -> None:
+    """Wait for a line to be taken; a player that crashes meanwhile is its next request's
+    business."""
+    with contextlib.suppress(PlayerCrashed):
+        await taken
 
 
 def new_match_id(game_id: str) -> str:

@@ -8,7 +8,7 @@ import os
 import shlex
 import shutil
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -224,6 +224,11 @@ class Player(ABC):
     @abstractmethod
     async def send(self, line: str, limit_s: float) -> None:
         """Send a line that needs no answer; the player must take it within `limit_s`."""
+
+    def post(self, line: str, limit_s: float) -> Awaitable[None] | None:
+        """`send`, begun now: what is left to await of it, if anything. A line sent to
+        several players at once costs no task for those that take it at once."""
+        return self.send(line, limit_s)
 
     @abstractmethod
     async def close(self) -> None:
