@@ -21,6 +21,8 @@ class PlayerLog:
         self._file: BinaryIO | None = None
         self._open = False
         self._logged = 0
+        # What came while held, for the next file.
+        self._held: bytearray | None = None
         if path is not None:
             self.switch(path)
 
@@ -34,14 +36,28 @@ class PlayerLog:
         return self.path if self._file is not None else None
 
     def switch(self, path: Path) -> None:
-        """Write to `path` from now on, with a fresh cap: a reused process keeps a log per match."""
+        """Write to `path` from now on, with a fresh cap: a reused process keeps a log per match.
+        What came while the log was held goes first."""
+        held, self._held = self._held, None
         self.close()
         self.path = path
         self._open = True
         self._logged = 0
+        if held:
+            self.write(bytes(held))
+
+    def hold(self) -> None:
+        """Keep what comes in memory, up to the cap, until the log is given its file: a
+        player started before its match is known."""
+        self.close()
+        self.path = None
+        self._held = bytearray()
 
     def write(self, data: bytes) -> None:
         """Append up to the cap; past it, one line says where the log was cut."""
+        if self._held is not None:
+            self._held += data[: max(0, self.limit - len(self._held))]
+            return
         if not self._open or not data or self.path is None:
             return
         if self._file is None:

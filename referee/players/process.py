@@ -22,7 +22,7 @@ from referee.players.log import LOG_LIMIT, PlayerLog
 from referee.players.trace import TraceChannel
 from referee.protocol import Quit
 from referee.sandbox.proc import ProcessTable
-from referee.sandbox.process import ConfinedProcess, ProcessEnd
+from referee.sandbox.process import ConfinedProcess, ProcessEnd, can_wake_idle
 
 # What is read of a program's output after it has exited: all it can have written before
 # (a pipe holds at most 1 MiB), but not a child's endless flood.
@@ -110,18 +110,24 @@ class ProgramPlayer(ConnectedPlayer):
     def __init__(
         self,
         spec: PlayerSpec,
-        log_path: Path,
+        log_path: Path | None,
         log_limit: int = LOG_LIMIT,
         table: ProcessTable | None = None,
         trace: TraceChannel | None = None,
         cores: frozenset[int] | None = None,
+        logs: Path | None = None,
     ) -> None:
         """`table`, when given, is shared with the other players: one scan of /proc serves all.
         `trace`, when given, is told every line exchanged with the program. `cores`, when
-        given, are the only cores its processes run on."""
+        given, are the only cores its processes run on.
+
+        A spare, started before its match is known, has no `log_path`: what it writes is held
+        until `switch_log`, and it runs idle until `wake` (where the referee may wake it).
+        `logs` is the directory its logs go to, which it never sees; by default the log's."""
         self.log = PlayerLog(None, log_limit)
         super().__init__(spec, PlayerConnection(self.log, self._check, trace))
         self._first_log = log_path
+        self._logs = logs or (log_path.parent if log_path is not None else None)
         self._table = table
         self._cores = cores
         self._process: ConfinedProcess | None = None
@@ -138,7 +144,10 @@ class ProgramPlayer(ConnectedPlayer):
         return self._process is not None and self.connection.gone is None
 
     async def start(self) -> None:
-        self.log.switch(self._first_log)
+        if self._first_log is None:
+            self.log.hold()
+        else:
+            self.log.switch(self._first_log)
         spec = self.spec
         try:
             # The directory of its log holds the match's results: never the player's to read.
@@ -150,8 +159,9 @@ class ProgramPlayer(ConnectedPlayer):
                 self._table,
                 self._ended,
                 files=spec.files,
-                hidden=(self._first_log.parent,),
+                hidden=(self._logs,) if self._logs is not None else (),
                 cores=self._cores,
+                idle=self._first_log is None and can_wake_idle(),
             )
         except (OSError, subprocess.SubprocessError) as error:
             self.log.close()
@@ -171,6 +181,12 @@ class ProgramPlayer(ConnectedPlayer):
     def new_match(self) -> None:
         if self._process is not None:
             self._process.new_match()
+
+    def set_idle(self, idle: bool) -> None:
+        """Run only when nothing else wants its cores (a spare before its match, a player
+        leaving after one), or as every player runs."""
+        if self._process is not None:
+            self._process.set_idle(idle)
 
     def pin(self, cores: frozenset[int]) -> None:
         """Run on `cores` alone from now on: a reused process, for its next match."""

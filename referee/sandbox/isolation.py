@@ -298,9 +298,10 @@ def child_setup(
     protections: Protections,
     cgroups: Sequence[Cgroup],
     cores: frozenset[int] | None = None,
+    idle: bool = False,
 ) -> Callable[[], None]:
     """The function the child runs after fork, before exec: limits, isolation, death with us,
-    and its match's `cores`, if it has some."""
+    its match's `cores`, if it has some, and the idle scheduling class if `idle`."""
     # A backstop above the limit, so that a bomb slow enough is still seen and named by the
     # sampling; RLIMIT_NPROC counts all the user's processes, the other players' too.
     nproc = None if os.geteuid() == 0 else _user_processes() + 2 * limits.processes
@@ -318,6 +319,8 @@ def child_setup(
             resource.setrlimit(which, (value, value))
         resource.setrlimit(resource.RLIMIT_CPU, (limits.cpu_s + 1, resource.RLIM_INFINITY))
         os.nice(PLAYER_NICENESS)
+        if idle:
+            os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
         if protections.unshare:
             _unshare_network()
         # A root referee's jail needs its capabilities to be built; inside, setpriv drops them.

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import shlex
 import signal
 import tempfile
 from collections.abc import Iterable, Sequence
@@ -41,6 +42,11 @@ JAIL_PROCESSES = 2
 # output pass through it as descriptors 7 and 8, which it hands on and closes in its own, and
 # are put back in place by a shell in the jail.
 _STREAMS_ASIDE = 'exec 7<&0 8>&1 </dev/null >/dev/null; exec "$0" "$@"'
+# Before that, the shell moves itself into the player's cgroups, so that everything the jail
+# starts is in them. There and not between fork and exec: a move into a cgroup v1 waits for
+# the kernel to synchronise (about 10 ms here), and the referee's event loop waits for that
+# exec, while the shell's wait is the new player's alone.
+_JOIN = 'echo $$ >{procs} || {{ echo "referee: cannot join {procs}" >&2; exit 125; }}; '
 _STREAMS_BACK = 'unset PWD; exec <&7 >&8 7<&- 8>&-; exec "$0" "$@"'
 _SHELL = "/bin/sh"
 _NAMESPACES = (
@@ -66,6 +72,8 @@ class Place:
     files: tuple[Path, ...]
     hidden: tuple[Path, ...] = ()
     shared_memory_bytes: int = 64 * 1024 * 1024
+    # The cgroups the jail is started in.
+    cgroups: tuple[Path, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -114,7 +122,7 @@ class Jail:
         if self.setpriv is None:
             # Its own user namespace: no capabilities outside it, and no nested one to get some.
             options += ["--unshare-user", "--disable-userns", "--cap-drop", "ALL"]
-            return self._wrapped(options, argv)
+            return self._wrapped(options, argv, place.cgroups)
         assert uid is not None
         drop = (
             f"--reuid={uid}",
@@ -124,11 +132,14 @@ class Jail:
             "--bounding-set=-all",
             "--no-new-privs",
         )
-        return self._wrapped(options, (self.setpriv, *drop, "--", *argv))
+        return self._wrapped(options, (self.setpriv, *drop, "--", *argv), place.cgroups)
 
-    def _wrapped(self, options: Sequence[str], argv: Sequence[str]) -> tuple[str, ...]:
+    def _wrapped(
+        self, options: Sequence[str], argv: Sequence[str], cgroups: Sequence[Path]
+    ) -> tuple[str, ...]:
+        joins = "".join(_JOIN.format(procs=shlex.quote(str(g / "cgroup.procs"))) for g in cgroups)
         return (
-            *(_SHELL, "-c", _STREAMS_ASIDE, self.bubblewrap, *options),
+            *(_SHELL, "-c", joins + _STREAMS_ASIDE, self.bubblewrap, *options),
             *("--", _SHELL, "-c", _STREAMS_BACK, *argv),
         )
 

@@ -54,6 +54,7 @@ from referee.sandbox.proc import (
 
 _PR_SET_CHILD_SUBREAPER = 36
 _REAP_POLL_S = 0.01
+_REAP_FIRST_POLL_S = 0.0005
 
 
 @dataclass(frozen=True)
@@ -156,28 +157,41 @@ class ConfinedProcess:
         files: Sequence[Path] = (),
         hidden: Sequence[Path] = (),
         cores: frozenset[int] | None = None,
+        idle: bool = False,
     ) -> ConfinedProcess:
         """Start `argv` with pipes for its standard streams; OSError when it cannot be run.
 
         In the jail, it reads its program's files and `files`, and never sees `hidden`. Given
-        `cores`, it and all its processes run on them alone.
+        `cores`, it and all its processes run on them alone. `idle` starts it in the idle
+        scheduling class (see `set_idle`).
         """
         become_subreaper()
         private = private_directory()
         protections = machine_protections()
         environment = minimal_environment(env, private)
-        command = tuple(argv)
-        try:
-            if protections.jail is not None:
-                command = _jailed(
-                    protections.jail, command, environment, private, cwd, files, hidden, limits
-                )
-        except OSError:
-            _clean_up(private, [])
-            raise
         # Made for each process: the caps count this player's processes alone.
         processes = limits.processes + protections.jail_processes
         cgroups = _Cgroups.make(protections, limits, processes, cores)
+        command = tuple(argv)
+        # The jail's first shell joins the cgroups (see jail.py); without it, the child does.
+        joined_in_child = cgroups.all()
+        try:
+            if protections.jail is not None:
+                command = _jailed(
+                    protections.jail,
+                    command,
+                    environment,
+                    private,
+                    cwd,
+                    files,
+                    hidden,
+                    limits,
+                    cgroups.all(),
+                )
+                joined_in_child = []
+        except OSError:
+            _clean_up(private, cgroups.all())
+            raise
         try:
             popen = subprocess.Popen(
                 command,
@@ -187,7 +201,7 @@ class ConfinedProcess:
                 cwd=cwd or private,
                 env=environment,
                 start_new_session=True,
-                preexec_fn=child_setup(limits, protections, cgroups.all(), cores),
+                preexec_fn=child_setup(limits, protections, joined_in_child, cores, idle),
             )
         except (OSError, subprocess.SubprocessError):
             _clean_up(private, cgroups.all())
@@ -198,10 +212,35 @@ class ConfinedProcess:
 
     def new_match(self) -> None:
         """The CPU time allowed per match counts from now."""
-        stats = self.stats()
-        self._cpu_at_match_start = self._cpu_s(stats)
-        for pid, fields in stats:
-            allow_cpu(pid, own_cpu_s(fields), self.limits)
+        counted = self._cgroups.cpu.cpu_s() if self._cgroups.cpu is not None else None
+        if counted is not None:
+            # Two small reads; their stats, a file per process, are the next sample's business.
+            self._cpu_at_match_start = counted
+            pids = self.pids()
+        else:
+            stats = self.stats()
+            self._cpu_at_match_start = group_cpu_s(stats)
+            pids = [pid for pid, _ in stats]
+        for pid in pids:
+            used = own_cpu_s(pid)
+            if used is not None:
+                allow_cpu(pid, used, self.limits)
+
+    def set_idle(self, idle: bool) -> None:
+        """Let its processes run only when nothing else wants their cores (`idle`: a player
+        started ahead of its match, or leaving after it, cannot slow a match's players), or
+        as every player runs. Its new processes take the class of their parent."""
+        policy = os.SCHED_IDLE if idle else os.SCHED_OTHER
+        for pid in self.pids():
+            with contextlib.suppress(OSError):
+                os.sched_setscheduler(pid, policy, os.sched_param(0))
+
+    def pids(self) -> list[int]:
+        """Its living processes: those in its cgroup, else those in its process group."""
+        groups = self._cgroups.all()
+        if groups:
+            return groups[0].members()
+        return [pid for pid, _ in self.stats()]
 
     def pin(self, cores: frozenset[int]) -> None:
         """Move all its processes to `cores` (a reused player, for its next match)."""
@@ -285,7 +324,11 @@ class ConfinedProcess:
             os.killpg(self.pid, signal.SIGKILL)
         escaped = [pid for group in self._cgroups.all() for pid in group.kill()]
         await self.exited()
-        await _reap(self.pid, escaped)
+        groups = self._cgroups.all()
+        if groups:
+            await _reap_cgroup(self.pid, groups[0], escaped)
+        else:
+            await _reap(self.pid, escaped)
         with contextlib.suppress(asyncio.CancelledError):
             await self._watchdog
         _clean_up(self._private, self._cgroups.all())
@@ -330,8 +373,10 @@ def _jailed(
     files: Sequence[Path],
     hidden: Sequence[Path],
     limits: Limits,
+    cgroups: Sequence[Cgroup],
 ) -> tuple[str, ...]:
-    """The command that runs `argv` in the jail, as a user of its own under a root referee."""
+    """The command that runs `argv` in the jail, in `cgroups`, as a user of its own under a
+    root referee."""
     program = argv[0] if "/" in argv[0] else shutil.which(argv[0], path=environment.get("PATH"))
     # Said here, as exec would say it: in the jail, only the jail's shell is started from here.
     if program is None or not os.path.isfile(program):
@@ -340,7 +385,14 @@ def _jailed(
         raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), argv[0])
     uid = lease_seat_uid(private) if jail.setpriv is not None else None
     readable = (*program_files(argv, program, cwd), *files)
-    place = Place(private, cwd or private, readable, tuple(hidden), limits.memory_mb * MIB)
+    place = Place(
+        private,
+        cwd or private,
+        readable,
+        tuple(hidden),
+        limits.memory_mb * MIB,
+        tuple(cgroup.path for cgroup in cgroups),
+    )
     return jail.command(argv, place, uid)
 
 
@@ -349,6 +401,12 @@ def _clean_up(private: Path, cgroups: Sequence[Cgroup]) -> None:
     shutil.rmtree(private, ignore_errors=True)
     for cgroup in cgroups:
         cgroup.remove()
+
+
+def can_wake_idle() -> bool:
+    """Whether a process started idle (`ConfinedProcess.set_idle`) can be made to run as
+    every player again: by root alone, for a player's RLIMIT_NICE does not allow it."""
+    return os.geteuid() == 0
 
 
 def become_subreaper() -> None:
@@ -367,6 +425,37 @@ def group_members(pgid: int) -> list[tuple[int, int, str]]:
 
 def _members(stats: Stats) -> list[tuple[int, int, str]]:
     return [(pid, int(fields[1]), fields[0].decode()) for pid, fields in stats]
+
+
+async def _reap_cgroup(pgid: int, cgroup: Cgroup, others: Sequence[int]) -> None:
+    """`_reap` for a player with a cgroup, which holds all its living processes: no scan of
+    /proc (a read of every process on the machine, each time), and a short first wait."""
+    deadline = now() + REAP_PATIENCE_S
+    pause = _REAP_FIRST_POLL_S
+    while True:
+        ours = _reap_children(pgid, others)
+        if (not ours and not cgroup.members()) or now() >= deadline:
+            return
+        await asyncio.sleep(pause)
+        pause = min(2 * pause, _REAP_POLL_S)
+
+
+def _reap_children(pgid: int, others: Sequence[int]) -> bool:
+    """Reap this process's children in the group, and those of `others` that are its
+    children, that have ended; whether some of its children there still run."""
+    running = False
+    while True:
+        try:
+            ended = os.waitid(os.P_PGID, pgid, os.WEXITED | os.WNOHANG)
+        except ChildProcessError:
+            break  # none of its children is in the group
+        if ended is None:
+            running = True
+            break
+    for pid in others:
+        with contextlib.suppress(ChildProcessError):
+            running |= os.waitpid(pid, os.WNOHANG)[0] == 0
+    return running
 
 
 async def _reap(pgid: int, others: Sequence[int] = ()) -> None:

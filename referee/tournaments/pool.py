@@ -1,4 +1,12 @@
-"""The player processes of a tournament: started when needed, reused between matches."""
+"""The player processes of a tournament: started when needed, reused between matches.
+
+A player that plays one match per process costs a process start and end per match: with
+instant players most of a match. So a fresh process waits ready for the next match (a
+spare), started while the current one plays, and a finished one ends while the next match
+plays. Both run in the idle scheduling class meanwhile: they take no CPU time a match's
+players want. That needs a referee that can wake a spare (root); elsewhere a process starts
+when its match does, and still ends in the background.
+"""
 
 from __future__ import annotations
 
@@ -13,7 +21,9 @@ from referee.players.chance import CHANCE_NAME, ChancePlayer
 from referee.players.http import HttpPlayer
 from referee.players.process import ProgramPlayer
 from referee.players.trace import Trace, trace_channel
+from referee.sandbox.cores import available_cores
 from referee.sandbox.proc import ProcessTable
+from referee.sandbox.process import can_wake_idle
 from referee.tournaments.config import Entrant
 
 
@@ -24,15 +34,17 @@ class PlayerPool:
         self._entrants = {entrant.name: entrant for entrant in entrants}
         self._trace = trace
         self._idle: dict[str, list[ProgramPlayer]] = defaultdict(list)
+        self._spares: dict[str, asyncio.Task[ProgramPlayer | None]] = {}
         self._live: set[ProgramPlayer] = set()
+        self._leaving: set[asyncio.Task[None]] = set()
         self._table = ProcessTable()
 
     async def acquire(
         self, name: str, log_path: Path, cores: frozenset[int] | None = None
     ) -> Player:
-        """A started player for one match, on `cores` if given: an idle process, else a fresh
-        one; the referee itself for the `random` role of a GDL game (released like any player,
-        never kept)."""
+        """A started player for one match, on `cores` if given: an idle process, else a spare,
+        else a fresh one; the referee itself for the `random` role of a GDL game (released
+        like any player, never kept)."""
         if name == CHANCE_NAME:
             return ChancePlayer()
         idle = self._idle[name]
@@ -43,12 +55,22 @@ class PlayerPool:
                 if cores is not None:
                     player.pin(cores)
                 return player
-            await self._close(player)
+            self._leave(player)
         spec = self._entrants[name].spec
-        channel = trace_channel(self._trace, name)
         if spec.kind is PlayerKind.HTTP:
-            return HttpPlayer(spec, channel)  # a server: nothing to start or keep
-        player = ProgramPlayer(spec, log_path, table=self._table, trace=channel, cores=cores)
+            return HttpPlayer(spec, trace_channel(self._trace, name))  # nothing to start or keep
+        if not self._entrants[name].reuse and can_wake_idle():
+            spare = await self._take_spare(name)
+            self._spares[name] = asyncio.create_task(self._spare(name, log_path.parent, cores))
+            if spare is not None:
+                spare.switch_log(log_path)
+                if cores is not None:
+                    spare.pin(cores)
+                spare.set_idle(False)
+                return spare
+        player = ProgramPlayer(
+            spec, log_path, table=self._table, trace=trace_channel(self._trace, name), cores=cores
+        )
         self._live.add(player)
         try:
             await player.start()
@@ -58,19 +80,62 @@ class PlayerPool:
         return player
 
     async def release(self, name: str, player: Player) -> None:
-        """Take a player back after its match: kept for the next one, or ended."""
+        """Take a player back after its match: kept for the next one, or ended (in the
+        background: the match's result is written, and nothing waits for the end)."""
         if isinstance(player, ProgramPlayer):
             if player.alive and self._entrants[name].reuse:
                 self._idle[name].append(player)
             else:
-                await self._close(player)
+                self._leave(player)
 
-    async def _close(self, player: ProgramPlayer) -> None:
+    async def _take_spare(self, name: str) -> ProgramPlayer | None:
+        """The spare started for `name`, if it is there and alive."""
+        task = self._spares.pop(name, None)
+        spare = await task if task is not None else None
+        if spare is not None and not spare.alive:
+            self._leave(spare)  # a start that failed is said again by a fresh start
+            return None
+        return spare
+
+    async def _spare(
+        self, name: str, logs: Path, cores: frozenset[int] | None
+    ) -> ProgramPlayer | None:
+        """A process for `name`'s next match, started idle; on every core when matches are
+        pinned, so that it has the cpuset its match's cores are written to."""
+        spec = self._entrants[name].spec
+        everywhere = frozenset(available_cores()) if cores is not None else None
+        spare = ProgramPlayer(
+            spec,
+            None,
+            table=self._table,
+            trace=trace_channel(self._trace, name),
+            cores=everywhere,
+            logs=logs,
+        )
+        self._live.add(spare)
+        try:
+            await spare.start()
+        except PlayerStartError:
+            self._live.discard(spare)
+            return None
+        return spare
+
+    def _leave(self, player: ProgramPlayer) -> None:
+        """End a player in the background, idle meanwhile: it cannot slow the next match."""
         self._live.discard(player)
-        await player.close()
+        player.set_idle(True)
+        task = asyncio.create_task(player.close())
+        self._leaving.add(task)
+        task.add_done_callback(self._leaving.discard)
 
     async def close(self) -> None:
-        """End every process, idle or still in a match."""
+        """End every process: idle, spare, leaving, or still in a match."""
+        spares, self._spares = list(self._spares.values()), {}
+        for task in spares:
+            task.cancel()
+        await asyncio.gather(*spares, return_exceptions=True)
         players, self._live = list(self._live), set()
         self._idle.clear()
-        await asyncio.gather(*(player.close() for player in players), return_exceptions=True)
+        await asyncio.gather(
+            *(player.close() for player in players), *self._leaving, return_exceptions=True
+        )
