@@ -7,6 +7,7 @@ import pytest
 from referee.errors import ConfigError
 from referee.players.base import PlayerKind, PlayerSpec
 from referee.players.builtin import PROGRAMS, player_spec, program_spec
+from referee.players.log import PlayerLog
 
 
 def test_a_shell_style_command_is_split_not_run_through_a_shell() -> None:
@@ -54,3 +55,19 @@ def test_a_script_that_exists_and_options_that_look_like_files_pass(tmp_path) ->
     (tmp_path / "bot.py").write_text("")
     spec = player_spec("python3 bot.py --config=tables.py -o out.js", base=tmp_path)
     assert spec.missing_program() is None
+
+
+def test_a_held_log_keeps_what_came_up_to_its_cap_for_the_file_it_is_given(tmp_path) -> None:
+    log = PlayerLog(None, limit=10)
+    log.hold()
+    log.write(b"started\n")
+    log.write(b"and more than the cap\n")
+    assert not list(tmp_path.iterdir())  # nothing is written while it is held
+    log.switch(tmp_path / "match.log")
+    log.write(b"x")
+    log.close()
+    cut = b"\n# referee: log cut at 10 bytes\n"
+    assert (tmp_path / "match.log").read_bytes() == b"started\nan" + cut
+    # A log never held and never written leaves no file.
+    PlayerLog(tmp_path / "silent.log").close()
+    assert not (tmp_path / "silent.log").exists()

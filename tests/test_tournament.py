@@ -17,12 +17,13 @@ from typer.testing import CliRunner
 
 from referee.cli import app
 from referee.errors import ConfigError
+from referee.players.base import PlayerSpec
 from referee.players.builtin import PROGRAMS
 from referee.players.process import ProgramPlayer
 from referee.records.signing import results_key
 from referee.records.transcript import Transcript, read_transcript, write_transcript
-from referee.sandbox.process import group_members
-from referee.tournaments.config import TournamentConfig, load_config
+from referee.sandbox.process import can_wake_idle, group_members
+from referee.tournaments.config import Entrant, TournamentConfig, load_config
 from referee.tournaments.runner import Observer, PlayerPool, run_tournament
 from referee.tournaments.schedule import ScheduledMatch
 from referee.tournaments.schedule import schedule as schedule_of
@@ -214,6 +215,57 @@ def test_a_crashing_player_is_restarted_for_its_next_match(tmp_path: Path) -> No
         role = next(seat.role for seat in transcript.seats if seat.player == "crasher")
         assert (fault.role, fault.kind, fault.detail) == (role, "crash", "exited with code 3")
         assert transcript.end_reason == "forfeit"
+
+
+def test_a_player_of_one_match_per_process_has_a_fresh_one_for_each_match(
+    tmp_path: Path,
+) -> None:
+    bot = f"{sys.executable} {MISBEHAVING} scheduling"
+    extra = "rounds: 3\nreuse: false\n"
+    config = load_config(
+        write_config(tmp_path, {"fresh": bot, "b": seeded(2)}, games="[ticblock]", extra=extra)
+    )
+    run(config)
+    found = list(transcripts(config.output).values())
+    assert len(found) == 6
+    births, plays = [], []
+    for transcript in found:
+        (seat,) = [seat for seat in transcript.seats if seat.player == "fresh"]
+        assert seat.log is not None
+        # What it wrote as it started, before its match was known, is in its match's log.
+        born, playing = Path(seat.log).read_text().splitlines()
+        births.append(born.split())
+        plays.append(playing.split())
+    # A process of its own for every match, which plays as every player does.
+    assert len({me for _, me, _ in births}) == 6
+    assert [me for _, me, _ in births] == [me for _, me, _ in plays]
+    assert {policy for _, _, policy in plays} == {f"policy={os.SCHED_OTHER}"}
+
+
+def test_a_spare_process_waits_in_the_idle_class_and_plays_as_every_player(
+    tmp_path: Path,
+) -> None:
+    if not can_wake_idle():
+        assert not os.environ.get("CI"), "CI runs as root, who can wake a spare"
+        pytest.skip("only root can wake a process of the idle class: no spares here")
+    spec = PlayerSpec.from_command("p", seeded(1))
+    pool = PlayerPool([Entrant(spec, reuse=False)])
+
+    async def acquire_twice() -> None:
+        try:
+            first = await pool.acquire("p", tmp_path / "1.log")
+            # Started for the next match as soon as this one has its player, and idle.
+            spare = await pool._spares["p"]
+            assert isinstance(first, ProgramPlayer) and spare is not None and spare is not first
+            assert spare.pid is not None and os.sched_getscheduler(spare.pid) == os.SCHED_IDLE
+            await pool.release("p", first)
+            assert first.pid is not None and os.sched_getscheduler(first.pid) == os.SCHED_IDLE
+            second = await pool.acquire("p", tmp_path / "2.log")
+            assert second is spare and os.sched_getscheduler(spare.pid) == os.SCHED_OTHER
+        finally:
+            await pool.close()
+
+    asyncio.run(acquire_twice())
 
 
 def test_a_flooding_player_costs_its_own_steps_and_no_other_match_a_moment(

@@ -2,16 +2,14 @@
 
 The transport carries the lines; this class frames what comes back (standard output into
 lines, standard error into the log) and keeps one request outstanding. A player's output is
-read as it comes, within a budget of bytes and lines per request and another between two
-requests; past a budget the rest stays in the pipe, the player blocks on its own writes, and
-the request (or the next one) is a protocol fault. Reading stays on between requests: turning
-it off and on again cost two system calls a request, a tenth of what the referee spent on a
-step. Before each request, what is in the pipe and not yet read is read (a late answer,
-stray lines), and a line the player began and never ended is dropped with its step. After a
-timeout or a flood with nothing written, one line is owed: the late answer, dropped when it
-comes, so it can never be taken for the answer to the next request. So one late, partial or
-over-long answer costs its own step and no other. What the transport runs on (a confined
-process, or a scripted fake in the tests) is the owner's business: it calls `pipe_data_received`,
+read only while an answer is awaited, within a budget of bytes and lines per request; the
+rest of the time it stays in the pipe, and the player blocks on its own writes. Before each
+request, what the player left in the pipe since the last one is read (a late answer, stray
+lines), and a line it began and never ended is dropped with its step. After a timeout with
+nothing written, one line is owed: the late answer, dropped when it comes, so it can never
+be taken for the answer to the next request. So one late, partial or over-long answer costs
+its own step and no other. What the transport runs on (a confined process, or
+a scripted fake in the tests) is the owner's business: it calls `pipe_data_received`,
 `pipe_connection_lost` and `fail`, and is asked, through `check`, whether the player is
 still there when a pipe closes or an answer is overdue.
 """
@@ -93,11 +91,7 @@ class PlayerConnection:
         # After a timeout with nothing written, the late answer may still come: the next
         # line is taken for it and dropped.
         self._owed = False
-        # Output counted against the budget of the request awaited, or of the time since the
-        # last one; past it, reading stops and `_flood` is the fault of the next request.
         self._bytes = self._lines = 0
-        self._flood: ProtocolViolation | None = None
-        self._paused = False
         self._skipped = 0
         self._spoke = False
         self._writable = asyncio.Event()
@@ -117,8 +111,9 @@ class PlayerConnection:
         transport.set_write_buffer_limits(high=0)
 
     def output_made(self, output: OutputPipe) -> None:
-        """The player's standard output, read from now on."""
+        """The player's standard output, left in its pipe until an answer is awaited."""
         self._output = output
+        output.pause_reading()
 
     def pause_writing(self) -> None:
         self._writable.clear()
@@ -132,31 +127,27 @@ class PlayerConnection:
             self.stderr_tail = (self.stderr_tail + data[-STDERR_TAIL:])[-STDERR_TAIL:]
             self.log.write(data)
             return
-        self._received(data, now())
-
-    def _received(self, data: bytes, arrived: float) -> None:
-        """Standard output: counted, then framed into lines, unless it is a flood."""
-        pending = self._pending if self._pending is not None and not self._pending.done() else None
+        arrived = now()
+        pending = self._pending
         try:
             data = self._skip_rest_of_long_line(data)
+        except ProtocolViolation as flood:
+            self._listen(False)
+            if pending is not None and not pending.done():
+                pending.set_exception(flood)
+            return
+        if self._pending is None and not self._reader.skipping:
+            self._listen(False)  # the over-long line has ended: the rest waits for a request
+        if pending is not None and not pending.done():
             self._bytes += len(data)
             self._lines += data.count(b"\n")
-            # Counted before it is split: a flood of lines costs the referee no more.
             if self._bytes > OUTPUT_BUDGET_BYTES or self._lines > OUTPUT_BUDGET_LINES:
-                when = "while its answer was awaited" if pending else "that nobody asked for"
-                raise ProtocolViolation(_over_budget(when))
-        except ProtocolViolation as flood:
-            # The rest waits in the pipe, and the player on its writes, until the next request.
-            if self._output is not None:
-                self._paused = True
-                self._output.pause_reading()
-            if pending is not None:
-                # Its answer, if it comes, comes late: as after a timeout, it is owed.
-                self._owed = not (self._reader.partial or self._spoke)
-                pending.set_exception(flood)
-            else:
-                self._flood = flood
-            return
+                # Counted before it is split: a flood of lines costs the referee no more.
+                pending.set_exception(
+                    ProtocolViolation(_over_budget("while its answer was awaited"))
+                )
+                self._listen(False)
+                return
         for line in self._reader.feed(data):
             self._arrived(_Arrival(line, arrived))
 
@@ -182,9 +173,11 @@ class PlayerConnection:
         self._read_what_was_left()
         pending: asyncio.Future[_Arrival | None] = asyncio.get_running_loop().create_future()
         self._pending = pending
+        self._bytes = self._lines = 0
         self._spoke = False
         try:
             sent = await self._write(line, limit_s)
+            self._listen(True)
             # The clock's time is the event loop's (both monotonic): one timer, no task.
             overdue = asyncio.get_running_loop().call_at(sent + limit_s, self._overdue, pending)
             try:
@@ -192,8 +185,8 @@ class PlayerConnection:
             finally:
                 overdue.cancel()
         finally:
+            self._listen(False)
             self._pending = None
-            self._bytes = self._lines = 0
             if pending.done() and not pending.cancelled():
                 pending.exception()  # raised above if there is one; never left unretrieved
         if arrival is None:
@@ -237,28 +230,32 @@ class PlayerConnection:
         if self.gone is not None:
             raise self.gone
 
+    def _listen(self, on: bool) -> None:
+        """Read the player's output, or leave it in the pipe; the rest of an over-long line
+        is still read, to be skipped as it is written (up to SKIP_LIMIT)."""
+        if self._output is not None:
+            if on:
+                self._output.resume_reading()
+            elif not self._reader.skipping:
+                self._output.pause_reading()
+
     def _read_what_was_left(self) -> None:
-        """Before a request: take in what the player wrote since the last one, unasked, to
-        the end of what is in the pipe now (the event loop may not have read it yet).
+        """Before a request: take in what the player wrote since the last one, unasked.
 
         A late answer is dropped, other lines are stray; a line begun and never ended is
-        dropped too. More than the budget is a protocol fault of the request to come, and the
-        count starts again.
+        dropped too. More than the budget is a protocol fault of the request to come.
         """
         if self._output is None:
             return
+        data = bytearray()
+        while chunk := self._output.read_now(LINE_LIMIT):
+            data += self._skip_rest_of_long_line(chunk)
+            if len(data) > OUTPUT_BUDGET_BYTES or data.count(b"\n") > OUTPUT_BUDGET_LINES:
+                self._reader.reset()
+                raise ProtocolViolation(_over_budget("that nobody asked for"))
         arrived = now()
-        while self._flood is None and (chunk := self._output.read_now(LINE_LIMIT)):
-            self._received(chunk, arrived)
-        self._bytes = self._lines = 0
-        flood, self._flood = self._flood, None
-        if self._paused:
-            self._paused = False
-            self._output.resume_reading()
-        if flood is not None:
-            self._reader.reset()
-            self._skipped = 0
-            raise flood
+        for line in self._reader.feed(bytes(data)):
+            self._arrived(_Arrival(line, arrived))
         if not self._reader.skipping:
             # A line begun and not ended was its step's answer: it is dropped. The rest of an
             # over-long one is still skipped: a slow writer may not have written it all yet.

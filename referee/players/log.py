@@ -56,7 +56,8 @@ class PlayerLog:
     def write(self, data: bytes) -> None:
         """Append up to the cap; past it, one line says where the log was cut."""
         if self._held is not None:
-            self._held += data[: max(0, self.limit - len(self._held))]
+            # One byte over the cap: the file then says where it was cut.
+            self._held += data[: max(0, self.limit + 1 - len(self._held))]
             return
         if not self._open or not data or self.path is None:
             return

@@ -54,6 +54,9 @@ from referee.sandbox.proc import (
 
 _PR_SET_CHILD_SUBREAPER = 36
 _REAP_POLL_S = 0.01
+# Rounds of moving a player's processes to a scheduling class: one that forks without end is
+# not worth waiting for (it plays on in the class it is in).
+_SCHEDULING_ROUNDS = 100
 _REAP_FIRST_POLL_S = 0.0005
 
 
@@ -231,9 +234,18 @@ class ConfinedProcess:
         started ahead of its match, or leaving after it, cannot slow a match's players), or
         as every player runs. Its new processes take the class of their parent."""
         policy = os.SCHED_IDLE if idle else os.SCHED_OTHER
-        for pid in self.pids():
-            with contextlib.suppress(OSError):
-                os.sched_setscheduler(pid, policy, os.sched_param(0))
+        # Until a round finds all of them in the class: a process forked meanwhile by one not
+        # yet moved is found in the next. The program itself is there before it has joined
+        # its cgroups (the jail's shell joins them), when it has no other process yet.
+        for _ in range(_SCHEDULING_ROUNDS):
+            moved = False
+            for pid in {self.pid, *self.pids()}:
+                with contextlib.suppress(OSError):
+                    if os.sched_getscheduler(pid) != policy:
+                        os.sched_setscheduler(pid, policy, os.sched_param(0))
+                        moved = True
+            if not moved:
+                return
 
     def pids(self) -> list[int]:
         """Its living processes: those in its cgroup, else those in its process group."""

@@ -36,6 +36,9 @@ MODE, done at the N-th `go` (default 1) unless it says otherwise:
                 on every core of the machine and writes those it then may (widened=...)
   environment   at `start`, writes its working directory (cwd=...) and environment to stderr,
                 one NAME=value per line
+  scheduling    as it starts and at each `start`, writes an id of its own (its pid in a jail
+                is always 2) and its scheduling policy to stderr (`born id=I policy=N`,
+                `playing id=I policy=N`)
 --say-pids: at `start`, say on stderr `pids:` and this process's pid and its child's (as its
 PID namespace numbers them). Its children are forks: they bear its command line.
 """
@@ -63,6 +66,10 @@ def main() -> None:
     parser.add_argument("--mb", type=int, default=0)
     args = parser.parse_args()
     pids = [os.getpid()]
+    me = os.urandom(8).hex()
+    if args.mode == "scheduling":
+        sys.stderr.write(f"born id={me} policy={os.sched_getscheduler(0)}\n")
+        sys.stderr.flush()
     if args.mode == "ignore-term":
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
     goes = 0
@@ -81,6 +88,9 @@ def main() -> None:
                 privileges()
             if args.mode == "cores":
                 cores()
+            if args.mode == "scheduling":
+                sys.stderr.write(f"playing id={me} policy={os.sched_getscheduler(0)}\n")
+                sys.stderr.flush()
             if args.mode == "environment":
                 sys.stderr.write(f"cwd={os.getcwd()}\n")
                 sys.stderr.write("".join(f"{k}={v}\n" for k, v in sorted(os.environ.items())))
