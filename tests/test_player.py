@@ -63,7 +63,9 @@ def test_a_held_log_keeps_what_came_up_to_its_cap_for_the_file_it_is_given(tmp_p
     log.write(b"started\n")
     log.write(b"and more than the cap\n")
     assert not list(tmp_path.iterdir())  # nothing is written while it is held
+    assert log.full  # and a flood is read slowly, as into a file
     log.switch(tmp_path / "match.log")
+    assert log.full
     log.write(b"x")
     log.close()
     cut = b"\n# referee: log cut at 10 bytes\n"

@@ -51,13 +51,16 @@ class PlayerLog:
         player started before its match is known."""
         self.close()
         self.path = None
+        self._logged = 0
         self._held = bytearray()
 
     def write(self, data: bytes) -> None:
         """Append up to the cap; past it, one line says where the log was cut."""
         if self._held is not None:
-            # One byte over the cap: the file then says where it was cut.
+            # One byte over the cap: the file then says where it was cut. Counted all the
+            # same, so that a flood is read slowly (`full`) while it is held, too.
             self._held += data[: max(0, self.limit + 1 - len(self._held))]
+            self._logged += len(data)
             return
         if not self._open or not data or self.path is None:
             return
