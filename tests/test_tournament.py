@@ -313,11 +313,13 @@ def test_the_pool_reuses_a_live_process_and_replaces_a_dead_one(tmp_path: Path) 
 
         pool = PlayerPool(fresh_config.players)
         one = await pool.acquire("fresh", tmp_path / "4.log")
-        await pool.release("fresh", one)
-        assert not one.alive
+        await pool.release("fresh", one)  # it ends in the background
         two = await pool.acquire("fresh", tmp_path / "5.log")
-        assert two is not one
+        assert two is not one and two.alive
         await pool.close()
+        assert isinstance(one, ProgramPlayer) and isinstance(two, ProgramPlayer)
+        for ended in (one, two):
+            assert not ended.alive and group_members(ended.pid) == []
 
     asyncio.run(scenario())
 
