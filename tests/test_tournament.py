@@ -268,6 +268,26 @@ def test_a_spare_process_waits_in_the_idle_class_and_plays_as_every_player(
     asyncio.run(acquire_twice())
 
 
+def test_matches_at_once_leave_one_spare_of_a_player_not_one_each(tmp_path: Path) -> None:
+    if not can_wake_idle():
+        assert not os.environ.get("CI"), "CI runs as root, who can wake a spare"
+        pytest.skip("only root can wake a process of the idle class: no spares here")
+    pool = PlayerPool([Entrant(PlayerSpec.from_command("p", seeded(1)), reuse=False)])
+
+    async def at_once() -> None:
+        try:
+            logs = [tmp_path / f"{index}.log" for index in range(3)]
+            players = await asyncio.gather(*(pool.acquire("p", log) for log in logs))
+            assert len({id(player) for player in players}) == 3
+            await pool._spares["p"]
+            # Three in their matches and the one spare: no process started for nobody.
+            assert len(pool._live) == 4
+        finally:
+            await pool.close()
+
+    asyncio.run(at_once())
+
+
 def test_a_flooding_player_costs_its_own_steps_and_no_other_match_a_moment(
     tmp_path: Path,
 ) -> None:

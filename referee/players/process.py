@@ -122,7 +122,8 @@ class ProgramPlayer(ConnectedPlayer):
         given, are the only cores its processes run on.
 
         A spare, started before its match is known, has no `log_path`: what it writes is held
-        until `switch_log`, and it runs idle until `wake` (where the referee may wake it).
+        until `switch_log`, and it starts in the idle class where the referee can bring it back
+        (`set_idle`).
         `logs` is the directory its logs go to, which it never sees; by default the log's."""
         self.log = PlayerLog(None, log_limit)
         super().__init__(spec, PlayerConnection(self.log, self._check, trace))

@@ -51,23 +51,20 @@ class PlayerPool:
         while idle:
             player = idle.pop()
             if player.alive:
-                player.switch_log(log_path)
-                if cores is not None:
-                    player.pin(cores)
-                return player
+                return _given(player, log_path, cores)
             self._leave(player)
         spec = self._entrants[name].spec
         if spec.kind is PlayerKind.HTTP:
             return HttpPlayer(spec, trace_channel(self._trace, name))  # nothing to start or keep
         if not self._entrants[name].reuse and can_wake_idle():
-            spare = await self._take_spare(name)
+            # The next spare is started before this one is awaited: another match's acquire
+            # meanwhile takes the new one, and no spare is left without an owner.
+            taken = self._spares.pop(name, None)
             self._spares[name] = asyncio.create_task(self._spare(name, log_path.parent, cores))
+            spare = await self._alive(taken)
             if spare is not None:
-                spare.switch_log(log_path)
-                if cores is not None:
-                    spare.pin(cores)
                 spare.set_idle(False)
-                return spare
+                return _given(spare, log_path, cores)
         player = ProgramPlayer(
             spec, log_path, table=self._table, trace=trace_channel(self._trace, name), cores=cores
         )
@@ -88,9 +85,8 @@ class PlayerPool:
             else:
                 self._leave(player)
 
-    async def _take_spare(self, name: str) -> ProgramPlayer | None:
-        """The spare started for `name`, if it is there and alive."""
-        task = self._spares.pop(name, None)
+    async def _alive(self, task: asyncio.Task[ProgramPlayer | None] | None) -> ProgramPlayer | None:
+        """The spare a task started, if there is one and it is alive."""
         spare = await task if task is not None else None
         if spare is not None and not spare.alive:
             self._leave(spare)  # a start that failed is said again by a fresh start
@@ -139,3 +135,11 @@ class PlayerPool:
         await asyncio.gather(
             *(player.close() for player in players), *self._leaving, return_exceptions=True
         )
+
+
+def _given(player: ProgramPlayer, log_path: Path, cores: frozenset[int] | None) -> ProgramPlayer:
+    """A started process made ready for its match: its log, and its cores if given."""
+    player.switch_log(log_path)
+    if cores is not None:
+        player.pin(cores)
+    return player
