@@ -26,8 +26,9 @@ OUTPUT_BUDGET_LINES = 4096
 SKIP_LIMIT = 256 * LINE_LIMIT
 READY = "ready"
 COMMENT = "#"
-# A move is an atom or a list, whose arguments may be lists in turn (GDL function terms).
-_MOVE = re.compile(r"\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\)|[^\s()]+")
+# The tokens of a list of moves: a move is an atom or a list, whose arguments may be lists
+# in turn (GDL function terms), nested as deep as the rules nest them.
+_TOKEN = re.compile(r"[()]|[^\s()]+")
 
 
 class EndReason(StrEnum):
@@ -120,8 +121,24 @@ def start_game(message: Start) -> Game:
 
 
 def split_moves(text: str) -> list[str]:
-    """The moves in a list of moves on one line, as the protocol splits them."""
-    return _MOVE.findall(text)
+    """The moves in a list of moves on one line, as the protocol splits them: each atom or
+    balanced list at the top level (an unbalanced rest is no move)."""
+    moves: list[str] = []
+    depth = 0
+    begin = 0
+    for token in _TOKEN.finditer(text):
+        if token.group() == "(":
+            if depth == 0:
+                begin = token.start()
+            depth += 1
+        elif token.group() == ")":
+            if depth:
+                depth -= 1
+                if depth == 0:
+                    moves.append(text[begin : token.end()])
+        elif depth == 0:
+            moves.append(token.group())
+    return moves
 
 
 def parse(line: str) -> Message | None:
