@@ -122,6 +122,22 @@ class GameFault(RefereeError):
     """A state where the rules themselves fail: no legal move, no goal or several."""
 
 
+class StateLimit(StrEnum):
+    """The limits a state of the rules is computed within."""
+
+    MEMORY = "memory"
+    TIME = "time"
+
+
+class StateLimitFault(GameFault):
+    """A state of the rules that cannot be computed within the limits the referee sets (its
+    memory, its deadline: `limit`), or that the grounder fails on (`limit` None)."""
+
+    def __init__(self, detail: str, limit: StateLimit | None = None) -> None:
+        super().__init__(detail)
+        self.limit = limit
+
+
 class ClusterError(RefereeError):
     """The cluster a tournament runs on failed it: unreachable, without workers, or a worker
     that cannot play a match. Never a fault of the players."""

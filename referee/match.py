@@ -15,11 +15,13 @@ from collections.abc import Awaitable, Callable, Hashable, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any, TypeVar
 
 from referee import clock, policy
 from referee.clock import SEND_LIMIT_S, Clocks, TimeBank
 from referee.errors import (
     FaultKind,
+    GameFault,
     IllegalMoveFault,
     MoveParseError,
     PlayerCrashed,
@@ -33,9 +35,11 @@ from referee.protocol import End, EndReason, Go, Moves, Start, is_ready, start_r
 from referee.records.signing import SigningKey
 from referee.records.transcript import (
     Fault,
+    RulesFault,
     Seat,
     Step,
     Transcript,
+    rules_fault,
     rulesheet_of,
     utc_now,
     write_transcript,
@@ -70,6 +74,7 @@ class _Answer:
     fault: PlayerFault | None
 
 
+R = TypeVar("R")
 StepCallback = Callable[[int, tuple[Move, ...], Hashable], None]
 
 
@@ -89,6 +94,7 @@ class Match:
         self.started_at = utc_now()
         self.began = clock.now()
         self.result: tuple[EndReason, dict[str, int]] | None = None
+        self.rules_fault: RulesFault | None = None
 
     async def run(self, on_step: StepCallback | None = None) -> Transcript:
         """Play the match to its end with started players; the transcript of it."""
@@ -97,35 +103,53 @@ class Match:
             state = self.game.initial_state()
             step = 0
             opening = policy.opening_rng(self.setup.seed)
-            while not forfeits and not self.game.is_terminal(state):
-                step += 1
-                if step <= self.setup.opening:
-                    joint = self._opening_step(step, state, opening)
-                else:
-                    joint, forfeits = await self._step(step, state)
-                if forfeits:
-                    break
-                state = self.game.next_state(state, joint)
-                if self.game.is_terminal(state):
-                    # Decided now: an interruption while the players are told cannot undo it.
+            try:
+                over = await self._rules(self.game.is_terminal, state)
+                while not forfeits and not over:
+                    step += 1
+                    if step <= self.setup.opening:
+                        joint = self._opening_step(step, state, opening)
+                    else:
+                        joint, forfeits = await self._step(step, state)
+                    if forfeits:
+                        break
+                    state = await self._rules(self.game.next_state, state, joint)
+                    over = await self._rules(self.game.is_terminal, state)
+                    if over:
+                        # Decided now: an interruption while the players are told cannot undo it.
+                        self._decide(EndReason.TERMINAL, self.game.goals(state))
+                    if on_step is not None:
+                        on_step(step, joint, state)
+                    await self._tell_all(str(Moves(step, joint)))
+                if over and self.result is None:  # a game over before any move
                     self._decide(EndReason.TERMINAL, self.game.goals(state))
-                if on_step is not None:
-                    on_step(step, joint, state)
-                await self._tell_all(str(Moves(step, joint)))
+            except GameFault as fault:
+                # The rules cannot say what state `step` is: the match ends there, and nobody
+                # is to blame but the rules.
+                self.rules_fault = rules_fault(self.game, step, fault)
         except asyncio.CancelledError:
             reason, goals = self.result or (EndReason.ABORTED, dict.fromkeys(self.roles, 0))
             with contextlib.suppress(BaseException):
                 end = End(tuple(goals.values()), reason)
                 await asyncio.wait_for(self._tell_all(str(end)), 1.0)
             raise
+        if self.rules_fault is not None:
+            self.result = None
+            await self._tell_all(str(End((0,) * len(self.roles), EndReason.ABORTED)))
+            return self.transcript()
         if forfeits:
             self._decide(EndReason.FORFEIT, policy.forfeit_goals(len(self.roles), forfeits))
-        elif self.result is None:  # a game over before any move
-            self._decide(EndReason.TERMINAL, self.game.goals(state))
         assert self.result is not None
         reason, goals = self.result
         await self._tell_all(str(End(tuple(goals.values()), reason)))
         return self.transcript()
+
+    async def _rules(self, query: Callable[..., R], *args: Any) -> R:
+        """A question to the rules; off the event loop when a state may take long to compute,
+        so that no other match's clock waits for it."""
+        if self.game.slow_states:
+            return await asyncio.to_thread(query, *args)
+        return query(*args)
 
     def _decide(self, reason: EndReason, goals: Sequence[int]) -> None:
         self.result = reason, dict(zip(self.roles, goals, strict=True))
@@ -291,6 +315,7 @@ class Match:
             goals=goals,
             rulesheet=rulesheet_of(self.game),
             opening=self.setup.opening,
+            rules_fault=self.rules_fault,
         )
 
 

@@ -28,7 +28,7 @@ from referee.cli import present
 from referee.cli.help import PlainCommand
 from referee.clock import Clocks, ggp_seconds
 from referee.errors import ConfigError, ConformanceFileError, RefereeError, TranscriptError
-from referee.games import GAMES, Game, get_game
+from referee.games import GAMES, Game, StateLimits, get_game
 from referee.games.playout import random_steps
 from referee.gateway import Gateway
 from referee.gateway import serve as serve_gateway
@@ -96,35 +96,56 @@ _LIMIT_OPTIONS = {
     "open_files": ("N", "Open files per player process."),
     "file_size_mb": ("MIB", "Largest file a player may write, MiB."),
 }
+# The same for the limits of computing one state of a rulesheet played one state at a time.
+_STATE_OPTIONS = {
+    "memory_mb": ("MIB", "Memory for computing one state of a GDL game, MiB."),
+    "seconds": ("SECONDS", "Time for computing one state of a GDL game."),
+}
 
 
-def _limit_options(command: F) -> F:
-    """Give a command the options of every limit, handed to it as one `limits: Limits`."""
-    default = Limits()
-    signature = inspect.signature(command, eval_str=True)
-    options = [
-        inspect.Parameter(
-            item.name,
-            inspect.Parameter.KEYWORD_ONLY,
-            default=getattr(default, item.name),
-            annotation=Annotated[
-                int,
-                typer.Option(
-                    min=1, metavar=_LIMIT_OPTIONS[item.name][0], help=_LIMIT_OPTIONS[item.name][1]
-                ),
-            ],
-        )
-        for item in fields(Limits)
-    ]
-    kept = [p for p in signature.parameters.values() if p.name != "limits"]
+def _options_of(
+    record: type[Any], parameter: str, prefix: str, table: dict[str, tuple[str, str]]
+) -> Callable[[F], F]:
+    """Give a command an option per field of the dataclass `record` (named `prefix` and the
+    field), handed to it as one `parameter: record`."""
 
-    @functools.wraps(command)
-    def run(*args: object, **kwargs: Any) -> None:
-        values = {item.name: kwargs.pop(item.name) for item in fields(Limits)}
-        command(*args, limits=Limits(**values), **kwargs)
+    def decorate(command: F) -> F:
+        default = record()
+        signature = inspect.signature(command, eval_str=True)
+        options = [
+            inspect.Parameter(
+                prefix + item.name,
+                inspect.Parameter.KEYWORD_ONLY,
+                default=getattr(default, item.name),
+                annotation=Annotated[
+                    type(getattr(default, item.name)),
+                    typer.Option(
+                        # Whole units, or for seconds any positive time.
+                        min=1 if isinstance(getattr(default, item.name), int) else 0.001,
+                        metavar=table[item.name][0],
+                        help=table[item.name][1],
+                    ),
+                ],
+            )
+            for item in fields(record)
+        ]
+        kept = [p for p in signature.parameters.values() if p.name != parameter]
 
-    run.__signature__ = signature.replace(parameters=[*kept, *options])  # type: ignore[attr-defined]
-    return run  # type: ignore[return-value]
+        @functools.wraps(command)
+        def run(*args: object, **kwargs: Any) -> None:
+            values = {item.name: kwargs.pop(prefix + item.name) for item in fields(record)}
+            command(*args, **{parameter: record(**values)}, **kwargs)
+
+        run.__signature__ = signature.replace(parameters=[*kept, *options])  # type: ignore[attr-defined]
+        return run  # type: ignore[return-value]
+
+    return decorate
+
+
+# Every limit of a player, handed to the command as one `limits: Limits`.
+_limit_options = _options_of(Limits, "limits", "", _LIMIT_OPTIONS)
+# The limits of a GDL game's states, handed to the command as one `states: StateLimits`.
+_state_options = _options_of(StateLimits, "states", "state_", _STATE_OPTIONS)
 
 
 def _error(message: str) -> None:
@@ -383,6 +404,7 @@ def conformance(
 @app.command(cls=PlainCommand)
 @_user_errors
 @_limit_options
+@_state_options
 def play(
     game: GameArgument,
     player: Annotated[
@@ -420,6 +442,7 @@ def play(
     trace: TraceOption = None,
     *,
     limits: Limits,
+    states: StateLimits,
 ) -> None:
     """Play one match between player programs and write its transcript, signed.
 
@@ -429,7 +452,7 @@ def play(
       referee play hex-pie -p player1=human -p player2=mcts
       referee play quad -p x='./mybot' -p o=random --trace trace.log
     """
-    found = get_game(game)
+    found = get_game(game, states)
     seats = [replace(spec, limits=limits) for spec in parse_seats(found, player)]
     clocks = Clocks(start_clock, play_clock, time_bank)
     if any(spec.kind is PlayerKind.HTTP for spec in seats):
@@ -477,6 +500,9 @@ def play(
         _error(present.unready_line(fault, seat))
     if unready:
         raise typer.Exit(EXIT_FAILED)
+    if transcript.rules_fault is not None:
+        _error(present.rules_fault_line(transcript.rules_fault))
+        raise typer.Exit(EXIT_BAD_INPUT)
 
 
 def _key_note(key: SigningKey, created: bool, directory: Path) -> str:
@@ -623,11 +649,11 @@ def standings(
     _print_standings(results, fmt, as_json, key)
 
 
-def _select_games(text: str) -> list[Game]:
+def _select_games(text: str, states: StateLimits) -> list[Game]:
     """`all`, or game ids separated by commas."""
     if text.strip() == "all":
         return list(GAMES.values())
-    selected = [get_game(game_id.strip()) for game_id in text.split(",") if game_id.strip()]
+    selected = [get_game(game_id.strip(), states) for game_id in text.split(",") if game_id.strip()]
     if not selected:
         raise RefereeError("--games: name at least one game, or all")
     return selected
@@ -636,6 +662,7 @@ def _select_games(text: str) -> list[Game]:
 @app.command("validate", cls=PlainCommand)
 @_user_errors
 @_limit_options
+@_state_options
 def validate_command(
     command: Annotated[
         str,
@@ -666,6 +693,7 @@ def validate_command(
     trace: TraceOption = None,
     *,
     limits: Limits,
+    states: StateLimits,
 ) -> None:
     """Check that a player program is fit for a tournament: play it against random and judge.
 
@@ -674,7 +702,7 @@ def validate_command(
       referee validate 'python3 bot.py'
       referee validate './bot' --games ticblock,quad --trace t.log
     """
-    selected = _select_games(games)
+    selected = _select_games(games, states)
     spec = program_spec(command, "validate checks a program; a person cannot be validated")
     spec = replace(spec, name="submitted", limits=limits)
     clocks = Clocks(start_clock, play_clock)

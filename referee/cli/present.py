@@ -26,7 +26,7 @@ from referee.match import StepCallback
 from referee.players.base import Player, quoted
 from referee.players.connection import ConnectedPlayer
 from referee.records.replay import DirectoryReport, FileVerdict, Frame, Outcome, Replay
-from referee.records.transcript import Fault, Transcript
+from referee.records.transcript import Fault, RulesFault, Transcript
 from referee.tournaments.config import TournamentConfig
 from referee.tournaments.runner import Observer
 from referee.tournaments.schedule import ScheduledMatch
@@ -67,6 +67,12 @@ def result_line(transcript: Transcript) -> str:
         return f"result: none ({transcript.end_reason} after {steps} steps)"
     goals = ", ".join(f"{role} {goal}" for role, goal in transcript.goals.items())
     return f"result: {goals} ({transcript.end_reason} after {steps} steps)"
+
+
+def rules_fault_line(fault: RulesFault) -> str:
+    """Why the rules ended a match: the state they could not compute, and what failed."""
+    after = f"after step {fault.step}" if fault.step else "the first state"
+    return f"the rules fail at state {fault.step} ({after}): {fault.detail}; the match is aborted"
 
 
 def step_printer(game: Game, show: bool) -> StepCallback:
@@ -154,6 +160,8 @@ class TournamentProgress(Observer):
             f"[{self.done}/{self.total}] {match.match_id}: {goals}"
             f" ({transcript.end_reason}{faults})"
         )
+        if transcript.rules_fault is not None:
+            self._print(f"{match.match_id}: {rules_fault_line(transcript.rules_fault)}")
         self.progress.update(
             self.task, advance=1, running=self.running, faults=self.faults, lead=self._lead()
         )

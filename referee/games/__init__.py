@@ -16,7 +16,8 @@ from referee.games.base import (
 )
 from referee.games.blocker_parallel import BlockerParallel
 from referee.games.double_tictactoe import DoubleTictactoe
-from referee.games.gdl import GdlGame, load_rulesheet, load_text, rulesheet_sha256
+from referee.games.gdl import GdlGame, StateLimits, load_rulesheet, load_text, rulesheet_sha256
+from referee.games.gdl.remote import DEFAULT_LIMITS
 from referee.games.gdl.syntax import one_line
 from referee.games.hex_pie import HexPie
 from referee.games.quad import Quad
@@ -59,15 +60,16 @@ def is_rulesheet(game_id: str) -> bool:
     return game_id.endswith(".kif") or "/" in game_id
 
 
-def get_game(game_id: str) -> Game:
-    """The built-in game with this id, or the game of a `.kif` file.
+def get_game(game_id: str, limits: StateLimits = DEFAULT_LIMITS) -> Game:
+    """The built-in game with this id, or the game of a `.kif` file, its states computed
+    within `limits`.
 
     UnknownGameError listing the known ids; RulesheetError for a file that cannot be used.
     """
     if game_id in GAMES:
         return GAMES[game_id]
     if is_rulesheet(game_id):
-        return load_rulesheet(game_id)
+        return load_rulesheet(game_id, limits)
     raise UnknownGameError(game_id, tuple(GAMES))
 
 
@@ -80,6 +82,7 @@ __all__ = [
     "Goals",
     "JointMove",
     "Move",
+    "StateLimits",
     "as_gdl",
     "builtin_with_rules",
     "canonical_spelling",

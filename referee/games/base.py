@@ -56,6 +56,9 @@ class Game(ABC, Generic[S]):
     legend: ClassVar[str] = ". empty"
     # The longest a match can last by the rules, in steps: what bounds a match's time.
     max_steps: ClassVar[int]
+    # Whether computing a state may take long (a GDL game reasoned about one state at a time
+    # in a child process): code on an event loop computes its states off the loop.
+    slow_states: bool = False
 
     def __init__(self) -> None:
         self._moves: dict[str, Move] = {move: move for move in self.all_moves()}

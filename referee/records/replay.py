@@ -22,13 +22,16 @@ from referee.clock import Clocks, TimeBank
 from referee.errors import (
     ConfigError,
     FaultKind,
+    GameFault,
     MoveParseError,
     RulesheetError,
     SchemaVersionError,
+    StateLimit,
     TranscriptError,
     UnknownGameError,
 )
-from referee.games import Game, Move, get_game, load_text, rulesheet_sha256
+from referee.games import Game, Move, StateLimits, get_game, load_text, rulesheet_sha256
+from referee.games.gdl.remote import DEFAULT_LIMITS
 from referee.policy import MAX_SEED, Policy
 from referee.protocol import EndReason
 from referee.records.signing import SignatureCheck
@@ -76,9 +79,17 @@ class Frame:
             "moves": self.moves,
             "times_ms": self.times_ms,
             "faults": [asdict(fault) for fault in self.faults],
-            "terminal": game.is_terminal(self.state),
+            "terminal": _terminal(game, self.state),
             "board": game.render(self.state),
         }
+
+
+def _terminal(game: Game, state: Hashable) -> bool | None:
+    """Whether a state is terminal; None for the state the rules failed on."""
+    try:
+        return game.is_terminal(state)
+    except GameFault:
+        return None
 
 
 @dataclass(frozen=True)
@@ -118,25 +129,39 @@ def replay(transcript: Transcript) -> Replay:
     """Re-apply a transcript's steps with the rules; stops at the first discrepancy."""
     note = None
     try:
+        limits = _recorded_limits(transcript)
         if transcript.rulesheet is None:
-            game = get_game(transcript.game)
+            game = get_game(transcript.game, limits)
         else:
-            game, note = _recorded_rules(transcript.rulesheet)
+            game, note = _recorded_rules(transcript.rulesheet, limits)
     except (UnknownGameError, RulesheetError) as error:
         return Replay(transcript, None, [], Discrepancy("game", str(error)))
     frames: list[Frame] = []
+    replayer = _Replayer(transcript, game, frames)
     try:
-        _Replayer(transcript, game, frames).run()
+        replayer.run()
     except _Mismatch as mismatch:
         return Replay(transcript, game, frames, mismatch.discrepancy, note)
-    return Replay(transcript, game, frames, None, note)
+    return Replay(transcript, game, frames, None, replayer.note or note)
 
 
-def _recorded_rules(sheet: Rulesheet) -> tuple[Game, str | None]:
+def _recorded_limits(transcript: Transcript) -> StateLimits:
+    """The limits a match's states were computed within, as far as its record says: those
+    of its rules fault; else the defaults, which a match that ended did not pass."""
+    fault = transcript.rules_fault
+    if fault is None or fault.state_memory_mb is None or fault.state_seconds is None:
+        return DEFAULT_LIMITS
+    try:
+        return StateLimits(fault.state_memory_mb, fault.state_seconds)
+    except ConfigError:
+        return DEFAULT_LIMITS  # told as a discrepancy by the header's check
+
+
+def _recorded_rules(sheet: Rulesheet, limits: StateLimits) -> tuple[Game, str | None]:
     """The game of a transcript's own rulesheet, and a note if the file has changed since."""
     if rulesheet_sha256(sheet.text) != sheet.sha256:
         raise RulesheetError(sheet.path, None, "the recorded rules do not match their SHA-256")
-    game = load_text(sheet.text, sheet.path)
+    game = load_text(sheet.text, sheet.path, limits)
     try:
         current = Path(sheet.path).read_text(encoding="utf-8", errors="replace")
         now = rulesheet_sha256(current)
@@ -173,6 +198,10 @@ class _Replayer:
         # only the moves, the end and the goals can be checked.
         self.imported = transcript.origin is not None
         self.last_at_ms = 0.0
+        # The state being computed (0 the first; n the one after step n), for a fault of
+        # the rules; and what to know of one that is not a discrepancy.
+        self.at = 0
+        self.note: str | None = None
 
     def run(self) -> None:
         self._check_header()
@@ -183,9 +212,48 @@ class _Replayer:
         _, self.out = policy.start_outcome(Policy(self.t.policy), faulty)
         state = self.game.initial_state()
         self.frames.append(Frame(0, state, faults=list(start_faults.values())))
-        for number, step in enumerate(self.t.steps, start=1):
-            state = self._step(number, step, state)
-        self._check_end(state)
+        try:
+            for number, step in enumerate(self.t.steps, start=1):
+                state = self._step(number, step, state)
+            self.at = len(self.t.steps)
+            if self.t.rules_fault is not None:
+                self._check_rules_fault(state)
+            else:
+                self._check_end(state)
+        except GameFault as fault:
+            recorded = self.t.rules_fault
+            if recorded is None or recorded.step != self.at:
+                raise _at_step(self.at, f"the rules fail at this state: {fault}") from None
+            self._check_aborted_by_rules()
+
+    def _check_rules_fault(self, state: Hashable) -> None:
+        """The rules fail to compute the last state, as the record says; GameFault when they
+        do. A deadline depends on the machine, so one passed here too is only a note."""
+        fault = self.t.rules_fault
+        assert fault is not None
+        if fault.step != self.at:
+            raise _at(
+                "rules_fault",
+                f"at state {fault.step}, but the match ends after step {self.at}",
+            )
+        if self.game.is_terminal(state):
+            self.game.goals(state)
+        if fault.limit == StateLimit.TIME:
+            self._check_aborted_by_rules()
+            self.note = (
+                f"state {fault.step} computes here within {fault.state_seconds:g} s;"
+                f" the match's machine gave up on it: {fault.detail}"
+            )
+            return
+        raise _at("rules_fault", f"state {fault.step} computes here: {fault.detail} is not so")
+
+    def _check_aborted_by_rules(self) -> None:
+        """A match the rules ended (aborted, no goals: the header's checks) has no later
+        fault."""
+        late = [step for step in self.faults if step > self.at]
+        if late:
+            role = next(iter(self.faults[late[0]]))
+            raise _at_step(late[0], "a fault at a step that was never played", role)
 
     def _check_header(self) -> None:
         roles = [seat.role for seat in self.t.seats]
@@ -222,9 +290,26 @@ class _Replayer:
         if ended < started:
             raise _at("ended_at", f"{self.t.ended_at} is before started_at {self.t.started_at}")
         self.longest_ms = (ended - started).total_seconds() * 1000 + _WALL_CLOCK_SLACK_MS
+        self._check_rules_fault_header()
         if seats_disagree(self.t):
             players = " vs ".join(seat.player for seat in self.t.seats)
             raise _at("seats", f"{players}, in this order, is not the seating of {self.t.match_id}")
+
+    def _check_rules_fault_header(self) -> None:
+        fault = self.t.rules_fault
+        if fault is None:
+            return
+        if self.t.end_reason != EndReason.ABORTED:
+            raise _at("end", f"recorded as {self.t.end_reason}, but the rules failed the match")
+        if fault.limit is not None and fault.limit not in set(StateLimit):
+            raise _at("rules_fault", f"unknown limit {fault.limit!r}")
+        if (fault.state_memory_mb is None) != (fault.state_seconds is None):
+            raise _at("rules_fault", "one limit of a state recorded without the other")
+        if fault.state_memory_mb is not None and fault.state_seconds is not None:
+            try:
+                StateLimits(fault.state_memory_mb, fault.state_seconds)
+            except ConfigError as error:
+                raise _at("rules_fault", str(error)) from None
 
     def _time_of(self, where: str) -> datetime:
         text = getattr(self.t, where)
@@ -346,6 +431,7 @@ class _Replayer:
             if recorded > number:
                 raise _at_step(number, f"missing: the next step recorded is step {recorded}")
             raise _at_step(number, f"numbered {recorded}: steps must count up from 1")
+        self.at = number - 1
         if self.game.is_terminal(state):
             raise _at_step(number, f"played after the game ended at step {number - 1}")
         self._known_roles(moves, number)
@@ -357,6 +443,7 @@ class _Replayer:
         legal = [self.game.legal_moves(state, role) for role in range(len(self.roles))]
         joint = [self._legal_move(number, role, moves, legal[role]) for role in range(len(legal))]
         faults = self.faults.get(number, {})
+        self.at = number
         if number <= self.t.opening and not self.imported:
             self._check_opening(number, joint, legal, step, faults)
             state = self.game.next_state(state, joint)

@@ -15,7 +15,13 @@ from typing import Any
 
 from pydantic import ConfigDict, TypeAdapter, ValidationError
 
-from referee.errors import FaultKind, SchemaVersionError, TranscriptError
+from referee.errors import (
+    FaultKind,
+    GameFault,
+    SchemaVersionError,
+    StateLimitFault,
+    TranscriptError,
+)
 from referee.games import Game, GdlGame
 from referee.records.files import field_path, read_text, write_atomic
 from referee.records.signing import SIGNATURE_FIELD, SignatureCheck, SigningKey, check_signature
@@ -111,6 +117,23 @@ class Rulesheet:
 
 
 @dataclass(frozen=True)
+class RulesFault:
+    """Where the rules failed a match: the state (0 the first; `step` the state after that
+    step) they could not compute, why, and the limits each state had when the game was
+    reasoned about one state at a time."""
+
+    __pydantic_config__ = _STRICT
+
+    step: int
+    detail: str
+    # Which limit the state passed ("memory", "time"); None for a fault of the rules as
+    # written (no legal move, no goal), or a grounder's failure.
+    limit: str | None = None
+    state_memory_mb: int | None = None
+    state_seconds: float | None = None
+
+
+@dataclass(frozen=True)
 class Transcript:
     """Everything about one match; `goals` is None when the match was aborted."""
 
@@ -139,6 +162,9 @@ class Transcript:
     # None for a match this referee played; "ggp" for one another game manager played,
     # imported from its match JSON: its answer times and its own random moves are unknown.
     origin: str | None = None
+    # Set when the match ended because the rules could not compute a state (then it is
+    # aborted, with no goals): a fault of the game, no player's.
+    rules_fault: RulesFault | None = None
     signature: Signature | None = None
 
     def to_json(self) -> dict[str, Any]:
@@ -149,6 +175,12 @@ class Transcript:
     def complete(self) -> bool:
         """Whether the match reached its end (by the rules or by a forfeit)."""
         return self.goals is not None and self.end_reason != "aborted"
+
+    @property
+    def settled(self) -> bool:
+        """Whether playing the match again could change nothing: it reached its end, or the
+        rules failed it (then it has no result, and playing it again fails the same way)."""
+        return self.complete or self.rules_fault is not None
 
 
 _ADAPTER = TypeAdapter(Transcript)
@@ -161,6 +193,15 @@ def rulesheet_of(game: Game) -> Rulesheet | None:
     if not isinstance(game, GdlGame):
         return None
     return Rulesheet(game.path, game.sha256, game.rules)
+
+
+def rules_fault(game: Game, step: int, fault: GameFault) -> RulesFault:
+    """The record of the rules failing at state `step`, with the limits its states had."""
+    limit = str(fault.limit) if isinstance(fault, StateLimitFault) and fault.limit else None
+    limits = game.state_limits if isinstance(game, GdlGame) else None
+    if limits is None:
+        return RulesFault(step, str(fault), limit)
+    return RulesFault(step, str(fault), limit, limits.memory_mb, limits.seconds)
 
 
 def utc_now() -> str:

@@ -21,7 +21,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from referee.clock import Clocks, ggp_seconds
 from referee.errors import ConfigError, RefereeError, RulesheetError
-from referee.games import GAMES, Game, is_rulesheet, load_rulesheet
+from referee.games import GAMES, Game, StateLimits, is_rulesheet, load_rulesheet
+from referee.games.gdl.remote import DEFAULT_LIMITS, STATE_MEMORY_MB, STATE_SECONDS
 from referee.players.base import PlayerKind, PlayerSpec
 from referee.players.builtin import program_spec
 from referee.players.chance import competing
@@ -116,6 +117,8 @@ class _ConfigFile(_Strict):
     openings: Annotated[int, Field(ge=0, le=MAX_OPENING)] = 0
     rating_interval: NonNegative = 0
     anchor: Name | None = None
+    state_memory_mb: Annotated[int, Field(ge=64)] = STATE_MEMORY_MB
+    state_seconds: Annotated[float, Field(gt=0, le=3600)] = STATE_SECONDS
 
 
 class TournamentFormat(StrEnum):
@@ -171,6 +174,8 @@ class TournamentConfig:
     rating_interval: int = 0
     # The player whose rating is 0; None puts the mean rating at 0.
     anchor: str | None = None
+    # What computing one state of a rulesheet played one state at a time may take.
+    states: StateLimits = DEFAULT_LIMITS
     # The config file's text, which a cluster's workers are sent to read it as this one did.
     text: str = field(default="", repr=False, compare=False)
 
@@ -267,8 +272,9 @@ def _build(path: Path, raw: _ConfigFile, locate: _Locator) -> TournamentConfig:
     base = path.resolve().parent
     games = []
     seen: set[str] = set()
+    states = StateLimits(raw.state_memory_mb, raw.state_seconds)
     for index, entry in enumerate(raw.games):
-        game = _game(entry.id, base, ("games", index, "id"))
+        game = _game(entry.id, base, ("games", index, "id"), states)
         if game.id in seen:
             raise _Located(("games", index, "id"), f"game {game.id} is listed twice")
         seen.add(game.id)
@@ -328,6 +334,7 @@ def _build(path: Path, raw: _ConfigFile, locate: _Locator) -> TournamentConfig:
         openings=raw.openings,
         rating_interval=raw.rating_interval,
         anchor=raw.anchor,
+        states=states,
     )
 
 
@@ -432,14 +439,15 @@ def _spec(entry: _PlayerEntry, base: Path, where: Location) -> PlayerSpec:
         raise _Located((*where, "command"), str(error)) from None
 
 
-def _game(game_id: str, base: Path, loc: Location) -> Game:
-    """A built-in game, or the game of a rulesheet named relative to the config's folder."""
+def _game(game_id: str, base: Path, loc: Location, states: StateLimits) -> Game:
+    """A built-in game, or the game of a rulesheet named relative to the config's folder,
+    its states computed within `states`."""
     if game_id in GAMES:
         return GAMES[game_id]
     if not is_rulesheet(game_id):
         raise _Located(loc, f"unknown game {game_id!r}{_hint(game_id)}")
     try:
-        return load_rulesheet(os.path.normpath(base / game_id))
+        return load_rulesheet(os.path.normpath(base / game_id), states)
     except RulesheetError as error:
         raise _Located(loc, str(error)) from None
 

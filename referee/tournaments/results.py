@@ -95,6 +95,16 @@ class Survey:
     unreadable: list[str] = field(default_factory=list)
 
 
+def _settled(transcript: Transcript, config: TournamentConfig) -> bool:
+    """Whether a match needs no playing again: it reached its end, or the rules failed it
+    under the limits the config still gives their states (with others it may not fail)."""
+    fault = transcript.rules_fault
+    if fault is None or fault.state_memory_mb is None:
+        return transcript.settled
+    limits = (fault.state_memory_mb, fault.state_seconds)
+    return limits == (config.states.memory_mb, config.states.seconds)
+
+
 def survey(
     config: TournamentConfig,
     schedule: Sequence[ScheduledMatch],
@@ -179,11 +189,11 @@ def survey(
     for transcript in played.values():
         match = scheduled[transcript.match_id]
         rounds[match.game.id] = max(rounds.get(match.game.id, 0), match.round)
-    result.done = [t for t in played.values() if t.complete]
+    result.done = [t for t in played.values() if _settled(t, config)]
     result.todo = [
         match
         for match in schedule
-        if match.match_id not in played or not played[match.match_id].complete
+        if match.match_id not in played or not _settled(played[match.match_id], config)
     ]
     if before:
         new = Counter(

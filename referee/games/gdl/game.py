@@ -19,6 +19,7 @@ from referee.games.gdl.check import checked_rules, negation_cycle
 from referee.games.gdl.compile import Unstratified, compile_program
 from referee.games.gdl.ground import TooBig, ground, probe
 from referee.games.gdl.reasoner import Reasoner, State
+from referee.games.gdl.remote import DEFAULT_LIMITS, RemotePerState, StateLimits
 from referee.games.gdl.render import describe_facts, fact_boards, render_facts
 from referee.games.gdl.syntax import format_term, one_line, parse_rulesheet, parse_terms
 
@@ -40,6 +41,9 @@ class GdlGame(Game[State]):
 
     def __init__(self, reasoner: Reasoner, path: str, text: str) -> None:
         self.reasoner = reasoner
+        self.slow_states = isinstance(reasoner, RemotePerState)
+        # What computing one state may take, for a game played one state at a time.
+        self.state_limits = reasoner.limits if isinstance(reasoner, RemotePerState) else None
         self.path = path
         self.rules = text
         self.sha256 = rulesheet_sha256(text)
@@ -154,21 +158,21 @@ def rulesheet_sha256(text: str) -> str:
 
 # Grounding takes up to seconds: a tournament, a replay and a player load each game once.
 @lru_cache(maxsize=8)
-def load_text(text: str, path: str) -> GdlGame:
+def load_text(text: str, path: str, limits: StateLimits = DEFAULT_LIMITS) -> GdlGame:
     """The game a rulesheet's text defines; RulesheetError naming `path` if it cannot be used.
 
     The rules are compiled whole when they ground within the budget for that, and else
-    evaluated one state at a time, once the first state is shown to ground.
+    evaluated one state at a time, once the first state is shown to ground: in a child
+    process, each state within `limits`.
     """
     try:
         program = ground(text, path)
     except TooBig:
         probe(text, path)
-        # Imported here: it brings clingo into this process, which only such games need.
-        from referee.games.gdl.per_state import PerState
-
-        rules = checked_rules(parse_rulesheet(text, path), path)
-        return GdlGame(PerState(rules, path), path, text)
+        try:
+            return GdlGame(RemotePerState(text, path, limits), path, text)
+        except GameFault as fault:
+            raise RulesheetError(path, None, f"its first state cannot be used: {fault}") from None
     try:
         reasoner = compile_program(program)
     except Unstratified:
@@ -179,10 +183,10 @@ def load_text(text: str, path: str) -> GdlGame:
     return GdlGame(reasoner, path, text)
 
 
-def load_rulesheet(path: str | Path) -> GdlGame:
+def load_rulesheet(path: str | Path, limits: StateLimits = DEFAULT_LIMITS) -> GdlGame:
     """The game of a `.kif` file; RulesheetError if it cannot be read or used."""
     try:
         text = Path(path).read_text(encoding="utf-8", errors="replace")
     except OSError as error:
         raise RulesheetError(str(path), None, f"cannot read it: {error.strerror}") from None
-    return load_text(text, str(path))
+    return load_text(text, str(path), limits)

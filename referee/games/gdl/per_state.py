@@ -54,7 +54,15 @@ class PerState:
     complete = False
     bad_goals: tuple[tuple[str, str], ...] = ()
 
-    def __init__(self, rules: Sequence[Rule], where: str) -> None:
+    def __init__(
+        self,
+        rules: Sequence[Rule],
+        where: str,
+        facts: Sequence[str] = (),
+        moves: Sequence[Sequence[str]] = (),
+    ) -> None:
+        """`facts` and `moves` (clingo's text of each symbol) take the first indices, in
+        order: a reasoner started again after one that was stopped keeps its states."""
         self._rules = rules
         self._where = where
         self._names = Names()
@@ -64,12 +72,17 @@ class PerState:
         self._role_symbol: list[clingo.Symbol] = []
         self._facts: list[str] = []
         self._fact_asp: list[str] = []
+        self._fact_symbols: list[clingo.Symbol] = []
         self._bit: dict[clingo.Symbol, int] = {}
         self._moves: list[list[str]] = [[] for _ in self.roles]
         self._move_symbols: list[list[clingo.Symbol]] = [[] for _ in self.roles]
         self._move_at: list[dict[clingo.Symbol, int]] = [{} for _ in self.roles]
         self._move_by_text: list[dict[str, int]] = [{} for _ in self.roles]
         self._views: OrderedDict[State, _View] = OrderedDict()
+        self._state(clingo.parse_term(fact) for fact in facts)
+        for role, row in enumerate(moves):
+            for move in row:
+                self._move(role, clingo.parse_term(move))
         symbols = self._solve(self._ground(self._text(_START)), "the start")
         by_text = {
             format_term(self._names.term(s.arguments[0])): s.arguments[0]
@@ -111,6 +124,16 @@ class PerState:
 
     def known_moves(self) -> Iterable[str]:
         return {move for row in self._moves for move in row}
+
+    def facts_from(self, first: int) -> list[tuple[str, str]]:
+        """The facts met from index `first` on: each one's GDL text and clingo's."""
+        symbols = self._fact_symbols
+        return [(self._facts[i], str(symbols[i])) for i in range(first, len(self._facts))]
+
+    def moves_from(self, role: int, first: int) -> list[tuple[str, str]]:
+        """A role's moves met from index `first` on: each one's GDL text and clingo's."""
+        row = self._moves[role]
+        return [(row[i], str(self._move_symbols[role][i])) for i in range(first, len(row))]
 
     def fact_texts(self, state: State) -> list[str]:
         return sorted(fact for i, fact in enumerate(self._facts) if state >> i & 1)
@@ -182,6 +205,7 @@ class PerState:
                 bit = self._bit[fact] = len(self._facts)
                 self._facts.append(format_term(self._names.term(fact)))
                 self._fact_asp.append(f"true({fact}).\n")
+                self._fact_symbols.append(fact)
             state |= 1 << bit
         return state
 

@@ -1,0 +1,285 @@
+"""The per-state reasoner in a child process, with limits the referee sets, not the rules.
+
+A rulesheet is input from strangers. One whose first state is small can still have a later
+state that grounds to gigabytes (a domain that grows each step, a rule over its product),
+and clingo grounds in the process that asks. So the per-state reasoner runs in a child
+(`remote_child.py`) under an address-space cap, and each question is given a deadline; the
+child is killed when it passes it. A state that cannot be computed within the limits, or
+that clingo fails on, is a fault of the rules (`StateLimitFault`, a `GameFault`), never a
+traceback in the caller and never the caller's memory.
+
+The child numbers facts and moves as it meets them; each answer carries the ones met since
+the last, so this side keeps the same tables and answers the questions about text itself.
+A child that was killed is started again with those tables, so the states this side holds
+keep their meaning.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import signal
+import subprocess
+import sys
+import threading
+import time
+import weakref
+from collections import OrderedDict
+from collections.abc import Hashable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from referee.errors import ConfigError, GameFault, StateLimit, StateLimitFault
+from referee.games.gdl.reasoner import State
+
+# Default limits, from the corpus (docs/benchmarks.md): its heaviest per-state game needs a
+# few hundred MiB of address space and its slowest state under a second.
+STATE_MEMORY_MB = 2048
+STATE_SECONDS = 10.0
+# What the child exits with when it runs out of memory outside a question.
+OUT_OF_MEMORY = 3
+# Views kept on this side: the current state's, a search player's recent ones.
+_KEPT = 64
+# An answer line longer than this is not one the child writes: it is broken.
+_LINE_LIMIT = 256 << 20
+
+
+@dataclass(frozen=True)
+class StateLimits:
+    """What computing one state of a rulesheet may take: address space and time."""
+
+    memory_mb: int = STATE_MEMORY_MB
+    seconds: float = STATE_SECONDS
+
+    def __post_init__(self) -> None:
+        if self.memory_mb < 64:
+            raise ConfigError(f"state_memory_mb: {self.memory_mb} MiB is too little (64 at least)")
+        if not 0 < self.seconds <= 3600:
+            raise ConfigError(f"state_seconds: {self.seconds} is not in (0, 3600]")
+
+
+DEFAULT_LIMITS = StateLimits()
+
+
+@dataclass(frozen=True)
+class _View:
+    legal: tuple[tuple[int, ...], ...]
+    terminal: bool
+    goals: tuple[tuple[int, ...], ...]
+
+
+class RemotePerState:
+    """The `Reasoner` of a game played one state at a time, its clingo in a limited child."""
+
+    complete = False
+    bad_goals: tuple[tuple[str, str], ...] = ()
+
+    def __init__(self, text: str, where: str, limits: StateLimits) -> None:
+        self._text = text
+        self._where = where
+        self.limits = limits
+        self._lock = threading.Lock()
+        self._child: subprocess.Popen[bytes] | None = None
+        self._finalizer: weakref.finalize[Any, Any] | None = None
+        self._buffer = bytearray()
+        self._timed_out = False
+        self._facts: list[str] = []
+        self._fact_symbols: list[str] = []
+        self._moves: list[list[str]] = []
+        self._move_symbols: list[list[str]] = []
+        self._move_by_text: list[dict[str, int]] = []
+        self._views: OrderedDict[State, _View] = OrderedDict()
+        # Questions the rules failed: asked again, they fail again at once, not after the
+        # limit again.
+        self._failed: OrderedDict[Hashable, GameFault] = OrderedDict()
+        with self._lock:
+            started = self._start()
+        self.roles: tuple[str, ...] = tuple(started["roles"])
+        self.initial: State = int(started["initial"], 16)
+
+    def legal(self, state: State, /) -> tuple[tuple[int, ...], ...]:
+        return self._view(state).legal
+
+    def terminal(self, state: State, /) -> bool:
+        return self._view(state).terminal
+
+    def goals(self, state: State, /) -> tuple[tuple[int, ...], ...]:
+        return self._view(state).goals
+
+    def next(self, state: State, moves: Sequence[int], /) -> State:
+        with self._lock:
+            question = {"op": "next", "state": format(state, "x"), "moves": list(moves)}
+            answer = self._ask_held((state, tuple(moves)), question)
+        return int(answer["state"], 16)
+
+    def move(self, role: int, index: int) -> str:
+        return self._moves[role][index]
+
+    def move_index(self, role: int, text: str) -> int | None:
+        return self._move_by_text[role].get(text)
+
+    def known_moves(self) -> Iterable[str]:
+        return {move for row in self._moves for move in row}
+
+    def fact_texts(self, state: State) -> list[str]:
+        return sorted(fact for i, fact in enumerate(self._facts) if state >> i & 1)
+
+    def close(self) -> None:
+        """End the child; the next question starts another."""
+        with self._lock:
+            self._stop()
+
+    def _view(self, state: State) -> _View:
+        with self._lock:
+            view = self._views.get(state)
+            if view is not None:
+                self._views.move_to_end(state)
+                return view
+            answer = self._ask_held(state, {"op": "view", "state": format(state, "x")})
+            view = _View(
+                tuple(tuple(row) for row in answer["legal"]),
+                bool(answer["terminal"]),
+                tuple(tuple(row) for row in answer["goals"]),
+            )
+            self._views[state] = view
+            if len(self._views) > _KEPT:
+                self._views.popitem(last=False)
+            return view
+
+    def _ask_held(self, key: Hashable, request: dict[str, Any]) -> dict[str, Any]:
+        """A question to the child, the lock held: one question at a time."""
+        failed = self._failed.get(key)
+        if failed is not None:
+            raise failed
+        try:
+            if self._child is None:
+                self._start()
+            return self._exchange(request)
+        except GameFault as fault:
+            self._failed[key] = fault
+            if len(self._failed) > _KEPT:
+                self._failed.popitem(last=False)
+            raise
+
+    def _start(self) -> dict[str, Any]:
+        """Start the child and give it the rules and every fact and move met so far."""
+        command = [sys.executable, "-m", "referee.games.gdl.remote_child"]
+        self._child = subprocess.Popen(
+            [*command, str(self.limits.memory_mb << 20), str(self.limits.seconds)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            # Its own session: a Ctrl-C meant for the referee is not a fault of the rules.
+            start_new_session=True,
+        )
+        self._buffer.clear()
+        self._finalizer = weakref.finalize(self, _kill, self._child)
+        return self._exchange(
+            {
+                "op": "start",
+                "rules": self._text,
+                "where": self._where,
+                "facts": self._fact_symbols,
+                "moves": self._move_symbols,
+            }
+        )
+
+    def _exchange(self, request: dict[str, Any]) -> dict[str, Any]:
+        child = self._child
+        assert child is not None and child.stdin is not None and child.stdout is not None
+        try:
+            child.stdin.write(json.dumps(request, separators=(",", ":")).encode() + b"\n")
+            child.stdin.flush()
+            line = self._read_line(child, time.monotonic() + self.limits.seconds)
+        except BrokenPipeError:
+            line = None
+        if line is None:
+            raise self._lost()
+        answer: dict[str, Any] = json.loads(line)
+        self._learn(answer)
+        if "fault" in answer:
+            raise GameFault(answer["fault"])
+        if "error" in answer:
+            self._stop()
+            raise self._failure(answer["error"])
+        return answer
+
+    def _read_line(self, child: subprocess.Popen[bytes], deadline: float) -> bytes | None:
+        """The child's next line, or None when it is gone or the deadline passed (then it
+        is killed: a state it cannot compute in time is one it will not compute)."""
+        assert child.stdout is not None
+        fd = child.stdout.fileno()
+        while (end := self._buffer.find(b"\n")) < 0:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([fd], [], [], left)[0]:
+                self._timed_out = True
+                return None
+            chunk = os.read(fd, 1 << 16)
+            if not chunk or len(self._buffer) > _LINE_LIMIT:
+                return None
+            self._buffer += chunk
+        line = bytes(self._buffer[:end])
+        del self._buffer[: end + 1]
+        return line
+
+    def _learn(self, answer: dict[str, Any]) -> None:
+        """Take the facts and moves the child met while answering."""
+        for text, symbol in answer.get("facts", ()):
+            self._facts.append(text)
+            self._fact_symbols.append(symbol)
+        for role, row in enumerate(answer.get("moves", ())):
+            while len(self._moves) <= role:
+                self._moves.append([])
+                self._move_symbols.append([])
+                self._move_by_text.append({})
+            for text, symbol in row:
+                self._move_by_text[role][text] = len(self._moves[role])
+                self._moves[role].append(text)
+                self._move_symbols[role].append(symbol)
+
+    def _lost(self) -> StateLimitFault:
+        """Why the child gave no answer: out of time, or out of memory, or killed."""
+        timed_out, self._timed_out = self._timed_out, False
+        status = self._stop()
+        if timed_out:
+            return StateLimitFault(
+                f"{self._where}: a state does not ground within {self.limits.seconds:g} s"
+                " (state_seconds)",
+                StateLimit.TIME,
+            )
+        if status in (-signal.SIGKILL, OUT_OF_MEMORY):
+            return self._failure("memory")
+        return StateLimitFault(f"{self._where}: the reasoner of the rules died (status {status})")
+
+    def _failure(self, error: str) -> StateLimitFault:
+        if error == "memory":
+            return StateLimitFault(
+                f"{self._where}: a state needs more than {_size(self.limits.memory_mb)} to ground"
+                " (state_memory_mb)",
+                StateLimit.MEMORY,
+            )
+        return StateLimitFault(f"{self._where}: clingo fails on a state: {error}")
+
+    def _stop(self) -> int | None:
+        """Kill the child and reap it; its exit status."""
+        child, self._child = self._child, None
+        if child is None:
+            return None
+        _kill(child)
+        if self._finalizer is not None:
+            self._finalizer.detach()
+        return child.returncode
+
+
+def _kill(child: subprocess.Popen[bytes]) -> None:
+    if child.poll() is None:
+        child.kill()
+    child.wait()
+    for pipe in (child.stdin, child.stdout):
+        if pipe is not None:
+            pipe.close()
+
+
+def _size(mb: int) -> str:
+    return f"{mb >> 10} GiB" if mb % 1024 == 0 else f"{mb} MiB"
