@@ -58,6 +58,13 @@ class GdlGame(Game[State]):
         super().__init__()
         self.example_move = min(self._moves.values(), default=Move("noop"))
 
+    def give_up_at(self, moment: float | None) -> None:
+        """Questions of the rules still unanswered at `moment` (time.monotonic()) raise
+        GameFault, as a search player that must answer by then wants; None: no such moment.
+        Only a game computed one state at a time in a child can be waiting that long."""
+        if isinstance(self.reasoner, RemotePerState):
+            self.reasoner.give_up_at = moment
+
     def all_moves(self) -> Iterable[Move]:
         """Every move of the game; for a per-state reasoner, those met so far."""
         return {Move(move) for move in self.reasoner.known_moves()}

@@ -62,6 +62,11 @@ class StateLimits:
 DEFAULT_LIMITS = StateLimits()
 
 
+class OutOfTime(GameFault):
+    """A question given up at the asker's own deadline, before the state's limit: nothing is
+    known of the state."""
+
+
 @dataclass(frozen=True)
 class _View:
     legal: tuple[tuple[int, ...], ...]
@@ -84,6 +89,9 @@ class RemotePerState:
         self._finalizer: weakref.finalize[Any, Any] | None = None
         self._buffer = bytearray()
         self._timed_out = False
+        # When set (time.monotonic()), a question still unanswered then is given up, as a
+        # search player gives up what its clock cannot wait for: OutOfTime, not a fault.
+        self.give_up_at: float | None = None
         self._facts: list[str] = []
         self._fact_symbols: list[str] = []
         self._moves: list[list[str]] = []
@@ -152,10 +160,14 @@ class RemotePerState:
         failed = self._failed.get(key)
         if failed is not None:
             raise failed
+        if self.give_up_at is not None and time.monotonic() >= self.give_up_at:
+            raise OutOfTime(f"{self._where}: out of the asker's time")
         try:
             if self._child is None:
                 self._start()
             return self._exchange(request)
+        except OutOfTime:
+            raise
         except GameFault as fault:
             self._failed[key] = fault
             if len(self._failed) > _KEPT:
@@ -191,9 +203,15 @@ class RemotePerState:
         try:
             child.stdin.write(json.dumps(request, separators=(",", ":")).encode() + b"\n")
             child.stdin.flush()
-            line = self._read_line(child, time.monotonic() + self.limits.seconds)
+            limit_at = time.monotonic() + self.limits.seconds
+            asker_at = self.give_up_at if self.give_up_at is not None else limit_at
+            line = self._read_line(child, min(limit_at, asker_at))
         except BrokenPipeError:
             line = None
+        if line is None and self._timed_out and asker_at < limit_at:
+            self._timed_out = False
+            self._stop()
+            raise OutOfTime(f"{self._where}: out of the asker's time")
         if line is None:
             raise self._lost()
         answer: dict[str, Any] = json.loads(line)

@@ -37,10 +37,10 @@ _GRACE_S = 5
 class _Answerer:
     """One reasoner, and how many of its facts and moves the parent already has."""
 
-    def __init__(self, reasoner: PerState) -> None:
+    def __init__(self, reasoner: PerState, facts: int, moves: list[int]) -> None:
         self.reasoner = reasoner
-        self.facts = 0
-        self.moves = [0] * len(reasoner.roles)
+        self.facts = facts
+        self.moves = moves + [0] * (len(reasoner.roles) - len(moves))
 
     def answer(self, question: dict[str, Any]) -> dict[str, Any]:
         op = question["op"]
@@ -68,8 +68,9 @@ class _Answerer:
 def _start(question: dict[str, Any]) -> _Answerer:
     where = question["where"]
     rules = checked_rules(parse_rulesheet(question["rules"], where), where)
-    reasoner = PerState(rules, where, question["facts"], question["moves"])
-    return _Answerer(reasoner)
+    facts, moves = question["facts"], question["moves"]
+    # The parent has what it gave: only what is met from here on is news to it.
+    return _Answerer(PerState(rules, where, facts, moves), len(facts), [len(row) for row in moves])
 
 
 def _write(out: BinaryIO, answer: dict[str, Any]) -> None:

@@ -9,13 +9,15 @@ a turn-taking game (the idle role has only `noop`) is plain UCT.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import random
 import sys
 import time
 from collections.abc import Hashable
 
-from referee.games import Game, Move
+from referee.errors import GameFault
+from referee.games import Game, GdlGame, Move
 from referee.protocol import READY, Go, Moves, Quit, Start, parse, start_game
 
 EXPLORATION = 0.7
@@ -53,35 +55,60 @@ class Node:
 
 
 def search(game: Game, state: Hashable, role: int, seconds: float, rng: random.Random) -> Move:
-    """The most visited move of `role` after searching from `state` for about `seconds`."""
+    """The most visited move of `role` after searching from `state` for about `seconds`.
+
+    A state the rules cannot compute (a rulesheet's fault, or past the limits of its
+    reasoner) ends the search: the best move so far is the answer, never a timeout.
+    """
     root = Node(game, state)
     if len(root.legal[role]) == 1:
         return root.legal[role][0]
-    roles = range(len(game.roles))
     deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        node, current, path = root, state, []
-        while not game.is_terminal(current):
-            joint = tuple(node.select(r, rng) for r in roles)
-            path.append((node, joint))
-            current = game.next_state(current, joint)
-            child = node.children.get(joint)
-            if child is None:
-                if not game.is_terminal(current):
-                    node.children[joint] = Node(game, current)
-                break
-            node = child
-        while not game.is_terminal(current):
-            current = game.next_state(
-                current, tuple(game.random_move(current, r, rng) for r in roles)
-            )
-        goals = game.goals(current)
-        for node, joint in path:
-            for r in roles:
-                node.visits[r][joint[r]] += 1
-                node.totals[r][joint[r]] += goals[r] / 100
+    if isinstance(game, GdlGame):
+        game.give_up_at(deadline)
+    try:
+        with contextlib.suppress(GameFault):
+            while time.monotonic() < deadline:
+                _iterate(game, root, state, rng)
+    finally:
+        if isinstance(game, GdlGame):
+            game.give_up_at(None)
     visits = root.visits[role]
     return max(root.legal[role], key=lambda move: visits[move])
+
+
+def _iterate(game: Game, root: Node, state: Hashable, rng: random.Random) -> None:
+    """One descent of the tree from the root, a random playout, and its result backed up."""
+    roles = range(len(game.roles))
+    node, current, path = root, state, []
+    while not game.is_terminal(current):
+        joint = tuple(node.select(r, rng) for r in roles)
+        path.append((node, joint))
+        current = game.next_state(current, joint)
+        child = node.children.get(joint)
+        if child is None:
+            if not game.is_terminal(current):
+                node.children[joint] = Node(game, current)
+            break
+        node = child
+    while not game.is_terminal(current):
+        current = game.next_state(current, tuple(game.random_move(current, r, rng) for r in roles))
+    goals = game.goals(current)
+    for node, joint in path:
+        for r in roles:
+            node.visits[r][joint[r]] += 1
+            node.totals[r][joint[r]] += goals[r] / 100
+
+
+def _choose(
+    game: Game, state: Hashable, role: int, seconds: float, go: Go, rng: random.Random
+) -> str:
+    """The searched move; where the rules failed on this state or an earlier one (None),
+    any of the moves the line offers."""
+    if state is not None:
+        with contextlib.suppress(GameFault):
+            return search(game, state, role, seconds, rng)
+    return rng.choice(go.legal)
 
 
 def main() -> None:
@@ -99,9 +126,14 @@ def main() -> None:
             print(READY, flush=True)
         elif isinstance(message, Go) and game is not None:
             seconds = max(0.005, message.ms / 1000 * SHARE - SAFETY_S)
-            print(search(game, state, role, seconds, rng), flush=True)
+            print(_choose(game, state, role, seconds, message, rng), flush=True)
         elif isinstance(message, Moves) and game is not None:
-            state = game.next_state(state, tuple(game.parse_move(m) for m in message.joint))
+            joint = tuple(game.parse_move(m) for m in message.joint)
+            # A state the rules fail on is the referee's to judge; the next go says.
+            try:
+                state = None if state is None else game.next_state(state, joint)
+            except GameFault:
+                state = None
         elif isinstance(message, Quit):
             return
 
