@@ -16,6 +16,7 @@ keep their meaning.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import select
@@ -296,7 +297,8 @@ def _kill(child: subprocess.Popen[bytes]) -> None:
     child.wait()
     for pipe in (child.stdin, child.stdout):
         if pipe is not None:
-            pipe.close()
+            with contextlib.suppress(OSError):  # a question left in the buffer of a dead child
+                pipe.close()
 
 
 def _size(mb: int) -> str:
