@@ -88,6 +88,10 @@ class Match:
         self.rng = random.Random(setup.seed)
         self.banks = [TimeBank(setup.clocks.time_bank_ms) for _ in self.roles]
         self.out: frozenset[int] = frozenset()
+        # GGP players are asked at every step, and judged there, as their managers do.
+        self.forced_too = frozenset(
+            role for role, player in enumerate(setup.players) if player.spec.kind is PlayerKind.HTTP
+        )
         self.faults: list[Fault] = []
         self.steps: list[Step] = []
         self.start_times: dict[str, float] = {}
@@ -195,7 +199,7 @@ class Match:
 
     async def _step(self, step: int, state: Hashable) -> tuple[tuple[Move, ...], frozenset[int]]:
         legal = [self.game.legal_moves(state, role) for role in range(len(self.roles))]
-        asked = policy.asked(legal, self.out)
+        asked = policy.asked(legal, self.out, self.forced_too)
         play_ms = self.setup.clocks.play_ms
         asks = [
             self._ask(role, str(Go(step, self.banks[role].allowance_ms(play_ms), legal[role])))

@@ -29,9 +29,16 @@ class Policy(StrEnum):
     RANDOM = "random"
 
 
-def asked(legal: Sequence[Sequence[Move]], out: Collection[int]) -> list[int]:
-    """The roles sent `go`: those with a choice of moves that are still in the match."""
-    return [role for role, moves in enumerate(legal) if len(moves) > 1 and role not in out]
+def asked(
+    legal: Sequence[Sequence[Move]], out: Collection[int], forced_too: Collection[int] = ()
+) -> list[int]:
+    """The roles sent `go`: those still in the match with a choice of moves, or in
+    `forced_too` (GGP players, which a game manager asks at every step, forced or not)."""
+    return [
+        role
+        for role, moves in enumerate(legal)
+        if (len(moves) > 1 or role in forced_too) and role not in out
+    ]
 
 
 @dataclass(frozen=True)

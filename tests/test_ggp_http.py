@@ -232,3 +232,32 @@ def test_a_misbehaving_ggp_player_is_named_and_the_match_ends(
     else:
         assert transcript.end_reason == "terminal"
         assert step == 0 or faults[0].replacement is not None
+
+
+@pytest.mark.parametrize("policy", list(Policy))
+@pytest.mark.parametrize(
+    ("misbehaviour", "kind"), [("illegal", FaultKind.ILLEGAL), ("garbage", FaultKind.PROTOCOL)]
+)
+def test_a_ggp_players_answer_at_a_forced_step_is_judged_like_any_other(
+    tmp_path: Path, misbehaviour: str, kind: FaultKind, policy: Policy
+) -> None:
+    """As GGP managers record IL and CE where a move is forced: the fault, and the policy."""
+    game = get_game("ticblock")
+    assert game.legal_moves(game.initial_state(), 1) == ("noop",)  # obplayer waits at step 1
+    out = tmp_path / "match.json"
+    with ggp_player(tmp_path, "--fault", misbehaviour, "--at", "1") as url:
+        players = [
+            make_player(player_spec("random", "random"), tmp_path / "random.log"),
+            make_player(player_spec(url, "web"), tmp_path / "web.log"),
+        ]
+        setup = MatchSetup("m1", game, players, Clocks(2_000, 1_000), policy, 7)
+        key, _ = results_key(tmp_path, None)
+        transcript = asyncio.run(asyncio.wait_for(play_fresh(setup, out, key), HANG_GUARD_S))
+    fault = next(fault for fault in transcript.faults if fault.role == "obplayer")
+    assert (fault.kind, fault.step) == (kind, 1)
+    if policy is Policy.FORFEIT:
+        assert transcript.end_reason == "forfeit"
+        assert transcript.goals == {"xcplayer": 100, "obplayer": 0}
+    else:
+        assert fault.replacement == "noop"
+        assert transcript.end_reason == "terminal"

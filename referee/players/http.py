@@ -4,8 +4,9 @@ The match speaks to every seat in the lines of `referee.protocol`; this class ca
 to a GGP player as a game manager would (`referee.ggp`): `start` becomes START with the
 game's GDL rules, `go` becomes PLAY with the previous joint move, and `end` becomes STOP
 after a match played out, ABORT otherwise. A GGP player expects PLAY at every step, also
-when its only move is forced, where the referee sends it no `go`: that PLAY is sent when
-the step's `moves` comes, and its answer is awaited (within the play clock) but not judged.
+when its only move is forced: the match asks it then too (`policy.asked`), and judges the
+answer like any other, as GGP game managers do. Only a player out of the match, which is
+asked nothing, gets its PLAY when the step's `moves` comes, its answer not judged.
 
 Each request is one connection. Its time runs from the connect to the last byte of the
 answer, all within the request's limit, so a player that hangs or trickles is cut off at

@@ -192,6 +192,10 @@ class _Replayer:
         self.banks: list[TimeBank] = []
         # People are not timed: their times are recorded, but no clock judges them.
         self.untimed = {seat.role for seat in transcript.seats if seat.human}
+        # GGP players are asked at forced steps too (records made before that, were not).
+        self.ggp = {
+            game.roles.index(s.role) for s in transcript.seats if s.ggp and s.role in game.roles
+        }
         # No answer can have taken longer than the whole match (set by the header check).
         self.longest_ms = 0.0
         # A match another manager played: its times and its own draws were not recorded, so
@@ -453,7 +457,8 @@ class _Replayer:
             state = self.game.next_state(state, joint)
             self.frames.append(Frame(number, state, dict(moves), {}, list(faults.values())))
             return state
-        asked = {self.roles[role] for role in policy.asked(legal, self.out)}
+        answered = {role for role in self.ggp if self.roles[role] in {*times_ms, *faults}}
+        asked = {self.roles[role] for role in policy.asked(legal, self.out, answered)}
         for name in [*times_ms, *faults]:
             if name not in asked:
                 out = self.roles.index(name) in self.out
@@ -596,7 +601,8 @@ class _Replayer:
     def _check_forfeit_step(self, step: int, state: Hashable, faulty: dict[str, Fault]) -> None:
         """The faults that ended a match were made by roles asked at that step, as timed."""
         legal = [self.game.legal_moves(state, role) for role in range(len(self.roles))]
-        asked = {self.roles[role] for role in policy.asked(legal, self.out)}
+        answered = {role for role in self.ggp if self.roles[role] in faulty}
+        asked = {self.roles[role] for role in policy.asked(legal, self.out, answered)}
         for name, fault in faulty.items():
             if name not in asked or step <= self.t.opening:
                 raise _at_step(step, "a forfeit by a role that was not asked for a move", name)

@@ -63,6 +63,11 @@ class Seat:
         """Whether a person played the seat."""
         return tuple(self.command) == HUMAN_COMMAND
 
+    @property
+    def ggp(self) -> bool:
+        """Whether a GGP player played the seat: its command is the player's address."""
+        return len(self.command) == 1 and self.command[0].startswith("http://")
+
 
 @dataclass(frozen=True)
 class Fault:
