@@ -23,8 +23,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from referee.clock import GATEWAY_MARGIN_MS, GATEWAY_READ_S, abandoned_after_s, now
-from referee.errors import MoveError, PlayerFault, RefereeError
-from referee.games import Game, Move, builtin_with_rules, load_text
+from referee.errors import GameFault, MoveError, PlayerFault, RefereeError
+from referee.games import Game, Move, StateLimits, builtin_with_rules, computed, load_text
+from referee.games.gdl.remote import DEFAULT_LIMITS
 from referee.ggp import messages as ggp
 from referee.ggp import wire
 from referee.players.base import PlayerSpec
@@ -65,8 +66,10 @@ class Gateway:
         logs: Path,
         say: Callable[[str], None],
         trace: TraceChannel | None = None,
+        states: StateLimits = DEFAULT_LIMITS,
     ) -> None:
         self.spec = spec
+        self.states = states
         self.name = name
         self.logs = logs
         self.say = say
@@ -128,13 +131,24 @@ class Gateway:
                     self._starting = False
             case ggp.Play(match_id, moves):
                 async with self._lock:
-                    return await self._play(self._match(match_id), moves)
+                    hosted = self._match(match_id)
+                    try:
+                        return await self._play(hosted, moves)
+                    except GameFault as fault:
+                        # No state, so no random legal move either: the match is over here.
+                        await self._rules_failed(hosted, fault)
+                        return "busy"
             case ggp.Stop(match_id, moves):
                 async with self._lock:
                     hosted = self._match(match_id)
-                    if moves is not None:
-                        await self._apply(hosted, moves)
-                    goals = hosted.game.goals(hosted.state)
+                    try:
+                        if moves is not None:
+                            await self._apply(hosted, moves)
+                        game = hosted.game
+                        goals = await computed(game, game.goals, hosted.state)
+                    except GameFault as fault:
+                        await self._rules_failed(hosted, fault)
+                        return "done"
                     await self._end(hosted, End(tuple(goals), EndReason.TERMINAL))
                     return "done"
             case ggp.Abort(match_id):
@@ -153,7 +167,7 @@ class Gateway:
         began = now()
         deadline_ms = request.start_clock_s * 1000 - GATEWAY_MARGIN_MS
         try:
-            game = await _game_of(request)
+            game = await _game_of(request, self.states)
         except RefereeError as error:
             self.say(f"{request.match_id}: cannot play these rules: {error}")
             return "busy"
@@ -190,7 +204,8 @@ class Gateway:
     async def _play(self, hosted: _Hosted, moves: tuple[str, ...] | None) -> str:
         if moves is not None:
             await self._apply(hosted, moves)
-        legal = hosted.game.legal_moves(hosted.state, hosted.role)
+        game = hosted.game
+        legal = await computed(game, game.legal_moves, hosted.state, hosted.role)
         if len(legal) == 1:
             return legal[0]
         step = hosted.step + 1
@@ -217,18 +232,27 @@ class Gateway:
         except MoveError as error:
             raise GatewayError(str(error)) from None
         for role, move in enumerate(joint):
-            if move not in game.legal_moves(hosted.state, role):
+            if move not in await computed(game, game.legal_moves, hosted.state, role):
                 raise GatewayError(f"{move} is not legal for {game.roles[role]} here")
         hosted.step += 1
-        hosted.state = game.next_state(hosted.state, joint)
+        hosted.state = await computed(game, game.next_state, hosted.state, joint)
         with contextlib.suppress(PlayerFault):
             await hosted.player.send(str(Moves(hosted.step, joint)), hosted.play_ms / 1000)
+
+    async def _rules_failed(self, hosted: _Hosted, fault: GameFault) -> None:
+        """A state the rules cannot compute: the match ends on this side, and is told so."""
+        self.say(
+            f"{hosted.match_id}: the rules fail at state {hosted.step}: {fault};"
+            " the match ends here, on the program's side"
+        )
+        await self._end(hosted, End((0,) * len(hosted.game.roles), EndReason.ABORTED))
 
     async def _end(self, hosted: _Hosted, end: End) -> None:
         with contextlib.suppress(PlayerFault):
             await hosted.player.send(str(end), hosted.play_ms / 1000)
         self.hosted = None
         await hosted.player.close()
+        hosted.game.close()
         self.say(f"{hosted.match_id}: {end.reason}, goals {' '.join(map(str, end.goals))}")
 
     def _match(self, match_id: str) -> _Hosted:
@@ -247,13 +271,15 @@ class Gateway:
                 await self._end(hosted, End((0,) * len(hosted.game.roles), EndReason.ABORTED))
 
 
-async def _game_of(start: ggp.Start) -> Game:
-    """The game of a START: a built-in game when the rules are its rules, else the rules'."""
+async def _game_of(start: ggp.Start, states: StateLimits) -> Game:
+    """The game of a START: a built-in game when the rules are its rules, else the rules',
+    each of its states computed within `states`."""
     builtin = builtin_with_rules(start.rules)
     if builtin is not None:
         return builtin
     # Grounding can take seconds: the gateway goes on answering INFO meanwhile.
-    return await asyncio.to_thread(load_text, start.rules, f"{start.match_id}.kif")
+    where = f"{ggp.plain_name(start.match_id)}.kif"
+    return await asyncio.to_thread(load_text, start.rules, where, states)
 
 
 async def serve(gateway: Gateway, host: str, port: int) -> asyncio.Server:

@@ -15,7 +15,6 @@ from collections.abc import Awaitable, Callable, Hashable, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TypeVar
 
 from referee import clock, policy
 from referee.clock import SEND_LIMIT_S, Clocks, TimeBank
@@ -28,7 +27,7 @@ from referee.errors import (
     PlayerFault,
     ProtocolViolation,
 )
-from referee.games import Game, Move
+from referee.games import Game, Move, computed
 from referee.players.base import Fingerprint, Player, PlayerKind, quoted
 from referee.policy import Policy
 from referee.protocol import End, EndReason, Go, Moves, Start, is_ready, start_rules
@@ -74,7 +73,6 @@ class _Answer:
     fault: PlayerFault | None
 
 
-R = TypeVar("R")
 StepCallback = Callable[[int, tuple[Move, ...], Hashable], None]
 
 
@@ -108,7 +106,7 @@ class Match:
             step = 0
             opening = policy.opening_rng(self.setup.seed)
             try:
-                over = await self._rules(self.game.is_terminal, state)
+                over = await computed(self.game, self.game.is_terminal, state)
                 while not forfeits and not over:
                     step += 1
                     if step <= self.setup.opening:
@@ -117,8 +115,8 @@ class Match:
                         joint, forfeits = await self._step(step, state)
                     if forfeits:
                         break
-                    state = await self._rules(self.game.next_state, state, joint)
-                    over = await self._rules(self.game.is_terminal, state)
+                    state = await computed(self.game, self.game.next_state, state, joint)
+                    over = await computed(self.game, self.game.is_terminal, state)
                     if over:
                         # Decided now: an interruption while the players are told cannot undo it.
                         self._decide(EndReason.TERMINAL, self.game.goals(state))
@@ -147,13 +145,6 @@ class Match:
         reason, goals = self.result
         await self._tell_all(str(End(tuple(goals.values()), reason)))
         return self.transcript()
-
-    async def _rules(self, query: Callable[..., R], *args: Any) -> R:
-        """A question to the rules; off the event loop when a state may take long to compute,
-        so that no other match's clock waits for it."""
-        if self.game.slow_states:
-            return await asyncio.to_thread(query, *args)
-        return query(*args)
 
     def _decide(self, reason: EndReason, goals: Sequence[int]) -> None:
         self.result = reason, dict(zip(self.roles, goals, strict=True))

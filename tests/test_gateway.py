@@ -186,15 +186,18 @@ def test_a_match_id_cannot_put_the_log_outside_the_logs_directory(tmp_path: Path
     assert not (tmp_path.parent / "escape.log").exists()
 
 
-def test_a_fault_of_the_rules_a_manager_sent_is_answered_with_the_fault(tmp_path: Path) -> None:
-    # After one step the only role has no legal move: the rules, not the request, are wrong.
+def test_a_fault_of_the_rules_a_manager_sent_ends_the_match_on_the_players_side(
+    tmp_path: Path,
+) -> None:
+    # After one step the only role has no legal move: the rules, not the request, are wrong,
+    # and without a state there is no move to answer with, not even a random one.
     rules = "(role r) (init (at 0)) (<= (legal r go) (true (at 0))) (<= (next (at 1)) (does r go))"
     with served(tmp_path) as port:
         assert ask(port, format_request(Start("m1", "r", rules, 10, 2))) == (200, "ready")
         assert ask(port, "(PLAY m1 NIL)") == (200, "go")
-        status, said = ask(port, "(PLAY m1 (go))")
-        assert status == 400 and "fault of the rules" in said, said
-        assert ask(port, "(ABORT m1)") == (200, "aborted")
+        assert ask(port, "(PLAY m1 (go))") == (200, "busy")
+        assert ask(port, "(INFO)") == (200, "((name random_player) (status available))")
+        assert ask(port, "(ABORT m1)")[0] == 400  # a match no longer played here
 
 
 def test_a_flood_of_connections_is_dropped_beyond_a_bound(tmp_path: Path) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import resource
 import signal
 import subprocess
@@ -21,6 +22,8 @@ from referee.errors import ConfigError, GameFault, StateLimit, StateLimitFault
 from referee.games import GdlGame, StateLimits, load_rulesheet, load_text
 from referee.games.gdl import ground
 from referee.games.gdl.remote import OutOfTime, RemotePerState
+from referee.games.gdl.syntax import one_line
+from referee.ggp.messages import Start, format_request
 from referee.match import MatchSetup, play_fresh
 from referee.players.builtin import make_player, player_spec
 from referee.policy import Policy
@@ -28,6 +31,7 @@ from referee.records.replay import Outcome, verify_file
 from referee.records.signing import results_key
 from referee.records.transcript import read_transcript
 from referee.tournaments.config import load_config
+from tests.test_gateway import ask
 from tests.test_tournament import run, seeded, transcripts, write_config
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -306,3 +310,40 @@ def test_referee_play_of_the_exploding_game_one_line_exit_2_and_a_small_referee(
     assert peak_kib < 1 << 20
     transcript = read_transcript(out)
     assert transcript.rules_fault is not None and transcript.rules_fault.limit == "memory"
+
+
+def test_serve_ends_a_match_whose_rules_blow_up_and_goes_on_serving(tmp_path: Path) -> None:
+    start = format_request(Start("m1", "red", one_line(EXPLODING.read_text()), 120, 30))
+    serve = ("serve", "players/random_player.py", "--port", "0", "--state-seconds", "2")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "referee", *serve, "--logs", str(tmp_path / "logs")],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None
+        found = re.search(r"http://127\.0\.0\.1:(\d+)", process.stdout.readline())
+        assert found
+        port = int(found[1])
+        assert ask(port, start) == (200, "ready")
+        said = []
+        previous = "NIL"
+        for _ in range(8):
+            status, move = ask(port, f"(PLAY m1 {previous})")
+            assert status == 200
+            said.append(move)
+            if move == "busy":
+                break
+            previous = f"({move} {move})"  # blue may pick what red picks: items are shared
+        # States 0 to 3 answered with a move; state 4 blows up: the match is over here.
+        assert len(said) == 5 and said[-1] == "busy", said
+        assert all(move.startswith("(pick ") for move in said[:-1])
+        assert ask(port, "(INFO)") == (200, "((name random_player) (status available))")
+        assert ask(port, start.replace("m1", "m2")) == (200, "ready")
+    finally:
+        process.send_signal(signal.SIGINT)
+        output, _ = process.communicate(timeout=60)
+    assert "m1: the rules fail at state 4" in output
+    assert "does not ground within 2 s" in output

@@ -943,6 +943,7 @@ def import_command(
 @app.command(cls=PlainCommand)
 @_user_errors
 @_limit_options
+@_state_options
 def serve(
     command: Annotated[
         str,
@@ -966,6 +967,7 @@ def serve(
     trace: TraceOption = None,
     *,
     limits: Limits,
+    states: StateLimits,
 ) -> None:
     """Enter a line-protocol program in GGP competitions: answer a GGP game manager over HTTP.
 
@@ -986,7 +988,8 @@ def serve(
     _prepare_sandbox()
     with contextlib.ExitStack() as stack:
         tracer = _open_trace(stack, trace)
-        gateway = Gateway(spec, player_name, logs, typer.echo, trace_channel(tracer, player_name))
+        channel = trace_channel(tracer, player_name)
+        gateway = Gateway(spec, player_name, logs, typer.echo, channel, states)
         _run(_serve(gateway, host, port), "stopped serving", stop_progress=lambda: None)
 
 

@@ -12,6 +12,7 @@ from referee.games.base import (
     JointMove,
     Move,
     canonical_spelling,
+    computed,
     format_move,
 )
 from referee.games.blocker_parallel import BlockerParallel
@@ -86,6 +87,7 @@ __all__ = [
     "as_gdl",
     "builtin_with_rules",
     "canonical_spelling",
+    "computed",
     "format_move",
     "gdl_rules",
     "get_game",

@@ -7,10 +7,11 @@ get out of step. States are immutable and hashable; `next_state` returns a new o
 
 from __future__ import annotations
 
+import asyncio
 import random
 from abc import ABC, abstractmethod
-from collections.abc import Hashable, Iterable, Sequence
-from typing import ClassVar, Generic, NewType, TypeVar
+from collections.abc import Callable, Hashable, Iterable, Sequence
+from typing import Any, ClassVar, Generic, NewType, TypeVar
 
 from referee.errors import IllegalMoveError, MoveParseError, UnknownRoleError
 from referee.games.boards.picture import Board
@@ -22,6 +23,7 @@ Goals = tuple[int, ...]
 NOOP = Move("noop")
 
 S = TypeVar("S", bound=Hashable)
+R = TypeVar("R")
 
 
 def format_move(name: str, *args: object) -> Move:
@@ -29,6 +31,15 @@ def format_move(name: str, *args: object) -> Move:
     if not args:
         return Move(name)
     return Move(f"({name} {' '.join(str(arg) for arg in args)})")
+
+
+async def computed(game: Game[Any], query: Callable[..., R], *args: Any) -> R:
+    """`query(*args)` of `game`'s rules, awaited by code on an event loop: in a thread when
+    the game's states may take long to compute (`Game.slow_states`), so that nothing else on
+    the loop (another match's clock) waits for it."""
+    if game.slow_states:
+        return await asyncio.to_thread(query, *args)
+    return query(*args)
 
 
 def canonical_spelling(text: str) -> str:
@@ -109,6 +120,10 @@ class Game(ABC, Generic[S]):
         """The state's boards as data, for a picture; none where the game has no board of
         its own (a GDL game: its state is its facts)."""
         return []
+
+    def close(self) -> None:
+        """Let go of what computing states holds (a GDL reasoner's child process); asked
+        again, the game takes it up again."""
 
     def random_move(self, state: S, role: int, rng: random.Random) -> Move:
         """A uniformly random legal move of a role; games override it with a faster equivalent."""

@@ -65,6 +65,10 @@ class GdlGame(Game[State]):
         if isinstance(self.reasoner, RemotePerState):
             self.reasoner.give_up_at = moment
 
+    def close(self) -> None:
+        if isinstance(self.reasoner, RemotePerState):
+            self.reasoner.close()
+
     def all_moves(self) -> Iterable[Move]:
         """Every move of the game; for a per-state reasoner, those met so far."""
         return {Move(move) for move in self.reasoner.known_moves()}
