@@ -28,14 +28,11 @@ from referee.games import Game, Move, StateLimits, builtin_with_rules, computed,
 from referee.games.gdl.remote import DEFAULT_LIMITS
 from referee.ggp import messages as ggp
 from referee.ggp import wire
+from referee.ggp.door import Door
 from referee.players.base import PlayerSpec
 from referee.players.process import ProgramPlayer
 from referee.players.trace import TraceChannel
 from referee.protocol import End, EndReason, Go, Moves, Start, is_ready, start_rules
-
-# Connections served at once: each may hold a request of up to wire.REQUEST_LIMIT, so more
-# are dropped unanswered, and a flood of them costs a bounded memory.
-CONNECTIONS = 16
 
 
 class GatewayError(RefereeError):
@@ -67,9 +64,12 @@ class Gateway:
         say: Callable[[str], None],
         trace: TraceChannel | None = None,
         states: StateLimits = DEFAULT_LIMITS,
+        door: Door | None = None,
     ) -> None:
         self.spec = spec
         self.states = states
+        # Who may connect, and how many at once (every address, by default).
+        self.door = door or Door()
         self.name = name
         self.logs = logs
         self.say = say
@@ -78,14 +78,15 @@ class Gateway:
         self.hosted: _Hosted | None = None
         self._starting = False
         self._lock = asyncio.Lock()
-        self._open = 0
 
     async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        """One connection: one request read within bounds, one answer, then the close."""
-        if self._open >= CONNECTIONS:
+        """One connection: one request read within bounds, one answer, then the close; one
+        the door refuses is closed at once, nothing it sent read."""
+        peer = writer.get_extra_info("peername")
+        address = str(peer[0]) if peer else ""
+        if self.door.enter(address) is not None:
             writer.transport.abort()
             return
-        self._open += 1
         try:
             try:
                 async with asyncio.timeout(GATEWAY_READ_S):
@@ -110,7 +111,7 @@ class Gateway:
                 async with asyncio.timeout(GATEWAY_READ_S):
                     await writer.drain()
             writer.close()
-            self._open -= 1
+            self.door.leave(address)
 
     async def answer(self, request: ggp.Request) -> str:
         """What the player says to a request."""

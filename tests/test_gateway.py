@@ -20,7 +20,7 @@ import pytest
 
 from referee.clock import Clocks
 from referee.games import GAMES, Game, as_gdl, get_game
-from referee.gateway import CONNECTIONS
+from referee.ggp.door import PER_ADDRESS
 from referee.ggp.messages import Start, format_request
 from referee.match import MatchSetup, play_fresh
 from referee.players.builtin import make_player, player_spec
@@ -35,8 +35,10 @@ HANG_GUARD_S = 300
 
 
 @contextlib.contextmanager
-def served(tmp_path: Path, command: str = "players/random_player.py") -> Iterator[int]:
-    """The port of `referee serve COMMAND`, running until the block ends."""
+def served(
+    tmp_path: Path, command: str = "players/random_player.py", *options: str
+) -> Iterator[int]:
+    """The port of `referee serve COMMAND [OPTIONS]`, running until the block ends."""
     process = subprocess.Popen(
         [
             sys.executable,
@@ -48,6 +50,7 @@ def served(tmp_path: Path, command: str = "players/random_player.py") -> Iterato
             "0",
             "--logs",
             str(tmp_path / "logs"),
+            *options,
         ],
         cwd=ROOT,
         stdout=subprocess.PIPE,
@@ -202,11 +205,11 @@ def test_a_fault_of_the_rules_a_manager_sent_ends_the_match_on_the_players_side(
 
 def test_a_flood_of_connections_is_dropped_beyond_a_bound(tmp_path: Path) -> None:
     with served(tmp_path) as port, contextlib.ExitStack() as stack:
-        stalled = [stack.enter_context(socket_to(port)) for _ in range(CONNECTIONS)]
+        stalled = [stack.enter_context(socket_to(port)) for _ in range(PER_ADDRESS)]
         for connection in stalled:
             connection.sendall(b"POST / HTTP/1.0\r\nContent-Length: 100\r\n\r\n(INF")
         # Once the server has taken them all in (each waits up to 10 s for its end), it is
-        # full: a further connection is dropped unanswered.
+        # full for this address: a further connection from it is dropped unanswered.
         assert _dropped_within(port, 8), "a connection beyond the bound was answered"
         for connection in stalled:
             connection.close()

@@ -32,6 +32,7 @@ from referee.games import GAMES, Game, StateLimits, get_game
 from referee.games.playout import random_steps
 from referee.gateway import Gateway
 from referee.gateway import serve as serve_gateway
+from referee.ggp.door import Door
 from referee.ggp.messages import plain_name
 from referee.match import MatchSetup, new_match_id, play_fresh
 from referee.players.base import PlayerKind
@@ -964,6 +965,15 @@ def serve(
         Path,
         typer.Option(metavar="DIRECTORY", help="Where each match's log of the program goes."),
     ] = RESULTS_DIR / "serve",
+    allow: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--allow",
+            metavar="ADDRESS",
+            help="Only this address or network (CIDR) may connect: the game manager's."
+            " Repeatable. Without it, anyone who can reach the port can start a match.",
+        ),
+    ] = None,
     trace: TraceOption = None,
     *,
     limits: Limits,
@@ -977,8 +987,9 @@ def serve(
     \b
     Examples:
       referee serve players/random_player.py --port 9147
-      referee serve 'python3 bot.py' --port 9147 --host 0.0.0.0 --name mybot
+      referee serve 'python3 bot.py' --port 9147 --host 0.0.0.0 --allow 10.1.2.3 --name mybot
     """
+    door = Door.allowing(allow or ())
     spec = program_spec(command, "serve runs a program; a person cannot be served")
     if spec.kind is PlayerKind.HTTP:
         raise ConfigError(f"serve runs a program; {spec.url} is a GGP player already")
@@ -989,7 +1000,7 @@ def serve(
     with contextlib.ExitStack() as stack:
         tracer = _open_trace(stack, trace)
         channel = trace_channel(tracer, player_name)
-        gateway = Gateway(spec, player_name, logs, typer.echo, channel, states)
+        gateway = Gateway(spec, player_name, logs, typer.echo, channel, states, door)
         _run(_serve(gateway, host, port), "stopped serving", stop_progress=lambda: None)
 
 
@@ -1001,6 +1012,12 @@ async def _serve(gateway: Gateway, host: str, port: int) -> None:
         raise ConfigError(f"cannot listen on {host}:{port}: {reason}") from None
     bound = server.sockets[0].getsockname()[1]
     typer.echo(f"{gateway.name}: a GGP player at http://{host}:{bound} (Ctrl-C stops)")
+    if not gateway.door.allowed:
+        typer.echo(
+            f"referee: warning: anyone who can reach {host}:{bound} can start a match;"
+            " --allow ADDRESS lets only the game manager in",
+            err=True,
+        )
     try:
         await server.serve_forever()
     finally:
