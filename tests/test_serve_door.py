@@ -20,7 +20,8 @@ from referee.games import as_gdl, get_game
 from referee.ggp.door import PER_ADDRESS, Door, Refusal, network
 from referee.ggp.messages import Start, format_request
 from referee.ggp.wire import post
-from tests.test_gateway import ROOT, ask, play, served
+from referee.records.transcript import read_transcript
+from tests.test_gateway import ROOT, ask, served
 
 pytestmark = pytest.mark.usefixtures("every_transcript_verifies")
 
@@ -101,7 +102,8 @@ def foreign_start(port: int, source: str, match_id: str) -> str:
 
 def test_strangers_neither_start_a_match_nor_stop_the_managers(tmp_path: Path) -> None:
     """100 slow connections from 127.0.0.2 and STARTs from 127.0.0.3 while the manager at
-    127.0.0.1 plays a whole match, in each seat, through `serve --allow 127.0.0.1`."""
+    127.0.0.1 plays a whole match with `referee play`, in each seat, through
+    `serve --allow 127.0.0.1`."""
     game = get_game("ticblock")
     answers: list[str] = []
     stop = threading.Event()
@@ -118,8 +120,24 @@ def test_strangers_neither_start_a_match_nor_stop_the_managers(tmp_path: Path) -
             thread = threading.Thread(target=strangers, args=(port,))
             thread.start()
             try:
-                for seat in range(len(game.roles)):
-                    play(tmp_path, game, port, seat)  # terminal, with no fault
+                for seat, role in enumerate(game.roles):
+                    seats = [
+                        f"{name}=http://127.0.0.1:{port}" if name == role else f"{name}=random"
+                        for name in game.roles
+                    ]
+                    out = tmp_path / f"seat{seat}.json"
+                    done = subprocess.run(
+                        [sys.executable, "-m", "referee", "play", game.id, "--out", str(out)]
+                        + [arg for seat_arg in seats for arg in ("--player", seat_arg)],
+                        cwd=ROOT,
+                        capture_output=True,
+                        text=True,
+                        timeout=300,
+                    )
+                    assert done.returncode == 0, done.stderr
+                    transcript = read_transcript(out)
+                    assert transcript.end_reason == "terminal", transcript.faults
+                    assert transcript.faults == []
             finally:
                 stop.set()
                 thread.join(60)
