@@ -148,7 +148,12 @@ def test_thorough_plays_every_match_of_a_failing_program(tmp_path: Path) -> None
     assert (quick.matches, quick.skipped) == (2, 4)
     assert "failed clean output in each of its first 2 matches" in quick.stopped
     assert (thorough.matches, thorough.skipped, thorough.stopped) == (6, 0, "")
-    assert set(failing(thorough)) == set(failing(quick))
+    # An 'ok' that comes after the next `go` is written is taken for its move (see above),
+    # and the move that follows it for the answer to the go after, where it may no longer be
+    # legal: on a loaded machine, more likely in six matches than in two. Every other check
+    # fails alike in both.
+    found = [set(failing(report)) - {"legal moves"} for report in (quick, thorough)]
+    assert found[0] == found[1] == {"clean output"}
 
 
 def test_every_mistake_has_advice_of_its_own_in_every_language() -> None:
