@@ -12,7 +12,8 @@ built-in games. It exits 1 when a game is below ggp-base's rate or a step takes 
 
 The second plays one random game of every `.kif` file in DIR, each in its own process with
 a time limit, and says which loaded and played to the end with a goal for every role,
-which were refused and why, and which ran out of time.
+which were refused and why, and which ran out of time; and for the games played one state at
+a time, their states per second (steps over the time after loading).
 """
 
 from __future__ import annotations
@@ -131,6 +132,7 @@ def one(path: Path) -> dict[str, Any]:
         goals = game.goals(state)
     except GameFault as error:
         return {"status": "faulty", "reason": str(error)[:300], "load_s": round(load_s, 2)}
+    seconds = time.perf_counter() - began
     return {
         "status": "played",
         "reasoner": reasoner,
@@ -138,7 +140,8 @@ def one(path: Path) -> dict[str, Any]:
         "steps": steps,
         "goals": list(goals),
         "load_s": round(load_s, 2),
-        "seconds": round(time.perf_counter() - began, 2),
+        "seconds": round(seconds, 2),
+        "states_per_s": round(steps / max(seconds - load_s, 1e-9), 1),
     }
 
 
@@ -239,9 +242,16 @@ def report_corpus(rows: list[dict[str, Any]], as_json: bool) -> None:
         print(json.dumps({"counts": counts, "games": rows}, indent=2))
         return
     print(tabulate(sorted(counts.items()), headers=["outcome", "rulesheets"]))
-    slow = [row["game"] for row in rows if row.get("reasoner") == "per state"]
+    slow = [row for row in rows if row.get("reasoner") == "per state"]
     if slow:
-        print(f"\nplayed one state at a time ({len(slow)}): {', '.join(slow)}")
+        print(f"\nplayed one state at a time ({len(slow)}):")
+        print(
+            tabulate(
+                [[r["game"], r["load_s"], r["steps"], f"{r['states_per_s']:,.1f}"] for r in slow],
+                headers=["rulesheet", "load s", "steps", "states/s"],
+                disable_numparse=True,
+            )
+        )
     others = [row for row in rows if row["status"] != "played"]
     if others:
         print()
