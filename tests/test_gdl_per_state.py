@@ -86,6 +86,20 @@ def test_a_game_too_big_to_ground_whole_is_loaded_one_state_at_a_time(small_budg
     assert "(cell 2 2 x)" in game.facts(state)
 
 
+def test_a_game_that_compiles_past_the_size_budget_is_loaded_one_state_at_a_time(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # ticTacToe compiles to about 18 KiB.
+    monkeypatch.setattr(ground, "WHOLE_BYTES", 4096)
+    load_text.cache_clear()
+    try:
+        game = load_text((RULES / "ticTacToe.kif").read_text(), "ticTacToe.kif")
+        assert not game.reasoner.complete
+        assert len(game.legal_moves(game.initial_state(), 0)) == 9
+    finally:
+        load_text.cache_clear()
+
+
 def test_chess_is_played_one_state_at_a_time(monkeypatch: pytest.MonkeyPatch) -> None:
     # Its whole ground program has millions of rules; a threat relation alone 2.9 million
     # atoms over all boards. Made to give up early here, as it would after 10 s.

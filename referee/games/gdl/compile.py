@@ -4,17 +4,38 @@ Each query (legal moves, terminal, goals, next state) becomes one Python functio
 evaluates exactly the atoms it depends on, in dependency order, as local variables; a
 recursive group of atoms loops to its least fixpoint. A state is an `int` whose bit `i` is
 the i-th fact that can ever be true, so states hash and compare as fast as numbers do.
+
+Compiling is done where the grounding is, in the grounder's limited child (`translate`):
+Python's compiler takes about 1.5 KiB for each literal of the ground program while it
+works (hexPie: 1.2 GiB), which a rulesheet could raise to anything. The child sends the
+code object, marshalled, with what its numbers stand for (`Translation`); the referee
+only loads it (`load`: hexPie's 15 MiB, 76 MiB at the referee's peak).
 """
 
 from __future__ import annotations
 
+import json
+import marshal
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from types import CodeType
 from typing import Any
 
-from referee.games.gdl.ground import GroundProgram
 from referee.games.gdl.reasoner import State
+
+
+@dataclass(frozen=True)
+class GroundProgram:
+    """The ground rules of a game, over numbered atoms, and what the numbers stand for.
+
+    `atoms[relation]` lists `[arguments, atom, is_fact]` with the arguments as canonical
+    GDL text; rules are `[head, positive body, negative body]`. An atom that is a fact is
+    true in every state; one that heads no rule and is not a fact is false in every state.
+    """
+
+    atoms: dict[str, list[tuple[list[str], int, bool]]]
+    rules: list[tuple[int, list[int], list[int]]]
 
 
 class Unstratified(Exception):
@@ -56,8 +77,64 @@ class Compiled:
         return [fact for i, fact in enumerate(self.facts) if state >> i & 1]
 
 
-def compile_program(program: GroundProgram) -> Compiled:
-    """The four queries of a ground program as Python functions."""
+@dataclass(frozen=True)
+class Translation:
+    """A ground program's four queries as compiled Python, and what its numbers stand for:
+    what the grounder child sends the referee."""
+
+    roles: tuple[str, ...]
+    moves: tuple[tuple[str, ...], ...]
+    facts: tuple[str, ...]
+    initial: State
+    bad_goals: tuple[tuple[str, str], ...]
+    code: CodeType
+
+    def to_bytes(self) -> bytes:
+        """One JSON line of the names, then the code, marshalled (the same Python reads it:
+        the child is run by this interpreter)."""
+        names = {
+            "roles": self.roles,
+            "moves": self.moves,
+            "facts": self.facts,
+            "initial": format(self.initial, "x"),
+            "bad_goals": self.bad_goals,
+        }
+        return json.dumps(names, separators=(",", ":")).encode() + b"\n" + marshal.dumps(self.code)
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> Translation:
+        line, _, code = data.partition(b"\n")
+        names = json.loads(line)
+        return cls(
+            tuple(names["roles"]),
+            tuple(tuple(row) for row in names["moves"]),
+            tuple(names["facts"]),
+            int(names["initial"], 16),
+            tuple((role, value) for role, value in names["bad_goals"]),
+            marshal.loads(code),
+        )
+
+
+def load(translation: Translation) -> Compiled:
+    """The compiled reasoner of a translation: its code run to define the four queries."""
+    namespace: dict[str, Any] = {}
+    exec(translation.code, namespace)
+    return Compiled(
+        translation.roles,
+        translation.moves,
+        translation.facts,
+        translation.initial,
+        namespace["legal"],
+        namespace["terminal"],
+        namespace["goals"],
+        namespace["next_state"],
+        translation.bad_goals,
+    )
+
+
+def translate(program: GroundProgram) -> Translation:
+    """The four queries of a ground program, compiled; Unstratified for negation inside a
+    recursion."""
     atoms = program.atoms
     facts = {atom for rows in atoms.values() for _args, atom, fact in rows if fact}
     roles = tuple(args[0] for args, _atom, _fact in atoms["role"])
@@ -104,23 +181,17 @@ def compile_program(program: GroundProgram) -> Compiled:
         builder.function("goals", _collect(goal_rows, builder)),
         builder.function("next_state", _pack(next_rows, builder), joint=True),
     ]
-    namespace: dict[str, Any] = {}
-    text = "\n".join(sources)
-    exec(compile(text, "<gdl>", "exec"), namespace)
     initial = 0
     for (fact,), _atom, _fact in atoms["init"]:
         if fact in by_fact:
             initial |= 1 << by_fact[fact]
-    return Compiled(
+    return Translation(
         roles,
         moves,
         tuple(text for text, _atom in base),
         initial,
-        namespace["legal"],
-        namespace["terminal"],
-        namespace["goals"],
-        namespace["next_state"],
         tuple(bad_goals),
+        compile("\n".join(sources), "<gdl>", "exec"),
     )
 
 

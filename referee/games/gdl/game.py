@@ -15,13 +15,12 @@ from pathlib import Path
 from referee.errors import GameFault, MoveParseError, RulesheetError
 from referee.games.base import Game, Goals, Move
 from referee.games.boards.picture import Board
-from referee.games.gdl.check import checked_rules, negation_cycle
-from referee.games.gdl.compile import Unstratified, compile_program
+from referee.games.gdl.compile import load
 from referee.games.gdl.ground import TooBig, ground, probe
 from referee.games.gdl.reasoner import Reasoner, State
 from referee.games.gdl.remote import DEFAULT_LIMITS, RemotePerState, StateLimits
 from referee.games.gdl.render import describe_facts, fact_boards, render_facts
-from referee.games.gdl.syntax import format_term, one_line, parse_rulesheet, parse_terms
+from referee.games.gdl.syntax import format_term, one_line, parse_terms
 
 # GDL says nothing of how long a game lasts; what bounds the time a match may take.
 GDL_MAX_STEPS = 500
@@ -177,17 +176,13 @@ def load_text(text: str, path: str, limits: StateLimits = DEFAULT_LIMITS) -> Gdl
     process, each state within `limits`.
     """
     try:
-        program = ground(text, path)
+        reasoner = load(ground(text, path))
     except TooBig:
         probe(text, path)
         try:
             return GdlGame(RemotePerState(text, path, limits), path, text)
         except GameFault as fault:
             raise RulesheetError(path, None, f"its first state cannot be used: {fault}") from None
-    try:
-        reasoner = compile_program(program)
-    except Unstratified:
-        raise negation_cycle(checked_rules(parse_rulesheet(text, path), path), path) from None
     if reasoner.bad_goals:
         role, value = reasoner.bad_goals[0]
         raise RulesheetError(path, None, f"goal value {value} of {role} is not a number 0..100")

@@ -1,11 +1,13 @@
-"""The child process of `ground.py`: parse, check and ground a rulesheet with clingo.
+"""The child process of `ground.py`: parse, check, ground and compile a rulesheet.
 
-Run as `python -m referee.games.gdl.grounder WHERE MODE MEMORY RULES` with the rulesheet on
-standard input. In the WHOLE mode it writes the whole ground program as JSON, or exits
-TOO_BIG once the program passes RULES rules; in the FIRST_STATE mode it grounds the start
-and first state as the per-state reasoner would, and writes nothing. Either exits REFUSED
-with the line and problem of a rulesheet it refuses. Only games too big to compile bring
-clingo into the referee's own process.
+Run as `python -m referee.games.gdl.grounder WHERE MODE MEMORY RULES SECONDS BYTES` with
+the rulesheet on standard input. In the WHOLE mode it grounds the whole game and writes it
+compiled (`compile.Translation`), or exits TOO_BIG once the program passes RULES rules,
+TOO_SLOW when grounding passes SECONDS, TOO_LARGE when the compiled game passes
+BYTES; in the FIRST_STATE mode it grounds the start and first state as the per-state
+reasoner would, and writes nothing. Either exits REFUSED with the line and problem of a
+rulesheet it refuses. Neither clingo nor Python's compiler ever works on a rulesheet in
+the referee's own process.
 """
 
 from __future__ import annotations
@@ -14,15 +16,23 @@ import json
 import os
 import resource
 import sys
+import threading
 from collections.abc import Sequence
 
 import clingo
 
 from referee.errors import GameFault, RulesheetError
 from referee.games.gdl.asp import Names, program
-from referee.games.gdl.check import checked_rules
+from referee.games.gdl.check import Rule, checked_rules, negation_cycle
+from referee.games.gdl.compile import GroundProgram, Translation, Unstratified, translate
 from referee.games.gdl.decompose import decompose
-from referee.games.gdl.ground import REFUSED, TOO_BIG, GroundProgram, Mode
+from referee.games.gdl.ground import (
+    REFUSED,
+    TOO_BIG,
+    TOO_LARGE,
+    TOO_SLOW,
+    Mode,
+)
 from referee.games.gdl.per_state import PerState
 from referee.games.gdl.syntax import format_term, parse_rulesheet
 
@@ -39,9 +49,25 @@ _RELATIONS = (
 )
 
 
-def ground_in_process(text: str, where: str, most: int) -> GroundProgram:
-    """Parse, check and ground a rulesheet here; exit TOO_BIG past `most` ground rules."""
+def compile_whole(text: str, where: str, most: int, seconds: float) -> Translation:
+    """Parse, check, ground and compile a rulesheet here; exit TOO_BIG past `most` ground
+    rules, TOO_SLOW when grounding passes `seconds`."""
     rules = checked_rules(parse_rulesheet(text, where), where)
+    # clingo lets go of the GIL while it grounds, so this timer runs meanwhile.
+    deadline = threading.Timer(seconds, os._exit, [TOO_SLOW])
+    deadline.start()
+    try:
+        ground = ground_rules(rules, where, most)
+    finally:
+        deadline.cancel()
+    try:
+        return translate(ground)
+    except Unstratified:
+        raise negation_cycle(rules, where) from None
+
+
+def ground_rules(rules: Sequence[Rule], where: str, most: int) -> GroundProgram:
+    """Ground checked rules here; exit TOO_BIG past `most` ground rules."""
     names = Names()
     source = program(decompose(rules), names)
     observer = _Observer(most)
@@ -85,6 +111,7 @@ class _Observer(clingo.Observer):
 
 def _child(argv: Sequence[str]) -> int:
     where, mode, memory, most = argv[0], Mode(argv[1]), int(argv[2]), int(argv[3])
+    seconds, most_bytes = float(argv[4]), int(argv[5])
     # Never above what this process may already use (a jailed player has a lower limit).
     soft, hard = resource.getrlimit(resource.RLIMIT_AS)
     ceiling = min(limit for limit in (memory, soft, hard) if limit != resource.RLIM_INFINITY)
@@ -92,7 +119,10 @@ def _child(argv: Sequence[str]) -> int:
     text = sys.stdin.buffer.read().decode("utf-8", errors="replace")
     try:
         if mode is Mode.WHOLE:
-            sys.stdout.write(ground_in_process(text, where, most).to_json())
+            compiled = compile_whole(text, where, most, seconds).to_bytes()
+            if len(compiled) > most_bytes:
+                return TOO_LARGE
+            sys.stdout.buffer.write(compiled)
         else:
             first_state(text, where)
     except RulesheetError as error:
