@@ -20,6 +20,7 @@ import pytest
 from referee.clock import Clocks
 from referee.errors import ConfigError, GameFault, StateLimit, StateLimitFault
 from referee.games import GdlGame, StateLimits, load_rulesheet, load_text
+from referee.games.base import MOVE_LIMIT
 from referee.games.gdl import ground
 from referee.games.gdl.remote import OutOfTime, RemotePerState
 from referee.games.gdl.syntax import one_line
@@ -27,6 +28,7 @@ from referee.ggp.messages import Start, format_request
 from referee.match import MatchSetup, play_fresh
 from referee.players.builtin import make_player, player_spec
 from referee.policy import Policy
+from referee.protocol import LINE_LIMIT
 from referee.records.replay import Outcome, verify_file
 from referee.records.signing import results_key
 from referee.records.transcript import read_transcript
@@ -168,6 +170,46 @@ def test_a_reasoner_that_dies_is_a_fault_of_the_rules_and_then_started_again() -
         game.next_state(states[2], joint)
     other = tuple(game.legal_moves(states[2], role)[1] for role in range(2))
     assert len(game.legal_moves(game.next_state(states[2], other), 0)) > 1
+
+
+# Each step wraps the term in ten more lists, and a role may pick it: from state 7 on, a
+# legal move is nested deeper than any KIF a player's line or a GGP PLAY may carry.
+DEEPENING = """
+    (role red) (role blue) (init (t z)) (init (step 0))
+    (succ 0 1) (succ 1 2) (succ 2 3) (succ 3 4) (succ 4 5) (succ 5 6) (succ 6 7) (succ 7 8)
+    (<= (legal ?r (pick ?x)) (role ?r) (true (t ?x)))
+    (<= (legal ?r wait) (role ?r))
+    (<= (next (t (f (f (f (f (f (f (f (f (f (f ?x)))))))))))) (true (t ?x)))
+    (<= (next (step ?m)) (true (step ?n)) (succ ?n ?m))
+    (<= terminal (true (step 8)))
+    (<= (goal ?r 50) (role ?r))
+"""
+
+
+def test_a_legal_move_nested_deeper_than_a_player_can_send_is_a_fault_of_the_rules() -> None:
+    game = load_text(DEEPENING, "deepening.kif")
+    state = game.initial_state()
+    for _ in range(7):
+        state = game.next_state(state, ("wait", "wait"))
+    with pytest.raises(GameFault) as caught:
+        game.legal_moves(state, 0)
+    assert "fault of the rules: red has a legal move that no player can send" in str(caught.value)
+    assert "nested 71 deep (at most 62)" in str(caught.value)
+    # Its facts are as deep: shown as they are, not drawn.
+    assert "(t (f (f" in game.render(state)
+
+
+def test_a_legal_move_longer_than_a_line_is_a_fault_of_the_rules() -> None:
+    assert MOVE_LIMIT == LINE_LIMIT  # what a player's line holds
+    name = "x" * MOVE_LIMIT
+    game = load_text(
+        f"(role a) (init s) (<= (legal a (m {name})) (true s)) (<= (legal a stay) (true s))"
+        " (<= (next s) (true s)) (<= terminal (not (true s))) (<= (goal a 0) (true s))",
+        "long.kif",
+    )
+    assert game.reasoner.complete
+    with pytest.raises(GameFault, match=r"can send, \(m x+\.\.\. of 65,540 bytes"):
+        game.legal_moves(game.initial_state(), 0)
 
 
 def test_bad_limits_are_refused() -> None:

@@ -21,6 +21,9 @@ JointMove = tuple[Move, ...]
 Goals = tuple[int, ...]
 
 NOOP = Move("noop")
+# The longest move a player can send: a line of the protocol holds 64 KiB
+# (protocol.LINE_LIMIT, which the protocol layer owns and a test holds equal).
+MOVE_LIMIT = 64 * 1024
 
 S = TypeVar("S", bound=Hashable)
 R = TypeVar("R")

@@ -13,17 +13,20 @@ from functools import lru_cache
 from pathlib import Path
 
 from referee.errors import GameFault, MoveParseError, RulesheetError
-from referee.games.base import Game, Goals, Move
+from referee.games.base import MOVE_LIMIT, Game, Goals, Move
 from referee.games.boards.picture import Board
 from referee.games.gdl.compile import load
 from referee.games.gdl.ground import TooBig, ground, probe
 from referee.games.gdl.reasoner import Reasoner, State
 from referee.games.gdl.remote import DEFAULT_LIMITS, RemotePerState, StateLimits
 from referee.games.gdl.render import describe_facts, fact_boards, render_facts
-from referee.games.gdl.syntax import format_term, one_line, parse_terms
+from referee.games.gdl.syntax import MAX_DEPTH, format_term, one_line, parse_terms
 
 # GDL says nothing of how long a game lasts; what bounds the time a match may take.
 GDL_MAX_STEPS = 500
+# The deepest a move may nest: a GGP PLAY carries it two lists deep, and no KIF deeper than
+# MAX_DEPTH is read, by the referee or by `serve`.
+MOVE_DEPTH = MAX_DEPTH - 2
 # States whose legal moves are kept: a match needs one, a search player thousands.
 _MEMO = 1 << 14
 
@@ -56,6 +59,15 @@ class GdlGame(Game[State]):
         self._views: dict[State, _View] = {}
         super().__init__()
         self.example_move = min(self._moves.values(), default=Move("noop"))
+        # Per role, the moves met that no player could send, by index, and how many of its
+        # moves were looked at: a legal move among them is a fault of the rules.
+        self._unplayable: list[dict[int, str]] = [{} for _ in self.roles]
+        self._looked_at = [0 for _ in self.roles]
+        # A compiled game has all its moves now: when every one can be sent, no state needs
+        # looking at, which the fastest games' steps could not afford.
+        self._all_playable = reasoner.complete and not any(
+            _unplayable(move) for move in reasoner.known_moves()
+        )
 
     def give_up_at(self, moment: float | None) -> None:
         """Questions of the rules still unanswered at `moment` (time.monotonic()) raise
@@ -100,7 +112,27 @@ class GdlGame(Game[State]):
                 f"{self.id}: fault of the rules: {', '.join(empty)} has no legal move in a "
                 f"state that is not terminal: {self.describe(state)}"
             )
+        for role, row in enumerate(() if self._all_playable else found):
+            unplayable = self._unplayable_moves(role, row)
+            if unplayable:
+                raise GameFault(
+                    f"{self.id}: fault of the rules: {self.roles[role]} has a legal move that "
+                    f"no player can send, {unplayable}, in {self.describe(state)}"
+                )
         return False, found
+
+    def _unplayable_moves(self, role: int, legal: Sequence[int]) -> str:
+        """Why one of a role's legal moves cannot be sent by a player, or "" when all can.
+        Each move is looked at once, when the reasoner first has it."""
+        seen = self._looked_at[role]
+        if legal and max(legal) >= seen:
+            for index in range(seen, max(legal) + 1):
+                why = _unplayable(self.reasoner.move(role, index))
+                if why:
+                    self._unplayable[role][index] = why
+            self._looked_at[role] = max(legal) + 1
+        bad = self._unplayable[role]
+        return next((bad[index] for index in legal if index in bad), "") if bad else ""
 
     def _next_state(self, state: State, joint: Sequence[Move]) -> State:
         legal = self.legal_indices(state)
@@ -150,6 +182,23 @@ class GdlGame(Game[State]):
 
     def boards(self, state: State) -> list[Board]:
         return fact_boards(self.facts(state))[0]
+
+
+def _unplayable(move: str) -> str:
+    """Why a move cannot be sent on a line of the protocol or in a GGP message, or ""."""
+    if len(move.encode()) > MOVE_LIMIT:
+        return f"{move[:40]}... of {len(move.encode()):,} bytes (a line holds {MOVE_LIMIT:,})"
+    if move.count("(") > MOVE_DEPTH:
+        depth = deepest = 0
+        for char in move:
+            if char == "(":
+                depth += 1
+                deepest = max(deepest, depth)
+            elif char == ")":
+                depth -= 1
+        if deepest > MOVE_DEPTH:
+            return f"{move[:40]}... nested {deepest} deep (at most {MOVE_DEPTH})"
+    return ""
 
 
 def _canonical(text: str) -> str | None:

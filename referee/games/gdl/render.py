@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from referee.errors import RulesheetError
 from referee.games.boards.picture import EMPTY, Board
 from referee.games.gdl.syntax import parse_terms
 
@@ -36,7 +37,11 @@ def fact_boards(facts: list[str]) -> tuple[list[Board], list[str]]:
     grids: dict[str, dict[tuple[str, str], str]] = defaultdict(dict)
     others: list[str] = []
     for fact in facts:
-        term = parse_terms(fact, "state")[0][0]
+        try:
+            term = parse_terms(fact, "state")[0][0]
+        except RulesheetError:  # nested deeper than a term is read: a fact, never a cell
+            others.append(fact)
+            continue
         if isinstance(term, tuple) and len(term) == 4 and all(isinstance(t, str) for t in term):
             grids[str(term[0])][(str(term[1]), str(term[2]))] = str(term[3])
         else:
