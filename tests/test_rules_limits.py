@@ -4,6 +4,7 @@ and a state past the limits ends its match as a fault of the rules, recorded and
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import re
@@ -424,3 +425,102 @@ def test_serve_ends_a_match_whose_rules_blow_up_and_goes_on_serving(tmp_path: Pa
         output, _ = process.communicate(timeout=60)
     assert "m1: the rules fail at state 4" in output
     assert "does not ground within 2 s" in output
+
+
+# State 5 joins three of its 1806 items with little memory: it takes minutes, not GiB.
+SLOW = """
+    (role red) (role blue) (init (item z)) (init (step 0))
+    (succ 0 1) (succ 1 2) (succ 2 3) (succ 3 4) (succ 4 5) (succ 5 6) (succ 6 7) (succ 7 8)
+    (<= (legal ?r (pick ?x)) (role ?r) (true (item ?x)))
+    (<= (next (item ?x)) (true (item ?x)))
+    (<= (next (item (f ?x ?y))) (true (item ?x)) (true (item ?y)))
+    (<= (next (step ?m)) (true (step ?n)) (succ ?n ?m))
+    (<= some (true (item ?x)) (true (item ?y)) (true (item ?z)) (distinct (g ?x ?y) (g ?z ?z)))
+    (<= terminal (true (step 8)))
+    (<= terminal some (true (step 9)))
+    (<= (goal ?r 50) (role ?r))
+"""
+# `referee` with the whole grounding given up after 1 s, as the quick_load fixture does here.
+QUICK_REFEREE = (
+    "import sys\n"
+    "from referee.games.gdl import ground\n"
+    "ground.WHOLE_SECONDS = 1.0\n"
+    "from referee.cli import main\n"
+    "sys.argv = ['referee', *sys.argv[1:]]\n"
+    "main()\n"
+)
+
+
+def _reasoner_children(parent: int) -> list[int]:
+    """The per-state reasoner children of a process."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            stat = (entry / "stat").read_text()
+            command = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue  # not a process, or gone
+        if int(stat.rpartition(")")[2].split()[1]) == parent and b"remote_child" in command:
+            found.append(int(entry.name))
+    return found
+
+
+@contextlib.contextmanager
+def computing_state_5(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[str], int]]:
+    """`referee play` of SLOW, once its reasoner child is computing state 5 (with 300 s for
+    it), and that child."""
+    rules = tmp_path / "slow.kif"
+    rules.write_text(SLOW)
+    seats = ("-p", "red=random", "-p", "blue=random", "--state-seconds", "300")
+    process = subprocess.Popen(
+        [sys.executable, "-c", QUICK_REFEREE, "play", str(rules), *seats],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None
+        for line in process.stdout:
+            if line.startswith("step 4:"):
+                break
+        children = _reasoner_children(process.pid)
+        assert len(children) == 1, children
+        yield process, children[0]
+    finally:
+        if process.poll() is None:
+            process.kill()
+        process.communicate()
+
+
+def _gone(pid: int, seconds: float) -> bool:
+    """Whether a process (no child of this one) has ended within `seconds`."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0]
+        except OSError:
+            return True
+        if state == "Z":
+            return True
+        time.sleep(0.1)
+    return False
+
+
+@pytest.mark.parametrize("signal_number", [signal.SIGINT, signal.SIGTERM])
+def test_ctrl_c_or_sigterm_give_up_a_state_being_computed(
+    tmp_path: Path, signal_number: int
+) -> None:
+    with computing_state_5(tmp_path) as (process, child):
+        time.sleep(1)  # into the state's grounding
+        process.send_signal(signal_number)
+        # Its 300 s are not waited out: the question is given up, the child killed.
+        process.wait(timeout=60)
+        assert _gone(child, 10)
+
+
+def test_a_reasoner_child_ends_soon_after_its_referee_is_killed(tmp_path: Path) -> None:
+    with computing_state_5(tmp_path) as (process, child):
+        process.kill()
+        process.wait()
+        assert _gone(child, 20)

@@ -41,7 +41,13 @@ async def computed(game: Game[Any], query: Callable[..., R], *args: Any) -> R:
     the game's states may take long to compute (`Game.slow_states`), so that nothing else on
     the loop (another match's clock) waits for it."""
     if game.slow_states:
-        return await asyncio.to_thread(query, *args)
+        try:
+            return await asyncio.to_thread(query, *args)
+        except asyncio.CancelledError:
+            # The thread cannot be cancelled, and a program ending (Ctrl-C, SIGTERM) waits
+            # for it: the question is given up, not the state's whole deadline waited out.
+            game.interrupt()
+            raise
     return query(*args)
 
 
@@ -127,6 +133,10 @@ class Game(ABC, Generic[S]):
     def close(self) -> None:
         """Let go of what computing states holds (a GDL reasoner's child process); asked
         again, the game takes it up again."""
+
+    def interrupt(self) -> None:
+        """Give up the question being computed now, from any thread: it raises GameFault
+        at once; the next question is computed afresh."""
 
     def random_move(self, state: S, role: int, rng: random.Random) -> Move:
         """A uniformly random legal move of a role; games override it with a faster equivalent."""

@@ -80,6 +80,10 @@ class GdlGame(Game[State]):
         if isinstance(self.reasoner, RemotePerState):
             self.reasoner.close()
 
+    def interrupt(self) -> None:
+        if isinstance(self.reasoner, RemotePerState):
+            self.reasoner.interrupt()
+
     def all_moves(self) -> Iterable[Move]:
         """Every move of the game; for a per-state reasoner, those met so far."""
         return {Move(move) for move in self.reasoner.known_moves()}

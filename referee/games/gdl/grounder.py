@@ -33,6 +33,7 @@ from referee.games.gdl.ground import (
     TOO_SLOW,
     Mode,
 )
+from referee.games.gdl.orphan import end_with_parent
 from referee.games.gdl.per_state import PerState
 from referee.games.gdl.syntax import format_term, parse_rulesheet
 
@@ -112,6 +113,7 @@ class _Observer(clingo.Observer):
 def _child(argv: Sequence[str]) -> int:
     where, mode, memory, most = argv[0], Mode(argv[1]), int(argv[2]), int(argv[3])
     seconds, most_bytes = float(argv[4]), int(argv[5])
+    end_with_parent()
     # Never above what this process may already use (a jailed player has a lower limit).
     soft, hard = resource.getrlimit(resource.RLIMIT_AS)
     ceiling = min(limit for limit in (memory, soft, hard) if limit != resource.RLIM_INFINITY)

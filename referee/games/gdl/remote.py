@@ -90,6 +90,7 @@ class RemotePerState:
         self._finalizer: weakref.finalize[Any, Any] | None = None
         self._buffer = bytearray()
         self._timed_out = False
+        self._interrupted = False
         # When set (time.monotonic()), a question still unanswered then is given up, as a
         # search player gives up what its clock cannot wait for: OutOfTime, not a fault.
         self.give_up_at: float | None = None
@@ -139,6 +140,16 @@ class RemotePerState:
         with self._lock:
             self._stop()
 
+    def interrupt(self) -> None:
+        """Give up the question under way, from another thread than the one waiting for its
+        answer: the child is killed (without the lock, which that thread holds), and the
+        question raises OutOfTime, which blames no state."""
+        child = self._child
+        if child is not None:
+            self._interrupted = True
+            with contextlib.suppress(OSError):
+                child.kill()
+
     def _view(self, state: State) -> _View:
         with self._lock:
             view = self._views.get(state)
@@ -163,6 +174,9 @@ class RemotePerState:
             raise failed
         if self.give_up_at is not None and time.monotonic() >= self.give_up_at:
             raise OutOfTime(f"{self._where}: out of the asker's time")
+        if self._interrupted:  # between questions: the killed child is no answer to this one
+            self._interrupted = False
+            self._stop()
         try:
             if self._child is None:
                 self._start()
@@ -209,8 +223,8 @@ class RemotePerState:
             line = self._read_line(child, min(limit_at, asker_at))
         except BrokenPipeError:
             line = None
-        if line is None and self._timed_out and asker_at < limit_at:
-            self._timed_out = False
+        if line is None and (self._interrupted or (self._timed_out and asker_at < limit_at)):
+            self._timed_out = self._interrupted = False
             self._stop()
             raise OutOfTime(f"{self._where}: out of the asker's time")
         if line is None:

@@ -3,7 +3,7 @@
 Run as `python -m referee.games.gdl.remote_child MEMORY SECONDS`. Its address space is capped
 at MEMORY bytes, and each question arms an alarm a little past SECONDS, whose default action
 ends the process: the parent kills it at SECONDS, so the alarm only matters when the parent
-is gone. It reads JSON questions on standard input, one a line:
+is gone and `orphan.py` cannot see it. It reads JSON questions on standard input, one a line:
 
     {"op": "start", "rules": TEXT, "where": PATH, "facts": [SYMBOL...], "moves": [[SYMBOL...]...]}
     {"op": "view", "state": HEX}
@@ -26,6 +26,7 @@ from typing import Any, BinaryIO
 
 from referee.errors import GameFault, RulesheetError
 from referee.games.gdl.check import checked_rules
+from referee.games.gdl.orphan import end_with_parent
 from referee.games.gdl.per_state import PerState
 from referee.games.gdl.remote import OUT_OF_MEMORY
 from referee.games.gdl.syntax import parse_rulesheet
@@ -79,6 +80,7 @@ def _write(out: BinaryIO, answer: dict[str, Any]) -> None:
 
 
 def _serve(memory: int, seconds: float) -> int:
+    end_with_parent()
     soft, hard = resource.getrlimit(resource.RLIMIT_AS)
     # Never above what this process may already use (a jailed player has a lower limit).
     ceiling = min(limit for limit in (memory, soft, hard) if limit != resource.RLIM_INFINITY)
