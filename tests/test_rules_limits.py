@@ -213,11 +213,18 @@ def test_a_legal_move_longer_than_a_line_is_a_fault_of_the_rules() -> None:
         game.legal_moves(game.initial_state(), 0)
 
 
-def test_bad_limits_are_refused() -> None:
+def test_bad_limits_are_refused(tmp_path: Path) -> None:
+    # Below 256 MiB the child cannot start, which would pass for a fault of the rules.
+    with pytest.raises(ConfigError, match=r"state_memory_mb: 255 MiB is not in \[256, 1048576\]"):
+        StateLimits(memory_mb=255)
     with pytest.raises(ConfigError, match="state_memory_mb"):
-        StateLimits(memory_mb=10)
+        StateLimits(memory_mb=10**23)
     with pytest.raises(ConfigError, match="state_seconds"):
         StateLimits(seconds=0)
+    # A config's line is named.
+    config = write_config(tmp_path, {"a": "random"}, extra="state_memory_mb: 100000000000000\n")
+    with pytest.raises(ConfigError, match=r"cup.yaml:\d+: state_memory_mb: must be less than"):
+        load_config(config)
 
 
 def _random_seats(tmp_path: Path, game: GdlGame) -> list:
@@ -286,7 +293,7 @@ def test_verifying_a_rules_fault_checks_it_against_the_rules(tmp_path: Path) -> 
         earlier: "rules_fault: at state 3, but the match ends after step 4",
         ended: "end: recorded as terminal, but the rules failed the match",
         no_fault: "step 4: the rules fail at this state",
-        memory: "rules_fault: state_memory_mb: 10 MiB is too little",
+        memory: "rules_fault: state_memory_mb: 10 MiB is not in [256, 1048576]",
         later_fault: "step 5: red: a fault at a step that was never played",
     }
     for change, what in expected.items():

@@ -22,7 +22,13 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from referee.clock import Clocks, ggp_seconds
 from referee.errors import ConfigError, RefereeError, RulesheetError
 from referee.games import GAMES, Game, StateLimits, is_rulesheet, load_rulesheet
-from referee.games.gdl.remote import DEFAULT_LIMITS, STATE_MEMORY_MB, STATE_SECONDS
+from referee.games.gdl.remote import (
+    DEFAULT_LIMITS,
+    MEMORY_MB,
+    SECONDS,
+    STATE_MEMORY_MB,
+    STATE_SECONDS,
+)
 from referee.players.base import PlayerKind, PlayerSpec
 from referee.players.builtin import program_spec
 from referee.players.chance import competing
@@ -117,8 +123,8 @@ class _ConfigFile(_Strict):
     openings: Annotated[int, Field(ge=0, le=MAX_OPENING)] = 0
     rating_interval: NonNegative = 0
     anchor: Name | None = None
-    state_memory_mb: Annotated[int, Field(ge=64)] = STATE_MEMORY_MB
-    state_seconds: Annotated[float, Field(gt=0, le=3600)] = STATE_SECONDS
+    state_memory_mb: Annotated[int, Field(ge=MEMORY_MB[0], le=MEMORY_MB[1])] = STATE_MEMORY_MB
+    state_seconds: Annotated[float, Field(gt=0, le=SECONDS)] = STATE_SECONDS
 
 
 class TournamentFormat(StrEnum):

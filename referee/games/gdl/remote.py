@@ -38,6 +38,12 @@ from referee.games.gdl.reasoner import State
 # few hundred MiB of address space and its slowest state under a second.
 STATE_MEMORY_MB = 2048
 STATE_SECONDS = 10.0
+# What a state's memory may be set to: the child's Python and clingo take 175 MiB of address
+# space before any state (below that it dies starting, which would look like a fault of the
+# rules), and a cap must fit the kernel's limits.
+MEMORY_MB = (256, 1 << 20)
+# The longest a state may be given: an hour, as a GGP match's clocks go.
+SECONDS = 3600.0
 # What the child exits with when it runs out of memory outside a question.
 OUT_OF_MEMORY = 3
 # Views kept on this side: the current state's, a search player's recent ones.
@@ -54,10 +60,12 @@ class StateLimits:
     seconds: float = STATE_SECONDS
 
     def __post_init__(self) -> None:
-        if self.memory_mb < 64:
-            raise ConfigError(f"state_memory_mb: {self.memory_mb} MiB is too little (64 at least)")
-        if not 0 < self.seconds <= 3600:
-            raise ConfigError(f"state_seconds: {self.seconds} is not in (0, 3600]")
+        if not MEMORY_MB[0] <= self.memory_mb <= MEMORY_MB[1]:
+            raise ConfigError(
+                f"state_memory_mb: {self.memory_mb} MiB is not in [{MEMORY_MB[0]}, {MEMORY_MB[1]}]"
+            )
+        if not 0 < self.seconds <= SECONDS:
+            raise ConfigError(f"state_seconds: {self.seconds} is not in (0, {SECONDS:g}]")
 
 
 DEFAULT_LIMITS = StateLimits()
