@@ -16,6 +16,7 @@ from typer.testing import CliRunner
 from referee.cli import app
 from referee.errors import GameFault, IllegalMoveError, MoveParseError, RulesheetError
 from referee.games import GAMES, get_game, load_text
+from referee.games.gdl.reasoner import true_bits
 from referee.records.conformance import check_file
 from tests.conftest import CONFORMANCE, SHARED
 
@@ -262,3 +263,10 @@ def test_a_board_whose_empty_cells_are_no_facts_is_drawn_whole() -> None:
         ["4", ".", "q", ".", ".", "."],
         ["5", ".", ".", ".", "q", "."],
     ]
+
+
+def test_the_true_bits_of_a_state_are_its_facts_indices_in_order() -> None:
+    rng = random.Random(3)
+    for size in (0, 1, 64, 1000, 20_000):
+        state = rng.getrandbits(size) if size else 0
+        assert true_bits(state) == [i for i in range(size) if state >> i & 1]

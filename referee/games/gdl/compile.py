@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from types import CodeType
 from typing import Any
 
-from referee.games.gdl.reasoner import State
+from referee.games.gdl.reasoner import State, true_bits
 
 
 @dataclass(frozen=True)
@@ -74,7 +74,7 @@ class Compiled:
         return {move for row in self.moves for move in row}
 
     def fact_texts(self, state: State) -> list[str]:
-        return [fact for i, fact in enumerate(self.facts) if state >> i & 1]
+        return [self.facts[i] for i in true_bits(state)]
 
 
 @dataclass(frozen=True)

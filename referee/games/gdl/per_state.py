@@ -27,7 +27,7 @@ from referee.errors import GameFault
 from referee.games.gdl.asp import Names, game_program
 from referee.games.gdl.check import Rule, negation_cycle
 from referee.games.gdl.magic import magic_rules
-from referee.games.gdl.reasoner import State
+from referee.games.gdl.reasoner import State, true_bits
 from referee.games.gdl.render import describe_facts
 from referee.games.gdl.syntax import format_term, name_of
 
@@ -136,7 +136,7 @@ class PerState:
         return [(row[i], str(self._move_symbols[role][i])) for i in range(first, len(row))]
 
     def fact_texts(self, state: State) -> list[str]:
-        return sorted(fact for i, fact in enumerate(self._facts) if state >> i & 1)
+        return sorted(self._facts[i] for i in true_bits(state))
 
     def describe(self, state: State) -> str:
         return describe_facts(self.fact_texts(state))
@@ -151,7 +151,7 @@ class PerState:
         if view is not None:
             self._views.move_to_end(state)
             return view
-        facts = "".join(self._fact_asp[i] for i in range(state.bit_length()) if state >> i & 1)
+        facts = "".join(self._fact_asp[i] for i in true_bits(state))
         control = self._ground(self._program + facts)
         symbols = self._solve(control, self.describe(state))
         legal: list[list[tuple[str, int]]] = [[] for _ in self.roles]

@@ -15,6 +15,19 @@ from typing import Protocol
 State = int
 
 
+def true_bits(state: State) -> list[int]:
+    """The indices of a state's facts, in order. In one pass over its binary text: testing
+    each fact's bit shifts the whole number, which over the 300,000 facts some games meet
+    made every state cost seconds."""
+    text = format(state, "b")[::-1]
+    found = []
+    index = text.find("1")
+    while index >= 0:
+        found.append(index)
+        index = text.find("1", index + 1)
+    return found
+
+
 class Reasoner(Protocol):
     """The queries of the rules, over states and moves by index."""
 

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from referee.errors import ConfigError, GameFault, StateLimit, StateLimitFault
-from referee.games.gdl.reasoner import State
+from referee.games.gdl.reasoner import State, true_bits
 
 # Default limits, from the corpus (docs/benchmarks.md): its heaviest per-state game needs a
 # few hundred MiB of address space and its slowest state under a second.
@@ -141,7 +141,7 @@ class RemotePerState:
         return {move for row in self._moves for move in row}
 
     def fact_texts(self, state: State) -> list[str]:
-        return sorted(fact for i, fact in enumerate(self._facts) if state >> i & 1)
+        return sorted(self._facts[i] for i in true_bits(state))
 
     def close(self) -> None:
         """End the child; the next question starts another."""
