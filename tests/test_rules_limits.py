@@ -22,7 +22,7 @@ from referee.clock import Clocks
 from referee.errors import ConfigError, GameFault, StateLimit, StateLimitFault
 from referee.games import GdlGame, StateLimits, load_rulesheet, load_text
 from referee.games.base import MOVE_LIMIT
-from referee.games.gdl import ground
+from referee.games.gdl import ground, remote
 from referee.games.gdl.remote import OutOfTime, RemotePerState
 from referee.games.gdl.syntax import one_line
 from referee.ggp.messages import Start, format_request
@@ -133,6 +133,25 @@ def test_the_reasoner_started_again_keeps_every_state_it_had() -> None:
     joint = tuple(game.legal_moves(states[3], role)[0] for role in range(2))
     assert game.next_state(states[3], joint) == states[4]
     assert "(item z)" in game.facts(states[4])
+
+
+def test_what_the_referee_keeps_of_the_states_text_is_bounded(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # State 4 brings hundreds of new items: about 120 KB of text with their symbols.
+    monkeypatch.setattr(remote, "ANSWER_LIMIT", 100_000)
+    game = exploding(StateLimits(memory_mb=512, seconds=300))
+    with pytest.raises(StateLimitFault, match="a state's new facts and moves take over") as caught:
+        first_states(game)
+    assert caught.value.limit is StateLimit.MEMORY
+    # Met a bit at a time, they are bounded in all: every question fails from then on.
+    monkeypatch.setattr(remote, "ANSWER_LIMIT", 64 << 20)
+    monkeypatch.setattr(remote, "MET_LIMIT", 2_000)
+    game = exploding(StateLimits(memory_mb=512, seconds=300))
+    with pytest.raises(StateLimitFault, match="the facts and moves of the states met take over"):
+        first_states(game)
+    with pytest.raises(StateLimitFault, match="the facts and moves of the states met take over"):
+        game.next_state(game.initial_state(), ("(pick z)", "(pick z)"))
 
 
 def test_a_state_past_its_deadline_is_a_fault_of_the_rules() -> None:

@@ -48,8 +48,10 @@ SECONDS = 3600.0
 OUT_OF_MEMORY = 3
 # Views kept on this side: the current state's, a search player's recent ones.
 _KEPT = 64
-# An answer line longer than this is not one the child writes: it is broken.
-_LINE_LIMIT = 256 << 20
+# What this side keeps of the states' text: one answer's new facts and moves, and all of
+# them met so far. The child's are within its memory cap; these bound the referee's own.
+ANSWER_LIMIT = 64 << 20
+MET_LIMIT = 256 << 20
 
 
 @dataclass(frozen=True)
@@ -98,7 +100,11 @@ class RemotePerState:
         self._finalizer: weakref.finalize[Any, Any] | None = None
         self._buffer = bytearray()
         self._timed_out = False
+        self._too_much = False
         self._interrupted = False
+        # The text of the facts and moves met, and the fault once it passed MET_LIMIT.
+        self._met = 0
+        self._over: StateLimitFault | None = None
         # When set (time.monotonic()), a question still unanswered then is given up, as a
         # search player gives up what its clock cannot wait for: OutOfTime, not a fault.
         self.give_up_at: float | None = None
@@ -177,7 +183,7 @@ class RemotePerState:
 
     def _ask_held(self, key: Hashable, request: dict[str, Any]) -> dict[str, Any]:
         """A question to the child, the lock held: one question at a time."""
-        failed = self._failed.get(key)
+        failed = self._over or self._failed.get(key)
         if failed is not None:
             raise failed
         if self.give_up_at is not None and time.monotonic() >= self.give_up_at:
@@ -257,16 +263,21 @@ class RemotePerState:
                 self._timed_out = True
                 return None
             chunk = os.read(fd, 1 << 16)
-            if not chunk or len(self._buffer) > _LINE_LIMIT:
+            if not chunk:
                 return None
             self._buffer += chunk
+            if len(self._buffer) > ANSWER_LIMIT:  # one answer at a time: all of it is this one
+                self._too_much = True
+                return None
         line = bytes(self._buffer[:end])
         del self._buffer[: end + 1]
         return line
 
     def _learn(self, answer: dict[str, Any]) -> None:
-        """Take the facts and moves the child met while answering."""
+        """Take the facts and moves the child met while answering; past MET_LIMIT of them,
+        every question is a fault of the rules from then on."""
         for text, symbol in answer.get("facts", ()):
+            self._met += len(text) + len(symbol)
             self._facts.append(text)
             self._fact_symbols.append(symbol)
         for role, row in enumerate(answer.get("moves", ())):
@@ -275,14 +286,29 @@ class RemotePerState:
                 self._move_symbols.append([])
                 self._move_by_text.append({})
             for text, symbol in row:
+                self._met += len(text) + len(symbol)
                 self._move_by_text[role][text] = len(self._moves[role])
                 self._moves[role].append(text)
                 self._move_symbols[role].append(symbol)
+        if self._met > MET_LIMIT:
+            self._over = StateLimitFault(
+                f"{self._where}: the facts and moves of the states met take over"
+                f" {MET_LIMIT >> 20} MiB (the referee's limit)",
+                StateLimit.MEMORY,
+            )
+            raise self._over
 
     def _lost(self) -> StateLimitFault:
         """Why the child gave no answer: out of time, or out of memory, or killed."""
         timed_out, self._timed_out = self._timed_out, False
+        too_much, self._too_much = self._too_much, False
         status = self._stop()
+        if too_much:
+            return StateLimitFault(
+                f"{self._where}: a state's new facts and moves take over"
+                f" {ANSWER_LIMIT >> 20} MiB (the referee's limit)",
+                StateLimit.MEMORY,
+            )
         if timed_out:
             return StateLimitFault(
                 f"{self._where}: a state does not ground within {self.limits.seconds:g} s"
