@@ -29,9 +29,10 @@ from referee.players.builtin import make_player, player_spec
 from referee.policy import Policy
 from referee.records.replay import FileVerdict, Outcome, verify_file
 from referee.records.signing import results_key
-from referee.records.transcript import read_transcript
+from referee.records.transcript import RulesFault, read_transcript
 from referee.tournaments.config import load_config
 from tests.test_gateway import ask
+from tests.test_replay import _exported, _imported
 from tests.test_tournament import run, seeded, transcripts, write_config
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -406,6 +407,30 @@ def test_no_limit_is_recorded_for_a_game_compiled_whole(tmp_path: Path) -> None:
     for change, what in expected.items():
         problem = _problem(_verdict(tmp_path, out, change))
         assert problem == what, (change.__name__, problem)
+
+
+def test_another_managers_match_that_the_rules_failed_imports_with_its_rules_fault(
+    tmp_path: Path,
+) -> None:
+    out = _played(tmp_path, exploding(StateLimits(memory_mb=512, seconds=5)))
+    match = _exported(tmp_path, json.loads(out.read_text()), "m")
+    del match["x-referee-transcript"]
+    assert match["isAborted"] and len(match["moves"]) == 4
+    limits = ("--rules", str(EXPLODING), "--state-memory-mb", "512", "--state-seconds", "5")
+    result, imported = _imported(tmp_path, match, "m", *limits)
+    assert result.exit_code == 0, result.output
+    # Computed again by the import, under the limits it was given and the rules' own name.
+    fault = read_transcript(imported).rules_fault
+    assert fault == RulesFault(
+        4, "m1.kif: a state needs more than 512 MiB to ground (state_memory_mb)", "memory", 512, 5
+    )
+    verdict = verify_file(imported)
+    assert verdict.outcome is Outcome.VERIFIED, verdict.problem
+    # Aborted where the rules compute the state: the manager's reason, not the rules'.
+    match["moves"].pop()
+    result, imported = _imported(tmp_path, match, "m", *limits)
+    assert result.exit_code == 0, result.output
+    assert read_transcript(imported).rules_fault is None
 
 
 def test_a_tournament_records_the_rules_fault_and_plays_its_other_matches(

@@ -908,6 +908,7 @@ def export(
 
 @app.command("import", cls=PlainCommand)
 @_user_errors
+@_state_options
 def import_command(
     match: Annotated[Path, typer.Argument(metavar="FILE", help="A GGP match JSON file.")],
     fmt: RecordFormatOption = ExportFormat.GGP,
@@ -917,11 +918,14 @@ def import_command(
     ] = None,
     out: TranscriptOutOption = None,
     signing_key: SigningKeyOption = None,
+    *,
+    states: StateLimits,
 ) -> None:
     """Import a match another tool recorded, as a transcript that replay --verify checks.
 
     Our own export comes back as the transcript it was, signature and all; another
-    manager's match is signed with the key of the transcript's directory.
+    manager's match is signed with the key of the transcript's directory. The states of an
+    aborted match are computed, to record where the rules failed it, if they did.
 
     \b
     Example:
@@ -930,7 +934,7 @@ def import_command(
     """
     data = read_json(match)
     sheet = None if rules is None else read_text(rules, TranscriptError)
-    record = from_ggp(data, str(match), sheet)
+    record = from_ggp(data, str(match), sheet, states)
     # The match id is the other tool's: made plain, it names a file in the results only.
     out = out or RESULTS_DIR / f"{plain_name(record['match_id'])}.json"
     check_writable(out)
