@@ -415,6 +415,19 @@ def test_cli_show_json_has_a_board_per_step(tmp_path: Path, played) -> None:
     assert [f["kind"] for frame in report["frames"] for f in frame["faults"]] == ["crash"]
 
 
+def test_cli_a_step_past_the_end_is_told_before_the_match_is_replayed(
+    tmp_path: Path, played, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = _write(tmp_path, played["clean"])
+    replays: list[tuple[object, ...]] = []
+    monkeypatch.setattr("referee.cli.commands.verify_file", lambda *args: replays.append(args))
+    result = runner.invoke(app, ["replay", str(path), "--step", "99"])
+    assert result.exit_code == 2
+    steps = len(played["clean"]["steps"])
+    assert result.stderr == f"referee: error: --step 99: the match has {steps} steps\n"
+    assert replays == []
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [

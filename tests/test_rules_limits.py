@@ -30,11 +30,12 @@ from referee.match import MatchSetup, play_fresh
 from referee.players.builtin import make_player, player_spec
 from referee.policy import Policy
 from referee.protocol import LINE_LIMIT
-from referee.records.replay import Outcome, verify_file
+from referee.records.replay import FileVerdict, Outcome, verify_file
 from referee.records.signing import results_key
-from referee.records.transcript import read_transcript
+from referee.records.transcript import RulesFault, read_transcript
 from referee.tournaments.config import load_config
 from tests.test_gateway import ask
+from tests.test_replay import _exported, _imported
 from tests.test_tournament import run, seeded, transcripts, write_config
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -275,6 +276,15 @@ def test_a_match_ends_where_the_rules_cannot_compute_a_state(tmp_path: Path) -> 
     assert verdict.outcome is Outcome.VERIFIED, verdict.problem
 
 
+def _played(tmp_path: Path, game: GdlGame) -> Path:
+    """A match of random players, its transcript signed in tmp_path/results."""
+    out = tmp_path / "results" / "m.json"
+    key, _ = results_key(out.parent, None)
+    setup = MatchSetup("m1", game, _random_seats(tmp_path, game), Clocks(), Policy.FORFEIT, 7)
+    asyncio.run(play_fresh(setup, out, key))
+    return out
+
+
 def _tampered(tmp_path: Path, source: Path, change) -> Path:
     data = json.loads(source.read_text())
     data.pop("signature")
@@ -284,12 +294,23 @@ def _tampered(tmp_path: Path, source: Path, change) -> Path:
     return path
 
 
+def _verdict(tmp_path: Path, source: Path, change) -> FileVerdict:
+    """The verdict on the transcript `source` changed by `change`; the changed file removed."""
+    path = _tampered(tmp_path, source, change)
+    try:
+        return verify_file(path)
+    finally:
+        path.unlink()
+
+
+def _problem(verdict: FileVerdict) -> str:
+    assert verdict.outcome is Outcome.FAILED
+    assert verdict.replayed is not None and verdict.replayed.problem is not None
+    return str(verdict.replayed.problem)
+
+
 def test_verifying_a_rules_fault_checks_it_against_the_rules(tmp_path: Path) -> None:
-    game = exploding(StateLimits(memory_mb=4096, seconds=1))
-    out = tmp_path / "results" / "m.json"
-    key, _ = results_key(out.parent, None)
-    setup = MatchSetup("m1", game, _random_seats(tmp_path, game), Clocks(), Policy.FORFEIT, 7)
-    asyncio.run(play_fresh(setup, out, key))
+    out = _played(tmp_path, exploding(StateLimits(memory_mb=4096, seconds=1)))
 
     def earlier(data: dict) -> None:
         data["rules_fault"]["step"] = 3
@@ -308,27 +329,30 @@ def test_verifying_a_rules_fault_checks_it_against_the_rules(tmp_path: Path) -> 
     def later_fault(data: dict) -> None:
         data["faults"] = [{"step": 5, "role": "red", "kind": "timeout", "detail": "late"}]
 
+    def later_step(data: dict) -> None:
+        data["steps"].append(dict(data["steps"][-1], step=5))
+
+    def other_detail(data: dict) -> None:
+        data["rules_fault"]["detail"] = data["rules_fault"]["detail"].replace("1 s", "2 s")
+
     expected = {
         earlier: "rules_fault: at state 3, but the match ends after step 4",
         ended: "end: recorded as terminal, but the rules failed the match",
         no_fault: "step 4: the rules fail at this state",
         memory: "rules_fault: state_memory_mb: 10 MiB is not in [256, 1048576]",
         later_fault: "step 5: red: a fault at a step that was never played",
+        # Once the rules fail at a state, no move is played from it.
+        later_step: "rules_fault: at state 4, but the match ends after step 5",
+        # Passed here too, the limit gives its own text.
+        other_detail: "rules_fault: state 4 passes its time limit here with another detail:",
     }
     for change, what in expected.items():
-        verdict = verify_file(_tampered(tmp_path, out, change))
-        assert verdict.outcome is Outcome.FAILED, change.__name__
-        assert verdict.replayed is not None and verdict.replayed.problem is not None
-        assert str(verdict.replayed.problem).startswith(what), (change.__name__, verdict.problem)
-    (tmp_path / "tampered.json").unlink()
+        problem = _problem(_verdict(tmp_path, out, change))
+        assert problem.startswith(what), (change.__name__, problem)
 
 
 def test_a_rules_fault_claimed_of_a_state_that_computes_is_caught(tmp_path: Path) -> None:
-    game = exploding(StateLimits(memory_mb=4096, seconds=1))
-    out = tmp_path / "results" / "m.json"
-    key, _ = results_key(out.parent, None)
-    setup = MatchSetup("m1", game, _random_seats(tmp_path, game), Clocks(), Policy.FORFEIT, 7)
-    asyncio.run(play_fresh(setup, out, key))
+    out = _played(tmp_path, exploding(StateLimits(memory_mb=4096, seconds=1)))
 
     def one_step_earlier(data: dict) -> None:
         data["steps"].pop()
@@ -346,7 +370,171 @@ def test_a_rules_fault_claimed_of_a_state_that_computes_is_caught(tmp_path: Path
     verdict = verify_file(tmp_path / "tampered.json")
     assert verdict.outcome is Outcome.VERIFIED, verdict.problem
     assert verdict.replayed is not None and "computes here within 1 s" in str(verdict.replayed.note)
+    # Such a note is of a fault the limits could have given: a line that names its limit.
+    data["rules_fault"]["detail"] = "x" * 10_000_000 + " (state_seconds)"
+    (tmp_path / "tampered.json").write_text(json.dumps(data))
+    problem = _problem(verify_file(tmp_path / "tampered.json"))
+    assert problem == (
+        "rules_fault: a detail of 10,000,016 characters, where one the replay does not"
+        " reproduce has at most 1,000"
+    )
+    data["rules_fault"]["detail"] = "exploding.kif: the rules are too slow"
+    (tmp_path / "tampered.json").write_text(json.dumps(data))
+    problem = _problem(verify_file(tmp_path / "tampered.json"))
+    assert problem == "rules_fault: past its time limit, but its detail names no state_seconds"
     (tmp_path / "tampered.json").unlink()
+
+
+def test_which_limit_a_state_passes_first_depends_on_the_machine_and_is_noted(
+    tmp_path: Path,
+) -> None:
+    out = _played(tmp_path, exploding(StateLimits(memory_mb=4096, seconds=1)))
+    detail = json.loads(out.read_text())["rules_fault"]["detail"]
+    timed = "does not ground within 1 s (state_seconds)"
+    assert detail.endswith(timed)
+
+    def memory(data: dict) -> None:
+        # A faster machine reaches the memory cap before the deadline: its own text.
+        said = detail.replace(timed, "needs more than 4 GiB to ground (state_memory_mb)")
+        data["rules_fault"].update(limit="memory", detail=said)
+
+    verdict = _verdict(tmp_path, out, memory)
+    assert verdict.outcome is Outcome.VERIFIED, verdict.problem
+    assert verdict.replayed is not None
+    assert str(verdict.replayed.note).startswith(
+        "state 4 passes its time limit here, its memory limit on the match's machine"
+    )
+
+    def memory_in_name_only(data: dict) -> None:
+        data["rules_fault"]["limit"] = "memory"
+
+    problem = _problem(_verdict(tmp_path, out, memory_in_name_only))
+    assert problem == "rules_fault: past its memory limit, but its detail names no state_memory_mb"
+
+    def as_written(data: dict) -> None:
+        # Computed on a faster machine, the state might have had no goal: it cannot be told.
+        said = detail.replace(timed, "fault of the rules: red has no goal")
+        data["rules_fault"].update(limit=None, detail=said)
+
+    verdict = _verdict(tmp_path, out, as_written)
+    assert verdict.outcome is Outcome.VERIFIED, verdict.problem
+    assert verdict.replayed is not None
+    assert str(verdict.replayed.note).startswith(
+        "state 4 passes its time limit here, so the fault of the rules recorded there cannot be"
+        " checked"
+    )
+
+
+def _no_goal(tmp_path: Path, grows: bool) -> GdlGame:
+    """A game wrong as written: over after two steps, with no goal for either role. Its items
+    grow as the exploding game's do, so that it is played one state at a time; or, when it
+    does not grow, they stay one, and its whole program is compiled."""
+    path = tmp_path / "nogoal.kif"
+    path.write_text(
+        "(role red) (role blue) (init (item z)) (init (step 0)) (succ 0 1) (succ 1 2)\n"
+        "(<= (legal ?r (pick ?x)) (role ?r) (true (item ?x)))\n"
+        "(<= (next (item ?x)) (true (item ?x)))\n"
+        + ("(<= (next (item (f ?x ?y))) (true (item ?x)) (true (item ?y)))\n" if grows else "")
+        + "(<= (next (step ?m)) (true (step ?n)) (succ ?n ?m))\n"
+        "(<= terminal (true (step 2)))\n"
+        "(<= (goal ?r 100) (role ?r) (true (step 3)))\n"
+    )
+    return load_rulesheet(path, StateLimits(memory_mb=512, seconds=5))
+
+
+def test_a_fault_of_the_rules_as_written_is_recorded_word_for_word(tmp_path: Path) -> None:
+    game = _no_goal(tmp_path, grows=True)
+    assert game.state_limits == StateLimits(memory_mb=512, seconds=5)
+    out = _played(tmp_path, game)
+    fault = read_transcript(out).rules_fault
+    assert fault is not None
+    assert (fault.step, fault.limit, fault.state_memory_mb, fault.state_seconds) == (
+        2,
+        None,
+        512,
+        5.0,
+    )
+    assert "red has no goal; blue has no goal" in fault.detail
+    verdict = verify_file(out)
+    assert verdict.outcome is Outcome.VERIFIED, verdict.problem
+    assert verdict.replayed is not None and verdict.replayed.note is None
+
+    def timed(data: dict) -> None:
+        said = f"{game.path}: a state does not ground within 5 s (state_seconds)"
+        data["rules_fault"].update(limit="time", detail=said)
+
+    def reworded(data: dict) -> None:
+        data["rules_fault"]["detail"] = fault.detail.replace("red has no goal", "red has goal 0")
+
+    expected = {
+        # Every machine finds the same fault of the rules: it is not a limit's.
+        timed: "rules_fault: recorded as past its time limit, but the rules fail at state 2 as"
+        " written: ",
+        reworded: "rules_fault: the rules fail at state 2 with another detail: ",
+    }
+    for change, what in expected.items():
+        problem = _problem(_verdict(tmp_path, out, change))
+        assert problem.startswith(what), (change.__name__, problem)
+
+
+def test_no_limit_is_recorded_for_a_game_compiled_whole(tmp_path: Path) -> None:
+    game = _no_goal(tmp_path, grows=False)
+    assert game.state_limits is None
+    out = _played(tmp_path, game)
+    fault = read_transcript(out).rules_fault
+    assert fault is not None
+    assert (fault.step, fault.limit, fault.state_memory_mb, fault.state_seconds) == (
+        2,
+        None,
+        None,
+        None,
+    )
+
+    def cut_and_timed(data: dict) -> None:
+        data["steps"].pop()
+        data["rules_fault"].update(
+            step=1,
+            limit="time",
+            detail=f"{game.path}: a state does not ground within 5 s (state_seconds)",
+            state_memory_mb=512,
+            state_seconds=5.0,
+        )
+
+    def limited(data: dict) -> None:
+        data["rules_fault"].update(state_memory_mb=512, state_seconds=5.0)
+
+    unlimited = "the states of nogoal are computed under no limits here"
+    expected = {
+        cut_and_timed: f"rules_fault: past its time limit, but {unlimited}",
+        limited: f"rules_fault: the limits of a state recorded, but {unlimited}",
+    }
+    for change, what in expected.items():
+        problem = _problem(_verdict(tmp_path, out, change))
+        assert problem == what, (change.__name__, problem)
+
+
+def test_another_managers_match_that_the_rules_failed_imports_with_its_rules_fault(
+    tmp_path: Path,
+) -> None:
+    out = _played(tmp_path, exploding(StateLimits(memory_mb=512, seconds=5)))
+    match = _exported(tmp_path, json.loads(out.read_text()), "m")
+    del match["x-referee-transcript"]
+    assert match["isAborted"] and len(match["moves"]) == 4
+    limits = ("--rules", str(EXPLODING), "--state-memory-mb", "512", "--state-seconds", "5")
+    result, imported = _imported(tmp_path, match, "m", *limits)
+    assert result.exit_code == 0, result.output
+    # Computed again by the import, under the limits it was given and the rules' own name.
+    fault = read_transcript(imported).rules_fault
+    assert fault == RulesFault(
+        4, "m1.kif: a state needs more than 512 MiB to ground (state_memory_mb)", "memory", 512, 5
+    )
+    verdict = verify_file(imported)
+    assert verdict.outcome is Outcome.VERIFIED, verdict.problem
+    # Aborted where the rules compute the state: the manager's reason, not the rules'.
+    match["moves"].pop()
+    result, imported = _imported(tmp_path, match, "m", *limits)
+    assert result.exit_code == 0, result.output
+    assert read_transcript(imported).rules_fault is None
 
 
 def test_a_tournament_records_the_rules_fault_and_plays_its_other_matches(

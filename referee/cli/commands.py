@@ -51,7 +51,7 @@ from referee.records.signing import (
     pinned_key,
     results_key,
 )
-from referee.records.transcript import read_json, transcript_files
+from referee.records.transcript import read_json, read_transcript, transcript_files
 from referee.report.live import with_fresh_report
 from referee.report.site import REPORT_DIRECTORY, write_report
 from referee.sandbox.isolation import machine_protections, remove_left_behind
@@ -824,6 +824,14 @@ def replay_command(
         return
     if not path.exists():
         raise RefereeError(f"{path}: no such transcript or directory")
+    if step is not None and not (verify or as_json):
+        # Told from the record, before a replay that can take long.
+        try:
+            recorded = len(read_transcript(path).steps)
+        except TranscriptError:
+            recorded = None  # the verdict says why
+        if recorded is not None and step > recorded:
+            raise RefereeError(f"--step {step}: the match has {recorded} steps")
     verdict = verify_file(path, _expected_key(path.parent, key))
     # Bad input: not a transcript at all (one of another schema version is one, unchecked).
     unreadable = verdict.outcome is Outcome.UNREADABLE
@@ -840,10 +848,6 @@ def replay_command(
     else:
         frames = replayed.frames
         if step is not None:
-            if step > len(replayed.transcript.steps):
-                raise RefereeError(
-                    f"--step {step}: the match has {len(replayed.transcript.steps)} steps"
-                )
             frames = [frame for frame in frames if frame.step == step]
         try:
             present.show_replay(replayed, frames, watch, delay)
@@ -908,6 +912,7 @@ def export(
 
 @app.command("import", cls=PlainCommand)
 @_user_errors
+@_state_options
 def import_command(
     match: Annotated[Path, typer.Argument(metavar="FILE", help="A GGP match JSON file.")],
     fmt: RecordFormatOption = ExportFormat.GGP,
@@ -917,11 +922,14 @@ def import_command(
     ] = None,
     out: TranscriptOutOption = None,
     signing_key: SigningKeyOption = None,
+    *,
+    states: StateLimits,
 ) -> None:
     """Import a match another tool recorded, as a transcript that replay --verify checks.
 
     Our own export comes back as the transcript it was, signature and all; another
-    manager's match is signed with the key of the transcript's directory.
+    manager's match is signed with the key of the transcript's directory. The states of an
+    aborted match are computed, to record where the rules failed it, if they did.
 
     \b
     Example:
@@ -930,7 +938,7 @@ def import_command(
     """
     data = read_json(match)
     sheet = None if rules is None else read_text(rules, TranscriptError)
-    record = from_ggp(data, str(match), sheet)
+    record = from_ggp(data, str(match), sheet, states)
     # The match id is the other tool's: made plain, it names a file in the results only.
     out = out or RESULTS_DIR / f"{plain_name(record['match_id'])}.json"
     check_writable(out)

@@ -10,7 +10,9 @@ an export imported again is the very transcript it came from.
 
 A match another manager played is imported with origin `ggp`: its moves, end and goals
 are checked by replay as any other; its answer times and the manager's random moves for
-faulty players were not recorded, so they are not checked.
+faulty players were not recorded, so they are not checked. One that ended aborted where the
+rules could not compute the state after its last move records that as the referee would:
+as its `rules_fault`.
 """
 
 from __future__ import annotations
@@ -19,17 +21,28 @@ import re
 from datetime import UTC, datetime
 from typing import Any
 
-from referee.errors import FaultKind, MoveError, RefereeError, TranscriptError
-from referee.games import Game, as_gdl, builtin_with_rules, gdl_rules, load_text
+from referee.errors import FaultKind, GameFault, MoveError, RefereeError, TranscriptError
+from referee.games import (
+    Game,
+    Move,
+    StateLimits,
+    as_gdl,
+    builtin_with_rules,
+    gdl_rules,
+    load_text,
+)
+from referee.games.gdl.remote import DEFAULT_LIMITS
 from referee.games.gdl.syntax import one_line
 from referee.policy import Policy
 from referee.protocol import EndReason
 from referee.records.transcript import (
     GGP_ORIGIN,
     Fault,
+    RulesFault,
     Seat,
     Step,
     Transcript,
+    rules_fault,
     rulesheet_of,
     transcript_of,
 )
@@ -94,18 +107,21 @@ def errors_of(transcript: Transcript) -> list[list[str]]:
     return errors
 
 
-def from_ggp(data: Any, where: str, rules: str | None = None) -> dict[str, Any]:
+def from_ggp(
+    data: Any, where: str, rules: str | None = None, limits: StateLimits = DEFAULT_LIMITS
+) -> dict[str, Any]:
     """The transcript JSON of a GGP match JSON; TranscriptError naming `where` and the key.
 
     Our own export gives back the transcript it carries, once its GGP fields are found to
     say the same; another manager's match becomes a transcript of origin `ggp`, under
-    `rules` when the JSON names its game only by URL.
+    `rules` when the JSON names its game only by URL, its states computed within `limits`
+    when the game is played one state at a time.
     """
     if not isinstance(data, dict):
         raise TranscriptError(f"{where}: not a GGP match: not a JSON object")
     if EXTRA in data:
         return _own(data, where)
-    return _foreign(data, where, rules).to_json()
+    return _foreign(data, where, rules, limits).to_json()
 
 
 def _own(data: dict[str, Any], where: str) -> dict[str, Any]:
@@ -124,7 +140,9 @@ def _own(data: dict[str, Any], where: str) -> dict[str, Any]:
     return dict(signed)
 
 
-def _foreign(data: dict[str, Any], where: str, rules: str | None) -> Transcript:
+def _foreign(
+    data: dict[str, Any], where: str, rules: str | None, limits: StateLimits
+) -> Transcript:
     match_id = _field(data, "matchId", str, where)
     text = rules if rules is not None else data.get(RULES)
     if not isinstance(text, str):
@@ -132,7 +150,7 @@ def _foreign(data: dict[str, Any], where: str, rules: str | None) -> Transcript:
         named = f" (its game is {url})" if isinstance(url, str) else ""
         raise TranscriptError(f"{where}: no rules in the match{named}: give them with --rules")
     try:
-        game = builtin_with_rules(one_line(text)) or load_text(text, f"{match_id}.kif")
+        game = builtin_with_rules(one_line(text)) or load_text(text, f"{match_id}.kif", limits)
     except RefereeError as error:
         raise TranscriptError(f"{where}: the rules: {error}") from None
     roles = game.roles
@@ -188,7 +206,29 @@ def _foreign(data: dict[str, Any], where: str, rules: str | None) -> Transcript:
         goals=goals,
         rulesheet=rulesheet_of(game),
         origin=GGP_ORIGIN,
+        rules_fault=_last_state_fault(game, steps) if aborted else None,
     )
+
+
+def _last_state_fault(game: Game, steps: list[Step]) -> RulesFault | None:
+    """The record of the rules failing at the state after the last step, as a match of the
+    referee's would end (replay --verify asks the states in the same order); None when they
+    compute it, or when a move is not legal or the rules fail before (replay says where)."""
+    state = game.initial_state()
+    at = 0
+    try:
+        for number, step in enumerate(steps, start=1):
+            if game.is_terminal(state):
+                return None  # moves after the end: replay says so
+            at = number
+            state = game.next_state(state, tuple(Move(step.moves[role]) for role in game.roles))
+        if game.is_terminal(state):
+            game.goals(state)
+    except GameFault as fault:
+        return rules_fault(game, at, fault) if at == len(steps) else None
+    except MoveError:
+        return None
+    return None
 
 
 def _faults(errors: Any, roles: tuple[str, ...], steps: list[Step], where: str) -> list[Fault]:

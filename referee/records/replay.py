@@ -27,6 +27,7 @@ from referee.errors import (
     RulesheetError,
     SchemaVersionError,
     StateLimit,
+    StateLimitFault,
     TranscriptError,
     UnknownGameError,
 )
@@ -38,11 +39,13 @@ from referee.records.signing import SignatureCheck
 from referee.records.transcript import (
     GGP_ORIGIN,
     Fault,
+    RulesFault,
     Rulesheet,
     Step,
     Transcript,
     read_signed,
     seats_disagree,
+    state_limits,
 )
 
 
@@ -216,40 +219,73 @@ class _Replayer:
         _, self.out = policy.start_outcome(Policy(self.t.policy), faulty)
         state = self.game.initial_state()
         self.frames.append(Frame(0, state, faults=list(start_faults.values())))
+        found: GameFault | None = None
         try:
             for number, step in enumerate(self.t.steps, start=1):
                 state = self._step(number, step, state)
             self.at = len(self.t.steps)
-            if self.t.rules_fault is not None:
-                self._check_rules_fault(state)
-            else:
+            if self.t.rules_fault is None:
                 self._check_end(state)
+                return
+            # What the match asks of its last state: whether it is terminal, then the goals.
+            if self.game.is_terminal(state):
+                self.game.goals(state)
         except GameFault as fault:
             recorded = self.t.rules_fault
             if recorded is None or recorded.step != self.at:
                 raise _at_step(self.at, f"the rules fail at this state: {fault}") from None
-            self._check_aborted_by_rules()
+            found = fault
+        self._check_rules_fault(found)
+        self._check_aborted_by_rules()
 
-    def _check_rules_fault(self, state: Hashable) -> None:
-        """The rules fail to compute the last state, as the record says; GameFault when they
-        do. A deadline depends on the machine, so one passed here too is only a note."""
+    def _check_rules_fault(self, found: GameFault | None) -> None:
+        """The recorded fault of the last state against what the rules meet there here,
+        `found` (None: the state computes). What every machine meets alike must be recorded
+        as met; what depends on the machine (a deadline; which of two limits a state passes
+        first) is noted, if its detail is one the limits could have given."""
         fault = self.t.rules_fault
         assert fault is not None
-        if fault.step != self.at:
-            raise _at(
-                "rules_fault",
-                f"at state {fault.step}, but the match ends after step {self.at}",
-            )
-        if self.game.is_terminal(state):
-            self.game.goals(state)
-        if fault.limit == StateLimit.TIME:
-            self._check_aborted_by_rules()
+        at = f"state {fault.step}"
+        passed = found.limit if isinstance(found, StateLimitFault) else None
+        if found is not None and passed is None:
+            # A fault of the rules as written, or of their grounder: the same on any machine.
+            if fault.limit is not None:
+                raise _at(
+                    "rules_fault",
+                    f"recorded as past its {fault.limit} limit, but the rules fail at {at} as"
+                    f" written: {found}",
+                )
+            if fault.detail != str(found):
+                raise _at("rules_fault", f"the rules fail at {at} with another detail: {found}")
+            return
+        if passed is not None and passed == fault.limit:
+            if fault.detail != str(found):
+                raise _at(
+                    "rules_fault",
+                    f"{at} passes its {passed} limit here with another detail: {found}",
+                )
+            return
+        if found is None and fault.limit != StateLimit.TIME:
+            said = f"past its {fault.limit} limit" if fault.limit else "a fault of the rules"
+            raise _at("rules_fault", f"{at} computes here, yet it is recorded as {said}")
+        _check_unreproduced(fault)
+        if found is None:
+            limits = state_limits(self.game)
+            assert limits is not None  # a limit of a game without: refused with the header
             self.note = (
-                f"state {fault.step} computes here within {fault.state_seconds:g} s;"
+                f"{at} computes here within {limits.seconds:g} s;"
                 f" the match's machine gave up on it: {fault.detail}"
             )
-            return
-        raise _at("rules_fault", f"state {fault.step} computes here: {fault.detail} is not so")
+        elif fault.limit is None:
+            self.note = (
+                f"{at} passes its {passed} limit here, so the fault of the rules recorded there"
+                f" cannot be checked: {fault.detail}"
+            )
+        else:
+            self.note = (
+                f"{at} passes its {passed} limit here, its {fault.limit} limit on the match's"
+                f" machine (which comes first depends on the machine): {fault.detail}"
+            )
 
     def _check_aborted_by_rules(self) -> None:
         """A match the rules ended (aborted, no goals: the header's checks) has no later
@@ -305,8 +341,21 @@ class _Replayer:
             return
         if self.t.end_reason != EndReason.ABORTED:
             raise _at("end", f"recorded as {self.t.end_reason}, but the rules failed the match")
+        if fault.step != len(self.t.steps):
+            raise _at(
+                "rules_fault",
+                f"at state {fault.step}, but the match ends after step {len(self.t.steps)}",
+            )
         if fault.limit is not None and fault.limit not in set(StateLimit):
             raise _at("rules_fault", f"unknown limit {fault.limit!r}")
+        if state_limits(self.game) is None:
+            # Compiled whole (on this machine), the rules compute every state: none can pass
+            # a limit, and none was given one.
+            unlimited = f"the states of {self.game.id} are computed under no limits here"
+            if fault.limit is not None:
+                raise _at("rules_fault", f"past its {fault.limit} limit, but {unlimited}")
+            if fault.state_memory_mb is not None or fault.state_seconds is not None:
+                raise _at("rules_fault", f"the limits of a state recorded, but {unlimited}")
         if (fault.state_memory_mb is None) != (fault.state_seconds is None):
             raise _at("rules_fault", "one limit of a state recorded without the other")
         if fault.state_memory_mb is not None and fault.state_seconds is not None:
@@ -619,6 +668,26 @@ class _Replayer:
                     f"{self.t.goals[name]} is recorded, {source} {expected[name]}",
                     name,
                 )
+
+
+# The most a rules fault's detail that the replay cannot reproduce may have: the referee's own
+# is a line (the rulesheet's path and the limit).
+DETAIL_CHARS = 1_000
+# The setting each limit's fault names (the referee's texts: referee/games/gdl/remote.py).
+_LIMIT_SETTINGS = {StateLimit.MEMORY: "state_memory_mb", StateLimit.TIME: "state_seconds"}
+
+
+def _check_unreproduced(fault: RulesFault) -> None:
+    """A detail the replay does not reproduce is at most a line, naming the limit passed."""
+    if len(fault.detail) > DETAIL_CHARS:
+        raise _at(
+            "rules_fault",
+            f"a detail of {len(fault.detail):,} characters, where one the replay does not"
+            f" reproduce has at most {DETAIL_CHARS:,}",
+        )
+    setting = _LIMIT_SETTINGS[StateLimit(fault.limit)] if fault.limit else None
+    if setting is not None and setting not in fault.detail:
+        raise _at("rules_fault", f"past its {fault.limit} limit, but its detail names no {setting}")
 
 
 def _late(time_ms: float, allowance_ms: int) -> str:

@@ -22,7 +22,7 @@ from referee.errors import (
     StateLimitFault,
     TranscriptError,
 )
-from referee.games import Game, GdlGame
+from referee.games import Game, GdlGame, StateLimits
 from referee.records.files import field_path, read_text, write_atomic
 from referee.records.signing import SIGNATURE_FIELD, SignatureCheck, SigningKey, check_signature
 
@@ -200,10 +200,16 @@ def rulesheet_of(game: Game) -> Rulesheet | None:
     return Rulesheet(game.path, game.sha256, game.rules)
 
 
+def state_limits(game: Game) -> StateLimits | None:
+    """The limits each state of a game is computed within; None when its states are not
+    computed under limits (a built-in game, a GDL game whose whole program is compiled)."""
+    return game.state_limits if isinstance(game, GdlGame) else None
+
+
 def rules_fault(game: Game, step: int, fault: GameFault) -> RulesFault:
     """The record of the rules failing at state `step`, with the limits its states had."""
     limit = str(fault.limit) if isinstance(fault, StateLimitFault) and fault.limit else None
-    limits = game.state_limits if isinstance(game, GdlGame) else None
+    limits = state_limits(game)
     if limits is None:
         return RulesFault(step, str(fault), limit)
     return RulesFault(step, str(fault), limit, limits.memory_mb, limits.seconds)
