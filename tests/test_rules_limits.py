@@ -20,7 +20,7 @@ import pytest
 
 from referee.clock import Clocks
 from referee.errors import ConfigError, GameFault, StateLimit, StateLimitFault
-from referee.games import GdlGame, StateLimits, load_rulesheet, load_text
+from referee.games import GdlGame, StateLimits, get_game, load_rulesheet, load_text
 from referee.games.base import MOVE_LIMIT
 from referee.games.gdl import ground, remote
 from referee.games.gdl.remote import OutOfTime, RemotePerState
@@ -490,27 +490,48 @@ def test_no_limit_is_recorded_for_a_game_compiled_whole(tmp_path: Path) -> None:
         None,
     )
 
-    def cut_and_timed(data: dict) -> None:
+    # Whether a game is compiled whole depends on the machine's speed (10 s to ground it):
+    # a slower one may have played it one state at a time, under limits, and met one. Its
+    # state computes here, so only a deadline can have been passed there.
+    def cut(data: dict, limit: str, detail: str) -> None:
         data["steps"].pop()
         data["rules_fault"].update(
-            step=1,
-            limit="time",
-            detail=f"{game.path}: a state does not ground within 5 s (state_seconds)",
-            state_memory_mb=512,
-            state_seconds=5.0,
+            step=1, limit=limit, detail=detail, state_memory_mb=512, state_seconds=5.0
         )
 
-    def limited(data: dict) -> None:
-        data["rules_fault"].update(state_memory_mb=512, state_seconds=5.0)
+    def timed(data: dict) -> None:
+        cut(data, "time", f"{game.path}: a state does not ground within 5 s (state_seconds)")
 
-    unlimited = "the states of nogoal are computed under no limits here"
-    expected = {
-        cut_and_timed: f"rules_fault: past its time limit, but {unlimited}",
-        limited: f"rules_fault: the limits of a state recorded, but {unlimited}",
-    }
-    for change, what in expected.items():
-        problem = _problem(_verdict(tmp_path, out, change))
-        assert problem == what, (change.__name__, problem)
+    def out_of_memory(data: dict) -> None:
+        cut(data, "memory", f"{game.path}: a state needs more than 512 MiB to ground")
+
+    verdict = _verdict(tmp_path, out, timed)
+    assert verdict.outcome is Outcome.VERIFIED, verdict.problem
+    assert verdict.replayed is not None and verdict.replayed.note is not None
+    assert verdict.replayed.note.startswith("state 1 computes here (the game compiled whole)")
+    problem = _problem(_verdict(tmp_path, out, out_of_memory))
+    assert (
+        problem == "rules_fault: state 1 computes here, yet it is recorded as past its memory limit"
+    )
+
+
+def test_no_limit_can_be_recorded_for_a_built_in_game(tmp_path: Path) -> None:
+    game = get_game("ticblock")
+    out = tmp_path / "results" / "m.json"
+    key, _ = results_key(out.parent, None)
+    seats = [make_player(player_spec("random", r), tmp_path / f"{r}.log") for r in game.roles]
+    asyncio.run(play_fresh(MatchSetup("m1", game, seats, Clocks(), Policy.FORFEIT, 7), out, key))
+
+    def timed(data: dict) -> None:
+        del data["steps"][2:]
+        data["end_reason"], data["goals"] = "aborted", None
+        data["rules_fault"] = {"step": 2, "detail": "slow", "limit": "time"}
+
+    unlimited = "the states of ticblock are computed under no limits"
+    assert (
+        _problem(_verdict(tmp_path, out, timed))
+        == f"rules_fault: past its time limit, but {unlimited}"
+    )
 
 
 def test_another_managers_match_that_the_rules_failed_imports_with_its_rules_fault(
@@ -731,6 +752,12 @@ def test_ctrl_c_or_sigterm_give_up_a_state_being_computed(
         # Its 300 s are not waited out: the question is given up, the child killed.
         process.wait(timeout=60)
         assert _gone(child, 10)
+    # Recorded as aborted, no fault of the rules' or the players': it verifies (with a note
+    # that the state fails within the default limits) by the autouse fixture.
+    (out,) = (tmp_path / "matches" / "results").glob("*.json")
+    transcript = read_transcript(out)
+    assert transcript.end_reason == "aborted" and transcript.rules_fault is None
+    assert transcript.faults == []
 
 
 def test_a_reasoner_child_ends_soon_after_its_referee_is_killed(tmp_path: Path) -> None:

@@ -31,7 +31,15 @@ from referee.errors import (
     TranscriptError,
     UnknownGameError,
 )
-from referee.games import Game, Move, StateLimits, get_game, load_text, rulesheet_sha256
+from referee.games import (
+    Game,
+    GdlGame,
+    Move,
+    StateLimits,
+    get_game,
+    load_text,
+    rulesheet_sha256,
+)
 from referee.games.gdl.remote import DEFAULT_LIMITS
 from referee.policy import MAX_SEED, Policy
 from referee.protocol import EndReason
@@ -232,6 +240,14 @@ class _Replayer:
                 self.game.goals(state)
         except GameFault as fault:
             recorded = self.t.rules_fault
+            last = len(self.t.steps)
+            if recorded is None and self.at == last and self.t.end_reason == EndReason.ABORTED:
+                # Interrupted (Ctrl-C, SIGTERM) while its rules computed the state after its
+                # last step, a match is aborted with no fault of theirs: nothing was decided
+                # there, and a state that fails here decides nothing either.
+                self.note = f"state {last}, where the match was aborted, fails here: {fault}"
+                self._check_aborted_by_rules()
+                return
             if recorded is None or recorded.step != self.at:
                 raise _at_step(self.at, f"the rules fail at this state: {fault}") from None
             found = fault
@@ -271,10 +287,9 @@ class _Replayer:
         _check_unreproduced(fault)
         if found is None:
             limits = state_limits(self.game)
-            assert limits is not None  # a limit of a game without: refused with the header
+            within = f"within {limits.seconds:g} s" if limits else "(the game compiled whole)"
             self.note = (
-                f"{at} computes here within {limits.seconds:g} s;"
-                f" the match's machine gave up on it: {fault.detail}"
+                f"{at} computes here {within}; the match's machine gave up on it: {fault.detail}"
             )
         elif fault.limit is None:
             self.note = (
@@ -348,10 +363,11 @@ class _Replayer:
             )
         if fault.limit is not None and fault.limit not in set(StateLimit):
             raise _at("rules_fault", f"unknown limit {fault.limit!r}")
-        if state_limits(self.game) is None:
-            # Compiled whole (on this machine), the rules compute every state: none can pass
-            # a limit, and none was given one.
-            unlimited = f"the states of {self.game.id} are computed under no limits here"
+        if not isinstance(self.game, GdlGame):
+            # A built-in game's engine computes every state: none can pass a limit, and
+            # none was given one. (A GDL game compiled whole here may have been played one
+            # state at a time on a slower machine: its state computes here, checked below.)
+            unlimited = f"the states of {self.game.id} are computed under no limits"
             if fault.limit is not None:
                 raise _at("rules_fault", f"past its {fault.limit} limit, but {unlimited}")
             if fault.state_memory_mb is not None or fault.state_seconds is not None:
