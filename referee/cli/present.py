@@ -71,8 +71,7 @@ def result_line(transcript: Transcript) -> str:
 
 def rules_fault_line(fault: RulesFault) -> str:
     """Why the rules ended a match: the state they could not compute, and what failed."""
-    after = f"after step {fault.step}" if fault.step else "the first state"
-    return f"the rules fail at state {fault.step} ({after}): {fault.detail}; the match is aborted"
+    return f"{fault}; the match is aborted"
 
 
 def step_printer(game: Game, show: bool) -> StepCallback:
