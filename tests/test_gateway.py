@@ -63,9 +63,15 @@ def served(
     )
     try:
         assert process.stdout is not None
-        line = process.stdout.readline()
-        found = re.search(r"http://127\.0\.0\.1:(\d+)", line)
-        assert found, line + process.stdout.read()
+        # Its address, after any warnings (a machine without the jail has one); read up to
+        # there only, or to its exit: the server runs on.
+        before, found = [], None
+        for line in process.stdout:
+            found = re.search(r"http://127\.0\.0\.1:(\d+)", line)
+            if found:
+                break
+            before.append(line)
+        assert found, "".join(before)
         yield int(found[1])
     finally:
         process.send_signal(signal.SIGINT)
