@@ -5,7 +5,18 @@ import random
 import re
 import sys
 
-MOVE = re.compile(r"\((?:[^()]|\([^()]*\))*\)|[^\s()]+")  # one move: (a list) or an atom
+
+def moves(text):
+    """The moves of a list: each atom, or list with lists in it as deep as they go."""
+    found, depth = [], 0
+    for token in re.finditer(r"[()]|[^\s()]+", text):
+        if depth == 0:
+            begin = token.start()
+        depth += {"(": 1, ")": -1}.get(token[0], 0)
+        if depth == 0:
+            found.append(text[begin : token.end()])
+    return found
+
 
 for line in sys.stdin:
     words = line.split(maxsplit=3)
@@ -14,7 +25,6 @@ for line in sys.stdin:
     if words[0] == "start":
         print("ready", flush=True)
     elif words[0] == "go":
-        legal = MOVE.findall(words[3])
-        print(random.choice(legal), flush=True)
+        print(random.choice(moves(words[3])), flush=True)
     elif words[0] == "quit":
         break

@@ -10,11 +10,22 @@ while IFS= read -r line; do
             seed=$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')
             printf '%s\n' "$line" | awk -v seed="$seed" '{
                 sub(/^go [0-9]+ [0-9]+ /, "")
-                n = 0
-                while (match($0, /\([^()]*\)|[^ ()]+/)) {
-                    moves[++n] = substr($0, RSTART, RLENGTH)
-                    $0 = substr($0, RSTART + RLENGTH)
+                # A move is an atom or a list, with lists in it as deep as they go: the
+                # spaces that part the moves are those outside every parenthesis.
+                n = depth = 0
+                move = ""
+                for (i = 1; i <= length($0); i++) {
+                    c = substr($0, i, 1)
+                    if (c == " " && depth == 0) {
+                        if (move != "") moves[++n] = move
+                        move = ""
+                        continue
+                    }
+                    move = move c
+                    if (c == "(") depth++
+                    if (c == ")") depth--
                 }
+                if (move != "") moves[++n] = move
                 srand(seed)
                 print moves[int(rand() * n) + 1]
             }'

@@ -145,17 +145,21 @@ class Gateway:
                     try:
                         if moves is not None:
                             await self._apply(hosted, moves)
-                        game = hosted.game
-                        goals = await computed(game, game.goals, hosted.state)
+                        end = await self._game_end(hosted)
                     except GameFault as fault:
                         await self._rules_failed(hosted, fault)
                         return "done"
-                    await self._end(hosted, End(tuple(goals), EndReason.TERMINAL))
+                    if end is None:
+                        # Goals are the rules' only in a terminal state: a match stopped
+                        # before its end has none.
+                        self.say(f"{match_id}: stopped at state {hosted.step}, before its end")
+                        end = _aborted(hosted)
+                    await self._end(hosted, end)
                     return "done"
             case ggp.Abort(match_id):
                 async with self._lock:
                     hosted = self._match(match_id)
-                    await self._end(hosted, End((0,) * len(hosted.game.roles), EndReason.ABORTED))
+                    await self._end(hosted, _aborted(hosted))
                     return "aborted"
 
     async def close(self) -> None:
@@ -205,6 +209,15 @@ class Gateway:
     async def _play(self, hosted: _Hosted, moves: tuple[str, ...] | None) -> str:
         if moves is not None:
             await self._apply(hosted, moves)
+        end = await self._game_end(hosted)
+        if end is not None:
+            # No move exists: the match ends here as the game does, and the manager, which
+            # should have sent STOP, is told that its request cannot be answered.
+            await self._end(hosted, end)
+            raise GatewayError(
+                f"{hosted.match_id}: the game is over at state {hosted.step}, so there is no"
+                " move to play; the match has ended here with its goals"
+            )
         game = hosted.game
         legal = await computed(game, game.legal_moves, hosted.state, hosted.role)
         if len(legal) == 1:
@@ -240,13 +253,20 @@ class Gateway:
         with contextlib.suppress(PlayerFault):
             await hosted.player.send(str(Moves(hosted.step, joint)), hosted.play_ms / 1000)
 
+    async def _game_end(self, hosted: _Hosted) -> End | None:
+        """The game's end, with its goals, when the state is terminal; else None."""
+        game = hosted.game
+        if not await computed(game, game.is_terminal, hosted.state):
+            return None
+        return End(tuple(await computed(game, game.goals, hosted.state)), EndReason.TERMINAL)
+
     async def _rules_failed(self, hosted: _Hosted, fault: GameFault) -> None:
         """A state the rules cannot compute: the match ends on this side, and is told so."""
         self.say(
             f"{hosted.match_id}: the rules fail at state {hosted.step}: {fault};"
             " the match ends here, on the program's side"
         )
-        await self._end(hosted, End((0,) * len(hosted.game.roles), EndReason.ABORTED))
+        await self._end(hosted, _aborted(hosted))
 
     async def _end(self, hosted: _Hosted, end: End) -> None:
         with contextlib.suppress(PlayerFault):
@@ -254,7 +274,11 @@ class Gateway:
         self.hosted = None
         await hosted.player.close()
         hosted.game.close()
-        self.say(f"{hosted.match_id}: {end.reason}, goals {' '.join(map(str, end.goals))}")
+        # An aborted match has no goals: its `end` line's zeros are the protocol's filler.
+        goals = (
+            f", goals {' '.join(map(str, end.goals))}" if end.reason is EndReason.TERMINAL else ""
+        )
+        self.say(f"{hosted.match_id}: {end.reason}{goals}")
 
     def _match(self, match_id: str) -> _Hosted:
         hosted = self.hosted
@@ -269,7 +293,12 @@ class Gateway:
         if hosted is not None and now() - hosted.last_heard > abandoned_after_s(hosted.play_ms):
             self.say(f"{hosted.match_id}: abandoned by its manager")
             async with self._lock:
-                await self._end(hosted, End((0,) * len(hosted.game.roles), EndReason.ABORTED))
+                await self._end(hosted, _aborted(hosted))
+
+
+def _aborted(hosted: _Hosted) -> End:
+    """The `end` of a match ended before the game's end: no goals, said as zeros."""
+    return End((0,) * len(hosted.game.roles), EndReason.ABORTED)
 
 
 async def _game_of(start: ggp.Start, states: StateLimits) -> Game:

@@ -12,6 +12,7 @@ import pytest
 
 from referee.games import NOOP, Game, get_game, load_text
 from referee.games.boards import crossing
+from referee.games.gdl import ground
 from referee.records.replay import Outcome, verify_file
 from referee.records.transcript import SCHEMA
 
@@ -109,6 +110,17 @@ def every_transcript_verifies(tmp_path: Path) -> Iterator[None]:
         if isinstance(data, dict) and data.get("schema") == SCHEMA:
             verdict = verify_file(path)
             assert verdict.outcome is Outcome.VERIFIED, verdict.problem
+
+
+@pytest.fixture
+def quick_load(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """The whole grounding, which a game that blows up (tests/rulesheets/exploding.kif)
+    never finishes, given up after 1 s, not 10: it is then played one state at a time, as
+    it would be."""
+    monkeypatch.setattr(ground, "WHOLE_SECONDS", 1.0)
+    load_text.cache_clear()
+    yield
+    load_text.cache_clear()
 
 
 @pytest.fixture(scope="session")

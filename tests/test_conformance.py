@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from referee.cli import app
 from referee.errors import ConformanceFileError
-from referee.games import GAMES, as_gdl, builtin_with_rules, get_game
+from referee.games import GAMES, as_gdl, builtin_with_rules, get_game, load_text
 from referee.records.conformance import check_file
 from tests.conftest import CONFORMANCE, REFERENCE_FILES
 
@@ -96,6 +96,39 @@ def test_unreplayable_move_stops_that_game(tmp_path: Path) -> None:
     assert len(report.mismatches) == 1
     assert "cannot replay" in report.mismatches[0].detail
     assert "(mark r1 c1)" in report.mismatches[0].detail
+
+
+# Two roles that both play `go` twice; then the game ends with 50 each, unless a fault is
+# added: blue with no legal move at step 2, or no goal at the end.
+_TWO_STEPS = (
+    "(role red) (role blue) (init (step 0)) (succ 0 1) (succ 1 2)"
+    " (<= (next (step ?m)) (true (step ?n)) (succ ?n ?m)) (<= terminal (true (step 2)))"
+    " (<= (legal red go) (role red)) (<= (goal red 50) (role red))"
+)
+_STEP = {"legal": {"red": ["go"], "blue": ["go"]}, "moves": {"red": "go", "blue": "go"}}
+
+
+@pytest.mark.parametrize(
+    ("faulty", "where"),
+    [
+        ("(<= (legal blue go) (true (step 0))) (<= (goal blue 50) (role blue))", "step 2"),
+        ("(<= (legal blue go) (role blue))", "after step 2 (final)"),
+    ],
+    ids=["legal moves", "goals"],
+)
+def test_a_fault_of_the_rules_is_reported_at_its_step(
+    tmp_path: Path, faulty: str, where: str
+) -> None:
+    game = load_text(f"{_TWO_STEPS} {faulty}", "faulty.kif")
+    record = {
+        "game": "faulty",
+        "seed": 1,
+        "steps": [_STEP, _STEP],
+        "final": {"terminal": True, "goals": {"red": 50, "blue": 50}},
+    }
+    (mismatch,) = check_file(_write(tmp_path, [record]), game).mismatches
+    assert str(mismatch).startswith(f"{tmp_path / 'games.jsonl'}:1: seed 1, {where}: "), mismatch
+    assert "faulty: fault of the rules: blue has" in mismatch.detail
 
 
 @pytest.mark.parametrize(

@@ -36,9 +36,13 @@ HANG_GUARD_S = 300
 
 @contextlib.contextmanager
 def served(
-    tmp_path: Path, command: str = "players/random_player.py", *options: str
+    tmp_path: Path,
+    command: str = "players/random_player.py",
+    *options: str,
+    said: list[str] | None = None,
 ) -> Iterator[int]:
-    """The port of `referee serve COMMAND [OPTIONS]`, running until the block ends."""
+    """The port of `referee serve COMMAND [OPTIONS]`, running until the block ends; what it
+    said after its first line (its standard output and error) is put in `said`."""
     process = subprocess.Popen(
         [
             sys.executable,
@@ -59,19 +63,25 @@ def served(
     )
     try:
         assert process.stdout is not None
-        line = process.stdout.readline()
-        found = re.search(r"http://127\.0\.0\.1:(\d+)", line)
-        assert found, line + process.stdout.read()
+        # Its address, after any warnings (a machine without the jail has one); read up to
+        # there only, or to its exit: the server runs on.
+        before, found = [], None
+        for line in process.stdout:
+            found = re.search(r"http://127\.0\.0\.1:(\d+)", line)
+            if found:
+                break
+            before.append(line)
+        assert found, "".join(before)
         yield int(found[1])
     finally:
         process.send_signal(signal.SIGINT)
         try:
-            process.wait(10)
+            output, _ = process.communicate(timeout=10)
         except subprocess.TimeoutExpired:
             process.kill()
-            process.wait()
-        if process.stdout:
-            process.stdout.close()
+            output, _ = process.communicate()
+        if said is not None:
+            said.extend(output.splitlines())
 
 
 def play(tmp_path: Path, game: Game, port: int, seat: int) -> None:
@@ -195,12 +205,57 @@ def test_a_fault_of_the_rules_a_manager_sent_ends_the_match_on_the_players_side(
     # After one step the only role has no legal move: the rules, not the request, are wrong,
     # and without a state there is no move to answer with, not even a random one.
     rules = "(role r) (init (at 0)) (<= (legal r go) (true (at 0))) (<= (next (at 1)) (does r go))"
-    with served(tmp_path) as port:
+    said: list[str] = []
+    with served(tmp_path, said=said) as port:
         assert ask(port, format_request(Start("m1", "r", rules, 10, 2))) == (200, "ready")
         assert ask(port, "(PLAY m1 NIL)") == (200, "go")
         assert ask(port, "(PLAY m1 (go))") == (200, "busy")
         assert ask(port, "(INFO)") == (200, "((name random_player) (status available))")
         assert ask(port, "(ABORT m1)")[0] == 400  # a match no longer played here
+    assert "m1: aborted" in said, said  # no goals: the match has none
+
+
+def test_a_play_that_reaches_the_end_ends_the_match_and_is_refused(tmp_path: Path) -> None:
+    # A manager should STOP at the game's end; one that sends PLAY there is told that no
+    # move exists, and the program is sent the game's end, never a `go` without moves.
+    rules = (
+        "(role red) (role blue) (init (step 0)) (succ 0 1) (succ 1 2)"
+        " (<= (legal ?r go) (role ?r)) (<= (legal ?r stay) (role ?r))"
+        " (<= (next (step ?m)) (true (step ?n)) (succ ?n ?m))"
+        " (<= terminal (true (step 2))) (<= (goal ?r 50) (role ?r))"
+    )
+    trace = tmp_path / "trace.txt"
+    said: list[str] = []
+    with served(tmp_path, "players/random_player.py", "--trace", str(trace), said=said) as port:
+        assert ask(port, format_request(Start("m9", "red", rules, 10, 2))) == (200, "ready")
+        assert ask(port, "(PLAY m9 NIL)")[0] == 200
+        assert ask(port, "(PLAY m9 (go go))")[0] == 200
+        status, answer = ask(port, "(PLAY m9 (go go))")
+        assert (status, answer) == (
+            400,
+            "m9: the game is over at state 2, so there is no move to play;"
+            " the match has ended here with its goals",
+        )
+        assert ask(port, "(INFO)") == (200, "((name random_player) (status available))")
+        assert ask(port, "(STOP m9 (go go))")[0] == 400  # a match no longer played here
+    to_program = [
+        line.split(" > ", 1)[1] for line in trace.read_text().splitlines() if " > " in line
+    ]
+    assert to_program[-3:] == ["moves 2 go go", "end 50 50 terminal", "quit"]
+    assert not [line for line in said if "Traceback" in line or "Unhandled" in line], said
+    assert "m9: terminal, goals 50 50" in said
+
+
+def test_a_stop_before_the_end_ends_the_match_without_goals(tmp_path: Path) -> None:
+    # Not terminal: the rules give no goals there (here none at all), which is no fault.
+    rules = "(role r) (init (at 0)) (<= (legal r go) (true (at 0))) (<= terminal (true (at 1)))"
+    said: list[str] = []
+    with served(tmp_path, said=said) as port:
+        assert ask(port, format_request(Start("m1", "r", rules, 10, 2))) == (200, "ready")
+        assert ask(port, "(STOP m1 NIL)") == (200, "done")
+        assert ask(port, "(INFO)") == (200, "((name random_player) (status available))")
+    ended = said.index("m1: stopped at state 0, before its end")
+    assert said[ended + 1] == "m1: aborted", said
 
 
 def test_a_flood_of_connections_is_dropped_beyond_a_bound(tmp_path: Path) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -299,6 +300,24 @@ def test_the_shell_sample_player_plays_clean_matches(tmp_path: Path, game_id: st
     assert transcript["faults"] == []
     assert transcript["end_reason"] == "terminal"
     assert_nothing_left(players)
+
+
+@pytest.mark.parametrize("bot", ["random_player.py", "random_player.sh"])
+def test_the_minimal_sample_bots_pick_moves_nested_as_deep_as_gdl_nests_them(bot: str) -> None:
+    legal = {"(pick (f (f z z) z))", "noop", "(pick (f z (f z z)))"}
+    interpreter = sys.executable if bot.endswith(".py") else "sh"
+    lines = "start m1 g r 1000 1000\n" + f"go 1 1000 {' '.join(sorted(legal))}\n" * 20 + "quit\n"
+    done = subprocess.run(
+        [interpreter, str(ROOT / "players" / bot)],
+        input=lines,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    answers = done.stdout.splitlines()
+    assert answers[0] == "ready" and len(answers) == 21, done.stdout
+    assert set(answers[1:]) <= legal, answers
 
 
 def test_the_mcts_sample_player_answers_in_time_for_both_roles(tmp_path: Path) -> None:

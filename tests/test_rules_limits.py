@@ -7,7 +7,6 @@ import asyncio
 import contextlib
 import json
 import os
-import re
 import resource
 import signal
 import subprocess
@@ -22,7 +21,7 @@ from referee.clock import Clocks
 from referee.errors import ConfigError, GameFault, StateLimit, StateLimitFault
 from referee.games import GdlGame, StateLimits, get_game, load_rulesheet, load_text
 from referee.games.base import MOVE_LIMIT
-from referee.games.gdl import ground, remote
+from referee.games.gdl import remote
 from referee.games.gdl.remote import OutOfTime, RemotePerState
 from referee.games.gdl.syntax import one_line
 from referee.ggp.messages import Start, format_request
@@ -34,7 +33,7 @@ from referee.records.replay import FileVerdict, Outcome, verify_file
 from referee.records.signing import results_key
 from referee.records.transcript import RulesFault, read_transcript
 from referee.tournaments.config import load_config
-from tests.test_gateway import ask
+from tests.test_gateway import ask, served
 from tests.test_replay import _exported, _imported
 from tests.test_tournament import run, seeded, transcripts, write_config
 
@@ -43,17 +42,7 @@ EXPLODING = ROOT / "tests" / "rulesheets" / "exploding.kif"
 MIB = 1 << 20
 SEATS = ("-p", "red=random", "-p", "blue=random", "--state-memory-mb", "1024")
 
-pytestmark = pytest.mark.usefixtures("every_transcript_verifies")
-
-
-@pytest.fixture(autouse=True)
-def quick_load(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """The whole grounding, which the exploding game never finishes, given up after 1 s,
-    not 10: it is then played one state at a time, as it would be."""
-    monkeypatch.setattr(ground, "WHOLE_SECONDS", 1.0)
-    load_text.cache_clear()
-    yield
-    load_text.cache_clear()
+pytestmark = pytest.mark.usefixtures("every_transcript_verifies", "quick_load")
 
 
 def exploding(limits: StateLimits) -> GdlGame:
@@ -627,19 +616,8 @@ def test_referee_play_of_the_exploding_game_one_line_exit_2_and_a_small_referee(
 
 def test_serve_ends_a_match_whose_rules_blow_up_and_goes_on_serving(tmp_path: Path) -> None:
     start = format_request(Start("m1", "red", one_line(EXPLODING.read_text()), 120, 30))
-    serve = ("serve", "players/random_player.py", "--port", "0", "--state-seconds", "2")
-    process = subprocess.Popen(
-        [sys.executable, "-m", "referee", *serve, "--logs", str(tmp_path / "logs")],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    try:
-        assert process.stdout is not None
-        found = re.search(r"http://127\.0\.0\.1:(\d+)", process.stdout.readline())
-        assert found
-        port = int(found[1])
+    output: list[str] = []
+    with served(tmp_path, "players/random_player.py", "--state-seconds", "2", said=output) as port:
         assert ask(port, start) == (200, "ready")
         said = []
         previous = "NIL"
@@ -655,11 +633,9 @@ def test_serve_ends_a_match_whose_rules_blow_up_and_goes_on_serving(tmp_path: Pa
         assert all(move.startswith("(pick ") for move in said[:-1])
         assert ask(port, "(INFO)") == (200, "((name random_player) (status available))")
         assert ask(port, start.replace("m1", "m2")) == (200, "ready")
-    finally:
-        process.send_signal(signal.SIGINT)
-        output, _ = process.communicate(timeout=60)
-    assert "m1: the rules fail at state 4" in output
-    assert "does not ground within 2 s" in output
+    failed = next(line for line in output if line.startswith("m1: the rules fail at state 4"))
+    assert "does not ground within 2 s" in failed
+    assert "m1: aborted" in output
 
 
 # State 5 joins three of its 1806 items with little memory: it takes minutes, not GiB.

@@ -10,18 +10,25 @@ import subprocess
 import sys
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
 from referee.cli import app
-from referee.errors import ConfigError
+from referee.cli.present import finished_line
+from referee.errors import ConfigError, FaultKind
 from referee.players.base import PlayerSpec
 from referee.players.builtin import PROGRAMS
 from referee.players.process import ProgramPlayer
 from referee.records.signing import results_key
-from referee.records.transcript import Transcript, read_transcript, write_transcript
+from referee.records.transcript import (
+    RulesFault,
+    Transcript,
+    read_transcript,
+    write_transcript,
+)
 from referee.sandbox.process import can_wake_idle, group_members
 from referee.tournaments.config import Entrant, TournamentConfig, load_config
 from referee.tournaments.runner import Observer, PlayerPool, run_tournament
@@ -30,6 +37,7 @@ from referee.tournaments.schedule import schedule as schedule_of
 from referee.tournaments.sprt import Verdict
 from tests.conftest import SHARED
 from tests.referees import bot_copy
+from tests.test_standings import result
 
 # Every transcript these tests write must replay and verify (issue: replay).
 pytestmark = pytest.mark.usefixtures("every_transcript_verifies")
@@ -369,6 +377,15 @@ def test_tournament_command_prints_progress_and_standings(tmp_path: Path) -> Non
     again = runner.invoke(app, ["tournament", str(config), "--json"])
     assert "4 of 4 matches already played" in again.stderr
     assert json.loads(again.stdout)["matches"] == 4
+
+
+def test_the_progress_line_of_a_match_gives_goals_or_why_there_are_none() -> None:
+    played = result("quad", "ann", "bob", (100, 0), faults=((1, (3, FaultKind.TIMEOUT)),))
+    assert finished_line(played) == "quad-ann-bob: ann 100, bob 0 (terminal, 1 faults)"
+    aborted = result("quad", "ann", "bob", None, reason="aborted")
+    assert finished_line(aborted) == "quad-ann-bob: ann, bob (aborted)"
+    failed = replace(aborted, rules_fault=RulesFault(4, "quad: state 4 does not ground"))
+    assert finished_line(failed) == "quad-ann-bob: ann, bob (aborted at state 4 by the rules)"
 
 
 def referee_processes(directory: Path) -> list[int]:

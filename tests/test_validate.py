@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from referee.cli import app
 from referee.clock import Clocks
-from referee.games import GAMES, get_game
+from referee.games import GAMES, StateLimits, get_game, load_rulesheet
 from referee.players.base import PlayerSpec
 from referee.players.builtin import PROGRAMS, player_spec
 from referee.sandbox.isolation import machine_protections
@@ -28,6 +28,8 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 MISBEHAVING = HERE / "players" / "misbehaving.py"
 QUICK = Clocks(start_ms=1_000, play_ms=250)
+# The minimal bot of docs/protocol.md, which needs nothing of the referee's package.
+SAMPLE_BOT = f"{sys.executable} {ROOT / 'players' / 'random_player.py'}"
 runner = CliRunner()
 
 
@@ -172,6 +174,44 @@ def test_validate_command_fails_with_exit_1_and_json(tmp_path: Path) -> None:
     assert report["limits"] == asdict(Limits())
     active = {row["protection"]: row["active"] for row in report["protections"]}
     assert active["pids cgroup"] is (machine_protections().cgroups is not None)
+
+
+def test_matches_the_rules_ended_are_said_in_one_line_and_warn(tmp_path: Path) -> None:
+    # Blue has no legal move in the first state: no match gets past it, and the program,
+    # which did nothing wrong, is not blamed; but nothing was checked either.
+    args = ["validate", SAMPLE_BOT, "--games", str(HERE / "rulesheets" / "nolegal0.kif")]
+    said = runner.invoke(app, args)
+    assert said.exit_code == 0, said.output
+    (line,) = [line for line in said.stdout.splitlines() if line.startswith("rules ")]
+    assert line.split()[1] == "warn"
+    assert "verdict: PASS with warnings (rules, response time); 6 matches in " in said.stdout
+    result = runner.invoke(app, [*args, "--json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["verdict"] == "warn"
+    (rules,) = [check for check in report["checks"] if check["name"] == "rules"]
+    assert rules["detail"] == (
+        "6 of 6 matches ended by a fault of the rules, not of the program, and were not"
+        " checked past it; the first: nolegal0, red, reused process, match 1: the rules fail"
+        " at state 0 (the first state): nolegal0: fault of the rules: blue has no legal move"
+        " in a state that is not terminal: state {(step 0)}"
+    )
+    assert rules["detail"] in line
+
+
+@pytest.mark.usefixtures("quick_load")
+def test_a_state_past_its_limits_ends_matches_the_validation_blames_on_the_rules(
+    tmp_path: Path,
+) -> None:
+    game = load_rulesheet(HERE / "rulesheets" / "exploding.kif", StateLimits(512, 3))
+    report = asyncio.run(validate(player_spec(SAMPLE_BOT), [game], 1, QUICK, tmp_path))
+    assert report.summary() == "PASS with warnings (rules)", report.checks
+    (rules,) = [check for check in report.checks if check.name == "rules"]
+    assert rules.detail.startswith(
+        "4 of 4 matches ended by a fault of the rules, not of the program, and were not"
+        " checked past it; the first: exploding, red, reused process, match 1: the rules fail"
+        " at state 4 (after step 4): "
+    ), rules.detail
 
 
 @pytest.mark.parametrize(

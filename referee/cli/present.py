@@ -69,10 +69,23 @@ def result_line(transcript: Transcript) -> str:
     return f"result: {goals} ({transcript.end_reason} after {steps} steps)"
 
 
+def finished_line(transcript: Transcript) -> str:
+    """A finished match: each player's goal, or, in a match without goals, the players and
+    why it has none: `exploding-r1-a-vs-b: a, b (aborted at state 4 by the rules)`."""
+    faults = f", {len(transcript.faults)} faults" if transcript.faults else ""
+    goals = transcript.goals
+    if goals is None:
+        players = ", ".join(seat.player for seat in transcript.seats)
+        fault = transcript.rules_fault
+        why = f" at state {fault.step} by the rules" if fault is not None else ""
+        return f"{transcript.match_id}: {players} ({transcript.end_reason}{why}{faults})"
+    scored = ", ".join(f"{seat.player} {goals[seat.role]}" for seat in transcript.seats)
+    return f"{transcript.match_id}: {scored} ({transcript.end_reason}{faults})"
+
+
 def rules_fault_line(fault: RulesFault) -> str:
     """Why the rules ended a match: the state they could not compute, and what failed."""
-    after = f"after step {fault.step}" if fault.step else "the first state"
-    return f"the rules fail at state {fault.step} ({after}): {fault.detail}; the match is aborted"
+    return f"{fault}; the match is aborted"
 
 
 def step_printer(game: Game, show: bool) -> StepCallback:
@@ -152,14 +165,7 @@ class TournamentProgress(Observer):
         self.done += 1
         self.faults += len(transcript.faults)
         self._count(transcript)
-        goals = ", ".join(
-            f"{seat.player} {(transcript.goals or {}).get(seat.role)}" for seat in transcript.seats
-        )
-        faults = f", {len(transcript.faults)} faults" if transcript.faults else ""
-        self._print(
-            f"[{self.done}/{self.total}] {match.match_id}: {goals}"
-            f" ({transcript.end_reason}{faults})"
-        )
+        self._print(f"[{self.done}/{self.total}] {finished_line(transcript)}")
         if transcript.rules_fault is not None:
             self._print(f"{match.match_id}: {rules_fault_line(transcript.rules_fault)}")
         self.progress.update(

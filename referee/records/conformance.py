@@ -8,7 +8,7 @@ the final goals. Steps are numbered from 1, as in the player protocol.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -170,29 +170,41 @@ def compare(reference: ReferenceGame, file: str, line: int) -> list[Mismatch]:
     def report(step: int, role: str | None, detail: str, final: bool = False) -> None:
         found.append(Mismatch(file, line, reference.seed, step, final, role, detail))
 
-    try:
-        _replay(reference, game, report)
-    except GameFault as error:
-        report(0, None, str(error))
+    _replay(reference, game, report)
     return found
 
 
 def _replay(reference: ReferenceGame, game: Game, report: Callable[..., None]) -> None:
-    state = game.initial_state()
-    for number, step in enumerate(reference.steps, start=1):
-        if game.is_terminal(state):
-            report(number, None, "state is terminal; the reference plays on")
-            return
-        for index, role in enumerate(game.roles):
-            ours = frozenset(game.legal_moves(state, index))
-            if ours != step.legal[role]:
-                report(number, role, _difference(step.legal[role], ours))
-        try:
-            joint = tuple(game.parse_move(step.moves[role]) for role in game.roles)
-            state = game.next_state(state, joint)
-        except (MoveError, GameFault) as error:
-            report(number, None, f"cannot replay the recorded joint move: {error}")
-            return
+    """Replay one reference game, reporting each disagreement; a state the rules fail on
+    (GameFault) is reported at its step, and ends the replay."""
+    # Where the replay is: the step whose state is being asked about, or the end (`final`).
+    number, final = 1, False
+    try:
+        state = game.initial_state()
+        for number, step in enumerate(reference.steps, start=1):
+            if game.is_terminal(state):
+                report(number, None, "state is terminal; the reference plays on")
+                return
+            for index, role in enumerate(game.roles):
+                ours = frozenset(game.legal_moves(state, index))
+                if ours != step.legal[role]:
+                    report(number, role, _difference(step.legal[role], ours))
+            try:
+                joint = tuple(game.parse_move(step.moves[role]) for role in game.roles)
+                state = game.next_state(state, joint)
+            except (MoveError, GameFault) as error:
+                report(number, None, f"cannot replay the recorded joint move: {error}")
+                return
+        number, final = len(reference.steps), True
+        _compare_end(reference, game, state, report)
+    except GameFault as error:
+        report(number, None, str(error), final)
+
+
+def _compare_end(
+    reference: ReferenceGame, game: Game, state: Hashable, report: Callable[..., None]
+) -> None:
+    """The terminal flag and the goals of the state the reference game ends in."""
     last = len(reference.steps)
     if game.is_terminal(state) != reference.terminal:
         expected = "terminal" if reference.terminal else "not terminal"

@@ -137,6 +137,11 @@ class RulesFault:
     state_memory_mb: int | None = None
     state_seconds: float | None = None
 
+    def __str__(self) -> str:
+        """The state the rules could not compute, and what failed."""
+        after = f"after step {self.step}" if self.step else "the first state"
+        return f"the rules fail at state {self.step} ({after}): {self.detail}"
+
 
 @dataclass(frozen=True)
 class Transcript:

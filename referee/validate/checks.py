@@ -133,6 +133,7 @@ def checks(evidence: Evidence, clocks: Clocks, program: Language) -> list[Check]
         fix = advice(mistake, program, clocks.start_ms, clocks.play_ms) if mistake else ""
         stderr = tuple(next((offence.stderr for offence in offences if offence.stderr), []))
         result.append(Check(name, description, Verdict.FAIL, detail, mistake, fix, stderr))
+    result.append(_rules(evidence.rules_ended, evidence.matches))
     result.append(_response_times(evidence.times_ms, clocks.play_ms))
     result.append(_stderr(evidence.stderr))
     result.append(
@@ -169,6 +170,19 @@ def _pattern(check: str, offences: list[Offence], evidence: Evidence) -> str:
     if len({(offence.process, offence.match) for offence in offences}) == evidence.matches:
         return "in every match"
     return ""
+
+
+def _rules(ended: list[str], matches: int) -> Check:
+    description = "the rules compute every state (their faults are not the program's)"
+    if not ended:
+        return Check("rules", description, Verdict.PASS, "every state computed")
+    # No fault of the program, but the rest of those matches was never played: like an
+    # answer time never measured, a warning, not a pass.
+    detail = (
+        f"{len(ended)} of {matches} matches ended by a fault of the rules, not of the program,"
+        f" and were not checked past it; the first: {ended[0]}"
+    )
+    return Check("rules", description, Verdict.WARN, detail)
 
 
 def _response_times(times: list[float], play_ms: int) -> Check:

@@ -75,6 +75,8 @@ class Evidence:
     quit: list[Offence] = field(default_factory=list)
     left_behind: list[Offence] = field(default_factory=list)
     stderr: list[tuple[str, int]] = field(default_factory=list)
+    # The matches the rules ended (a state they could not compute): where, and why.
+    rules_ended: list[str] = field(default_factory=list)
     # The checks each match failed, in order: an early stop looks at them.
     failed_by_match: list[set[str]] = field(default_factory=list)
     matches: int = 0

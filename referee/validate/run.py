@@ -189,6 +189,9 @@ class _Validation:
                 setup = MatchSetup(match_id, game, players, self.clocks, Policy.RANDOM, number)
                 transcript = await play_match(setup, self.workdir / f"{match_id}.json", self.key)
                 evidence.matches += 1
+                if transcript.rules_fault is not None:
+                    text = f"{where}, {session.process} process, match {number}"
+                    evidence.rules_ended.append(f"{text}: {transcript.rules_fault}")
                 if self.progress is not None:
                     self.progress(evidence.matches, self.total)
                 failed |= _judge(transcript, session, number, gone, crashed, evidence, stderr)
