@@ -17,6 +17,7 @@ from referee.games.gdl.per_state import PerState
 from referee.games.gdl.syntax import parse_rulesheet
 from referee.records.conformance import check_file
 from tests.conftest import CONFORMANCE, SHARED
+from tests.test_rules_limits import dense
 
 RULES = SHARED / "gdl"
 GDL_REFERENCES = sorted((CONFORMANCE / "gdl").glob("*.jsonl"))
@@ -96,6 +97,20 @@ def test_a_game_that_compiles_past_the_size_budget_is_loaded_one_state_at_a_time
         game = load_text((RULES / "ticTacToe.kif").read_text(), "ticTacToe.kif")
         assert not game.reasoner.complete
         assert len(game.legal_moves(game.initial_state(), 0)) == 9
+    finally:
+        load_text.cache_clear()
+
+
+def test_a_game_that_cannot_be_compiled_within_the_memory_is_loaded_one_state_at_a_time(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # It grounds within 400 MiB, but Python's compiler needs about 450 MiB more for it.
+    monkeypatch.setattr(ground, "GROUND_MEMORY", 400 << 20)
+    load_text.cache_clear()
+    try:
+        game = load_text(dense(300), "dense.kif")
+        assert not game.reasoner.complete
+        assert len(game.legal_moves(game.initial_state(), 0)) == 300
     finally:
         load_text.cache_clear()
 

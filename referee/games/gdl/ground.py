@@ -96,7 +96,8 @@ def _failure(done: subprocess.CompletedProcess[bytes], where: str, mode: Mode) -
     if done.returncode == TOO_SLOW:
         return TooBig(where, None, f"the whole game does not ground within {WHOLE_SECONDS:g} s")
     if done.returncode == TOO_LARGE:
-        return TooBig(where, None, f"the whole game compiles to over {WHOLE_BYTES >> 20} MiB")
+        within = f"{GROUND_MEMORY >> 30} GiB and to {WHOLE_BYTES >> 20} MiB"
+        return TooBig(where, None, f"the whole game does not compile within {within}")
     if b"MemoryError" in done.stderr or b"std::bad_alloc" in done.stderr or done.returncode < 0:
         memory = f"{GROUND_MEMORY >> 30} GiB of memory"
         return _over_budget(mode)(where, None, f"{_what(mode)} does not ground within {memory}")

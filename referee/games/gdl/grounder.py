@@ -65,6 +65,10 @@ def compile_whole(text: str, where: str, most: int, seconds: float) -> Translati
         return translate(ground)
     except Unstratified:
         raise negation_cycle(rules, where) from None
+    except (MemoryError, SystemError):
+        # Python's compiler past the address-space cap; it can fail without saying why
+        # (SystemError: kalaha_2009, whose compiling took 4 GiB in the referee's process).
+        os._exit(TOO_LARGE)
 
 
 def ground_rules(rules: Sequence[Rule], where: str, most: int) -> GroundProgram:
