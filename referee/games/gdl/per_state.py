@@ -27,7 +27,7 @@ from referee.errors import GameFault
 from referee.games.gdl.asp import Names, game_program
 from referee.games.gdl.check import Rule, negation_cycle
 from referee.games.gdl.magic import magic_rules
-from referee.games.gdl.reasoner import State, true_bits
+from referee.games.gdl.reasoner import State, StateView, true_bits
 from referee.games.gdl.render import describe_facts
 from referee.games.gdl.syntax import format_term, name_of
 
@@ -39,13 +39,10 @@ _KEPT = 16
 
 
 @dataclass(frozen=True)
-class _View:
-    """One state's grounding and what it says of the state itself."""
+class _View(StateView):
+    """What the rules say of a state, and its grounding, from which its next states come."""
 
     control: clingo.Control
-    legal: tuple[tuple[int, ...], ...]
-    terminal: bool
-    goals: tuple[tuple[int, ...], ...]
 
 
 class PerState:
@@ -168,10 +165,10 @@ class PerState:
             elif symbol.name == "goal" and symbol.arguments[0] in roles:
                 goals[roles[symbol.arguments[0]]].append(self._goal(symbol))
         view = _View(
-            control,
             tuple(tuple(i for _text, i in sorted(row)) for row in legal),
             terminal,
             tuple(tuple(sorted(row)) for row in goals),
+            control,
         )
         self._views[state] = view
         if len(self._views) > _KEPT:

@@ -10,6 +10,7 @@ them never sees which one it has.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Protocol
 
 State = int
@@ -26,6 +27,16 @@ def true_bits(state: State) -> list[int]:
         found.append(index)
         index = text.find("1", index + 1)
     return found
+
+
+@dataclass(frozen=True)
+class StateView:
+    """What the rules say of one state, as a per-state reasoner keeps it: per role the
+    indices of its legal moves and every goal value, and whether the state is terminal."""
+
+    legal: tuple[tuple[int, ...], ...]
+    terminal: bool
+    goals: tuple[tuple[int, ...], ...]
 
 
 class Reasoner(Protocol):

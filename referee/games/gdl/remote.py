@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from referee.errors import ConfigError, GameFault, StateLimit, StateLimitFault
-from referee.games.gdl.reasoner import State, true_bits
+from referee.games.gdl.reasoner import State, StateView, true_bits
 
 # Default limits, from the corpus (docs/benchmarks.md): its heaviest per-state game needs a
 # few hundred MiB of address space and its slowest state under a second.
@@ -78,13 +78,6 @@ class OutOfTime(GameFault):
     known of the state."""
 
 
-@dataclass(frozen=True)
-class _View:
-    legal: tuple[tuple[int, ...], ...]
-    terminal: bool
-    goals: tuple[tuple[int, ...], ...]
-
-
 class RemotePerState:
     """The `Reasoner` of a game played one state at a time, its clingo in a limited child."""
 
@@ -113,7 +106,7 @@ class RemotePerState:
         self._moves: list[list[str]] = []
         self._move_symbols: list[list[str]] = []
         self._move_by_text: list[dict[str, int]] = []
-        self._views: OrderedDict[State, _View] = OrderedDict()
+        self._views: OrderedDict[State, StateView] = OrderedDict()
         # Questions the rules failed: asked again, they fail again at once, not after the
         # limit again.
         self._failed: OrderedDict[Hashable, GameFault] = OrderedDict()
@@ -164,14 +157,14 @@ class RemotePerState:
             with contextlib.suppress(OSError):
                 child.kill()
 
-    def _view(self, state: State) -> _View:
+    def _view(self, state: State) -> StateView:
         with self._lock:
             view = self._views.get(state)
             if view is not None:
                 self._views.move_to_end(state)
                 return view
             answer = self._ask_held(state, {"op": "view", "state": format(state, "x")})
-            view = _View(
+            view = StateView(
                 tuple(tuple(row) for row in answer["legal"]),
                 bool(answer["terminal"]),
                 tuple(tuple(row) for row in answer["goals"]),
