@@ -105,6 +105,12 @@ class Gateway:
                 self.say(f"refused a request: {error}")
                 writer.write(wire.reply(str(error), "400 Bad Request"))
                 return
+            except Exception as error:
+                # A server outlives any one request: a bug of ours that one meets is told to
+                # its client and said in a line naming the address, and serving goes on.
+                self.say(f"failed on a request from {address}: {type(error).__name__}: {error}")
+                writer.write(wire.reply("internal error", "500 Internal Server Error"))
+                return
             writer.write(wire.reply(answer))
         finally:
             with contextlib.suppress(OSError, TimeoutError):
@@ -290,10 +296,15 @@ class Gateway:
     async def _drop_if_abandoned(self) -> None:
         """A manager that went silent mid-match must not keep the player busy for ever."""
         hosted = self.hosted
-        if hosted is not None and now() - hosted.last_heard > abandoned_after_s(hosted.play_ms):
+        if hosted is None or now() - hosted.last_heard <= abandoned_after_s(hosted.play_ms):
+            return
+        async with self._lock:
+            # Another request may have ended it while this one waited, and a new match may
+            # be under way: only the match found abandoned is ended, and only once.
+            if self.hosted is not hosted:
+                return
             self.say(f"{hosted.match_id}: abandoned by its manager")
-            async with self._lock:
-                await self._end(hosted, _aborted(hosted))
+            await self._end(hosted, _aborted(hosted))
 
 
 def _aborted(hosted: _Hosted) -> End:

@@ -20,6 +20,8 @@ import pytest
 
 from referee.clock import Clocks
 from referee.games import GAMES, Game, as_gdl, get_game
+from referee.gateway import Gateway, serve
+from referee.ggp import messages as ggp
 from referee.ggp.door import PER_ADDRESS
 from referee.ggp.messages import Start, format_request
 from referee.match import MatchSetup, play_fresh
@@ -303,3 +305,60 @@ def test_serve_refuses_a_ggp_player_for_a_program(tmp_path: Path) -> None:
     assert result.stderr == (
         "referee: error: serve runs a program; http://127.0.0.1:9 is a GGP player already\n"
     )
+
+
+def test_a_match_found_abandoned_by_requests_at_once_is_ended_once(tmp_path: Path) -> None:
+    # Each request first ends a match whose manager went silent; three arriving together
+    # all find it abandoned, and only the first may end it.
+    said: list[str] = []
+    rules = "(role r) (init (at 0)) (<= (legal r go) (true (at 0))) (<= terminal (true (at 1)))"
+
+    async def trial() -> list[str]:
+        gateway = Gateway(player_spec("random"), "random", tmp_path, said.append)
+        try:
+            assert await gateway.answer(Start("m1", "r", rules, 10, 2)) == "ready"
+            hosted = gateway.hosted
+            assert hosted is not None
+            hosted.last_heard -= 1e6
+            send = hosted.player.send
+
+            async def slow_send(line: str, timeout_s: float) -> None:
+                await asyncio.sleep(0.1)  # a pipe that takes the `end` line only later
+                await send(line, timeout_s)
+
+            hosted.player.send = slow_send  # type: ignore[method-assign]
+            return await asyncio.gather(*(gateway.answer(ggp.Info()) for _ in range(3)))
+        finally:
+            await gateway.close()
+
+    infos = asyncio.run(asyncio.wait_for(trial(), HANG_GUARD_S))
+    assert infos == ["((name random) (status available))"] * 3
+    assert said.count("m1: abandoned by its manager") == 1, said
+    assert said.count("m1: aborted") == 1, said
+
+
+def test_a_request_that_meets_a_bug_is_answered_500_and_serving_goes_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    said: list[str] = []
+    gateway = Gateway(player_spec("random"), "random", tmp_path, said.append)
+
+    async def broken(request: ggp.Request) -> str:
+        if isinstance(request, ggp.Preview):
+            raise KeyError("a bug")
+        return "ready"
+
+    monkeypatch.setattr(gateway, "answer", broken)
+
+    async def trial() -> tuple[tuple[int, str], tuple[int, str]]:
+        server = await serve(gateway, "127.0.0.1", 0)
+        port = server.sockets[0].getsockname()[1]
+        async with server:
+            first = await asyncio.to_thread(ask, port, "(PREVIEW ((role r)) 10)")
+            second = await asyncio.to_thread(ask, port, "(INFO)")
+            return first, second
+
+    first, second = asyncio.run(asyncio.wait_for(trial(), HANG_GUARD_S))
+    assert first == (500, "internal error")
+    assert second == (200, "ready")
+    assert said == ["failed on a request from 127.0.0.1: KeyError: 'a bug'"]
