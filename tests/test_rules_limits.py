@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 import json
 import os
+import re
 import resource
 import signal
 import subprocess
@@ -220,6 +221,25 @@ def test_a_legal_move_longer_than_a_line_is_a_fault_of_the_rules() -> None:
     assert game.reasoner.complete
     with pytest.raises(GameFault, match=r"can send, \(m x+\.\.\. of 65,540 bytes"):
         game.legal_moves(game.initial_state(), 0)
+
+
+def test_a_fault_quotes_a_huge_state_within_a_bounded_line() -> None:
+    # The first state holds the move's 64 KiB name and 1,000 other facts: the fault's line
+    # quotes enough of each to know the state, never the whole of it.
+    name = "x" * MOVE_LIMIT
+    numbers = " ".join(f"(init (n {i}))" for i in range(1000))
+    game = load_text(
+        f"(role a) (init (c {name})) {numbers} (<= (legal a (m ?x)) (true (c ?x)))"
+        " (<= (next (c ?x)) (true (c ?x))) (<= terminal (true (c none)))"
+        " (<= (goal a 0) (true (c none)))",
+        "huge.kif",
+    )
+    with pytest.raises(GameFault) as caught:
+        game.legal_moves(game.initial_state(), 0)
+    said = str(caught.value)
+    assert len(said) < 5000, len(said)
+    assert "in state {(c " + "x" * 197 + "... of 65,540 characters (n 0) (n 1) " in said
+    assert re.search(r" \(n \d+\) \.\.\. [\d,]+ more facts\}$", said), said[-200:]
 
 
 def test_bad_limits_are_refused(tmp_path: Path) -> None:

@@ -12,9 +12,26 @@ from referee.games.gdl.syntax import parse_terms
 _WIDEST = 64
 
 
+# How much of a state a fault's one line quotes: every fact of a board game's state, but
+# never the megabytes a hostile rulesheet's state can hold (replay shows a state whole).
+_QUOTED_FACT = 200
+_QUOTED_STATE = 4000
+
+
 def describe_facts(facts: list[str]) -> str:
-    """A state on one line, as faults of the rules name it: its facts."""
-    return "state {" + " ".join(facts) + "}"
+    """A state on one line, as faults of the rules name it: its facts, each cut at 200
+    characters and all at 4,000, saying how much is left out."""
+    shown: list[str] = []
+    size = 0
+    for fact in facts:
+        if len(fact) > _QUOTED_FACT:
+            fact = f"{fact[:_QUOTED_FACT]}... of {len(fact):,} characters"
+        size += len(fact) + 1
+        if size > _QUOTED_STATE:
+            break
+        shown.append(fact)
+    left = len(facts) - len(shown)
+    return "state {" + " ".join(shown) + (f" ... {left:,} more facts" if left else "") + "}"
 
 
 def render_facts(facts: list[str]) -> str:
