@@ -145,6 +145,7 @@ def test_nested_function_terms_and_recursion() -> None:
     [
         ("(role a)\n(init (p 1)\n", 2, "'(' is never closed"),
         ("(role a))\n", 1, "')' closes nothing"),
+        ("(role a)\n(init (c a\x00b))\n", 2, "a control character, U+0000, in a name"),
         ("(role a)\n(init ((p) 1))\n", 2, "a list must start with a name, not (p)"),
         ("", 1, "the rulesheet is empty"),
         ("; only a comment\n", 1, "the rulesheet is empty"),
@@ -221,8 +222,9 @@ def test_pentago_gives_a_role_two_goals_and_it_is_said() -> None:
         ("(role a)\n(init (p 1)\n", "bad.kif:2: '(' is never closed"),
         ("(role a)\n(<= (legal a (m ?x)) (true (p 1)))\n", "bad.kif:2: unsafe variable ?x"),
         ("", "bad.kif:1: the rulesheet is empty"),
+        ("(role a)\n(init (c a\x00b))\n", "bad.kif:2: a control character, U+0000, in a name"),
     ],
-    ids=["syntax", "unsafe", "empty"],
+    ids=["syntax", "unsafe", "empty", "control"],
 )
 def test_cli_refuses_a_bad_rulesheet_in_one_line_with_exit_2(
     tmp_path: Path, text: str, expected: str

@@ -83,7 +83,8 @@ def ground_rules(rules: Sequence[Rule], where: str, most: int) -> GroundProgram:
         control.add("base", [], source)
         control.ground([("base", [])])
     except RuntimeError as error:
-        raise RulesheetError(where, None, f"clingo cannot ground it: {messages or error}") from None
+        said = "; ".join(" ".join(message.split()) for message in messages) or str(error)
+        raise RulesheetError(where, None, f"clingo cannot ground it: {said}") from None
     atoms: dict[str, list[tuple[list[str], int, bool]]] = {}
     for name, arity in _RELATIONS:
         atoms[name] = [

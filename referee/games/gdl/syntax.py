@@ -18,6 +18,8 @@ Term: TypeAlias = Union[str, "tuple[Term, ...]"]
 # recursive walks over terms never meet Python's recursion limit, whatever a bot answers.
 MAX_DEPTH = 64
 _TOKEN = re.compile(r";[^\n]*|[()]|[^\s();]+|\s+")
+# Control characters in a name: no rulesheet means them, and clingo's reader stops at them.
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 
 @dataclass(frozen=True)
@@ -92,6 +94,11 @@ def parse_terms(text: str, where: str, headless: bool = False) -> list[tuple[Ter
             else:
                 found.append((term, start))
         else:
+            control = _CONTROL.search(token)
+            if control:
+                raise RulesheetError(
+                    where, line, f"a control character, U+{ord(control.group()):04X}, in a name"
+                )
             atom = token.lower()
             if stack:
                 stack[-1][0].append(atom)
