@@ -415,6 +415,16 @@ def test_cli_show_json_has_a_board_per_step(tmp_path: Path, played) -> None:
     assert [f["kind"] for frame in report["frames"] for f in frame["faults"]] == ["crash"]
 
 
+def test_cli_show_json_of_one_step_has_its_board_only(tmp_path: Path, played) -> None:
+    data = played["clean"]
+    path = _write(tmp_path, data)
+    result = runner.invoke(app, ["replay", str(path), "--step", "3", "--json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["outcome"] == "verified"
+    assert [frame["step"] for frame in report["frames"]] == [3]
+
+
 def test_cli_a_step_past_the_end_is_told_before_the_match_is_replayed(
     tmp_path: Path, played, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -432,6 +442,8 @@ def test_cli_a_step_past_the_end_is_told_before_the_match_is_replayed(
     ("args", "message"),
     [
         (["--step", "99"], "--step 99: the match has"),
+        (["--step", "99", "--json"], "--step 99: the match has"),
+        (["--step", "2", "--verify"], "--step shows one board; --verify checks the whole match"),
         (["--watch"], "--step and --watch show one transcript, not a directory"),
         ([], "no such transcript or directory"),
     ],

@@ -824,7 +824,9 @@ def replay_command(
         return
     if not path.exists():
         raise RefereeError(f"{path}: no such transcript or directory")
-    if step is not None and not (verify or as_json):
+    if step is not None and verify:
+        raise RefereeError("--step shows one board; --verify checks the whole match, no boards")
+    if step is not None:
         # Told from the record, before a replay that can take long.
         try:
             recorded = len(read_transcript(path).steps)
@@ -841,7 +843,11 @@ def replay_command(
     if as_json:
         data = verdict.to_json()
         if not verify and replayed is not None and replayed.game is not None:
-            data["frames"] = [frame.to_json(replayed.game) for frame in replayed.frames]
+            data["frames"] = [
+                frame.to_json(replayed.game)
+                for frame in replayed.frames
+                if step is None or frame.step == step
+            ]
         typer.echo(json.dumps(data, indent=2))
     elif verify or replayed is None or replayed.game is None:
         typer.echo(present.verdict_lines(verdict))
