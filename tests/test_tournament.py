@@ -381,7 +381,7 @@ def test_tournament_command_prints_progress_and_standings(tmp_path: Path) -> Non
 
 def test_the_progress_line_of_a_match_gives_goals_or_why_there_are_none() -> None:
     played = result("quad", "ann", "bob", (100, 0), faults=((1, (3, FaultKind.TIMEOUT)),))
-    assert finished_line(played) == "quad-ann-bob: ann 100, bob 0 (terminal, 1 faults)"
+    assert finished_line(played) == "quad-ann-bob: ann 100, bob 0 (terminal, 1 fault)"
     aborted = result("quad", "ann", "bob", None, reason="aborted")
     assert finished_line(aborted) == "quad-ann-bob: ann, bob (aborted)"
     failed = replace(aborted, rules_fault=RulesFault(4, "quad: state 4 does not ground"))

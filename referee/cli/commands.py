@@ -350,7 +350,7 @@ def random_game(
     goals = ", ".join(
         f"{role} {goal}" for role, goal in zip(found.roles, found.goals(state), strict=True)
     )
-    typer.echo(f"goals: {goals} (after {steps} steps)")
+    typer.echo(f"goals: {goals} (after {present.counted(steps, 'step')})")
 
 
 @app.command(cls=PlainCommand)

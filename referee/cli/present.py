@@ -35,6 +35,11 @@ from referee.tournaments.standings import compute, pairings, progress_text, tabl
 from referee.validate import Report
 
 
+def counted(number: int, noun: str) -> str:
+    """`1 step`, `2 steps`: a count and its noun (a regular plural)."""
+    return f"{number:,} {noun}" if number == 1 else f"{number:,} {noun}s"
+
+
 def step_line(step: int, moves: dict[str, str], times_ms: dict[str, float] | None = None) -> str:
     """`step 3: xcplayer (mark 2 2) 812 ms, obplayer noop`: a joint move and response times."""
     times_ms = times_ms or {}
@@ -64,15 +69,15 @@ def unready_line(fault: Fault, player: Player) -> str:
 def result_line(transcript: Transcript) -> str:
     steps = len(transcript.steps)
     if transcript.goals is None:
-        return f"result: none ({transcript.end_reason} after {steps} steps)"
+        return f"result: none ({transcript.end_reason} after {counted(steps, 'step')})"
     goals = ", ".join(f"{role} {goal}" for role, goal in transcript.goals.items())
-    return f"result: {goals} ({transcript.end_reason} after {steps} steps)"
+    return f"result: {goals} ({transcript.end_reason} after {counted(steps, 'step')})"
 
 
 def finished_line(transcript: Transcript) -> str:
     """A finished match: each player's goal, or, in a match without goals, the players and
     why it has none: `exploding-r1-a-vs-b: a, b (aborted at state 4 by the rules)`."""
-    faults = f", {len(transcript.faults)} faults" if transcript.faults else ""
+    faults = f", {counted(len(transcript.faults), 'fault')}" if transcript.faults else ""
     goals = transcript.goals
     if goals is None:
         players = ", ".join(seat.player for seat in transcript.seats)
