@@ -29,6 +29,7 @@ import weakref
 from collections import OrderedDict
 from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
+from enum import Enum
 from typing import Any
 
 from referee.errors import ConfigError, GameFault, StateLimit, StateLimitFault
@@ -73,6 +74,14 @@ class StateLimits:
 DEFAULT_LIMITS = StateLimits()
 
 
+class _Silence(Enum):
+    """Why the child's next line did not come."""
+
+    GONE = "gone"  # its output closed, or its input did: it died
+    LATE = "late"  # the deadline passed, and it was left to be killed
+    TOO_LONG = "too long"  # the line passed ANSWER_LIMIT before its end
+
+
 class OutOfTime(GameFault):
     """A question given up at the asker's own deadline, before the state's limit: nothing is
     known of the state."""
@@ -92,8 +101,6 @@ class RemotePerState:
         self._child: subprocess.Popen[bytes] | None = None
         self._finalizer: weakref.finalize[Any, Any] | None = None
         self._buffer = bytearray()
-        self._timed_out = False
-        self._too_much = False
         self._interrupted = False
         # The text of the facts and moves met, and the fault once it passed MET_LIMIT.
         self._met = 0
@@ -229,13 +236,13 @@ class RemotePerState:
             asker_at = self.give_up_at if self.give_up_at is not None else limit_at
             line = self._read_line(child, min(limit_at, asker_at))
         except BrokenPipeError:
-            line = None
-        if line is None and (self._interrupted or (self._timed_out and asker_at < limit_at)):
-            self._timed_out = self._interrupted = False
-            self._stop()
-            raise OutOfTime(f"{self._where}: out of the asker's time")
-        if line is None:
-            raise self._lost()
+            line = _Silence.GONE
+        if isinstance(line, _Silence):
+            if self._interrupted or (line is _Silence.LATE and asker_at < limit_at):
+                self._interrupted = False
+                self._stop()
+                raise OutOfTime(f"{self._where}: out of the asker's time")
+            raise self._lost(line)
         answer: dict[str, Any] = json.loads(line)
         self._learn(answer)
         if "fault" in answer:
@@ -245,23 +252,21 @@ class RemotePerState:
             raise self._failure(answer["error"])
         return answer
 
-    def _read_line(self, child: subprocess.Popen[bytes], deadline: float) -> bytes | None:
-        """The child's next line, or None when it is gone or the deadline passed (then it
-        is killed: a state it cannot compute in time is one it will not compute)."""
+    def _read_line(self, child: subprocess.Popen[bytes], deadline: float) -> bytes | _Silence:
+        """The child's next line, or why it did not come (then the child is to be killed:
+        a state it cannot compute in time is one it will not compute)."""
         assert child.stdout is not None
         fd = child.stdout.fileno()
         while (end := self._buffer.find(b"\n")) < 0:
             left = deadline - time.monotonic()
             if left <= 0 or not select.select([fd], [], [], left)[0]:
-                self._timed_out = True
-                return None
+                return _Silence.LATE
             chunk = os.read(fd, 1 << 16)
             if not chunk:
-                return None
+                return _Silence.GONE
             self._buffer += chunk
             if len(self._buffer) > ANSWER_LIMIT:  # one answer at a time: all of it is this one
-                self._too_much = True
-                return None
+                return _Silence.TOO_LONG
         line = bytes(self._buffer[:end])
         del self._buffer[: end + 1]
         return line
@@ -291,18 +296,16 @@ class RemotePerState:
             )
             raise self._over
 
-    def _lost(self) -> StateLimitFault:
+    def _lost(self, silence: _Silence) -> StateLimitFault:
         """Why the child gave no answer: out of time, or out of memory, or killed."""
-        timed_out, self._timed_out = self._timed_out, False
-        too_much, self._too_much = self._too_much, False
         status = self._stop()
-        if too_much:
+        if silence is _Silence.TOO_LONG:
             return StateLimitFault(
                 f"{self._where}: a state's new facts and moves take over"
                 f" {ANSWER_LIMIT >> 20} MiB (the referee's limit)",
                 StateLimit.MEMORY,
             )
-        if timed_out:
+        if silence is _Silence.LATE:
             return StateLimitFault(
                 f"{self._where}: a state does not ground within {self.limits.seconds:g} s"
                 " (state_seconds)",
