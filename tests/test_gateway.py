@@ -11,6 +11,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -44,7 +45,8 @@ def served(
     said: list[str] | None = None,
 ) -> Iterator[int]:
     """The port of `referee serve COMMAND [OPTIONS]`, running until the block ends; what it
-    said after its first line (its standard output and error) is put in `said`."""
+    said besides its address (its standard output and error, in the order they came) is put
+    in `said`."""
     process = subprocess.Popen(
         [
             sys.executable,
@@ -63,27 +65,39 @@ def served(
         stderr=subprocess.STDOUT,
         text=True,
     )
-    try:
+    # Its output is read by a thread to its end: its address comes after any warnings (a
+    # machine without the jail has one), and what follows it must not wait in a buffer.
+    lines: list[str] = []
+    ports: list[int] = []
+    listening = threading.Event()
+
+    def read() -> None:
         assert process.stdout is not None
-        # Its address, after any warnings (a machine without the jail has one); read up to
-        # there only, or to its exit: the server runs on.
-        before, found = [], None
         for line in process.stdout:
-            found = re.search(r"http://127\.0\.0\.1:(\d+)", line)
+            found = None if ports else re.search(r"http://127\.0\.0\.1:(\d+)", line)
             if found:
-                break
-            before.append(line)
-        assert found, "".join(before)
-        yield int(found[1])
+                ports.append(int(found[1]))
+                listening.set()
+            else:
+                lines.append(line.rstrip("\n"))
+        listening.set()  # it ended
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    try:
+        listening.wait(HANG_GUARD_S)
+        assert ports, "\n".join(lines)
+        yield ports[0]
     finally:
         process.send_signal(signal.SIGINT)
         try:
-            output, _ = process.communicate(timeout=10)
+            process.wait(timeout=10)
         except subprocess.TimeoutExpired:
             process.kill()
-            output, _ = process.communicate()
+            process.wait()
+        reader.join(HANG_GUARD_S)
         if said is not None:
-            said.extend(output.splitlines())
+            said.extend(lines)
 
 
 def play(tmp_path: Path, game: Game, port: int, seat: int) -> None:

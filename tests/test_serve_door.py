@@ -156,28 +156,12 @@ def test_the_slow_connections_of_one_address_leave_room_for_another(tmp_path: Pa
 
 
 def test_serve_without_an_allow_list_says_who_can_start_a_match(tmp_path: Path) -> None:
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "referee",
-            "serve",
-            "random",
-            "--port",
-            "0",
-            "--logs",
-            str(tmp_path),
-        ],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert process.stderr is not None
-        line = process.stderr.readline()
-    finally:
-        process.terminate()
-        process.communicate(timeout=60)
-    assert line.startswith("referee: warning: anyone who can reach 127.0.0.1:")
-    assert "--allow ADDRESS" in line
+    said: list[str] = []
+    with served(tmp_path, "random", said=said) as port:
+        # Answered only once serving has begun, after the warning: Ctrl-C cannot cut it off.
+        assert ask(port, "(INFO)")[0] == 200
+    warned = [line for line in said if "anyone who can reach" in line]
+    assert warned == [
+        f"referee: warning: anyone who can reach 127.0.0.1:{port} can start a match;"
+        " --allow ADDRESS lets only the game manager in"
+    ], said
