@@ -33,6 +33,7 @@ from referee.protocol import LINE_LIMIT
 from referee.records.replay import FileVerdict, Outcome, verify_file
 from referee.records.signing import results_key
 from referee.records.transcript import RulesFault, read_transcript
+from referee.sandbox.proc import stats_of
 from referee.tournaments.config import load_config
 from tests.test_gateway import ask, served
 from tests.test_replay import _exported, _imported
@@ -684,15 +685,12 @@ QUICK_REFEREE = (
 
 def _reasoner_children(parent: int) -> list[int]:
     """The per-state reasoner children of a process."""
+    processes = stats_of(int(entry.name) for entry in os.scandir("/proc") if entry.name.isdigit())
     found = []
-    for entry in Path("/proc").iterdir():
-        try:
-            stat = (entry / "stat").read_text()
-            command = (entry / "cmdline").read_bytes()
-        except OSError:
-            continue  # not a process, or gone
-        if int(stat.rpartition(")")[2].split()[1]) == parent and b"remote_child" in command:
-            found.append(int(entry.name))
+    for pid in (pid for pid, fields in processes if int(fields[1]) == parent):
+        with contextlib.suppress(OSError):  # gone since
+            if b"remote_child" in Path(f"/proc/{pid}/cmdline").read_bytes():
+                found.append(pid)
     return found
 
 
@@ -728,11 +726,8 @@ def _gone(pid: int, seconds: float) -> bool:
     """Whether a process (no child of this one) has ended within `seconds`."""
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
-        try:
-            state = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0]
-        except OSError:
-            return True
-        if state == "Z":
+        found = stats_of([pid])
+        if not found or found[0][1][0] == b"Z":  # a zombie has ended, unreaped
             return True
         time.sleep(0.1)
     return False
