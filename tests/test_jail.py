@@ -383,6 +383,14 @@ def _proofs(report: dict) -> dict[str, Callable[[], bool]]:
             and (report["pinned"][1] == str(ALONE) or not report["cpuset"])
         ),
         "memory cgroup": lambda: "/referee-memory-" in report["cgroups"],
+        # In a memory cgroup, its address space only a backstop of 64 GiB or more.
+        "memory limited by what it uses": lambda: (
+            "/referee-memory-" in report["cgroups"]
+            and any(
+                line.startswith("Max address space") and int(line.split()[3]) >= 64 * 1024**3
+                for line in seen["limits"]
+            )
+        ),
         "CPU cgroup": lambda: (
             "/referee-cpuacct-" in report["cgroups"] and "CPU limit 1 s" in report["spinner"]
         ),
@@ -421,6 +429,8 @@ def _proofs(report: dict) -> dict[str, Callable[[], bool]]:
         "minimal environment": lambda: (
             set(seen["environment"])
             <= {"PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TERM", "HOME", "TMPDIR"}
+            # What its runtime is told of its memory limit.
+            | {"JAVA_TOOL_OPTIONS", "GOMEMLIMIT", "NODE_OPTIONS", "DOTNET_GCHeapHardLimit"}
         ),
         "killed with the referee": lambda: report["killed_with_its_referee"],
         "no privileges": lambda: (
@@ -453,7 +463,7 @@ def test_every_protection_doctor_calls_active_holds(user: str, shared_directory:
     expected_off = (
         {"per-user process limit"}
         if user == "root"
-        else {"pids cgroup", "memory cgroup", "CPU cgroup"}
+        else {"pids cgroup", "memory cgroup", "CPU cgroup", "memory limited by what it uses"}
     )
     assert {name for name, active in rows.items() if not active} == expected_off
 

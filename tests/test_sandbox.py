@@ -313,7 +313,7 @@ def test_writing_a_file_over_the_limit_is_a_resource_fault(tmp_path: Path) -> No
         asyncio.run(_requests(spec, tmp_path / "w.log", "start m ticblock xcplayer 1000 1000"))
 
 
-def test_limits_are_set_in_the_child_before_it_runs(tmp_path: Path) -> None:
+def test_limits_are_set_in_the_child_before_it_runs(tmp_path: Path, watched: Protections) -> None:
     async def limits_of_running_player() -> str:
         spec = PlayerSpec(
             "sleeper", ("sleep", "30"), limits=Limits(memory_mb=100, open_files=40, file_size_mb=3)
@@ -329,7 +329,10 @@ def test_limits_are_set_in_the_child_before_it_runs(tmp_path: Path) -> None:
         line[:26].strip(): line[26:].split()[:2]
         for line in asyncio.run(limits_of_running_player()).splitlines()[1:]
     }
-    assert table["Max address space"] == [str(200 * 1024 * 1024)] * 2
+    # Under a memory cgroup the address space is a backstop (64 GiB at least); else twice
+    # the memory limit.
+    address_space = 64 * 1024**3 if watched.memory_by_cgroup else 200 * 1024 * 1024
+    assert table["Max address space"] == [str(address_space)] * 2
     assert table["Max open files"] == ["40", "40"]
     assert table["Max file size"] == [str(3 * 1024 * 1024)] * 2
     assert table["Max core file size"] == ["0", "0"]
@@ -342,7 +345,8 @@ def test_a_player_gets_a_minimal_environment_and_a_private_working_directory(
     spec = PlayerSpec(
         "bot",
         (sys.executable, str(_bot(tmp_path)), "environment"),
-        env={"MY_SETTING": "1"},
+        env={"MY_SETTING": "1", "GOMEMLIMIT": "100MiB"},
+        limits=Limits(memory_mb=300),
     )
     reply, _ = asyncio.run(
         _requests(spec, tmp_path / "bot.log", "start m ticblock xcplayer 1000 1000")
@@ -354,6 +358,13 @@ def test_a_player_gets_a_minimal_environment_and_a_private_working_directory(
     assert "REFEREE_TEST_SECRET" not in environment
     assert environment["MY_SETTING"] == "1"
     assert environment["PATH"] == os.environ["PATH"]
+    # Runtimes are told the seat's memory, but a variable the player sets is its own.
+    assert environment["JAVA_TOOL_OPTIONS"] == (
+        "-XX:MaxRAM=300m -XX:MaxRAMPercentage=100 -XX:+DisplayVMOutputToStderr"
+    )
+    assert environment["NODE_OPTIONS"] == "--max-old-space-size=300"
+    assert environment["DOTNET_GCHeapHardLimit"] == "12c00000"
+    assert environment["GOMEMLIMIT"] == "100MiB"
     private = Path(environment["TMPDIR"])
     assert environment["HOME"] == str(private)
     assert environment["cwd"] == str(private)
@@ -378,6 +389,7 @@ def test_doctor_says_which_protections_are_active() -> None:
     rows = {row["protection"]: row["active"] for row in json.loads(result.stdout)}
     assert rows["no network"] is machine_protections().network
     assert rows["per-user process limit"] is (os.geteuid() != 0)
+    assert rows["memory limited by what it uses"] is (machine_protections().memory is not None)
     text = runner.invoke(app, ["doctor"]).stdout
     assert "no network" in text and ("yes" in text)
 

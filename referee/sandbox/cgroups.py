@@ -117,7 +117,12 @@ class MemoryCgroup(Cgroup):
     def make(cls, parent: Path, limit_bytes: int) -> MemoryCgroup:
         """A cgroup whose processes may use `limit_bytes` together (cgroup v1 or v2)."""
         if (parent / "memory.limit_in_bytes").exists():
-            return cls.create(parent, {"memory.limit_in_bytes": str(limit_bytes)})
+            # No swap either: memory and swap together (where the kernel counts swap) at the
+            # same cap, set after the memory alone, which it may not be below.
+            swap = {"memory.memsw.limit_in_bytes": str(limit_bytes)}
+            settings = {"memory.limit_in_bytes": str(limit_bytes)}
+            has_swap_file = (parent / "memory.memsw.limit_in_bytes").exists()
+            return cls.create(parent, settings | (swap if has_swap_file else {}))
         return cls.create(parent, {"memory.max": str(limit_bytes), "memory.swap.max": "0"})
 
     def out_of_memory_kills(self) -> int:

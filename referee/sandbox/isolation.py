@@ -36,8 +36,9 @@ from referee.sandbox.cgroups import (
 from referee.sandbox.cores import available_cores, format_cores
 from referee.sandbox.jail import JAIL_PROCESSES, SEAT_UIDS, Jail, Place
 from referee.sandbox.leftovers import left_by_killed_referees, owned_prefix, processes_in
-from referee.sandbox.limits import SAMPLE_EVERY_S, Limits, rlimits
+from referee.sandbox.limits import SAMPLE_EVERY_S, Limits, address_space_bytes, rlimits
 from referee.sandbox.proc import group_stats, reap_zombies
+from referee.sandbox.runtimes import runtime_environment
 
 _PR_SET_PDEATHSIG = 1
 _PR_CAPBSET_DROP = 24
@@ -67,6 +68,12 @@ class Protections:
     memory: Path | None = None  # where a player's memory cgroup is made, if it can be
     cpu: Path | None = None  # where a player's CPU accounting cgroup is made, if it can be
     cpuset: Path | None = None  # where a player's cpuset cgroup is made, if it can be
+
+    @property
+    def memory_by_cgroup(self) -> bool:
+        """Whether a player's memory is capped by a memory cgroup, on what it uses; else only
+        its address space is capped, at twice `memory_mb`, and its use sampled."""
+        return self.memory is not None
 
     @property
     def unshare(self) -> bool:
@@ -104,6 +111,15 @@ class Protections:
                 "limits in each process",
                 True,
                 "setrlimit in the child: address space, CPU, file size, open files, no core",
+            ),
+            (
+                "memory limited by what it uses",
+                self.memory_by_cgroup,
+                "the memory cgroup (no swap) caps what it uses; its address space is only a"
+                f" backstop, {_gib(address_space_bytes(Limits(), True))} at the default limits"
+                if self.memory_by_cgroup
+                else "only by its address space, at twice memory_mb, and the sampling: a JVM,"
+                " Go, .NET or Node program reserves more than it uses and may not start",
             ),
             (
                 "use of all its processes watched",
@@ -157,7 +173,12 @@ class Protections:
             ("own IPC and UTS namespaces", jailed, "bubblewrap" if jailed else no_jail),
             ("no network", self.network, self.network_how),
             ("private working directory", True, "a fresh directory, also TMPDIR and HOME"),
-            ("minimal environment", True, f"only {', '.join(_KEPT_VARIABLES)}"),
+            (
+                "minimal environment",
+                True,
+                f"only {', '.join(_KEPT_VARIABLES)}, and its memory limit told to runtimes"
+                f" ({', '.join(runtime_environment(Limits()))})",
+            ),
             ("killed with the referee", LIBC is not None, "PR_SET_PDEATHSIG"),
             (
                 "no privileges",
@@ -167,6 +188,10 @@ class Protections:
             ),
             ("lower priority", True, f"nice {PLAYER_NICENESS}, which it cannot lower"),
         ]
+
+
+def _gib(size: int) -> str:
+    return f"{size / 1024**3:g} GiB"
 
 
 def _cgroup_row(name: str, parent: Path | None, what: str) -> tuple[str, bool, str]:
@@ -299,13 +324,15 @@ def child_setup(
     cgroups: Sequence[Cgroup],
     cores: frozenset[int] | None = None,
     idle: bool = False,
+    memory_cgroup: bool = False,
 ) -> Callable[[], None]:
     """The function the child runs after fork, before exec: limits, isolation, death with us,
-    its match's `cores`, if it has some, and the idle scheduling class if `idle`."""
+    its match's `cores`, if it has some, and the idle scheduling class if `idle`.
+    `memory_cgroup` says whether the program is in a memory cgroup (which caps its memory)."""
     # A backstop above the limit, so that a bomb slow enough is still seen and named by the
     # sampling; RLIMIT_NPROC counts all the user's processes, the other players' too.
     nproc = None if os.geteuid() == 0 else _user_processes() + 2 * limits.processes
-    settings = rlimits(limits, nproc)
+    settings = rlimits(limits, nproc, memory_cgroup)
     capabilities = range(int(_CAP_LAST_CAP.read_text()) + 1) if _CAP_LAST_CAP.exists() else ()
 
     def setup() -> None:
@@ -379,7 +406,9 @@ def _owned(path: Path) -> bool:
     return owner == os.getuid() or (os.getuid() == 0 and owner in SEAT_UIDS)
 
 
-def minimal_environment(extra: Mapping[str, str], private: Path) -> dict[str, str]:
-    """The few variables a program needs, its own temporary home, and the player's settings."""
+def minimal_environment(extra: Mapping[str, str], private: Path, limits: Limits) -> dict[str, str]:
+    """The few variables a program needs, its own temporary home, its runtime's memory limit,
+    and the player's settings: a variable the player sets is its own, whole."""
     kept = {name: os.environ[name] for name in _KEPT_VARIABLES if name in os.environ}
-    return {**kept, "HOME": str(private), "TMPDIR": str(private), **extra}
+    home = {"HOME": str(private), "TMPDIR": str(private)}
+    return {**kept, **home, **runtime_environment(limits), **extra}

@@ -113,14 +113,31 @@ def over_memory(peak_bytes: int, limits: Limits, inherited_bytes: int = 0) -> st
     return "memory_mb" if over else None
 
 
-def rlimits(limits: Limits, nproc: int | None) -> list[tuple[int, int]]:
-    """The (resource, value) pairs to set in the child, soft and hard alike.
+# Where a memory cgroup holds what a player uses, the address space is only a backstop. Its
+# floor is for what runtimes reserve whatever their limit (Node reserves 10 GiB for each
+# WebAssembly memory; a JVM told 512 MiB reserves 2.7 GiB, mostly its compressed class space).
+_BACKSTOP_FLOOR = 64 * 1024 * MIB
+_BACKSTOP_TIMES = 8
 
-    The address space gets twice the memory limit: a program maps more than it touches, and
-    the memory it does touch is what `over_limit` and the kernel's peak count.
+
+def address_space_bytes(limits: Limits, memory_cgroup: bool) -> int:
+    """The address space a player process may map.
+
+    With a memory cgroup, the cgroup is the limit, on what a program uses: the address space
+    is a backstop far above, which a runtime's reservations fit under. Without one, the
+    address space is the only firm limit, at twice `memory_mb`: a program maps more than it
+    touches, and the sampling and the kernel's peak count what it touches. A JVM, Go, .NET or
+    Node program with default flags reserves more than that, and may not start.
     """
+    memory = limits.memory_mb * MIB
+    return max(_BACKSTOP_FLOOR, _BACKSTOP_TIMES * memory) if memory_cgroup else 2 * memory
+
+
+def rlimits(limits: Limits, nproc: int | None, memory_cgroup: bool) -> list[tuple[int, int]]:
+    """The (resource, value) pairs to set in the child, soft and hard alike; `memory_cgroup`
+    says whether the child is in a memory cgroup that caps what it uses."""
     settings = [
-        (resource.RLIMIT_AS, 2 * limits.memory_mb * MIB),
+        (resource.RLIMIT_AS, address_space_bytes(limits, memory_cgroup)),
         (resource.RLIMIT_NOFILE, limits.open_files),
         (resource.RLIMIT_FSIZE, limits.file_size_mb * MIB),
         (resource.RLIMIT_CORE, 0),

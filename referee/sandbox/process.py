@@ -171,7 +171,7 @@ class ConfinedProcess:
         become_subreaper()
         private = private_directory()
         protections = machine_protections()
-        environment = minimal_environment(env, private)
+        environment = minimal_environment(env, private, limits)
         # Made for each process: the caps count this player's processes alone.
         processes = limits.processes + protections.jail_processes
         cgroups = _Cgroups.make(protections, limits, processes, cores)
@@ -204,7 +204,14 @@ class ConfinedProcess:
                 cwd=cwd or private,
                 env=environment,
                 start_new_session=True,
-                preexec_fn=child_setup(limits, protections, joined_in_child, cores, idle),
+                preexec_fn=child_setup(
+                    limits,
+                    protections,
+                    joined_in_child,
+                    cores,
+                    idle,
+                    memory_cgroup=cgroups.memory is not None,
+                ),
             )
         except (OSError, subprocess.SubprocessError):
             _clean_up(private, cgroups.all())

@@ -205,7 +205,11 @@ def probe() -> None:
         "write_shared_memory": can(lambda: write_into("/dev/shm")),
         "root": sorted(os.listdir("/")),
         "tmp": sorted(os.listdir("/tmp")),
-        "limits": [line for line in limit_lines if line.startswith(("Max processes", "Max open"))],
+        "limits": [
+            line
+            for line in limit_lines
+            if line.startswith(("Max processes", "Max open", "Max address space"))
+        ],
     }
     sys.stderr.write("probe " + json.dumps(seen) + "\n")
     sys.stderr.flush()
