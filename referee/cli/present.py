@@ -224,15 +224,16 @@ def validation_report(report: Report, keep: Path | None) -> str:
     kept = f"; transcripts and logs in {keep}" if keep else ""
     # One cause may fail several checks: its advice and the program's last words, once.
     advised: dict[str, list[str]] = {}
-    last_words: dict[tuple[str, ...], list[str]] = {}
+    last_words: dict[tuple[str, tuple[str, ...]], list[str]] = {}
     for check in report.checks:
         if check.advice:
             advised.setdefault(check.advice, []).append(check.name)
-        if check.stderr:
-            last_words.setdefault(check.stderr, []).append(check.name)
+        for stream, lines in (("output", check.stdout), ("error", check.stderr)):
+            if lines:
+                last_words.setdefault((stream, lines), []).append(check.name)
     fixes = [f"how to fix {', '.join(names)}: {advice}" for advice, names in advised.items()]
-    for lines, names in last_words.items():
-        fixes.append(f"{', '.join(names)}: the last lines it wrote to standard error:")
+    for (stream, lines), names in last_words.items():
+        fixes.append(f"{', '.join(names)}: the last lines it wrote to standard {stream}:")
         fixes += [f"    {line}" for line in lines]
     stopped = [report.stopped] if report.stopped else []
     return "\n".join(
