@@ -46,6 +46,10 @@ from referee.records.transcript import (
 
 # How the fault of an answer that is no move of the game says so.
 NOT_A_MOVE = "which is not a move of"
+# How long a program that answered `start` with something else is watched for its exit: one
+# that dies a moment later wrote why it could not start (the JVM does, on standard output),
+# not an answer.
+DYING_WORDS_S = 1.0
 
 
 @dataclass(frozen=True)
@@ -172,14 +176,29 @@ class Match:
                 for role, name in enumerate(self.roles)
             )
         )
+        not_ready = [
+            role
+            for role, answer in enumerate(replies)
+            if answer.fault is None and not is_ready(answer.text)
+        ]
+        dying = await asyncio.gather(
+            *(self.setup.players[role].gone_within(DYING_WORDS_S) for role in not_ready)
+        )
         faulty = []
         for role, answer in enumerate(replies):
             fault = answer.fault
-            if fault is None and not is_ready(answer.text):
-                fault = ProtocolViolation(f"answered {quoted(answer.text)} instead of ready")
+            elapsed_ms = answer.elapsed_ms
+            if role in not_ready:
+                died = dying[not_ready.index(role)]
+                said = quoted(answer.text)
+                if died is None:
+                    fault = ProtocolViolation(f"answered {said} instead of ready")
+                else:
+                    fault = type(died)(f"{died.detail}, having written {said} instead of ready")
+                    elapsed_ms = None  # what it wrote was no answer
             if fault is not None:
                 self.faults.append(
-                    Fault(0, self.roles[role], fault.kind, fault.detail, None, answer.elapsed_ms)
+                    Fault(0, self.roles[role], fault.kind, fault.detail, None, elapsed_ms)
                 )
                 faulty.append(role)
             else:

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 import time
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -319,3 +321,35 @@ def test_a_command_split_by_the_shell_gets_a_hint_to_quote_it(
     line = usage_error(args, capsys)
     assert "Got unexpected extra argument" in line
     assert line.endswith(hint), line
+
+
+MISBEHAVING_BOT = Path(__file__).resolve().parent / "players" / "misbehaving.py"
+
+
+@pytest.mark.parametrize(
+    ("bot", "reason"),
+    [
+        # Silent past the start clock.
+        (f"{sys.executable} {MISBEHAVING_BOT} silent-start", "could not start: no answer within"),
+        # Dead at its start, with what it said quoted and the advice that fits it.
+        (
+            f"{sys.executable} /no_such_dir/no_such_bot.py",
+            'could not start: exited with code 2 ("' + sys.executable + ": can't open file",
+        ),
+    ],
+)
+def test_play_with_a_seat_that_never_gets_ready_exits_1_with_one_line(
+    tmp_path, bot: str, reason: str
+) -> None:
+    out = tmp_path / "m.json"
+    args = ["play", "ticblock", "-p", f"xcplayer={bot}", "-p", "obplayer=random"]
+    result = runner.invoke(app, [*args, "--start-clock", "1000", "--out", str(out)])
+    assert result.exit_code == 1, result.output
+    [line] = result.stderr.splitlines()
+    assert line.startswith(f"referee: error: xcplayer ({bot}) could not start: "), line
+    assert reason in line
+    # A log is made when the program writes to it: this one's said why it could not start.
+    logged = f"; its log: {tmp_path / 'm.xcplayer.log'}"
+    assert line.endswith(logged) is ("exited" in reason)
+    # The forfeit is a result: the match is recorded all the same.
+    assert json.loads(out.read_text())["end_reason"] == "forfeit"

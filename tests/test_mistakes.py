@@ -53,7 +53,7 @@ def compiled(tmp_path: Path, *flags: str) -> str:
     return str(binary)
 
 
-def test_a_c_bot_that_never_flushes_is_told_to_flush_and_stopped_after_two_starts(
+def test_a_c_bot_that_never_flushes_is_told_to_flush_and_stopped_after_one_start(
     tmp_path: Path,
 ) -> None:
     report = run([compiled(tmp_path)], tmp_path)
@@ -62,9 +62,12 @@ def test_a_c_bot_that_never_flushes_is_told_to_flush_and_stopped_after_two_start
     assert "until it was told to quit, and then what it had held back ('ready')" in start.detail
     assert start.advice.startswith("flush standard output after each line")
     assert "fflush(stdout)" in start.advice
-    # Two silent starts decide it: the four other matches are not played.
-    assert (report.matches, report.skipped) == (2, 4)
-    assert "answered nothing to its first two starts; --thorough plays them all" in report.stopped
+    # A silent start decides it (its ready, awaited a while longer, never came): the five
+    # other matches are not played.
+    assert (report.matches, report.skipped) == (1, 5)
+    assert "did not answer its first start within the start clock; --thorough plays" in (
+        report.stopped
+    )
 
 
 def test_the_same_c_bot_flushing_passes(tmp_path: Path) -> None:
@@ -80,7 +83,7 @@ def test_an_awk_bot_without_interactive_input_is_told_about_buffered_input(
     assert start.cause is Mistake.BUFFERED_INPUT
     assert "did not exit on quit either" in start.detail
     assert "mawk -W interactive" in start.advice
-    assert report.matches == 2
+    assert report.matches == 1
 
 
 def test_the_same_awk_bot_with_interactive_input_passes(tmp_path: Path) -> None:
@@ -189,3 +192,130 @@ def test_the_language_of_a_script_is_told_by_its_interpreter_line(tmp_path: Path
     script = tmp_path / "bot"
     script.write_text("#!/usr/bin/env -S python3 -u\nprint('ready')\n")
     assert language((str(script),)) is Language.PYTHON
+
+
+def java_bot(tmp_path: Path) -> Path:
+    """A directory holding the compiled `Bot` class (tests/players/mistakes/Bot.java)."""
+    classes = tmp_path / "classes"
+    subprocess.run(
+        [needs("javac"), "-d", str(classes), str(MISTAKES / "Bot.java")],
+        check=True,
+        capture_output=True,
+    )
+    return classes
+
+
+# Flags under which the JVM starts within the seat's default limits, whatever its defaults.
+SMALL_JVM = ("-Xmx64m", "-XX:CompressedClassSpaceSize=32m", "-XX:ReservedCodeCacheSize=32m")
+
+
+def died_at_start(report: Report) -> Check:
+    """The only failing check of a program that died at its first start, which was its only
+    match."""
+    failed = failing(report)
+    assert set(failed) == {"start"}, failed
+    assert (report.matches, report.skipped) == (1, 5)
+    assert "died at its first start" in report.stopped
+    start = failed["start"]
+    assert start.cause is Mistake.DIES_AT_START
+    for wrong in ("standard error (", "`end`", "before you answer ready"):
+        assert wrong not in start.advice
+    assert "response time" not in {check.name for check in report.checks}
+    return start
+
+
+def test_a_java_bot_whose_class_does_not_exist_is_told_the_jvm_s_reason(tmp_path: Path) -> None:
+    argv = [needs("java"), *SMALL_JVM, "-cp", str(java_bot(tmp_path)), "NoSuchBot"]
+    start = died_at_start(run(argv, tmp_path))
+    assert "saying 'Error: Could not find or load main class NoSuchBot / Caused by: java" in (
+        start.detail
+    )
+    assert start.advice.startswith("the JVM found no class NoSuchBot: compile it first")
+    assert start.stderr[-1] == "Caused by: java.lang.ClassNotFoundException: NoSuchBot"
+
+
+def test_a_java_bot_with_contradicting_heap_flags_is_told_the_jvm_s_reason(
+    tmp_path: Path,
+) -> None:
+    argv = [needs("java"), "-Xms2g", "-Xmx1g", "-cp", str(java_bot(tmp_path)), "Bot"]
+    start = died_at_start(run(argv, tmp_path))
+    # The JVM writes this on standard output: its first line is no answer to `start`.
+    assert "having written 'Error occurred during initialization of VM' instead of ready" in (
+        start.detail
+    )
+    assert "saying 'Initial heap size set to a larger value than the maximum heap size'" in (
+        start.detail
+    )
+    assert "-Xms must not be larger than -Xmx" in start.advice
+    assert start.stdout == (
+        "Error occurred during initialization of VM",
+        "Initial heap size set to a larger value than the maximum heap size",
+    )
+
+
+def test_the_same_java_bot_passes(tmp_path: Path) -> None:
+    argv = [needs("java"), *SMALL_JVM, "-cp", str(java_bot(tmp_path)), "Bot"]
+    spec = PlayerSpec("submitted", tuple(argv))
+    clocks = Clocks(start_ms=10_000, play_ms=1_000)
+    # It answers ready and nothing else: only its start is of interest here.
+    report = asyncio.run(validate(spec, [get_game("ticblock")], 1, clocks, tmp_path / "work"))
+    assert failing(report).get("start") is None, failing(report)
+
+
+def test_a_script_that_is_not_there_is_told_its_path(tmp_path: Path) -> None:
+    start = died_at_start(run([sys.executable, str(tmp_path / "no_such_bot.py")], tmp_path))
+    assert "can't open file" in start.detail
+    assert start.advice.startswith(f"there is no file {tmp_path / 'no_such_bot.py'}: give")
+
+
+def test_a_script_the_jail_may_not_read_is_told_so(tmp_path: Path) -> None:
+    bot = tmp_path / "bot.py"  # in a directory of the test's user alone
+    bot.write_text("print('ready', flush=True)\n")
+    start = died_at_start(run([sys.executable, str(bot)], tmp_path))
+    assert start.advice.startswith(f"the jail's user may not read {bot}: make it")
+
+
+def test_a_python_bot_that_raises_at_its_start_is_told_the_exception(tmp_path: Path) -> None:
+    start = died_at_start(run([sys.executable, str(MISTAKES / "raises_at_start.py")], tmp_path))
+    assert "saying \"ModuleNotFoundError: No module named 'no_such_module_here'\"" in start.detail
+    assert "install it for that interpreter" in start.advice
+
+
+def test_a_pyenv_shim_is_told_the_interpreter_it_stands_for(tmp_path: Path) -> None:
+    # A version manager's layout as pyenv makes it, with a shim of its kind that cannot run
+    # in the jail (its manager is not there) and the interpreter the shim would run.
+    root = tmp_path / "pyenv"
+    real = root / "versions" / "3.99.1" / "bin" / "python3"
+    real.parent.mkdir(parents=True)
+    real.symlink_to(sys.executable)
+    (root / "version").write_text("3.99.1\n")
+    shim = root / "shims" / "python3"
+    shim.parent.mkdir()
+    shim.write_text(
+        '#!/usr/bin/env bash\nset -e\nprogram="${0##*/}"\n'
+        f'export PYENV_ROOT="{root}"\n'
+        f'exec "{root}/libexec/pyenv" exec "$program" "$@"\n'
+    )
+    shim.chmod(0o755)
+    start = died_at_start(run([str(shim), str(MISTAKES / "debug_print.py")], tmp_path))
+    assert start.advice == (
+        f"{shim} is a pyenv shim, which cannot run in the jail: use {real} in the command instead"
+    )
+
+
+def test_a_slow_start_is_measured_and_told_the_start_clock_s_key(tmp_path: Path) -> None:
+    spec = PlayerSpec("submitted", (sys.executable, str(MISTAKES / "slow_start.py"), "3.5"))
+    clocks = Clocks(start_ms=2_000, play_ms=1_000)
+    report = asyncio.run(validate(spec, [get_game("ticblock")], 2, clocks, tmp_path / "work"))
+    failed = failing(report)
+    assert set(failed) == {"start"}, failed
+    start = failed["start"]
+    assert start.cause is Mistake.SLOW_START
+    late = float(start.detail.partition("its ready came ")[2].partition(" s after start")[0])
+    assert late >= 3.5
+    assert "--start-clock MS for validate and play, start_clock in a tournament config" in (
+        start.advice
+    )
+    assert "than 2000 ms" in start.advice
+    assert report.matches == 1
+    assert "response time" not in {check.name for check in report.checks}

@@ -356,7 +356,9 @@ def test_a_program_that_cannot_start_forfeits_its_matches(tmp_path: Path) -> Non
     script = tmp_path / "bot.sh"
     script.write_text("#!/bin/sh\n")
     script.chmod(0o755)
-    config = load_config(write_config(tmp_path, {"a": seeded(1), "b": "./bot.sh"}))
+    # Tried in every match: withdrawn after more failures than it has matches.
+    players = {"a": seeded(1), "b": "./bot.sh"}
+    config = load_config(write_config(tmp_path, players, extra="withdraw_after: 10\n"))
     script.chmod(0o644)  # broken after the config was checked
     run(config)
     for transcript in transcripts(config.output).values():
@@ -489,3 +491,41 @@ def test_an_output_that_cannot_be_created_is_one_line(tmp_path: Path) -> None:
         f"referee: error: {config}: cannot create output {tmp_path / 'taken' / 'cup'}:"
         " Not a directory\n"
     )
+
+
+def test_a_bot_that_cannot_start_is_named_at_once_and_withdrawn_after_three(
+    tmp_path: Path,
+) -> None:
+    players = {
+        "a": seeded(1),
+        "b": seeded(2),
+        "nobot": f"{sys.executable} /no_such_dir/no_such_bot.py",
+    }
+    config = load_config(write_config(tmp_path, players, games="[ticblock]", extra="rounds: 3\n"))
+    schedule = schedule_of(config)
+    recorder = run(config)
+    found = transcripts(config.output)
+    assert sorted(found) == sorted(m.match_id for m in schedule)
+    # In schedule order (concurrency 1): its first match names it, with its own words.
+    order = [m.match_id for m in schedule if "nobot" in m.players]
+    assert recorder.notes[0].startswith(f"nobot ({players['nobot']}) could not start in {order[0]}")
+    assert "can't open file" in recorder.notes[0]
+    assert "there is no file" in recorder.notes[0]
+    assert recorder.notes[1] == (
+        "nobot withdrawn after 3 matches in a row in which its program did not start"
+        " (withdraw_after): its remaining matches are forfeits, not tried"
+    )
+    assert len(recorder.notes) == 2
+    for number, match_id in enumerate(order, start=1):
+        transcript = found[match_id]
+        [fault] = transcript.faults
+        assert (fault.step, fault.kind, transcript.end_reason) == (0, FaultKind.CRASH, "forfeit")
+        withdrawn = fault.detail.startswith("withdrawn: its program failed to start in 3")
+        assert withdrawn is (number > 3), fault.detail
+    # Every other match is played to its end.
+    for match in schedule:
+        if "nobot" not in match.players:
+            assert found[match.match_id].end_reason == "terminal"
+    # A resumed run plays nothing again, and still knows it withdrawn.
+    again = run(config)
+    assert again.played == [] and again.notes == []

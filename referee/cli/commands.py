@@ -38,7 +38,7 @@ from referee.match import MatchSetup, new_match_id, play_fresh
 from referee.players.base import PlayerKind
 from referee.players.builtin import make_player, parse_seats, program_spec
 from referee.players.trace import Trace, trace_channel
-from referee.policy import MAX_SEED, OUT_OF_THE_MATCH, Policy
+from referee.policy import MAX_SEED, Policy
 from referee.records.conformance import check_file
 from referee.records.files import check_writable, check_writable_dir, read_text, write_atomic
 from referee.records.ggp import from_ggp, to_ggp
@@ -491,14 +491,13 @@ def play(
     typer.echo(present.result_line(transcript))
     typer.echo(f"transcript: {out}")
     typer.echo(_key_note(key, created, out.parent))
-    # A program that could not even get ready: the reason in one line, not only in its log.
-    unready = [
-        (fault, players[found.role_index(fault.role)])
-        for fault in transcript.faults
-        if fault.step == 0 and fault.kind in OUT_OF_THE_MATCH
-    ]
-    for fault, seat in unready:
-        _error(present.unready_line(fault, seat))
+    # A program that never got ready (it died, was silent, or said something else): the
+    # reason in one line, not only in its log. The match is recorded all the same: its
+    # forfeit is a result.
+    unready = [fault for fault in transcript.faults if fault.step == 0]
+    for fault in unready:
+        role = found.role_index(fault.role)
+        _error(present.unready_line(fault, players[role], transcript.seats[role].log))
     if unready:
         raise typer.Exit(EXIT_FAILED)
     if transcript.rules_fault is not None:

@@ -25,6 +25,7 @@ from referee.games import Game, JointMove
 from referee.match import StepCallback
 from referee.players.base import Player, quoted
 from referee.players.connection import ConnectedPlayer
+from referee.players.startup import diagnose_start
 from referee.records.replay import DirectoryReport, FileVerdict, Frame, Outcome, Replay
 from referee.records.transcript import Fault, RulesFault, Transcript
 from referee.tournaments.config import TournamentConfig
@@ -54,16 +55,22 @@ def fault_line(fault: Fault) -> str:
     return f"fault at step {fault.step}: {fault.role} {fault.kind}: {fault.detail}{replaced}"
 
 
-def unready_line(fault: Fault, player: Player) -> str:
+def unready_line(fault: Fault, player: Player, log_path: str | None) -> str:
     """Why a program never got ready, with the last line it wrote to standard error, and
-    where its log is: `xcplayer (python3 bot.py) could not start: exited with code 2 ...`."""
-    command = " ".join(player.spec.command)
+    where its log is (`log_path`, as its match recorded it: the player's own is closed):
+    `xcplayer (python3 bot.py) could not start: exited with code 2 ...`."""
+    spec = player.spec
     last = ""
     if isinstance(player, ConnectedPlayer):
-        said = player.connection.stderr_lines()
-        last = f" ({quoted(said[-1], 200)})" if said else ""
-    log = f"; its log: {player.log_path}" if player.log_path else ""
-    return f"{fault.role} ({command}) could not start: {fault.detail}{last}{log}"
+        seen = player.connection
+        said = [*seen.stdout_tail, *seen.stderr_lines()]
+        known = diagnose_start(spec.argv, fault.detail, said, spec.env, spec.cwd)
+        if known is not None:
+            last = f" ({quoted(known.reason, 200)}): {known.advice}"
+        elif said:
+            last = f" ({quoted(said[-1], 200)})"
+    log = f"; its log: {log_path}" if log_path else ""
+    return f"{fault.role} ({' '.join(spec.command)}) could not start: {fault.detail}{last}{log}"
 
 
 def result_line(transcript: Transcript) -> str:
@@ -224,15 +231,16 @@ def validation_report(report: Report, keep: Path | None) -> str:
     kept = f"; transcripts and logs in {keep}" if keep else ""
     # One cause may fail several checks: its advice and the program's last words, once.
     advised: dict[str, list[str]] = {}
-    last_words: dict[tuple[str, ...], list[str]] = {}
+    last_words: dict[tuple[str, tuple[str, ...]], list[str]] = {}
     for check in report.checks:
         if check.advice:
             advised.setdefault(check.advice, []).append(check.name)
-        if check.stderr:
-            last_words.setdefault(check.stderr, []).append(check.name)
+        for stream, lines in (("output", check.stdout), ("error", check.stderr)):
+            if lines:
+                last_words.setdefault((stream, lines), []).append(check.name)
     fixes = [f"how to fix {', '.join(names)}: {advice}" for advice, names in advised.items()]
-    for lines, names in last_words.items():
-        fixes.append(f"{', '.join(names)}: the last lines it wrote to standard error:")
+    for (stream, lines), names in last_words.items():
+        fixes.append(f"{', '.join(names)}: the last lines it wrote to standard {stream}:")
         fixes += [f"    {line}" for line in lines]
     stopped = [report.stopped] if report.stopped else []
     return "\n".join(

@@ -225,6 +225,11 @@ class Player(ABC):
     async def send(self, line: str, limit_s: float) -> None:
         """Send a line that needs no answer; the player must take it within `limit_s`."""
 
+    async def gone_within(self, limit_s: float) -> PlayerCrashed | None:
+        """Why the player is gone, if it goes within `limit_s`: a program that exits. A
+        player with no process of its own never goes by itself."""
+        return None
+
     def post(self, line: str, limit_s: float) -> Awaitable[None] | None:
         """`send`, begun now: what is left to await of it, if anything. A line sent to
         several players at once costs no task for those that take it at once."""

@@ -17,6 +17,7 @@ still there when a pipe closes or an answer is overdue.
 from __future__ import annotations
 
 import asyncio
+from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,6 +41,10 @@ from referee.protocol import (
 STDIN, STDOUT, STDERR = 0, 1, 2
 # What is kept of a player's standard error besides its log: its last lines, for a report.
 STDERR_TAIL = 4096
+# ... and of what it wrote to standard output, every line: a program that dies at its start
+# may say why there (the JVM does), and its `#` lines may be a crash report, not comments.
+STDOUT_TAIL_LINES = 16
+STDOUT_TAIL_WIDTH = 300
 
 
 class OutputPipe(Protocol):
@@ -97,6 +102,7 @@ class PlayerConnection:
         self._writable = asyncio.Event()
         self._writable.set()
         self.gone: PlayerCrashed | None = None
+        self._gone_event = asyncio.Event()
         self.output_closed = False
         # What a validation looks at: lines nobody asked for, by the first word of the
         # referee's line they followed ("" before any), and what went to standard error.
@@ -104,6 +110,11 @@ class PlayerConnection:
         self.strays: dict[str, Strays] = {}
         self.stderr_bytes = 0
         self.stderr_tail = b""
+        self.stdout_tail: deque[str] = deque(maxlen=STDOUT_TAIL_LINES)
+        # A late answer awaited after its request timed out: when that request was written,
+        # and, once it came, how long it took.
+        self._owed_since = 0.0
+        self._late: asyncio.Future[float | None] | None = None
 
     def connection_made(self, transport: asyncio.WriteTransport) -> None:
         self._transport = transport
@@ -136,7 +147,7 @@ class PlayerConnection:
             if pending is not None and not pending.done():
                 pending.set_exception(flood)
             return
-        if self._pending is None and not self._reader.skipping:
+        if self._pending is None and self._late is None and not self._reader.skipping:
             self._listen(False)  # the over-long line has ended: the rest waits for a request
         if pending is not None and not pending.done():
             self._bytes += len(data)
@@ -162,6 +173,9 @@ class PlayerConnection:
         """The player can no longer be spoken to; a waiting request learns why."""
         if self.gone is None:
             self.gone = fault
+            self._gone_event.set()
+        if self._late is not None and not self._late.done():
+            self._late.set_result(None)
         if self._pending is not None and not self._pending.done():
             self._pending.set_exception(self.gone)
 
@@ -179,6 +193,7 @@ class PlayerConnection:
             sent = await self._write(line, limit_s)
             self._listen(True)
             # The clock's time is the event loop's (both monotonic): one timer, no task.
+            self._owed_since = sent
             overdue = asyncio.get_running_loop().call_at(sent + limit_s, self._overdue, pending)
             try:
                 arrival = await pending
@@ -205,6 +220,32 @@ class PlayerConnection:
             # A line begun and not ended was the answer, broken: nothing is owed.
             self._owed = not (self._reader.partial or self._spoke)
             pending.set_result(None)
+
+    async def gone_within(self, limit_s: float) -> PlayerCrashed | None:
+        """Why the player is gone, if it goes within `limit_s`; None if it is still there."""
+        if self.gone is None:
+            try:
+                await asyncio.wait_for(self._gone_event.wait(), limit_s)
+            except TimeoutError:
+                return None
+        return self.gone
+
+    async def late_answer(self, limit_s: float) -> float | None:
+        """After a request that got no answer in time: wait up to `limit_s` more for the late
+        one, which is dropped as ever; the seconds it took from the request's write, or None
+        when it did not come (or nothing is owed, or the player is gone)."""
+        if not self._owed or self.gone is not None:
+            return None
+        late: asyncio.Future[float | None] = asyncio.get_running_loop().create_future()
+        self._late = late
+        self._listen(True)
+        try:
+            return await asyncio.wait_for(late, limit_s)
+        except TimeoutError:
+            return None
+        finally:
+            self._late = None
+            self._listen(False)
 
     async def send(self, line: str, limit_s: float) -> None:
         """Send a line that needs no answer; a player that will not take it has crashed."""
@@ -315,6 +356,7 @@ class PlayerConnection:
     def _arrived(self, arrival: _Arrival) -> None:
         text = arrival.line.text
         shown = text if text is not None else f"({arrival.line.problem})"
+        self.stdout_tail.append(shown[:STDOUT_TAIL_WIDTH])
         if text is not None and is_comment(text):
             self.log.write(text.encode() + b"\n")
             self._traced(shown, "a comment: to the log")
@@ -323,8 +365,11 @@ class PlayerConnection:
             self._traced(shown, "blank: ignored")
             return
         pending = self._pending
-        if self._owed:
+        # After quit no answer can be mistaken for another: what comes is what it held back.
+        if self._owed and self._last_sent != "quit":
             self._owed = False
+            if self._late is not None and not self._late.done():
+                self._late.set_result(arrival.at - self._owed_since)
             self.log.note("dropped a late answer")
             self._traced(shown, "the late answer to an earlier request: dropped")
         elif pending is not None and not pending.done():
@@ -376,6 +421,9 @@ class ConnectedPlayer(Player):
 
     async def request(self, line: str, limit_s: float) -> Reply | None:
         return await self.connection.request(line, limit_s)
+
+    async def gone_within(self, limit_s: float) -> PlayerCrashed | None:
+        return await self.connection.gone_within(limit_s)
 
     async def send(self, line: str, limit_s: float) -> None:
         await self.connection.send(line, limit_s)

@@ -8,6 +8,10 @@ from typing import BinaryIO
 LOG_LIMIT = 1024 * 1024
 
 
+# How the referee's notes begin, told from what the player wrote.
+NOTE_PREFIX = "# referee: "
+
+
 class PlayerLog:
     """One file per match, up to `limit` bytes each; what is over the cap is counted, not kept.
 
@@ -77,7 +81,7 @@ class PlayerLog:
 
     def note(self, text: str) -> None:
         """A line from the referee about the player."""
-        self.write(f"# referee: {text}\n".encode())
+        self.write(f"{NOTE_PREFIX}{text}\n".encode())
 
     def close(self) -> None:
         self._open = False

@@ -125,6 +125,7 @@ class _ConfigFile(_Strict):
     anchor: Name | None = None
     state_memory_mb: Annotated[int, Field(ge=MEMORY_MB[0], le=MEMORY_MB[1])] = STATE_MEMORY_MB
     state_seconds: Annotated[float, Field(gt=0, le=SECONDS)] = STATE_SECONDS
+    withdraw_after: Positive = 3
 
 
 class TournamentFormat(StrEnum):
@@ -182,6 +183,9 @@ class TournamentConfig:
     anchor: str | None = None
     # What computing one state of a rulesheet played one state at a time may take.
     states: StateLimits = DEFAULT_LIMITS
+    # Start failures in a row after which a player is withdrawn: its remaining matches are
+    # forfeits, its program no longer tried.
+    withdraw_after: int = 3
     # The config file's text, which a cluster's workers are sent to read it as this one did.
     text: str = field(default="", repr=False, compare=False)
 
@@ -341,6 +345,7 @@ def _build(path: Path, raw: _ConfigFile, locate: _Locator) -> TournamentConfig:
         rating_interval=raw.rating_interval,
         anchor=raw.anchor,
         states=states,
+        withdraw_after=raw.withdraw_after,
     )
 
 

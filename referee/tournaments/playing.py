@@ -8,7 +8,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from referee.match import MatchSetup, play_recorded
-from referee.players.base import Fingerprint
+from referee.players.base import AbsentPlayer, Fingerprint, Player
 from referee.records.transcript import Transcript
 from referee.tournaments.config import TournamentConfig
 from referee.tournaments.pool import PlayerPool
@@ -23,12 +23,20 @@ async def play_scheduled(
     log_of: Callable[[str], Path],
     record: Callable[[Transcript], None],
     cores: frozenset[int] | None = None,
+    withdrawn: Mapping[str, str] | None = None,
 ) -> Transcript:
     """Play `match` and give its transcript to `record`: its players from `pool`, each role's
-    log at `log_of(role)`, their processes on `cores` when given."""
+    log at `log_of(role)`, their processes on `cores` when given. A player in `withdrawn` is
+    not started: its seat fails at once, for the reason given."""
     seats = list(zip(match.players, match.game.roles, strict=True))
+    out = withdrawn or {}
     players = await asyncio.gather(
-        *(pool.acquire(name, log_of(role), cores) for name, role in seats)
+        *(
+            _absent(config, name, out[name])
+            if name in out
+            else pool.acquire(name, log_of(role), cores)
+            for name, role in seats
+        )
     )
     setup = MatchSetup(
         match.match_id,
@@ -45,3 +53,8 @@ async def play_scheduled(
         *(pool.release(name, player) for (name, _), player in zip(seats, players, strict=True))
     )
     return transcript
+
+
+async def _absent(config: TournamentConfig, name: str, reason: str) -> Player:
+    spec = next(entrant.spec for entrant in config.players if entrant.name == name)
+    return AbsentPlayer(spec, reason)

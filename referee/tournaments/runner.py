@@ -14,13 +14,16 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from pathlib import Path
 from typing import Protocol
 
 from referee.errors import ConfigError
 from referee.players.base import Fingerprint, fingerprint
+from referee.players.log import NOTE_PREFIX
+from referee.players.startup import diagnose_start
 from referee.players.trace import Trace
 from referee.records.signing import SigningKey
-from referee.records.transcript import Transcript, write_transcript
+from referee.records.transcript import Fault, Transcript, write_transcript
 from referee.sandbox.cores import CorePool, available_cores, format_cores
 from referee.tournaments.config import TournamentConfig
 from referee.tournaments.playing import play_scheduled
@@ -35,6 +38,9 @@ from referee.tournaments.results import (
 from referee.tournaments.schedule import ScheduledMatch, schedule
 from referee.tournaments.sprt import SprtStatus, Verdict
 from referee.tournaments.standings import sprt_status
+
+# What is read of the end of a player's log for its last words.
+LAST_WORDS_BYTES = 4096
 
 
 class Observer:
@@ -99,7 +105,11 @@ class LocalVenue:
         prints: Mapping[str, Fingerprint],
         observer: Observer,
         trace: Trace | None = None,
+        withdrawn: Mapping[str, str] | None = None,
     ) -> None:
+        """`withdrawn`, kept up to date by the run, names the players no longer started, and
+        why."""
+        self._withdrawn = withdrawn if withdrawn is not None else {}
         self._config = config
         self._key = key
         self._prints = prints
@@ -137,6 +147,7 @@ class LocalVenue:
                 lambda role: log_path(config, match, role),
                 lambda done: write_transcript(transcript_path(config, match), done, self._key),
                 cores,
+                self._withdrawn,
             )
         finally:
             if self._cores is not None and cores is not None:
@@ -193,13 +204,16 @@ async def run_tournament(
         observer.tested(status)
         return None if status.verdict is Verdict.RUNNING else status.verdict
 
+    starts = _Starts(config, observer)
+    for transcript in sorted(found.done, key=lambda done: done.started_at):
+        starts.count(transcript, quiet=True)
     verdict = decided()
     if verdict or not found.todo:
         observer.planned(len(matches), found.done)
         return matches
     # Before the progress starts: a cluster that cannot be reached is all there is to say.
     if venue is None:
-        place: Venue = LocalVenue(config, key, prints, observer, trace)
+        place: Venue = LocalVenue(config, key, prints, observer, trace, starts.withdrawn)
     else:
         place = await venue(config, key, prints, observer)
     observer.planned(len(matches), found.done)
@@ -211,6 +225,7 @@ async def run_tournament(
             batch = [queue.pop() for _ in range(min(len(queue), place.batch(len(queue))))]
             for match, transcript in zip(batch, await place.play(batch), strict=True):
                 observer.finished(match, transcript)
+                starts.count(transcript)
                 finished.append(transcript)
                 verdict = decided()
                 if verdict is not None and not stop:
@@ -224,3 +239,64 @@ async def run_tournament(
     finally:
         await place.close()
     return matches
+
+
+class _Starts:
+    """Which players' programs fail to start, match after match: each is named with the
+    reason its last words give at its first failure, and withdrawn after
+    `withdraw_after` in a row (its seat then fails at once, its program no longer tried)."""
+
+    def __init__(self, config: TournamentConfig, observer: Observer) -> None:
+        self._config = config
+        self._observer = observer
+        self._in_a_row: dict[str, int] = {}
+        self._specs = {entrant.name: entrant.spec for entrant in config.players}
+        self.withdrawn: dict[str, str] = {}
+
+    def count(self, transcript: Transcript, quiet: bool = False) -> None:
+        """Take in a match's starts; `quiet` for a match of an earlier run, told then."""
+        at_start = {fault.role: fault for fault in transcript.faults if fault.step == 0}
+        for seat in transcript.seats:
+            name = seat.player
+            if name not in self._specs or name in self.withdrawn:
+                continue
+            fault = at_start.get(seat.role)
+            if fault is None:
+                self._in_a_row[name] = 0
+                continue
+            failures = self._in_a_row[name] = self._in_a_row.get(name, 0) + 1
+            if failures == 1 and not quiet:
+                self._observer.noted(self._failed(transcript.match_id, seat.log, name, fault))
+            if failures >= self._config.withdraw_after:
+                self.withdrawn[name] = (
+                    f"withdrawn: its program failed to start in {failures} matches in a row"
+                )
+                if not quiet:
+                    self._observer.noted(
+                        f"{name} withdrawn after {failures} matches in a row in which its"
+                        " program did not start (withdraw_after): its remaining matches are"
+                        " forfeits, not tried"
+                    )
+
+    def _failed(self, match_id: str, log: str | None, name: str, fault: Fault) -> str:
+        """One line naming a player whose program did not start, and why."""
+        spec = self._specs[name]
+        words = _last_words(Path(log)) if log else []
+        known = diagnose_start(spec.argv, fault.detail, words, spec.env, spec.cwd)
+        said = f" ({known.reason!r}): {known.advice}" if known else ""
+        where = f"; its log: {log}" if log else ""
+        return (
+            f"{name} ({' '.join(spec.command)}) could not start in {match_id}:"
+            f" {fault.detail}{said}{where}"
+        )
+
+
+def _last_words(log: Path) -> list[str]:
+    """The last lines of a player's log that the player wrote, not the referee's notes."""
+    try:
+        with open(log, "rb") as file:
+            file.seek(max(0, file.seek(0, 2) - LAST_WORDS_BYTES))
+            text = file.read().decode(errors="replace")
+    except OSError:
+        return []
+    return [line for line in text.splitlines() if not line.startswith(NOTE_PREFIX)]

@@ -36,7 +36,8 @@ class Check:
     """One thing a tournament needs of a player, and whether this one does it.
 
     A failing check may name its known cause and say how to fix it (`advice`), and show what
-    the program last wrote to standard error before it crashed (`stderr`).
+    the program last wrote to standard error before it crashed (`stderr`), and to standard
+    output when it died at its start (`stdout`).
     """
 
     name: str
@@ -46,6 +47,7 @@ class Check:
     cause: Mistake | None = None
     advice: str = ""
     stderr: tuple[str, ...] = ()
+    stdout: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -92,6 +94,7 @@ class Report:
                     "cause": c.cause,
                     "advice": c.advice or None,
                     "stderr": list(c.stderr),
+                    "stdout": list(c.stdout),
                 }
                 for c in self.checks
             ],
@@ -131,10 +134,15 @@ def checks(evidence: Evidence, clocks: Clocks, program: Language) -> list[Check]
         detail = "; ".join(part for part in [_first(offences), *signs] if part)
         mistake = cause.mistake if cause else None
         fix = advice(mistake, program, clocks.start_ms, clocks.play_ms) if mistake else ""
+        fix = cause.advice if cause and cause.advice else fix
         stderr = tuple(next((offence.stderr for offence in offences if offence.stderr), []))
-        result.append(Check(name, description, Verdict.FAIL, detail, mistake, fix, stderr))
+        stdout: tuple[str, ...] = ()
+        if mistake is Mistake.DIES_AT_START and evidence.died is not None:
+            stdout, stderr = evidence.died.stdout, evidence.died.stderr
+        result.append(Check(name, description, Verdict.FAIL, detail, mistake, fix, stderr, stdout))
     result.append(_rules(evidence.rules_ended, evidence.matches))
-    result.append(_response_times(evidence.times_ms, clocks.play_ms))
+    if evidence.times_ms or not evidence.start:  # none to measure where it never got ready
+        result.append(_response_times(evidence.times_ms, clocks.play_ms))
     result.append(_stderr(evidence.stderr))
     result.append(
         Check(

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from referee.errors import FaultKind
+from referee.players.startup import StartDiagnosis
 
 
 class Process(StrEnum):
@@ -58,6 +59,16 @@ FAULT_CHECKS = {
 }
 
 
+@dataclass(frozen=True)
+class StartDeath:
+    """A program that died at its start: what it last wrote on each stream, and what that
+    says, when it says something known."""
+
+    diagnosis: StartDiagnosis | None
+    stdout: tuple[str, ...]
+    stderr: tuple[str, ...]
+
+
 @dataclass
 class Evidence:
     """All offences of a validation, by what they are, and the facts the checks need."""
@@ -66,6 +77,9 @@ class Evidence:
     start: list[Offence] = field(default_factory=list)
     silent_starts: int = 0  # starts answered with nothing at all
     starts: int = 0
+    start_deaths: int = 0  # starts at which the program died
+    died: StartDeath | None = None  # the first of them
+    late_ready_s: float | None = None  # when a silent start's ready came after all
     after_end: list[Offence] = field(default_factory=list)
     stray: list[Offence] = field(default_factory=list)
     replies: list[Reply] = field(default_factory=list)
@@ -85,8 +99,10 @@ class Evidence:
 
     def conclusive(self) -> str:
         """Why the matches so far already decide the verdict, or "" while they do not."""
-        if self.starts == 2 and self.silent_starts == 2:
-            return "it answered nothing to its first two starts"
+        if self.starts == 1 and self.start_deaths == 1:
+            return "it died at its first start"
+        if self.starts == 1 and self.silent_starts == 1:
+            return "it did not answer its first start within the start clock"
         if len(self.failed_by_match) < 2:
             return ""
         every = set.intersection(*self.failed_by_match)

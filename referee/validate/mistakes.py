@@ -26,6 +26,8 @@ class Mistake(StrEnum):
     SETUP_AFTER_READY = "set-up after ready"
     EXIT_ON_END = "exiting on end"
     ANSWERS_NO_ANSWER = "answering lines that need no answer"
+    DIES_AT_START = "dying at its start"
+    SLOW_START = "a slow start"
 
 
 class Language(StrEnum):
@@ -34,6 +36,7 @@ class Language(StrEnum):
     PYTHON = "Python"
     AWK = "awk"
     JAVASCRIPT = "JavaScript"
+    JAVA = "Java"
     SHELL = "shell"
     OTHER = "other"  # a compiled program, or a language not told apart here
 
@@ -42,6 +45,7 @@ _INTERPRETERS = [
     (re.compile(r"python[\d.]*|pypy[\d.]*|.*\.py"), Language.PYTHON),
     (re.compile(r"[gmn]?awk|.*\.awk"), Language.AWK),
     (re.compile(r"node(js)?|deno|bun|.*\.m?js"), Language.JAVASCRIPT),
+    (re.compile(r"java|.*\.jar|.*\.java"), Language.JAVA),
     (re.compile(r"(ba|da|k|z)?sh|.*\.sh"), Language.SHELL),
 ]
 
@@ -75,8 +79,9 @@ _FLUSH = {
     Language.AWK: "fflush() after each print, and for mawk use -W interactive",
     Language.JAVASCRIPT: "process.stdout.write(line + '\\n') at once, not a buffer of your own",
     Language.SHELL: "echo is unbuffered, but a filter is not: sed -u, grep --line-buffered",
+    Language.JAVA: "System.out.flush() after each println, or a PrintStream made with autoflush",
     Language.OTHER: "in C fflush(stdout) after each line, or setvbuf(stdout, NULL, _IOLBF, 0)"
-    " once; in C++ std::endl; in Java System.out.flush(); in Rust io::stdout().flush()",
+    " once; in C++ std::endl; in Rust io::stdout().flush()",
 }
 _READ_LINES = {
     Language.PYTHON: "read with sys.stdin.readline() or `for line in sys.stdin`, never"
@@ -85,7 +90,8 @@ _READ_LINES = {
     " mawk -W interactive -f bot.awk",
     Language.JAVASCRIPT: "read with readline's 'line' event, not by waiting for the input's end",
     Language.SHELL: "read a line at a time with `while read -r line`",
-    Language.OTHER: "read a line at a time (fgets, std::getline, BufferedReader.readLine),"
+    Language.JAVA: "read with BufferedReader.readLine() on System.in, a line at a time",
+    Language.OTHER: "read a line at a time (fgets, std::getline, BufRead::read_line),"
     " never up to the input's end",
 }
 _TO_STDERR = {
@@ -93,7 +99,8 @@ _TO_STDERR = {
     Language.AWK: 'print ... > "/dev/stderr"',
     Language.JAVASCRIPT: "console.error(...)",
     Language.SHELL: "echo ... >&2",
-    Language.OTHER: "in C fprintf(stderr, ...); in C++ std::cerr; in Java System.err",
+    Language.JAVA: "System.err.println(...)",
+    Language.OTHER: "in C fprintf(stderr, ...); in C++ std::cerr; in Rust eprintln!",
 }
 
 
@@ -127,6 +134,16 @@ def advice(mistake: Mistake, program: Language, start_ms: int, play_ms: int) -> 
                 "write nothing in reply to `moves` and `end`: only `start` and `go` are"
                 " answered, and any other line is taken for the next answer or ignored"
             )
+        case Mistake.DIES_AT_START:
+            return (
+                "it exited before it was ready: run its command by hand, give it a `start`"
+                " line (docs/protocol.md), and fix what its last words below say"
+            )
+        case Mistake.SLOW_START:
+            return (
+                f"answer ready sooner, or give it a longer start clock than {start_ms} ms:"
+                " --start-clock MS for validate and play, start_clock in a tournament config"
+            )
 
 
 @dataclass(frozen=True)
@@ -135,12 +152,22 @@ class Diagnosis:
 
     mistake: Mistake
     sign: str  # "" when the check's pattern says it already
+    advice: str = ""  # the advice for this case, when the mistake's own is too general
 
 
 def diagnose(evidence: Evidence, program: Language) -> dict[str, Diagnosis]:
     """The known cause of each failing check that has one, by check name."""
     found: dict[str, Diagnosis] = {}
-    if evidence.start and evidence.silent_starts == evidence.starts:
+    died, late = evidence.died, evidence.late_ready_s
+    if died is not None:
+        known = died.diagnosis
+        said = f", saying {known.reason!r}" if known else ""
+        found["start"] = Diagnosis(
+            Mistake.DIES_AT_START, f"it died at its start{said}", known.advice if known else ""
+        )
+    elif late is not None:
+        found["start"] = Diagnosis(Mistake.SLOW_START, f"its ready came {late:.1f} s after start")
+    elif evidence.start and evidence.silent_starts == evidence.starts:
         at_exit = next((reply for reply in evidence.replies if reply.after == "quit"), None)
         if at_exit:
             found["start"] = Diagnosis(

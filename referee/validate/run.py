@@ -24,16 +24,27 @@ from referee.match import MatchSetup, play_match
 from referee.players.base import PlayerKind, PlayerSpec, quoted
 from referee.players.builtin import make_player, player_spec
 from referee.players.process import ProgramPlayer
+from referee.players.startup import diagnose_start
 from referee.players.trace import Trace, trace_channel
 from referee.policy import OUT_OF_THE_MATCH, Policy
 from referee.records.signing import SigningKey, results_key
 from referee.records.transcript import Transcript
 from referee.sandbox.isolation import machine_protections
 from referee.validate.checks import Report, checks
-from referee.validate.evidence import FAULT_CHECKS, Evidence, Offence, Process, Reply
+from referee.validate.evidence import (
+    FAULT_CHECKS,
+    Evidence,
+    Offence,
+    Process,
+    Reply,
+    StartDeath,
+)
 from referee.validate.mistakes import language
 
 STDERR_LINES = 8  # the last lines of standard error a report shows for a crash
+STDOUT_LINES = 4  # ... and of standard output, for a program that died at its start
+# How much longer than the start clock a silent start's late ready is awaited, to measure it.
+LATE_READY_S = 5.0
 
 
 @dataclass(frozen=True)
@@ -165,6 +176,7 @@ class _Validation:
         evidence = self.evidence
         stderr: list[str] = []  # its last words, filled in when its process has ended
         crashed = False  # in a match of this process: what follows is no new offence
+        died = ""  # why it died at a start, if it did: its last words say more
         try:
             for player in players:
                 await player.start()
@@ -195,6 +207,17 @@ class _Validation:
                 if self.progress is not None:
                     self.progress(evidence.matches, self.total)
                 failed |= _judge(transcript, session, number, gone, crashed, evidence, stderr)
+                at_start = {
+                    fault.kind: fault.detail
+                    for fault in transcript.faults
+                    if fault.role == role and fault.step == 0 and not gone
+                }
+                death = next((at_start[k] for k in OUT_OF_THE_MATCH if k in at_start), "")
+                if death:
+                    evidence.start_deaths += 1
+                    died = died or death
+                if FaultKind.TIMEOUT in at_start and seen is not None and not evidence.late_ready_s:
+                    evidence.late_ready_s = await seen.late_answer(LATE_READY_S)
                 crashed = crashed or any(
                     fault.role == role and fault.kind in OUT_OF_THE_MATCH
                     for fault in transcript.faults
@@ -202,7 +225,9 @@ class _Validation:
                 if seen is not None:
                     for after, strays in seen.strays.items():
                         count = strays.count - before.get(after, 0)
-                        if count:
+                        # What a program that died at its start wrote after its first line
+                        # is its last words, not lines nobody asked for.
+                        if count and not (death and after == "start"):
                             failed |= _stray(session, number, after, count, strays.last, evidence)
                     evidence.stderr.append((match_id, seen.stderr_bytes - stderr_before))
                 evidence.failed_by_match.append(failed)
@@ -214,6 +239,8 @@ class _Validation:
             await asyncio.gather(*(player.close() for player in players), return_exceptions=True)
         if isinstance(submitted, ProgramPlayer):
             _ended(submitted, session, evidence, stderr)
+            if died and evidence.died is None:
+                evidence.died = _death(submitted, died)
 
 
 def _judge(
@@ -299,6 +326,15 @@ def _stray(
     )
     evidence.stray.append(Offence(text, session.process, number))
     return {"clean output"}
+
+
+def _death(submitted: ProgramPlayer, detail: str) -> StartDeath:
+    """What a program that died at its start last wrote, and what that says."""
+    spec, seen = submitted.spec, submitted.connection
+    stdout = [quoted(line, 200)[1:-1] for line in seen.stdout_tail]
+    stderr = [quoted(line, 200)[1:-1] for line in seen.stderr_lines()]
+    diagnosis = diagnose_start(spec.argv, detail, [*stdout, *stderr], spec.env, spec.cwd)
+    return StartDeath(diagnosis, tuple(stdout[-STDOUT_LINES:]), tuple(stderr[-STDERR_LINES:]))
 
 
 def _ended(
