@@ -206,3 +206,16 @@ def test_a_capacity_for_a_program_or_below_one_is_refused(tmp_path: Path) -> Non
     )
     with pytest.raises(ConfigError, match=r"bad.yaml:5: players\[1\].capacity: .*greater than 0"):
         load_config(path)
+
+
+def test_two_players_at_one_url_are_refused(tmp_path: Path) -> None:
+    path = tmp_path / "twice.yaml"
+    path.write_text(
+        "name: twice\ngames: [ticblock]\nplayers:\n  - {name: a, url: 'http://LocalHost:9147'}\n"
+        "  - {name: r, command: random}\n  - {name: b, url: 'http://localhost:9147/'}\n"
+    )
+    with pytest.raises(ConfigError) as error:
+        load_config(path)
+    assert str(error.value) == (
+        f"{path}:6: players[2].url: http://localhost:9147/ is player a's URL too"
+    )

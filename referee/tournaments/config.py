@@ -327,6 +327,18 @@ def _build(path: Path, raw: _ConfigFile, locate: _Locator) -> TournamentConfig:
         capacity = _capacity(player, spec, where)
         players.append(Entrant(spec, _pick(player.reuse, raw.reuse), capacity))
         if spec.kind is PlayerKind.HTTP:
+            # A capacity is a server's: two names for one would let it be in two matches.
+            same = next(
+                (
+                    other.name
+                    for other in players[:-1]
+                    if other.spec.kind is PlayerKind.HTTP and other.spec.address == spec.address
+                ),
+                None,
+            )
+            if same is not None:
+                raise _Located((*where, "url"), f"{player.url} is player {same}'s URL too")
+        if spec.kind is PlayerKind.HTTP:
             for index, settings in enumerate(games):
                 try:
                     ggp_seconds(settings.clocks)
