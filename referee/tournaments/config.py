@@ -50,6 +50,9 @@ MAX_MATCHES = 1_000_000
 MAX_OPENING = 1000
 # More cores than any machine a tournament runs on has.
 MAX_CORES_PER_MATCH = 1024
+# The matches a URL player is in at once unless its entry says more: a GGP player, as
+# ggp-base's are, plays one match and answers `busy` to the next START.
+URL_CAPACITY = 1
 # Where `trace: true` writes the lines exchanged with the players, in the results directory.
 TRACE_FILE = "trace.log"
 
@@ -99,6 +102,8 @@ class _PlayerEntry(_Strict):
     env: dict[str, str] = Field(default_factory=dict)
     reuse: bool | None = None
     limits: _LimitsEntry = Field(default_factory=_LimitsEntry)
+    # A URL player: how many matches it takes at once.
+    capacity: Positive | None = None
 
 
 class _ConfigFile(_Strict):
@@ -148,10 +153,16 @@ class GameSettings:
 
 @dataclass(frozen=True)
 class Entrant:
-    """One player of a tournament; `reuse` says whether a process may play many matches."""
+    """One player of a tournament; `reuse` says whether a process may play many matches.
+
+    `capacity` is how many matches it may be in at once: None for a program, started once
+    per match; for a URL player, one server that tells a second match it is `busy`,
+    URL_CAPACITY unless its config says more.
+    """
 
     spec: PlayerSpec
     reuse: bool
+    capacity: int | None = None
 
     @property
     def name(self) -> str:
@@ -317,7 +328,20 @@ def _build(path: Path, raw: _ConfigFile, locate: _Locator) -> TournamentConfig:
         names.add(player.name)
         spec = _spec(player, base, where)
         spec = replace(spec, limits=_limits(player.limits, everyone, (*where, "limits")))
-        players.append(Entrant(spec, _pick(player.reuse, raw.reuse)))
+        capacity = _capacity(player, spec, where)
+        players.append(Entrant(spec, _pick(player.reuse, raw.reuse), capacity))
+        if spec.kind is PlayerKind.HTTP:
+            # A capacity is a server's: two names for one would let it be in two matches.
+            same = next(
+                (
+                    other.name
+                    for other in players[:-1]
+                    if other.spec.kind is PlayerKind.HTTP and other.spec.address == spec.address
+                ),
+                None,
+            )
+            if same is not None:
+                raise _Located((*where, "url"), f"{player.url} is player {same}'s URL too")
         if spec.kind is PlayerKind.HTTP:
             for index, settings in enumerate(games):
                 try:
@@ -448,6 +472,18 @@ def _spec(entry: _PlayerEntry, base: Path, where: Location) -> PlayerSpec:
         )
     except RefereeError as error:
         raise _Located((*where, "command"), str(error)) from None
+
+
+def _capacity(entry: _PlayerEntry, spec: PlayerSpec, where: Location) -> int | None:
+    """The matches a player may be in at once: URL players only; None for no limit."""
+    if spec.kind is PlayerKind.HTTP:
+        return _pick(entry.capacity, URL_CAPACITY)
+    if entry.capacity is not None:
+        raise _Located(
+            (*where, "capacity"),
+            "capacity is for URL players; a program is started for each match it plays",
+        )
+    return None
 
 
 def _game(game_id: str, base: Path, loc: Location, states: StateLimits) -> Game:

@@ -35,7 +35,7 @@ from referee.tournaments.results import (
     transcript_path,
     write_info,
 )
-from referee.tournaments.schedule import ScheduledMatch, schedule
+from referee.tournaments.schedule import Dispatcher, ScheduledMatch, capacities, schedule
 from referee.tournaments.sprt import SprtStatus, Verdict
 from referee.tournaments.standings import sprt_status
 
@@ -217,13 +217,23 @@ async def run_tournament(
     else:
         place = await venue(config, key, prints, observer)
     observer.planned(len(matches), found.done)
-    queue = list(reversed(found.todo))
+    queue = Dispatcher(found.todo, capacities(config))
+    note = queue.note(place.capacity)
+    if note:
+        observer.noted(note)
     stop: list[Verdict] = []
 
     async def worker() -> None:
         while not stop and queue:
-            batch = [queue.pop() for _ in range(min(len(queue), place.batch(len(queue))))]
-            for match, transcript in zip(batch, await place.play(batch), strict=True):
+            batch = await queue.take(place.batch(len(queue)))
+            try:
+                # Decided, or the last matches taken, while it waited for a URL player.
+                if stop or not batch:
+                    return
+                transcripts = await place.play(batch)
+            finally:
+                await queue.done(batch)
+            for match, transcript in zip(batch, transcripts, strict=True):
                 observer.finished(match, transcript)
                 starts.count(transcript)
                 finished.append(transcript)

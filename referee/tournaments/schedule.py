@@ -7,9 +7,11 @@ keeps every match already played. The order is set by the config's seed.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import random
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import combinations
 
@@ -110,3 +112,87 @@ def _match(
         seed=match_seed(config.seed, game.id, round_, group),
         opening=config.openings,
     )
+
+
+def capacities(config: TournamentConfig) -> dict[str, int]:
+    """The players that may be in only so many matches at once (URL players), and how many."""
+    return {p.name: p.capacity for p in config.players if p.capacity is not None}
+
+
+class Dispatcher:
+    """The matches still to play, handed out in order except that none puts a player in more
+    running matches than its capacity: a URL player is one server, which answers a second
+    match's START with `busy`. A match that must wait for its player lets a later one that
+    fits go first, so a free place is never left idle while something could run in it.
+    """
+
+    def __init__(self, matches: Sequence[ScheduledMatch], limits: Mapping[str, int]) -> None:
+        self._waiting = list(matches)
+        self._limits = dict(limits)
+        self._free = dict(limits)
+        self._changed = asyncio.Condition()
+
+    def __len__(self) -> int:
+        return len(self._waiting)
+
+    async def take(self, most: int) -> list[ScheduledMatch]:
+        """Up to `most` matches that fit beside the running ones, once at least one does; none
+        when no match is left. Give them back with `done` when they have been played."""
+        async with self._changed:
+            await self._changed.wait_for(
+                lambda: not self._waiting or any(self._fits(m, Counter()) for m in self._waiting)
+            )
+            batch: list[ScheduledMatch] = []
+            held: Counter[str] = Counter()
+            for match in list(self._waiting):
+                if len(batch) == most:
+                    break
+                if self._fits(match, held):
+                    extra = self._seats(match) - held
+                    held += extra
+                    for name, count in extra.items():
+                        self._free[name] -= count
+                    batch.append(match)
+                    self._waiting.remove(match)
+            return batch
+
+    async def done(self, batch: Sequence[ScheduledMatch]) -> None:
+        """The matches of a batch `take` gave are over: their players' seats are free again."""
+        async with self._changed:
+            for name, count in self._held(batch).items():
+                self._free[name] += count
+            self._changed.notify_all()
+
+    def note(self, places: int) -> str | None:
+        """One line when the players' capacities let fewer than `places` of the matches run at
+        once: how many will, and why; None when they do not hold them below `places`.
+
+        When every match seats a limited player, each running match holds one of their
+        seats, so their seats together are the most that can run."""
+        if not self._waiting or any(not self._seats(m) for m in self._waiting):
+            return None
+        playing = sorted({name for match in self._waiting for name in self._seats(match)})
+        most = sum(self._limits[name] for name in playing)
+        if most >= places:
+            return None
+        each = ", ".join(f"{name} {self._limits[name]}" for name in playing)
+        return (
+            f"{most} match{'es' if most > 1 else ''} at a time, not {places}: every match seats"
+            f" a URL player, and they take {most} at a time in all (capacity: {each})"
+        )
+
+    def _seats(self, match: ScheduledMatch) -> Counter[str]:
+        return Counter(name for name in match.players if name in self._limits)
+
+    def _held(self, batch: Sequence[ScheduledMatch]) -> Counter[str]:
+        """The seats a batch holds: its matches are played one after another, so the most
+        any one of them takes of each player, not their sum."""
+        held: Counter[str] = Counter()
+        for match in batch:
+            held |= self._seats(match)
+        return held
+
+    def _fits(self, match: ScheduledMatch, held: Counter[str]) -> bool:
+        """Whether `match` fits in a batch holding `held` beside the running matches."""
+        extra = self._seats(match) - held
+        return all(self._free[name] >= count for name, count in extra.items())
