@@ -38,6 +38,7 @@ from referee.tournaments.results import (
 from referee.tournaments.schedule import ScheduledMatch, schedule
 from referee.tournaments.sprt import SprtStatus, Verdict
 from referee.tournaments.standings import sprt_status
+from referee.tournaments.withdrawal import withdrawal
 
 # What is read of the end of a player's log for its last words.
 LAST_WORDS_BYTES = 4096
@@ -268,9 +269,7 @@ class _Starts:
             if failures == 1 and not quiet:
                 self._observer.noted(self._failed(transcript.match_id, seat.log, name, fault))
             if failures >= self._config.withdraw_after:
-                self.withdrawn[name] = (
-                    f"withdrawn: its program failed to start in {failures} matches in a row"
-                )
+                self.withdrawn[name] = withdrawal(failures)
                 if not quiet:
                     self._observer.noted(
                         f"{name} withdrawn after {failures} matches in a row in which its"
