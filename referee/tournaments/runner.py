@@ -88,10 +88,12 @@ class Venue(Protocol):
     async def close(self) -> None: ...
 
 
-# Opens the venue of a tournament, given its config, key, the players' fingerprints and
-# the observer; the referee process itself when none is given.
+# Opens the venue of a tournament, given its config, key, the players' fingerprints, the
+# observer and the players withdrawn (kept up to date by the run: each name and why); the
+# referee process itself when none is given.
 OpenVenue = Callable[
-    [TournamentConfig, SigningKey, Mapping[str, Fingerprint], Observer], Awaitable[Venue]
+    [TournamentConfig, SigningKey, Mapping[str, Fingerprint], Observer, Mapping[str, str]],
+    Awaitable[Venue],
 ]
 
 
@@ -216,7 +218,7 @@ async def run_tournament(
     if venue is None:
         place: Venue = LocalVenue(config, key, prints, observer, trace, starts.withdrawn)
     else:
-        place = await venue(config, key, prints, observer)
+        place = await venue(config, key, prints, observer, starts.withdrawn)
     observer.planned(len(matches), found.done)
     queue = list(reversed(found.todo))
     stop: list[Verdict] = []
