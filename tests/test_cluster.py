@@ -14,7 +14,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -31,6 +31,7 @@ from referee.tournaments.config import load_config
 from referee.tournaments.host import Job, MatchHost, Played
 from referee.tournaments.runner import run_tournament
 from referee.tournaments.schedule import schedule
+from referee.tournaments.withdrawal import withdrawal
 from tests.referees import bot_copy
 from tests.test_tournament import (
     Recorder,
@@ -197,6 +198,23 @@ def test_a_worker_plays_its_matches_and_sends_back_what_the_coordinator_writes(
         said = {seat.player: result.logs.get(seat.role) for seat in result.transcript.seats}
         assert said["a"] is not None and b"cores=" in said["a"] and said["b"] is None
     assert not config.output.exists()
+
+
+def test_a_worker_does_not_start_a_player_its_job_says_is_withdrawn(tmp_path: Path) -> None:
+    bot = bot_copy(tmp_path)
+    path = write_config(tmp_path, {"a": f"{bot} cores", "b": seeded(2)}, "[ticblock]")
+    ids = tuple(match.match_id for match in schedule(load_config(path)))
+    job = replace(job_of(path, ids, {}), withdrawn={"a": withdrawal(3)})
+    played = on_a_host(job)
+    assert [result.transcript.match_id for result in played] == list(ids)
+    for result in played:
+        transcript = result.transcript
+        role = next(seat.role for seat in transcript.seats if seat.player == "a")
+        [fault] = transcript.faults
+        assert (fault.role, fault.step, fault.detail) == (role, 0, withdrawal(3))
+        assert transcript.end_reason == "forfeit"
+        # Its program never ran: it wrote no log (a started bot says its cores in it).
+        assert role not in result.logs
 
 
 def test_a_worker_refuses_players_that_are_not_the_coordinators(tmp_path: Path) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import re
 import socket
 import subprocess
 import sys
@@ -168,6 +169,43 @@ def test_a_ggp_player_passes_validation(tmp_path: Path) -> None:
     names = {check["name"] for check in report["checks"]}
     assert {"start", "legal moves", "play clock", "stays up"} <= names
     assert not names & {"quit", "no leftovers", "fresh start", "stderr"}
+    # No limit or protection of this machine reaches a server: what it was sent is said.
+    assert report["limits"] is None and report["protections"] is None
+    assert report["warnings"] == []
+    sent = {kind["request"]: kind for kind in report["requests"]}
+    assert list(sent) == ["START", "PLAY", "STOP"]
+    assert sent["START"]["sent"] == 4 and sent["START"]["answers"] == {"ready": 4}
+    assert sent["STOP"]["sent"] == 4 and sent["STOP"]["answers"] == {"done": 4}
+    plays = sent["PLAY"]
+    assert plays["failures"] == {} and sum(plays["answers"].values()) == plays["sent"]
+    (times,) = [check for check in report["checks"] if check["name"] == "response time"]
+    # Every PLAY answered a move, forced turns too: each one timed as a response.
+    assert f"({plays['sent']} answers)" in times["detail"]
+    assert 0 <= plays["median_ms"] <= plays["max_ms"]
+
+
+def test_validation_of_a_ggp_player_says_what_it_sent_not_the_jail(tmp_path: Path) -> None:
+    # Its second PLAY of each match is cut off: the connection closed, no answer.
+    with ggp_player(tmp_path, "--fault", "close", "--at", "2") as url:
+        args = ["validate", url, "--games", "ticblock", "--matches-per-role", "1"]
+        result = runner.invoke(app, args)
+    assert result.exit_code == 1, result.output
+    lines = result.stdout.splitlines()
+    assert not [line for line in lines if line.startswith(("limits:", "protections:", "warn"))]
+    assert not {"jail", "cgroup", "bubblewrap"} & set(result.stdout.replace(",", " ").split())
+    at = lines.index(
+        f"checked over HTTP at {url}, a server that no limit or protection of this machine"
+        " reaches; sent, answered, in what time:"
+    )
+    start, play, verdict = lines[at + 1 :]
+    assert re.fullmatch(r"    START 2: answered 2 \('ready' 2\); median \d+ ms, max \d+ ms", start)
+    found = re.fullmatch(
+        r"    PLAY 4: answered 2 \(.+\); no answer 2: closed the connection before its status"
+        r" line; median \d+ ms, max \d+ ms",
+        play,
+    )
+    assert found, play
+    assert verdict.startswith("verdict: FAIL (stays up); 2 matches in ")
 
 
 @pytest.mark.parametrize("clock", ["--play-clock", "--start-clock"])

@@ -6,6 +6,7 @@ import csv
 import io
 import json
 import math
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,7 @@ from referee.games import get_game
 from referee.records.transcript import Fault, Seat, Transcript, write_transcript
 from referee.tournaments.ratings import elo_of_score, pairwise
 from referee.tournaments.standings import Format, compute, render
+from referee.tournaments.withdrawal import withdrawal
 
 runner = CliRunner()
 
@@ -165,3 +167,35 @@ def test_standings_of_a_directory_that_is_not_there(tmp_path: Path) -> None:
     result_ = runner.invoke(app, ["standings", str(tmp_path / "nothing")])
     assert result_.exit_code == 2
     assert result_.stderr == f"referee: error: {tmp_path / 'nothing'}: no such results directory\n"
+
+
+def test_a_withdrawn_player_is_marked_withdrawn_in_the_table_and_json() -> None:
+    # dan crashed at the start of its first match (tried), then was withdrawn: its
+    # remaining forfeits carry the runner's reason. eve crashed at a start, never withdrawn.
+    def forfeit(game: str, first: str, second: str, loser: int, detail: str) -> Transcript:
+        done = result(game, first, second, (0, 100) if loser == 0 else (100, 0), reason="forfeit")
+        role = done.seats[loser].role
+        return replace(done, faults=[Fault(0, role, FaultKind.CRASH, detail)])
+
+    transcripts = [
+        forfeit("quad", "dan", "ann", 0, "exited with status 2 before its first line"),
+        forfeit("ticblock", "ann", "dan", 1, withdrawal(1)),
+        forfeit("quad", "eve", "ann", 0, "exited with status 1 before its first line"),
+        result("ticblock", "ann", "eve", (100, 0)),
+    ]
+    standings = compute(transcripts)
+    withdrawn = {record.player: record.withdrawn for record in standings.overall}
+    assert withdrawn == {"ann": False, "dan": True, "eve": False}
+    # Withdrawn from the tournament: in the table of every game, not only where it happened.
+    assert all(by_player(standings.by_game[game])["dan"].withdrawn for game in ("quad", "ticblock"))
+    assert not any(
+        record.withdrawn for record in standings.by_game["quad"] if record.player != "dan"
+    )
+    table = render(standings, Format.TABLE)
+    (row,) = [line for line in table.splitlines()[:8] if " dan" in line]
+    assert row.split()[1:3] == ["dan", "(withdrawn)"]
+    assert "eve (withdrawn)" not in table and "ann (withdrawn)" not in table
+    data = json.loads(render(standings, Format.JSON))
+    assert {r["player"]: r["withdrawn"] for r in data["overall"]} == withdrawn
+    rows = list(csv.DictReader(io.StringIO(render(standings, Format.CSV))))
+    assert {row["player"] for row in rows if row["withdrawn"] == "True"} == {"dan"}

@@ -35,6 +35,7 @@ from referee.tournaments.runner import Observer, PlayerPool, run_tournament
 from referee.tournaments.schedule import ScheduledMatch
 from referee.tournaments.schedule import schedule as schedule_of
 from referee.tournaments.sprt import Verdict
+from referee.tournaments.standings import compute
 from tests.conftest import SHARED
 from tests.referees import bot_copy
 from tests.test_standings import result
@@ -526,6 +527,9 @@ def test_a_bot_that_cannot_start_is_named_at_once_and_withdrawn_after_three(
     for match in schedule:
         if "nobot" not in match.players:
             assert found[match.match_id].end_reason == "terminal"
+    # The standings, read from the transcripts alone, say so.
+    standings = compute(found.values())
+    assert {record.player for record in standings.overall if record.withdrawn} == {"nobot"}
     # A resumed run plays nothing again, and still knows it withdrawn.
     again = run(config)
     assert again.played == [] and again.notes == []

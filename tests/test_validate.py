@@ -151,10 +151,12 @@ def test_validate_command_prints_checks_and_a_verdict(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
     assert lines[0].split()[:4] == ["check", "result", "what", "detail"]
-    assert lines[-3].startswith("limits: memory limit 1024 MiB, CPU limit 9 s per match, ")
+    # A machine without a memory cgroup has its warning line between them and the verdict.
+    (limits, protected) = [line for line in lines if line.startswith(("limits:", "protections:"))]
+    assert limits.startswith("limits: memory limit 1024 MiB, CPU limit 9 s per match, ")
     protections = machine_protections()
-    assert lines[-2].startswith("protections: limits in each process, ")
-    assert ("no network" in lines[-2].partition("not on this machine")[0]) is protections.network
+    assert protected.startswith("protections: limits in each process, ")
+    assert ("no network" in protected.partition("not on this machine")[0]) is protections.network
     assert lines[-1].startswith("verdict: PASS; 12 matches in ")
     assert lines[-1].endswith(f"transcripts and logs in {keep}")
     assert len(list(keep.glob("*.json"))) == 12
@@ -174,6 +176,44 @@ def test_validate_command_fails_with_exit_1_and_json(tmp_path: Path) -> None:
     assert report["limits"] == asdict(Limits())
     active = {row["protection"]: row["active"] for row in report["protections"]}
     assert active["pids cgroup"] is (machine_protections().cgroups is not None)
+
+
+def test_validate_warns_where_only_the_address_space_limits_memory(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # What validate reports of the machine, faked: this machine may have a memory cgroup.
+    protections = replace(machine_protections(), memory=None)
+    monkeypatch.setattr("referee.validate.run.machine_protections", lambda: protections)
+    warning = (
+        "memory is limited only by its address space, at twice memory_mb, and the sampling:"
+        " a JVM, Go, .NET or Node program reserves more than it uses and may not start"
+        " (no memory cgroup on this machine)"
+    )
+    args = ["validate", SAMPLE_BOT, "--games", "ticblock", "--matches-per-role", "1"]
+    said = runner.invoke(app, args)
+    assert said.exit_code == 0, said.output
+    lines = said.stdout.splitlines()
+    assert lines[-2] == f"warning: {warning}"
+    assert lines[-3].startswith("protections: ")
+    assert "not on this machine: memory limited by what it uses, memory cgroup" in lines[-3]
+    result = runner.invoke(app, [*args, "--json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["warnings"] == [warning]
+    active = {row["protection"]: row["active"] for row in report["protections"]}
+    assert not active["memory limited by what it uses"] and not active["memory cgroup"]
+
+
+def test_validate_has_no_warning_where_a_memory_cgroup_limits_memory(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    protections = replace(machine_protections(), memory=Path("/sys/fs/cgroup/faked"))
+    monkeypatch.setattr("referee.validate.run.machine_protections", lambda: protections)
+    args = ["validate", SAMPLE_BOT, "--games", "ticblock", "--matches-per-role", "1", "--json"]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["warnings"] == []
+    assert protections.memory_warning == ""
 
 
 def test_matches_the_rules_ended_are_said_in_one_line_and_warn(tmp_path: Path) -> None:

@@ -226,7 +226,9 @@ class TournamentProgress(Observer):
 
 def validation_report(report: Report, keep: Path | None) -> str:
     """The checks as a table; how to fix each failing one, with the program's last words
-    when it crashed; why it stopped early; then the limits, the protections and the verdict."""
+    when it crashed; why it stopped early; then the limits, the protections and what they
+    lack (for a GGP player at a URL: the requests it was sent and what came back); the
+    verdict."""
     rows = [(c.name, c.verdict, c.description, c.detail) for c in report.checks]
     kept = f"; transcripts and logs in {keep}" if keep else ""
     # One cause may fail several checks: its advice and the program's last words, once.
@@ -243,14 +245,25 @@ def validation_report(report: Report, keep: Path | None) -> str:
         fixes.append(f"{', '.join(names)}: the last lines it wrote to standard {stream}:")
         fixes += [f"    {line}" for line in lines]
     stopped = [report.stopped] if report.stopped else []
+    where: list[str] = []
+    if report.limits is not None:
+        where.append(f"limits: {report.limits.summary()}")
+    if report.protections is not None:
+        where.append(f"protections: {report.protections.summary()}")
+    where += [f"warning: {warning}" for warning in report.warnings]
+    if report.protections is None:
+        where.append(
+            f"checked over HTTP at {' '.join(report.command)}, a server that no limit or"
+            " protection of this machine reaches; sent, answered, in what time:"
+        )
+        where += [f"    {sent.summary()}" for sent in report.requests]
     return "\n".join(
         [
             tabulate(rows, headers=["check", "result", "what", "detail"]),
             "",
             *fixes,
             *stopped,
-            f"limits: {report.limits.summary()}",
-            f"protections: {report.protections.summary()}",
+            *where,
             f"verdict: {report.summary()}; {report.matches} matches in {report.seconds:.1f} s"
             f" (bound {report.bound_s:.0f} s){kept}",
         ]

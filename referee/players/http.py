@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from referee.clock import ABORT_S, Clocks, ggp_seconds, now
@@ -33,13 +34,30 @@ from referee.players.trace import TraceChannel
 from referee.protocol import End, EndReason, Go, Moves, Quit, Start, parse
 
 
-class HttpPlayer(Player):
-    """A GGP player at a URL, one match at a time."""
+@dataclass(frozen=True)
+class Exchange:
+    """One request to a GGP player and what came of it."""
 
-    def __init__(self, spec: PlayerSpec, trace: TraceChannel | None = None) -> None:
+    request: str  # its head: START, PLAY, STOP or ABORT
+    answer: str | None  # what it answered; None when no answer came
+    ms: float  # from the connect to the answer's last byte, or to the failure
+    failure: str = ""  # why no answer came
+
+
+class HttpPlayer(Player):
+    """A GGP player at a URL, one match at a time. `heard`, when given, is told every
+    request and what came of it (validate's account of what it checked)."""
+
+    def __init__(
+        self,
+        spec: PlayerSpec,
+        trace: TraceChannel | None = None,
+        heard: Callable[[Exchange], None] | None = None,
+    ) -> None:
         self.spec = spec
         self.log_path: Path | None = None
         self._trace = trace
+        self._heard = heard
         self._host, self._port = spec.address
         self._match_id = ""
         self._play_s = 1.0
@@ -107,29 +125,38 @@ class HttpPlayer(Player):
             self._trace.sent(text)
         began = now()
         writer: asyncio.StreamWriter | None = None
+        answer: str | None = None  # for `heard`, whatever happens
+        failure = ""
         try:
             async with asyncio.timeout(limit_s):
                 try:
                     reader, writer = await connect(self._host, self._port)
                 except OSError as error:
-                    raise PlayerCrashed(f"refused the connection: {_reason(error)}") from None
+                    failure = f"refused the connection: {_reason(error)}"
+                    raise PlayerCrashed(failure) from None
                 writer.write(http_post(f"{self._host}:{self._port}", self.spec.name, text))
                 await writer.drain()
-                body = await read_reply(reader)
+                body = answer = await read_reply(reader)
         except TimeoutError:
+            failure = "no answer in time"
             if self._trace is not None:
-                self._trace.received("", "no answer in time")
+                self._trace.received("", failure)
             return None
         except WireError as error:
+            failure = error.detail
             if error.broken is Broken.CLOSED:
-                raise PlayerCrashed(error.detail) from None
-            raise ProtocolViolation(error.detail) from None
+                raise PlayerCrashed(failure) from None
+            raise ProtocolViolation(failure) from None
         except OSError as error:
-            raise PlayerCrashed(f"dropped the connection: {_reason(error)}") from None
+            failure = f"dropped the connection: {_reason(error)}"
+            raise PlayerCrashed(failure) from None
         finally:
             if writer is not None:
                 writer.transport.abort()
-        elapsed_ms = (now() - began) * 1000
+            elapsed_ms = (now() - began) * 1000
+            if self._heard is not None:
+                head = type(request).__name__.upper()
+                self._heard(Exchange(head, answer, elapsed_ms, failure))
         if self._trace is not None:
             self._trace.received(body)
         return Reply(read(body), elapsed_ms)

@@ -54,6 +54,12 @@ _KEPT_VARIABLES = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TERM")
 # Players run below the referee's priority: a spinning player cannot starve its clocks.
 PLAYER_NICENESS = 5
 _PROBE_TIMEOUT_S = 10
+# How a player's memory is limited without a memory cgroup, and what that costs: as doctor's
+# table and validate's warning say it.
+_ADDRESS_SPACE_ONLY = (
+    "only by its address space, at twice memory_mb, and the sampling: a JVM, Go, .NET or Node"
+    " program reserves more than it uses and may not start"
+)
 
 
 @dataclass(frozen=True)
@@ -90,6 +96,13 @@ class Protections:
         """Whether each player process runs as a uid of its own (the jail of a root referee)."""
         return self.jail is not None and self.jail.setpriv is not None
 
+    @property
+    def memory_warning(self) -> str:
+        """What a player's memory limit means without a memory cgroup; "" with one."""
+        if self.memory_by_cgroup:
+            return ""
+        return f"memory is limited {_ADDRESS_SPACE_ONLY} (no memory cgroup on this machine)"
+
     def summary(self) -> str:
         """The active protections in one line, the missing ones last."""
         rows = self.rows()
@@ -118,8 +131,7 @@ class Protections:
                 "the memory cgroup (no swap) caps what it uses; its address space is only a"
                 f" backstop, {_gib(address_space_bytes(Limits(), True))} at the default limits"
                 if self.memory_by_cgroup
-                else "only by its address space, at twice memory_mb, and the sampling: a JVM,"
-                " Go, .NET or Node program reserves more than it uses and may not start",
+                else _ADDRESS_SPACE_ONLY,
             ),
             (
                 "use of all its processes watched",

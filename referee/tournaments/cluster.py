@@ -76,14 +76,16 @@ def on_cluster(workers: Workers) -> OpenVenue:
         key: SigningKey,
         prints: Mapping[str, Fingerprint],
         observer: Observer,
+        withdrawn: Mapping[str, str],
     ) -> ClusterVenue:
-        return await ClusterVenue.open(workers, config, key, prints, observer)
+        return await ClusterVenue.open(workers, config, key, prints, observer, withdrawn)
 
     return open_venue
 
 
 class ClusterVenue:
-    """The matches of a tournament played by the workers of a Dask cluster."""
+    """The matches of a tournament played by the workers of a Dask cluster. `withdrawn`, kept
+    up to date by the run, goes with every job: a withdrawn player is not tried there either."""
 
     def __init__(
         self,
@@ -94,7 +96,9 @@ class ClusterVenue:
         prints: Mapping[str, Fingerprint],
         observer: Observer,
         capacity: int,
+        withdrawn: Mapping[str, str],
     ) -> None:
+        self._withdrawn = withdrawn
         self._client = client
         self._cluster = cluster
         self._config = config
@@ -113,6 +117,7 @@ class ClusterVenue:
         key: SigningKey,
         prints: Mapping[str, Fingerprint],
         observer: Observer,
+        withdrawn: Mapping[str, str],
     ) -> ClusterVenue:
         """Start the local workers, or reach the scheduler; ClusterError when it cannot be."""
         cluster = None
@@ -133,7 +138,7 @@ class ClusterVenue:
         # Twice the matches the workers can play at once are sent: the scheduler holds the
         # second of each place and starts it as soon as the first ends, while this process
         # writes the first one's results.
-        return cls(client, cluster, config, key, prints, observer, 2 * capacity)
+        return cls(client, cluster, config, key, prints, observer, 2 * capacity, withdrawn)
 
     def batch(self, remaining: int) -> int:
         """Enough matches for a worker to play for about BATCH_S, as they have taken so far:
@@ -146,7 +151,9 @@ class ClusterVenue:
 
     async def play(self, matches: Sequence[ScheduledMatch]) -> list[Transcript]:
         config = self._config
-        job = Job(str(config.path), config.text, tuple(m.match_id for m in matches), self._digests)
+        ids = tuple(m.match_id for m in matches)
+        # The players withdrawn when the job is sent: one withdrawn meanwhile is still tried.
+        job = Job(str(config.path), config.text, ids, self._digests, dict(self._withdrawn))
         resources = {CORES: config.cores_per_match} if config.cores_per_match else None
         for match in matches:
             self._observer.started(match)

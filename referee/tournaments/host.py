@@ -45,12 +45,14 @@ _LOG_READ_LIMIT = 2 * LOG_LIMIT
 class Job:
     """Matches for a worker, played one after the other on the same cores: the tournament's
     config (its path, where the players' files are on every machine, and its text), the
-    matches, and the players' fingerprints as the coordinator took them."""
+    matches, the players' fingerprints as the coordinator took them, and the players it has
+    withdrawn (each name and why), which are not started."""
 
     config_path: str
     config_text: str
     match_ids: tuple[str, ...]
     digests: dict[str, str]
+    withdrawn: dict[str, str] = field(default_factory=dict)
 
     @property
     def tournament(self) -> str:
@@ -123,7 +125,8 @@ class MatchHost(WorkerPlugin):
         played: list[Played] = []
         try:
             for name in job.match_ids:
-                played.append(await self._play(tournament, tournament.matches[name], cores))
+                match = tournament.matches[name]
+                played.append(await self._play(tournament, match, cores, job.withdrawn))
                 if played[-1].error is not None:
                     break
         finally:
@@ -132,7 +135,11 @@ class MatchHost(WorkerPlugin):
         return played
 
     async def _play(
-        self, tournament: _Tournament, match: ScheduledMatch, cores: frozenset[int] | None
+        self,
+        tournament: _Tournament,
+        match: ScheduledMatch,
+        cores: frozenset[int] | None,
+        withdrawn: dict[str, str],
     ) -> Played:
         config = tournament.config
         began = time.monotonic()
@@ -150,6 +157,7 @@ class MatchHost(WorkerPlugin):
                 lambda role: logs[match.game.roles.index(role)],
                 recorded.append,
                 cores,
+                withdrawn,
             )
         except Exception as failure:  # the transcript of what was decided goes back first
             if not recorded:

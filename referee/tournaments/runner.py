@@ -38,6 +38,7 @@ from referee.tournaments.results import (
 from referee.tournaments.schedule import Dispatcher, ScheduledMatch, capacities, schedule
 from referee.tournaments.sprt import SprtStatus, Verdict
 from referee.tournaments.standings import sprt_status
+from referee.tournaments.withdrawal import withdrawal
 
 # What is read of the end of a player's log for its last words.
 LAST_WORDS_BYTES = 4096
@@ -87,10 +88,12 @@ class Venue(Protocol):
     async def close(self) -> None: ...
 
 
-# Opens the venue of a tournament, given its config, key, the players' fingerprints and
-# the observer; the referee process itself when none is given.
+# Opens the venue of a tournament, given its config, key, the players' fingerprints, the
+# observer and the players withdrawn (kept up to date by the run: each name and why); the
+# referee process itself when none is given.
 OpenVenue = Callable[
-    [TournamentConfig, SigningKey, Mapping[str, Fingerprint], Observer], Awaitable[Venue]
+    [TournamentConfig, SigningKey, Mapping[str, Fingerprint], Observer, Mapping[str, str]],
+    Awaitable[Venue],
 ]
 
 
@@ -215,7 +218,7 @@ async def run_tournament(
     if venue is None:
         place: Venue = LocalVenue(config, key, prints, observer, trace, starts.withdrawn)
     else:
-        place = await venue(config, key, prints, observer)
+        place = await venue(config, key, prints, observer, starts.withdrawn)
     observer.planned(len(matches), found.done)
     queue = Dispatcher(found.todo, capacities(config))
     note = queue.note(place.capacity)
@@ -278,9 +281,7 @@ class _Starts:
             if failures == 1 and not quiet:
                 self._observer.noted(self._failed(transcript.match_id, seat.log, name, fault))
             if failures >= self._config.withdraw_after:
-                self.withdrawn[name] = (
-                    f"withdrawn: its program failed to start in {failures} matches in a row"
-                )
+                self.withdrawn[name] = withdrawal(failures)
                 if not quiet:
                     self._observer.noted(
                         f"{name} withdrawn after {failures} matches in a row in which its"

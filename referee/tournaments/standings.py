@@ -25,6 +25,7 @@ from referee.players.chance import CHANCE_NAME
 from referee.records.transcript import Transcript, read_signed, transcript_files
 from referee.tournaments.ratings import Pairing, Rating, fit, pairwise, pairwise_los, points
 from referee.tournaments.sprt import SprtSettings, SprtStatus, Verdict, status
+from referee.tournaments.withdrawal import WITHDRAWN, is_withdrawal
 
 
 class Format(StrEnum):
@@ -54,6 +55,8 @@ class Record:
     # Whether a game of more than two roles counts here: then goals rank, not the rating.
     many_roles: bool = False
     rating: Rating | None = None
+    # Whether its program failed to start so often that it was no longer tried (withdrawal.py).
+    withdrawn: bool = False
 
     @property
     def pairings(self) -> int:
@@ -154,6 +157,15 @@ def compute(
             if player < opponent:
                 results.append(Pairing(player, opponent, 1, scored))
                 results_by_game[transcript.game].append(results[-1])
+    # Withdrawn from the tournament: so in every table, whichever game it happened in.
+    withdrawn = {
+        seat.player
+        for t in complete
+        for seat in t.seats
+        if any(f.role == seat.role and is_withdrawal(f) for f in t.faults)
+    }
+    for record in [*overall.values(), *(r for game in by_game.values() for r in game.values())]:
+        record.withdrawn = record.player in withdrawn
     return Standings(
         overall=_rated(overall, results, anchor),
         by_game={
@@ -266,7 +278,7 @@ def _row(rank: int, record: Record) -> list[Any]:
     los = rating.los_next if rating else None
     return [
         rank,
-        record.player,
+        f"{record.player} ({WITHDRAWN})" if record.withdrawn else record.player,
         _elo(rating.elo) if rating else "",
         f"{_elo(rating.low)} to {_elo(rating.high)}" if rating else "",
         f"{100 * los:.1f}%" if los is not None else "",
@@ -385,6 +397,7 @@ def _record_json(record: Record) -> dict[str, Any]:
         "score": round(record.score, 4),
         "average_goal": round(record.average_goal, 3),
         "faults": {kind.value: record.faults[kind] for kind in FaultKind},
+        WITHDRAWN: record.withdrawn,
     }
 
 

@@ -5,17 +5,23 @@ from __future__ import annotations
 
 import math
 import statistics
+from collections import Counter
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from enum import StrEnum
 from typing import Any
 
 from referee.clock import QUIT_GRACE_S, Clocks
+from referee.players.base import quoted
+from referee.players.http import Exchange
 from referee.players.log import LOG_LIMIT
 from referee.sandbox.isolation import Protections
 from referee.sandbox.limits import Limits
 from referee.validate.evidence import Evidence, Offence, Process
 from referee.validate.mistakes import Language, Mistake, advice, diagnose
 
+# The answers to one kind of request shown one by one, at most; more are counted.
+SHOWN_ANSWERS = 3
 SLOW_SHARE = 0.8  # a 95th percentile above this share of the play clock is a warning
 NOISY_BYTES = 64 * 1024  # standard error per match above this is a warning
 
@@ -51,19 +57,88 @@ class Check:
 
 
 @dataclass(frozen=True)
+class Requests:
+    """What a GGP player at a URL was sent of one kind of request, and what came of it:
+    each different answer and each reason none came, most frequent first, and the times."""
+
+    request: str  # START, PLAY, STOP or ABORT
+    sent: int
+    answers: tuple[tuple[str, int], ...]
+    failures: tuple[tuple[str, int], ...]
+    median_ms: float
+    max_ms: float
+
+    def summary(self) -> str:
+        """`START 4: answered 4 ('ready' 4); median 3 ms, max 5 ms`."""
+        answered = sum(count for _, count in self.answers)
+        parts = [f"{self.request} {self.sent}: answered {answered}"]
+        if self.answers and len(self.answers) <= SHOWN_ANSWERS:
+            parts[0] += " (" + ", ".join(f"{quoted(a, 40)} {n}" for a, n in self.answers) + ")"
+        elif self.answers:
+            parts[0] += f" ({len(self.answers)} different answers)"
+        parts += [f"no answer {n}: {why}" for why, n in self.failures]
+        parts.append(f"median {self.median_ms:.0f} ms, max {self.max_ms:.0f} ms")
+        return "; ".join(parts)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "request": self.request,
+            "sent": self.sent,
+            "answers": dict(self.answers),
+            "failures": dict(self.failures),
+            "median_ms": round(self.median_ms, 1),
+            "max_ms": round(self.max_ms, 1),
+        }
+
+
+def requests(exchanges: Sequence[Exchange]) -> tuple[Requests, ...]:
+    """The requests sent to a GGP player, by kind, in the order first sent."""
+    kinds: dict[str, list[Exchange]] = {}
+    for exchange in exchanges:
+        kinds.setdefault(exchange.request, []).append(exchange)
+    result = []
+    for kind, sent in kinds.items():
+        answers = Counter(e.answer.strip() for e in sent if e.answer is not None)
+        failures = Counter(e.failure for e in sent if e.answer is None)
+        times = [e.ms for e in sent]
+        result.append(
+            Requests(
+                kind,
+                len(sent),
+                tuple(answers.most_common()),
+                tuple(failures.most_common()),
+                statistics.median(times),
+                max(times),
+            )
+        )
+    return tuple(result)
+
+
+@dataclass(frozen=True)
 class Report:
     """All checks of a validation, how long it took against its bound, and whether it
-    stopped early (`stopped` says why, `skipped` how many matches it did not play)."""
+    stopped early (`stopped` says why, `skipped` how many matches it did not play).
+
+    A program is run under `limits` and `protections`; a GGP player at a URL is a server
+    that none of them reach: what it was sent, and what came back, is `requests`.
+    """
 
     command: tuple[str, ...]
     checks: list[Check]
     matches: int
     seconds: float
     bound_s: float
-    limits: Limits
-    protections: Protections
+    limits: Limits | None
+    protections: Protections | None
     stopped: str = ""
     skipped: int = 0
+    requests: tuple[Requests, ...] = ()
+
+    @property
+    def warnings(self) -> list[str]:
+        """What the machine does not give that may keep a program from running."""
+        memory = self.protections.memory_warning if self.protections is not None else ""
+        return [memory] if memory else []
 
     @property
     def verdict(self) -> Verdict:
@@ -98,8 +173,10 @@ class Report:
                 }
                 for c in self.checks
             ],
-            "limits": asdict(self.limits),
-            "protections": self.protections.to_json(),
+            "limits": asdict(self.limits) if self.limits is not None else None,
+            "protections": self.protections.to_json() if self.protections is not None else None,
+            "warnings": self.warnings,
+            "requests": [sent.to_json() for sent in self.requests],
         }
 
 

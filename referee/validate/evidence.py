@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from referee.errors import FaultKind
+from referee.players.http import Exchange
 from referee.players.startup import StartDiagnosis
 
 
@@ -96,6 +97,8 @@ class Evidence:
     matches: int = 0
     overrun: str = ""
     stopped: str = ""  # why the rest was skipped, when it was
+    # Every request sent to a GGP player at a URL, and what came of it.
+    exchanges: list[Exchange] = field(default_factory=list)
 
     def conclusive(self) -> str:
         """Why the matches so far already decide the verdict, or "" while they do not."""

@@ -21,16 +21,17 @@ from referee.clock import CLOSE_S, QUIT_GRACE_S, SEND_LIMIT_S, Clocks
 from referee.errors import FaultKind, MoveParseError
 from referee.games import Game
 from referee.match import MatchSetup, play_match
-from referee.players.base import PlayerKind, PlayerSpec, quoted
+from referee.players.base import Player, PlayerKind, PlayerSpec, quoted
 from referee.players.builtin import make_player, player_spec
+from referee.players.http import HttpPlayer
 from referee.players.process import ProgramPlayer
 from referee.players.startup import diagnose_start
-from referee.players.trace import Trace, trace_channel
+from referee.players.trace import Trace, TraceChannel, trace_channel
 from referee.policy import OUT_OF_THE_MATCH, Policy
 from referee.records.signing import SigningKey, results_key
 from referee.records.transcript import Transcript
 from referee.sandbox.isolation import machine_protections
-from referee.validate.checks import Report, checks
+from referee.validate.checks import Report, checks, requests
 from referee.validate.evidence import (
     FAULT_CHECKS,
     Evidence,
@@ -134,10 +135,12 @@ async def validate(
         evidence.matches,
         time.monotonic() - started,
         bound,
-        spec.limits,
-        machine_protections(),
+        # A server at a URL runs where none of this machine's limits and protections reach.
+        None if server else spec.limits,
+        None if server else machine_protections(),
         stopped,
         skipped,
+        requests(evidence.exchanges),
     )
 
 
@@ -155,6 +158,12 @@ class _Validation:
     progress: Callable[[int, int], None] | None
     evidence: Evidence = field(default_factory=Evidence)
 
+    def _submitted(self, channel: TraceChannel | None, log: Path) -> Player:
+        """The submitted player; one at a URL tells the evidence every request it is sent."""
+        if self.spec.kind is PlayerKind.HTTP:
+            return HttpPlayer(self.spec, channel, self.evidence.exchanges.append)
+        return make_player(self.spec, log, trace=channel)
+
     async def play(self, session: _Session) -> None:
         """One process of the program playing its session's matches against random."""
         game, role, where = session.game, session.role, session.where
@@ -164,11 +173,9 @@ class _Validation:
         ]
         channel = trace_channel(self.trace, self.spec.name)
         players = [
-            make_player(
-                self.spec if r == role else player_spec("random", "random"),
-                logs / f"{match_ids[0]}.{r}.log",
-                trace=channel if r == role else None,
-            )
+            self._submitted(channel, logs / f"{match_ids[0]}.{r}.log")
+            if r == role
+            else make_player(player_spec("random", "random"), logs / f"{match_ids[0]}.{r}.log")
             for r in game.roles
         ]
         submitted = players[game.role_index(role)]
