@@ -430,7 +430,7 @@ def game_server(port: int, name: str, seat: int) -> int:
     return plays
 
 
-@pytest.mark.parametrize("name", ["snake2p", "bomberman2p", "ticTacToe"])
+@pytest.mark.parametrize("name", ["snake2p", "bomberman2p", "ghostMaze2p", "ticTacToe"])
 def test_serve_answers_each_move_as_the_managers_rulesheet_spells_it(
     tmp_path: Path, name: str
 ) -> None:
