@@ -6,11 +6,15 @@ For each match it starts the program afresh in the sandbox and speaks to it in t
 `start` (a built-in game by its id when the rules are its rules, else the rules on the
 line), PLAY becomes `moves` and then `go` with the legal moves when the program has a
 choice, STOP and ABORT become `end`. A forced move is answered by the gateway itself.
+Every move is answered as the manager's rulesheet spells it: GDL is read in lower case,
+but a manager matches moves case and all (ggp-base's do).
 
 The gateway keeps a margin of each clock for itself, so that its answer reaches the manager
 in time even when the program uses its whole clock; a program that does not answer a `go`
 in time, or answers with no legal move, is covered by a random legal move, and told so in
-the gateway's output. One match at a time: a second START is answered `busy`.
+the gateway's output. One match at a time: a second START is answered `busy`, and so is
+a PLAY, STOP or ABORT of a match not played here, as ggp-base's players answer it (a
+manager reads any other answer to PLAY as a move).
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from referee.clock import GATEWAY_MARGIN_MS, GATEWAY_READ_S, abandoned_after_s, 
 from referee.errors import GameFault, MoveError, PlayerFault, RefereeError
 from referee.games import Game, Move, StateLimits, builtin_with_rules, computed, load_text
 from referee.games.gdl.remote import DEFAULT_LIMITS
+from referee.games.gdl.syntax import one_line, respell, spellings
 from referee.ggp import messages as ggp
 from referee.ggp import wire
 from referee.ggp.door import Door
@@ -48,6 +53,8 @@ class _Hosted:
     role: int
     play_ms: int
     player: ProgramPlayer
+    # The manager's spelling of the rulesheet's names, by their lower case.
+    spelling: dict[str, str]
     state: Hashable
     step: int = 0
     last_heard: float = field(default_factory=now)
@@ -139,6 +146,8 @@ class Gateway:
             case ggp.Play(match_id, moves):
                 async with self._lock:
                     hosted = self._match(match_id)
+                    if hosted is None:
+                        return "busy"
                     try:
                         return await self._play(hosted, moves)
                     except GameFault as fault:
@@ -148,6 +157,8 @@ class Gateway:
             case ggp.Stop(match_id, moves):
                 async with self._lock:
                     hosted = self._match(match_id)
+                    if hosted is None:
+                        return "busy"
                     try:
                         if moves is not None:
                             await self._apply(hosted, moves)
@@ -165,6 +176,8 @@ class Gateway:
             case ggp.Abort(match_id):
                 async with self._lock:
                     hosted = self._match(match_id)
+                    if hosted is None:
+                        return "busy"
                     await self._end(hosted, _aborted(hosted))
                     return "aborted"
 
@@ -208,7 +221,15 @@ class Gateway:
             self.say(f"{request.match_id}: the program answered {said} instead of ready")
             await player.close()
             return "busy"
-        self.hosted = _Hosted(request.match_id, game, role, play_ms, player, game.initial_state())
+        self.hosted = _Hosted(
+            request.match_id,
+            game,
+            role,
+            play_ms,
+            player,
+            spellings(request.rules),
+            game.initial_state(),
+        )
         self.say(f"{request.match_id}: started, {game.id} as {request.role}")
         return "ready"
 
@@ -226,6 +247,11 @@ class Gateway:
             )
         game = hosted.game
         legal = await computed(game, game.legal_moves, hosted.state, hosted.role)
+        return respell(await self._choose(hosted, legal), hosted.spelling)
+
+    async def _choose(self, hosted: _Hosted, legal: tuple[Move, ...]) -> Move:
+        """The program's move among `legal`, or a random one when it has none; a forced
+        move without asking it."""
         if len(legal) == 1:
             return legal[0]
         step = hosted.step + 1
@@ -286,10 +312,12 @@ class Gateway:
         )
         self.say(f"{hosted.match_id}: {end.reason}{goals}")
 
-    def _match(self, match_id: str) -> _Hosted:
+    def _match(self, match_id: str) -> _Hosted | None:
+        """The match of this id, if it is the one played here."""
         hosted = self.hosted
         if hosted is None or hosted.match_id != match_id:
-            raise GatewayError(f"no match {match_id} is being played here")
+            self.say(f"{match_id}: not a match played here; answered busy")
+            return None
         hosted.last_heard = now()
         return hosted
 
@@ -315,7 +343,7 @@ def _aborted(hosted: _Hosted) -> End:
 async def _game_of(start: ggp.Start, states: StateLimits) -> Game:
     """The game of a START: a built-in game when the rules are its rules, else the rules',
     each of its states computed within `states`."""
-    builtin = builtin_with_rules(start.rules)
+    builtin = builtin_with_rules(one_line(start.rules))
     if builtin is not None:
         return builtin
     # Grounding can take seconds: the gateway goes on answering INFO meanwhile.

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from referee.games.gdl.syntax import respell, spellings
 from referee.ggp.messages import (
     Abort,
     Info,
@@ -94,3 +95,26 @@ def test_a_move_reply_is_one_term_made_canonical() -> None:
 def test_info_replies() -> None:
     assert format_info("referee", Status.AVAILABLE) == "((name referee) (status available))"
     assert format_info("referee", Status.BUSY) == "((name referee) (status busy))"
+
+
+def test_a_start_keeps_the_managers_spelling_of_the_rules_and_folds_the_rest() -> None:
+    text = "(Start Base.TicTacToe2.1 xPlayer ((ROLE xPlayer) (init (control xPlayer))) 60 15)"
+    assert parse_request(text) == Start(
+        "base.tictactoe2.1", "xplayer", "(ROLE xPlayer) (init (control xPlayer))", 60, 15
+    )
+    assert parse_request("(PLAY Base.TicTacToe2.1 ((Play 1 1 X) NOOP))") == Play(
+        "base.tictactoe2.1", ("(play 1 1 x)", "noop")
+    )
+
+
+def test_a_rulesheets_first_spelling_of_each_name_is_written_back() -> None:
+    rulesheet = (
+        "; a Comment\n(ROLE xPlayer) (role oplayer) (init (Control xPlayer))"
+        " (<= (legal ?Who (Mark ?x)) (TRUE (control ?Who)) (Cell ?x)) (OPLAYER wins)"
+    )
+    spelling = spellings(rulesheet)
+    # Keywords are lower case wherever ggp-base writes them; `oplayer` was met first so.
+    assert spelling == {"xplayer": "xPlayer", "control": "Control", "mark": "Mark", "cell": "Cell"}
+    assert respell("(control xplayer)", spelling) == "(Control xPlayer)"
+    assert respell("(mark oplayer)", spelling) == "(Mark oplayer)"
+    assert respell("(true noop)", {}) == "(true noop)"

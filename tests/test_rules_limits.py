@@ -557,7 +557,11 @@ def test_another_managers_match_that_the_rules_failed_imports_with_its_rules_fau
     # Computed again by the import, under the limits it was given and the rules' own name.
     fault = read_transcript(imported).rules_fault
     assert fault == RulesFault(
-        4, "m1.kif: a state needs more than 512 MiB to ground (state_memory_mb)", "memory", 512, 5
+        4,
+        f"{EXPLODING}: a state needs more than 512 MiB to ground (state_memory_mb)",
+        "memory",
+        512,
+        5,
     )
     verdict = verify_file(imported)
     assert verdict.outcome is Outcome.VERIFIED, verdict.problem

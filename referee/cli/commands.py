@@ -40,7 +40,7 @@ from referee.players.builtin import make_player, parse_seats, program_spec
 from referee.players.trace import Trace, trace_channel
 from referee.policy import MAX_SEED, Policy
 from referee.records.conformance import check_file
-from referee.records.files import check_writable, check_writable_dir, read_text, write_atomic
+from referee.records.files import check_writable, check_writable_dir, write_atomic
 from referee.records.ggp import from_ggp, to_ggp
 from referee.records.replay import Outcome, verify_file, verify_paths
 from referee.records.signing import (
@@ -942,8 +942,7 @@ def import_command(
       referee replay --verify imported.json
     """
     data = read_json(match)
-    sheet = None if rules is None else read_text(rules, TranscriptError)
-    record = from_ggp(data, str(match), sheet, states)
+    record = from_ggp(data, str(match), rules, states)
     # The match id is the other tool's: made plain, it names a file in the results only.
     out = out or RESULTS_DIR / f"{plain_name(record['match_id'])}.json"
     check_writable(out)

@@ -12,7 +12,8 @@ forms that ggp-base's GameServer and players use (`docs/ggp.md`):
 
 The moves are the previous joint move in role order; clocks are whole seconds. The head is
 read in any case; START may carry more arguments than five, which are ignored, as ggp-base
-does. Every name comes back in lower case, as GDL is read (a match id too, on both sides).
+does. Every name comes back in lower case, as GDL is read (a match id too, on both sides),
+but the rules keep the manager's spelling: a manager matches a move to it, case and all.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from dataclasses import dataclass
 from enum import Enum
 
 from referee.errors import RulesheetError
-from referee.games.gdl.syntax import Term, format_term, one_line, parse_terms
+from referee.games.gdl.syntax import Term, folded, format_term, one_line, parse_terms
 
 NIL = "nil"
 # What a plain name holds: a KIF atom that is also a file name in any directory.
@@ -37,7 +38,8 @@ class MessageError(ValueError):
 class Start:
     match_id: str
     role: str
-    # The rulesheet's sentences on one line, canonical, without the enclosing list.
+    # The rulesheet's sentences on one line, canonical but for the case of its names, which
+    # is the manager's, without the enclosing list.
     rules: str
     start_clock_s: int
     play_clock_s: int
@@ -112,10 +114,10 @@ def plain_name(text: str) -> str:
 
 def parse_request(text: str) -> Request:
     """The request a POST body (or a GET path, decoded) spells; MessageError if none."""
-    term = _one_term(text, "request")
+    term = _one_term(text, "request", fold=False)
     if not isinstance(term, tuple) or not isinstance(term[0], str):
         raise MessageError(f"a request is a list headed by its name, not {format_term(term)}")
-    head, args = term[0], term[1:]
+    head, args = term[0].lower(), term[1:]
     if head == "start":
         if len(args) < 5:
             raise MessageError(f"START takes 5 arguments, got {len(args)}")
@@ -154,9 +156,9 @@ def format_info(name: str, status: Status) -> str:
     return f"((name {name}) (status {status.value}))"
 
 
-def _one_term(text: str, what: str) -> Term:
+def _one_term(text: str, what: str, fold: bool = True) -> Term:
     try:
-        terms = parse_terms(text, what, headless=True)
+        terms = parse_terms(text, what, headless=True, fold=fold)
     except RulesheetError as error:
         raise MessageError(f"the {what} is not KIF: {error.problem}") from None
     if len(terms) != 1:
@@ -172,7 +174,7 @@ def _count(head: str, args: tuple[Term, ...], wanted: int) -> None:
 def _name(term: Term, what: str) -> str:
     if not isinstance(term, str):
         raise MessageError(f"the {what} must be a name, not {format_term(term)}")
-    return term
+    return term.lower()
 
 
 def _seconds(term: Term, what: str) -> int:
@@ -189,6 +191,7 @@ def _rules(term: Term) -> str:
 
 
 def _parse_moves(term: Term) -> tuple[str, ...] | None:
+    term = folded(term)
     if term == NIL:
         return None
     if not isinstance(term, tuple):

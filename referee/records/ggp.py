@@ -5,20 +5,27 @@ facts, the times the states were reached (ms since the epoch), one list of error
 state with "" for a role without one (the START's first: `TO` a timeout, `CE` a connection
 error, `IL <move>` an illegal move), the goals, and the clocks in seconds. The states of a
 built-in game are those of its GDL rules (`referee.games.as_gdl`), which the engines agree
-with. Our own record rides along under `x-referee-transcript`, signature and all, so that
-an export imported again is the very transcript it came from.
+with. Roles, moves and states are spelled as the exported rulesheet spells its names
+(`xPlayer`, not `xplayer`): ggp-base reads them case and all. Only a match that reached
+the game's end is completed, with goals; one that ended otherwise (aborted, forfeited, cut
+short by the rules) is aborted, without goals, its faults in the errors. Our own record
+rides along under `x-referee-transcript`, signature and all, so that an export imported
+again is the very transcript it came from.
 
 A match another manager played is imported with origin `ggp`: its moves, end and goals
 are checked by replay as any other; its answer times and the manager's random moves for
 faulty players were not recorded, so they are not checked. One that ended aborted where the
 rules could not compute the state after its last move records that as the referee would:
-as its `rules_fault`.
+as its `rules_fault`. One neither completed nor aborted, which its manager was still
+playing, is `unfinished`. A game given by `--rules` is named after its file.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from referee.errors import FaultKind, GameFault, MoveError, RefereeError, TranscriptError
@@ -32,11 +39,14 @@ from referee.games import (
     load_text,
 )
 from referee.games.gdl.remote import DEFAULT_LIMITS
-from referee.games.gdl.syntax import one_line
+from referee.games.gdl.syntax import one_line, respell, spellings
+from referee.ggp.messages import plain_name
 from referee.policy import Policy
 from referee.protocol import EndReason
+from referee.records.files import read_text
 from referee.records.transcript import (
     GGP_ORIGIN,
+    UNFINISHED,
     Fault,
     RulesFault,
     Seat,
@@ -58,6 +68,8 @@ _ILLEGAL = re.compile(r"played (.+), which is not legal")
 def to_ggp(transcript: Transcript, game: Game, signed: dict[str, Any]) -> dict[str, Any]:
     """The GGP match JSON of a transcript of `game`; `signed` is its file's JSON."""
     roles = [seat.role for seat in transcript.seats]
+    rulesheet = gdl_rules(game)
+    spelling = spellings(rulesheet)
     gdl = as_gdl(game)
     state = gdl.initial_state()
     states = [gdl.facts(state)]
@@ -65,6 +77,7 @@ def to_ggp(transcript: Transcript, game: Game, signed: dict[str, Any]) -> dict[s
         state = gdl.next_state(state, tuple(gdl.parse_move(step.moves[r]) for r in roles))
         states.append(gdl.facts(state))
     start = _epoch_ms(transcript.started_at)
+    terminal = transcript.end_reason == EndReason.TERMINAL
     match: dict[str, Any] = {
         "matchId": transcript.match_id,
         "randomToken": f"{transcript.seed:016x}",
@@ -72,28 +85,46 @@ def to_ggp(transcript: Transcript, game: Game, signed: dict[str, Any]) -> dict[s
         "startClock": _seconds(transcript.clocks["start_ms"]),
         "playClock": _seconds(transcript.clocks["play_ms"]),
         "gameName": transcript.game,
-        "gameRoleNames": roles,
-        RULES: gdl_rules(game),
+        "gameRoleNames": [respell(role, spelling) for role in roles],
+        RULES: rulesheet,
         "playerNamesFromHost": [seat.player for seat in transcript.seats],
         "isPlayerHuman": [seat.human for seat in transcript.seats],
-        "states": ["( " + " ".join(facts) + " )" for facts in states],
-        "moves": [[step.moves[role] for role in roles] for step in transcript.steps],
-        "errors": errors_of(transcript),
-        "isCompleted": transcript.complete,
-        "isAborted": transcript.end_reason == EndReason.ABORTED,
+        "states": [
+            "( " + " ".join(respell(fact, spelling) for fact in facts) + " )" for facts in states
+        ],
+        "moves": moves_of(transcript, spelling),
+        "errors": errors_of(transcript, spelling),
+        # A manager completes a match only at the game's end, and marks its goals then.
+        "isCompleted": terminal,
+        "isAborted": not terminal and transcript.end_reason != UNFINISHED,
     }
     if all(step.at_ms is not None for step in transcript.steps):
         match["stateTimes"] = [start] + [
             start + round(step.at_ms or 0) for step in transcript.steps
         ]
-    if transcript.goals is not None:
-        match["goalValues"] = [transcript.goals[role] for role in roles]
+    goals = _goal_values(transcript)
+    if goals is not None:
+        match["goalValues"] = goals
     match[EXTRA] = signed
     return match
 
 
-def errors_of(transcript: Transcript) -> list[list[str]]:
-    """One list per state (the START's first), a GGP error code per role, "" for none.
+def moves_of(transcript: Transcript, spelling: Mapping[str, str]) -> list[list[str]]:
+    """Each step's moves in role order, spelled as the rulesheet spells its names."""
+    roles = [seat.role for seat in transcript.seats]
+    return [[respell(step.moves[role], spelling) for role in roles] for step in transcript.steps]
+
+
+def _goal_values(transcript: Transcript) -> list[int] | None:
+    """The goals a GGP record gives a match: those of the game's end, and no other."""
+    if transcript.end_reason != EndReason.TERMINAL or transcript.goals is None:
+        return None
+    return [transcript.goals[seat.role] for seat in transcript.seats]
+
+
+def errors_of(transcript: Transcript, spelling: Mapping[str, str]) -> list[list[str]]:
+    """One list per state (the START's first), a GGP error code per role, "" for none; an
+    illegal move's code names it as the rulesheet spells it.
 
     A forfeit is decided at a step that was asked but never played: its row follows the last.
     """
@@ -103,19 +134,20 @@ def errors_of(transcript: Transcript) -> list[list[str]]:
         rounds = max(rounds, transcript.faults[-1].step + 1)
     errors = [[""] * len(roles) for _ in range(rounds)]
     for fault in transcript.faults:
-        errors[fault.step][roles.index(fault.role)] = _code(fault)
+        errors[fault.step][roles.index(fault.role)] = respell(_code(fault), spelling)
     return errors
 
 
 def from_ggp(
-    data: Any, where: str, rules: str | None = None, limits: StateLimits = DEFAULT_LIMITS
+    data: Any, where: str, rules: Path | None = None, limits: StateLimits = DEFAULT_LIMITS
 ) -> dict[str, Any]:
     """The transcript JSON of a GGP match JSON; TranscriptError naming `where` and the key.
 
     Our own export gives back the transcript it carries, once its GGP fields are found to
-    say the same; another manager's match becomes a transcript of origin `ggp`, under
-    `rules` when the JSON names its game only by URL, its states computed within `limits`
-    when the game is played one state at a time.
+    say the same; another manager's match becomes a transcript of origin `ggp`, under the
+    rulesheet file `rules` (the game named after it) when given, as the JSON must when it
+    names its game only by URL, its states computed within `limits` when the game is played
+    one state at a time.
     """
     if not isinstance(data, dict):
         raise TranscriptError(f"{where}: not a GGP match: not a JSON object")
@@ -127,11 +159,13 @@ def from_ggp(
 def _own(data: dict[str, Any], where: str) -> dict[str, Any]:
     signed = data[EXTRA]
     transcript = transcript_of(signed, f"{where}: {EXTRA}")
-    roles = [seat.role for seat in transcript.seats]
+    # Spelled as the export spelled them: after its own rulesheet.
+    rulesheet = data.get(RULES)
+    spelling = spellings(rulesheet) if isinstance(rulesheet, str) else {}
     said = {
-        "moves": [[step.moves[role] for role in roles] for step in transcript.steps],
-        "errors": errors_of(transcript),
-        "goalValues": None if transcript.goals is None else list(transcript.goals.values()),
+        "moves": moves_of(transcript, spelling),
+        "errors": errors_of(transcript, spelling),
+        "goalValues": _goal_values(transcript),
         "matchId": transcript.match_id,
     }
     for key, value in said.items():
@@ -141,16 +175,17 @@ def _own(data: dict[str, Any], where: str) -> dict[str, Any]:
 
 
 def _foreign(
-    data: dict[str, Any], where: str, rules: str | None, limits: StateLimits
+    data: dict[str, Any], where: str, rules: Path | None, limits: StateLimits
 ) -> Transcript:
     match_id = _field(data, "matchId", str, where)
-    text = rules if rules is not None else data.get(RULES)
+    url = data.get("gameMetaURL")
+    text = read_text(rules, TranscriptError) if rules is not None else data.get(RULES)
+    path = str(rules) if rules is not None else f"{_game_name(data, match_id)}.kif"
     if not isinstance(text, str):
-        url = data.get("gameMetaURL")
         named = f" (its game is {url})" if isinstance(url, str) else ""
         raise TranscriptError(f"{where}: no rules in the match{named}: give them with --rules")
     try:
-        game = builtin_with_rules(one_line(text)) or load_text(text, f"{match_id}.kif", limits)
+        game = builtin_with_rules(one_line(text)) or load_text(text, path, limits)
     except RefereeError as error:
         raise TranscriptError(f"{where}: the rules: {error}") from None
     roles = game.roles
@@ -174,9 +209,12 @@ def _foreign(
             for step, at in zip(steps, times[1:], strict=True)
         ]
     faults = _faults(data.get("errors", []), roles, steps, where)
-    aborted = bool(data.get("isAborted")) or not _field(data, "isCompleted", bool, where)
+    aborted = bool(data.get("isAborted"))
+    completed = _field(data, "isCompleted", bool, where) and not aborted
+    # Neither completed nor aborted: its manager was still playing it when it was written.
+    end = EndReason.TERMINAL if completed else EndReason.ABORTED if aborted else UNFINISHED
     goals = None
-    if not aborted:
+    if completed:
         values = _field(data, "goalValues", list, where)
         if len(values) != len(roles) or not all(isinstance(v, int) for v in values):
             raise TranscriptError(f"{where}: goalValues: not {len(roles)} whole numbers")
@@ -202,12 +240,23 @@ def _foreign(
         start_times_ms={},
         steps=steps,
         faults=faults,
-        end_reason=str(EndReason.ABORTED if aborted else EndReason.TERMINAL),
+        end_reason=str(end),
         goals=goals,
         rulesheet=rulesheet_of(game),
         origin=GGP_ORIGIN,
         rules_fault=_last_state_fault(game, steps) if aborted else None,
     )
+
+
+def _game_name(data: dict[str, Any], match_id: str) -> str:
+    """What a match's game is called: its name, else the last name in its URL (ggp-base's
+    `.../games/ticTacToe/v0/`), else the match's id; made a file's name."""
+    name = data.get("gameName")
+    url = data.get("gameMetaURL")
+    if not isinstance(name, str) and isinstance(url, str):
+        parts = [part for part in url.split("/") if part and not re.fullmatch(r"v\d+", part)]
+        name = parts[-1] if parts else None
+    return plain_name(name if isinstance(name, str) and name else match_id)
 
 
 def _last_state_fault(game: Game, steps: list[Step]) -> RulesFault | None:

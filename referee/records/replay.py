@@ -46,6 +46,7 @@ from referee.protocol import EndReason
 from referee.records.signing import SignatureCheck
 from referee.records.transcript import (
     GGP_ORIGIN,
+    UNFINISHED,
     Fault,
     RulesFault,
     Rulesheet,
@@ -318,12 +319,14 @@ class _Replayer:
             raise _at("origin", f"unknown origin {self.t.origin!r}")
         if self.t.policy not in set(Policy):
             raise _at("policy", f"unknown policy {self.t.policy!r}")
-        if self.t.end_reason not in set(EndReason):
+        if self.t.end_reason not in {*EndReason, UNFINISHED}:
             raise _at("end_reason", f"unknown end reason {self.t.end_reason!r}")
-        aborted = self.t.end_reason == EndReason.ABORTED
-        if aborted and self.t.goals is not None:
-            raise _at("goals", "recorded, but an aborted match has none")
-        if not aborted and self.t.goals is None:
+        if self.t.end_reason == UNFINISHED and self.t.origin != GGP_ORIGIN:
+            raise _at("end_reason", "unfinished, but only a match another manager played can be")
+        unended = self.t.end_reason in (EndReason.ABORTED, UNFINISHED)
+        if unended and self.t.goals is not None:
+            raise _at("goals", f"recorded, but an {self.t.end_reason} match has none")
+        if not unended and self.t.goals is None:
             raise _at("goals", f"missing, but the match ended ({self.t.end_reason})")
         if self.t.goals is not None and list(self.t.goals) != list(self.roles):
             raise _at("goals", f"roles {list(self.t.goals)}, expected {list(self.roles)}")

@@ -30,6 +30,9 @@ SCHEMA = "referee-transcript"
 SCHEMA_VERSION = 2
 # The origin of a match another game manager played, imported from its GGP match JSON.
 GGP_ORIGIN = "ggp"
+# The end reason of such a match that its manager was still playing when it wrote the
+# record: no end, no goals, its steps checked as far as they go. No `end` line says it.
+UNFINISHED = "unfinished"
 # The command recorded for a seat a person played.
 HUMAN_COMMAND = ("human",)
 
@@ -145,7 +148,8 @@ class RulesFault:
 
 @dataclass(frozen=True)
 class Transcript:
-    """Everything about one match; `goals` is None when the match was aborted."""
+    """Everything about one match; `goals` is None when the match was aborted or is
+    unfinished. `end_reason` is an `EndReason`, or UNFINISHED."""
 
     __pydantic_config__ = _STRICT
 

@@ -1,12 +1,16 @@
 """KIF text to GDL sentences: the one reader of rulesheets, which keeps each sentence's line.
 
 A term is a constant (`str`), a variable (`str` starting with `?`) or a compound (`tuple`
-of a name and its arguments). GDL is case-insensitive, so every name is read in lower case.
+of a name and its arguments). GDL is case-insensitive, so every name is read in lower case;
+the game managers are not (ggp-base matches a move to the rulesheet's spelling), so a
+rulesheet's own spelling of its names is kept apart (`spellings`) and written back
+(`respell`) where a manager reads them.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TypeAlias, Union
 
@@ -20,6 +24,26 @@ MAX_DEPTH = 64
 _TOKEN = re.compile(r";[^\n]*|[()]|[^\s();]+|\s+")
 # Control characters in a name: no rulesheet means them, and clingo's reader stops at them.
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+# The names ggp-base always writes in lower case, whatever a rulesheet says (its GdlPool's
+# keywords), and the connectives, which never occur in a move or a state.
+_KEYWORDS = frozenset(
+    [
+        "init",
+        "true",
+        "next",
+        "role",
+        "does",
+        "goal",
+        "legal",
+        "terminal",
+        "base",
+        "input",
+        "distinct",
+        "not",
+        "or",
+        "<=",
+    ]
+)
 
 
 @dataclass(frozen=True)
@@ -58,8 +82,11 @@ def format_term(term: Term) -> str:
     return "(" + " ".join(format_term(part) for part in term) + ")"
 
 
-def parse_terms(text: str, where: str, headless: bool = False) -> list[tuple[Term, int]]:
-    """Every top-level term of KIF text, each with the line it starts on.
+def parse_terms(
+    text: str, where: str, headless: bool = False, fold: bool = True
+) -> list[tuple[Term, int]]:
+    """Every top-level term of KIF text, each with the line it starts on, its names in lower
+    case unless `fold` is False.
 
     RulesheetError naming `where` and the line for an unbalanced parenthesis, an empty list
     or lists nested more than MAX_DEPTH deep. A GDL list starts with a name; `headless`
@@ -99,7 +126,7 @@ def parse_terms(text: str, where: str, headless: bool = False) -> list[tuple[Ter
                 raise RulesheetError(
                     where, line, f"a control character, U+{ord(control.group()):04X}, in a name"
                 )
-            atom = token.lower()
+            atom = token.lower() if fold else token
             if stack:
                 stack[-1][0].append(atom)
             else:
@@ -107,6 +134,33 @@ def parse_terms(text: str, where: str, headless: bool = False) -> list[tuple[Ter
     if stack:
         raise RulesheetError(where, stack[-1][1], "'(' is never closed")
     return found
+
+
+def folded(term: Term) -> Term:
+    """A term with every name in lower case, as GDL reads it."""
+    if isinstance(term, str):
+        return term.lower()
+    return tuple(folded(part) for part in term)
+
+
+def spellings(text: str) -> dict[str, str]:
+    """The names of KIF text whose first spelling there is not lower case: that spelling, by
+    its lower case. Variables and GDL's keywords are left out."""
+    first: dict[str, str] = {}
+    for match in _TOKEN.finditer(text):
+        token = match.group()
+        if token[0] not in ";()?" and not token.isspace():
+            first.setdefault(token.lower(), token)
+    return {
+        lower: token for lower, token in first.items() if token != lower and lower not in _KEYWORDS
+    }
+
+
+def respell(text: str, spelling: Mapping[str, str]) -> str:
+    """Canonical KIF text (a move, a fact) with each name written as `spelling` has it."""
+    if not spelling:
+        return text
+    return _TOKEN.sub(lambda match: spelling.get(match.group(), match.group()), text)
 
 
 def one_line(text: str) -> str:
