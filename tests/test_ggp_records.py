@@ -177,3 +177,13 @@ def test_a_match_ended_before_the_games_end_exports_uncompleted_without_goals(
     assert (match["isCompleted"], match["isAborted"]) == (False, True)
     assert "goalValues" not in match
     assert len(match["moves"]) == 3
+
+
+def test_a_crlf_rulesheet_given_with_rules_is_not_taken_for_changed(tmp_path: Path) -> None:
+    match = _export(_play(tmp_path, str(TICTACTOE2), "m"))
+    del match["x-referee-transcript"]
+    rules = tmp_path / "crlf.kif"
+    rules.write_bytes(match.pop("gameRulesheet").replace("\n", "\r\n").encode())
+    verdict = verify_file(_import(tmp_path, match, "--rules", str(rules)))
+    assert verdict.outcome is Outcome.VERIFIED
+    assert verdict.replayed is not None and verdict.replayed.note is None

@@ -22,6 +22,7 @@ playing, is `unfinished`. A game given by `--rules` is named after its file.
 
 from __future__ import annotations
 
+import io
 import re
 from collections.abc import Mapping
 from datetime import UTC, datetime
@@ -174,12 +175,19 @@ def _own(data: dict[str, Any], where: str) -> dict[str, Any]:
     return dict(signed)
 
 
+def _rulesheet_text(path: Path) -> str:
+    """A rulesheet file's text as `play` reads and records it, in text mode: its line ends
+    made "\n". Recorded as the bytes are, a CRLF rulesheet (ggp-base's ticTacToe.kif) would
+    look changed to every replay of the match."""
+    return io.StringIO(read_text(path, TranscriptError), newline=None).read()
+
+
 def _foreign(
     data: dict[str, Any], where: str, rules: Path | None, limits: StateLimits
 ) -> Transcript:
     match_id = _field(data, "matchId", str, where)
     url = data.get("gameMetaURL")
-    text = read_text(rules, TranscriptError) if rules is not None else data.get(RULES)
+    text = _rulesheet_text(rules) if rules is not None else data.get(RULES)
     path = str(rules) if rules is not None else f"{_game_name(data, match_id)}.kif"
     if not isinstance(text, str):
         named = f" (its game is {url})" if isinstance(url, str) else ""
