@@ -153,13 +153,12 @@ class Game(ABC, Generic[S]):
         return move
 
     def role_index(self, role: str) -> int:
-        """The index of a role name in the canonical role order."""
-        try:
-            return self.roles.index(role)
-        except ValueError:
-            raise UnknownRoleError(
-                f"{self.id} has no role {role!r} (roles: {', '.join(self.roles)})"
-            ) from None
+        """The index of a role name in the canonical role order, in any case: GDL's names
+        are, and a rulesheet may spell a role `xPlayer`."""
+        for index, name in enumerate(self.roles):
+            if name.lower() == role.lower():
+                return index
+        raise UnknownRoleError(f"{self.id} has no role {role!r} (roles: {', '.join(self.roles)})")
 
     def illegal(self, role: int, move: str, why: str) -> IllegalMoveError:
         """The error for `move` of a role that the rules do not allow in this state."""

@@ -91,7 +91,7 @@ def parse_seats(game: Game, assignments: Sequence[str]) -> list[PlayerSpec]:
         if not sep or not player.strip():
             raise ConfigError(f"--player {text!r}: expected ROLE=PLAYER")
         try:
-            game.role_index(role)
+            role = game.roles[game.role_index(role)]
         except UnknownRoleError as error:
             raise ConfigError(f"--player {text!r}: {error}") from None
         if is_chance(role):
