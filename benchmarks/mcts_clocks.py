@@ -5,7 +5,8 @@ Usage: python benchmarks/mcts_clocks.py [GAME ...] [--json]
 One `referee play` per game, as a user runs it, at the default clocks and limits: mcts in
 the first role, random in the others. A GAME is a built-in game or a rulesheet path; by
 default the five built-in games and the ten heavy rulesheets below. Exit 1 when any match
-has a fault of mcts.
+has a fault of mcts (a match the referee aborts at its own limit on computing a state,
+state_seconds, is reported but is no fault of a player).
 
 The heavy rulesheets, measured by `benchmarks/gdl.py --corpus` (docs/benchmarks.md): the
 slowest to load (kalaha_2009 17.8 s, crossers3 17.6 s, chess_200 17.5 s, sudokuGrade3
@@ -75,6 +76,8 @@ def play(game: str, folder: Path) -> dict[str, object]:
         "end": str(transcript.end_reason),
         "goals": transcript.goals,
         "faults": [f"{fault.role} {fault.kind}: {fault.detail}" for fault in transcript.faults],
+        # The referee's own limit on computing a state, which no player's answer decides.
+        "rules_fault": transcript.rules_fault.detail if transcript.rules_fault else None,
         "seconds": seconds,
     }
 

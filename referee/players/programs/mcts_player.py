@@ -95,20 +95,25 @@ def search(
 
     A question of the rules still unanswered at `answer.give_up_at`, or a state the rules
     cannot compute (a rulesheet's fault, or past the limits of its reasoner), ends the search:
-    the best move so far is the answer, never a timeout.
+    the best move so far is the answer, never a timeout. The root's own state is computed
+    whatever it takes, the answer given meanwhile by the caller: the match is followed
+    through it, and a heavy game's state given up at every move would be computed again
+    by the next `moves`, beside the referee computing it too.
     """
+    with contextlib.suppress(GameFault):
+        answer.root = Node(game, state)
+    if answer.root is None or len(answer.root.legal[role]) < 2:
+        return None if answer.root is None else answer.root.best(role)
     if isinstance(game, GdlGame):
         game.give_up_at(answer.give_up_at)
     try:
         with contextlib.suppress(GameFault):
-            answer.root = Node(game, state)
-            if len(answer.root.legal[role]) > 1:
-                while time.monotonic() < answer.search_until:
-                    _iterate(game, answer.root, state, rng)
+            while time.monotonic() < answer.search_until:
+                _iterate(game, answer.root, state, rng)
     finally:
         if isinstance(game, GdlGame):
             game.give_up_at(None)
-    return None if answer.root is None else answer.root.best(role)
+    return answer.root.best(role)
 
 
 def _iterate(game: Game, root: Node, state: Hashable, rng: random.Random) -> None:
