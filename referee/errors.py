@@ -10,14 +10,16 @@ class RefereeError(Exception):
 class UnknownGameError(RefereeError, KeyError):
     """A game id that is not in the registry."""
 
-    def __init__(self, game_id: str, known: tuple[str, ...]) -> None:
+    def __init__(self, game_id: str, known: tuple[str, ...], nearest: str | None = None) -> None:
         super().__init__(game_id)
         self.game_id = game_id
         self.known = known
+        self.nearest = nearest
 
     def __str__(self) -> str:
+        guess = f"did you mean {self.nearest}? " if self.nearest else ""
         return (
-            f"unknown game {self.game_id!r} (known: {', '.join(self.known)}; "
+            f"unknown game {self.game_id!r} ({guess}known: {', '.join(self.known)}; "
             "or the path of a .kif rulesheet)"
         )
 

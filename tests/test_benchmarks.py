@@ -92,3 +92,16 @@ def test_jail_benchmark_reports_a_start_in_and_out_of_the_jail() -> None:
     for row in rows:
         assert row["bare_ms"] > 0 and row["jailed_ms"] > 0
         assert row["jail_costs_ms"] == pytest.approx(row["jailed_ms"] - row["bare_ms"])
+
+
+def test_mcts_clocks_benchmark_reports_each_match() -> None:
+    report = benchmark_json("mcts_clocks.py", "ticblock")
+    (row,) = report["results"]
+    assert (row["game"], row["mcts"], row["end"], row["faults"]) == (
+        "ticblock",
+        "xcplayer",
+        "terminal",
+        [],
+    )
+    assert row["mcts_moves"] >= 1 and row["steps"] >= row["mcts_moves"]
+    assert report["failed"] == 0

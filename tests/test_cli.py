@@ -134,6 +134,20 @@ def test_play_writes_a_transcript_and_prints_the_result(tmp_path) -> None:
 
 
 @pytest.mark.parametrize(
+    ("typed", "meant"), [("hexpie", "hex-pie"), ("Double-TicTacToe", "double-tictactoe")]
+)
+def test_play_suggests_the_nearest_game_name(typed: str, meant: str) -> None:
+    result = runner.invoke(app, ["play", typed, "-p", "a=random"])
+    assert result.exit_code == 2
+    assert result.stderr.splitlines() == [
+        f"referee: error: unknown game {typed!r} (did you mean {meant}? known: {', '.join(GAMES)};"
+        " or the path of a .kif rulesheet)"
+    ]
+    far = runner.invoke(app, ["play", "chess", "-p", "a=random"])
+    assert "did you mean" not in far.stderr
+
+
+@pytest.mark.parametrize(
     ("players", "message"),
     [
         (["xcplayer=random"], "no player for role obplayer: add --player obplayer=PLAYER"),
@@ -292,11 +306,14 @@ def test_help_is_in_plain_words_with_an_example(
     assert "referee " in shown.partition("Example")[2] or not command, shown
 
 
-def test_rules_help_lists_the_games(capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize("command", ["rules", "play"])
+def test_help_lists_the_games_and_rulesheets(
+    command: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     with pytest.raises(SystemExit):
-        main(["rules", "--help"])
+        main([command, "--help"])
     shown = " ".join(capsys.readouterr().out.split())
-    assert f"GAME The game: {', '.join(GAMES)}." in shown
+    assert f"GAME The game: {', '.join(GAMES)}, or the path of a GDL rulesheet (.kif)." in shown
 
 
 @pytest.mark.parametrize(

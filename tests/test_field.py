@@ -69,7 +69,7 @@ def test_more_rounds_play_only_the_new_rounds(tmp_path: Path) -> None:
     two = {"a": bot(tmp_path, "a", 1), "b": bot(tmp_path, "b", 2)}
     run(load_config(write_config(tmp_path, two)))
     recorder = run(load_config(write_config(tmp_path, two, extra="rounds: 3\n")))
-    assert recorder.changes == ["rounds: 8 matches of rounds not played before are to play"]
+    assert recorder.changes == ["rounds: 8 matches of the added rounds are to play"]
     assert recorder.plan == (12, 4)
     assert sorted(recorder.played) == sorted(
         name for name in transcripts(tmp_path / "results" / "cup") if "-r1-" not in name

@@ -185,3 +185,43 @@ def test_a_tournament_seats_players_only_in_the_competing_roles(tmp_path: Path) 
     )
     assert table["matches"] == 4
     assert sorted(row["player"] for row in table["overall"]) == ["a", "b"]
+
+
+# Answers the first legal move as a person might type it: without its outer parentheses.
+BARE_MOVES = """
+import re
+import sys
+for line in sys.stdin:
+    words = line.split()
+    if words[:1] == ["start"]:
+        print("ready", flush=True)
+    elif words[:1] == ["go"]:
+        first = re.match(r"\\s*(\\([^()]*\\)|\\S+)", line.split(maxsplit=3)[3])[1]
+        print(first.strip("()"), flush=True)
+"""
+
+
+def test_a_gdl_game_takes_a_move_without_its_outer_parentheses(tmp_path: Path) -> None:
+    (tmp_path / "bots").mkdir()
+    bot = tmp_path / "bots" / "bare.py"  # a directory of its own, which its jail may read
+    bot.write_text(BARE_MOVES)
+    out = tmp_path / "match.json"
+    result = runner.invoke(
+        app,
+        [
+            "play",
+            str(SHARED / "gdl" / "connectFour.kif"),
+            "-p",
+            f"red={sys.executable} {bot}",
+            "-p",
+            "black=random",
+            "--out",
+            str(out),
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    transcript = read_transcript(out)
+    assert transcript.faults == []
+    red = [step.moves["red"] for step in transcript.steps]
+    assert "(drop 1)" in red
+    assert all(move == "noop" or move.startswith("(drop ") for move in red)

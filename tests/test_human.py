@@ -11,8 +11,11 @@ from pathlib import Path
 
 import pexpect
 import pytest
+from typer.testing import CliRunner
 
+from referee.cli import app
 from referee.players.human import move_menu
+from tests.conftest import SHARED
 
 PROMPT = "xcplayer> "
 
@@ -36,7 +39,10 @@ def spawn(tmp_path: Path) -> pexpect.spawn:
 def test_a_person_plays_by_number_and_ctrl_c_ends_the_match_at_once(tmp_path: Path) -> None:
     child = spawn(tmp_path)
     child.expect("you are xcplayer: X, then X crossing; obplayer: O, then # blocking; . empty")
-    child.expect(r"\(mark ROW COLUMN\):\r\n    1 2 3\r\n  1 1 2 3\r\n  2 4 5 6\r\n  3 7 8 9")
+    child.expect(
+        r"\(mark ROW COLUMN\), ROW down the side, COLUMN across the top:"
+        r"\r\n    1 2 3\r\n  1 1 2 3\r\n  2 4 5 6\r\n  3 7 8 9"
+    )
     child.expect_exact(PROMPT)
     child.sendline("help")
     child.expect_exact("quit    leave the match (you lose it)")
@@ -73,7 +79,15 @@ def test_a_person_plays_by_number_and_ctrl_c_ends_the_match_at_once(tmp_path: Pa
     [
         (
             ["(place a 1)", "(place a 10)", "(place b 2)", "swap"],
-            "(place ROW COLUMN):\n     1  2 10\n  a  1  .  2\n  b  .  3  .\n   4  swap",
+            "(place ROW COLUMN), ROW down the side, COLUMN across the top:\n"
+            "     1  2 10\n  a  1  .  2\n  b  .  3  .\n   4  swap",
+        ),
+        (
+            ["(bid 0 no_tiebreaker)", "(bid 0 with_tiebreaker)", "(bid 1 no_tiebreaker)"],
+            "(bid ROW COLUMN), ROW down the side, COLUMN across the top:\n"
+            "      no_tiebreaker with_tiebreaker\n"
+            "  0               1               2\n"
+            "  1               3               .",
         ),
         (["noop"], "   1  noop"),
         (["(mark 1 2 3 4)", "(mark 1 2 3 1)"], "   1  (mark 1 2 3 4)\n   2  (mark 1 2 3 1)"),
@@ -81,3 +95,14 @@ def test_a_person_plays_by_number_and_ctrl_c_ends_the_match_at_once(tmp_path: Pa
 )
 def test_moves_are_numbered_in_a_grid_of_cells_or_a_list(legal: list[str], menu: str) -> None:
     assert move_menu(legal) == menu
+
+
+def test_the_rules_a_person_is_pointed_to_are_shown_for_a_rulesheet_too(tmp_path: Path) -> None:
+    rules = SHARED / "gdl" / "connectFour.kif"
+    out = tmp_path / "m.json"
+    args = ["play", str(rules), "-p", "red=human", "-p", "black=random", "--out", str(out)]
+    result = CliRunner().invoke(app, args, input="rules\nquit\n")
+    said = result.stdout
+    assert "You play red in connectFour. At your turn, type rules to read its rules" in said
+    assert "referee rules connectFour" not in said  # a command that cannot find the file
+    assert "(<= (legal red (drop ?x))" in said.partition("red> ")[2]

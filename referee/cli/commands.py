@@ -182,7 +182,12 @@ def _options(
 
 JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
 GameArgument = Annotated[
-    str, typer.Argument(metavar="GAME", help=f"The game: {', '.join(GAMES)}.", show_default=False)
+    str,
+    typer.Argument(
+        metavar="GAME",
+        help=f"The game: {', '.join(GAMES)}, or the path of a GDL rulesheet (.kif).",
+        show_default=False,
+    ),
 ]
 ShowOption = Annotated[bool, typer.Option("--show", help="Print the board after every step.")]
 FormatOption = Annotated[
@@ -452,6 +457,7 @@ def play(
       referee play ticblock -p xcplayer='python3 bot.py' -p obplayer=random --show
       referee play hex-pie -p player1=human -p player2=mcts
       referee play quad -p x='./mybot' -p o=random --trace trace.log
+      referee play games/ticTacToe.kif -p xplayer=mcts -p oplayer=random
     """
     found = get_game(game, states)
     seats = [replace(spec, limits=limits) for spec in parse_seats(found, player)]

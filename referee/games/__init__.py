@@ -1,5 +1,6 @@
 """The rule engines, and the registry that maps game ids to them."""
 
+import difflib
 from collections.abc import Mapping
 from pathlib import Path
 from types import MappingProxyType
@@ -71,7 +72,13 @@ def get_game(game_id: str, limits: StateLimits = DEFAULT_LIMITS) -> Game:
         return GAMES[game_id]
     if is_rulesheet(game_id):
         return load_rulesheet(game_id, limits)
-    raise UnknownGameError(game_id, tuple(GAMES))
+    raise UnknownGameError(game_id, tuple(GAMES), nearest_game(game_id))
+
+
+def nearest_game(game_id: str) -> str | None:
+    """The built-in game whose id is nearest a mistyped one (`hexpie`: hex-pie), if one is."""
+    close = difflib.get_close_matches(game_id.lower(), list(GAMES), n=1)
+    return close[0] if close else None
 
 
 __all__ = [
@@ -94,5 +101,6 @@ __all__ = [
     "is_rulesheet",
     "load_rulesheet",
     "load_text",
+    "nearest_game",
     "rulesheet_sha256",
 ]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from typing import Any, ClassVar, Generic, NewType, TypeVar
@@ -24,6 +25,8 @@ NOOP = Move("noop")
 # The longest move a player can send: a line of the protocol holds 64 KiB
 # (protocol.LINE_LIMIT, which the protocol layer owns and a test holds equal).
 MOVE_LIMIT = 64 * 1024
+# A move's tokens: each parenthesis, and each run of what is neither one nor a space.
+_TOKEN = re.compile(r"[()]|[^\s()]+")
 
 S = TypeVar("S", bound=Hashable)
 R = TypeVar("R")
@@ -51,9 +54,23 @@ async def computed(game: Game[Any], query: Callable[..., R], *args: Any) -> R:
     return query(*args)
 
 
+def with_outer_parentheses(text: str) -> str:
+    """A move's text with the outer parentheses a player may leave out: `mark 1 2` is
+    `(mark 1 2)`. Text of several terms is the list of them; one term (an atom, a balanced
+    list), or text that is not balanced, is left as it is, for the move's parser to judge."""
+    depth = terms = 0
+    for token in _TOKEN.findall(text):
+        if depth == 0 and token != ")":
+            terms += 1
+        depth += {"(": 1, ")": -1}.get(token, 0)
+        if depth < 0:
+            return text
+    return f"({text.strip()})" if terms > 1 and depth == 0 else text
+
+
 def canonical_spelling(text: str) -> str:
     """Rewrite an equivalent spelling (any case, extra spaces, no outer parentheses) canonically."""
-    body = text.strip().lower()
+    body = with_outer_parentheses(text.strip().lower())
     listed = body.startswith("(") and body.endswith(")")
     tokens = (body[1:-1] if listed else body).split()
     if len(tokens) == 1 and not listed:

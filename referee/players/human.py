@@ -26,6 +26,7 @@ HELP = """\
 Choose your move: type its number, or the move itself, e.g. {example}.
   moves   list your legal moves again
   board   show the board
+  rules   the rules of the game
   help    this text
   quit    leave the match (you lose it)
 An empty line asks again."""
@@ -61,9 +62,10 @@ class HumanPlayer(Player):
             self._game = start_game(message)
             self._role = self._game.role_index(message.role)
             self._state = self._game.initial_state()
+            # Not `referee rules ID`: a rulesheet's id is its file's stem, which that cannot find.
             self._show(
-                f"You play {message.role} in {self._game.id};"
-                f" `referee rules {self._game.id}` explains it. Type help at your turn."
+                f"You play {message.role} in {self._game.id}."
+                " At your turn, type rules to read its rules, help for more."
             )
             return Reply(READY, 0.0)
         game = self._game
@@ -89,6 +91,8 @@ class HumanPlayer(Player):
             self._show(move_menu(legal))
         elif command == "board":
             self._show(game.render(self._state))
+        elif command == "rules":
+            self._show(game.rules)
         elif command == "quit":
             self._left = True
             raise PlayerCrashed("the person at the terminal left the match")
@@ -167,7 +171,10 @@ def _grid(name: str, grid: dict[tuple[str, str], int]) -> str:
     columns = sorted({column for _, column in grid}, key=_natural)
     width = max(len(text) for text in [*columns, *(str(n) for n in grid.values())]) + 1
     label = max(len(row) for row in rows) + 2
-    lines = [f"({name} ROW COLUMN):", " " * label + "".join(c.rjust(width) for c in columns)]
+    # A grid of any two arguments (a bid and a tiebreaker too), not only of a board's cells:
+    # the header says which argument runs which way.
+    header = f"({name} ROW COLUMN), ROW down the side, COLUMN across the top:"
+    lines = [header, " " * label + "".join(c.rjust(width) for c in columns)]
     for row in rows:
         numbers = (str(grid[row, column]) if (row, column) in grid else "." for column in columns)
         lines.append(row.rjust(label) + "".join(n.rjust(width) for n in numbers))

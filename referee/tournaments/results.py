@@ -206,9 +206,7 @@ def survey(
                 )
         more = [m for m in result.todo if m.game.id in rounds and m.round > rounds[m.game.id]]
         if more:
-            result.changes.append(
-                f"rounds: {len(more)} matches of rounds not played before are to play"
-            )
+            result.changes.append(f"rounds: {len(more)} matches of the added rounds are to play")
     return result
 
 

@@ -13,7 +13,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from referee.errors import GameFault, MoveParseError, RulesheetError
-from referee.games.base import MOVE_LIMIT, Game, Goals, Move
+from referee.games.base import MOVE_LIMIT, Game, Goals, Move, with_outer_parentheses
 from referee.games.boards.picture import Board
 from referee.games.gdl.compile import load
 from referee.games.gdl.ground import TooBig, ground, probe
@@ -208,7 +208,7 @@ def _unplayable(move: str) -> str:
 def _canonical(text: str) -> str | None:
     """The canonical text of a move, or None for text that is not one term."""
     try:
-        terms = parse_terms(text, "move")
+        terms = parse_terms(with_outer_parentheses(text), "move")
     except RulesheetError:
         return None
     return format_term(terms[0][0]) if len(terms) == 1 else None

@@ -5,18 +5,29 @@ It follows the match through the `moves` lines with its own copy of the rules, a
 searches until a safe share of its time is used. Simultaneous moves are searched with
 decoupled UCT: at each node every role picks its move by its own UCB statistics, which for
 a turn-taking game (the idle role has only `noop`) is plain UCT.
+
+The rules are loaded, followed and searched in a thread of their own, and the thread that
+reads the referee's lines answers by its deadlines whatever they cost: a heavy GDL game can
+take longer to load than the start clock and longer to compute one state than the play
+clock. It says `ready` when the start clock runs short, loaded or not, and answers `go`
+with the best move found so far, or, while the rules are not yet known, the first move the
+line offers.
 """
 
 from __future__ import annotations
 
 import contextlib
 import math
+import queue
 import random
+import resource
 import sys
+import threading
 import time
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass, field
 
-from referee.errors import GameFault
+from referee.errors import GameFault, RefereeError
 from referee.games import Game, GdlGame, Move
 from referee.protocol import READY, Go, Moves, Quit, Start, parse, start_game
 
@@ -24,6 +35,12 @@ EXPLORATION = 0.7
 SAFETY_S = 0.03  # what answering and the pipes may cost, kept out of the search
 # Searching for 75% of the time keeps the slowest answers under 80% of the clock.
 SHARE = 0.75
+# When the rules have not answered, what is known is answered at this share of the clock.
+LAST_SHARE = 0.9
+# The address space of each of this player's processes, its reasoners' children among them:
+# a seat's memory (1 GiB by default) counts them together, and a game too big to ground
+# within this is played one state at a time instead of costing the seat.
+MEMORY_BYTES = 768 << 20
 
 
 class Node:
@@ -53,28 +70,50 @@ class Node:
             key=lambda m: totals[m] / visits[m] + EXPLORATION * math.sqrt(log_n / visits[m]),
         )
 
+    def best(self, role: int) -> Move | None:
+        """The role's most visited move so far; None in a terminal state."""
+        visits = self.visits[role]
+        return max(self.legal[role], key=lambda move: visits[move], default=None)
 
-def search(game: Game, state: Hashable, role: int, seconds: float, rng: random.Random) -> Move:
-    """The most visited move of `role` after searching from `state` for about `seconds`.
 
-    A state the rules cannot compute (a rulesheet's fault, or past the limits of its
-    reasoner) ends the search: the best move so far is the answer, never a timeout.
+@dataclass
+class Answer:
+    """One `go` being searched: the root of its tree once there is one, the move once found."""
+
+    search_until: float
+    give_up_at: float
+    root: Node | None = None
+    move: str | None = None
+    done: threading.Event = field(default_factory=threading.Event)
+
+
+def search(
+    game: Game, state: Hashable, role: int, answer: Answer, rng: random.Random
+) -> Move | None:
+    """The most visited move of `role` after searching from `state` until
+    `answer.search_until`; None when the rules could not give even the root.
+
+    A question of the rules still unanswered at `answer.give_up_at`, or a state the rules
+    cannot compute (a rulesheet's fault, or past the limits of its reasoner), ends the search:
+    the best move so far is the answer, never a timeout. The root's own state is computed
+    whatever it takes, the answer given meanwhile by the caller: the match is followed
+    through it, and a heavy game's state given up at every move would be computed again
+    by the next `moves`, beside the referee computing it too.
     """
-    root = Node(game, state)
-    if len(root.legal[role]) == 1:
-        return root.legal[role][0]
-    deadline = time.monotonic() + seconds
+    with contextlib.suppress(GameFault):
+        answer.root = Node(game, state)
+    if answer.root is None or len(answer.root.legal[role]) < 2:
+        return None if answer.root is None else answer.root.best(role)
     if isinstance(game, GdlGame):
-        game.give_up_at(deadline)
+        game.give_up_at(answer.give_up_at)
     try:
         with contextlib.suppress(GameFault):
-            while time.monotonic() < deadline:
-                _iterate(game, root, state, rng)
+            while time.monotonic() < answer.search_until:
+                _iterate(game, answer.root, state, rng)
     finally:
         if isinstance(game, GdlGame):
             game.give_up_at(None)
-    visits = root.visits[role]
-    return max(root.legal[role], key=lambda move: visits[move])
+    return answer.root.best(role)
 
 
 def _iterate(game: Game, root: Node, state: Hashable, rng: random.Random) -> None:
@@ -100,40 +139,99 @@ def _iterate(game: Game, root: Node, state: Hashable, rng: random.Random) -> Non
             node.totals[r][joint[r]] += goals[r] / 100
 
 
-def _choose(
-    game: Game, state: Hashable, role: int, seconds: float, go: Go, rng: random.Random
-) -> str:
-    """The searched move; where the rules failed on this state or an earlier one (None),
-    any of the moves the line offers."""
-    if state is not None:
-        with contextlib.suppress(GameFault):
-            return search(game, state, role, seconds, rng)
-    return rng.choice(go.legal)
+class Mind:
+    """The game, the state of the match and the search, worked on in a thread of their own,
+    one task at a time in the order the referee's lines came; the caller's thread only waits
+    for them as long as its clock allows."""
+
+    def __init__(self, rng: random.Random, load: Callable[[Start], Game] = start_game) -> None:
+        self._rng = rng
+        self._load = load
+        self._tasks: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
+        # Set, read and changed by the tasks alone, in the mind's thread.
+        self._game: Game | None = None
+        self._state: Hashable = None
+        self._role = 0
+        threading.Thread(target=self._work, daemon=True).start()
+
+    def start(self, message: Start) -> None:
+        """Load the game, waiting for it only while the start clock allows."""
+        received = time.monotonic()
+        loaded = threading.Event()
+        self._tasks.put(lambda: self._begin(message, loaded))
+        ready_by = received + message.start_ms / 1000 * SHARE - SAFETY_S
+        loaded.wait(max(0.0, ready_by - time.monotonic()))
+
+    def go(self, message: Go) -> str:
+        """The move to answer: the search's, or when it is late the best move so far, or the
+        first legal move when the search has no tree yet."""
+        received = time.monotonic()
+        seconds = message.ms / 1000
+        answer = Answer(
+            search_until=received + max(0.005, seconds * SHARE - SAFETY_S),
+            give_up_at=received + max(0.005, seconds * LAST_SHARE - SAFETY_S),
+        )
+        self._tasks.put(lambda: self._search(answer))
+        answer.done.wait(max(0.0, answer.give_up_at - time.monotonic()))
+        move = answer.move
+        if move is None and answer.root is not None:
+            move = answer.root.best(self._role)
+        return move if move in message.legal else message.legal[0]
+
+    def moves(self, message: Moves) -> None:
+        """Follow the match: the state after the joint move, once the earlier tasks are done."""
+        self._tasks.put(lambda: self._advance(message.joint))
+
+    def _work(self) -> None:
+        while True:
+            self._tasks.get()()
+
+    def _begin(self, message: Start, loaded: threading.Event) -> None:
+        self._game = self._state = None
+        try:
+            game = self._load(message)
+            self._role = game.role_index(message.role)
+            self._state = game.initial_state()
+            self._game = game
+        except (RefereeError, MemoryError):
+            pass  # a game it cannot load is played with the moves the `go` lines offer
+        finally:
+            loaded.set()
+
+    def _advance(self, texts: Sequence[str]) -> None:
+        game, state = self._game, self._state
+        if game is None or state is None:
+            return
+        # A state the rules fail on is the referee's to judge; the next go says.
+        try:
+            self._state = game.next_state(state, tuple(game.parse_move(m) for m in texts))
+        except (GameFault, ValueError):
+            self._state = None
+
+    def _search(self, answer: Answer) -> None:
+        game, state = self._game, self._state
+        try:
+            if game is not None and state is not None and time.monotonic() < answer.give_up_at:
+                answer.move = search(game, state, self._role, answer, self._rng)
+        finally:
+            answer.done.set()
 
 
 def main() -> None:
-    rng = random.Random()
-    game: Game | None = None
-    state: Hashable = None
-    role = 0
+    # Within the seat's memory, whatever the game: see MEMORY_BYTES.
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    limits = [limit for limit in (MEMORY_BYTES, soft, hard) if limit != resource.RLIM_INFINITY]
+    resource.setrlimit(resource.RLIMIT_AS, (min(limits), hard))
+    mind = Mind(random.Random())
     for line in sys.stdin:
         message = parse(line)
         if isinstance(message, Start):
-            # A GDL game's rules come on the line: the package's own reasoner plays them.
-            game = start_game(message)
-            role = game.role_index(message.role)
-            state = game.initial_state()
+            mind.start(message)
             print(READY, flush=True)
-        elif isinstance(message, Go) and game is not None:
-            seconds = max(0.005, message.ms / 1000 * SHARE - SAFETY_S)
-            print(_choose(game, state, role, seconds, message, rng), flush=True)
-        elif isinstance(message, Moves) and game is not None:
-            joint = tuple(game.parse_move(m) for m in message.joint)
-            # A state the rules fail on is the referee's to judge; the next go says.
-            try:
-                state = None if state is None else game.next_state(state, joint)
-            except GameFault:
-                state = None
+        elif isinstance(message, Go):
+            print(mind.go(message), flush=True)
+        elif isinstance(message, Moves):
+            mind.moves(message)
         elif isinstance(message, Quit):
             return
 
