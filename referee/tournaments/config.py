@@ -21,7 +21,14 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from referee.clock import Clocks, ggp_seconds
 from referee.errors import ConfigError, RefereeError, RulesheetError
-from referee.games import GAMES, Game, StateLimits, is_rulesheet, load_rulesheet
+from referee.games import (
+    GAMES,
+    Game,
+    StateLimits,
+    is_rulesheet,
+    load_rulesheet,
+    nearest_game,
+)
 from referee.games.gdl.remote import (
     DEFAULT_LIMITS,
     MEMORY_MB,
@@ -500,8 +507,8 @@ def _game(game_id: str, base: Path, loc: Location, states: StateLimits) -> Game:
 
 
 def _hint(game_id: str) -> str:
-    close = difflib.get_close_matches(game_id, list(GAMES), n=1)
-    return f" (did you mean {close[0]}?)" if close else f" (known: {', '.join(GAMES)})"
+    close = nearest_game(game_id)
+    return f" (did you mean {close}?)" if close else f" (known: {', '.join(GAMES)})"
 
 
 def _key_hint(key: Any, parent: Location) -> str:
