@@ -60,6 +60,9 @@ class FaultKind(StrEnum):
     PROTOCOL = "protocol"
     CRASH = "crash"
     RESOURCE = "resource"
+    # Only a person at the prompt can resign (by typing quit): the protocol gives programs no
+    # word for it, so on a program's seat it is a record that was tampered with.
+    RESIGNED = "resigned"
 
 
 class PlayerStartError(RefereeError):
@@ -98,6 +101,12 @@ class PlayerCrashed(PlayerFault):
     """The player exited, closed its output, or stopped reading its input."""
 
     kind = FaultKind.CRASH
+
+
+class PlayerResigned(PlayerFault):
+    """A person gave the match up at the prompt: a choice, not a failure of the seat."""
+
+    kind = FaultKind.RESIGNED
 
 
 class ResourceExceeded(PlayerCrashed):

@@ -19,14 +19,23 @@ from referee.games import Move
 MAX_SEED = 2**63 - 1
 
 # Faults after which a player is gone: it plays no further part in the match.
-OUT_OF_THE_MATCH = frozenset({FaultKind.CRASH, FaultKind.RESOURCE})
+OUT_OF_THE_MATCH = frozenset({FaultKind.CRASH, FaultKind.RESOURCE, FaultKind.RESIGNED})
+# Faults that forfeit the match under every policy: a person who resigned gave it up, and
+# moves drawn for them under `random` would play on (and could win) a match they had left.
+CONCEDED = frozenset({FaultKind.RESIGNED})
 
 
 class Policy(StrEnum):
-    """What a fault costs: the match, or the move (replaced by a random legal one)."""
+    """What a fault costs: the match, or the move (replaced by a random legal one). A
+    resignation costs the match under either (`forfeits`)."""
 
     FORFEIT = "forfeit"
     RANDOM = "random"
+
+
+def forfeits(policy: Policy, kind: FaultKind) -> bool:
+    """Whether a fault of `kind` ends the match, with 0 for its role, under `policy`."""
+    return policy is Policy.FORFEIT or kind in CONCEDED
 
 
 def asked(
@@ -61,6 +70,9 @@ def resolve(
 ) -> Resolution:
     """Decide a step from each asked role's answer: its move, or the kind of its fault.
 
+    Under `random`, a fault that forfeits (a resignation) draws no replacement, and the other
+    faults of its step still draw theirs, recorded though the step is not played.
+
     The generator draws first the moves of roles out of the match, then the replacements,
     each in role order: that order is part of every transcript's meaning.
     """
@@ -70,7 +82,7 @@ def resolve(
         if len(moves) > 1 and role in out:
             drawn[role] = joint[role] = rng.choice(moves)
     replacements: dict[int, Move] = {}
-    forfeits: set[int] = set()
+    forfeited: set[int] = set()
     now_out = set(out)
     for role in sorted(answers):
         answer = answers[role]
@@ -79,11 +91,11 @@ def resolve(
             continue
         if answer in OUT_OF_THE_MATCH:
             now_out.add(role)
-        if policy is Policy.RANDOM:
-            replacements[role] = joint[role] = rng.choice(legal[role])
+        if forfeits(policy, answer):
+            forfeited.add(role)
         else:
-            forfeits.add(role)
-    return Resolution(tuple(joint), drawn, replacements, frozenset(forfeits), frozenset(now_out))
+            replacements[role] = joint[role] = rng.choice(legal[role])
+    return Resolution(tuple(joint), drawn, replacements, frozenset(forfeited), frozenset(now_out))
 
 
 def start_outcome(policy: Policy, faulty: Collection[int]) -> tuple[frozenset[int], frozenset[int]]:

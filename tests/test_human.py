@@ -1,5 +1,6 @@
 """A person playing at a real terminal (a pseudo-terminal driven by pexpect): numbered moves
-in a grid, help, an empty line, a bad move, and Ctrl-C ending the match at once."""
+in a grid, help, an empty line, a bad move, Ctrl-C ending the match at once, and `quit`
+resigning it."""
 
 from __future__ import annotations
 
@@ -72,6 +73,48 @@ def test_a_person_plays_by_number_and_ctrl_c_ends_the_match_at_once(tmp_path: Pa
     assert [step["moves"]["xcplayer"] for step in transcript["steps"]] == ["(mark 2 2)", "noop"]
     # Nothing waited for another line: well under the 1 s that ending the players may take.
     assert waited < 30, waited
+
+
+def test_a_person_who_types_quit_resigns_and_the_record_verifies(tmp_path: Path) -> None:
+    child = spawn(tmp_path)
+    child.expect_exact(PROMPT)
+    child.sendline("5")
+    child.expect_exact("step 1: xcplayer (mark 2 2), obplayer noop")
+    child.expect_exact(PROMPT)
+    child.sendline("quit")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    said = child.before.replace("\r\n", "\n")
+    assert "fault at step 3: xcplayer resigned: typed quit at the prompt\n" in said
+    assert "result: xcplayer 0, obplayer 100 (xcplayer resigned after 2 steps)\n" in said
+    assert "crash" not in said
+    out = tmp_path / "m.json"
+    transcript = json.loads(out.read_text())
+    assert transcript["end_reason"] == "forfeit"
+    assert [(f["step"], f["role"], f["kind"]) for f in transcript["faults"]] == [
+        (3, "xcplayer", "resigned")
+    ]
+    verified = CliRunner().invoke(app, ["replay", "--verify", str(out)])
+    assert verified.exit_code == 0, verified.output
+    assert verified.stdout.splitlines()[-1] == (
+        f"{out}: verified; ticblock, result: xcplayer 0, obplayer 100"
+        " (xcplayer resigned after 2 steps)"
+    )
+
+
+def test_the_end_of_input_is_no_resignation(tmp_path: Path) -> None:
+    """Ctrl-D, or piped moves running out: the seat is gone, but nobody chose to resign."""
+    out = tmp_path / "m.json"
+    args = ["play", "ticblock", "-p", "xcplayer=human", "-p", "obplayer=random", "--out", str(out)]
+    result = CliRunner().invoke(app, args, input="5\n")
+    assert result.exit_code == 0, result.output
+    (fault,) = json.loads(out.read_text())["faults"]
+    assert (fault["kind"], fault["detail"]) == (
+        "crash",
+        "its input ended (Ctrl-D, or the end of piped input)",
+    )
+    assert "result: xcplayer 0, obplayer 100 (forfeit after 2 steps)\n" in result.stdout
 
 
 @pytest.mark.parametrize(

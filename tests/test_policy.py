@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import random
 
+import pytest
+
 from referee.errors import FaultKind
 from referee.games import Move
-from referee.policy import Policy, asked, forfeit_goals, resolve, start_outcome
+from referee.policy import Policy, asked, forfeit_goals, forfeits, resolve, start_outcome
 
 A, B, C, NOOP = Move("(mark 1 1)"), Move("(mark 1 2)"), Move("(mark 1 3)"), Move("noop")
 
@@ -58,3 +60,26 @@ def test_roles_out_of_the_match_are_drawn_first_then_replacements_in_role_order(
 def test_a_player_that_did_not_get_ready_is_out_and_forfeits_only_under_forfeit() -> None:
     assert start_outcome(Policy.FORFEIT, [1]) == ({1}, {1})
     assert start_outcome(Policy.RANDOM, [1]) == (set(), {1})
+
+
+@pytest.mark.parametrize("policy", list(Policy))
+def test_a_resignation_forfeits_under_every_policy_and_draws_no_move_for_it(
+    policy: Policy,
+) -> None:
+    legal = [(A, B, C), (A, B, C)]
+    rng = random.Random(5)
+    decided = resolve(policy, legal, (), {0: FaultKind.RESIGNED, 1: B}, rng)
+    assert decided.forfeits == {0}
+    assert decided.out == {0}
+    assert not decided.replacements
+    assert rng.getstate() == random.Random(5).getstate()
+    assert forfeit_goals(2, decided.forfeits) == (0, 100)
+
+
+def test_under_random_only_the_resignation_forfeits_a_step_with_another_fault() -> None:
+    legal = [(A, B, C), (A, B, C)]
+    answers = {0: FaultKind.TIMEOUT, 1: FaultKind.RESIGNED}
+    decided = resolve(Policy.RANDOM, legal, (), answers, random.Random(5))
+    assert decided.forfeits == {1}
+    assert decided.replacements == {0: random.Random(5).choice(legal[0])}
+    assert [kind for kind in FaultKind if forfeits(Policy.RANDOM, kind)] == [FaultKind.RESIGNED]

@@ -17,8 +17,9 @@ from referee.clock import Clocks
 from referee.errors import TranscriptError
 from referee.games import get_game
 from referee.match import MatchSetup, play_fresh
-from referee.players.base import PlayerSpec
+from referee.players.base import Player, PlayerSpec
 from referee.players.builtin import PROGRAMS, player_spec
+from referee.players.human import HumanPlayer
 from referee.players.process import ProgramPlayer
 from referee.policy import Policy
 from referee.records.replay import Outcome, verify_file
@@ -41,16 +42,34 @@ def _random(name: str) -> PlayerSpec:
     return _program(name, RANDOM, "--seed", "11")
 
 
-def _play(out: Path, game_id: str, specs: list[PlayerSpec], policy: Policy) -> dict[str, Any]:
-    players = [ProgramPlayer(spec, out.with_suffix(f".{spec.name}.log")) for spec in specs]
+def _play(
+    out: Path, game_id: str, specs: list[PlayerSpec | Player], policy: Policy
+) -> dict[str, Any]:
+    players = [
+        ProgramPlayer(spec, out.with_suffix(f".{spec.name}.log"))
+        if isinstance(spec, PlayerSpec)
+        else spec
+        for spec in specs
+    ]
     setup = MatchSetup(out.stem, get_game(game_id), players, QUICK, policy, seed=5)
     asyncio.run(play_fresh(setup, out, results_key(out.parent, None)[0]))
     return json.loads(out.read_text())
 
 
+def _resigning() -> HumanPlayer:
+    """A person who plays their first legal move, then types quit."""
+    typed = iter(["1", "quit"])
+
+    async def read(prompt: str) -> str:
+        return next(typed)
+
+    return HumanPlayer(read, lambda text: None)
+
+
 @pytest.fixture(scope="module")
 def played(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
-    """Real transcripts: a clean match, faults replaced at random, a crash, and a forfeit."""
+    """Real transcripts: a clean match, faults replaced at random, a crash, a forfeit, and a
+    person who resigned (under the random policy, where a resignation still forfeits)."""
     directory = tmp_path_factory.mktemp("played")
     return {
         "clean": _play(
@@ -74,6 +93,9 @@ def played(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]
             [_random("a"), _program("bad", MISBEHAVING, "illegal")],
             Policy.FORFEIT,
         ),
+        "resigned": _play(
+            directory / "resigned.json", "ticblock", [_resigning(), _random("b")], Policy.RANDOM
+        ),
     }
 
 
@@ -95,7 +117,7 @@ def _verdict_of(tmp_path: Path, data: dict[str, Any]):
     return verdict.replayed.problem
 
 
-@pytest.mark.parametrize("name", ["clean", "replaced", "crashed", "forfeit"])
+@pytest.mark.parametrize("name", ["clean", "replaced", "crashed", "forfeit", "resigned"])
 def test_real_transcripts_verify(tmp_path: Path, played, name: str) -> None:
     data = played[name]
     verdict = verify_file(_write(tmp_path, data))
@@ -113,6 +135,10 @@ def test_the_played_transcripts_have_what_the_tampering_tests_need(played) -> No
     ]
     assert [f["kind"] for f in played["crashed"]["faults"]] == ["crash"]
     assert played["forfeit"]["end_reason"] == "forfeit"
+    resigned = played["resigned"]
+    assert (resigned["policy"], resigned["end_reason"]) == ("random", "forfeit")
+    assert [(f["role"], f["kind"]) for f in resigned["faults"]] == [("xcplayer", "resigned")]
+    assert resigned["goals"] == {"xcplayer": 0, "obplayer": 100}
 
 
 def test_a_move_changed_to_another_legal_move_is_caught_where_it_breaks_the_game(
@@ -339,8 +365,8 @@ def test_cli_a_directory_is_verified_with_a_summary_by_game(tmp_path: Path, play
     result = runner.invoke(app, ["replay", str(directory)])
     assert result.exit_code == 0, result.output
     rows = [line.split() for line in result.stdout.splitlines()[2:5]]
-    assert rows == [["hex-pie", "1", "0"], ["ticblock", "3", "0"], ["total", "4", "0"]]
-    assert result.stdout.splitlines()[5] == "signatures: 4 unsigned"
+    assert rows == [["hex-pie", "1", "0"], ["ticblock", "4", "0"], ["total", "5", "0"]]
+    assert result.stdout.splitlines()[5] == "signatures: 5 unsigned"
 
 
 def test_cli_a_directory_with_a_bad_transcript_fails(tmp_path: Path, played) -> None:
@@ -349,8 +375,8 @@ def test_cli_a_directory_with_a_bad_transcript_fails(tmp_path: Path, played) -> 
     result = runner.invoke(app, ["replay", str(directory), "--json"])
     assert result.exit_code == 1
     report = json.loads(result.stdout)
-    assert (report["verified"], report["failed"]) == (4, 2)
-    assert {"game": "ticblock", "verified": 3, "failed": 1} in report["by_game"]
+    assert (report["verified"], report["failed"]) == (5, 2)
+    assert {"game": "ticblock", "verified": 4, "failed": 1} in report["by_game"]
     assert {"game": "-", "verified": 0, "failed": 1} in report["by_game"]
     problems = {Path(f["file"]).name: f["problem"] for f in report["files"] if f["problem"]}
     real = played["clean"]["goals"]["xcplayer"]
@@ -497,6 +523,14 @@ def test_export_ggp(tmp_path: Path, played) -> None:
     assert match["gameRulesheet"].startswith(";")
 
 
+def test_a_resignation_exports_as_ggp_base_s_nearest_code_ce(tmp_path: Path, played) -> None:
+    data = played["resigned"]
+    match = _exported(tmp_path, data, "resigned")
+    assert match["isPlayerHuman"] == [True, False]
+    assert (match["isCompleted"], match["isAborted"]) == (False, True)
+    assert match["errors"][data["faults"][0]["step"]] == ["CE", ""]
+
+
 def _exported(tmp_path: Path, data: dict[str, Any], name: str) -> dict[str, Any]:
     path = _write(tmp_path, data, f"{name}.json", signed=True)
     out = tmp_path / f"{name}.ggp.json"
@@ -515,7 +549,7 @@ def _imported(tmp_path: Path, match: dict[str, Any], name: str, *options: str):
     return result, out
 
 
-@pytest.mark.parametrize("name", ["clean", "replaced", "crashed", "forfeit"])
+@pytest.mark.parametrize("name", ["clean", "replaced", "crashed", "forfeit", "resigned"])
 def test_an_export_imports_as_the_very_transcript_it_came_from(
     tmp_path: Path, played, name: str
 ) -> None:
@@ -611,6 +645,12 @@ def _set_first(times: dict[str, float], value: float) -> None:
     times[next(iter(times))] = value
 
 
+def _resigned_at_first_step(data: dict[str, Any]) -> None:
+    """The resignation moved to step 1, where the person played a move: the match went on."""
+    data["faults"][0]["step"] = 1
+    del data["steps"][0]["times_ms"]["xcplayer"]
+
+
 # (transcript, what is changed, what the discrepancy says)
 CONSISTENCY = {
     "terminal to aborted": (
@@ -663,6 +703,31 @@ CONSISTENCY = {
         "forfeit",
         lambda d: d["faults"][0].update(replacement="(fly away)"),
         "a fault under the forfeit policy has no replacement",
+    ),
+    "a resignation on a program's seat": (
+        "crashed",
+        lambda d: d["faults"][0].update(kind="resigned"),
+        "player1: resigned, but only a person can, and a program played it",
+    ),
+    "a resignation recorded as a crash, which does not forfeit under random": (
+        "resigned",
+        lambda d: d["faults"][0].update(kind="crash"),
+        "end: a forfeit, but the policy is random",
+    ),
+    "a resignation with a replacement": (
+        "resigned",
+        lambda d: d["faults"][0].update(replacement="(mark 1 1)"),
+        "xcplayer: resigned, which forfeits, yet has a replacement",
+    ),
+    "a resignation with an answer time": (
+        "resigned",
+        lambda d: d["faults"][0].update(time_ms=5.0),
+        "a resigned fault, yet an answer time is recorded",
+    ),
+    "a match played on after a resignation": (
+        "resigned",
+        _resigned_at_first_step,
+        "step 1: xcplayer: a resigned fault under the random policy, yet the match went on",
     ),
     "a start time missing": (
         "clean",

@@ -21,6 +21,7 @@ from rich.progress import (
 )
 from tabulate import tabulate
 
+from referee.errors import FaultKind
 from referee.games import Game, JointMove
 from referee.match import StepCallback
 from referee.players.base import Player, quoted
@@ -74,11 +75,15 @@ def unready_line(fault: Fault, player: Player, log_path: str | None) -> str:
 
 
 def result_line(transcript: Transcript) -> str:
+    """`result: xcplayer 0, obplayer 100 (forfeit after 2 steps)`; a match a person gave up
+    names them: `(xcplayer resigned after 2 steps)`, not a forfeit that reads like a fault."""
     steps = len(transcript.steps)
     if transcript.goals is None:
         return f"result: none ({transcript.end_reason} after {counted(steps, 'step')})"
     goals = ", ".join(f"{role} {goal}" for role, goal in transcript.goals.items())
-    return f"result: {goals} ({transcript.end_reason} after {counted(steps, 'step')})"
+    resigned = [f.role for f in transcript.faults if f.kind is FaultKind.RESIGNED]
+    why = f"{' and '.join(resigned)} resigned" if resigned else transcript.end_reason
+    return f"result: {goals} ({why} after {counted(steps, 'step')})"
 
 
 def finished_line(transcript: Transcript) -> str:

@@ -15,7 +15,7 @@ import sys
 from collections.abc import Awaitable, Callable, Hashable, Sequence
 
 from referee.clock import now
-from referee.errors import MoveError, PlayerCrashed
+from referee.errors import MoveError, PlayerCrashed, PlayerResigned
 from referee.games import Game
 from referee.players.base import Player, PlayerSpec, Reply
 from referee.protocol import READY, End, EndReason, Go, Moves, Start, parse, start_game
@@ -95,7 +95,7 @@ class HumanPlayer(Player):
             self._show(game.rules)
         elif command == "quit":
             self._left = True
-            raise PlayerCrashed("the person at the terminal left the match")
+            raise PlayerResigned("typed quit at the prompt")
         elif text.isdigit():
             if 1 <= int(text) <= len(legal):
                 return legal[int(text) - 1]
@@ -127,8 +127,11 @@ class HumanPlayer(Player):
         try:
             return await self._read(prompt)
         except EOFError:
+            # Not a resignation: the end of input is what a closed terminal, or a script's
+            # piped moves running out, look like too, and nobody chose to give the match up.
+            # The seat is gone, as a program that closed its output is.
             self._left = True
-            raise PlayerCrashed("the person at the terminal left") from None
+            raise PlayerCrashed("its input ended (Ctrl-D, or the end of piped input)") from None
 
     async def send(self, line: str, limit_s: float) -> None:
         message = parse(line)

@@ -60,7 +60,16 @@ from referee.records.transcript import (
 
 EXTRA = "x-referee-transcript"
 RULES = "gameRulesheet"
-_CODES = {FaultKind.TIMEOUT: "TO", FaultKind.CRASH: "CE", FaultKind.RESOURCE: "CE"}
+# ggp-base's codes are TO, CE and IL only. A resignation exports as CE, the nearest: like a
+# player gone from the connection, the person sent no move and takes no further part; TO
+# would say a clock ran out (people are not timed) and IL that a move was made. It imports
+# back as a crash, GGP having no word that tells the two apart.
+_CODES = {
+    FaultKind.TIMEOUT: "TO",
+    FaultKind.CRASH: "CE",
+    FaultKind.RESOURCE: "CE",
+    FaultKind.RESIGNED: "CE",
+}
 _KINDS = {"TO": FaultKind.TIMEOUT, "CE": FaultKind.CRASH, "IL": FaultKind.ILLEGAL}
 # How an illegal move's fault names the move (the match's wording).
 _ILLEGAL = re.compile(r"played (.+), which is not legal")

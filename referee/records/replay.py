@@ -202,8 +202,10 @@ class _Replayer:
         self.out: frozenset[int] = frozenset()
         self.clocks = Clocks()
         self.banks: list[TimeBank] = []
-        # People are not timed: their times are recorded, but no clock judges them.
+        # People are not timed: their times are recorded, but no clock judges them. Only they
+        # can resign.
         self.untimed = {seat.role for seat in transcript.seats if seat.human}
+        self.policy = Policy(transcript.policy) if transcript.policy in set(Policy) else None
         # GGP players are asked at forced steps too (records made before that, were not).
         self.ggp = {
             game.roles.index(s.role) for s in transcript.seats if s.ggp and s.role in game.roles
@@ -408,9 +410,19 @@ class _Replayer:
                 raise _at_step(fault.step, f"fault listed after one at step {previous}", fault.role)
             if fault.role in self.faults[fault.step]:
                 raise _at_step(fault.step, "two faults recorded for one request", fault.role)
+            if fault.kind is FaultKind.RESIGNED and fault.role not in self.untimed:
+                raise _at_step(
+                    fault.step,
+                    "resigned, but only a person can, and a program played it",
+                    fault.role,
+                )
             if self.t.policy == Policy.FORFEIT and fault.replacement is not None:
                 raise _at_step(
                     fault.step, "a fault under the forfeit policy has no replacement", fault.role
+                )
+            if fault.kind in policy.CONCEDED and fault.replacement is not None:
+                raise _at_step(
+                    fault.step, f"{fault.kind}, which forfeits, yet has a replacement", fault.role
                 )
             self.faults[fault.step][fault.role] = fault
             previous = fault.step
@@ -429,8 +441,9 @@ class _Replayer:
             if fault is not None:
                 if fault.replacement is not None:
                     raise _at_step(0, "a start fault has no replacement move", name)
-                if fault.kind is FaultKind.ILLEGAL:
-                    raise _at_step(0, "an illegal move at the start, where no move is asked", name)
+                if fault.kind in (FaultKind.ILLEGAL, FaultKind.RESIGNED):
+                    # A person is ready at once: the prompt, and its quit, come with a move.
+                    raise _at_step(0, f"{fault.kind} at the start, where no move is asked", name)
                 if time_ms is not None:
                     raise _at_step(0, "a start time and a start fault: one answer, two fates", name)
                 self._check_fault(fault, self.clocks.start_ms)
@@ -452,7 +465,8 @@ class _Replayer:
         """A fault's kind agrees with its recorded answer time and the time the role had.
 
         A timeout came late or not at all; an illegal move was an answer in time; a protocol
-        fault may have been an answer in time; a crash or a resource fault answered nothing.
+        fault may have been an answer in time; a crash, a resource fault or a resignation
+        answered nothing.
         """
         time_ms, kind, step, role = fault.time_ms, fault.kind, fault.step, fault.role
         if time_ms is None:
@@ -468,7 +482,7 @@ class _Replayer:
                     f" within the {allowance_ms} ms it had",
                     role,
                 )
-        elif kind in (FaultKind.CRASH, FaultKind.RESOURCE):
+        elif kind in (FaultKind.CRASH, FaultKind.RESOURCE, FaultKind.RESIGNED):
             raise _at_step(step, f"a {kind} fault, yet an answer time is recorded", role)
         elif time_ms > allowance_ms:
             raise _at_step(step, f"{_late(time_ms, allowance_ms)}: a timeout, not {kind}", role)
@@ -607,7 +621,9 @@ class _Replayer:
                 continue
             if role in decided.forfeits:
                 raise _at_step(
-                    step, "a fault under the forfeit policy, yet the match went on", name
+                    step,
+                    f"a {fault.kind} fault under the {self.t.policy} policy, yet the match went on",
+                    name,
                 )
             drawn = decided.replacements[role]
             if fault.replacement != drawn:
@@ -638,12 +654,18 @@ class _Replayer:
             raise _at_step(late[0], "a fault at a step that was never played", role)
         if terminal and reason != EndReason.TERMINAL:
             raise _at("end", f"recorded as {reason}, but the game is over {after}")
-        if reason == EndReason.ABORTED and self.t.policy == Policy.FORFEIT and self.faults:
-            step = next(iter(self.faults))
+        ending = [
+            (step, fault)
+            for step, faults in self.faults.items()
+            for fault in faults.values()
+            if self.policy is not None and policy.forfeits(self.policy, fault.kind)
+        ]
+        if reason == EndReason.ABORTED and ending:
+            step, fault = ending[0]
             raise _at(
                 "end",
-                f"recorded as aborted, but under the forfeit policy the fault at step {step}"
-                " ended the match",
+                f"recorded as aborted, but under the {self.t.policy} policy the {fault.kind}"
+                f" fault at step {step} ended the match",
             )
         if reason == EndReason.TERMINAL:
             if not terminal:
@@ -654,29 +676,53 @@ class _Replayer:
                 dict(zip(self.roles, self.game.goals(state), strict=True)), "the rules give"
             )
         elif reason == EndReason.FORFEIT:
-            if self.t.policy != Policy.FORFEIT:
-                raise _at("end", f"a forfeit, but the policy is {self.t.policy}")
+            assert self.policy is not None  # the header's check
             faulty = self.faults.get(forfeit_step, {})
             if not faulty:
                 raise _at(
                     "end", f"recorded as a forfeit, but no fault is recorded at step {forfeit_step}"
                 )
+            if not any(policy.forfeits(self.policy, fault.kind) for fault in faulty.values()):
+                raise _at("end", f"a forfeit, but the policy is {self.t.policy}")
+            losers = [
+                self.roles.index(name)
+                for name, fault in faulty.items()
+                if policy.forfeits(self.policy, fault.kind)
+            ]
             if forfeit_step:
                 self._check_forfeit_step(forfeit_step, state, faulty)
-            goals = policy.forfeit_goals(len(self.roles), [self.roles.index(r) for r in faulty])
+            goals = policy.forfeit_goals(len(self.roles), losers)
             self._check_goals(dict(zip(self.roles, goals, strict=True)), "the forfeit gives")
 
     def _check_forfeit_step(self, step: int, state: Hashable, faulty: dict[str, Fault]) -> None:
-        """The faults that ended a match were made by roles asked at that step, as timed."""
+        """The faults that ended a match were made by roles asked at that step, as timed, and
+        the other faults of the step (a resignation's under `random`) drew their replacements
+        with the match seed, though the step was not played."""
         legal = [self.game.legal_moves(state, role) for role in range(len(self.roles))]
         answered = {role for role in self.ggp if self.roles[role] in faulty}
-        asked = {self.roles[role] for role in policy.asked(legal, self.out, answered)}
+        asked = policy.asked(legal, self.out, answered)
         for name, fault in faulty.items():
-            if name not in asked or step <= self.t.opening:
+            if self.roles.index(name) not in asked or step <= self.t.opening:
                 raise _at_step(step, "a forfeit by a role that was not asked for a move", name)
             self._check_fault(
                 fault, self.banks[self.roles.index(name)].allowance_ms(self.clocks.play_ms)
             )
+        assert self.policy is not None  # the header's check
+        # The moves of the roles that answered are not recorded; they draw nothing either.
+        answers: dict[int, Move | FaultKind] = {
+            role: faulty[self.roles[role]].kind if self.roles[role] in faulty else legal[role][0]
+            for role in asked
+        }
+        decided = policy.resolve(self.policy, legal, self.out, answers, self.rng)
+        for name, fault in faulty.items():
+            drawn = decided.replacements.get(self.roles.index(name))
+            if fault.replacement != drawn:
+                raise _at_step(
+                    step,
+                    f"the replacement drawn with the match seed is {drawn},"
+                    f" but the fault records {fault.replacement}",
+                    name,
+                )
 
     def _check_goals(self, expected: dict[str, int], source: str) -> None:
         assert self.t.goals is not None
