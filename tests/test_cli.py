@@ -347,8 +347,12 @@ MISBEHAVING_BOT = Path(__file__).resolve().parent / "players" / "misbehaving.py"
 @pytest.mark.parametrize(
     ("bot", "reason"),
     [
-        # Silent past the start clock.
-        (f"{sys.executable} {MISBEHAVING_BOT} silent-start", "could not start: no answer within"),
+        # Silent past the start clock, told what gives it more time.
+        (
+            f"{sys.executable} {MISBEHAVING_BOT} silent-start",
+            "could not start: no answer within 1000 ms: answer ready sooner, or give it a"
+            " longer start clock (--start-clock MS",
+        ),
         # Dead at its start, with what it said quoted and the advice that fits it.
         (
             f"{sys.executable} /no_such_dir/no_such_bot.py",

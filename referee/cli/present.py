@@ -24,9 +24,9 @@ from tabulate import tabulate
 from referee.errors import FaultKind
 from referee.games import Game, JointMove
 from referee.match import StepCallback
-from referee.players.base import Player, quoted
+from referee.players import startup
+from referee.players.base import Player
 from referee.players.connection import ConnectedPlayer
-from referee.players.startup import diagnose_start
 from referee.records.replay import DirectoryReport, FileVerdict, Frame, Outcome, Replay
 from referee.records.transcript import Fault, RulesFault, Transcript
 from referee.tournaments.config import TournamentConfig
@@ -57,21 +57,12 @@ def fault_line(fault: Fault) -> str:
 
 
 def unready_line(fault: Fault, player: Player, log_path: str | None) -> str:
-    """Why a program never got ready, with the last line it wrote to standard error, and
-    where its log is (`log_path`, as its match recorded it: the player's own is closed):
-    `xcplayer (python3 bot.py) could not start: exited with code 2 ...`."""
-    spec = player.spec
-    last = ""
+    """Why a program never got ready, from what it wrote to standard output and error, and
+    where its log is (`log_path`, as its match recorded it: the player's own is closed)."""
+    said: list[str] = []
     if isinstance(player, ConnectedPlayer):
-        seen = player.connection
-        said = [*seen.stdout_tail, *seen.stderr_lines()]
-        known = diagnose_start(spec.argv, fault.detail, said, spec.env, spec.cwd)
-        if known is not None:
-            last = f" ({quoted(known.reason, 200)}): {known.advice}"
-        elif said:
-            last = f" ({quoted(said[-1], 200)})"
-    log = f"; its log: {log_path}" if log_path else ""
-    return f"{fault.role} ({' '.join(spec.command)}) could not start: {fault.detail}{last}{log}"
+        said = [*player.connection.stdout_tail, *player.connection.stderr_lines()]
+    return startup.unready_line(fault.role, player.spec, (fault.kind, fault.detail), said, log_path)
 
 
 def result_line(transcript: Transcript) -> str:

@@ -18,6 +18,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from referee.errors import FaultKind
+from referee.players.base import PlayerSpec, quoted
+
+# What gives a program more time to get ready, wherever its start clock is set.
+MORE_START_TIME = "--start-clock MS for validate and play, start_clock in a tournament config"
 # The exit status of a shell, or of `env`, that could not find or run the program it was given.
 NOT_RUNNABLE = 127
 # Lines that close a runtime's report without saying why.
@@ -225,3 +230,30 @@ def _pyenv_program(root: Path, name: str, env: Mapping[str, str], cwd: Path) -> 
         if candidate.is_file():
             return str(candidate)
     return None
+
+
+def unready_line(
+    who: str,
+    spec: PlayerSpec,
+    fault: tuple[FaultKind, str],
+    words: Sequence[str],
+    log: str | None,
+    match_id: str | None = None,
+) -> str:
+    """One line naming a program that never got ready (`fault`: its kind and detail), why,
+    in its own last `words` where they say, the advice that fits, and where its log is:
+    `xcplayer (python3 bot.py) could not start: exited with code 2 (...): ...; its log: ...`.
+    `referee play` says it as its error, a tournament at a player's first failure."""
+    kind, detail = fault
+    known = diagnose_start(spec.argv, detail, words, spec.env, spec.cwd)
+    if known is not None:
+        said = f" ({quoted(known.reason, 200)}): {known.advice}"
+    elif kind is FaultKind.TIMEOUT:
+        said = f": answer ready sooner, or give it a longer start clock ({MORE_START_TIME})"
+    elif words:
+        said = f" ({quoted(words[-1], 200)})"
+    else:
+        said = ""
+    where = f" in {match_id}" if match_id else ""
+    its_log = f"; its log: {log}" if log else ""
+    return f"{who} ({' '.join(spec.command)}) could not start{where}: {detail}{said}{its_log}"

@@ -20,7 +20,7 @@ from typing import Protocol
 from referee.errors import ConfigError
 from referee.players.base import Fingerprint, fingerprint
 from referee.players.log import NOTE_PREFIX
-from referee.players.startup import diagnose_start
+from referee.players.startup import unready_line
 from referee.players.trace import Trace
 from referee.records.signing import SigningKey
 from referee.records.transcript import Fault, Transcript, write_transcript
@@ -291,14 +291,9 @@ class _Starts:
 
     def _failed(self, match_id: str, log: str | None, name: str, fault: Fault) -> str:
         """One line naming a player whose program did not start, and why."""
-        spec = self._specs[name]
         words = _last_words(Path(log)) if log else []
-        known = diagnose_start(spec.argv, fault.detail, words, spec.env, spec.cwd)
-        said = f" ({known.reason!r}): {known.advice}" if known else ""
-        where = f"; its log: {log}" if log else ""
-        return (
-            f"{name} ({' '.join(spec.command)}) could not start in {match_id}:"
-            f" {fault.detail}{said}{where}"
+        return unready_line(
+            name, self._specs[name], (fault.kind, fault.detail), words, log, match_id
         )
 
 

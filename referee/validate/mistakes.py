@@ -14,6 +14,7 @@ from pathlib import Path
 
 from referee.errors import FaultKind
 from referee.match import NOT_A_MOVE
+from referee.players.startup import MORE_START_TIME
 from referee.validate.evidence import Evidence, Offence, Process
 
 
@@ -142,7 +143,7 @@ def advice(mistake: Mistake, program: Language, start_ms: int, play_ms: int) -> 
         case Mistake.SLOW_START:
             return (
                 f"answer ready sooner, or give it a longer start clock than {start_ms} ms:"
-                " --start-clock MS for validate and play, start_clock in a tournament config"
+                f" {MORE_START_TIME}"
             )
 
 
