@@ -268,3 +268,10 @@ def test_validate_bad_input(args: list[str], message: str) -> None:
     assert result.exit_code == 2
     assert message in result.stderr
     assert len(result.stderr.splitlines()) == 1
+
+
+def test_a_program_dead_at_its_start_is_one_match_in_the_verdict(tmp_path: Path) -> None:
+    bot = f"{sys.executable} {tmp_path / 'no_such_bot.py'}"
+    result = runner.invoke(app, ["validate", bot, "--games", "ticblock"])
+    assert result.exit_code == 1
+    assert result.stdout.splitlines()[-1].startswith("verdict: FAIL (start); 1 match in ")

@@ -777,7 +777,8 @@ def report_command(
         typer.echo(json.dumps(dict(data, failed=site.failed), indent=2))
     else:
         failed = f", {site.failed} failed verification (listed, not drawn)" if site.failed else ""
-        typer.echo(f"{site.index}: {site.listed} matches, {site.drawn} drawn{failed}")
+        listed = present.counted(site.listed, "match", "matches")
+        typer.echo(f"{site.index}: {listed}, {site.drawn} drawn{failed}")
     if site.failed:
         raise typer.Exit(EXIT_FAILED)
 

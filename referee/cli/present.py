@@ -37,9 +37,10 @@ from referee.tournaments.standings import compute, pairings, progress_text, tabl
 from referee.validate import Report
 
 
-def counted(number: int, noun: str) -> str:
-    """`1 step`, `2 steps`: a count and its noun (a regular plural)."""
-    return f"{number:,} {noun}" if number == 1 else f"{number:,} {noun}s"
+def counted(number: int, noun: str, plural: str | None = None) -> str:
+    """`1 step`, `2 steps`, `1 match`: a count and its noun, whose plural is `plural` or
+    the regular one."""
+    return f"{number:,} {noun}" if number == 1 else f"{number:,} {plural or noun + 's'}"
 
 
 def step_line(step: int, moves: dict[str, str], times_ms: dict[str, float] | None = None) -> str:
@@ -260,7 +261,8 @@ def validation_report(report: Report, keep: Path | None) -> str:
             *fixes,
             *stopped,
             *where,
-            f"verdict: {report.summary()}; {report.matches} matches in {report.seconds:.1f} s"
+            f"verdict: {report.summary()}; {counted(report.matches, 'match', 'matches')} in"
+            f" {report.seconds:.1f} s"
             f" (bound {report.bound_s:.0f} s){kept}",
         ]
     )
