@@ -129,6 +129,17 @@ class _Mismatch(Exception):
         self.discrepancy = discrepancy
 
 
+def _check_replacement(step: int, role: str, fault: Fault, drawn: Move | None) -> None:
+    """The replacement a fault records must be the one the match seed draws (None: none)."""
+    if fault.replacement != drawn:
+        raise _at_step(
+            step,
+            f"the replacement drawn with the match seed is {drawn},"
+            f" but the fault records {fault.replacement}",
+            role,
+        )
+
+
 def _at_step(step: int, what: str, role: str | None = None) -> _Mismatch:
     return _Mismatch(Discrepancy(f"step {step}", what, step, role))
 
@@ -626,13 +637,7 @@ class _Replayer:
                     name,
                 )
             drawn = decided.replacements[role]
-            if fault.replacement != drawn:
-                raise _at_step(
-                    step,
-                    f"the replacement drawn with the match seed is {drawn},"
-                    f" but the fault records {fault.replacement}",
-                    name,
-                )
+            _check_replacement(step, name, fault, drawn)
             if joint[role] != drawn:
                 raise _at_step(
                     step,
@@ -715,14 +720,7 @@ class _Replayer:
         }
         decided = policy.resolve(self.policy, legal, self.out, answers, self.rng)
         for name, fault in faulty.items():
-            drawn = decided.replacements.get(self.roles.index(name))
-            if fault.replacement != drawn:
-                raise _at_step(
-                    step,
-                    f"the replacement drawn with the match seed is {drawn},"
-                    f" but the fault records {fault.replacement}",
-                    name,
-                )
+            _check_replacement(step, name, fault, decided.replacements.get(self.roles.index(name)))
 
     def _check_goals(self, expected: dict[str, int], source: str) -> None:
         assert self.t.goals is not None
