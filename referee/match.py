@@ -181,15 +181,16 @@ class Match:
             for role, answer in enumerate(replies)
             if answer.fault is None and not is_ready(answer.text)
         ]
-        dying = await asyncio.gather(
+        gone = await asyncio.gather(
             *(self.setup.players[role].gone_within(DYING_WORDS_S) for role in not_ready)
         )
+        dying = dict(zip(not_ready, gone, strict=True))
         faulty = []
         for role, answer in enumerate(replies):
             fault = answer.fault
             elapsed_ms = answer.elapsed_ms
-            if role in not_ready:
-                died = dying[not_ready.index(role)]
+            if role in dying:
+                died = dying[role]
                 said = quoted(answer.text)
                 if died is None:
                     fault = ProtocolViolation(f"answered {said} instead of ready")
