@@ -46,9 +46,10 @@ from referee.records.transcript import (
 
 # How the fault of an answer that is no move of the game says so.
 NOT_A_MOVE = "which is not a move of"
-# How long a program that answered `start` with something else is watched for its exit: one
-# that dies a moment later wrote why it could not start (the JVM does, on standard output),
-# not an answer.
+# A program that answered `start` with something else is watched for its exit until its
+# start clock is over, and at least this long: one that dies then wrote why it could not
+# start (the JVM does, on standard output), not an answer. A fixed wait alone would take a
+# runtime slow to exit on a loaded machine for one that answered.
 DYING_WORDS_S = 1.0
 
 
@@ -182,7 +183,12 @@ class Match:
             if answer.fault is None and not is_ready(answer.text)
         ]
         gone = await asyncio.gather(
-            *(self.setup.players[role].gone_within(DYING_WORDS_S) for role in not_ready)
+            *(
+                self.setup.players[role].gone_within(
+                    max(DYING_WORDS_S, (clocks.start_ms - (replies[role].elapsed_ms or 0)) / 1000)
+                )
+                for role in not_ready
+            )
         )
         dying = dict(zip(not_ready, gone, strict=True))
         faulty = []
