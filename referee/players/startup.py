@@ -23,8 +23,6 @@ from referee.players.base import PlayerSpec, quoted
 
 # What gives a program more time to get ready, wherever its start clock is set.
 MORE_START_TIME = "--start-clock MS for validate and play, start_clock in a tournament config"
-# The exit status of a shell, or of `env`, that could not find or run the program it was given.
-NOT_RUNNABLE = 127
 # Lines that close a runtime's report without saying why.
 _SAYS_NOTHING = re.compile(
     r"Error: A fatal exception has occurred\. Program will exit\."
@@ -153,10 +151,12 @@ def diagnose_start(
     they say nothing known.
 
     A command whose program is a version manager's shim (pyenv, asdf) that could not run is
-    told the real interpreter's path instead: the jail does not have the manager's setup.
+    told the real interpreter's path instead: the jail does not have the manager's setup, so
+    a shim never runs there. Whatever `detail` says: on a loaded machine its exit (127) may
+    not be seen before its closed output is.
     """
     lines = [line.strip() for line in words if line.strip() and not _SAYS_NOTHING.search(line)]
-    if f"exited with code {NOT_RUNNABLE}" in detail and argv:
+    if argv:
         shim = _shim_advice(argv[0], env or {}, cwd)
         if shim is not None:
             return StartDiagnosis(lines[-1] if lines else detail, shim)
