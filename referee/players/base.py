@@ -193,10 +193,12 @@ def _sha256(path: Path) -> str:
 
 @dataclass(frozen=True)
 class Reply:
-    """An answer line and the time from the request's write to the answer's read."""
+    """An answer line, the time from the request's write to the answer's read, and the CPU
+    time the player's processes used meanwhile (None where it cannot be counted)."""
 
     text: str
     elapsed_ms: float
+    cpu_ms: float | None = None
 
 
 class Player(ABC):
@@ -234,6 +236,16 @@ class Player(ABC):
         """`send`, begun now: what is left to await of it, if anything. A line sent to
         several players at once costs no task for those that take it at once."""
         return self.send(line, limit_s)
+
+    def pause(self) -> None:
+        """Stop all the player's processes until `resume` (or its next request, or its end):
+        it is not asked, and may not think on another seat's time. A player with no process
+        here cannot be paused."""
+        return None
+
+    def resume(self) -> None:
+        """Let a paused player's processes run again."""
+        return None
 
     @abstractmethod
     async def close(self) -> None:
