@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from referee.clock import GATEWAY_MARGIN_MS, GATEWAY_READ_S, abandoned_after_s, now
+from referee.collector import between_matches
 from referee.errors import GameFault, MoveError, PlayerFault, RefereeError
 from referee.games import Game, Move, StateLimits, builtin_with_rules, computed, load_text
 from referee.games.gdl.remote import DEFAULT_LIMITS
@@ -306,6 +307,7 @@ class Gateway:
         self.hosted = None
         await hosted.player.close()
         hosted.game.close()
+        between_matches()
         # An aborted match has no goals: its `end` line's zeros are the protocol's filler.
         goals = (
             f", goals {' '.join(map(str, end.goals))}" if end.reason is EndReason.TERMINAL else ""

@@ -40,8 +40,8 @@ from referee.records.transcript import (
     Transcript,
     rules_fault,
     rulesheet_of,
+    store_transcript,
     utc_now,
-    write_transcript,
 )
 
 # How the fault of an answer that is no move of the game says so.
@@ -67,15 +67,20 @@ class MatchSetup:
     opening: int = 0
     # Of each seat's player, recorded in the transcript; none for a match outside a tournament.
     fingerprints: Sequence[Fingerprint | None] = ()
+    # Whether a seat may think while it is not asked; else it is paused from the moment its
+    # answer is read until its next request is written, and cannot take another's CPU time.
+    ponder: bool = False
 
 
 @dataclass(frozen=True)
 class _Answer:
-    """What one request got: the answer and its time, if one came, and its fault, if any."""
+    """What one request got: the answer and its time, if one came, and its fault, if any;
+    the CPU time the player used for it, where it was counted."""
 
     text: str
     elapsed_ms: float | None
     fault: PlayerFault | None
+    cpu_ms: float | None = None
 
 
 StepCallback = Callable[[int, tuple[Move, ...], Hashable], None]
@@ -98,6 +103,7 @@ class Match:
         self.faults: list[Fault] = []
         self.steps: list[Step] = []
         self.start_times: dict[str, float] = {}
+        self.start_cpu: dict[str, float] = {}
         self.started_at = utc_now()
         self.began = clock.now()
         self.result: tuple[EndReason, dict[str, int]] | None = None
@@ -211,6 +217,12 @@ class Match:
             else:
                 assert answer.elapsed_ms is not None  # an answer in time has a time
                 self.start_times[self.roles[role]] = answer.elapsed_ms
+                if answer.cpu_ms is not None:
+                    self.start_cpu[self.roles[role]] = answer.cpu_ms
+        if not self.setup.ponder:
+            # Those watched for their exit ran meanwhile; a seat left out is never asked again.
+            for player in self.setup.players:
+                player.pause()
         forfeits, self.out = policy.start_outcome(self.setup.policy, faulty)
         return forfeits
 
@@ -227,6 +239,7 @@ class Match:
         # A time goes with the move it answered for: the step's when the move is the player's
         # own, the fault's when the answer was late or not acceptable.
         times: dict[str, float] = {}
+        cpu: dict[str, float] = {}
         answers: dict[int, Move | FaultKind] = {}
         faults: dict[int, tuple[PlayerFault, float | None]] = {}
         for role, answer in zip(asked, replies, strict=True):
@@ -237,6 +250,8 @@ class Match:
             else:
                 assert answer.elapsed_ms is not None  # an answer in time has a time
                 times[self.roles[role]] = answer.elapsed_ms
+                if answer.cpu_ms is not None:
+                    cpu[self.roles[role]] = answer.cpu_ms
                 answers[role] = checked
         decided = policy.resolve(self.setup.policy, legal, self.out, answers, self.rng)
         self.out = decided.out
@@ -248,7 +263,7 @@ class Match:
         if not decided.forfeits:
             at_ms = round((clock.now() - self.began) * 1000, 3)
             moves: dict[str, str] = dict(zip(self.roles, decided.joint, strict=True))
-            self.steps.append(Step(step, moves, times, at_ms))
+            self.steps.append(Step(step, moves, times, at_ms, cpu))
         return decided.joint, decided.forfeits
 
     def _opening_step(self, step: int, state: Hashable, rng: random.Random) -> tuple[Move, ...]:
@@ -264,21 +279,27 @@ class Match:
         bank = self.banks[role]
         play_ms = self.setup.clocks.play_ms
         limit_ms = start_ms if start_ms is not None else bank.allowance_ms(play_ms)
+        player = self.setup.players[role]
         try:
-            reply = await self.setup.players[role].request(line, limit_ms / 1000)
+            # A paused player is resumed for its request, before its clock starts.
+            reply = await player.request(line, limit_ms / 1000)
         except PlayerFault as fault:
             return _Answer("", None, fault)
+        finally:
+            if not self.setup.ponder:
+                player.pause()
         if reply is None:
             return _Answer("", None, clock.verdict(None, limit_ms))
         # Judged as recorded, so that a replay of the transcript reaches the same verdicts.
         elapsed_ms = round(reply.elapsed_ms, 3)
-        if self.setup.players[role].spec.kind is PlayerKind.HUMAN:
+        cpu_ms = None if reply.cpu_ms is None else round(reply.cpu_ms, 3)
+        if player.spec.kind is PlayerKind.HUMAN:
             return _Answer(reply.text, elapsed_ms, None)  # people are not timed
         if start_ms is not None:
             late = clock.verdict(elapsed_ms, limit_ms)
         else:
             late = bank.charge(play_ms, elapsed_ms)
-        return _Answer(reply.text, elapsed_ms, late)
+        return _Answer(reply.text, elapsed_ms, late, cpu_ms)
 
     def _check_move(self, text: str, legal: Sequence[Move]) -> Move | PlayerFault:
         """The move an answer names, or why it is not an acceptable one."""
@@ -330,6 +351,7 @@ class Match:
             started_at=self.started_at,
             ended_at=utc_now(),
             start_times_ms=self.start_times,
+            start_cpu_ms=self.start_cpu,
             steps=self.steps,
             faults=self.faults,
             end_reason=str(reason),
@@ -355,7 +377,7 @@ def new_match_id(game_id: str) -> str:
 
 async def play_recorded(
     setup: MatchSetup,
-    record: Callable[[Transcript], None],
+    record: Callable[[Transcript], Awaitable[None]],
     on_step: StepCallback | None = None,
 ) -> Transcript:
     """Play a match with started players and give its transcript to `record`, whatever
@@ -365,7 +387,7 @@ async def play_recorded(
         await match.run(on_step)
     finally:
         transcript = match.transcript()
-        record(transcript)
+        await record(transcript)
     return transcript
 
 
@@ -374,7 +396,7 @@ async def play_match(
 ) -> Transcript:
     """Play a match with started players and write its transcript, signed, whatever happens."""
     return await play_recorded(
-        setup, lambda transcript: write_transcript(out, transcript, key), on_step
+        setup, lambda transcript: store_transcript(out, transcript, key), on_step
     )
 
 

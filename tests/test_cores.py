@@ -1,5 +1,6 @@
-"""Cores of their own for each match: the sets dealt out, the players pinned to them, and a
-concurrency above what the cores allow capped with a note."""
+"""Cores of their own for each match, and for each seat where seats think at once: the sets
+dealt out, the players pinned to them, and a concurrency above what the cores allow capped
+with a note."""
 
 from __future__ import annotations
 
@@ -76,11 +77,14 @@ def test_a_pool_deals_each_core_to_one_match_at_a_time() -> None:
     assert pool.take(2) == {0, 1}
 
 
-def run_cores(tmp_path: Path, extra: str) -> tuple[Recorder, list[dict[str, str]]]:
-    """A tournament of two players that say their cores at each match; what each log says."""
+def run_cores(
+    tmp_path: Path, extra: str, games: str = "[quad]"
+) -> tuple[Recorder, list[dict[str, str]]]:
+    """A tournament of two players that say their cores at each match; what each log says,
+    in match order, each match's roles in order."""
     bot = bot_copy(tmp_path)
     players = {name: f"{bot} cores" for name in ("a", "b")}
-    config = load_config(write_config(tmp_path, players, "[ticblock]", f"rounds: 4\n{extra}"))
+    config = load_config(write_config(tmp_path, players, games, f"rounds: 4\n{extra}"))
     recorder = Recorder()
     key, _ = results_key(config.output, None)
     asyncio.run(run_tournament(config, key, recorder))
@@ -107,6 +111,47 @@ def test_each_match_runs_on_a_core_of_its_own_that_its_players_cannot_widen(
     for first, second in zip(said[::2], said[1::2], strict=True):
         assert first["cores"] == second["cores"]
     assert len({log["cores"] for log in said}) == allowed
+
+
+@pytest.mark.parametrize(
+    ("games", "extra"),
+    [("[ticblock]", "cores_per_match: 1\n"), ("[quad]", "ponder: true\n")],
+    ids=["simultaneous moves", "ponder"],
+)
+def test_seats_that_think_at_once_each_run_on_cores_of_their_own(
+    tmp_path: Path, games: str, extra: str
+) -> None:
+    if (machine_protections().cpuset is None or len(MACHINE) < 2) and not os.environ.get("CI"):
+        pytest.skip("no writable cpuset cgroup, or one core: seats cannot have cores apart")
+    recorder, said = run_cores(tmp_path, f"concurrency: 2\nreuse: true\n{extra}", games)
+    capped = (
+        f"concurrency 2 is more than the {len(MACHINE)} cores allow at 2 per match: 1 at a time"
+    )
+    assert recorder.notes == ([] if len(MACHINE) >= 4 else [capped])
+    for log in said:
+        assert log["cores"] == log["widened"]
+        assert len(parse_cores(log["cores"])) == 1
+    # The two seats of a match on two different cores, a reused process moved there too.
+    for first, second in zip(said[::2], said[1::2], strict=True):
+        assert first["cores"] != second["cores"]
+
+
+def test_a_simultaneous_game_whose_seats_the_cores_cannot_part_is_one_line(
+    tmp_path: Path,
+) -> None:
+    config = load_config(
+        write_config(
+            tmp_path, {"a": "random", "b": "random"}, "[ticblock]", "cores_per_seat: 1024\n"
+        )
+    )
+    key, _ = results_key(config.output, None)
+    with pytest.raises(ConfigError) as error:
+        asyncio.run(run_tournament(config, key, Recorder()))
+    assert str(error.value) == (
+        f"{config.path}: cores_per_seat: 1024 cores for each of the 2 seats of a match"
+        f" (ticblock is a game of simultaneous moves), but there are {len(MACHINE)}"
+        f" (cores {format_cores(MACHINE)})"
+    )
 
 
 def test_without_cores_per_match_players_run_where_the_system_puts_them(tmp_path: Path) -> None:

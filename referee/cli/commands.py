@@ -27,6 +27,7 @@ from referee import __version__
 from referee.cli import present
 from referee.cli.help import PlainCommand
 from referee.clock import Clocks, ggp_seconds
+from referee.collector import quiet_collector
 from referee.errors import ConfigError, ConformanceFileError, RefereeError, TranscriptError
 from referee.games import GAMES, Game, StateLimits, get_game
 from referee.games.playout import random_steps
@@ -233,7 +234,8 @@ def _run(work: Coroutine[Any, Any, T], interrupted: str, stop_progress: Callable
     """Run `work` to its end; Ctrl-C or SIGTERM cancel it (players ended, records written),
     then the progress is stopped, `interrupted` is said, and the exit code is 130."""
     try:
-        return asyncio.run(_stopped_by_sigterm(work))
+        with quiet_collector():
+            return asyncio.run(_stopped_by_sigterm(work))
     except (KeyboardInterrupt, asyncio.CancelledError):
         stop_progress()
         _error(interrupted)
@@ -442,6 +444,13 @@ def play(
             min=0, max=MAX_SEED, metavar="N", help="Seed for fault replacements (default: fresh)."
         ),
     ] = None,
+    ponder: Annotated[
+        bool,
+        typer.Option(
+            help="Let a player think while it is not asked (by default it is paused from its"
+            " answer to its next request, so that it cannot take the other's CPU time)."
+        ),
+    ] = False,
     out: TranscriptOutOption = None,
     show: ShowOption = False,
     signing_key: SigningKeyOption = None,
@@ -486,7 +495,7 @@ def play(
         ]
         on_step = present.step_printer(found, show)
         _prepare_sandbox()
-        setup = MatchSetup(match_id, found, players, clocks, policy, seed)
+        setup = MatchSetup(match_id, found, players, clocks, policy, seed, ponder=ponder)
         transcript = _run(
             play_fresh(setup, out, key, on_step),
             f"interrupted; the match is recorded as aborted in {out}",

@@ -93,6 +93,9 @@ class Game(ABC, Generic[S]):
     legend: ClassVar[str] = ". empty"
     # The longest a match can last by the rules, in steps: what bounds a match's time.
     max_steps: ClassVar[int]
+    # Whether several roles choose their moves at the same step: their seats think at once, so
+    # none is paused while another is asked, and each has cores of its own.
+    simultaneous: bool = False
     # Whether computing a state may take long (a GDL game reasoned about one state at a time
     # in a child process): code on an event loop computes its states off the loop.
     slow_states: bool = False

@@ -49,6 +49,7 @@ class BlockerParallel(Game[State]):
     marks = ("X", "#")
     # Every step fills at least one of board 1's 16 cells.
     max_steps = 16
+    simultaneous = True
     rules = """\
 Two 4x4 boards, cells (x, y) with x the column 1..4 and y the row 1..4. Both roles move
 at every step, at the same time: each names one blank cell of board 1 and one blank

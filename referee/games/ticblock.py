@@ -52,6 +52,7 @@ class Ticblock(Game[State]):
     marks = ("X, then X crossing", "O, then # blocking")
     # 9 cells of tic-tac-toe, the reset, then at least one of 16 cells per step.
     max_steps = 26
+    simultaneous = True
     rules = """\
 Phase 1 is tic-tac-toe on a 3x3 board, cells (m, n) with m the row and n the column,
 both 1..3. xcplayer (x) moves first and the roles alternate; the idle role plays noop.

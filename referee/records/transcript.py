@@ -5,6 +5,7 @@ The schema is documented in `docs/transcripts.md`; `SCHEMA_VERSION` changes with
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from collections.abc import Sequence
@@ -92,7 +93,8 @@ class Fault:
 
 @dataclass(frozen=True)
 class Step:
-    """A joint move applied, and how long each role whose own move was played took to answer."""
+    """A joint move applied, and how long each role whose own move was played took to answer:
+    in wall time, and in the CPU time its processes used meanwhile (where it was counted)."""
 
     __pydantic_config__ = _STRICT
 
@@ -101,6 +103,7 @@ class Step:
     times_ms: dict[str, float] = field(default_factory=dict)
     # When the joint move was decided, in ms since the match began (None in older records).
     at_ms: float | None = None
+    cpu_ms: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -179,6 +182,8 @@ class Transcript:
     # Set when the match ended because the rules could not compute a state (then it is
     # aborted, with no goals): a fault of the game, no player's.
     rules_fault: RulesFault | None = None
+    # The CPU time each role's processes used to answer `start` (where it was counted).
+    start_cpu_ms: dict[str, float] = field(default_factory=dict)
     signature: Signature | None = None
 
     def to_json(self) -> dict[str, Any]:
@@ -247,10 +252,23 @@ def seats_disagree(transcript: Transcript) -> bool:
 
 def write_transcript(path: Path, transcript: Transcript, key: SigningKey | None) -> None:
     """Write a transcript atomically as indented JSON, signed with `key` if there is one."""
+    write_atomic(path, transcript_text(transcript, key))
+
+
+async def store_transcript(path: Path, transcript: Transcript, key: SigningKey | None) -> None:
+    """`write_transcript` from an event loop that times players: the file is written and
+    synced to the disk in a thread, where a slow disk holds no clock. Once begun, the write
+    is finished whatever happens to the caller."""
+    text = transcript_text(transcript, key)
+    await asyncio.to_thread(write_atomic, path, text)
+
+
+def transcript_text(transcript: Transcript, key: SigningKey | None) -> str:
+    """A transcript as the file holds it: indented JSON, signed with `key` if there is one."""
     data = transcript.to_json()
     if key is not None:
         data[SIGNATURE_FIELD] = key.sign(data)
-    write_atomic(path, json.dumps(data, indent=2) + "\n")
+    return json.dumps(data, indent=2) + "\n"
 
 
 def transcript_files(directory: Path) -> list[Path]:

@@ -1,13 +1,15 @@
 """The CPU cores a referee gives its matches: each match its own set, never shared.
 
 The cores are this process's CPU affinity, or those `REFEREE_CORES` names (`0-3,6`), which
-is how the workers of one machine split it between them. They are dealt out in disjoint sets
-of `per_match` cores, as many at once as there are; a match's players are pinned to its set.
+is how the workers of one machine split it between them. They are dealt out in disjoint sets,
+as many at once as there are; a match's players are pinned to its set.
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
+from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
 
 from referee.errors import RefereeError
@@ -74,6 +76,9 @@ class CorePool:
     def __init__(self, cores: Sequence[int]) -> None:
         self.cores = tuple(cores)
         self._free = set(self.cores)
+        # Matches waiting for cores, served in the order they came: one that needs many is
+        # never passed over for ever by those that need fewer.
+        self._waiting: deque[tuple[int, asyncio.Future[frozenset[int]]]] = deque()
 
     def capacity(self, per_match: int) -> int:
         """How many matches of `per_match` cores each can run at once."""
@@ -90,6 +95,28 @@ class CorePool:
         self._free -= taken
         return taken
 
+    async def acquire(self, count: int) -> frozenset[int]:
+        """`count` cores, once they are free and no match that asked before is waiting."""
+        if not self._waiting and len(self._free) >= count:
+            return self.take(count)
+        waiter = asyncio.get_running_loop().create_future()
+        self._waiting.append((count, waiter))
+        try:
+            return await waiter
+        except asyncio.CancelledError:
+            if waiter.done() and not waiter.cancelled():
+                self.give(waiter.result())  # dealt just as the match was called off
+            raise
+
     def give(self, cores: frozenset[int]) -> None:
-        """Cores back, once their match is over."""
+        """Cores back, once their match is over: to the matches waiting for them, in turn."""
         self._free |= cores
+        while self._waiting:
+            count, waiter = self._waiting[0]
+            if waiter.done():
+                self._waiting.popleft()
+            elif len(self._free) >= count:
+                self._waiting.popleft()
+                waiter.set_result(self.take(count))
+            else:
+                return

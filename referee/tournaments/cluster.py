@@ -4,8 +4,8 @@ an existing scheduler on other machines.
 The coordinator (the `referee tournament` process) keeps what it keeps without a cluster:
 the schedule, the results directory and the standings. A worker is sent a match and sends
 back its transcript and logs (`host.py`), which the coordinator signs and writes. Each worker
-offers its cores as the Dask resource `cores`, and a match asks for `cores_per_match` of
-them, so the scheduler never gives a worker more matches than its cores allow.
+offers its cores as the Dask resource `cores`, and a match asks for the cores it takes
+(`match_cores`), so the scheduler never gives a worker more matches than its cores allow.
 
 A worker that dies is the cluster's fault, never a player's: the scheduler is told not to
 retry on its own (`allowed_failures` 0), so each death reaches the coordinator, which plays
@@ -154,7 +154,7 @@ class ClusterVenue:
         ids = tuple(m.match_id for m in matches)
         # The players withdrawn when the job is sent: one withdrawn meanwhile is still tried.
         job = Job(str(config.path), config.text, ids, self._digests, dict(self._withdrawn))
-        resources = {CORES: config.cores_per_match} if config.cores_per_match else None
+        resources = {CORES: config.match_cores} if config.match_cores else None
         for match in matches:
             self._observer.started(match)
         lost = 0
@@ -224,8 +224,11 @@ def _named(matches: Sequence[ScheduledMatch]) -> str:
 async def _local_cluster(count: int, config: TournamentConfig, observer: Observer) -> SpecCluster:
     """`count` worker processes on this machine, each on its own share of the cores."""
     cores = available_cores()
-    per_match = config.cores_per_match
-    allowed = matches_at_once(config, cores) if per_match else count
+    # Every match of a job asks for the most cores a match of the tournament takes.
+    per_match = config.match_cores
+    if per_match:
+        matches_at_once(config, cores)  # every match can have its cores
+    allowed = len(cores) // per_match if per_match else count
     if count > allowed:
         observer.noted(
             f"{count} workers are more than the {len(cores)} cores allow at {per_match} per"
@@ -295,7 +298,7 @@ async def _capacity(client: Client, config: TournamentConfig, address: str | Non
         raise ClusterError(f"{where} has no workers after {WORKERS_TIMEOUT_S} s") from None
     identity = await client.scheduler.identity(n_workers=-1)
     workers = identity["workers"].values()
-    per_match = config.cores_per_match
+    per_match = config.match_cores
     if not per_match:
         return sum(worker["nthreads"] for worker in workers)
     capacity = sum(

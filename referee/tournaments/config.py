@@ -124,6 +124,8 @@ class _ConfigFile(_Strict):
     policy: Literal["forfeit", "random"] = "forfeit"
     concurrency: Positive = 1
     cores_per_match: Annotated[int, Field(ge=0, le=MAX_CORES_PER_MATCH)] = 1
+    ponder: bool = False
+    cores_per_seat: Annotated[int, Field(ge=0, le=MAX_CORES_PER_MATCH)] = 1
     seed: Annotated[int, Field(ge=0, le=MAX_SEED)] = 0
     reuse: bool = True
     limits: _LimitsEntry = Field(default_factory=_LimitsEntry)
@@ -188,8 +190,14 @@ class TournamentConfig:
     concurrency: int
     seed: int
     output: Path
-    # The cores each match has to itself; 0: its players run wherever the system puts them.
+    # The cores each match has to itself, shared by its seats, which take turns on them;
+    # 0: its players run wherever the system puts them.
     cores_per_match: int = 1
+    # Whether a seat may think while it is not asked (on another's time): then each seat has
+    # `cores_per_seat` cores of its own, as in a game of simultaneous moves; else it is
+    # paused between its answer and its next request.
+    ponder: bool = False
+    cores_per_seat: int = 1
     trace: Path | None = None
     format: TournamentFormat = TournamentFormat.ROUND_ROBIN
     # Gauntlet: the first `challengers` players each play all the others, not each other.
@@ -206,6 +214,27 @@ class TournamentConfig:
     withdraw_after: int = 3
     # The config file's text, which a cluster's workers are sent to read it as this one did.
     text: str = field(default="", repr=False, compare=False)
+
+    def seats_apart(self, game: Game) -> bool:
+        """Whether each seat of a match of `game` has cores of its own: when seats think at
+        once, on each other's time (`ponder`) or in a game of simultaneous moves."""
+        return self.ponder or game.simultaneous
+
+    def cores_for(self, game: Game) -> int:
+        """The cores a match of `game` takes (0: its players are not pinned)."""
+        if self.seats_apart(game):
+            return self.cores_per_seat * competing(game.roles)
+        return self.cores_per_match
+
+    @property
+    def match_cores(self) -> int:
+        """The most cores a match of this tournament takes: what a place must offer."""
+        return max(self.cores_for(settings.game) for settings in self.games)
+
+    @property
+    def fewest_cores(self) -> int:
+        """The fewest cores a pinned match of this tournament takes (0: none is pinned)."""
+        return min((n for s in self.games if (n := self.cores_for(s.game))), default=0)
 
 
 def _check_shape(path: Path, text: str) -> None:
@@ -368,6 +397,8 @@ def _build(path: Path, raw: _ConfigFile, locate: _Locator) -> TournamentConfig:
         seed=raw.seed,
         output=output,
         cores_per_match=raw.cores_per_match,
+        ponder=raw.ponder,
+        cores_per_seat=raw.cores_per_seat,
         trace=output / TRACE_FILE if raw.trace else None,
         format=fmt,
         challengers=challengers,

@@ -14,6 +14,7 @@ killed one left (its players' cgroups and directories).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import shutil
 import tempfile
@@ -23,6 +24,7 @@ from pathlib import Path
 
 from distributed import Worker, WorkerPlugin, get_worker
 
+from referee.collector import between_matches, quiet_collector
 from referee.errors import ClusterError
 from referee.players.base import Fingerprint, fingerprint
 from referee.players.log import LOG_LIMIT
@@ -95,6 +97,7 @@ class MatchHost(WorkerPlugin):
         self._tournaments: dict[str, _Tournament] = {}
         self._address = ""
         self._logs = Path()
+        self._quiet = contextlib.ExitStack()
 
     def setup(self, worker: Worker) -> None:
         # First: what its players and the sandbox's probes leave is then this worker's to
@@ -105,11 +108,14 @@ class MatchHost(WorkerPlugin):
         # The players' logs, each read and removed after its match.
         self._logs = Path(tempfile.mkdtemp(prefix="referee-logs-"))
         self._cores = CorePool(available_cores())
+        # Its full collections between its matches, as in the referee process.
+        self._quiet.enter_context(quiet_collector())
 
     async def teardown(self, worker: Worker) -> None:
         for tournament in list(self._tournaments):
             await self.end(tournament)
         shutil.rmtree(self._logs, ignore_errors=True)
+        self._quiet.close()
 
     async def play(self, job: Job) -> list[Played]:
         """Play a job's matches: what each gave, up to the first in which the referee
@@ -121,7 +127,7 @@ class MatchHost(WorkerPlugin):
             raise ClusterError(
                 f"worker {self._address}: {missing[0]} is not a match of {config.path}"
             )
-        cores = self._cores.take(config.cores_per_match) if config.cores_per_match else None
+        cores = self._cores.take(config.match_cores) if config.match_cores else None
         played: list[Played] = []
         try:
             for name in job.match_ids:
@@ -147,6 +153,10 @@ class MatchHost(WorkerPlugin):
             self._logs / f"{match.match_id}.{index}.log" for index in range(len(match.game.roles))
         ]
         recorded: list[Transcript] = []
+
+        async def keep(transcript: Transcript) -> None:
+            recorded.append(transcript)
+
         error = None
         try:
             await play_scheduled(
@@ -155,7 +165,7 @@ class MatchHost(WorkerPlugin):
                 tournament.pool,
                 tournament.prints,
                 lambda role: logs[match.game.roles.index(role)],
-                recorded.append,
+                keep,
                 cores,
                 withdrawn,
             )
@@ -167,6 +177,7 @@ class MatchHost(WorkerPlugin):
             written = {
                 role: _read_log(log) for role, log in zip(match.game.roles, logs, strict=True)
             }
+            between_matches()
         sent = {role: data for role, data in written.items() if data is not None}
         return Played(recorded[0], sent, error, time.monotonic() - began)
 

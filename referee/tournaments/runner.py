@@ -17,13 +17,16 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Protocol
 
+from referee.collector import between_matches
 from referee.errors import ConfigError
+from referee.games import Game
 from referee.players.base import Fingerprint, fingerprint
+from referee.players.chance import competing
 from referee.players.log import NOTE_PREFIX
 from referee.players.startup import unready_line
 from referee.players.trace import Trace
 from referee.records.signing import SigningKey
-from referee.records.transcript import Fault, Transcript, write_transcript
+from referee.records.transcript import Fault, Transcript, store_transcript
 from referee.sandbox.cores import CorePool, available_cores, format_cores
 from referee.tournaments.config import TournamentConfig
 from referee.tournaments.playing import play_scheduled
@@ -120,14 +123,14 @@ class LocalVenue:
         self._pool = PlayerPool(config.players, trace)
         self._cores: CorePool | None = None
         self.capacity = config.concurrency
-        if config.cores_per_match:
+        if config.match_cores:
             self._cores = CorePool(available_cores())
             allowed = matches_at_once(config, self._cores.cores)
             if config.concurrency > allowed:
                 self.capacity = allowed
                 observer.noted(
                     f"concurrency {config.concurrency} is more than the"
-                    f" {len(self._cores.cores)} cores allow at {config.cores_per_match} per match:"
+                    f" {len(self._cores.cores)} cores allow at {config.fewest_cores} per match:"
                     f" {allowed} at a time"
                 )
 
@@ -139,7 +142,8 @@ class LocalVenue:
 
     async def _play(self, match: ScheduledMatch) -> Transcript:
         config = self._config
-        cores = self._cores.take(config.cores_per_match) if self._cores else None
+        needed = config.cores_for(match.game)
+        cores = await self._cores.acquire(needed) if self._cores and needed else None
         self._observer.started(match)
         try:
             return await play_scheduled(
@@ -148,27 +152,42 @@ class LocalVenue:
                 self._pool,
                 self._prints,
                 lambda role: log_path(config, match, role),
-                lambda done: write_transcript(transcript_path(config, match), done, self._key),
+                lambda done: store_transcript(transcript_path(config, match), done, self._key),
                 cores,
                 self._withdrawn,
             )
         finally:
             if self._cores is not None and cores is not None:
                 self._cores.give(cores)
+            between_matches()
 
     async def close(self) -> None:
         await self._pool.close()
 
 
 def matches_at_once(config: TournamentConfig, cores: Sequence[int]) -> int:
-    """How many matches `cores` can run at once, `cores_per_match` each; ConfigError for none."""
-    allowed = len(cores) // config.cores_per_match
-    if not allowed:
-        raise ConfigError(
-            f"{config.path}: cores_per_match: {config.cores_per_match} cores for each match, but"
-            f" there are {len(cores)} (cores {format_cores(cores)})"
-        )
-    return allowed
+    """How many matches `cores` can run at once, the fewest cores a match takes each;
+    ConfigError when some match cannot have the cores it takes."""
+    for settings in config.games:
+        needed = config.cores_for(settings.game)
+        if needed > len(cores):
+            raise ConfigError(
+                f"{config.path}: {_cores_key(config, settings.game)}, but there are"
+                f" {len(cores)} (cores {format_cores(cores)})"
+            )
+    return len(cores) // config.fewest_cores
+
+
+def _cores_key(config: TournamentConfig, game: Game) -> str:
+    """The key that sets the cores of a match of `game`, and what it makes them."""
+    if not config.seats_apart(game):
+        return f"cores_per_match: {config.cores_per_match} cores for each match"
+    why = "ponder: true" if config.ponder else f"{game.id} is a game of simultaneous moves"
+    seats = competing(game.roles)
+    return (
+        f"cores_per_seat: {config.cores_per_seat} cores for each of the {seats} seats of a"
+        f" match ({why})"
+    )
 
 
 async def run_tournament(

@@ -205,7 +205,11 @@ class _Validation:
                         failed.add("stays up")
                 before = {} if seen is None else {a: s.count for a, s in seen.strays.items()}
                 stderr_before = 0 if seen is None else seen.stderr_bytes
-                setup = MatchSetup(match_id, game, players, self.clocks, Policy.RANDOM, number)
+                # Never paused: a line written in reply to `moves` or `end` is then seen as
+                # such, not taken for the answer to the next request.
+                setup = MatchSetup(
+                    match_id, game, players, self.clocks, Policy.RANDOM, number, ponder=True
+                )
                 transcript = await play_match(setup, self.workdir / f"{match_id}.json", self.key)
                 evidence.matches += 1
                 if transcript.rules_fault is not None:

@@ -68,6 +68,7 @@ class GdlGame(Game[State]):
         self._all_playable = reasoner.complete and not any(
             _unplayable(move) for move in reasoner.known_moves()
         )
+        self.simultaneous = not self.slow_states and self._chosen_at_once()
 
     def give_up_at(self, moment: float | None) -> None:
         """Questions of the rules still unanswered at `moment` (time.monotonic()) raise
@@ -93,6 +94,16 @@ class GdlGame(Game[State]):
 
     def legal_moves(self, state: State, role: int) -> tuple[Move, ...]:
         return tuple(Move(self.reasoner.move(role, i)) for i in self.legal_indices(state)[role])
+
+    def _chosen_at_once(self) -> bool:
+        """Whether more than one role has a choice in the first state: what tells a game of
+        simultaneous moves from one of turns without playing it (a game that reaches its
+        simultaneous steps later is told by `ponder: true`)."""
+        try:
+            legal = self.legal_indices(self.initial_state())
+        except GameFault:
+            return False
+        return sum(1 for moves in legal if len(moves) > 1) > 1
 
     def legal_indices(self, state: State) -> tuple[tuple[int, ...], ...]:
         """Each role's legal moves as indices into the reasoner's moves; GameFault for none."""
