@@ -333,7 +333,7 @@ def test_workers_in_their_own_network_namespaces_play_across_the_network(
         before = {host.veth: _traffic(host.veth) for host in hosts}
         bot = bot_copy(tmp_path)
         players = {name: f"{bot} cores" for name in ("a", "b")}
-        path = write_config(tmp_path, players, "[ticblock]", "rounds: 8\n")
+        path = write_config(tmp_path, players, "[quad]", "rounds: 8\n")
         config = load_config(path)
         address = f"tcp://{hosts[0].address}:{port}"
         played = subprocess.run(
