@@ -32,7 +32,8 @@ def main() -> None:
             continue
         if words[0] == "start":
             goes, held = 0, []
-            holding = options.get("--as", words[3]) == words[3]
+            role = line.split()[3]
+            holding = options.get("--as", role) == role
             sys.stderr.write(f"playing id={me}\n")
             sys.stderr.flush()
             print("ready", flush=True)
