@@ -1,6 +1,9 @@
-"""Player specs: commands split without a shell, paths, and people."""
+"""Player specs: commands split without a shell, paths, and people; a connection's late
+answers, counted and dropped."""
 
 from __future__ import annotations
+
+import asyncio
 
 import pytest
 
@@ -8,6 +11,7 @@ from referee.errors import ConfigError
 from referee.players.base import PlayerKind, PlayerSpec
 from referee.players.builtin import PROGRAMS, player_spec, program_spec
 from referee.players.log import PlayerLog
+from tests.fakes import Answer, Script, scripted
 
 
 def test_a_shell_style_command_is_split_not_run_through_a_shell() -> None:
@@ -73,3 +77,109 @@ def test_a_held_log_keeps_what_came_up_to_its_cap_for_the_file_it_is_given(tmp_p
     # A log never held and never written leaves no file.
     PlayerLog(tmp_path / "silent.log").close()
     assert not (tmp_path / "silent.log").exists()
+
+
+# A late answer in the tests below comes three clocks after its request: far past its clock,
+# and ordered against the other timers of the scripted player whatever the machine's load.
+CLOCK_S = 0.05
+
+
+def go(step: int) -> str:
+    return f"go {step} {round(CLOCK_S * 1000)} (a) (b) (c)"
+
+
+def late_then_prompt(late: set[int], after_s: float = 0.0) -> Script:
+    """Answers `go N` with `(mark N)`: three clocks late at the steps in `late`, else after
+    `after_s`."""
+
+    def answer(line: str) -> list[Answer | str]:
+        step = int(line.split()[1])
+        delay = 3 * CLOCK_S if step in late else after_s
+        return [Answer(f"(mark {step})", delay_s=delay)]
+
+    return answer
+
+
+def test_two_late_answers_in_a_row_are_both_dropped_and_the_third_is_taken() -> None:
+    player, transport = scripted("late", late_then_prompt({1, 2}))
+    connection = player.connection
+
+    async def scenario() -> None:
+        assert await connection.request(go(1), CLOCK_S) is None
+        assert await connection.request(go(2), CLOCK_S) is None
+        assert connection.owed == 2
+        # Both late answers are written before the third request: each pays one line owed.
+        await asyncio.sleep(6 * CLOCK_S)
+        reply = await connection.request(go(3), 10 * CLOCK_S)
+        assert reply is not None and reply.text == "(mark 3)"
+        assert connection.owed == 0
+
+    asyncio.run(scenario())
+    assert transport.written == [go(1), go(2), go(3)]
+
+
+def test_a_late_answer_that_comes_while_the_next_is_awaited_is_dropped_not_taken() -> None:
+    # The late line to `go 1` comes at 3 clocks, the answer to `go 2` at 5: after it.
+    player, _ = scripted("late", late_then_prompt({1}, after_s=4 * CLOCK_S))
+    connection = player.connection
+
+    async def scenario() -> None:
+        assert await connection.request(go(1), CLOCK_S) is None
+        reply = await connection.request(go(2), 20 * CLOCK_S)
+        assert reply is not None and reply.text == "(mark 2)"
+        assert connection.owed == 0
+
+    asyncio.run(scenario())
+
+
+def test_a_line_begun_in_time_and_never_ended_owes_nothing() -> None:
+    def broken(line: str) -> list[Answer | str]:
+        return [Answer("(mark", newline=False)] if line == go(1) else ["(mark 2)"]
+
+    player, _ = scripted("broken", broken)
+
+    async def scenario() -> None:
+        assert await player.connection.request(go(1), CLOCK_S) is None
+        assert player.connection.owed == 0
+        reply = await player.connection.request(go(2), 10 * CLOCK_S)
+        assert reply is not None and reply.text == "(mark 2)"
+
+    asyncio.run(scenario())
+
+
+def test_a_drain_takes_the_late_answers_owed_and_drops_what_nobody_asked_for() -> None:
+    def late_and_chatty(line: str) -> list[Answer | str]:
+        late = Answer("(mark 1)\ngossip", delay_s=1.5 * CLOCK_S)
+        return [late] if line.startswith("go ") else []
+
+    player, _ = scripted("late", late_and_chatty)
+    connection = player.connection
+
+    async def scenario() -> None:
+        assert await connection.request(go(1), CLOCK_S) is None
+        connection.post("end 0 100 terminal", 1.0)
+        # The late answer has one more clock to come, from the drain's start: it comes half a
+        # clock after the timeout. The stray line after it is read too.
+        assert await connection.drained(10.0)
+        assert connection.owed == 0
+
+    asyncio.run(scenario())
+    assert connection.strays["end"].count == 1 and connection.strays["end"].last == "gossip"
+
+
+def test_a_drain_gives_a_late_answer_that_never_comes_one_more_clock_and_no_more() -> None:
+    def silent(line: str) -> list[Answer | str]:
+        return []
+
+    player, _ = scripted("silent", silent)
+    connection = player.connection
+
+    async def scenario() -> float:
+        assert await connection.request(go(1), CLOCK_S) is None
+        began = asyncio.get_running_loop().time()
+        assert not await connection.drained(600.0)
+        assert connection.owed == 1
+        return asyncio.get_running_loop().time() - began
+
+    # The wait is bounded by the clock of the request owed, not by the drain's 600 s.
+    assert asyncio.run(scenario()) < 60

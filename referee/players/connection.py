@@ -5,13 +5,15 @@ lines, standard error into the log) and keeps one request outstanding. A player'
 read only while an answer is awaited, within a budget of bytes and lines per request; the
 rest of the time it stays in the pipe, and the player blocks on its own writes. Before each
 request, what the player left in the pipe since the last one is read (a late answer, stray
-lines), and a line it began and never ended is dropped with its step. After a timeout with
-nothing written, one line is owed: the late answer, dropped when it comes, so it can never
-be taken for the answer to the next request. So one late, partial or over-long answer costs
-its own step and no other. What the transport runs on (a confined process, or
-a scripted fake in the tests) is the owner's business: it calls `pipe_data_received`,
-`pipe_connection_lost` and `fail`, and is asked, through `check`, whether the player is
-still there when a pipe closes or an answer is overdue.
+lines), and a line it began and never ended is dropped with its step. Each request that
+timed out with nothing written owes one line, its late answer: the lines owed are counted,
+and each that comes is dropped and pays one, so a late answer can never be taken for the
+answer to a later request, however many were late in a row. So one late, partial or
+over-long answer costs its own step and no other. Between matches of a reused process,
+`drained` gives the late answers still owed a bounded time to come. What the transport
+runs on (a confined process, or a scripted fake in the tests) is the owner's business: it
+calls `pipe_data_received`, `pipe_connection_lost` and `fail`, and is asked, through
+`check`, whether the player is still there when a pipe closes or an answer is overdue.
 """
 
 from __future__ import annotations
@@ -74,6 +76,14 @@ class _Arrival:
     at: float
 
 
+@dataclass(frozen=True)
+class _Owed:
+    """A request that got no answer in time: when it was written, and its time limit."""
+
+    since: float
+    limit_s: float
+
+
 class PlayerConnection:
     """One player's side of the protocol: requests out, framed answers in, faults named."""
 
@@ -93,9 +103,9 @@ class PlayerConnection:
         self._output: OutputPipe | None = None
         self._reader = LineReader()
         self._pending: asyncio.Future[_Arrival | None] | None = None
-        # After a timeout with nothing written, the late answer may still come: the next
-        # line is taken for it and dropped.
-        self._owed = False
+        # The requests that timed out with nothing written, oldest first: their late answers
+        # may still come, and the next lines are taken for them and dropped.
+        self._owed: deque[_Owed] = deque()
         self._bytes = self._lines = 0
         self._skipped = 0
         self._spoke = False
@@ -111,9 +121,7 @@ class PlayerConnection:
         self.stderr_bytes = 0
         self.stderr_tail = b""
         self.stdout_tail: deque[str] = deque(maxlen=STDOUT_TAIL_LINES)
-        # A late answer awaited after its request timed out: when that request was written,
-        # and, once it came, how long it took.
-        self._owed_since = 0.0
+        # A late answer awaited after its request timed out: once it came, how long it took.
         self._late: asyncio.Future[float | None] | None = None
 
     def connection_made(self, transport: asyncio.WriteTransport) -> None:
@@ -139,22 +147,22 @@ class PlayerConnection:
             self.log.write(data)
             return
         arrived = now()
-        pending = self._pending
+        waiting = self._waiting()
         try:
             data = self._skip_rest_of_long_line(data)
         except ProtocolViolation as flood:
             self._listen(False)
-            if pending is not None and not pending.done():
-                pending.set_exception(flood)
+            if waiting is not None:
+                waiting.set_exception(flood)
             return
         if self._pending is None and self._late is None and not self._reader.skipping:
             self._listen(False)  # the over-long line has ended: the rest waits for a request
-        if pending is not None and not pending.done():
+        if waiting is not None:
             self._bytes += len(data)
             self._lines += data.count(b"\n")
             if self._bytes > OUTPUT_BUDGET_BYTES or self._lines > OUTPUT_BUDGET_LINES:
                 # Counted before it is split: a flood of lines costs the referee no more.
-                pending.set_exception(
+                waiting.set_exception(
                     ProtocolViolation(_over_budget("while its answer was awaited"))
                 )
                 self._listen(False)
@@ -193,8 +201,10 @@ class PlayerConnection:
             sent = await self._write(line, limit_s)
             self._listen(True)
             # The clock's time is the event loop's (both monotonic): one timer, no task.
-            self._owed_since = sent
-            overdue = asyncio.get_running_loop().call_at(sent + limit_s, self._overdue, pending)
+            owed = _Owed(sent, limit_s)
+            overdue = asyncio.get_running_loop().call_at(
+                sent + limit_s, self._overdue, pending, owed
+            )
             try:
                 arrival = await pending
             finally:
@@ -210,7 +220,7 @@ class PlayerConnection:
             raise ProtocolViolation(arrival.line.problem)
         return Reply(arrival.line.text, (arrival.at - sent) * 1000)
 
-    def _overdue(self, pending: asyncio.Future[_Arrival | None]) -> None:
+    def _overdue(self, pending: asyncio.Future[_Arrival | None], owed: _Owed) -> None:
         """The request's time is up: it ends with no answer, unless the player has gone."""
         if pending.done():
             return
@@ -218,8 +228,15 @@ class PlayerConnection:
         self._check("answer")
         if not pending.done():
             # A line begun and not ended was the answer, broken: nothing is owed.
-            self._owed = not (self._reader.partial or self._spoke)
+            if not (self._reader.partial or self._spoke):
+                self._owed.append(owed)
             pending.set_result(None)
+
+    @property
+    def owed(self) -> int:
+        """How many late answers are owed: requests that timed out with nothing written, whose
+        answers have not come since."""
+        return len(self._owed)
 
     async def gone_within(self, limit_s: float) -> PlayerCrashed | None:
         """Why the player is gone, if it goes within `limit_s`; None if it is still there."""
@@ -231,17 +248,42 @@ class PlayerConnection:
         return self.gone
 
     async def late_answer(self, limit_s: float) -> float | None:
-        """After a request that got no answer in time: wait up to `limit_s` more for the late
-        one, which is dropped as ever; the seconds it took from the request's write, or None
-        when it did not come (or nothing is owed, or the player is gone)."""
+        """After a request that got no answer in time: wait up to `limit_s` more for the
+        oldest late answer owed, which is dropped as ever; the seconds it took from its
+        request's write, or None when it did not come (or nothing is owed, or the player is
+        gone, or it wrote more than an answer's budget meanwhile)."""
+        self._bytes = self._lines = 0
+        return await self._next_late(limit_s)
+
+    async def drained(self, limit_s: float) -> bool:
+        """Between matches: take in and drop what the player left in its pipe, and give the
+        late answers it still owes one more of their clocks to come, `limit_s` at most; whether
+        it is still there and owes nothing now, so that its next request starts clean. What
+        it writes meanwhile counts against one answer's budget: a flood is not clean."""
+        if self.gone is not None:
+            return False
+        try:
+            self._read_what_was_left()
+        except ProtocolViolation:
+            return False
+        if self._owed:
+            loop = asyncio.get_running_loop()
+            deadline = loop.time() + min(limit_s, max(owed.limit_s for owed in self._owed))
+            self._bytes = self._lines = 0
+            while self._owed and await self._next_late(deadline - loop.time()) is not None:
+                pass
+        return not self._owed and self.gone is None
+
+    async def _next_late(self, limit_s: float) -> float | None:
+        """`late_answer`, with what was written before counted in its budget."""
         if not self._owed or self.gone is not None:
             return None
         late: asyncio.Future[float | None] = asyncio.get_running_loop().create_future()
         self._late = late
         self._listen(True)
         try:
-            return await asyncio.wait_for(late, limit_s)
-        except TimeoutError:
+            return await asyncio.wait_for(late, max(limit_s, 0.0))
+        except (TimeoutError, ProtocolViolation):
             return None
         finally:
             self._late = None
@@ -266,6 +308,13 @@ class PlayerConnection:
         return [
             line for line in self.stderr_tail.decode(errors="replace").splitlines() if line.strip()
         ]
+
+    def _waiting(self) -> asyncio.Future[_Arrival | None] | asyncio.Future[float | None] | None:
+        """What awaits the player's output now: an answer, a late one, or nothing."""
+        for future in (self._pending, self._late):
+            if future is not None and not future.done():
+                return future
+        return None
 
     def _raise_if_gone(self) -> None:
         if self.gone is not None:
@@ -367,9 +416,9 @@ class PlayerConnection:
         pending = self._pending
         # After quit no answer can be mistaken for another: what comes is what it held back.
         if self._owed and self._last_sent != "quit":
-            self._owed = False
+            owed = self._owed.popleft()
             if self._late is not None and not self._late.done():
-                self._late.set_result(arrival.at - self._owed_since)
+                self._late.set_result(arrival.at - owed.since)
             self.log.note("dropped a late answer")
             self._traced(shown, "the late answer to an earlier request: dropped")
         elif pending is not None and not pending.done():

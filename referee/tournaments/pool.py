@@ -6,6 +6,11 @@ spare), started while the current one plays, and a finished one ends while the n
 plays. Both run in the idle scheduling class meanwhile: they take no CPU time a match's
 players want. That needs a referee that can wake a spare (root); elsewhere a process starts
 when its match does, and still ends in the background.
+
+A reused process starts its next match clean: one whose answer came late (at the match's
+last step, say) is let run, in the background, to write the late answers it owes, which
+are dropped; one that does not write them in time is replaced. What it left in its pipe
+besides is read and dropped as it is handed out, so a stale move can never answer `start`.
 """
 
 from __future__ import annotations
@@ -26,6 +31,11 @@ from referee.sandbox.proc import ProcessTable
 from referee.sandbox.process import can_wake_idle
 from referee.tournaments.config import Entrant
 
+# The longest a reused process is waited for, between matches, to write the late answers it
+# owes (each has one more of its clock, up to this): then it is replaced. The wait holds up
+# no result, and a match only when it is to play this very process.
+SETTLE_S = 1.0
+
 
 class PlayerPool:
     """The player processes of a tournament; an idle one is reused when its player allows it."""
@@ -37,6 +47,8 @@ class PlayerPool:
         self._spares: dict[str, asyncio.Task[ProgramPlayer | None]] = {}
         self._live: set[ProgramPlayer] = set()
         self._leaving: set[asyncio.Task[None]] = set()
+        # Processes back from a match that still owe late answers, until they are idle or gone.
+        self._settling: dict[str, set[asyncio.Task[None]]] = defaultdict(set)
         self._table = ProcessTable()
 
     async def acquire(
@@ -48,11 +60,19 @@ class PlayerPool:
         if name == CHANCE_NAME:
             return ChancePlayer()
         idle = self._idle[name]
-        while idle:
-            player = idle.pop()
-            if player.alive:
-                return _given(player, log_path, cores)
-            self._leave(player)
+        while True:
+            while idle:
+                player = idle.pop()
+                # What it wrote while idle is dropped now; a flood of it is no fault of the
+                # match to come, whose player is a fresh process instead.
+                if await player.connection.drained(0.0):
+                    player.resume()
+                    return _given(player, log_path, cores)
+                self._leave(player)
+            settling = self._settling[name]
+            if not settling:
+                break
+            await asyncio.wait(set(settling), return_when=asyncio.FIRST_COMPLETED)
         spec = self._entrants[name].spec
         if spec.kind is PlayerKind.HTTP:
             return HttpPlayer(spec, trace_channel(self._trace, name))  # nothing to start or keep
@@ -80,10 +100,31 @@ class PlayerPool:
         """Take a player back after its match: kept for the next one, or ended (in the
         background: the match's result is written, and nothing waits for the end)."""
         if isinstance(player, ProgramPlayer):
-            if player.alive and self._entrants[name].reuse:
-                self._idle[name].append(player)
-            else:
+            if not player.alive or not self._entrants[name].reuse:
                 self._leave(player)
+            elif player.connection.owed:
+                task = asyncio.create_task(self._settle(name, player))
+                self._settling[name].add(task)
+                task.add_done_callback(self._settling[name].discard)
+            else:
+                self._idle[name].append(player)
+
+    async def _settle(self, name: str, player: ProgramPlayer) -> None:
+        """A process back from its match still owing late answers: let it run (the match
+        paused it) to write them, and keep it, paused, if it does; else replace it."""
+        # Its cores may be another match's by now: where it can be woken, it runs meanwhile
+        # only when nothing else wants them.
+        wakes = can_wake_idle()
+        if wakes:
+            player.set_idle(True)
+        player.resume()
+        if await player.connection.drained(SETTLE_S):
+            if wakes:
+                player.set_idle(False)
+            player.pause()
+            self._idle[name].append(player)
+        else:
+            self._leave(player)
 
     async def _alive(self, task: asyncio.Task[ProgramPlayer | None] | None) -> ProgramPlayer | None:
         """The spare a task started, if there is one and it is alive."""
@@ -120,6 +161,7 @@ class PlayerPool:
         """End a player in the background, idle meanwhile: it cannot slow the next match."""
         self._live.discard(player)
         player.set_idle(True)
+        player.resume()  # a paused process could not take its `quit`
         task = asyncio.create_task(player.close())
         self._leaving.add(task)
         task.add_done_callback(self._leaving.discard)
@@ -127,9 +169,11 @@ class PlayerPool:
     async def close(self) -> None:
         """End every process: idle, spare, leaving, or still in a match."""
         spares, self._spares = list(self._spares.values()), {}
-        for task in spares:
+        settling = [task for tasks in self._settling.values() for task in tasks]
+        self._settling.clear()
+        for task in (*spares, *settling):
             task.cancel()
-        await asyncio.gather(*spares, return_exceptions=True)
+        await asyncio.gather(*spares, *settling, return_exceptions=True)
         players, self._live = list(self._live), set()
         self._idle.clear()
         await asyncio.gather(
