@@ -33,6 +33,13 @@ class Cgroup:
 
     def __init__(self, path: Path) -> None:
         self.path = path
+        # Files read or written often, kept open: a pread or write is a few us, an open more.
+        self._open: dict[str, int] = {}
+
+    def _descriptor(self, name: str, flags: int) -> int:
+        if name not in self._open:
+            self._open[name] = os.open(self.path / name, flags | os.O_CLOEXEC)
+        return self._open[name]
 
     @classmethod
     def create(cls, parent: Path, settings: dict[str, str]) -> Self:
@@ -82,6 +89,9 @@ class Cgroup:
 
     def remove(self) -> None:
         """Delete the cgroup once its killed processes have left it (zombies do not count)."""
+        for descriptor in self._open.values():
+            os.close(descriptor)
+        self._open.clear()
         for _ in range(_KILL_ROUNDS):
             try:
                 os.rmdir(self.path)
@@ -146,7 +156,10 @@ class CpuCgroup(Cgroup):
 
     def cpu_s(self) -> float | None:
         """The CPU seconds its processes have used, or None if the kernel does not say."""
-        text = _read(self.path / "cpuacct.usage").strip()
+        try:
+            text = os.pread(self._descriptor("cpuacct.usage", os.O_RDONLY), 64, 0).strip()
+        except OSError:
+            return None
         return int(text) / 1e9 if text.isdigit() else None
 
 
@@ -192,7 +205,6 @@ class FreezerCgroup(Cgroup):
         v2 = (path / "cgroup.freeze").exists()
         self._file = "cgroup.freeze" if v2 else "freezer.state"
         self._frozen, self._thawed = (b"1", b"0") if v2 else (b"FROZEN", b"THAWED")
-        self._state: int | None = None
 
     @classmethod
     def make(cls, parent: Path) -> FreezerCgroup:
@@ -214,9 +226,7 @@ class FreezerCgroup(Cgroup):
         self._write(self._thawed)
 
     def _write(self, state: bytes) -> None:
-        if self._state is None:
-            self._state = os.open(self.path / self._file, os.O_WRONLY | os.O_CLOEXEC)
-        os.write(self._state, state)
+        os.write(self._descriptor(self._file, os.O_WRONLY), state)
 
     def kill(self) -> list[int]:
         """SIGKILL every process in it, frozen or not: a process frozen by cgroup v1 dies of
@@ -229,12 +239,6 @@ class FreezerCgroup(Cgroup):
         with contextlib.suppress(OSError):
             self.thaw()
         return sorted({*first, *super().kill()})
-
-    def remove(self) -> None:
-        if self._state is not None:
-            os.close(self._state)
-            self._state = None
-        super().remove()
 
 
 def remove_stale(parent: Path, kind: type[Cgroup]) -> None:
