@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import subprocess
 import sys
@@ -11,7 +12,9 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
+from referee.cli import app
 from referee.players.base import PlayerSpec
 from referee.players.process import ProgramPlayer
 from referee.sandbox import isolation
@@ -281,3 +284,12 @@ def test_a_frozen_player_left_by_a_killed_referee_is_killed_by_the_next(
         player.kill()
         player.wait()
         left.remove()
+
+
+def test_doctor_says_how_an_idle_seat_is_frozen_here() -> None:
+    result = CliRunner().invoke(app, ["doctor", "--json"])
+    assert result.exit_code == 0, result.output
+    (row,) = [r for r in json.loads(result.stdout) if r["protection"] == "frozen while not asked"]
+    protections = machine_protections()
+    assert row["active"] is (protections.freezer is not None)
+    assert str(protections.freezing) in row["how"]

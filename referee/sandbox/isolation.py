@@ -231,7 +231,8 @@ class Protections:
             "frozen while not asked",
             True,
             f"{self.freezing} under {self.freezer}: all its processes at once, new ones too,"
-            " with no signal and nothing it can read: to it, a slow machine",
+            " with no signal to it; all it can see, once thawed, is a wait it did not ask for"
+            " (a voluntary context switch in /proc)",
         )
 
 
