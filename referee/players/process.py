@@ -11,12 +11,13 @@ import asyncio
 import contextlib
 import os
 import subprocess
-from dataclasses import dataclass
+from collections.abc import Awaitable
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from referee.clock import EXIT_GRACE_S, QUIT_GRACE_S
 from referee.errors import PlayerCrashed, PlayerStartError, ResourceExceeded
-from referee.players.base import PlayerSpec
+from referee.players.base import PlayerSpec, Reply
 from referee.players.connection import STDERR, STDIN, STDOUT, ConnectedPlayer, PlayerConnection
 from referee.players.log import LOG_LIMIT, PlayerLog
 from referee.players.trace import TraceChannel
@@ -134,6 +135,9 @@ class ProgramPlayer(ConnectedPlayer):
         self._process: ConfinedProcess | None = None
         self._pipes: list[_Pipe] = []
         self.ending: Ending | None = None
+        # Paused by the match (`pause`); and how many lines it is let run to take meanwhile.
+        self._paused = False
+        self._taking = 0
 
     @property
     def pid(self) -> int | None:
@@ -195,6 +199,69 @@ class ProgramPlayer(ConnectedPlayer):
         if self._process is not None:
             self._process.pin(cores)
 
+    @property
+    def frozen(self) -> bool:
+        """Whether its processes are stopped now (paused, and no line to take)."""
+        return self._process is not None and self._process.frozen
+
+    def pause(self) -> None:
+        self._paused = True
+        self._keep_state()
+
+    def resume(self) -> None:
+        self._paused = False
+        self._keep_state()
+
+    def _keep_state(self) -> None:
+        """Its processes frozen while it is paused and has no line to take, else running; no
+        system call when they are already so."""
+        if self._process is None:
+            return
+        if self._paused and not self._taking:
+            self._process.freeze()
+        else:
+            self._process.thaw()
+
+    async def request(self, line: str, limit_s: float) -> Reply | None:
+        """The answer, with the CPU time its processes used from just before the request's
+        write to the answer's read; a paused player is resumed first."""
+        process = self._process
+        # Read before the thaw and after the answer, never while its clock runs: frozen, its
+        # processes use nothing until the thaw.
+        before = process.cpu_s() if process is not None else None
+        self.resume()
+        reply = await super().request(line, limit_s)
+        if reply is None or process is None or before is None:
+            return reply
+        return replace(reply, cpu_ms=(process.cpu_s() - before) * 1000)
+
+    def post(self, line: str, limit_s: float) -> Awaitable[None] | None:
+        """A paused player whose input pipe is full cannot take the line: it runs until it
+        has, then is paused again (it is not to be judged for lines it could not read)."""
+        taken = super().post(line, limit_s)
+        if taken is None or not self._paused:
+            return taken
+        self._taking += 1
+        self._keep_state()
+        return self._paused_after(taken)
+
+    async def _paused_after(self, taken: Awaitable[None]) -> None:
+        try:
+            await taken
+        finally:
+            self._taking -= 1
+            self._keep_state()
+
+    async def gone_within(self, limit_s: float) -> PlayerCrashed | None:
+        """Why it is gone, if it goes within `limit_s`: it runs meanwhile, to go if it would."""
+        self.resume()
+        return await super().gone_within(limit_s)
+
+    async def late_answer(self, limit_s: float) -> float | None:
+        """The connection's `late_answer`, the player running meanwhile."""
+        self.resume()
+        return await self.connection.late_answer(limit_s)
+
     def switch_log(self, path: Path) -> None:
         """What the player writes to standard error goes to `path` from now on."""
         self.log.switch(path)
@@ -207,6 +274,8 @@ class ProgramPlayer(ConnectedPlayer):
         left_behind = 0
         try:
             if self.alive:
+                # It must read `quit` and exit by itself.
+                self.resume()
                 told = True
                 with contextlib.suppress(PlayerCrashed):
                     await self.connection.send(str(Quit()), QUIT_GRACE_S)

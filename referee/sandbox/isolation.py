@@ -28,9 +28,12 @@ from referee.sandbox.cgroups import (
     Cgroup,
     CpuCgroup,
     CpusetCgroup,
+    FreezerCgroup,
+    Freezing,
     MemoryCgroup,
     PidsCgroup,
     controller_parent,
+    freezer_parents,
     remove_stale,
 )
 from referee.sandbox.cores import available_cores, format_cores
@@ -74,6 +77,14 @@ class Protections:
     memory: Path | None = None  # where a player's memory cgroup is made, if it can be
     cpu: Path | None = None  # where a player's CPU accounting cgroup is made, if it can be
     cpuset: Path | None = None  # where a player's cpuset cgroup is made, if it can be
+    freezer: Path | None = None  # where a player's freezer cgroup is made, if it can be
+
+    @property
+    def freezing(self) -> Freezing:
+        """How a player's processes are stopped while it is not asked."""
+        if self.freezer is None:
+            return Freezing.SIGNALS
+        return FreezerCgroup.freezing(self.freezer)
 
     @property
     def memory_by_cgroup(self) -> bool:
@@ -152,6 +163,7 @@ class Protections:
                     else " CPU affinity, which a player could widen (no writable cpuset cgroup)"
                 ),
             ),
+            self._freezing_row(),
             (
                 "per-user process limit",
                 not root,
@@ -201,6 +213,28 @@ class Protections:
             ("lower priority", True, f"nice {PLAYER_NICENESS}, which it cannot lower"),
         ]
 
+    def _freezing_row(self) -> tuple[str, bool, str]:
+        """What stopping an idle seat promises here (with `ponder: false`)."""
+        if self.freezing is Freezing.SIGNALS:
+            return (
+                "frozen while not asked",
+                False,
+                "SIGSTOP and SIGCONT of each of its processes (no writable freezer cgroup):"
+                " a parent sees SIGCHLD and a SIGCONT handler runs, so it can tell; and "
+                + (
+                    "a child that left its process group is not stopped"
+                    if self.cgroups is None
+                    else "a sibling may SIGCONT another between the signals"
+                ),
+            )
+        return (
+            "frozen while not asked",
+            True,
+            f"{self.freezing} under {self.freezer}: all its processes at once, new ones too,"
+            " with no signal to it; all it can see, once thawed, is a wait it did not ask for"
+            " (a voluntary context switch in /proc)",
+        )
+
 
 def _gib(size: int) -> str:
     return f"{size / 1024**3:g} GiB"
@@ -228,6 +262,7 @@ def machine_protections() -> Protections:
         memory=_cgroup_parent(MemoryCgroup),
         cpu=_cgroup_parent(CpuCgroup),
         cpuset=_cgroup_parent(CpusetCgroup),
+        freezer=_freezer_parent(),
     )
 
 
@@ -318,6 +353,23 @@ def _cgroup_parent(kind: type[Cgroup]) -> Path | None:
     return parent
 
 
+def _freezer_parent() -> Path | None:
+    """Where freezer cgroups can be made: the first place where one was made and thawed."""
+    for parent in freezer_parents():
+        try:
+            cgroup = FreezerCgroup.create(parent, {})
+        except OSError:
+            continue
+        try:
+            cgroup.thaw()
+        except OSError:
+            continue  # a kernel before 5.2 has no cgroup v2 freeze
+        finally:
+            cgroup.remove()
+        return parent
+    return None
+
+
 def _user_processes() -> int:
     uid = os.getuid()
     count = 0
@@ -389,7 +441,9 @@ def remove_left_behind() -> None:
     player directory it was given as HOME, TMPDIR or working directory.
     """
     protections = machine_protections()
+    # The freezer first: its kill lets frozen processes die (see FreezerCgroup.kill).
     for parent, kind in (
+        (protections.freezer, FreezerCgroup),
         (protections.cgroups, PidsCgroup),
         (protections.memory, MemoryCgroup),
         (protections.cpu, CpuCgroup),

@@ -14,12 +14,20 @@ import os
 import shutil
 import signal
 import subprocess
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from referee.clock import REAP_PATIENCE_S, now
-from referee.sandbox.cgroups import Cgroup, CpuCgroup, CpusetCgroup, MemoryCgroup, PidsCgroup
+from referee.sandbox.cgroups import (
+    Cgroup,
+    CpuCgroup,
+    CpusetCgroup,
+    FreezerCgroup,
+    MemoryCgroup,
+    PidsCgroup,
+)
 from referee.sandbox.cores import format_cores
 from referee.sandbox.isolation import (
     LIBC,
@@ -58,6 +66,12 @@ _REAP_POLL_S = 0.01
 # not worth waiting for (it plays on in the class it is in).
 _SCHEDULING_ROUNDS = 100
 _REAP_FIRST_POLL_S = 0.0005
+# Stopping a player by signals, without a freezer cgroup: rounds until each of its processes
+# is seen stopped, a short wait apart, for at most this long (a process stops when it next
+# runs; one that forks or continues another without end is not worth waiting for).
+_STOP_POLL_S = 0.0005
+_STOP_PATIENCE_S = 0.05
+_STOPPED = (b"T", b"t", b"Z")
 
 
 @dataclass(frozen=True)
@@ -81,6 +95,7 @@ class _Cgroups:
     memory: MemoryCgroup | None = None
     cpu: CpuCgroup | None = None
     cpuset: CpusetCgroup | None = None
+    freezer: FreezerCgroup | None = None
 
     @classmethod
     def make(
@@ -92,7 +107,7 @@ class _Cgroups:
     ) -> _Cgroups:
         """Its cgroups, each allowing what `limits` do; `processes` counts the jail's too; on
         `cores`, if given."""
-        pids = memory = cpu = cpuset = None
+        pids = memory = cpu = cpuset = freezer = None
         with contextlib.suppress(OSError):
             if protections.cgroups is not None:
                 pids = PidsCgroup.make(protections.cgroups, processes)
@@ -102,10 +117,13 @@ class _Cgroups:
                 cpu = CpuCgroup.make(protections.cpu)
             if protections.cpuset is not None and cores is not None:
                 cpuset = CpusetCgroup.make(protections.cpuset, format_cores(cores))
-        return cls(pids, memory, cpu, cpuset)
+            if protections.freezer is not None:
+                freezer = FreezerCgroup.make(protections.freezer)
+        return cls(pids, memory, cpu, cpuset, freezer)
 
     def all(self) -> list[Cgroup]:
-        groups = (self.pids, self.memory, self.cpu, self.cpuset)
+        # The freezer first: killed first, it lets its frozen processes die (see its kill).
+        groups = (self.freezer, self.pids, self.memory, self.cpu, self.cpuset)
         return [group for group in groups if group is not None]
 
 
@@ -139,6 +157,8 @@ class ConfinedProcess:
         self.cores: frozenset[int] | None = None
         self._over: str | None = None
         self._cpu_at_match_start = 0.0
+        self._frozen = False
+        self._killed = False
         # What the child's peak memory holds of the referee's from before it exec'd.
         self._inherited_rss = resident_bytes()
         self._gone = asyncio.Event()
@@ -254,6 +274,55 @@ class ConfinedProcess:
             if not moved:
                 return
 
+    @property
+    def frozen(self) -> bool:
+        """Whether its processes are stopped (`freeze`) until `thaw`."""
+        return self._frozen
+
+    def freeze(self) -> None:
+        """Stop all its processes, and those they start, until `thaw`: by its freezer cgroup,
+        else by SIGSTOP. Nothing is done if they are stopped already, or killed."""
+        if self._frozen or self._killed:
+            return
+        self._frozen = True
+        if self._cgroups.freezer is not None:
+            self._cgroups.freezer.freeze()
+        else:
+            self._stop_all()
+
+    def thaw(self) -> None:
+        """Let all its processes run again; they are runnable when this returns. Nothing is
+        done if they are not stopped."""
+        if not self._frozen:
+            return
+        self._frozen = False
+        if self._cgroups.freezer is not None:
+            self._cgroups.freezer.thaw()
+            return
+        # A stopped process forks nothing: one round finds them all. SIGCONT wakes a process
+        # within the call.
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.pid, signal.SIGCONT)
+        for pid in self.pids():
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGCONT)
+
+    def _stop_all(self) -> None:
+        """SIGSTOP its processes (those in its cgroup, which a setsid does not leave, else its
+        process group) in rounds until each is seen stopped: one not yet stopped may fork, or
+        continue one that was, between the reading of the list and the signals."""
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.pid, signal.SIGSTOP)
+        deadline = now() + _STOP_PATIENCE_S
+        while True:
+            running = [pid for pid, fields in self.stats(fresh=True) if fields[0] not in _STOPPED]
+            if not running or now() >= deadline:
+                return
+            for pid in running:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(pid, signal.SIGSTOP)
+            time.sleep(_STOP_POLL_S)
+
     def pids(self) -> list[int]:
         """Its living processes: those in its cgroup, else those in its process group."""
         groups = self._cgroups.all()
@@ -283,21 +352,27 @@ class ConfinedProcess:
         return replace(
             usage,
             processes=max(0, usage.processes - self._protections.jail_processes),
-            cpu_s=self._cpu_s(stats),
+            cpu_s=self.cpu_s(stats),
         )
 
-    def _cpu_s(self, stats: Stats) -> float:
-        """The CPU time of its processes: as its CPU cgroup counts it, where it has one (the
-        processes that have ended included), else as /proc does for these."""
+    def cpu_s(self, stats: Stats | None = None) -> float:
+        """The CPU seconds of its processes: as its CPU cgroup counts it, where it has one (one
+        small read; the processes that have ended included), else as /proc does for its
+        living processes, `stats` if given (else read now)."""
         counted = self._cgroups.cpu.cpu_s() if self._cgroups.cpu is not None else None
-        return group_cpu_s(stats) if counted is None else counted
+        if counted is not None:
+            return counted
+        return group_cpu_s(self.stats(fresh=True) if stats is None else stats)
 
-    def stats(self) -> Stats:
-        """Its living processes: those in its cgroup, else those in its process group."""
+    def stats(self, fresh: bool = False) -> Stats:
+        """Its living processes: those in its cgroup, else those in its process group (from
+        the shared scan of /proc, unless `fresh`)."""
         groups = self._cgroups.all()
         if groups:
             return stats_of(groups[0].members())
-        return self._table.group(self.pid) if self._table else group_stats(self.pid)
+        if self._table is not None and not fresh:
+            return self._table.group(self.pid)
+        return group_stats(self.pid)
 
     async def left_running(self) -> int:
         """How many of its processes are running (zombies aside), once it has exited.
@@ -339,6 +414,10 @@ class ConfinedProcess:
     async def kill(self) -> None:
         """Kill all its processes, reap them, and remove its directory and cgroup."""
         self._watchdog.cancel()
+        self._killed = True
+        self._frozen = False
+        # SIGKILL ends a process stopped by SIGSTOP, or frozen by cgroup v2; a process frozen
+        # by cgroup v1 ends once its freezer cgroup, killed first, has thawed it.
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.pid, signal.SIGKILL)
         escaped = [pid for group in self._cgroups.all() for pid in group.kill()]
