@@ -4,6 +4,7 @@ and every protection `referee doctor` says is active holds, as root and as `nobo
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import pwd
@@ -26,6 +27,7 @@ from referee.sandbox import isolation
 from referee.sandbox.isolation import machine_protections
 from referee.sandbox.jail import SEAT_UIDS, SYSTEM_DIRECTORIES, Jail, Place, program_files
 from referee.sandbox.limits import Limits
+from referee.sandbox.process import group_members
 from tests.referees import bot_copy, running
 
 HOSTILE = Path(__file__).resolve().parent / "players" / "hostile.py"
@@ -290,6 +292,22 @@ def _probe_in_the_sandbox(directory: Path) -> dict:
             stopped = str(error)
         finally:
             await spinner_player.close()
+        # Paused, a spinner gains no CPU time; resumed, it spins again.
+        frozen_player = ProgramPlayer(PlayerSpec("frozen", spinner), logs / "frozen.log")
+        await frozen_player.start()
+        try:
+            assert frozen_player.pid is not None
+            await asyncio.sleep(0.3)
+            frozen_player.pause()
+            await asyncio.sleep(0.1)  # a freeze may take a moment to reach every process
+            paused = _ticks(frozen_player.pid)
+            await asyncio.sleep(0.5)
+            still = _ticks(frozen_player.pid) == paused
+            frozen_player.resume()
+            await asyncio.sleep(0.5)
+            freezing = (still, _ticks(frozen_player.pid) > paused)
+        finally:
+            await frozen_player.close()
         pinned_player = ProgramPlayer(
             PlayerSpec("pinned", ("/usr/bin/python3", "-c", PINNED_PROBE)),
             logs / "pinned.log",
@@ -310,6 +328,7 @@ def _probe_in_the_sandbox(directory: Path) -> dict:
             "cgroups": cgroups,
             "pinned": (logs / "pinned.log").read_text().split(),
             "cpuset": machine_protections().cpuset is not None,
+            "freezing": freezing,
             "killed_with_its_referee": _killed_with_its_referee(prober, logs),
             "program": str(directory),
             "referee": {
@@ -324,6 +343,16 @@ def _probe_in_the_sandbox(directory: Path) -> dict:
         }
 
     return asyncio.run(probe())
+
+
+def _ticks(pgid: int) -> int:
+    """The CPU time, in clock ticks, of the living processes of a process group."""
+    total = 0
+    for pid, _, _ in group_members(pgid):
+        with contextlib.suppress(OSError):
+            fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+            total += int(fields[11]) + int(fields[12])  # utime, stime
+    return total
 
 
 def _killed_with_its_referee(prober: Path, logs: Path) -> bool:
@@ -439,6 +468,7 @@ def _proofs(report: dict) -> dict[str, Callable[[], bool]]:
             and not seen["unshare"]
         ),
         "lower priority": lambda: seen["nice"] == 5 and not seen["renice"],
+        "frozen while not asked": lambda: list(report["freezing"]) == [True, True],
     }
 
 
@@ -463,7 +493,14 @@ def test_every_protection_doctor_calls_active_holds(user: str, shared_directory:
     expected_off = (
         {"per-user process limit"}
         if user == "root"
-        else {"pids cgroup", "memory cgroup", "CPU cgroup", "memory limited by what it uses"}
+        else {
+            "pids cgroup",
+            "memory cgroup",
+            "CPU cgroup",
+            "memory limited by what it uses",
+            # By signals alone, which a seat can notice: not the promise the freezer makes.
+            "frozen while not asked",
+        }
     )
     assert {name for name, active in rows.items() if not active} == expected_off
 

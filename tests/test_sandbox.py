@@ -50,7 +50,9 @@ def watched(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> 
     (processes found by their process group, the network kept out by unshare)."""
     protections = machine_protections()
     if request.param == "without jail or cgroups":
-        protections = replace(protections, jail=None, cgroups=None, memory=None, cpu=None)
+        protections = replace(
+            protections, jail=None, cgroups=None, memory=None, cpu=None, freezer=None
+        )
         monkeypatch.setattr("referee.sandbox.process.machine_protections", lambda: protections)
     return protections
 
