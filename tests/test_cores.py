@@ -77,6 +77,46 @@ def test_a_pool_deals_each_core_to_one_match_at_a_time() -> None:
     assert pool.take(2) == {0, 1}
 
 
+def test_a_match_that_needs_more_cores_is_never_passed_over_by_later_ones() -> None:
+    async def dealt() -> list[str]:
+        pool = CorePool((0, 1))
+        order: list[str] = []
+        first = await pool.acquire(1)
+
+        async def match(name: str, count: int) -> None:
+            cores = await pool.acquire(count)
+            order.append(f"{name}={format_cores(cores)}")
+            await asyncio.sleep(0)
+            pool.give(cores)
+
+        both = asyncio.create_task(match("both", 2))
+        await asyncio.sleep(0)
+        # A core is free, but the match that asked for two came first.
+        later = asyncio.create_task(match("later", 1))
+        await asyncio.sleep(0)
+        assert order == []
+        pool.give(first)
+        await asyncio.gather(both, later)
+        return order
+
+    assert asyncio.run(dealt()) == ["both=0-1", "later=0"]
+
+
+def test_a_match_called_off_while_it_waits_for_cores_takes_none() -> None:
+    async def left() -> frozenset[int]:
+        pool = CorePool((0, 1))
+        first = await pool.acquire(2)
+        waiting = asyncio.create_task(pool.acquire(1))
+        await asyncio.sleep(0)
+        waiting.cancel()
+        pool.give(first)
+        with pytest.raises(asyncio.CancelledError):
+            await waiting
+        return await pool.acquire(2)
+
+    assert asyncio.run(left()) == {0, 1}
+
+
 def run_cores(
     tmp_path: Path, extra: str, games: str = "[quad]"
 ) -> tuple[Recorder, list[dict[str, str]]]:
@@ -136,7 +176,7 @@ def test_seats_that_think_at_once_each_run_on_cores_of_their_own(
         assert first["cores"] != second["cores"]
 
 
-def test_a_simultaneous_game_whose_seats_the_cores_cannot_part_is_one_line(
+def test_seats_the_cores_cannot_part_share_them_in_a_simultaneous_game_with_a_note(
     tmp_path: Path,
 ) -> None:
     config = load_config(
@@ -145,12 +185,27 @@ def test_a_simultaneous_game_whose_seats_the_cores_cannot_part_is_one_line(
         )
     )
     key, _ = results_key(config.output, None)
+    recorder = Recorder()
+    asyncio.run(run_tournament(config, key, recorder))
+    assert recorder.notes == [
+        f"ticblock: there are {len(MACHINE)} (cores {format_cores(MACHINE)}), too few to give"
+        " each of its 2 seats 1024 of its own: they share 1"
+    ]
+    assert len(recorder.played) == 2
+
+
+def test_seats_the_cores_cannot_part_with_ponder_on_is_one_line(tmp_path: Path) -> None:
+    config = load_config(
+        write_config(
+            tmp_path, {"a": "random", "b": "random"}, extra="ponder: true\ncores_per_seat: 1024\n"
+        )
+    )
+    key, _ = results_key(config.output, None)
     with pytest.raises(ConfigError) as error:
         asyncio.run(run_tournament(config, key, Recorder()))
     assert str(error.value) == (
         f"{config.path}: cores_per_seat: 1024 cores for each of the 2 seats of a match"
-        f" (ticblock is a game of simultaneous moves), but there are {len(MACHINE)}"
-        f" (cores {format_cores(MACHINE)})"
+        f" (ponder: true), but there are {len(MACHINE)} (cores {format_cores(MACHINE)})"
     )
 
 

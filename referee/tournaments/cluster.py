@@ -4,8 +4,9 @@ an existing scheduler on other machines.
 The coordinator (the `referee tournament` process) keeps what it keeps without a cluster:
 the schedule, the results directory and the standings. A worker is sent a match and sends
 back its transcript and logs (`host.py`), which the coordinator signs and writes. Each worker
-offers its cores as the Dask resource `cores`, and a match asks for the cores it takes
-(`match_cores`), so the scheduler never gives a worker more matches than its cores allow.
+offers its cores as the Dask resource `cores`, and a match asks for the most cores a match
+of the tournament takes (`playing.plan_cores`), so the scheduler never gives a worker more
+matches than its cores allow.
 
 A worker that dies is the cluster's fault, never a player's: the scheduler is told not to
 retry on its own (`allowed_failures` 0), so each death reaches the coordinator, which plays
@@ -23,7 +24,7 @@ from typing import Any
 from distributed import Client, Nanny, Scheduler, SpecCluster
 from distributed.scheduler import KilledWorker
 
-from referee.errors import ClusterError, RefereeError
+from referee.errors import ClusterError, ConfigError, RefereeError
 from referee.players.base import Fingerprint
 from referee.records.signing import SigningKey
 from referee.records.transcript import Transcript, write_transcript
@@ -38,8 +39,9 @@ from referee.tournaments.host import (
     play_job,
     tournament_key,
 )
+from referee.tournaments.playing import pinned, plan_cores
 from referee.tournaments.results import log_path, transcript_path, write_log
-from referee.tournaments.runner import Observer, OpenVenue, matches_at_once
+from referee.tournaments.runner import Observer, OpenVenue
 from referee.tournaments.schedule import ScheduledMatch
 
 # The Dask resource each worker offers: its cores.
@@ -96,8 +98,11 @@ class ClusterVenue:
         prints: Mapping[str, Fingerprint],
         observer: Observer,
         capacity: int,
+        per_match: int,
         withdrawn: Mapping[str, str],
     ) -> None:
+        """`per_match`: the cores each match asks a worker for (0: none)."""
+        self._per_match = per_match
         self._withdrawn = withdrawn
         self._client = client
         self._cluster = cluster
@@ -131,14 +136,16 @@ class ClusterVenue:
             # when it is started again, as every worker that joins later does.
             with contextlib.suppress(OSError):
                 await client.register_plugin(MatchHost(), name=PLUGIN)
-            capacity = await _capacity(client, config, workers.address)
+            capacity, per_match = await _capacity(client, config, workers.address)
         except BaseException:
             await _close(client, cluster)
             raise
         # Twice the matches the workers can play at once are sent: the scheduler holds the
         # second of each place and starts it as soon as the first ends, while this process
         # writes the first one's results.
-        return cls(client, cluster, config, key, prints, observer, 2 * capacity, withdrawn)
+        return cls(
+            client, cluster, config, key, prints, observer, 2 * capacity, per_match, withdrawn
+        )
 
     def batch(self, remaining: int) -> int:
         """Enough matches for a worker to play for about BATCH_S, as they have taken so far:
@@ -154,7 +161,7 @@ class ClusterVenue:
         ids = tuple(m.match_id for m in matches)
         # The players withdrawn when the job is sent: one withdrawn meanwhile is still tried.
         job = Job(str(config.path), config.text, ids, self._digests, dict(self._withdrawn))
-        resources = {CORES: config.match_cores} if config.match_cores else None
+        resources = {CORES: self._per_match} if self._per_match else None
         for match in matches:
             self._observer.started(match)
         lost = 0
@@ -225,9 +232,10 @@ async def _local_cluster(count: int, config: TournamentConfig, observer: Observe
     """`count` worker processes on this machine, each on its own share of the cores."""
     cores = available_cores()
     # Every match of a job asks for the most cores a match of the tournament takes.
-    per_match = config.match_cores
-    if per_match:
-        matches_at_once(config, cores)  # every match can have its cores
+    plan = plan_cores(config, cores)
+    for note in plan.notes:
+        observer.noted(note)
+    per_match = plan.most
     allowed = len(cores) // per_match if per_match else count
     if count > allowed:
         observer.noted(
@@ -288,8 +296,11 @@ def _no_silent_retries(dask_scheduler: Scheduler) -> None:
     dask_scheduler.allowed_failures = 0
 
 
-async def _capacity(client: Client, config: TournamentConfig, address: str | None) -> int:
-    """How many matches the cluster's workers can play at once."""
+async def _capacity(
+    client: Client, config: TournamentConfig, address: str | None
+) -> tuple[int, int]:
+    """How many matches the cluster's workers can play at once, and the cores each takes
+    (as the largest worker plans them: `host.py`)."""
     where = f"the Dask scheduler at {address}" if address else "the local cluster"
     try:
         # Dask annotates the blocking client; an asynchronous one returns an awaitable.
@@ -298,18 +309,19 @@ async def _capacity(client: Client, config: TournamentConfig, address: str | Non
         raise ClusterError(f"{where} has no workers after {WORKERS_TIMEOUT_S} s") from None
     identity = await client.scheduler.identity(n_workers=-1)
     workers = identity["workers"].values()
-    per_match = config.match_cores
+    if not pinned(config):
+        return sum(worker["nthreads"] for worker in workers), 0
+    offered = [int(worker.get("resources", {}).get(CORES, 0)) for worker in workers]
+    try:
+        per_match = plan_cores(config, range(max(offered))).most
+    except ConfigError:
+        per_match = 0
     if not per_match:
-        return sum(worker["nthreads"] for worker in workers)
-    capacity = sum(
-        int(worker.get("resources", {}).get(CORES, 0)) // per_match for worker in workers
-    )
-    if not capacity:
         raise ClusterError(
-            f"no worker of {where} offers {per_match} cores for a match: start each worker with"
-            f" --resources {CORES}=N (N its cores) and --nthreads N"
+            f"no worker of {where} offers the cores a match takes ({config.path}): start each"
+            f" worker with --resources {CORES}=N (N its cores) and --nthreads N"
         )
-    return capacity
+    return sum(cores // per_match for cores in offered), per_match
 
 
 async def _close(client: Client, cluster: SpecCluster | None) -> None:

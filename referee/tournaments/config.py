@@ -216,25 +216,9 @@ class TournamentConfig:
     text: str = field(default="", repr=False, compare=False)
 
     def seats_apart(self, game: Game) -> bool:
-        """Whether each seat of a match of `game` has cores of its own: when seats think at
-        once, on each other's time (`ponder`) or in a game of simultaneous moves."""
+        """Whether each seat of a match of `game` is to have cores of its own: when seats
+        think at once, on each other's time (`ponder`) or in a game of simultaneous moves."""
         return self.ponder or game.simultaneous
-
-    def cores_for(self, game: Game) -> int:
-        """The cores a match of `game` takes (0: its players are not pinned)."""
-        if self.seats_apart(game):
-            return self.cores_per_seat * competing(game.roles)
-        return self.cores_per_match
-
-    @property
-    def match_cores(self) -> int:
-        """The most cores a match of this tournament takes: what a place must offer."""
-        return max(self.cores_for(settings.game) for settings in self.games)
-
-    @property
-    def fewest_cores(self) -> int:
-        """The fewest cores a pinned match of this tournament takes (0: none is pinned)."""
-        return min((n for s in self.games if (n := self.cores_for(s.game))), default=0)
 
 
 def _check_shape(path: Path, text: str) -> None:

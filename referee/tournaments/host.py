@@ -33,7 +33,7 @@ from referee.sandbox.cores import CorePool, available_cores
 from referee.sandbox.isolation import remove_left_behind
 from referee.sandbox.process import become_subreaper
 from referee.tournaments.config import TournamentConfig, parse_config
-from referee.tournaments.playing import play_scheduled
+from referee.tournaments.playing import plan_cores, play_scheduled
 from referee.tournaments.pool import PlayerPool
 from referee.tournaments.schedule import ScheduledMatch, schedule
 
@@ -127,7 +127,9 @@ class MatchHost(WorkerPlugin):
             raise ClusterError(
                 f"worker {self._address}: {missing[0]} is not a match of {config.path}"
             )
-        cores = self._cores.take(config.match_cores) if config.match_cores else None
+        # What the coordinator asked the scheduler for, planned as here (cluster.py).
+        most = plan_cores(config, self._cores.cores).most
+        cores = self._cores.take(most) if most else None
         played: list[Played] = []
         try:
             for name in job.match_ids:

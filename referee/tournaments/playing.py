@@ -4,14 +4,16 @@ referee process and in a cluster's worker, which differ only in where the result
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
+from referee.errors import ConfigError
 from referee.match import MatchSetup, play_recorded
 from referee.players.base import AbsentPlayer, Fingerprint, Player
-from referee.players.chance import is_chance
+from referee.players.chance import competing, is_chance
 from referee.records.transcript import Transcript
-from referee.sandbox.cores import split_cores
+from referee.sandbox.cores import format_cores, split_cores
 from referee.tournaments.config import TournamentConfig
 from referee.tournaments.pool import PlayerPool
 from referee.tournaments.schedule import ScheduledMatch
@@ -60,14 +62,79 @@ async def play_scheduled(
     return transcript
 
 
+@dataclass(frozen=True)
+class CorePlan:
+    """The cores a match of each game of a tournament takes on a place's cores (0: its
+    players are not pinned), and what those cores could not give, one line each."""
+
+    per_game: dict[str, int]
+    notes: tuple[str, ...] = ()
+
+    @property
+    def most(self) -> int:
+        """What a place must offer for any match."""
+        return max(self.per_game.values(), default=0)
+
+    @property
+    def fewest(self) -> int:
+        """The fewest cores a pinned match takes (0: none is pinned)."""
+        return min((n for n in self.per_game.values() if n), default=0)
+
+    def matches_at_once(self, cores: int) -> int:
+        """How many matches `cores` cores can run at once, the fewest each."""
+        return cores // self.fewest
+
+
+def pinned(config: TournamentConfig) -> bool:
+    """Whether some match of the tournament has its players pinned to cores."""
+    return any(
+        config.cores_per_seat if config.seats_apart(s.game) else config.cores_per_match
+        for s in config.games
+    )
+
+
+def plan_cores(config: TournamentConfig, cores: Sequence[int]) -> CorePlan:
+    """The cores each match takes on `cores`: `cores_per_match`, shared by seats that take
+    turns, or `cores_per_seat` for each seat where seats think at once. ConfigError when a
+    match cannot have them; except that the seats of a game of simultaneous moves share the
+    match's cores, with a note, where there are too few to part them."""
+    per_game: dict[str, int] = {}
+    notes: list[str] = []
+    have = f"there are {len(cores)} (cores {format_cores(cores)})"
+    for settings in config.games:
+        game = settings.game
+        if not config.seats_apart(game):
+            wanted, key = config.cores_per_match, "cores_per_match"
+        else:
+            seats = competing(game.roles)
+            wanted, key = config.cores_per_seat * seats, "cores_per_seat"
+            why = "ponder: true" if config.ponder else f"{game.id} is a game of simultaneous moves"
+            if wanted > len(cores) and not config.ponder and config.cores_per_match <= len(cores):
+                notes.append(
+                    f"{game.id}: {have}, too few to give each of its {seats} seats"
+                    f" {config.cores_per_seat} of its own: they share {config.cores_per_match}"
+                )
+                wanted, key = config.cores_per_match, "cores_per_match"
+            elif wanted > len(cores):
+                raise ConfigError(
+                    f"{config.path}: cores_per_seat: {config.cores_per_seat} cores for each of"
+                    f" the {seats} seats of a match ({why}), but {have}"
+                )
+        if wanted > len(cores):
+            raise ConfigError(f"{config.path}: {key}: {wanted} cores for each match, but {have}")
+        per_game[game.id] = wanted
+    return CorePlan(per_game, tuple(notes))
+
+
 def _shares(
     config: TournamentConfig, match: ScheduledMatch, cores: frozenset[int] | None
 ) -> dict[str, frozenset[int] | None]:
-    """The cores of each role's processes: all of the match's, or a share of its own."""
+    """The cores of each role's processes: all of the match's, or a share of its own where
+    seats think at once and the match has a core for each."""
     roles = match.game.roles
-    if cores is None or not config.seats_apart(match.game):
-        return dict.fromkeys(roles, cores)
     seats = [role for role in roles if not is_chance(role)]
+    if cores is None or not config.seats_apart(match.game) or len(cores) < len(seats):
+        return dict.fromkeys(roles, cores)
     parts = split_cores(sorted(cores), len(seats))
     return dict.fromkeys(roles, None) | {
         role: frozenset(part) for role, part in zip(seats, parts, strict=True)

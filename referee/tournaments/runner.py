@@ -18,18 +18,15 @@ from pathlib import Path
 from typing import Protocol
 
 from referee.collector import between_matches
-from referee.errors import ConfigError
-from referee.games import Game
 from referee.players.base import Fingerprint, fingerprint
-from referee.players.chance import competing
 from referee.players.log import NOTE_PREFIX
 from referee.players.startup import unready_line
 from referee.players.trace import Trace
 from referee.records.signing import SigningKey
 from referee.records.transcript import Fault, Transcript, store_transcript
-from referee.sandbox.cores import CorePool, available_cores, format_cores
+from referee.sandbox.cores import CorePool, available_cores
 from referee.tournaments.config import TournamentConfig
-from referee.tournaments.playing import play_scheduled
+from referee.tournaments.playing import plan_cores, play_scheduled
 from referee.tournaments.pool import PlayerPool
 from referee.tournaments.results import (
     clear_results,
@@ -123,15 +120,18 @@ class LocalVenue:
         self._pool = PlayerPool(config.players, trace)
         self._cores: CorePool | None = None
         self.capacity = config.concurrency
-        if config.match_cores:
-            self._cores = CorePool(available_cores())
-            allowed = matches_at_once(config, self._cores.cores)
+        cores = available_cores()
+        self._plan = plan_cores(config, cores)
+        for note in self._plan.notes:
+            observer.noted(note)
+        if self._plan.most:
+            self._cores = CorePool(cores)
+            allowed = self._plan.matches_at_once(len(cores))
             if config.concurrency > allowed:
                 self.capacity = allowed
                 observer.noted(
-                    f"concurrency {config.concurrency} is more than the"
-                    f" {len(self._cores.cores)} cores allow at {config.fewest_cores} per match:"
-                    f" {allowed} at a time"
+                    f"concurrency {config.concurrency} is more than the {len(cores)} cores"
+                    f" allow at {self._plan.fewest} per match: {allowed} at a time"
                 )
 
     def batch(self, remaining: int) -> int:
@@ -142,7 +142,7 @@ class LocalVenue:
 
     async def _play(self, match: ScheduledMatch) -> Transcript:
         config = self._config
-        needed = config.cores_for(match.game)
+        needed = self._plan.per_game[match.game.id]
         cores = await self._cores.acquire(needed) if self._cores and needed else None
         self._observer.started(match)
         try:
@@ -163,31 +163,6 @@ class LocalVenue:
 
     async def close(self) -> None:
         await self._pool.close()
-
-
-def matches_at_once(config: TournamentConfig, cores: Sequence[int]) -> int:
-    """How many matches `cores` can run at once, the fewest cores a match takes each;
-    ConfigError when some match cannot have the cores it takes."""
-    for settings in config.games:
-        needed = config.cores_for(settings.game)
-        if needed > len(cores):
-            raise ConfigError(
-                f"{config.path}: {_cores_key(config, settings.game)}, but there are"
-                f" {len(cores)} (cores {format_cores(cores)})"
-            )
-    return len(cores) // config.fewest_cores
-
-
-def _cores_key(config: TournamentConfig, game: Game) -> str:
-    """The key that sets the cores of a match of `game`, and what it makes them."""
-    if not config.seats_apart(game):
-        return f"cores_per_match: {config.cores_per_match} cores for each match"
-    why = "ponder: true" if config.ponder else f"{game.id} is a game of simultaneous moves"
-    seats = competing(game.roles)
-    return (
-        f"cores_per_seat: {config.cores_per_seat} cores for each of the {seats} seats of a"
-        f" match ({why})"
-    )
 
 
 async def run_tournament(
