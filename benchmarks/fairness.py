@@ -15,9 +15,10 @@ row say so, not fail.
 
 Timeouts: sleepers answering after 80, 90, 95 and 98% of each play clock, two in quad, at
 concurrency 1 and at the machine's cores, --answers answers per cell at the shortest clock
-and --long-answers at the others (by default a twentieth: half the time asleep). For each cell:
-the timeouts, and the referee's error, its recorded time minus the time the sleeper measured
-itself from reading its request to writing its answer (median, p99, max in ms).
+and --long-answers at the others (by default a twentieth; a round, two matches, at least).
+For each cell: the timeouts, and the referee's error, its recorded time minus the time the
+sleeper measured itself from reading its request to writing its answer (median, p99, max in
+ms), over every answer the referee timed: those taken, and those it read too late.
 
 fastchess, where it is found (on PATH or --fastchess): the same sleepers speaking UCI, the
 same clocks as a fixed time per move (`st`, no time margin), the same concurrencies, its time
@@ -221,8 +222,10 @@ def contention(clock_ms: int, answers: int) -> list[ContentionRow]:
         try:
             played = tournament(clock_ms, rounds, 1, players, opponent.keys)
         except ConfigError as error:
-            progress(f"contention: {opponent.label}: not run: {error}")
-            rows.append(ContentionRow(opponent.label, None, None, None, None, str(error)))
+            # What the config refused, without the temporary file's name before it.
+            note = f"not run: {str(error).partition(': ')[2]}"
+            progress(f"contention: {opponent.label}: {note}")
+            rows.append(ContentionRow(opponent.label, None, None, None, None, note))
             continue
         times, timeouts, others = seat_answers(played.transcripts, "worker", clock_ms)
         median = round(statistics.median(times), 1)
@@ -247,13 +250,19 @@ def referee_timeouts(clock_ms: int, fraction: float, concurrency: int, answers: 
     rounds = math.ceil(answers / (2 * first_move_steps(GAME)))
     players = [(name, bot("sleep", fraction)) for name in ("one", "two")]
     played = tournament(clock_ms, rounds, concurrency, players, "")
-    errors = [
-        ms - played.slept[(transcript.match_id, role, step.step)]
+    # Every time the referee recorded: the answers taken, and the late ones it read.
+    recorded = [
+        ((transcript.match_id, role, step.step), ms)
         for transcript in played.transcripts
         for step in transcript.steps
         for role, ms in step.times_ms.items()
-        if (transcript.match_id, role, step.step) in played.slept
+    ] + [
+        ((transcript.match_id, fault.role, fault.step), fault.time_ms)
+        for transcript in played.transcripts
+        for fault in transcript.faults
+        if fault.kind == FaultKind.TIMEOUT and fault.time_ms is not None
     ]
+    errors = [ms - played.slept[key] for key, ms in recorded if key in played.slept]
     timeouts = sum(
         fault.kind == FaultKind.TIMEOUT
         for transcript in played.transcripts
