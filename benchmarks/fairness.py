@@ -106,6 +106,8 @@ class ContentionRow:
     median_ms: float | None
     timeouts: int | None
     other_faults: int | None
+    # The worker's median over its median against the quiet opponent (the first row).
+    vs_quiet: float | None
     note: str
 
 
@@ -225,16 +227,20 @@ def contention(clock_ms: int, answers: int) -> list[ContentionRow]:
             # What the config refused, without the temporary file's name before it.
             note = f"not run: {str(error).partition(': ')[2]}"
             progress(f"contention: {opponent.label}: {note}")
-            rows.append(ContentionRow(opponent.label, None, None, None, None, note))
+            rows.append(ContentionRow(opponent.label, None, None, None, None, None, note))
             continue
         times, timeouts, others = seat_answers(played.transcripts, "worker", clock_ms)
         median = round(statistics.median(times), 1)
+        quiet = rows[0].median_ms if rows else median
+        vs_quiet = round(median / quiet, 2) if quiet else None
         progress(
             f"contention: {opponent.label}: {len(times)} answers, median {median} ms,"
             f" {timeouts} timeouts ({played.wall_s:.0f} s)"
         )
         rows.append(
-            ContentionRow(opponent.label, len(times), median, timeouts, others, played.note)
+            ContentionRow(
+                opponent.label, len(times), median, timeouts, others, vs_quiet, played.note
+            )
         )
     return rows
 
@@ -340,20 +346,14 @@ def print_tables(report: dict[str, Any]) -> None:
         print(f"Contention: a worker needing {report['work_clock_ms'] // 2} ms of a"
               f" {report['work_clock_ms']} ms clock, quad, concurrency 1")  # fmt: skip
         rows = [
-            [
-                r["opponent"],
-                r["answers"],
-                r["median_ms"],
-                r["timeouts"],
-                r["other_faults"],
-                r["note"],
-            ]
+            [r["opponent"], r["answers"], r["median_ms"], r["vs_quiet"], r["timeouts"],
+             r["other_faults"], r["note"]]
             if r["answers"] is not None
-            else [r["opponent"], "-", "-", "-", "-", r["note"]]
+            else [r["opponent"], "-", "-", "-", "-", "-", r["note"]]
             for r in report["contention"]
-        ]
-        headers = ["opponent", "worker answers", "median ms", "timeouts", "other faults", "note"]
-        print(tabulate(rows, headers=headers, floatfmt=".1f"))
+        ]  # fmt: skip
+        headers = ["opponent", "worker answers", "median ms", "x quiet", "timeouts", "other faults"]
+        print(tabulate(rows, headers=[*headers, "note"], floatfmt=".2f"))
     if report["timeouts"]:
         print("\nFalse timeouts: sleepers, quad; error = recorded - slept, ms")
         headers = ["runner", "clock ms", "sleeps %", "concurrency", "answers", "timeouts"]

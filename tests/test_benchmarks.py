@@ -116,6 +116,8 @@ def test_fairness_benchmark_reports_each_opponent_and_every_sleeper_cell() -> No
     assert quiet["opponent"] == "quiet" and "ponder: true" in pondering["opponent"]
     for row in (quiet, spinning):
         assert row["answers"] >= 4 and 0 < row["median_ms"] <= 60
+    assert quiet["vs_quiet"] == 1.0
+    assert spinning["vs_quiet"] == pytest.approx(spinning["median_ms"] / quiet["median_ms"], 0.01)
     # Until the config knows `ponder`, its row says why it was not run.
     assert pondering["answers"] is not None or "ponder" in pondering["note"]
     cells = report["timeouts"]
