@@ -44,6 +44,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
+from pinning import Noted  # the script beside this one
 from tabulate import tabulate
 
 from referee.errors import ConfigError, FaultKind
@@ -52,7 +53,7 @@ from referee.records.signing import results_key
 from referee.records.transcript import Transcript
 from referee.sandbox.cores import available_cores
 from referee.tournaments.config import load_config
-from referee.tournaments.runner import Observer, run_tournament
+from referee.tournaments.runner import run_tournament
 from referee.tournaments.standings import load_results
 
 BOT = Path(__file__).resolve().parent / "bots" / "fair_bot.py"
@@ -60,7 +61,8 @@ GAME = "quad"
 FRACTIONS = (0.80, 0.90, 0.95, 0.98)
 # The line the sleeper writes to standard error before each answer.
 SLEPT = re.compile(r"^slept (\S+) (\S+) (\d+) ([\d.]+)$", re.MULTILINE)
-# fastchess's comment on a move in its PGN: the time it measured, then what it was asked for.
+# fastchess's comment on a move in its PGN: the time it measured, then its latency (that time
+# less the time the engine reported in its last `info`).
 FASTCHESS_MOVE = re.compile(r"\{[^}]*?(\d+\.\d{3})s[^}]*?latency=(-?\d+\.\d{3})s")
 
 
@@ -122,15 +124,6 @@ class TimeoutRow:
     error_median_ms: float | None
     error_p99_ms: float | None
     error_max_ms: float | None
-
-
-class Noted(Observer):
-    """Keeps the line that says the concurrency was capped, if one does."""
-
-    note = ""
-
-    def noted(self, line: str) -> None:
-        self.note = line
 
 
 def progress(line: str) -> None:
