@@ -105,3 +105,38 @@ def test_mcts_clocks_benchmark_reports_each_match() -> None:
     )
     assert row["mcts_moves"] >= 1 and row["steps"] >= row["mcts_moves"]
     assert report["failed"] == 0
+
+
+def test_fairness_benchmark_reports_each_opponent_and_every_sleeper_cell() -> None:
+    report = benchmark_json(
+        "fairness.py", "--parts", "contention,timeouts", "--work-clock", "60",
+        "--work-answers", "4", "--clocks", "30", "--answers", "8",
+    )  # fmt: skip
+    quiet, spinning, pondering = report["contention"]
+    assert quiet["opponent"] == "quiet" and "ponder: true" in pondering["opponent"]
+    for row in (quiet, spinning):
+        assert row["answers"] >= 4 and 0 < row["median_ms"] <= 60
+    assert quiet["vs_quiet"] == 1.0
+    assert spinning["vs_quiet"] == pytest.approx(spinning["median_ms"] / quiet["median_ms"], 0.01)
+    # Until the config knows `ponder`, its row says why it was not run.
+    assert pondering["answers"] is not None or "ponder" in pondering["note"]
+    cells = report["timeouts"]
+    concurrencies = sorted({1, report["cores"]})
+    assert [(row["percent"], row["concurrency"]) for row in cells] == [
+        (percent, concurrency) for concurrency in concurrencies for percent in (80, 90, 95, 98)
+    ]
+    for row in cells:
+        assert (row["runner"], row["clock_ms"]) == ("referee", 30) and row["answers"] >= 8
+        # The referee's clock runs from before its request is written to after the answer is
+        # read: it encloses the time the sleeper measured itself.
+        assert 0 < row["error_median_ms"] <= row["error_p99_ms"] <= row["error_max_ms"]
+    assert report["fastchess"] is None
+
+
+def test_fairness_benchmark_refuses_a_bad_option_in_one_line() -> None:
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "fairness.py"), "--clocks", "100,soon"],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert result.returncode == 2
+    assert result.stderr.count("\n") == 1 and "--clocks" in result.stderr
