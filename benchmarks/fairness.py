@@ -2,19 +2,21 @@
 
 Usage: python benchmarks/fairness.py [--parts contention,timeouts,fastchess]
            [--work-clock MS] [--work-answers N] [--clocks MS,MS] [--answers N]
-           [--long-answers N] [--fastchess PATH] [--json]
+           [--long-answers N] [--fractions 80,90,95,98] [--concurrency 1,CORES]
+           [--fastchess PATH] [--json]
 
 Contention: a worker (benchmarks/bots/fair_bot.py) does a fixed amount of CPU work at each
 move, calibrated at the start to take half of --work-clock alone on a core, in quad
 tournaments (`policy: random`, so that a timeout does not end the match; concurrency 1) against
-a quiet opponent, against one that spins a core whenever it can (today every seat may think
-on its opponent's time: what `ponder: false` is to change), and against the spinner with
-`ponder: true, cores_per_seat: 1`. For each: the worker's median answer time (a timeout
-counted as the clock) and its timeouts. A config key this referee does not know yet makes its
-row say so, not fail.
+a quiet opponent, against one that spins a core whenever it can (frozen while the worker is
+asked, under `ponder: false`, the default), and against the spinner with `ponder: true,
+cores_per_seat: 1` (each seat on a core of its own). For each: the worker's median answer
+time (a timeout counted as the clock), the median CPU time its answers took (`cpu_ms`), and
+its timeouts. A config key this referee does not know makes its row say so, not fail.
 
-Timeouts: sleepers answering after 80, 90, 95 and 98% of each play clock, two in quad, at
-concurrency 1 and at the machine's cores, --answers answers per cell at the shortest clock
+Timeouts: sleepers answering after 80, 90, 95 and 98% of each play clock (--fractions), two
+in quad, at concurrency 1 and at the machine's cores (--concurrency), --answers answers per
+cell at the shortest clock
 and --long-answers at the others (by default a twentieth; a round, two matches, at least).
 For each cell: the timeouts, and the referee's error, its recorded time minus the time the
 sleeper measured itself from reading its request to writing its answer (median, p99, max in
@@ -58,7 +60,7 @@ from referee.tournaments.standings import load_results
 
 BOT = Path(__file__).resolve().parent / "bots" / "fair_bot.py"
 GAME = "quad"
-FRACTIONS = (0.80, 0.90, 0.95, 0.98)
+FRACTIONS = "80,90,95,98"
 # The line the sleeper writes to standard error before each answer.
 SLEPT = re.compile(r"^slept (\S+) (\S+) (\d+) ([\d.]+)$", re.MULTILINE)
 # fastchess's comment on a move in its PGN: the time it measured, then its latency (that time
@@ -106,6 +108,8 @@ class ContentionRow:
     opponent: str
     answers: int | None
     median_ms: float | None
+    # The median CPU time of its answers, as the transcripts record it.
+    cpu_ms: float | None
     timeouts: int | None
     other_faults: int | None
     # The worker's median over its median against the quiet opponent (the first row).
@@ -220,7 +224,7 @@ def contention(clock_ms: int, answers: int) -> list[ContentionRow]:
             # What the config refused, without the temporary file's name before it.
             note = f"not run: {str(error).partition(': ')[2]}"
             progress(f"contention: {opponent.label}: {note}")
-            rows.append(ContentionRow(opponent.label, None, None, None, None, None, note))
+            rows.append(ContentionRow(opponent.label, None, None, None, None, None, None, note))
             continue
         times, timeouts, others = seat_answers(played.transcripts, "worker", clock_ms)
         median = round(statistics.median(times), 1)
@@ -230,9 +234,17 @@ def contention(clock_ms: int, answers: int) -> list[ContentionRow]:
             f"contention: {opponent.label}: {len(times)} answers, median {median} ms,"
             f" {timeouts} timeouts ({played.wall_s:.0f} s)"
         )
+        cpu = [
+            ms
+            for transcript in played.transcripts
+            for step in transcript.steps
+            for role, ms in step.cpu_ms.items()
+            if any(s.role == role and s.player == "worker" for s in transcript.seats)
+        ]
+        cpu_ms = round(statistics.median(cpu), 1) if cpu else None
         rows.append(
             ContentionRow(
-                opponent.label, len(times), median, timeouts, others, vs_quiet, played.note
+                opponent.label, len(times), median, cpu_ms, timeouts, others, vs_quiet, played.note
             )
         )
     return rows
@@ -309,16 +321,20 @@ def fastchess_timeouts(
 
 
 def timeouts(
-    clocks: Sequence[int], answers: dict[int, int], referee: bool, fastchess: str | None
+    clocks: Sequence[int],
+    answers: dict[int, int],
+    fractions: Sequence[float],
+    concurrencies: Sequence[int],
+    referee: bool,
+    fastchess: str | None,
 ) -> list[TimeoutRow]:
     """Every cell of the sleepers, under the referee and under fastchess when given."""
-    concurrencies = sorted({1, len(available_cores())})
     runners = [*(["referee"] if referee else []), *(["fastchess"] if fastchess else [])]
     rows = []
     for runner in runners:
         for clock_ms in clocks:
             for concurrency in concurrencies:
-                for fraction in FRACTIONS:
+                for fraction in fractions:
                     began = time.perf_counter()
                     cell = (clock_ms, fraction, concurrency, answers[clock_ms])
                     if fastchess and runner == "fastchess":
@@ -339,13 +355,16 @@ def print_tables(report: dict[str, Any]) -> None:
         print(f"Contention: a worker needing {report['work_clock_ms'] // 2} ms of a"
               f" {report['work_clock_ms']} ms clock, quad, concurrency 1")  # fmt: skip
         rows = [
-            [r["opponent"], r["answers"], r["median_ms"], r["vs_quiet"], r["timeouts"],
-             r["other_faults"], r["note"]]
+            [r["opponent"], r["answers"], r["median_ms"], r["vs_quiet"], r["cpu_ms"],
+             r["timeouts"], r["other_faults"], r["note"]]
             if r["answers"] is not None
-            else [r["opponent"], "-", "-", "-", "-", "-", r["note"]]
+            else [r["opponent"], "-", "-", "-", "-", "-", "-", r["note"]]
             for r in report["contention"]
         ]  # fmt: skip
-        headers = ["opponent", "worker answers", "median ms", "x quiet", "timeouts", "other faults"]
+        headers = [
+            "opponent", "worker answers", "median ms", "x quiet", "median cpu ms", "timeouts",
+            "other faults",
+        ]  # fmt: skip
         print(tabulate(rows, headers=[*headers, "note"], floatfmt=".2f"))
     if report["timeouts"]:
         print("\nFalse timeouts: sleepers, quad; error = recorded - slept, ms")
@@ -368,16 +387,28 @@ def main() -> int:
     parser.add_argument("--clocks", default="100,1000", help="the sleepers' play clocks, ms")
     parser.add_argument("--answers", type=int, default=400, help="per cell, shortest clock")
     parser.add_argument("--long-answers", type=int, help="per cell, longer clocks")
+    parser.add_argument("--fractions", default=FRACTIONS, help="the sleepers' sleeps, % of a clock")
+    parser.add_argument("--concurrency", help="the sleepers' concurrencies (default 1,CORES)")
     parser.add_argument("--fastchess", help="the fastchess program (default: on PATH)")
     parser.add_argument("--json", action="store_true", help="print JSON")
     args = parser.parse_args()
     try:
         parts = {Part(name) for name in args.parts.split(",")}
         clocks = sorted(int(clock) for clock in args.clocks.split(","))
+        fractions = [int(percent) / 100 for percent in args.fractions.split(",")]
+        cores = str(len(available_cores()))
+        concurrencies = sorted({int(n) for n in (args.concurrency or f"1,{cores}").split(",")})
     except ValueError as error:
-        print(f"fairness.py: --parts or --clocks: {error}", file=sys.stderr)
+        print(f"fairness.py: --parts, --clocks, --fractions or --concurrency: {error}",
+              file=sys.stderr)  # fmt: skip
         return 2
-    counts = (args.work_clock, args.work_answers, args.answers, args.long_answers or 1, *clocks)
+    if not all(0 < fraction < 1 for fraction in fractions):
+        print("fairness.py: --fractions: each a percent between 1 and 99", file=sys.stderr)
+        return 2
+    counts = (
+        args.work_clock, args.work_answers, args.answers, args.long_answers or 1, *clocks,
+        *concurrencies,
+    )  # fmt: skip
     if min(counts) < 1:
         print("fairness.py: every clock and number of answers must be positive", file=sys.stderr)
         return 2
@@ -390,7 +421,9 @@ def main() -> int:
     began = time.perf_counter()
     try:
         rows = contention(args.work_clock, args.work_answers) if Part.CONTENTION in parts else []
-        cells = timeouts(clocks, answers, Part.TIMEOUTS in parts, fastchess)
+        cells = timeouts(
+            clocks, answers, fractions, concurrencies, Part.TIMEOUTS in parts, fastchess
+        )
     except subprocess.CalledProcessError as error:
         print(f"fairness.py: {error.cmd[0]} failed: {error.stderr.strip()[-300:]}", file=sys.stderr)
         return 1
