@@ -27,7 +27,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from referee.clock import GATEWAY_MARGIN_MS, GATEWAY_READ_S, abandoned_after_s, now
-from referee.collector import between_matches
 from referee.errors import GameFault, MoveError, PlayerFault, RefereeError
 from referee.games import Game, Move, StateLimits, builtin_with_rules, computed, load_text
 from referee.games.gdl.remote import DEFAULT_LIMITS
@@ -35,6 +34,7 @@ from referee.games.gdl.syntax import one_line, respell, spellings
 from referee.ggp import messages as ggp
 from referee.ggp import wire
 from referee.ggp.door import Door
+from referee.pauses import between_matches
 from referee.players.base import PlayerSpec
 from referee.players.process import ProgramPlayer
 from referee.players.trace import TraceChannel

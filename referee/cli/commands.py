@@ -27,7 +27,6 @@ from referee import __version__
 from referee.cli import present
 from referee.cli.help import PlainCommand
 from referee.clock import Clocks, ggp_seconds
-from referee.collector import quiet_collector
 from referee.errors import ConfigError, ConformanceFileError, RefereeError, TranscriptError
 from referee.games import GAMES, Game, StateLimits, get_game
 from referee.games.playout import random_steps
@@ -36,6 +35,7 @@ from referee.gateway import serve as serve_gateway
 from referee.ggp.door import Door
 from referee.ggp.messages import plain_name
 from referee.match import MatchSetup, new_match_id, play_fresh
+from referee.pauses import short_pauses
 from referee.players.base import PlayerKind
 from referee.players.builtin import make_player, parse_seats, program_spec
 from referee.players.trace import Trace, trace_channel
@@ -234,7 +234,7 @@ def _run(work: Coroutine[Any, Any, T], interrupted: str, stop_progress: Callable
     """Run `work` to its end; Ctrl-C or SIGTERM cancel it (players ended, records written),
     then the progress is stopped, `interrupted` is said, and the exit code is 130."""
     try:
-        with quiet_collector():
+        with short_pauses():
             return asyncio.run(_stopped_by_sigterm(work))
     except (KeyboardInterrupt, asyncio.CancelledError):
         stop_progress()

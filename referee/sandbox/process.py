@@ -448,18 +448,34 @@ class ConfinedProcess:
         return None
 
     async def _watch_usage(self) -> None:
-        """Kill the program's processes as soon as together they go over one of its limits."""
+        """Kill the program's processes as soon as together they go over one of its limits.
+
+        The sampling runs on the loop that reads answers, so what it costs delays them: a
+        frozen player uses nothing and is not sampled, and one whose cgroups cap its
+        processes and memory (the kernel enforces those) has only its CPU time read, one
+        counter, not every one of its processes in /proc.
+        """
         while self.end is None:
-            usage = self.usage()
-            limit = self._stopped_by_cgroup() or over_limit(
-                usage, self.limits, self._cpu_at_match_start
-            )
-            if limit is not None:
-                self._over = limit
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.killpg(self.pid, signal.SIGKILL)
-                return
+            if not self._frozen:
+                limit = self._stopped_by_cgroup() or over_limit(
+                    self._sampled(), self.limits, self._cpu_at_match_start
+                )
+                if limit is not None:
+                    self._over = limit
+                    with contextlib.suppress(ProcessLookupError, PermissionError):
+                        os.killpg(self.pid, signal.SIGKILL)
+                    return
             await asyncio.sleep(SAMPLE_EVERY_S)
+
+    def _sampled(self) -> Usage:
+        """What the watcher compares with the limits: the CPU time alone where the kernel
+        caps the rest, else all of `usage`."""
+        groups = self._cgroups
+        if groups.pids is not None and groups.memory is not None and groups.cpu is not None:
+            counted = groups.cpu.cpu_s()
+            if counted is not None:
+                return Usage(processes=0, memory_bytes=0, cpu_s=counted)
+        return self.usage()
 
 
 def _jailed(

@@ -24,8 +24,8 @@ from pathlib import Path
 
 from distributed import Worker, WorkerPlugin, get_worker
 
-from referee.collector import between_matches, quiet_collector
 from referee.errors import ClusterError
+from referee.pauses import between_matches, short_pauses
 from referee.players.base import Fingerprint, fingerprint
 from referee.players.log import LOG_LIMIT
 from referee.records.transcript import Transcript
@@ -97,7 +97,7 @@ class MatchHost(WorkerPlugin):
         self._tournaments: dict[str, _Tournament] = {}
         self._address = ""
         self._logs = Path()
-        self._quiet = contextlib.ExitStack()
+        self._pauses = contextlib.ExitStack()
 
     def setup(self, worker: Worker) -> None:
         # First: what its players and the sandbox's probes leave is then this worker's to
@@ -109,13 +109,13 @@ class MatchHost(WorkerPlugin):
         self._logs = Path(tempfile.mkdtemp(prefix="referee-logs-"))
         self._cores = CorePool(available_cores())
         # Its full collections between its matches, as in the referee process.
-        self._quiet.enter_context(quiet_collector())
+        self._pauses.enter_context(short_pauses())
 
     async def teardown(self, worker: Worker) -> None:
         for tournament in list(self._tournaments):
             await self.end(tournament)
         shutil.rmtree(self._logs, ignore_errors=True)
-        self._quiet.close()
+        self._pauses.close()
 
     async def play(self, job: Job) -> list[Played]:
         """Play a job's matches: what each gave, up to the first in which the referee

@@ -17,7 +17,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Protocol
 
-from referee.collector import between_matches
+from referee.pauses import between_matches
 from referee.players.base import Fingerprint, fingerprint
 from referee.players.log import NOTE_PREFIX
 from referee.players.startup import unready_line
