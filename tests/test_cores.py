@@ -194,21 +194,6 @@ def test_seats_the_cores_cannot_part_share_them_in_a_simultaneous_game_with_a_no
     assert len(recorder.played) == 2
 
 
-def test_seats_the_cores_cannot_part_with_ponder_on_is_one_line(tmp_path: Path) -> None:
-    config = load_config(
-        write_config(
-            tmp_path, {"a": "random", "b": "random"}, extra="ponder: true\ncores_per_seat: 1024\n"
-        )
-    )
-    key, _ = results_key(config.output, None)
-    with pytest.raises(ConfigError) as error:
-        asyncio.run(run_tournament(config, key, Recorder()))
-    assert str(error.value) == (
-        f"{config.path}: cores_per_seat: 1024 cores for each of the 2 seats of a match"
-        f" (ponder: true), but there are {len(MACHINE)} (cores {format_cores(MACHINE)})"
-    )
-
-
 def test_without_cores_per_match_players_run_where_the_system_puts_them(tmp_path: Path) -> None:
     recorder, said = run_cores(tmp_path, "concurrency: 5\ncores_per_match: 0\n")
     assert recorder.notes == []
@@ -224,16 +209,26 @@ def test_a_concurrency_above_the_cores_is_capped_with_a_note(tmp_path: Path) -> 
     assert len(recorder.played) == 8
 
 
-def test_more_cores_per_match_than_the_machine_has_is_one_line(tmp_path: Path) -> None:
-    config = load_config(
-        write_config(tmp_path, {"a": "random", "b": "random"}, extra="cores_per_match: 1024\n")
-    )
+@pytest.mark.parametrize(
+    ("extra", "wanted"),
+    [
+        ("cores_per_match: 1024\n", "cores_per_match: 1024 cores for each match"),
+        (
+            "ponder: true\ncores_per_seat: 1024\n",
+            "cores_per_seat: 1024 cores for each of the 2 seats of a match (ponder: true)",
+        ),
+    ],
+    ids=["cores_per_match", "cores_per_seat"],
+)
+def test_more_cores_per_match_than_the_machine_has_is_one_line(
+    tmp_path: Path, extra: str, wanted: str
+) -> None:
+    config = load_config(write_config(tmp_path, {"a": "random", "b": "random"}, extra=extra))
     key, _ = results_key(config.output, None)
     with pytest.raises(ConfigError) as error:
         asyncio.run(run_tournament(config, key, Recorder()))
     assert str(error.value) == (
-        f"{config.path}: cores_per_match: 1024 cores for each match, but there are"
-        f" {len(MACHINE)} (cores {format_cores(MACHINE)})"
+        f"{config.path}: {wanted}, but there are {len(MACHINE)} (cores {format_cores(MACHINE)})"
     )
 
 

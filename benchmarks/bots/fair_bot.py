@@ -20,6 +20,7 @@ Only the standard library: the referee's jail shows a benchmark's program, not t
 import os
 import sys
 import time
+from collections.abc import Iterator
 
 # The moves of the UCI mode, by the number of plies played: white's knight goes out and
 # back, then black's; the position after four plies is the first one again.
@@ -69,19 +70,21 @@ def spin_child() -> None:
         os._exit(0)
 
 
+def requests() -> Iterator[tuple[float, str, list[str]]]:
+    """Each line that is not blank, with when it was read and its words, until the end."""
+    while line := sys.stdin.readline():
+        read_at = time.monotonic()
+        words = line.split()
+        if words:
+            yield read_at, line, words
+
+
 def referee_loop(mode: str, argument: str) -> None:
     """Play the referee's protocol (docs/protocol.md): `start` -> ready, `go` -> a move."""
     if mode == "spin":
         spin_child()
     match, role = "", ""
-    while True:
-        line = sys.stdin.readline()
-        if not line:
-            return
-        read_at = time.monotonic()
-        words = line.split()
-        if not words:
-            continue
+    for read_at, line, words in requests():
         if words[0] == "start":
             match, role = words[1], words[3]
             answer = "ready"
@@ -106,14 +109,7 @@ def referee_loop(mode: str, argument: str) -> None:
 def uci_loop(fraction: float) -> None:
     """The sleeper under UCI: `go movetime MS` (or a clock) -> sleep, then `bestmove`."""
     plies = 0
-    while True:
-        line = sys.stdin.readline()
-        if not line:
-            return
-        read_at = time.monotonic()
-        words = line.split()
-        if not words:
-            continue
+    for read_at, _, words in requests():
         if words[0] == "uci":
             print("id name fair_bot\nuciok", flush=True)
         elif words[0] == "isready":
