@@ -10,7 +10,7 @@ from pathlib import Path
 
 from referee.errors import ConfigError
 from referee.match import MatchSetup, play_recorded
-from referee.players.base import AbsentPlayer, Fingerprint, Player
+from referee.players.base import AbsentPlayer, Fingerprint, Player, PlayerKind
 from referee.players.chance import competing, is_chance
 from referee.records.transcript import Transcript
 from referee.sandbox.cores import format_cores, split_cores
@@ -65,20 +65,34 @@ async def play_scheduled(
 @dataclass(frozen=True)
 class CorePlan:
     """The cores a match of each game of a tournament takes on a place's cores (0: its
-    players are not pinned), and what those cores could not give, one line each."""
+    players are not pinned): for a match, or for each of its seats that a program plays here
+    (a URL player's seat takes none); and what those cores could not give, one line each."""
 
     per_game: dict[str, int]
+    # The games whose figure is for each seat, with their seats.
+    per_seat: dict[str, int]
+    # The URL players of the tournament: seats that take no cores here.
+    urls: int = 0
     notes: tuple[str, ...] = ()
+
+    def needed(self, match: ScheduledMatch, programs: int) -> int:
+        """The cores `match` takes, with `programs` of its seats played by programs here."""
+        cores = self.per_game[match.game.id]
+        return cores * programs if match.game.id in self.per_seat else cores
 
     @property
     def most(self) -> int:
         """What a place must offer for any match."""
-        return max(self.per_game.values(), default=0)
+        return max((n * self.per_seat.get(game, 1) for game, n in self.per_game.items()), default=0)
 
     @property
     def fewest(self) -> int:
         """The fewest cores a pinned match takes (0: none is pinned)."""
-        return min((n for n in self.per_game.values() if n), default=0)
+        least = (
+            n * max(1, self.per_seat[game] - self.urls) if game in self.per_seat else n
+            for game, n in self.per_game.items()
+        )
+        return min((n for n in least if n), default=0)
 
     def matches_at_once(self, cores: int) -> int:
         """How many matches `cores` cores can run at once, the fewest each."""
@@ -99,6 +113,7 @@ def plan_cores(config: TournamentConfig, cores: Sequence[int]) -> CorePlan:
     match cannot have them; except that the seats of a game of simultaneous moves share the
     match's cores, with a note, where there are too few to part them."""
     per_game: dict[str, int] = {}
+    per_seat: dict[str, int] = {}
     notes: list[str] = []
     have = f"there are {len(cores)} (cores {format_cores(cores)})"
     for settings in config.games:
@@ -123,7 +138,21 @@ def plan_cores(config: TournamentConfig, cores: Sequence[int]) -> CorePlan:
         if wanted > len(cores):
             raise ConfigError(f"{config.path}: {key}: {wanted} cores for each match, but {have}")
         per_game[game.id] = wanted
-    return CorePlan(per_game, tuple(notes))
+        if key == "cores_per_seat":
+            per_game[game.id], per_seat[game.id] = config.cores_per_seat, competing(game.roles)
+    urls = sum(1 for entrant in config.players if entrant.spec.kind is PlayerKind.HTTP)
+    return CorePlan(per_game, per_seat, urls, tuple(notes))
+
+
+def programs_of(config: TournamentConfig, match: ScheduledMatch) -> list[int]:
+    """The seats of `match`, by role index, that programs play here: not the referee's
+    `random`, nor a URL player's."""
+    urls = {e.name for e in config.players if e.spec.kind is PlayerKind.HTTP}
+    return [
+        index
+        for index, (role, name) in enumerate(zip(match.game.roles, match.players, strict=True))
+        if not is_chance(role) and name not in urls
+    ]
 
 
 def _shares(
@@ -132,8 +161,8 @@ def _shares(
     """The cores of each role's processes: all of the match's, or a share of its own where
     seats think at once and the match has a core for each."""
     roles = match.game.roles
-    seats = [role for role in roles if not is_chance(role)]
-    if cores is None or not config.seats_apart(match.game) or len(cores) < len(seats):
+    seats = [roles[index] for index in programs_of(config, match)]
+    if cores is None or not config.seats_apart(match.game) or not 0 < len(seats) <= len(cores):
         return dict.fromkeys(roles, cores)
     parts = split_cores(sorted(cores), len(seats))
     return dict.fromkeys(roles, None) | {

@@ -26,7 +26,7 @@ from referee.records.signing import SigningKey
 from referee.records.transcript import Fault, Transcript, store_transcript
 from referee.sandbox.cores import CorePool, available_cores
 from referee.tournaments.config import TournamentConfig
-from referee.tournaments.playing import plan_cores, play_scheduled
+from referee.tournaments.playing import plan_cores, play_scheduled, programs_of
 from referee.tournaments.pool import PlayerPool
 from referee.tournaments.results import (
     clear_results,
@@ -142,7 +142,7 @@ class LocalVenue:
 
     async def _play(self, match: ScheduledMatch) -> Transcript:
         config = self._config
-        needed = self._plan.per_game[match.game.id]
+        needed = self._plan.needed(match, len(programs_of(config, match)))
         cores = await self._cores.acquire(needed) if self._cores and needed else None
         self._observer.started(match)
         try:
