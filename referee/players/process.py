@@ -257,11 +257,6 @@ class ProgramPlayer(ConnectedPlayer):
         self.resume()
         return await super().gone_within(limit_s)
 
-    async def late_answer(self, limit_s: float) -> float | None:
-        """The connection's `late_answer`, the player running meanwhile."""
-        self.resume()
-        return await self.connection.late_answer(limit_s)
-
     def switch_log(self, path: Path) -> None:
         """What the player writes to standard error goes to `path` from now on."""
         self.log.switch(path)

@@ -472,9 +472,7 @@ class ConfinedProcess:
         caps the rest, else all of `usage`."""
         groups = self._cgroups
         if groups.pids is not None and groups.memory is not None and groups.cpu is not None:
-            counted = groups.cpu.cpu_s()
-            if counted is not None:
-                return Usage(processes=0, memory_bytes=0, cpu_s=counted)
+            return Usage(processes=0, memory_bytes=0, cpu_s=self.cpu_s())
         return self.usage()
 
 

@@ -118,10 +118,10 @@ def plan_cores(config: TournamentConfig, cores: Sequence[int]) -> CorePlan:
     have = f"there are {len(cores)} (cores {format_cores(cores)})"
     for settings in config.games:
         game = settings.game
+        seats = competing(game.roles)
         if not config.seats_apart(game):
             wanted, key = config.cores_per_match, "cores_per_match"
         else:
-            seats = competing(game.roles)
             wanted, key = config.cores_per_seat * seats, "cores_per_seat"
             why = "ponder: true" if config.ponder else f"{game.id} is a game of simultaneous moves"
             if wanted > len(cores) and not config.ponder and config.cores_per_match <= len(cores):
@@ -137,17 +137,22 @@ def plan_cores(config: TournamentConfig, cores: Sequence[int]) -> CorePlan:
                 )
         if wanted > len(cores):
             raise ConfigError(f"{config.path}: {key}: {wanted} cores for each match, but {have}")
-        per_game[game.id] = wanted
         if key == "cores_per_seat":
-            per_game[game.id], per_seat[game.id] = config.cores_per_seat, competing(game.roles)
-    urls = sum(1 for entrant in config.players if entrant.spec.kind is PlayerKind.HTTP)
-    return CorePlan(per_game, per_seat, urls, tuple(notes))
+            per_game[game.id], per_seat[game.id] = config.cores_per_seat, seats
+        else:
+            per_game[game.id] = wanted
+    return CorePlan(per_game, per_seat, len(_url_players(config)), tuple(notes))
+
+
+def _url_players(config: TournamentConfig) -> set[str]:
+    """The players of the tournament reached at a URL: their seats take no cores here."""
+    return {entrant.name for entrant in config.players if entrant.spec.kind is PlayerKind.HTTP}
 
 
 def programs_of(config: TournamentConfig, match: ScheduledMatch) -> list[int]:
     """The seats of `match`, by role index, that programs play here: not the referee's
     `random`, nor a URL player's."""
-    urls = {e.name for e in config.players if e.spec.kind is PlayerKind.HTTP}
+    urls = _url_players(config)
     return [
         index
         for index, (role, name) in enumerate(zip(match.game.roles, match.players, strict=True))

@@ -179,8 +179,7 @@ class _Validation:
             for r in game.roles
         ]
         submitted = players[game.role_index(role)]
-        program = submitted if isinstance(submitted, ProgramPlayer) else None
-        seen = program.connection if program is not None else None
+        seen = submitted.connection if isinstance(submitted, ProgramPlayer) else None
         evidence = self.evidence
         stderr: list[str] = []  # its last words, filled in when its process has ended
         crashed = False  # in a match of this process: what follows is no new offence
@@ -228,13 +227,8 @@ class _Validation:
                 if death:
                     evidence.start_deaths += 1
                     died = died or death
-                if (
-                    FaultKind.TIMEOUT in at_start
-                    and program is not None
-                    and not evidence.late_ready_s
-                ):
-                    # Through the player, which runs meanwhile though the match left it paused.
-                    evidence.late_ready_s = await program.late_answer(LATE_READY_S)
+                if FaultKind.TIMEOUT in at_start and seen is not None and not evidence.late_ready_s:
+                    evidence.late_ready_s = await seen.late_answer(LATE_READY_S)
                 crashed = crashed or any(
                     fault.role == role and fault.kind in OUT_OF_THE_MATCH
                     for fault in transcript.faults
