@@ -152,3 +152,13 @@ class StateLimitFault(GameFault):
 class ClusterError(RefereeError):
     """The cluster a tournament runs on failed it: unreachable, without workers, or a worker
     that cannot play a match. Never a fault of the players."""
+
+
+class ArenaError(RefereeError):
+    """An arena that cannot be made, opened or reached: its directory, database, config or
+    server."""
+
+
+class SubmissionError(ArenaError):
+    """A submission refused before it is built: the archive, a member of it, or its bot.yaml;
+    the message names which and why, in one line."""
