@@ -221,7 +221,7 @@ class TournamentConfig:
         return self.ponder or game.simultaneous
 
 
-def _check_shape(path: Path, text: str) -> None:
+def check_shape(path: Path, text: str) -> None:
     """Refuse a document nested too deep, or whose aliases expand it past MAX_CONFIG_NODES,
     before anything is built from it: from the parser's events, which need no recursion."""
     expanded: dict[str, int] = {}  # an anchor's size, in nodes once aliases are expanded
@@ -267,7 +267,7 @@ def parse_config(path: Path, text: str) -> TournamentConfig:
     """Check the text of the tournament config at `path` (a worker is sent the text)."""
     loader = yaml.SafeLoader(text)
     try:
-        _check_shape(path, text)
+        check_shape(path, text)
         # One parse: the nodes locate errors, the data built from them is checked.
         root = loader.get_single_node()
         data = loader.construct_document(root) if root is not None else None
@@ -278,7 +278,7 @@ def parse_config(path: Path, text: str) -> TournamentConfig:
         raise ConfigError(f"{path}{line}: not valid YAML: {problem}") from None
     finally:
         loader.dispose()
-    locate = _Locator(path, root)
+    locate = Locator(path, root)
     if data is None:
         raise ConfigError(f"{path}: the file is empty; a config needs name, games and players")
     if not isinstance(data, dict):
@@ -309,7 +309,7 @@ class _Located(Exception):
         self.message = message
 
 
-def _build(path: Path, raw: _ConfigFile, locate: _Locator) -> TournamentConfig:
+def _build(path: Path, raw: _ConfigFile, locate: Locator) -> TournamentConfig:
     base = path.resolve().parent
     games = []
     seen: set[str] = set()
@@ -577,7 +577,7 @@ def _keys(loc: Sequence[int | str]) -> Location:
     return tuple(part for part in loc if part not in ("str", "list[str]"))
 
 
-class _Locator:
+class Locator:
     """Turns a key path into `file:line: key: message`, the line found in the YAML nodes."""
 
     def __init__(self, path: Path, root: yaml.Node | None) -> None:

@@ -1,0 +1,278 @@
+"""The arena's database: who submitted what, each version's way through the intake, the
+ladder's matches and its queue. SQLite in the arena's directory by default, or any database
+SQLAlchemy reaches (PostgreSQL); the schema is Alembic's (`migrations/`), so a later version
+upgrades an arena in place.
+
+The database is the queue: a match is a row before it is played, and is marked done in the
+same transaction that records its result, so a kill at any moment loses nothing finished.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+from collections.abc import Iterator
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+from alembic import command
+from alembic.config import Config
+from sqlalchemy import (
+    Boolean,
+    DateTime,
+    Engine,
+    Float,
+    ForeignKey,
+    Integer,
+    String,
+    Text,
+    create_engine,
+    event,
+)
+from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, relationship
+
+from referee.errors import ArenaError
+
+MIGRATIONS = Path(__file__).with_name("migrations")
+# What a step keeps of its log: the start of a build's output, and a line saying it was cut.
+STEP_LOG_LIMIT = 256 * 1024
+# A SQLite writer waits this long for another's transaction before it fails.
+SQLITE_BUSY_S = 30
+
+
+def utcnow() -> dt.datetime:
+    return dt.datetime.now(dt.UTC)
+
+
+class VersionState(StrEnum):
+    """Where a submitted version is: in the intake, on the ladder, or off it (and why)."""
+
+    QUEUED = "queued"
+    BUILDING = "building"
+    VALIDATING = "validating"
+    PLACING = "placing"
+    RATED = "rated"
+    FAILED = "failed"
+    SUSPENDED = "suspended"
+    RETIRED = "retired"
+
+
+# The versions the ladder plays.
+ON_LADDER = (VersionState.PLACING, VersionState.RATED)
+# The versions the intake works on, taken up again after a restart.
+IN_INTAKE = (VersionState.BUILDING, VersionState.VALIDATING)
+
+
+class StepKind(StrEnum):
+    UNPACK = "unpack"
+    BUILD = "build"
+    VALIDATE = "validate"
+
+
+class StepState(StrEnum):
+    RUNNING = "running"
+    PASSED = "passed"
+    FAILED = "failed"
+
+
+class MatchState(StrEnum):
+    QUEUED = "queued"
+    RUNNING = "running"
+    DONE = "done"
+
+
+class Base(DeclarativeBase):
+    pass
+
+
+_When = DateTime(timezone=True)
+
+
+class Author(Base):
+    __tablename__ = "authors"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    name: Mapped[str] = mapped_column(String(64), unique=True)
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    organiser: Mapped[bool] = mapped_column(Boolean, default=False)
+    created_at: Mapped[dt.datetime] = mapped_column(_When, default=utcnow)
+
+    bots: Mapped[list[Bot]] = relationship(back_populates="author")
+
+
+class Bot(Base):
+    __tablename__ = "bots"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    author_id: Mapped[int] = mapped_column(ForeignKey("authors.id"), index=True)
+    name: Mapped[str] = mapped_column(String(40), unique=True)
+    created_at: Mapped[dt.datetime] = mapped_column(_When, default=utcnow)
+
+    author: Mapped[Author] = relationship(back_populates="bots")
+    versions: Mapped[list[Version]] = relationship(back_populates="bot", order_by="Version.number")
+
+
+class Version(Base):
+    __tablename__ = "versions"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    bot_id: Mapped[int] = mapped_column(ForeignKey("bots.id"), index=True)
+    number: Mapped[int] = mapped_column(Integer)
+    state: Mapped[str] = mapped_column(String(16), index=True, default=VersionState.QUEUED)
+    # One line: why it failed, was suspended or retired.
+    reason: Mapped[str] = mapped_column(Text, default="")
+    # validate's advice for what failed, one line each.
+    advice: Mapped[str] = mapped_column(Text, default="")
+    run: Mapped[str] = mapped_column(Text, default="")
+    build: Mapped[str | None] = mapped_column(Text, nullable=True)
+    archive_sha256: Mapped[str] = mapped_column(String(64))
+    submitted_at: Mapped[dt.datetime] = mapped_column(_When, default=utcnow, index=True)
+    updated_at: Mapped[dt.datetime] = mapped_column(_When, default=utcnow)
+    rating: Mapped[float | None] = mapped_column(Float, nullable=True)
+    margin: Mapped[float | None] = mapped_column(Float, nullable=True)
+    matches: Mapped[int] = mapped_column(Integer, default=0)
+    # Matches in which it faulted.
+    faults: Mapped[int] = mapped_column(Integer, default=0)
+
+    bot: Mapped[Bot] = relationship(back_populates="versions")
+    steps: Mapped[list[Step]] = relationship(back_populates="version", order_by="Step.id")
+
+    @property
+    def player_name(self) -> str:
+        """Its name as a player, in transcripts and standings."""
+        return f"{self.bot.name}.{self.number}"
+
+
+class Step(Base):
+    __tablename__ = "steps"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    version_id: Mapped[int] = mapped_column(ForeignKey("versions.id"), index=True)
+    kind: Mapped[str] = mapped_column(String(16))
+    state: Mapped[str] = mapped_column(String(16), default=StepState.RUNNING)
+    started_at: Mapped[dt.datetime] = mapped_column(_When, default=utcnow)
+    finished_at: Mapped[dt.datetime | None] = mapped_column(_When, nullable=True)
+    verdict: Mapped[str] = mapped_column(Text, default="")
+    log: Mapped[str] = mapped_column(Text, default="")
+
+    version: Mapped[Version] = relationship(back_populates="steps")
+
+
+class Match(Base):
+    __tablename__ = "matches"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    # The transcript's match id.
+    key: Mapped[str] = mapped_column(String(64), unique=True)
+    # The matches of a pair (the seats swapped) share it: the id of the first.
+    pair: Mapped[int] = mapped_column(Integer, index=True, default=0)
+    game: Mapped[str] = mapped_column(Text)
+    seed: Mapped[int] = mapped_column(Integer)
+    opening: Mapped[int] = mapped_column(Integer, default=0)
+    state: Mapped[str] = mapped_column(String(16), index=True, default=MatchState.QUEUED)
+    placement: Mapped[bool] = mapped_column(Boolean, default=False)
+    created_at: Mapped[dt.datetime] = mapped_column(_When, default=utcnow)
+    started_at: Mapped[dt.datetime | None] = mapped_column(_When, nullable=True)
+    finished_at: Mapped[dt.datetime | None] = mapped_column(_When, nullable=True, index=True)
+    # The transcript's path, relative to the arena's directory.
+    transcript: Mapped[str | None] = mapped_column(Text, nullable=True)
+    summary: Mapped[str] = mapped_column(Text, default="")
+
+    seats: Mapped[list[Seat]] = relationship(back_populates="match", order_by="Seat.index")
+
+
+class Seat(Base):
+    __tablename__ = "seats"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    match_id: Mapped[int] = mapped_column(ForeignKey("matches.id"), index=True)
+    index: Mapped[int] = mapped_column(Integer)
+    role: Mapped[str] = mapped_column(Text)
+    version_id: Mapped[int] = mapped_column(ForeignKey("versions.id"), index=True)
+    points: Mapped[float | None] = mapped_column(Float, nullable=True)
+    faulted: Mapped[bool] = mapped_column(Boolean, default=False)
+
+    match: Mapped[Match] = relationship(back_populates="seats")
+    version: Mapped[Version] = relationship()
+
+
+class Setting(Base):
+    __tablename__ = "settings"
+
+    key: Mapped[str] = mapped_column(String(64), primary_key=True)
+    value: Mapped[str] = mapped_column(Text)
+
+
+class Database:
+    """An arena's database: its engine, and sessions that commit as a whole or not at all."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.engine = _engine(url)
+
+    @contextlib.contextmanager
+    def session(self) -> Iterator[Session]:
+        """A transaction: committed when the block ends, rolled back when it raises."""
+        with Session(self.engine, expire_on_commit=False) as session, session.begin():
+            yield session
+
+    def setting(self, key: str, default: str = "") -> str:
+        with self.session() as session:
+            found = session.get(Setting, key)
+            return found.value if found is not None else default
+
+    def set_setting(self, key: str, value: str) -> None:
+        with self.session() as session:
+            session.merge(Setting(key=key, value=value))
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+
+def _engine(url: str) -> Engine:
+    try:
+        if url.startswith("sqlite"):
+            engine = create_engine(url, connect_args={"timeout": SQLITE_BUSY_S})
+            event.listen(engine, "connect", _sqlite_pragmas)
+            return engine
+        return create_engine(url, pool_pre_ping=True)
+    except (SQLAlchemyError, ImportError, ValueError) as error:
+        raise ArenaError(f"database {_shown(url)}: {error}") from None
+
+
+def _sqlite_pragmas(connection: Any, _record: Any) -> None:
+    # WAL: the pages read while the ladder writes; foreign keys: SQLite checks none unasked.
+    cursor = connection.cursor()
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA synchronous=NORMAL")
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.close()
+
+
+def _shown(url: str) -> str:
+    """A URL as it may be printed: without its password."""
+    try:
+        from sqlalchemy.engine import make_url
+
+        return make_url(url).render_as_string(hide_password=True)
+    except Exception:
+        return "(an unreadable URL)"
+
+
+def upgrade(url: str) -> None:
+    """Bring the database at `url` to the newest schema (made from nothing if empty)."""
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    config.set_main_option("sqlalchemy.url", url.replace("%", "%%"))
+    try:
+        command.upgrade(config, "head")
+    except SQLAlchemyError as error:
+        raise ArenaError(f"database {_shown(url)}: {error.__class__.__name__}: {error}") from None
+
+
+def open_database(url: str) -> Database:
+    """The database at `url`, upgraded to the newest schema."""
+    upgrade(url)
+    return Database(url)

@@ -1,0 +1,154 @@
+"""An arena's directory: its config, its database (or where it is), its signing key, its
+results, the archives as submitted and the bots as built.
+
+    DIR/arena.yaml          the config (docs/arena.md)
+    DIR/arena.json          where the database is: null for DIR/arena.db (SQLite)
+    DIR/signing.key         the key every transcript is signed with (0600)
+    DIR/results/            the transcripts and the bots' logs: the record
+    DIR/submissions/ID      each version's archive as received
+    DIR/bots/ID/            each version unpacked and built; it runs there
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
+
+from referee.arena.config import ArenaConfig, load_arena_config
+from referee.arena.db import Author, Database, open_database
+from referee.arena.tokens import new_token, token_hash
+from referee.errors import ArenaError, ConfigError
+from referee.records.signing import SigningKey, results_key
+
+CONFIG_FILE = "arena.yaml"
+SETTINGS_FILE = "arena.json"
+SQLITE_FILE = "arena.db"
+KEY_FILE = "signing.key"
+ORGANISER = "organiser"
+# Authors' names are shown on pages and in tables: short, no markup, no spaces.
+AUTHOR_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+
+DEFAULT_CONFIG = """\
+# An arena: the games its bots play, their clocks and limits (the keys of a tournament
+# config, docs/tournaments.md), and how the arena takes and rates bots (docs/arena.md).
+name: {name}
+games: [ticblock, hex-pie, double-tictactoe, quad]
+start_clock: 10000
+play_clock: 1000
+policy: forfeit
+openings: 2
+arena:
+  placement_matches: 10
+  pairing: close
+  submission: {{max_mb: 10, max_files: 2000, per_hour: 6}}
+  build: {{seconds: 300, memory_mb: 2048}}
+  validate: {{matches_per_role: 1}}
+  suspend: {{after: 10, faults: 0.5}}
+  public_leaderboard: true
+"""
+
+
+@dataclass(frozen=True)
+class Arena:
+    """An arena opened: its directory, config, database and key."""
+
+    directory: Path
+    config: ArenaConfig
+    database: Database
+    key: SigningKey
+
+    @property
+    def results(self) -> Path:
+        return self.directory / "results"
+
+    def archive(self, version_id: int) -> Path:
+        return self.directory / "submissions" / f"{version_id}.archive"
+
+    def bot_directory(self, version_id: int) -> Path:
+        return self.directory / "bots" / str(version_id)
+
+    def close(self) -> None:
+        self.database.close()
+
+
+def sqlite_url(directory: Path) -> str:
+    return f"sqlite:///{(directory / SQLITE_FILE).resolve()}"
+
+
+def init_arena(directory: Path, config: Path | None = None, database: str | None = None) -> str:
+    """Make an arena in `directory` (new or empty); the organiser's token, which is shown
+    once and kept only as its hash."""
+    if (directory / SETTINGS_FILE).exists():
+        raise ArenaError(f"{directory}: already an arena ({SETTINGS_FILE} is there)")
+    if directory.exists() and not directory.is_dir():
+        raise ArenaError(f"{directory}: not a directory")
+    if config is not None:
+        try:
+            text = config.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as error:
+            raise ConfigError(f"{config}: cannot read: {error}") from None
+    else:
+        name = re.sub(r"[^A-Za-z0-9_.+-]", "-", directory.resolve().name).lstrip("-._+")
+        text = DEFAULT_CONFIG.format(name=name or "arena")
+    try:
+        for sub in ("results", "submissions", "bots"):
+            (directory / sub).mkdir(parents=True, exist_ok=True)
+        os.chmod(directory, 0o700)
+        (directory / CONFIG_FILE).write_text(text, encoding="utf-8")
+    except OSError as error:
+        raise ArenaError(f"{directory}: cannot make the arena: {error.strerror}") from None
+    # Checked where it now is: relative rulesheet paths are relative to the arena.
+    load_arena_config(directory / CONFIG_FILE)
+    url = database or sqlite_url(directory)
+    db = open_database(url)
+    try:
+        results_key(directory / "results", directory / KEY_FILE)
+        token = _add(db, ORGANISER, organiser=True)
+    finally:
+        db.close()
+    settings = {"database": database}
+    (directory / SETTINGS_FILE).write_text(json.dumps(settings, indent=2) + "\n", "utf-8")
+    return token
+
+
+def open_arena(directory: Path) -> Arena:
+    """An arena made by `init_arena`, its database upgraded to this version's schema."""
+    try:
+        settings = json.loads((directory / SETTINGS_FILE).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ArenaError(
+            f"{directory}: not an arena (no {SETTINGS_FILE}); make one with referee arena init"
+        ) from None
+    except (OSError, ValueError) as error:
+        raise ArenaError(f"{directory / SETTINGS_FILE}: cannot read: {error}") from None
+    config = load_arena_config(directory / CONFIG_FILE)
+    url = settings.get("database") or sqlite_url(directory)
+    key, _ = results_key(directory / "results", directory / KEY_FILE)
+    return Arena(directory, config, open_database(url), key)
+
+
+def add_author(arena: Arena, name: str) -> str:
+    """Add an author; their token, shown once."""
+    if not AUTHOR_PATTERN.fullmatch(name) or name == ORGANISER:
+        raise ArenaError(
+            f"author {name!r}: use 1 to 64 letters, digits and _ . - (not {ORGANISER!r})"
+        )
+    return _add(arena.database, name)
+
+
+def _add(db: Database, name: str, organiser: bool = False) -> str:
+    token = new_token()
+    try:
+        with db.session() as session:
+            if session.scalar(select(Author).where(Author.name == name)) is not None:
+                raise ArenaError(f"author {name!r} is already in this arena")
+            session.add(Author(name=name, token_hash=token_hash(token), organiser=organiser))
+    except IntegrityError:
+        raise ArenaError(f"author {name!r} is already in this arena") from None
+    return token
