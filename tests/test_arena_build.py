@@ -13,12 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from referee.arena.build import BuildLimits, BuildResult, build
+from referee.arena.build import BuildResult, build
+from referee.arena.config import BuildLimits
 from referee.sandbox.isolation import machine_protections
 from referee.sandbox.jail import SEAT_UIDS
 
 ROOT = Path(__file__).resolve().parents[1]
-LIMITS = BuildLimits(seconds=60, memory_mb=512, processes=64)
+LIMITS = BuildLimits(seconds=60, memory_mb=512)
 
 
 def jailed() -> None:

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from referee.arena.archive import mode_of, show, special_kind, walk
+from referee.arena.config import BuildLimits
 from referee.clock import now
 from referee.sandbox.jail import SYSTEM_DIRECTORIES
 from referee.sandbox.limits import MIB, Limits
@@ -30,19 +31,12 @@ TAIL_LINES = 20
 # The tail is taken from the last bytes of the output: a line without an end cannot fill memory.
 _TAIL_BYTES = 64 * 1024
 _TAIL_LINE_CHARS = 300
+# What a build may use besides its time and memory (the arena's config): processes (a
+# compiler forks) and what it may leave in the bot's directory.
+PROCESSES = 256
+DISK_MB = 1024
 # How long the build's pipes may stay open once it has been killed.
 _PIPES_CLOSE_S = 5.0
-
-
-@dataclass(frozen=True)
-class BuildLimits:
-    """What a build may use: wall time, memory of all its processes, how many processes (a
-    compiler forks), and how much it may leave in the bot's directory."""
-
-    seconds: int = 300
-    memory_mb: int = 2048
-    processes: int = 256
-    disk_mb: int = 1024
 
 
 @dataclass(frozen=True)
@@ -107,9 +101,9 @@ async def build(directory: Path, command: str, limits: BuildLimits, log: Path) -
     confined = Limits(
         memory_mb=limits.memory_mb,
         cpu_s=limits.seconds * cores,
-        processes=limits.processes,
+        processes=PROCESSES,
         open_files=1024,
-        file_size_mb=limits.disk_mb,
+        file_size_mb=DISK_MB,
     )
     output = _Output()
     ended: asyncio.Future[ProcessEnd] = asyncio.get_running_loop().create_future()
@@ -131,7 +125,7 @@ async def build(directory: Path, command: str, limits: BuildLimits, log: Path) -
     finally:
         await process.kill()
     log.write_bytes(output.log())
-    problem = settle(directory, limits.disk_mb * MIB)
+    problem = settle(directory, DISK_MB * MIB)
     if passed and problem is not None:
         verdict, passed = problem, False
     elif passed:
@@ -166,7 +160,7 @@ async def _watch(
     if end.limit == "memory_mb":
         return f"killed at the memory limit of {limits.memory_mb} MiB", False
     if end.limit == "processes":
-        return f"killed at the process limit of {limits.processes}", False
+        return f"killed at the process limit of {PROCESSES}", False
     if end.limit is not None:
         return f"killed at the {process.limits.describe(end.limit)}", False
     if end.code < 0:

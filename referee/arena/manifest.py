@@ -12,11 +12,13 @@ import os
 import re
 import shlex
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 import yaml
 
 from referee.errors import SubmissionError
+from referee.players.builtin import BUILTIN_PROGRAMS, HUMAN
+from referee.sandbox.jail import SYSTEM_DIRECTORIES
 
 MANIFEST = "bot.yaml"
 MAX_MANIFEST_BYTES = 64 * 1024
@@ -131,4 +133,24 @@ def _command(value: tuple[str, int], key: str, split: bool) -> str:
             raise SubmissionError(f"{MANIFEST}:{line}: {key} cannot be parsed: {error}") from None
         if not words:
             raise SubmissionError(f"{MANIFEST}:{line}: {key} is empty")
+        problem = _outside(words)
+        if problem:
+            raise SubmissionError(f"{MANIFEST}:{line}: {key}: {problem}")
     return text.strip()
+
+
+def _outside(words: list[str]) -> str | None:
+    """Why a run command reaches outside its bot, or None. The jail lets a player read the
+    directory of every file its command names: a path up or elsewhere would show it another
+    bot's files. A URL, a person or a built-in player is not a submitted program."""
+    first = words[0]
+    if first.lower().startswith(("http://", "https://")) or first in (HUMAN, *BUILTIN_PROGRAMS):
+        return f"{first!r} is not a program of the bot"
+    system = [Path(name) for name in SYSTEM_DIRECTORIES]
+    for word in words:
+        path = PurePosixPath(word)
+        if ".." in path.parts:
+            return f"{word!r} goes up (..): name only the bot's own files"
+        if path.is_absolute() and not any(path.is_relative_to(s) for s in system):
+            return f"{word!r} is outside the bot and the system: name only the bot's own files"
+    return None
