@@ -28,6 +28,7 @@ from sqlalchemy import (
     String,
     Text,
     TypeDecorator,
+    UniqueConstraint,
     create_engine,
     event,
 )
@@ -139,6 +140,8 @@ class Bot(Base):
 
 class Version(Base):
     __tablename__ = "versions"
+    # Two submissions of one bot at once (two processes, two API servers) never share a number.
+    __table_args__ = (UniqueConstraint("bot_id", "number", name="uq_versions_bot_number"),)
 
     id: Mapped[int] = mapped_column(primary_key=True)
     bot_id: Mapped[int] = mapped_column(ForeignKey("bots.id"), index=True)

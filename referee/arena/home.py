@@ -11,16 +11,18 @@ results, the archives as submitted and the bots as built.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
-from referee.arena.config import ArenaConfig, load_arena_config
+from referee.arena.config import ArenaConfig, load_arena_config, parse_arena_config
 from referee.arena.db import Author, Database, open_database
 from referee.arena.tokens import new_token, token_hash
 from referee.errors import ArenaError, ConfigError
@@ -93,18 +95,25 @@ def init_arena(directory: Path, config: Path | None = None, database: str | None
             text = config.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as error:
             raise ConfigError(f"{config}: cannot read: {error}") from None
+        # Checked where it is first, so that an error names the file given.
+        parse_arena_config(config, text)
     else:
         name = re.sub(r"[^A-Za-z0-9_.+-]", "-", directory.resolve().name).lstrip("-._+")
         text = DEFAULT_CONFIG.format(name=name or "arena")
+    made = not directory.exists()
     try:
         for sub in ("results", "submissions", "bots"):
             (directory / sub).mkdir(parents=True, exist_ok=True)
         os.chmod(directory, 0o700)
         (directory / CONFIG_FILE).write_text(text, encoding="utf-8")
+        # And where it now is: a relative rulesheet path is relative to the arena.
+        load_arena_config(directory / CONFIG_FILE)
     except OSError as error:
+        _unmake(directory, made)
         raise ArenaError(f"{directory}: cannot make the arena: {error.strerror}") from None
-    # Checked where it now is: relative rulesheet paths are relative to the arena.
-    load_arena_config(directory / CONFIG_FILE)
+    except ConfigError:
+        _unmake(directory, made)
+        raise
     url = database or sqlite_url(directory)
     db = open_database(url)
     try:
@@ -115,6 +124,17 @@ def init_arena(directory: Path, config: Path | None = None, database: str | None
     settings = {"database": database}
     (directory / SETTINGS_FILE).write_text(json.dumps(settings, indent=2) + "\n", "utf-8")
     return token
+
+
+def _unmake(directory: Path, made: bool) -> None:
+    """Take back what a failed init made: the directory if it made it, else its files."""
+    if made:
+        shutil.rmtree(directory, ignore_errors=True)
+        return
+    (directory / CONFIG_FILE).unlink(missing_ok=True)
+    for sub in ("results", "submissions", "bots"):
+        with contextlib.suppress(OSError):
+            (directory / sub).rmdir()
 
 
 def open_arena(directory: Path) -> Arena:

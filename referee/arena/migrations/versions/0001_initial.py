@@ -88,6 +88,7 @@ def upgrade() -> None:
             ["bots.id"],
         ),
         sa.PrimaryKeyConstraint("id"),
+        sa.UniqueConstraint("bot_id", "number", name="uq_versions_bot_number"),
     )
     with op.batch_alter_table("versions", schema=None) as batch_op:
         batch_op.create_index(batch_op.f("ix_versions_bot_id"), ["bot_id"], unique=False)
