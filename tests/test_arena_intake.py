@@ -11,13 +11,14 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
-from referee.arena.db import Bot, Step, StepKind, StepState, Version, VersionState
-from referee.arena.home import Arena, add_author, init_arena, open_arena
+from referee.arena.db import Author, Bot, Step, StepKind, StepState, Version, VersionState
+from referee.arena.home import Arena, add_author
 from referee.arena.intake import Intake
 from referee.arena.manifest import Manifest, lift, read_manifest
 from referee.errors import SubmissionError
 from referee.validate.checks import Verdict
 from tests.arena.archive_makers import Entry, tar
+from tests.arena_databases import ArenaMaker
 
 ROOT = Path(__file__).resolve().parents[1]
 MISTAKES = ROOT / "tests" / "players" / "mistakes"
@@ -93,14 +94,11 @@ def test_a_single_top_directory_is_lifted(tmp_path: Path) -> None:
 
 
 @pytest.fixture
-def arena(tmp_path: Path) -> Arena:
-    config = tmp_path / "arena.yaml"
-    config.write_text(CONFIG)
-    init_arena(tmp_path / "arena", config)
-    opened = open_arena(tmp_path / "arena")
-    add_author(opened, "ada")
-    yield opened
-    opened.close()
+def arena(make_arena: ArenaMaker) -> Arena:
+    """An arena with one author, on each database."""
+    made = make_arena(config_text=CONFIG)
+    add_author(made, "ada")
+    return made
 
 
 def submit(arena: Arena, bot: str, archive: bytes) -> int:
@@ -108,7 +106,8 @@ def submit(arena: Arena, bot: str, archive: bytes) -> int:
     with arena.database.session() as session:
         found = session.scalar(select(Bot).where(Bot.name == bot))
         if found is None:
-            found = Bot(author_id=2, name=bot)
+            ada = session.scalar(select(Author.id).where(Author.name == "ada"))
+            found = Bot(author_id=ada, name=bot)
             session.add(found)
             session.flush()
         number = len(found.versions) + 1
