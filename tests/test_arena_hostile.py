@@ -47,12 +47,12 @@ from tests.arena.hostile.submissions import (
 CONFIG = """\
 name: hostile
 games: [ticblock]
-start_clock: 1500
-play_clock: 300
+start_clock: 2000
+play_clock: 1000
 policy: forfeit
 arena:
   submission: {max_mb: 1, max_files: 50, per_hour: 1000}
-  build: {seconds: 4, memory_mb: 256}
+  build: {seconds: 10, memory_mb: 256}
   validate: {matches_per_role: 1}
 """
 MAX_BYTES = 1024 * 1024
@@ -562,7 +562,7 @@ CASES = [
     ),
     # Build tricks: stopped at the limit, or contained and placed.
     Case("build-fork-bomb", attack(build="forkbomb"), End.BUILD, ("process limit",)),
-    Case("build-endless-loop", attack(build="loop"), End.BUILD, ("time limit of 4 s",)),
+    Case("build-endless-loop", attack(build="loop"), End.BUILD, ("time limit of 10 s",)),
     Case("build-memory-hog", attack(build="hog"), End.BUILD, ("memory limit of 256 MiB",)),
     Case("build-output-flood", attack(build="outflood"), End.PLACED, check=log_cut),
     Case("build-network", attack(build="connect"), End.PLACED, check=got_nothing),
