@@ -9,15 +9,16 @@ import shutil
 from pathlib import Path
 
 import pytest
-from sqlalchemy import select
 
-from referee.arena.db import Bot, Step, StepKind, StepState, Version, VersionState
-from referee.arena.home import Arena, add_author, init_arena, open_arena
+from referee.arena.db import Step, StepKind, StepState, Version, VersionState
+from referee.arena.home import Arena, add_author
 from referee.arena.intake import Intake
 from referee.arena.manifest import Manifest, lift, read_manifest
 from referee.errors import SubmissionError
 from referee.validate.checks import Verdict
 from tests.arena.archive_makers import Entry, tar
+from tests.arena.hostile.submissions import submit
+from tests.arena_databases import ArenaMaker
 
 ROOT = Path(__file__).resolve().parents[1]
 MISTAKES = ROOT / "tests" / "players" / "mistakes"
@@ -93,31 +94,11 @@ def test_a_single_top_directory_is_lifted(tmp_path: Path) -> None:
 
 
 @pytest.fixture
-def arena(tmp_path: Path) -> Arena:
-    config = tmp_path / "arena.yaml"
-    config.write_text(CONFIG)
-    init_arena(tmp_path / "arena", config)
-    opened = open_arena(tmp_path / "arena")
-    add_author(opened, "ada")
-    yield opened
-    opened.close()
-
-
-def submit(arena: Arena, bot: str, archive: bytes) -> int:
-    """A queued version of `bot` (made if new), its archive kept as the API keeps it."""
-    with arena.database.session() as session:
-        found = session.scalar(select(Bot).where(Bot.name == bot))
-        if found is None:
-            found = Bot(author_id=2, name=bot)
-            session.add(found)
-            session.flush()
-        number = len(found.versions) + 1
-        version = Version(bot_id=found.id, number=number, archive_sha256="0" * 64)
-        session.add(version)
-        session.flush()
-        version_id = version.id
-    arena.archive(version_id).write_bytes(archive)
-    return version_id
+def arena(make_arena: ArenaMaker) -> Arena:
+    """An arena with one author, on each database."""
+    made = make_arena(config_text=CONFIG)
+    add_author(made, "ada")
+    return made
 
 
 def process(arena: Arena, version_id: int) -> tuple[Version, dict[str, Step]]:
@@ -157,7 +138,7 @@ def needs_cc() -> None:
 
 
 def test_a_good_python_bot_reaches_placing(arena: Arena) -> None:
-    version, steps = process(arena, submit(arena, "pybot", python_bot()))
+    version, steps = process(arena, submit(arena, "ada", "pybot", python_bot()))
     assert (version.state, version.reason) == (VersionState.PLACING, "")
     assert version.run == "/usr/bin/python3 random_player.py" and version.build is None
     assert set(steps) == {StepKind.UNPACK, StepKind.VALIDATE}
@@ -169,7 +150,7 @@ def test_a_good_python_bot_reaches_placing(arena: Arena) -> None:
 def test_a_c_bot_is_built_then_placed(arena: Arena) -> None:
     needs_cc()
     archive = c_bot(ROOT / "players" / "random_player.c", "cc -O2 -o bot bot.c")
-    version, steps = process(arena, submit(arena, "cbot", archive))
+    version, steps = process(arena, submit(arena, "ada", "cbot", archive))
     assert version.state == VersionState.PLACING, (version.reason, steps)
     assert steps[StepKind.BUILD].state == StepState.PASSED
     assert steps[StepKind.BUILD].verdict.startswith("built in ")
@@ -177,7 +158,7 @@ def test_a_c_bot_is_built_then_placed(arena: Arena) -> None:
 
 def test_a_bot_that_does_not_build_fails_with_the_exit_status(arena: Arena) -> None:
     archive = c_bot(ROOT / "players" / "random_player.c", "echo no compiler here >&2; exit 7")
-    version, steps = process(arena, submit(arena, "cbot", archive))
+    version, steps = process(arena, submit(arena, "ada", "cbot", archive))
     assert (version.state, version.reason) == (
         VersionState.FAILED,
         "the build failed: exit status 7",
@@ -190,7 +171,7 @@ def test_a_bot_that_does_not_build_fails_with_the_exit_status(arena: Arena) -> N
 def test_a_bot_with_unflushed_output_fails_with_validates_advice(arena: Arena) -> None:
     needs_cc()
     archive = c_bot(MISTAKES / "unflushed.c", "cc -o bot bot.c")
-    version, steps = process(arena, submit(arena, "cbot", archive))
+    version, steps = process(arena, submit(arena, "ada", "cbot", archive))
     assert version.state == VersionState.FAILED
     assert version.reason.startswith("validation: FAIL (start")
     assert "fflush(stdout)" in version.advice
@@ -201,7 +182,7 @@ def test_a_bot_with_unflushed_output_fails_with_validates_advice(arena: Arena) -
 
 def test_an_archive_going_up_fails_at_unpack_naming_the_member(arena: Arena) -> None:
     archive = tar([Entry("bot.yaml", yaml_of("sly", "./bot")), Entry("../../evil", b"x")])
-    version, steps = process(arena, submit(arena, "sly", archive))
+    version, steps = process(arena, submit(arena, "ada", "sly", archive))
     assert version.state == VersionState.FAILED
     assert version.reason == "'../../evil': the path goes up (..)"
     assert steps[StepKind.UNPACK].state == StepState.FAILED
@@ -211,15 +192,15 @@ def test_an_archive_going_up_fails_at_unpack_naming_the_member(arena: Arena) -> 
 
 
 def test_a_manifest_naming_another_bot_fails(arena: Arena) -> None:
-    version, _ = process(arena, submit(arena, "other", python_bot("pybot")))
+    version, _ = process(arena, submit(arena, "ada", "other", python_bot("pybot")))
     assert version.reason == "bot.yaml: name 'pybot' is not this bot's ('other')"
 
 
 def test_a_new_version_placed_retires_the_one_on_the_ladder(arena: Arena) -> None:
-    first = submit(arena, "pybot", python_bot())
+    first = submit(arena, "ada", "pybot", python_bot())
     with arena.database.session() as session:
         session.get_one(Version, first).state = VersionState.RATED
-    second = submit(arena, "pybot", python_bot())
+    second = submit(arena, "ada", "pybot", python_bot())
     placed: list[int] = []
     intake = Intake(arena)
     intake.on_placed = placed.append
@@ -230,7 +211,7 @@ def test_a_new_version_placed_retires_the_one_on_the_ladder(arena: Arena) -> Non
 
 
 def test_recovery_queues_what_was_cut_short_and_the_loop_takes_it_up(arena: Arena) -> None:
-    version_id = submit(arena, "pybot", python_bot())
+    version_id = submit(arena, "ada", "pybot", python_bot())
     with arena.database.session() as session:
         session.get_one(Version, version_id).state = VersionState.BUILDING
         session.add(Step(version_id=version_id, kind=StepKind.UNPACK))

@@ -20,13 +20,15 @@ from pathlib import Path
 
 from referee.arena.archive import mode_of, show, special_kind, walk
 from referee.arena.config import BuildLimits
+from referee.arena.db import STEP_LOG_LIMIT
 from referee.clock import now
 from referee.sandbox.jail import SYSTEM_DIRECTORIES
 from referee.sandbox.limits import MIB, Limits
 from referee.sandbox.process import ConfinedProcess, ProcessEnd
 
 SHELL = "/bin/sh"
-LOG_BYTES = 256 * 1024
+# The head of the output kept, with room in a step's log for the line saying where it was cut.
+LOG_BYTES = STEP_LOG_LIMIT - 1024
 TAIL_LINES = 20
 # The tail is taken from the last bytes of the output: a line without an end cannot fill memory.
 _TAIL_BYTES = 64 * 1024

@@ -8,9 +8,11 @@ was packed from.
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import shlex
+import stat
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -46,10 +48,11 @@ def lift(directory: Path) -> None:
         return
     if not (entries[0] / MANIFEST).is_file():
         return
-    # Renamed first: the directory may hold an entry of its own name.
-    aside = directory / f".{entries[0].name}.lifted"
-    if aside.name == entries[0].name:
-        aside = directory / ".lifted"
+    # Renamed first, to a name none of its entries has: it may hold one of its own name.
+    taken = {entries[0].name, *(entry.name for entry in entries[0].iterdir())}
+    aside = directory / next(
+        name for n in itertools.count() if (name := f".lifted-{n}") not in taken
+    )
     entries[0].rename(aside)
     for entry in aside.iterdir():
         entry.rename(directory / entry.name)
@@ -68,8 +71,14 @@ def read_manifest(directory: Path) -> Manifest:
         ) from None
     except OSError as error:
         raise SubmissionError(f"{MANIFEST}: cannot be read: {error.strerror}") from None
-    with os.fdopen(descriptor, "rb") as source:
-        data = source.read(MAX_MANIFEST_BYTES + 1)
+    try:
+        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+            raise SubmissionError(f"{MANIFEST}: not a file")
+        data = os.read(descriptor, MAX_MANIFEST_BYTES + 1)
+    except OSError as error:
+        raise SubmissionError(f"{MANIFEST}: cannot be read: {error.strerror}") from None
+    finally:
+        os.close(descriptor)
     if len(data) > MAX_MANIFEST_BYTES:
         raise SubmissionError(f"{MANIFEST}: larger than {MAX_MANIFEST_BYTES} bytes")
     try:
