@@ -342,3 +342,39 @@ def test_the_ladder_plays_on_local_dask_workers(arena: Arena) -> None:
 
     with_ladder(ladder, steps)
     check_recorded(arena)
+
+
+def test_a_field_that_cannot_be_played_is_noted_and_waits_for_a_change(arena: Arena) -> None:
+    for name in ("ann", "bob"):
+        add_version(arena, name)
+    broken = add_version(arena, "gone", program="exit")
+    with arena.database.session() as session:
+        found = session.get(Version, broken)
+        assert found is not None
+        found.run = "no-such-program-here"
+    told = Noted()
+    ladder = Ladder(arena, observer=told)
+
+    async def steps() -> None:
+        await until(lambda: any("no-such-program-here" in line for line in told.lines), "the note")
+        assert count(arena, MatchState.DONE) + count(arena, MatchState.RUNNING) == 0
+        with arena.database.session() as session:
+            retired = session.get(Version, broken)
+            assert retired is not None
+            retired.state = VersionState.RETIRED
+        ladder.notify()
+        await until(lambda: len(done_matches(arena)) >= 2, "2 matches")
+
+    with_ladder(ladder, steps)
+    [line] = [line for line in told.lines if "no-such-program-here" in line]
+    assert line.startswith("ladder: ") and line.endswith("; tried again in 30 s")
+    assert "command 'no-such-program-here' not found" in line
+    check_recorded(arena)
+
+
+class Noted(LadderObserver):
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+
+    def noted(self, line: str) -> None:
+        self.lines.append(line)

@@ -62,6 +62,9 @@ RATE_S = 1.0
 QUEUE_FACTOR = 2
 # What `status` counts matches per second over.
 RATE_WINDOW_S = 60
+# How long a field whose venue cannot be opened waits before it is tried again, unless the
+# field changes first.
+RETRY_S = 30
 # A fault's detail as a suspension's reason quotes it.
 DETAIL_CHARS = 200
 
@@ -229,9 +232,17 @@ class Ladder:
         players = [
             FieldPlayer(m.name, m.run, arena.bot_directory(m.version)) for m in members.values()
         ]
-        config = await asyncio.to_thread(arena.config.field_config, players, arena.results)
-        the_field = await asyncio.to_thread(self._open_field, members, config)
-        venue = await self._venue(config)
+        try:
+            config = await asyncio.to_thread(arena.config.field_config, players, arena.results)
+            the_field = await asyncio.to_thread(self._open_field, members, config)
+            venue = await self._venue(config)
+        except RefereeError as error:
+            # A field that cannot be played waits for a change, or for the cluster to return.
+            self._observer.noted(f"ladder: {error}; tried again in {RETRY_S} s")
+            assert self._wake is not None
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), RETRY_S)
+            return
         self._capacity = venue.capacity
         self._observer.noted(
             f"ladder: {len(members)} versions on the ladder, {venue.capacity} matches at a time"
