@@ -28,7 +28,7 @@ from referee.records.signing import results_key
 from referee.sandbox.cores import CORES_VARIABLE
 from referee.tournaments.cluster import Workers, on_cluster
 from referee.tournaments.config import load_config
-from referee.tournaments.host import Job, MatchHost, Played
+from referee.tournaments.host import Job, MatchHost, MatchOrder, Played
 from referee.tournaments.runner import run_tournament
 from referee.tournaments.schedule import schedule
 from referee.tournaments.withdrawal import withdrawal
@@ -179,8 +179,12 @@ def on_a_host(job: Job) -> list[Played]:
     return asyncio.run(hosted())
 
 
-def job_of(path: Path, ids: tuple[str, ...], digests: dict[str, str]) -> Job:
-    return Job(str(path), path.read_text(), ids, digests)
+def job_of(path: Path, matches: tuple[MatchOrder, ...], digests: dict[str, str]) -> Job:
+    return Job(str(path), path.read_text(), matches, digests)
+
+
+def orders(path: Path) -> tuple[MatchOrder, ...]:
+    return tuple(MatchOrder.of(match) for match in schedule(load_config(path)))
 
 
 def test_a_worker_plays_its_matches_and_sends_back_what_the_coordinator_writes(
@@ -189,9 +193,9 @@ def test_a_worker_plays_its_matches_and_sends_back_what_the_coordinator_writes(
     bot = bot_copy(tmp_path)
     path = write_config(tmp_path, {"a": f"{bot} cores", "b": seeded(2)}, "[ticblock]")
     config = load_config(path)
-    ids = tuple(match.match_id for match in schedule(config))
-    played = on_a_host(job_of(path, ids, {}))
-    assert [result.transcript.match_id for result in played] == list(ids)
+    ids = [match.match_id for match in schedule(config)]
+    played = on_a_host(job_of(path, orders(path), {}))
+    assert [result.transcript.match_id for result in played] == ids
     assert all(result.transcript.complete and result.error is None for result in played)
     # Each seat's log, as it was written: the bot says its cores, the seeded player nothing.
     for result in played:
@@ -203,10 +207,11 @@ def test_a_worker_plays_its_matches_and_sends_back_what_the_coordinator_writes(
 def test_a_worker_does_not_start_a_player_its_job_says_is_withdrawn(tmp_path: Path) -> None:
     bot = bot_copy(tmp_path)
     path = write_config(tmp_path, {"a": f"{bot} cores", "b": seeded(2)}, "[ticblock]")
-    ids = tuple(match.match_id for match in schedule(load_config(path)))
-    job = replace(job_of(path, ids, {}), withdrawn={"a": withdrawal(3)})
+    job = replace(job_of(path, orders(path), {}), withdrawn={"a": withdrawal(3)})
     played = on_a_host(job)
-    assert [result.transcript.match_id for result in played] == list(ids)
+    assert [result.transcript.match_id for result in played] == [
+        order.match_id for order in job.matches
+    ]
     for result in played:
         transcript = result.transcript
         role = next(seat.role for seat in transcript.seats if seat.player == "a")
@@ -219,15 +224,18 @@ def test_a_worker_does_not_start_a_player_its_job_says_is_withdrawn(tmp_path: Pa
 
 def test_a_worker_refuses_players_that_are_not_the_coordinators(tmp_path: Path) -> None:
     path = write_config(tmp_path, {"a": seeded(1), "b": seeded(2)}, "[ticblock]")
-    ids = (schedule(load_config(path))[0].match_id,)
     with pytest.raises(ClusterError) as error:
-        on_a_host(job_of(path, ids, {"a": "0" * 64}))
+        on_a_host(job_of(path, orders(path)[:1], {"a": "0" * 64}))
     assert str(error.value) == (
         "worker tcp://test-worker:1: player a: its command or program files here are not those"
         " of the coordinator's machine"
     )
-    with pytest.raises(ClusterError, match="ticblock-r9-a-vs-b is not a match of"):
-        on_a_host(job_of(path, ("ticblock-r9-a-vs-b",), {}))
+    stranger = MatchOrder("ticblock-r1-a-vs-z", "ticblock", ("a", "z"), 1, 7, 0)
+    with pytest.raises(ClusterError, match=r"ticblock-r1-a-vs-z is not a match of .*: no player z"):
+        on_a_host(job_of(path, (stranger,), {}))
+    other_game = replace(stranger, match_id="quad-r1-a-vs-b", game_id="quad", players=("a", "b"))
+    with pytest.raises(ClusterError, match=r"quad-r1-a-vs-b is not a match of .*: no game quad"):
+        on_a_host(job_of(path, (other_game,), {}))
 
 
 # Workers in network namespaces of their own, each joined to the scheduler's by a veth pair.

@@ -34,6 +34,7 @@ from referee.tournaments.host import (
     PLUGIN,
     Job,
     MatchHost,
+    MatchOrder,
     Played,
     end_tournament,
     play_job,
@@ -158,9 +159,9 @@ class ClusterVenue:
 
     async def play(self, matches: Sequence[ScheduledMatch]) -> list[Transcript]:
         config = self._config
-        ids = tuple(m.match_id for m in matches)
+        orders = tuple(MatchOrder.of(match) for match in matches)
         # The players withdrawn when the job is sent: one withdrawn meanwhile is still tried.
-        job = Job(str(config.path), config.text, ids, self._digests, dict(self._withdrawn))
+        job = Job(str(config.path), config.text, orders, self._digests, dict(self._withdrawn))
         resources = {CORES: self._per_match} if self._per_match else None
         for match in matches:
             self._observer.started(match)

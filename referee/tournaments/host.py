@@ -27,6 +27,7 @@ from distributed import Worker, WorkerPlugin, get_worker
 from referee.errors import ClusterError
 from referee.pauses import between_matches, short_pauses
 from referee.players.base import Fingerprint, fingerprint
+from referee.players.chance import CHANCE_NAME
 from referee.players.log import LOG_LIMIT
 from referee.records.transcript import Transcript
 from referee.sandbox.cores import CorePool, available_cores
@@ -35,12 +36,55 @@ from referee.sandbox.process import become_subreaper
 from referee.tournaments.config import TournamentConfig, parse_config
 from referee.tournaments.playing import plan_cores, play_scheduled
 from referee.tournaments.pool import PlayerPool
-from referee.tournaments.schedule import ScheduledMatch, schedule
+from referee.tournaments.schedule import ScheduledMatch
 
 # The name the plugin has on every worker.
 PLUGIN = "referee"
 # A log is capped as it is written; this bounds what is read of one all the same.
 _LOG_READ_LIMIT = 2 * LOG_LIMIT
+
+
+@dataclass(frozen=True)
+class MatchOrder:
+    """A match as a worker is sent it: what its config does not say. The game's rules and
+    clocks are the config's, read on the worker; a schedule's match or a ladder's is sent
+    alike, so a worker plays any match of the players its config names."""
+
+    match_id: str
+    game_id: str
+    players: tuple[str, ...]
+    round: int
+    seed: int
+    opening: int
+
+    @classmethod
+    def of(cls, match: ScheduledMatch) -> MatchOrder:
+        return cls(
+            match.match_id, match.game.id, match.players, match.round, match.seed, match.opening
+        )
+
+    def rebuild(self, config: TournamentConfig, where: str) -> ScheduledMatch:
+        """The match under `config`; ClusterError, naming `where`, when the config has not
+        its game or its players."""
+        settings = next((s for s in config.games if s.game.id == self.game_id), None)
+        if settings is None:
+            raise ClusterError(
+                f"{where}: {self.match_id} is not a match of {config.path}: no game {self.game_id}"
+            )
+        entrants = {entrant.name for entrant in config.players} | {CHANCE_NAME}
+        strangers = [name for name in self.players if name not in entrants]
+        if strangers or len(self.players) != len(settings.game.roles):
+            who = f"no player {strangers[0]}" if strangers else "not its game's seats"
+            raise ClusterError(f"{where}: {self.match_id} is not a match of {config.path}: {who}")
+        return ScheduledMatch(
+            self.match_id,
+            settings.game,
+            self.players,
+            self.round,
+            settings.clocks,
+            self.seed,
+            self.opening,
+        )
 
 
 @dataclass(frozen=True)
@@ -52,7 +96,7 @@ class Job:
 
     config_path: str
     config_text: str
-    match_ids: tuple[str, ...]
+    matches: tuple[MatchOrder, ...]
     digests: dict[str, str]
     withdrawn: dict[str, str] = field(default_factory=dict)
 
@@ -82,7 +126,6 @@ class Played:
 @dataclass
 class _Tournament:
     config: TournamentConfig
-    matches: dict[str, ScheduledMatch]
     prints: dict[str, Fingerprint]
     pool: PlayerPool
 
@@ -122,18 +165,13 @@ class MatchHost(WorkerPlugin):
         failed."""
         tournament = self._tournament(job)
         config = tournament.config
-        missing = [name for name in job.match_ids if name not in tournament.matches]
-        if missing:
-            raise ClusterError(
-                f"worker {self._address}: {missing[0]} is not a match of {config.path}"
-            )
+        matches = [order.rebuild(config, f"worker {self._address}") for order in job.matches]
         # What the coordinator asked the scheduler for, planned as here (cluster.py).
         most = plan_cores(config, self._cores.cores).most
         cores = self._cores.take(most) if most else None
         played: list[Played] = []
         try:
-            for name in job.match_ids:
-                match = tournament.matches[name]
+            for match in matches:
                 played.append(await self._play(tournament, match, cores, job.withdrawn))
                 if played[-1].error is not None:
                     break
@@ -189,8 +227,7 @@ class MatchHost(WorkerPlugin):
         if found is None:
             config = parse_config(Path(job.config_path), job.config_text)
             prints = {entrant.name: fingerprint(entrant.spec) for entrant in config.players}
-            matches = {match.match_id: match for match in schedule(config)}
-            found = _Tournament(config, matches, prints, PlayerPool(config.players))
+            found = _Tournament(config, prints, PlayerPool(config.players))
             self._tournaments[job.tournament] = found
         for name, digest in job.digests.items():
             here = found.prints.get(name)

@@ -1,0 +1,380 @@
+"""The continuous ladder on a SQLite arena: it plays, records every match once with its
+verifying transcript, places and rates, suspends a bot that faults, pauses and resumes,
+recovers what a stop left running, follows the field as it changes, and plays on Dask
+workers too."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import shutil
+import sys
+import time
+from collections.abc import Callable, Coroutine, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import select
+
+from referee.arena.config import FieldPlayer
+from referee.arena.db import Author, Bot, Match, MatchState, Seat, Version, VersionState
+from referee.arena.home import Arena, init_arena, open_arena
+from referee.arena.ladder import Ladder, LadderObserver, match_key, set_paused
+from referee.players.base import fingerprint
+from referee.records.replay import Outcome, verify_file
+from referee.tournaments.cluster import Workers
+from referee.tournaments.runner import LocalVenue, Observer
+from referee.tournaments.schedule import ScheduledMatch
+from tests.referees import MISBEHAVING
+
+# The random player of the tests' zoo, which needs nothing of the referee's package (hidden
+# in a jail); in a mode that never comes: a player that plays on.
+PLAYS_ON = "misbehaving.py exit --at 1000000000"
+PATIENCE_S = 120
+CONFIG = """\
+name: ladder-test
+games: [ticblock]
+start_clock: 5000
+play_clock: 1000
+policy: forfeit
+openings: 2
+concurrency: 2
+arena:
+  placement_matches: 2
+  suspend: {after: 3, faults: 0.5}
+"""
+
+
+class Told(LadderObserver):
+    def __init__(self) -> None:
+        self.suspensions: list[tuple[str, str]] = []
+
+    def suspended(self, player: str, reason: str) -> None:
+        self.suspensions.append((player, reason))
+
+
+@pytest.fixture
+def arena(tmp_path: Path) -> Iterator[Arena]:
+    config = tmp_path / "arena.yaml"
+    config.write_text(CONFIG)
+    init_arena(tmp_path / "arena", config)
+    opened = open_arena(tmp_path / "arena")
+    yield opened
+    opened.close()
+
+
+def add_version(arena: Arena, bot_name: str, program: str = "random") -> int:
+    """A version of a new bot, straight to `placing`: a player that plays random moves, or a
+    program that exits at once."""
+    with arena.database.session() as session:
+        author = session.scalar(select(Author))
+        bot = Bot(author=author, name=bot_name)
+        version = Version(
+            bot=bot,
+            number=1,
+            state=VersionState.PLACING,
+            run=f"{sys.executable} {PLAYS_ON if program == 'random' else 'crash.py'}",
+            archive_sha256="0" * 64,
+        )
+        session.add(version)
+        session.flush()
+        version_id = version.id
+    directory = arena.bot_directory(version_id)
+    directory.mkdir(parents=True)
+    if program == "random":
+        shutil.copy(MISBEHAVING, directory)
+    else:
+        (directory / "crash.py").write_text("import sys\nsys.exit(3)\n")
+    return version_id
+
+
+def done_matches(arena: Arena) -> list[Match]:
+    with arena.database.session() as session:
+        return list(
+            session.scalars(
+                select(Match).where(Match.state == MatchState.DONE).order_by(Match.id)
+            ).unique()
+        )
+
+
+def count(arena: Arena, state: MatchState, version: int | None = None) -> int:
+    query = select(Match.id).where(Match.state == state)
+    if version is not None:
+        query = query.join(Seat, Seat.match_id == Match.id).where(Seat.version_id == version)
+    with arena.database.session() as session:
+        return len(set(session.scalars(query)))
+
+
+def version(arena: Arena, version_id: int) -> Version:
+    with arena.database.session() as session:
+        found = session.get(Version, version_id)
+        assert found is not None
+        return found
+
+
+async def until(condition: Callable[[], bool], what: str) -> None:
+    deadline = time.monotonic() + PATIENCE_S
+    while not await asyncio.to_thread(condition):
+        assert time.monotonic() < deadline, f"not within {PATIENCE_S} s: {what}"
+        await asyncio.sleep(0.2)
+
+
+def with_ladder(ladder: Ladder, steps: Callable[[], Coroutine[Any, Any, None]]) -> None:
+    """Run the ladder while `steps` runs; then stop it. A ladder that fails fails the test."""
+
+    async def main() -> None:
+        running = asyncio.create_task(ladder.run())
+        testing = asyncio.create_task(steps())
+        try:
+            await asyncio.wait({running, testing}, return_when=asyncio.FIRST_COMPLETED)
+            if running.done():
+                running.result()
+                raise AssertionError("the ladder stopped on its own")
+            testing.result()
+        finally:
+            for task in (testing, running):
+                task.cancel()
+            await asyncio.gather(testing, running, return_exceptions=True)
+
+    asyncio.run(main())
+
+
+def check_recorded(arena: Arena) -> list[Match]:
+    """Every done match: its transcript verifies with the arena's key, names its seats'
+    versions, and its seats' points are a win and a loss or two draws."""
+    matches = done_matches(arena)
+    with arena.database.session() as session:
+        for match in matches:
+            assert match.transcript == f"results/{match.key}.json"
+            verdict = verify_file(arena.directory / match.transcript, arena.key.public)
+            assert verdict.outcome is Outcome.VERIFIED, verdict.problem
+            seats = session.scalars(select(Seat).where(Seat.match_id == match.id)).all()
+            assert len(seats) == 2 and match.summary
+            if all(seat.points is not None for seat in seats):
+                assert sorted(seat.points for seat in seats) in ([0.0, 1.0], [0.5, 0.5])
+    return matches
+
+
+def test_a_ladder_of_four_bots_plays_places_and_rates(arena: Arena) -> None:
+    ids = [add_version(arena, name) for name in ("ann", "bob", "cat", "dan")]
+    ladder = Ladder(arena)
+
+    async def steps() -> None:
+        await until(lambda: len(done_matches(arena)) >= 12, "12 matches")
+        await until(lambda: all(version(arena, v).rating is not None for v in ids), "ratings")
+
+    with_ladder(ladder, steps)
+    matches = check_recorded(arena)
+    # Pairs: both seatings of one seed.
+    by_pair: dict[int, list[Match]] = {}
+    for match in matches:
+        by_pair.setdefault(match.pair, []).append(match)
+    for pair in by_pair.values():
+        assert len({m.seed for m in pair}) == 1 and all(m.opening == 2 for m in pair)
+    with arena.database.session() as session:
+        for v in ids:
+            found = session.get(Version, v)
+            assert found is not None
+            seats = session.scalars(
+                select(Seat)
+                .join(Match, Match.id == Seat.match_id)
+                .where(Seat.version_id == v, Match.state == MatchState.DONE)
+            ).all()
+            assert found.matches == len(seats) >= 2
+            assert found.state == VersionState.RATED
+            assert found.margin is not None and found.margin > 0
+    # Nothing left claimed by a ladder that is stopped but `running` ones, which recover
+    # settles.
+    ladder.recover()
+    assert count(arena, MatchState.RUNNING) == 0
+    check_recorded(arena)
+
+
+def test_a_bot_that_always_crashes_is_suspended_with_its_first_fault(arena: Arena) -> None:
+    good = [add_version(arena, name) for name in ("ann", "bob")]
+    crash = add_version(arena, "crash", program="exit")
+    told = Told()
+    ladder = Ladder(arena, observer=told)
+
+    async def steps() -> None:
+        await until(lambda: version(arena, crash).state == VersionState.SUSPENDED, "suspended")
+        await until(lambda: count(arena, MatchState.RUNNING, crash) == 0, "its last match")
+        played = version(arena, crash).matches
+        more = len(done_matches(arena)) + 4
+        await until(lambda: len(done_matches(arena)) >= more, "4 more matches")
+        assert version(arena, crash).matches == played
+
+    with_ladder(ladder, steps)
+    suspended = version(arena, crash)
+    assert suspended.faults > 0.5 * suspended.matches and suspended.matches >= 3
+    # As it was when suspended: a match in flight then may have ended after.
+    reason = re.fullmatch(
+        r"suspended: it faulted in (\d+) of its (\d+) matches \(more than 0.5 of them\);"
+        r" the first: crash in (arena-\d+) at step 0: exited with code 3",
+        suspended.reason,
+    )
+    assert reason is not None, suspended.reason
+    assert int(reason[1]) == int(reason[2]) == 3
+    assert [name for name, _ in told.suspensions] == ["crash.1"]
+    assert count(arena, MatchState.QUEUED, crash) == 0
+    assert all(version(arena, v).state != VersionState.SUSPENDED for v in good)
+    check_recorded(arena)
+
+
+def test_pause_starts_nothing_and_resume_goes_on(arena: Arena) -> None:
+    for name in ("ann", "bob", "cat"):
+        add_version(arena, name)
+    set_paused(arena, True)
+    ladder = Ladder(arena)
+
+    async def steps() -> None:
+        await asyncio.sleep(3)
+        assert count(arena, MatchState.RUNNING) + count(arena, MatchState.DONE) == 0
+        assert ladder.status().paused
+        set_paused(arena, False)
+        ladder.notify()
+        await until(lambda: len(done_matches(arena)) >= 2, "2 matches")
+        set_paused(arena, True)
+        ladder.notify()
+        await until(lambda: count(arena, MatchState.RUNNING) == 0, "those in flight to end")
+        played = len(done_matches(arena))
+        await asyncio.sleep(3)
+        assert count(arena, MatchState.RUNNING) == 0 and len(done_matches(arena)) == played
+        set_paused(arena, False)
+        ladder.notify()
+        await until(lambda: len(done_matches(arena)) >= played + 2, "2 more matches")
+        status = ladder.status()
+        assert status.played >= played + 2 and not status.paused and status.capacity >= 1
+
+    with_ladder(ladder, steps)
+    check_recorded(arena)
+
+
+def running_match(arena: Arena, versions: tuple[int, int], seed: int) -> tuple[int, str]:
+    """A match as a ladder stopped mid-match leaves it: running, its seats unscored."""
+    with arena.database.session() as session:
+        match = Match(key=f"new-{seed}", game="ticblock", seed=seed, opening=2)
+        match.state, match.started_at = MatchState.RUNNING, None
+        session.add(match)
+        session.flush()
+        match.key, match.pair = match_key(match.id), match.id
+        for index, (role, v) in enumerate(zip(("xcplayer", "obplayer"), versions, strict=True)):
+            session.add(Seat(match_id=match.id, index=index, role=role, version_id=v))
+        return match.id, match.key
+
+
+def test_recover_records_a_finished_match_once_and_queues_the_others(arena: Arena) -> None:
+    ann, bob = add_version(arena, "ann"), add_version(arena, "bob")
+    finished, key = running_match(arena, (ann, bob), 11)
+    unfinished, _ = running_match(arena, (bob, ann), 11)
+    # The first one's transcript written, as a venue writes it, before the ladder stopped.
+    players = [
+        FieldPlayer(f"{name}.1", f"{sys.executable} {PLAYS_ON}", arena.bot_directory(v))
+        for name, v in (("ann", ann), ("bob", bob))
+    ]
+    config = arena.config.field_config(players, arena.results)
+    settings = config.games[0]
+    match = ScheduledMatch(key, settings.game, ("ann.1", "bob.1"), 0, settings.clocks, 11, 2)
+
+    async def play() -> None:
+        prints = {entrant.name: fingerprint(entrant.spec) for entrant in config.players}
+        venue = LocalVenue(config, arena.key, prints, Observer())
+        try:
+            await venue.play([match])
+        finally:
+            await venue.close()
+
+    asyncio.run(play())
+    for _ in range(2):  # a second recovery finds nothing to do
+        Ladder(arena).recover()
+        with arena.database.session() as session:
+            done, again = session.get(Match, finished), session.get(Match, unfinished)
+            assert done is not None and again is not None
+            assert (done.state, again.state) == (MatchState.DONE, MatchState.QUEUED)
+            assert again.started_at is None
+            points = session.scalars(select(Seat.points).where(Seat.match_id == finished)).all()
+            assert sorted(points) in ([0.0, 1.0], [0.5, 0.5])
+        assert (version(arena, ann).matches, version(arena, bob).matches) == (1, 1)
+    check_recorded(arena)
+
+
+def test_recover_queues_a_match_whose_transcript_does_not_verify(arena: Arena) -> None:
+    ann, bob = add_version(arena, "ann"), add_version(arena, "bob")
+    _, key = running_match(arena, (ann, bob), 5)
+    (arena.results / f"{key}.json").write_text('{"schema": "referee-transcript"')
+    Ladder(arena).recover()
+    assert count(arena, MatchState.QUEUED) == 1 and count(arena, MatchState.DONE) == 0
+    assert version(arena, ann).matches == 0
+
+
+def test_a_version_retired_mid_run_leaves_the_field(arena: Arena) -> None:
+    ids = [add_version(arena, name) for name in ("ann", "bob", "cat")]
+    leaving = ids[2]
+    ladder = Ladder(arena)
+
+    async def steps() -> None:
+        await until(lambda: count(arena, MatchState.DONE, leaving) >= 2, "2 of its matches")
+        with arena.database.session() as session:
+            found = session.get(Version, leaving)
+            assert found is not None
+            found.state = VersionState.RETIRED
+        ladder.notify()
+        await until(lambda: count(arena, MatchState.RUNNING, leaving) == 0, "its last match")
+        await until(lambda: count(arena, MatchState.QUEUED, leaving) == 0, "its queue deleted")
+        played = count(arena, MatchState.DONE, leaving)
+        more = len(done_matches(arena)) + 4
+        await until(lambda: len(done_matches(arena)) >= more, "4 more matches")
+        assert count(arena, MatchState.DONE, leaving) == played
+        assert count(arena, MatchState.QUEUED, leaving) == 0
+
+    with_ladder(ladder, steps)
+    check_recorded(arena)
+
+
+def test_the_ladder_plays_on_local_dask_workers(arena: Arena) -> None:
+    for name in ("ann", "bob", "cat"):
+        add_version(arena, name)
+    ladder = Ladder(arena, Workers(count=2))
+
+    async def steps() -> None:
+        await until(lambda: len(done_matches(arena)) >= 6, "6 matches")
+
+    with_ladder(ladder, steps)
+    check_recorded(arena)
+
+
+def test_a_field_that_cannot_be_played_is_noted_and_waits_for_a_change(arena: Arena) -> None:
+    for name in ("ann", "bob"):
+        add_version(arena, name)
+    broken = add_version(arena, "gone", program="exit")
+    with arena.database.session() as session:
+        found = session.get(Version, broken)
+        assert found is not None
+        found.run = "no-such-program-here"
+    told = Noted()
+    ladder = Ladder(arena, observer=told)
+
+    async def steps() -> None:
+        await until(lambda: any("no-such-program-here" in line for line in told.lines), "the note")
+        assert count(arena, MatchState.DONE) + count(arena, MatchState.RUNNING) == 0
+        with arena.database.session() as session:
+            retired = session.get(Version, broken)
+            assert retired is not None
+            retired.state = VersionState.RETIRED
+        ladder.notify()
+        await until(lambda: len(done_matches(arena)) >= 2, "2 matches")
+
+    with_ladder(ladder, steps)
+    [line] = [line for line in told.lines if "no-such-program-here" in line]
+    assert line.startswith("ladder: ") and line.endswith("; tried again in 30 s")
+    assert "command 'no-such-program-here' not found" in line
+    check_recorded(arena)
+
+
+class Noted(LadderObserver):
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+
+    def noted(self, line: str) -> None:
+        self.lines.append(line)
