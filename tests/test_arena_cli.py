@@ -1,0 +1,161 @@
+"""`referee arena`: init, author add, serve as a process stopped by SIGTERM, and the clients'
+one-line refusals."""
+
+from __future__ import annotations
+
+import json
+import re
+import signal
+import sqlite3
+import subprocess
+import sys
+import threading
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from referee.arena.tokens import token_hash
+from referee.cli import app
+from tests.conftest import ROOT
+
+runner = CliRunner()
+TOKEN_LINE = re.compile(r"token \(shown once, kept only as its hash\): (\S+)$")
+# What a started process may take to listen, or to stop, on a loaded machine.
+DEADLINE_S = 90
+
+
+def token_of(output: str) -> str:
+    found = TOKEN_LINE.search(output.strip().splitlines()[-1])
+    assert found is not None, output
+    return found.group(1)
+
+
+def one_error(args: list[str]) -> str:
+    """The one line on standard error of a command refused with exit code 2."""
+    result = runner.invoke(app, args)
+    assert result.exit_code == 2, result.output
+    assert result.stdout == ""
+    (line,) = result.stderr.splitlines()
+    assert line.startswith("referee: error: ")
+    return line
+
+
+@pytest.fixture
+def arena(tmp_path: Path) -> tuple[Path, str]:
+    directory = tmp_path / "arena"
+    result = runner.invoke(app, ["arena", "init", str(directory)])
+    assert result.exit_code == 0, result.output
+    assert f"arena: {directory}" in result.stdout
+    return directory, token_of(result.stdout)
+
+
+def database_bytes(directory: Path) -> bytes:
+    return b"".join(path.read_bytes() for path in sorted(directory.glob("arena.db*")))
+
+
+def test_init_and_author_add_print_tokens_kept_only_as_hashes(arena: tuple[Path, str]) -> None:
+    directory, organiser = arena
+    result = runner.invoke(app, ["arena", "author", "add", str(directory), "ada"])
+    assert result.exit_code == 0, result.output
+    ada = token_of(result.stdout)
+    assert ada != organiser
+    stored = database_bytes(directory)
+    for token in (organiser, ada):
+        assert token.encode() not in stored
+    with sqlite3.connect(directory / "arena.db") as connection:
+        rows = dict(connection.execute("SELECT name, token_hash FROM authors").fetchall())
+    assert rows == {"organiser": token_hash(organiser), "ada": token_hash(ada)}
+
+
+def test_bad_inputs_are_one_line_and_exit_2(arena: tuple[Path, str], tmp_path: Path) -> None:
+    directory, _ = arena
+    assert "already an arena" in one_error(["arena", "init", str(directory)])
+    runner.invoke(app, ["arena", "author", "add", str(directory), "ada"])
+    assert "already in this arena" in one_error(["arena", "author", "add", str(directory), "ada"])
+    assert "not an arena" in one_error(["arena", "author", "add", str(tmp_path / "none"), "x"])
+    assert "not an arena" in one_error(["arena", "serve", str(tmp_path / "none")])
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("name: bad\ngames: [ticblock]\narena:\n  pairing: nearest\n")
+    line = one_error(["arena", "init", str(tmp_path / "other"), "--config", str(bad)])
+    assert re.search(r"arena\.yaml:4\b.*pairing", line), line
+
+
+def test_the_clients_refuse_bad_inputs_before_sending(tmp_path: Path) -> None:
+    bot = tmp_path / "bot"
+    bot.mkdir()
+    (bot / "bot.yaml").write_text("name: mybot\nrun: ./bot\n")
+    url = "http://127.0.0.1:9"
+    assert "must agree" in one_error(
+        ["arena", "submit", url, str(bot), "--token", "t", "--name", "other"]
+    )
+    assert "no such directory" in one_error(
+        ["arena", "submit", url, str(tmp_path / "none"), "--token", "t"]
+    )
+    archive = tmp_path / "bot.tgz"
+    archive.write_bytes(b"not much")
+    assert "--name" in one_error(["arena", "submit", url, str(archive), "--token", "t"])
+    assert "not an arena's URL" in one_error(["arena", "status", "ftp://x", "--token", "t"])
+    assert "not one an arena gives" in one_error(["arena", "status", url, "--token", "a\nb"])
+    assert "cannot reach" in one_error(["arena", "status", url, "--token", "t"])
+
+
+@pytest.fixture
+def served(arena: tuple[Path, str]) -> Iterator[tuple[str, str, subprocess.Popen[str]]]:
+    """`referee arena serve` on a free port: its URL, the organiser's token, the process."""
+    directory, organiser = arena
+    process = subprocess.Popen(
+        [sys.executable, "-m", "referee", "arena", "serve", str(directory), "--port", "0"],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    urls: list[str] = []
+    listening = threading.Event()
+
+    def read() -> None:
+        assert process.stdout is not None
+        for line in process.stdout:
+            found = re.search(r"listening on (http://\S+)$", line.strip())
+            if found:
+                urls.append(found.group(1))
+                listening.set()
+        listening.set()
+
+    threading.Thread(target=read, daemon=True).start()
+    try:
+        assert listening.wait(DEADLINE_S) and urls, "the arena did not say where it listens"
+        yield urls[0], organiser, process
+    finally:
+        if process.poll() is None:
+            process.kill()
+        process.wait(DEADLINE_S)
+
+
+def test_serve_answers_and_stops_cleanly_on_sigterm(
+    served: tuple[str, str, subprocess.Popen[str]],
+) -> None:
+    url, organiser, process = served
+    request = urllib.request.Request(
+        f"{url}/api/me", headers={"Authorization": f"Bearer {organiser}"}
+    )
+    with urllib.request.urlopen(request, timeout=DEADLINE_S) as answer:
+        assert json.loads(answer.read()) == {"name": "organiser", "organiser": True, "bots": []}
+
+    result = runner.invoke(
+        app, ["arena", "status", url, "--json"], env={"REFEREE_TOKEN": organiser}
+    )
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout) == {"author": "organiser", "bots": [], "leaderboard": []}
+    line = one_error(["arena", "status", url, "--token", "not-a-token"])
+    assert "401" in line and "unknown token" in line
+
+    process.send_signal(signal.SIGTERM)
+    assert process.wait(DEADLINE_S) == 0
+    assert process.stderr is not None
+    said = process.stderr.read()
+    assert "Traceback" not in said
+    assert said.strip().endswith("stopped")
