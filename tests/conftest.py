@@ -16,6 +16,9 @@ from referee.games.gdl import ground
 from referee.records.replay import Outcome, verify_file
 from referee.records.transcript import SCHEMA
 
+# The arena's tests run on each database: `database_url`, `make_arena`.
+pytest_plugins = ["tests.arena_databases"]
+
 ROOT = Path(__file__).resolve().parents[1]
 
 

@@ -27,9 +27,11 @@ from sqlalchemy import (
     Integer,
     String,
     Text,
+    TypeDecorator,
     create_engine,
     event,
 )
+from sqlalchemy.engine import Dialect
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, relationship
 
@@ -87,7 +89,28 @@ class Base(DeclarativeBase):
     pass
 
 
-_When = DateTime(timezone=True)
+class _When(TypeDecorator[dt.datetime]):
+    """A moment, kept in UTC and read back aware on every database: SQLite keeps no zone (it
+    would drop an offset and give back naive times), PostgreSQL gives the server's zone."""
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: dt.datetime | None, dialect: Dialect) -> Any:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            # Which zone a naive time meant is a guess each database would make differently.
+            raise ValueError(f"{value}: a time without a zone; the arena keeps UTC")
+        return value.astimezone(dt.UTC)
+
+    def process_result_value(self, value: Any, dialect: Dialect) -> dt.datetime | None:
+        if value is None:
+            return None
+        moment: dt.datetime = value
+        if moment.tzinfo is None:
+            return moment.replace(tzinfo=dt.UTC)
+        return moment.astimezone(dt.UTC)
 
 
 class Author(Base):
@@ -97,7 +120,7 @@ class Author(Base):
     name: Mapped[str] = mapped_column(String(64), unique=True)
     token_hash: Mapped[str] = mapped_column(String(64), unique=True)
     organiser: Mapped[bool] = mapped_column(Boolean, default=False)
-    created_at: Mapped[dt.datetime] = mapped_column(_When, default=utcnow)
+    created_at: Mapped[dt.datetime] = mapped_column(_When(), default=utcnow)
 
     bots: Mapped[list[Bot]] = relationship(back_populates="author")
 
@@ -108,7 +131,7 @@ class Bot(Base):
     id: Mapped[int] = mapped_column(primary_key=True)
     author_id: Mapped[int] = mapped_column(ForeignKey("authors.id"), index=True)
     name: Mapped[str] = mapped_column(String(40), unique=True)
-    created_at: Mapped[dt.datetime] = mapped_column(_When, default=utcnow)
+    created_at: Mapped[dt.datetime] = mapped_column(_When(), default=utcnow)
 
     author: Mapped[Author] = relationship(back_populates="bots")
     versions: Mapped[list[Version]] = relationship(back_populates="bot", order_by="Version.number")
@@ -128,8 +151,8 @@ class Version(Base):
     run: Mapped[str] = mapped_column(Text, default="")
     build: Mapped[str | None] = mapped_column(Text, nullable=True)
     archive_sha256: Mapped[str] = mapped_column(String(64))
-    submitted_at: Mapped[dt.datetime] = mapped_column(_When, default=utcnow, index=True)
-    updated_at: Mapped[dt.datetime] = mapped_column(_When, default=utcnow)
+    submitted_at: Mapped[dt.datetime] = mapped_column(_When(), default=utcnow, index=True)
+    updated_at: Mapped[dt.datetime] = mapped_column(_When(), default=utcnow)
     rating: Mapped[float | None] = mapped_column(Float, nullable=True)
     margin: Mapped[float | None] = mapped_column(Float, nullable=True)
     matches: Mapped[int] = mapped_column(Integer, default=0)
@@ -152,8 +175,8 @@ class Step(Base):
     version_id: Mapped[int] = mapped_column(ForeignKey("versions.id"), index=True)
     kind: Mapped[str] = mapped_column(String(16))
     state: Mapped[str] = mapped_column(String(16), default=StepState.RUNNING)
-    started_at: Mapped[dt.datetime] = mapped_column(_When, default=utcnow)
-    finished_at: Mapped[dt.datetime | None] = mapped_column(_When, nullable=True)
+    started_at: Mapped[dt.datetime] = mapped_column(_When(), default=utcnow)
+    finished_at: Mapped[dt.datetime | None] = mapped_column(_When(), nullable=True)
     verdict: Mapped[str] = mapped_column(Text, default="")
     log: Mapped[str] = mapped_column(Text, default="")
 
@@ -173,9 +196,9 @@ class Match(Base):
     opening: Mapped[int] = mapped_column(Integer, default=0)
     state: Mapped[str] = mapped_column(String(16), index=True, default=MatchState.QUEUED)
     placement: Mapped[bool] = mapped_column(Boolean, default=False)
-    created_at: Mapped[dt.datetime] = mapped_column(_When, default=utcnow)
-    started_at: Mapped[dt.datetime | None] = mapped_column(_When, nullable=True)
-    finished_at: Mapped[dt.datetime | None] = mapped_column(_When, nullable=True, index=True)
+    created_at: Mapped[dt.datetime] = mapped_column(_When(), default=utcnow)
+    started_at: Mapped[dt.datetime | None] = mapped_column(_When(), nullable=True)
+    finished_at: Mapped[dt.datetime | None] = mapped_column(_When(), nullable=True, index=True)
     # The transcript's path, relative to the arena's directory.
     transcript: Mapped[str | None] = mapped_column(Text, nullable=True)
     summary: Mapped[str] = mapped_column(Text, default="")

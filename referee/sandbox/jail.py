@@ -65,7 +65,8 @@ class Place:
     """What of the file system a player sees besides the system: read-only `files`, the
     writable `private` directory (its HOME and TMPDIR), where it starts (`cwd`), the
     referee's own directories, which are hidden even inside a directory it may read, and the
-    size of its shared memory (/dev/shm)."""
+    size of its shared memory (/dev/shm). `writable` directories are bound writable where
+    they are (a bot's directory while it is built)."""
 
     private: Path
     cwd: Path
@@ -74,6 +75,7 @@ class Place:
     shared_memory_bytes: int = 64 * 1024 * 1024
     # The cgroups the jail is started in.
     cgroups: tuple[Path, ...] = ()
+    writable: tuple[Path, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -91,7 +93,11 @@ class Jail:
         # memory limit, memory the sampling does not see in its processes.
         size = str(place.shared_memory_bytes)
         options += ["--perms", "01777", "--size", size, "--tmpfs", "/dev/shm"]
-        readable = _outermost(place.files)
+        readable = [
+            path
+            for path in _outermost(place.files)
+            if not any(path.is_relative_to(w) for w in place.writable)
+        ]
         hidden = [
             path
             for path in place.hidden
@@ -102,7 +108,7 @@ class Jail:
         mounts = sorted(
             [(path, "--tmpfs") for path in hidden]
             + [(path, "--ro-bind") for path in readable]
-            + [(place.private, "--bind")],
+            + [(path, "--bind") for path in (place.private, *place.writable)],
             key=lambda mount: (len(mount[0].parts), mount[1] != "--tmpfs"),
         )
         made = {Path("/"), Path("/tmp")}

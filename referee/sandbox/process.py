@@ -179,12 +179,14 @@ class ConfinedProcess:
         *,
         files: Sequence[Path] = (),
         hidden: Sequence[Path] = (),
+        writable: Sequence[Path] = (),
         cores: frozenset[int] | None = None,
         idle: bool = False,
     ) -> ConfinedProcess:
         """Start `argv` with pipes for its standard streams; OSError when it cannot be run.
 
-        In the jail, it reads its program's files and `files`, and never sees `hidden`. Given
+        In the jail, it reads its program's files and `files`, and never sees `hidden`; it
+        writes in `writable` (made its seat user's: its owner's to take back after). Given
         `cores`, it and all its processes run on them alone. `idle` starts it in the idle
         scheduling class (see `set_idle`).
         """
@@ -208,6 +210,7 @@ class ConfinedProcess:
                     cwd,
                     files,
                     hidden,
+                    writable,
                     limits,
                     cgroups.all(),
                 )
@@ -484,6 +487,7 @@ def _jailed(
     cwd: Path | None,
     files: Sequence[Path],
     hidden: Sequence[Path],
+    writable: Sequence[Path],
     limits: Limits,
     cgroups: Sequence[Cgroup],
 ) -> tuple[str, ...]:
@@ -496,6 +500,9 @@ def _jailed(
     if not os.access(program, os.X_OK):
         raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), argv[0])
     uid = lease_seat_uid(private) if jail.setpriv is not None else None
+    if uid is not None:
+        for directory in writable:
+            _give(directory, uid)
     readable = (*program_files(argv, program, cwd), *files)
     place = Place(
         private,
@@ -504,8 +511,17 @@ def _jailed(
         tuple(hidden),
         limits.memory_mb * MIB,
         tuple(cgroup.path for cgroup in cgroups),
+        tuple(writable),
     )
     return jail.command(argv, place, uid)
+
+
+def _give(directory: Path, uid: int) -> None:
+    """Make `directory` and all it holds the seat user's, links not followed."""
+    os.lchown(directory, uid, uid)
+    for parent, directories, files in os.walk(directory):
+        for name in (*directories, *files):
+            os.lchown(os.path.join(parent, name), uid, uid)
 
 
 def _clean_up(private: Path, cgroups: Sequence[Cgroup]) -> None:

@@ -1,0 +1,310 @@
+"""The intake: each submitted version, oldest first and one at a time, unpacked, built,
+validated, and sent to the ladder or failed with one line and validate's advice.
+
+queued -> building (unpack, build) -> validating -> placing | failed
+
+Each step is a row, `running` while it runs so that the author sees how far it has gone,
+then passed or failed with its verdict and log. Whatever goes wrong with one version ends
+that version, never the loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import shutil
+import tempfile
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from sqlalchemy import select, update
+
+from referee.arena.archive import Caps, unpack
+from referee.arena.build import build
+from referee.arena.db import (
+    IN_INTAKE,
+    ON_LADDER,
+    STEP_LOG_LIMIT,
+    Step,
+    StepKind,
+    StepState,
+    Version,
+    VersionState,
+    utcnow,
+)
+from referee.arena.home import Arena
+from referee.arena.manifest import Manifest, lift, read_manifest
+from referee.clock import Clocks
+from referee.errors import RefereeError, SubmissionError
+from referee.games import Game
+from referee.players.builtin import program_spec
+from referee.tournaments.config import GameSettings
+from referee.validate.checks import Report, Verdict
+from referee.validate.run import validate
+
+logger = logging.getLogger(__name__)
+# How often the loop looks for queued versions when it is not told of one.
+POLL_S = 1.0
+
+
+class _Failed(Exception):
+    """A step failed: the version's reason, and validate's advice if it has some."""
+
+    def __init__(self, reason: str, advice: str = "") -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.advice = advice
+
+
+@dataclass(frozen=True)
+class _Submitted:
+    """What the intake needs of a version, read once."""
+
+    id: int
+    number: int
+    bot_id: int
+    bot_name: str
+    player_name: str
+
+
+class Intake:
+    """The submission pipeline of one arena. `on_placed`, if set, is told each version that
+    reaches `placing`."""
+
+    def __init__(self, arena: Arena) -> None:
+        self.arena = arena
+        self.on_placed: Callable[[int], None] | None = None
+        self._wake = asyncio.Event()
+
+    def notify(self) -> None:
+        """A version was queued: look now, not at the next poll."""
+        self._wake.set()
+
+    def recover(self) -> None:
+        """After a restart: versions the intake was working on are queued again (their
+        steps, cut short, failed), to be taken up from the start."""
+        with self.arena.database.session() as session:
+            ids = select(Version.id).where(Version.state.in_(list(IN_INTAKE)))
+            session.execute(
+                update(Step)
+                .where(Step.state == StepState.RUNNING, Step.version_id.in_(ids))
+                .values(
+                    state=StepState.FAILED,
+                    finished_at=utcnow(),
+                    verdict="cut short: the arena stopped; taken up again",
+                )
+            )
+            session.execute(
+                update(Version)
+                .where(Version.state.in_(list(IN_INTAKE)))
+                .values(state=VersionState.QUEUED, updated_at=utcnow())
+            )
+
+    async def run(self) -> None:
+        """Process queued versions, oldest first, one at a time, forever (cancel to stop)."""
+        while True:
+            version_id = self._next()
+            if version_id is not None:
+                await self.process(version_id)
+                continue
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), POLL_S)
+            self._wake.clear()
+
+    def _next(self) -> int | None:
+        with self.arena.database.session() as session:
+            return session.scalar(
+                select(Version.id)
+                .where(Version.state == VersionState.QUEUED)
+                .order_by(Version.submitted_at, Version.id)
+                .limit(1)
+            )
+
+    async def process(self, version_id: int) -> None:
+        """Take one version through the intake, to `placing` or `failed`."""
+        with self.arena.database.session() as session:
+            version = session.get(Version, version_id)
+            if version is None:
+                return
+            submitted = _Submitted(
+                version.id, version.number, version.bot_id, version.bot.name, version.player_name
+            )
+        try:
+            await self._steps(submitted)
+        except _Failed as failure:
+            self._end(version_id, VersionState.FAILED, failure.reason, failure.advice)
+            return
+        except Exception as error:
+            # A fault of the referee, not of the bot: the version ends, the intake goes on.
+            logger.exception("the intake failed on version %s", version_id)
+            reason = f"the arena failed to take it in ({type(error).__name__}); tell the organiser"
+            self._end(version_id, VersionState.FAILED, reason, "")
+            return
+        self._place(submitted)
+
+    async def _steps(self, submitted: _Submitted) -> None:
+        arena = self.arena
+        directory = arena.bot_directory(submitted.id)
+        self._set_state(submitted.id, VersionState.BUILDING)
+        with self._step(submitted.id, StepKind.UNPACK) as step:
+            manifest = await asyncio.to_thread(self._unpack, submitted, directory)
+            step.passed(f"unpacked; bot.yaml: run {manifest.run!r}")
+        with arena.database.session() as session:
+            version = session.get_one(Version, submitted.id)
+            version.run, version.build = manifest.run, manifest.build
+        if manifest.build is not None:
+            with self._step(submitted.id, StepKind.BUILD) as step, _scratch() as scratch:
+                log = scratch / "build.log"
+                result = await build(directory, manifest.build, arena.config.build, log)
+                step.log = _read_log(log)
+                if not result.passed:
+                    raise _Failed(f"the build failed: {result.verdict}")
+                step.passed(result.verdict)
+        self._set_state(submitted.id, VersionState.VALIDATING)
+        with self._step(submitted.id, StepKind.VALIDATE) as step:
+            report = await self._validate(submitted, manifest, directory, step)
+            step.passed(report)
+
+    def _unpack(self, submitted: _Submitted, directory: Path) -> Manifest:
+        """Unpack the archive as kept (again, after a restart) and read its bot.yaml."""
+        shutil.rmtree(directory, ignore_errors=True)
+        caps = self.arena.config.submission
+        unpack(self.arena.archive(submitted.id), directory, Caps(caps.max_bytes, caps.max_files))
+        lift(directory)
+        manifest = read_manifest(directory)
+        if manifest.name != submitted.bot_name:
+            raise SubmissionError(
+                f"bot.yaml: name {manifest.name!r} is not this bot's ({submitted.bot_name!r})"
+            )
+        return manifest
+
+    async def _validate(
+        self, submitted: _Submitted, manifest: Manifest, directory: Path, step: _Running
+    ) -> str:
+        """Validate the bot in the arena's games, under their clocks and the arena's limits;
+        the verdict, or _Failed with validate's advice."""
+        tournament = self.arena.config.tournament
+        try:
+            spec = program_spec(
+                manifest.run,
+                "a person cannot be a bot",
+                submitted.player_name,
+                directory,
+                directory,
+            )
+        except RefereeError as error:
+            raise _Failed(f"bot.yaml: run: {error}") from None
+        spec = replace(spec, limits=tournament.players[0].spec.limits)
+        reports: list[Report] = []
+        for clocks, games in _by_clocks(tournament.games).items():
+            with _scratch() as workdir:
+                report = await validate(
+                    spec,
+                    games,
+                    self.arena.config.validate_matches_per_role,
+                    clocks,
+                    workdir,
+                )
+            reports.append(report)
+            step.log = json.dumps([r.to_json() for r in reports], indent=1)
+            if report.verdict is Verdict.FAIL:
+                advice = "\n".join(
+                    f"{c.name}: {c.advice}"
+                    for c in report.checks
+                    if c.verdict is Verdict.FAIL and c.advice
+                )
+                raise _Failed(f"validation: {report.summary()}", advice)
+        return "; ".join(report.summary() for report in reports)
+
+    def _set_state(self, version_id: int, state: VersionState) -> None:
+        with self.arena.database.session() as session:
+            version = session.get_one(Version, version_id)
+            version.state, version.updated_at = state, utcnow()
+
+    def _end(self, version_id: int, state: VersionState, reason: str, advice: str) -> None:
+        with self.arena.database.session() as session:
+            version = session.get_one(Version, version_id)
+            version.state, version.reason, version.advice = state, reason, advice
+            version.updated_at = utcnow()
+
+    def _place(self, submitted: _Submitted) -> None:
+        """On the ladder: placing, and the bot's earlier version on it retired."""
+        with self.arena.database.session() as session:
+            version = session.get_one(Version, submitted.id)
+            version.state, version.reason, version.advice = VersionState.PLACING, "", ""
+            version.updated_at = utcnow()
+            earlier = session.scalars(
+                select(Version).where(
+                    Version.bot_id == submitted.bot_id,
+                    Version.id != submitted.id,
+                    Version.state.in_(list(ON_LADDER)),
+                )
+            )
+            for old in earlier:
+                old.state = VersionState.RETIRED
+                old.reason = f"replaced by version {submitted.number}"
+                old.updated_at = utcnow()
+        if self.on_placed is not None:
+            self.on_placed(submitted.id)
+
+    @contextlib.contextmanager
+    def _step(self, version_id: int, kind: StepKind) -> Iterator[_Running]:
+        """A step's row: running while the block runs; passed with the verdict the block
+        gives, else failed, with the one line of the SubmissionError or _Failed it raised."""
+        with self.arena.database.session() as session:
+            row = Step(version_id=version_id, kind=kind, state=StepState.RUNNING)
+            session.add(row)
+            session.flush()
+            step_id = row.id
+        running = _Running()
+        try:
+            yield running
+        except (SubmissionError, _Failed) as error:
+            failure = error if isinstance(error, _Failed) else _Failed(str(error))
+            self._finish(step_id, StepState.FAILED, failure.reason, running.log)
+            raise failure from None
+        except BaseException as error:
+            self._finish(step_id, StepState.FAILED, f"stopped ({type(error).__name__})", "")
+            raise
+        self._finish(step_id, StepState.PASSED, running.verdict, running.log)
+
+    def _finish(self, step_id: int, state: StepState, verdict: str, log: str) -> None:
+        with self.arena.database.session() as session:
+            row = session.get_one(Step, step_id)
+            row.state, row.verdict, row.log = state, verdict, log[:STEP_LOG_LIMIT]
+            row.finished_at = utcnow()
+
+
+class _Running:
+    """What a step under way has to say when it ends: its verdict and log."""
+
+    def __init__(self) -> None:
+        self.verdict = ""
+        self.log = ""
+
+    def passed(self, verdict: str) -> None:
+        self.verdict = verdict
+
+
+def _by_clocks(games: tuple[GameSettings, ...]) -> dict[Clocks, list[Game]]:
+    """The arena's games grouped by their clocks: validate plays each group under its own."""
+    groups: dict[Clocks, list[Game]] = {}
+    for settings in games:
+        groups.setdefault(settings.clocks, []).append(settings.game)
+    return groups
+
+
+@contextlib.contextmanager
+def _scratch() -> Iterator[Path]:
+    with tempfile.TemporaryDirectory(prefix="referee-intake-") as name:
+        yield Path(name)
+
+
+def _read_log(path: Path) -> str:
+    try:
+        return path.read_bytes()[: STEP_LOG_LIMIT + 1024].decode("utf-8", "replace")
+    except OSError:
+        return ""

@@ -1,0 +1,357 @@
+"""The arena's database on SQLite and on PostgreSQL alike: the migrations make the schema the
+models describe, running them again changes nothing, and what is written reads back the same.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from alembic.autogenerate import compare_metadata
+from alembic.config import Config
+from alembic.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from sqlalchemy import create_engine, inspect, select, text
+from sqlalchemy.exc import IntegrityError, StatementError
+
+from referee.arena.db import (
+    MIGRATIONS,
+    Author,
+    Base,
+    Bot,
+    Match,
+    MatchState,
+    Seat,
+    Setting,
+    Step,
+    StepKind,
+    StepState,
+    Version,
+    VersionState,
+)
+from referee.arena.home import add_author, init_arena, open_arena
+from referee.errors import ArenaError
+from tests.arena_databases import ArenaMaker, PostgresServer
+
+# The tables of the design (docs: the arena's database), and Alembic's own.
+TABLES = {"authors", "bots", "versions", "steps", "matches", "seats", "settings"}
+# The largest seed a tournament makes (31 bits): it must fit on both databases.
+LARGEST_SEED = 2**31 - 1
+
+
+def _head() -> str:
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    head = ScriptDirectory.from_config(config).get_current_head()
+    assert head is not None
+    return head
+
+
+def _revision(url: str) -> str | None:
+    engine = create_engine(url)
+    try:
+        with engine.connect() as connection:
+            return MigrationContext.configure(connection).get_current_revision()
+    finally:
+        engine.dispose()
+
+
+def test_the_migrations_make_the_schema_from_nothing(
+    tmp_path: Path, database_url: str | None, request: pytest.FixtureRequest
+) -> None:
+    init_arena(tmp_path / "arena", database=database_url)
+    arena = open_arena(tmp_path / "arena")
+    try:
+        engine = arena.database.engine
+        assert engine.dialect.name == request.node.callspec.params["arena_databases"]
+        assert set(inspect(engine).get_table_names()) == TABLES | {"alembic_version"}
+        assert _revision(arena.database.url) == _head()
+        with arena.database.session() as session:
+            organisers = session.scalars(select(Author)).all()
+        assert [(a.name, a.organiser) for a in organisers] == [("organiser", True)]
+    finally:
+        arena.close()
+
+
+def test_the_models_and_the_migrations_agree(make_arena: ArenaMaker) -> None:
+    """What `alembic check` asks: autogenerate, comparing the migrated schema with the
+    models, finds nothing to add, drop or change (columns, types, nullability, indexes,
+    unique constraints, foreign keys)."""
+    arena = make_arena()
+    with arena.database.engine.connect() as connection:
+        context = MigrationContext.configure(connection, opts={"compare_type": True})
+        assert compare_metadata(context, Base.metadata) == []
+
+
+def test_running_the_migrations_again_changes_nothing(make_arena: ArenaMaker) -> None:
+    arena = make_arena()
+    add_author(arena, "ada")
+    arena.database.set_setting("ladder_paused", "1")
+    arena.close()
+    for _ in range(2):
+        again = open_arena(arena.directory)
+        try:
+            assert _revision(again.database.url) == _head()
+            with again.database.session() as session:
+                names = sorted(session.scalars(select(Author.name)).all())
+            assert names == ["ada", "organiser"]
+            assert again.database.setting("ladder_paused") == "1"
+        finally:
+            again.close()
+
+
+def _moment(seconds: int) -> dt.datetime:
+    return dt.datetime(2025, 3, 1, 12, 0, seconds, 250000, tzinfo=dt.UTC)
+
+
+def test_the_models_round_trip(make_arena: ArenaMaker) -> None:
+    arena = make_arena()
+    database = arena.database
+    log = "é\u00e9 ünïcode ✓\n" + "x" * (256 * 1024)
+    with database.session() as session:
+        author = Author(name="ada", token_hash="a" * 64, organiser=False)
+        bot = Bot(author=author, name="Blocker_2-b")
+        first = Version(
+            bot=bot,
+            number=1,
+            state=VersionState.RETIRED,
+            reason="replaced by version 2",
+            run="python3 bot.py",
+            build=None,
+            archive_sha256="1" * 64,
+            submitted_at=_moment(1),
+        )
+        second = Version(
+            bot=bot,
+            number=2,
+            state=VersionState.RATED,
+            advice="flush after every line\nanswer within the clock",
+            run="./bot",
+            build="cc -O2 -o bot bot.c",
+            archive_sha256="2" * 64,
+            submitted_at=_moment(2),
+            rating=-12.5,
+            margin=30.25,
+            matches=7,
+            faults=1,
+        )
+        other = Version(
+            bot=Bot(author=author, name="other"),
+            number=1,
+            state=VersionState.PLACING,
+            archive_sha256="3" * 64,
+        )
+        session.add_all([first, second, other])
+        session.add(
+            Step(
+                version=second,
+                kind=StepKind.BUILD,
+                state=StepState.PASSED,
+                finished_at=_moment(3),
+                verdict="built",
+                log=log,
+            )
+        )
+        session.add(Step(version=second, kind=StepKind.VALIDATE))
+        match = Match(
+            key="arena-000001",
+            pair=1,
+            game="ticblock",
+            seed=LARGEST_SEED,
+            opening=3,
+            state=MatchState.DONE,
+            placement=True,
+            started_at=_moment(4),
+            finished_at=_moment(5),
+            transcript="results/arena-000001.json",
+            summary="other.1 won; Blocker_2-b.2 faulted",
+        )
+        # Added out of order: the seats come back in role order.
+        match.seats = [
+            Seat(index=1, role="o", version=other, points=1.0, faulted=False),
+            Seat(index=0, role="x", version=second, points=0.0, faulted=True),
+        ]
+        session.add(match)
+        session.add(Setting(key="ladder_paused", value="0"))
+
+    with database.session() as session:
+        bot = session.scalars(select(Bot).where(Bot.name == "Blocker_2-b")).one()
+        assert bot.author.name == "ada" and not bot.author.organiser
+        assert [v.number for v in bot.versions] == [1, 2]
+        first, second = bot.versions
+        assert (first.state, first.reason, first.build) == (
+            "retired",
+            "replaced by version 2",
+            None,
+        )
+        assert second.player_name == "Blocker_2-b.2"
+        assert (second.state, second.run, second.build) == ("rated", "./bot", "cc -O2 -o bot bot.c")
+        assert second.advice.splitlines() == ["flush after every line", "answer within the clock"]
+        assert (second.rating, second.margin, second.matches, second.faults) == (-12.5, 30.25, 7, 1)
+        assert second.submitted_at == _moment(2)
+        build, validate = second.steps
+        assert (build.kind, build.state, build.verdict) == ("build", "passed", "built")
+        assert build.log == log and build.finished_at == _moment(3)
+        assert (validate.kind, validate.state, validate.finished_at) == (
+            "validate",
+            "running",
+            None,
+        )
+        # The defaults the models set: a new version is queued with nothing counted.
+        other = session.scalars(select(Version).where(Version.archive_sha256 == "3" * 64)).one()
+        assert (other.reason, other.advice, other.rating, other.matches) == ("", "", None, 0)
+
+        match = session.scalars(select(Match).where(Match.key == "arena-000001")).one()
+        assert (match.seed, match.opening, match.pair, match.placement) == (
+            LARGEST_SEED,
+            3,
+            1,
+            True,
+        )
+        assert (match.state, match.game) == ("done", "ticblock")
+        assert (match.started_at, match.finished_at) == (_moment(4), _moment(5))
+        assert [
+            (s.index, s.role, s.version.player_name, s.points, s.faulted) for s in match.seats
+        ] == [(0, "x", "Blocker_2-b.2", 0.0, True), (1, "o", "other.1", 1.0, False)]
+        # The ladder's queries: a version's matches through its seats, counts by state.
+        played = session.scalars(
+            select(Match).join(Seat).where(Seat.version_id == other.id, Match.state == "done")
+        ).all()
+        assert [m.key for m in played] == ["arena-000001"]
+    assert database.setting("ladder_paused") == "0"
+    assert database.setting("absent", "default") == "default"
+    database.set_setting("ladder_paused", "1")
+    assert database.setting("ladder_paused") == "1"
+
+
+def test_timestamps_come_back_aware_and_in_utc(make_arena: ArenaMaker) -> None:
+    arena = make_arena()
+    # An instant written in another zone is the same instant read back.
+    elsewhere = dt.datetime(2025, 3, 1, 14, 30, tzinfo=dt.timezone(dt.timedelta(hours=2)))
+    before = dt.datetime.now(dt.UTC)
+    with arena.database.session() as session:
+        session.add(Author(name="ada", token_hash="a" * 64, created_at=elsewhere))
+        session.add(Author(name="bob", token_hash="b" * 64))
+    with arena.database.session() as session:
+        ada, bob = (
+            session.scalars(select(Author).where(Author.name == name)).one()
+            for name in ("ada", "bob")
+        )
+    for when in (ada.created_at, bob.created_at):
+        assert when.utcoffset() == dt.timedelta(0), when
+    assert ada.created_at == dt.datetime(2025, 3, 1, 12, 30, tzinfo=dt.UTC)
+    assert before <= bob.created_at <= dt.datetime.now(dt.UTC)
+    # Compared in SQL as instants, whatever zone the bound time is in.
+    with arena.database.session() as session:
+        later = select(Author.name).where(Author.created_at > elsewhere - dt.timedelta(seconds=1))
+        assert sorted(session.scalars(later).all()) == ["ada", "bob", "organiser"]
+        earlier = select(Author.name).where(Author.created_at < before)
+        assert sorted(session.scalars(earlier).all()) == ["ada", "organiser"]
+    # A time without a zone would mean a different instant on each database: refused.
+    with pytest.raises(StatementError, match="without a zone"), arena.database.session() as session:
+        session.add(Author(name="carol", token_hash="c" * 64, created_at=dt.datetime(2025, 3, 1)))
+
+
+def test_a_second_author_of_one_name_is_refused(make_arena: ArenaMaker) -> None:
+    arena = make_arena()
+    add_author(arena, "ada")
+    with pytest.raises(ArenaError, match="'ada' is already in this arena"):
+        add_author(arena, "ada")
+    with pytest.raises(IntegrityError), arena.database.session() as session:
+        session.add(Author(name="ada", token_hash="f" * 64))
+    with arena.database.session() as session:
+        assert session.scalars(select(Author.name).where(Author.name == "ada")).all() == ["ada"]
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        pytest.param(
+            lambda: Author(name="bob", token_hash="a" * 64),
+            lambda: Author(name="carol", token_hash="a" * 64),
+            id="token-hash",
+        ),
+        pytest.param(
+            lambda: Match(key="arena-1", game="ticblock", seed=1),
+            lambda: Match(key="arena-1", game="quad", seed=2),
+            id="match-key",
+        ),
+        pytest.param(
+            lambda: Setting(key="ladder_paused", value="0"),
+            lambda: Setting(key="ladder_paused", value="1"),
+            id="setting",
+        ),
+    ],
+)
+def test_the_unique_columns_refuse_a_second_row(
+    make_arena: ArenaMaker, first: Callable[[], Base], second: Callable[[], Base]
+) -> None:
+    arena = make_arena()
+    with arena.database.session() as session:
+        session.add(first())
+    table = type(first())
+    with arena.database.session() as session:
+        rows = len(session.scalars(select(table)).all())
+    with pytest.raises(IntegrityError), arena.database.session() as session:
+        session.add(second())
+    # The failed transaction left nothing behind, and the database goes on.
+    with arena.database.session() as session:
+        assert len(session.scalars(select(table)).all()) == rows
+
+
+def test_a_bot_name_is_one_authors(make_arena: ArenaMaker) -> None:
+    arena = make_arena()
+    with arena.database.session() as session:
+        ada = Author(name="ada", token_hash="a" * 64)
+        bob = Author(name="bob", token_hash="b" * 64)
+        session.add_all([ada, bob, Bot(author=ada, name="blocker")])
+    with pytest.raises(IntegrityError), arena.database.session() as session:
+        bob = session.scalars(select(Author).where(Author.name == "bob")).one()
+        session.add(Bot(author=bob, name="blocker"))
+
+
+def test_a_seat_of_no_version_is_refused(make_arena: ArenaMaker) -> None:
+    """Foreign keys hold on both (SQLite checks them only when asked to)."""
+    arena = make_arena()
+    with pytest.raises(IntegrityError), arena.database.session() as session:
+        match = Match(key="arena-1", game="ticblock", seed=1)
+        session.add(match)
+        session.flush()
+        session.add(Seat(match_id=match.id, index=0, role="x", version_id=12345))
+    with arena.database.session() as session:
+        assert session.scalars(select(Match)).all() == []
+
+
+def test_a_transaction_that_raises_leaves_nothing(make_arena: ArenaMaker) -> None:
+    arena = make_arena()
+    with pytest.raises(RuntimeError), arena.database.session() as session:
+        session.add(Author(name="ada", token_hash="a" * 64))
+        session.flush()
+        raise RuntimeError("the ladder stopped half-way")
+    with arena.database.session() as session:
+        assert session.scalars(select(Author.name)).all() == ["organiser"]
+
+
+def test_the_postgresql_server_is_the_suites_own(postgres_server: PostgresServer) -> None:
+    """Reached through its unix socket only, with no TCP port, running as no superuser of
+    the machine, and fast because it is thrown away."""
+    with postgres_server.database() as url:
+        engine = create_engine(url)
+        try:
+            with engine.connect() as connection:
+                shown = {
+                    name: connection.execute(text(f"SHOW {name}")).scalar_one()
+                    for name in ("listen_addresses", "unix_socket_directories", "fsync")
+                }
+                directory = connection.execute(text("SHOW data_directory")).scalar_one()
+        finally:
+            engine.dispose()
+    assert shown == {
+        "listen_addresses": "",
+        "unix_socket_directories": str(postgres_server.socket),
+        "fsync": "off",
+    }
+    assert Path(directory).stat().st_uid != 0
+    assert Path(directory).is_relative_to(postgres_server.directory)

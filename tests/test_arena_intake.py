@@ -1,0 +1,259 @@
+"""The intake: bot.yaml read and checked; versions unpacked, built, validated, and placed or
+failed with one line and validate's advice, each step kept."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from sqlalchemy import select
+
+from referee.arena.db import Bot, Step, StepKind, StepState, Version, VersionState
+from referee.arena.home import Arena, add_author, init_arena, open_arena
+from referee.arena.intake import Intake
+from referee.arena.manifest import Manifest, lift, read_manifest
+from referee.errors import SubmissionError
+from referee.validate.checks import Verdict
+from tests.arena.archive_makers import Entry, tar
+
+ROOT = Path(__file__).resolve().parents[1]
+MISTAKES = ROOT / "tests" / "players" / "mistakes"
+CONFIG = """\
+name: intake
+games: [ticblock]
+start_clock: 2000
+play_clock: 500
+policy: forfeit
+arena:
+  validate: {matches_per_role: 1}
+  build: {seconds: 60, memory_mb: 512}
+"""
+
+
+# bot.yaml
+
+
+def manifest_of(tmp_path: Path, text: str) -> Manifest:
+    (tmp_path / "bot.yaml").write_text(text)
+    return read_manifest(tmp_path)
+
+
+def test_a_manifest_is_read(tmp_path: Path) -> None:
+    text = "name: my-bot_2\nrun: ./bot --fast\nbuild: |\n  cc -o bot bot.c\n  strip bot\n"
+    assert manifest_of(tmp_path, text) == Manifest(
+        "my-bot_2", "./bot --fast", "cc -o bot bot.c\nstrip bot"
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("name: a\nrun: x\nbiuld: make\n", "bot.yaml:3: unknown key 'biuld'"),
+        ("name: a\n", "bot.yaml: run is missing"),
+        ("name: -a\nrun: x\n", "bot.yaml:1: name '-a' must be 1 to 40"),
+        ("name: a\nrun: '  '\n", "bot.yaml:2: run is empty"),
+        ("name: a\nrun: [x\n", "bot.yaml:3: not valid YAML"),
+        ('name: a\nrun: "python3 \'bot.py"\n', "bot.yaml:2: run cannot be parsed"),
+        ("name: a\nrun: [python3]\n", "bot.yaml:2: run must be text"),
+        ("name: a\nname: b\nrun: x\n", "bot.yaml:2: name given twice"),
+        ("- a\n", "bot.yaml:1: must be a mapping"),
+        ("name: a\nrun: python3 ../2/bot.py\n", "bot.yaml:2: run: '../2/bot.py' goes up"),
+        ("name: a\nrun: cat /work/arena/x\n", "'/work/arena/x' is outside the bot"),
+        ("name: a\nrun: http://127.0.0.1:9/\n", "is not a program of the bot"),
+        ("name: a\nrun: random\n", "'random' is not a program of the bot"),
+    ],
+)
+def test_a_bad_manifest_is_refused_in_one_line(tmp_path: Path, text: str, message: str) -> None:
+    with pytest.raises(SubmissionError) as refused:
+        manifest_of(tmp_path, text)
+    assert message in str(refused.value)
+    assert "\n" not in str(refused.value)
+
+
+def test_a_missing_or_huge_manifest_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(SubmissionError, match=r"bot\.yaml: not found"):
+        read_manifest(tmp_path)
+    with pytest.raises(SubmissionError, match="larger than 65536 bytes"):
+        manifest_of(tmp_path, "name: a\nrun: x\n#" + "x" * 70_000)
+
+
+def test_a_single_top_directory_is_lifted(tmp_path: Path) -> None:
+    (tmp_path / "bot" / "bot").mkdir(parents=True)
+    (tmp_path / "bot" / "bot.yaml").write_text("name: a\nrun: x\n")
+    (tmp_path / "bot" / "bot" / "inner").write_text("y")
+    lift(tmp_path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bot", "bot.yaml"]
+    assert (tmp_path / "bot" / "inner").read_text() == "y"
+
+
+# The pipeline. The system's Python by its path: a pyenv shim on PATH cannot run in the jail.
+
+
+@pytest.fixture
+def arena(tmp_path: Path) -> Arena:
+    config = tmp_path / "arena.yaml"
+    config.write_text(CONFIG)
+    init_arena(tmp_path / "arena", config)
+    opened = open_arena(tmp_path / "arena")
+    add_author(opened, "ada")
+    yield opened
+    opened.close()
+
+
+def submit(arena: Arena, bot: str, archive: bytes) -> int:
+    """A queued version of `bot` (made if new), its archive kept as the API keeps it."""
+    with arena.database.session() as session:
+        found = session.scalar(select(Bot).where(Bot.name == bot))
+        if found is None:
+            found = Bot(author_id=2, name=bot)
+            session.add(found)
+            session.flush()
+        number = len(found.versions) + 1
+        version = Version(bot_id=found.id, number=number, archive_sha256="0" * 64)
+        session.add(version)
+        session.flush()
+        version_id = version.id
+    arena.archive(version_id).write_bytes(archive)
+    return version_id
+
+
+def process(arena: Arena, version_id: int) -> tuple[Version, dict[str, Step]]:
+    asyncio.run(Intake(arena).process(version_id))
+    return ended(arena, version_id)
+
+
+def ended(arena: Arena, version_id: int) -> tuple[Version, dict[str, Step]]:
+    with arena.database.session() as session:
+        version = session.get_one(Version, version_id)
+        steps = {step.kind: step for step in version.steps}
+        return version, steps
+
+
+def yaml_of(name: str, run: str, build: str | None = None) -> bytes:
+    return f"name: {name}\nrun: {run}\n".encode() + (f"build: {build}\n".encode() if build else b"")
+
+
+def python_bot(name: str = "pybot") -> bytes:
+    return tar(
+        [
+            Entry(f"{name}/bot.yaml", yaml_of(name, "/usr/bin/python3 random_player.py")),
+            Entry(f"{name}/random_player.py", (ROOT / "players" / "random_player.py").read_bytes()),
+        ]
+    )
+
+
+def c_bot(source: Path, build: str) -> bytes:
+    return tar(
+        [Entry("bot.yaml", yaml_of("cbot", "./bot", build)), Entry("bot.c", source.read_bytes())]
+    )
+
+
+def needs_cc() -> None:
+    if shutil.which("cc") is None:
+        pytest.skip("no cc on this machine")
+
+
+def test_a_good_python_bot_reaches_placing(arena: Arena) -> None:
+    version, steps = process(arena, submit(arena, "pybot", python_bot()))
+    assert (version.state, version.reason) == (VersionState.PLACING, "")
+    assert version.run == "/usr/bin/python3 random_player.py" and version.build is None
+    assert set(steps) == {StepKind.UNPACK, StepKind.VALIDATE}
+    assert all(step.state == StepState.PASSED for step in steps.values())
+    assert steps[StepKind.VALIDATE].verdict.startswith("PASS")
+    assert (arena.bot_directory(version.id) / "random_player.py").is_file()
+
+
+def test_a_c_bot_is_built_then_placed(arena: Arena) -> None:
+    needs_cc()
+    archive = c_bot(ROOT / "players" / "random_player.c", "cc -O2 -o bot bot.c")
+    version, steps = process(arena, submit(arena, "cbot", archive))
+    assert version.state == VersionState.PLACING, (version.reason, steps)
+    assert steps[StepKind.BUILD].state == StepState.PASSED
+    assert steps[StepKind.BUILD].verdict.startswith("built in ")
+
+
+def test_a_bot_that_does_not_build_fails_with_the_exit_status(arena: Arena) -> None:
+    archive = c_bot(ROOT / "players" / "random_player.c", "echo no compiler here >&2; exit 7")
+    version, steps = process(arena, submit(arena, "cbot", archive))
+    assert (version.state, version.reason) == (
+        VersionState.FAILED,
+        "the build failed: exit status 7",
+    )
+    assert steps[StepKind.BUILD].state == StepState.FAILED
+    assert steps[StepKind.BUILD].log == "no compiler here\n"
+    assert StepKind.VALIDATE not in steps
+
+
+def test_a_bot_with_unflushed_output_fails_with_validates_advice(arena: Arena) -> None:
+    needs_cc()
+    archive = c_bot(MISTAKES / "unflushed.c", "cc -o bot bot.c")
+    version, steps = process(arena, submit(arena, "cbot", archive))
+    assert version.state == VersionState.FAILED
+    assert version.reason.startswith("validation: FAIL (start")
+    assert "fflush(stdout)" in version.advice
+    assert steps[StepKind.VALIDATE].state == StepState.FAILED
+    report = json.loads(steps[StepKind.VALIDATE].log)[0]
+    assert report["verdict"] == Verdict.FAIL
+
+
+def test_an_archive_going_up_fails_at_unpack_naming_the_member(arena: Arena) -> None:
+    archive = tar([Entry("bot.yaml", yaml_of("sly", "./bot")), Entry("../../evil", b"x")])
+    version, steps = process(arena, submit(arena, "sly", archive))
+    assert version.state == VersionState.FAILED
+    assert version.reason == "'../../evil': the path goes up (..)"
+    assert steps[StepKind.UNPACK].state == StepState.FAILED
+    assert steps[StepKind.UNPACK].verdict == version.reason
+    assert not arena.bot_directory(version.id).exists()
+    assert not (arena.directory / "evil").exists()
+
+
+def test_a_manifest_naming_another_bot_fails(arena: Arena) -> None:
+    version, _ = process(arena, submit(arena, "other", python_bot("pybot")))
+    assert version.reason == "bot.yaml: name 'pybot' is not this bot's ('other')"
+
+
+def test_a_new_version_placed_retires_the_one_on_the_ladder(arena: Arena) -> None:
+    first = submit(arena, "pybot", python_bot())
+    with arena.database.session() as session:
+        session.get_one(Version, first).state = VersionState.RATED
+    second = submit(arena, "pybot", python_bot())
+    placed: list[int] = []
+    intake = Intake(arena)
+    intake.on_placed = placed.append
+    asyncio.run(intake.process(second))
+    assert placed == [second]
+    old, _ = ended(arena, first)
+    assert (old.state, old.reason) == (VersionState.RETIRED, "replaced by version 2")
+
+
+def test_recovery_queues_what_was_cut_short_and_the_loop_takes_it_up(arena: Arena) -> None:
+    version_id = submit(arena, "pybot", python_bot())
+    with arena.database.session() as session:
+        session.get_one(Version, version_id).state = VersionState.BUILDING
+        session.add(Step(version_id=version_id, kind=StepKind.UNPACK))
+    intake = Intake(arena)
+    intake.recover()
+    version, steps = ended(arena, version_id)
+    assert version.state == VersionState.QUEUED
+    assert steps[StepKind.UNPACK].state == StepState.FAILED
+
+    async def until_placed() -> None:
+        loop = asyncio.create_task(intake.run())
+        intake.notify()
+        try:
+            for _ in range(600):
+                if ended(arena, version_id)[0].state not in (
+                    VersionState.QUEUED,
+                    VersionState.BUILDING,
+                    VersionState.VALIDATING,
+                ):
+                    return
+                await asyncio.sleep(0.1)
+        finally:
+            loop.cancel()
+
+    asyncio.run(until_placed())
+    assert ended(arena, version_id)[0].state == VersionState.PLACING
