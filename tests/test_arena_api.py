@@ -7,7 +7,6 @@ import datetime as dt
 import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -26,8 +25,9 @@ from referee.arena.db import (
     Version,
     VersionState,
 )
-from referee.arena.home import Arena, add_author, init_arena, open_arena
+from referee.arena.home import Arena, add_author
 from referee.tournaments.results import LOGS
+from tests.arena_databases import ArenaMaker
 
 CONFIG = """\
 name: api-test
@@ -80,23 +80,19 @@ class Site:
         return {} if who is None else {"Authorization": f"Bearer {self.tokens[who]}"}
 
 
-def make_site(tmp_path: Path, public: bool = True) -> Iterator[Site]:
-    config = tmp_path / "arena.yaml"
-    config.write_text(CONFIG.format(public=str(public).lower()))
-    organiser = init_arena(tmp_path / "arena", config)
-    arena = open_arena(tmp_path / "arena")
-    tokens = {"organiser": organiser}
+def make_site(make_arena: ArenaMaker, public: bool = True) -> Iterator[Site]:
+    arena = make_arena(config_text=CONFIG.format(public=str(public).lower()))
+    tokens = {"organiser": make_arena.organiser_token(arena)}
     for name in ("alice", "bob"):
         tokens[name] = add_author(arena, name)
     ladder = StandIn()
     with TestClient(create_app(arena, ladder.hooks())) as client:
         yield Site(arena, client, ladder, tokens)
-    arena.close()
 
 
 @pytest.fixture
-def site(tmp_path: Path) -> Iterator[Site]:
-    yield from make_site(tmp_path)
+def site(make_arena: ArenaMaker) -> Iterator[Site]:
+    yield from make_site(make_arena)
 
 
 def seed(site: Site) -> dict[str, Any]:
@@ -280,8 +276,8 @@ def test_leaderboard_best_first_with_intervals_and_unrated_last(site: Site) -> N
     assert (board[1]["matches"], board[1]["faults"], board[1]["state"]) == (4, 1, "rated")
 
 
-def test_a_private_leaderboard_needs_a_token(tmp_path: Path) -> None:
-    for site in make_site(tmp_path, public=False):
+def test_a_private_leaderboard_needs_a_token(make_arena: ArenaMaker) -> None:
+    for site in make_site(make_arena, public=False):
         assert site.get("/api/leaderboard").status_code == 401
         assert site.get("/api/leaderboard", "bob").json() == {"leaderboard": []}
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import re
 import signal
-import sqlite3
 import subprocess
 import sys
 import threading
@@ -15,8 +14,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from sqlalchemy import select
 from typer.testing import CliRunner
 
+from referee.arena.db import Author
+from referee.arena.home import open_arena
 from referee.arena.tokens import token_hash
 from referee.cli import app
 from tests.conftest import ROOT
@@ -44,16 +46,15 @@ def one_error(args: list[str]) -> str:
 
 
 @pytest.fixture
-def arena(tmp_path: Path) -> tuple[Path, str]:
+def arena(tmp_path: Path, database_url: str | None) -> tuple[Path, str]:
+    """An arena made by `referee arena init`, on SQLite and on PostgreSQL: its directory and
+    the organiser's token."""
     directory = tmp_path / "arena"
-    result = runner.invoke(app, ["arena", "init", str(directory)])
+    database = [] if database_url is None else ["--database", database_url]
+    result = runner.invoke(app, ["arena", "init", str(directory), *database])
     assert result.exit_code == 0, result.output
     assert f"arena: {directory}" in result.stdout
     return directory, token_of(result.stdout)
-
-
-def database_bytes(directory: Path) -> bytes:
-    return b"".join(path.read_bytes() for path in sorted(directory.glob("arena.db*")))
 
 
 def test_init_and_author_add_print_tokens_kept_only_as_hashes(arena: tuple[Path, str]) -> None:
@@ -62,12 +63,16 @@ def test_init_and_author_add_print_tokens_kept_only_as_hashes(arena: tuple[Path,
     assert result.exit_code == 0, result.output
     ada = token_of(result.stdout)
     assert ada != organiser
-    stored = database_bytes(directory)
-    for token in (organiser, ada):
-        assert token.encode() not in stored
-    with sqlite3.connect(directory / "arena.db") as connection:
-        rows = dict(connection.execute("SELECT name, token_hash FROM authors").fetchall())
+    opened = open_arena(directory)
+    try:
+        with opened.database.session() as session:
+            rows = {author.name: author.token_hash for author in session.scalars(select(Author))}
+    finally:
+        opened.close()
     assert rows == {"organiser": token_hash(organiser), "ada": token_hash(ada)}
+    if opened.database.url.startswith("sqlite"):
+        stored = b"".join(path.read_bytes() for path in sorted(directory.glob("arena.db*")))
+        assert stored and not any(token.encode() in stored for token in (organiser, ada))
 
 
 def test_bad_inputs_are_one_line_and_exit_2(arena: tuple[Path, str], tmp_path: Path) -> None:

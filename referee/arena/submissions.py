@@ -18,7 +18,7 @@ from referee.arena.config import SubmissionCaps
 from referee.arena.db import ON_LADDER, Author, Bot, Version, VersionState, utcnow
 from referee.arena.home import Arena
 from referee.arena.manifest import BOT_NAME
-from referee.arena.views import NotFound, aware
+from referee.arena.views import NotFound
 from referee.errors import ArenaError, SubmissionError
 from referee.records.files import write_atomic
 
@@ -124,7 +124,7 @@ def _check(
     )
     times = session.scalars(recent.limit(caps.per_hour)).all()
     if len(times) >= caps.per_hour:
-        frees = aware(times[0]) + WINDOW
+        frees = times[0] + WINDOW
         wait = max(1, math.ceil((frees - now).total_seconds()))
         raise SubmissionRefused(
             Refusal.TOO_OFTEN,

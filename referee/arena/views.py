@@ -58,13 +58,8 @@ def may_read_private(viewer: Author | None, author_id: int) -> bool:
     return viewer is not None and (viewer.organiser or viewer.id == author_id)
 
 
-def aware(when: dt.datetime) -> dt.datetime:
-    """A time read back as UTC: SQLite keeps none of a time's zone."""
-    return when if when.tzinfo is not None else when.replace(tzinfo=dt.UTC)
-
-
 def when(value: dt.datetime | None) -> str | None:
-    return None if value is None else aware(value).isoformat(timespec="seconds")
+    return None if value is None else value.isoformat(timespec="seconds")
 
 
 def me(arena: Arena, viewer: Author) -> Json:
