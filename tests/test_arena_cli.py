@@ -3,11 +3,13 @@ one-line refusals."""
 
 from __future__ import annotations
 
+import io
 import json
 import re
 import signal
 import subprocess
 import sys
+import tarfile
 import threading
 import urllib.request
 from collections.abc import Iterator
@@ -108,8 +110,9 @@ def test_the_clients_refuse_bad_inputs_before_sending(tmp_path: Path) -> None:
 
 
 @pytest.fixture
-def served(arena: tuple[Path, str]) -> Iterator[tuple[str, str, subprocess.Popen[str]]]:
-    """`referee arena serve` on a free port: its URL, the organiser's token, the process."""
+def served(arena: tuple[Path, str]) -> Iterator[tuple[Path, str, str, subprocess.Popen[str]]]:
+    """`referee arena serve` on a free port: the arena's directory, its URL, the organiser's
+    token, the process."""
     directory, organiser = arena
     process = subprocess.Popen(
         [sys.executable, "-m", "referee", "arena", "serve", str(directory), "--port", "0"],
@@ -133,7 +136,7 @@ def served(arena: tuple[Path, str]) -> Iterator[tuple[str, str, subprocess.Popen
     threading.Thread(target=read, daemon=True).start()
     try:
         assert listening.wait(DEADLINE_S) and urls, "the arena did not say where it listens"
-        yield urls[0], organiser, process
+        yield directory, urls[0], organiser, process
     finally:
         if process.poll() is None:
             process.kill()
@@ -141,9 +144,9 @@ def served(arena: tuple[Path, str]) -> Iterator[tuple[str, str, subprocess.Popen
 
 
 def test_serve_answers_and_stops_cleanly_on_sigterm(
-    served: tuple[str, str, subprocess.Popen[str]],
+    served: tuple[Path, str, str, subprocess.Popen[str]],
 ) -> None:
-    url, organiser, process = served
+    directory, url, organiser, process = served
     request = urllib.request.Request(
         f"{url}/api/me", headers={"Authorization": f"Bearer {organiser}"}
     )
@@ -157,6 +160,28 @@ def test_serve_answers_and_stops_cleanly_on_sigterm(
     assert json.loads(result.stdout) == {"author": "organiser", "bots": [], "leaderboard": []}
     line = one_error(["arena", "status", url, "--token", "not-a-token"])
     assert "401" in line and "unknown token" in line
+
+    # A submission followed to its end: refused by the intake, so exit 1 with the reason.
+    added = runner.invoke(app, ["arena", "author", "add", str(directory), "ada"])
+    ada = token_of(added.stdout)
+    archive = directory.parent / "bot.tgz"
+    with tarfile.open(archive, "w:gz") as tar:
+        manifest = b"name: somebody-else\nrun: ./bot\n"
+        info = tarfile.TarInfo("bot.yaml")
+        info.size = len(manifest)
+        tar.addfile(info, io.BytesIO(manifest))
+    result = runner.invoke(
+        app, ["arena", "submit", url, str(archive), "--name", "adabot", "--token", ada]
+    )
+    assert result.exit_code == 1, result.output
+    assert result.stdout.splitlines()[0] == "adabot.1: failed"
+    assert "reason: bot.yaml: name 'somebody-else'" in result.stdout
+    assert "adabot: version 1 submitted" in result.stderr
+    # Now adabot is ada's: the organiser may not submit it.
+    line = one_error(
+        ["arena", "submit", url, str(archive), "--name", "adabot", "--token", organiser]
+    )
+    assert "403" in line and "another author's" in line
 
     process.send_signal(signal.SIGTERM)
     assert process.wait(DEADLINE_S) == 0
