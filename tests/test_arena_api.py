@@ -243,6 +243,7 @@ def test_unknown_things_are_404_in_json(site: Site) -> None:
     for path in [
         "/api/bots/nobody",
         "/api/versions/999",
+        f"/api/versions/{10**30}",
         "/api/versions/1/steps/validate",
         "/api/matches/arena-999",
         "/api/matches/arena-000001/logs/nobody",

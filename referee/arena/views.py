@@ -29,6 +29,8 @@ from referee.arena.home import Arena
 from referee.errors import ArenaError
 from referee.tournaments.results import LOGS
 
+# The largest id a row may have on every database (a 32-bit integer column).
+MAX_ID = 2**31 - 1
 # A page of matches: what one request may ask for, and gets unasked.
 MAX_LIMIT = 200
 DEFAULT_LIMIT = 50
@@ -241,7 +243,8 @@ def _bot(session: Session, name: str) -> Bot:
 
 
 def _version(session: Session, version_id: int) -> Version:
-    found = session.get(Version, version_id)
+    # An id past the column's range is no version's, and the database would refuse the query.
+    found = session.get(Version, version_id) if 0 < version_id <= MAX_ID else None
     if found is None:
         raise NotFound(f"no version {version_id}")
     return found
