@@ -24,7 +24,10 @@ import typer
 from tabulate import tabulate
 
 from referee import __version__
-from referee.cli import present
+from referee.cli import arena, present
+from referee.cli.failures import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERRUPTED
+from referee.cli.failures import say_error as _error
+from referee.cli.failures import user_errors as _user_errors
 from referee.cli.help import PlainCommand
 from referee.clock import Clocks, ggp_seconds
 from referee.errors import ConfigError, ConformanceFileError, RefereeError, TranscriptError
@@ -68,27 +71,10 @@ app = typer.Typer(
     add_completion=False,
     rich_markup_mode=None,
 )
+app.add_typer(arena.app, name="arena")
 
 F = TypeVar("F", bound=Callable[..., None])
 T = TypeVar("T")
-
-# Exit codes: 0 success, 1 a check failed (mismatch), 2 bad input, 130 interrupted.
-EXIT_FAILED, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 1, 2, 130
-
-
-def _user_errors(command: F) -> F:
-    """Report a RefereeError as one line on standard error with exit code 2, not a traceback."""
-
-    @functools.wraps(command)
-    def run(*args: object, **kwargs: object) -> None:
-        try:
-            command(*args, **kwargs)
-        except RefereeError as error:
-            _error(str(error))
-            raise typer.Exit(EXIT_BAD_INPUT) from None
-
-    return run  # type: ignore[return-value]
-
 
 # The option of each limit: what its value is called, and what it limits.
 _LIMIT_OPTIONS = {
@@ -148,10 +134,6 @@ def _options_of(
 _limit_options = _options_of(Limits, "limits", "", _LIMIT_OPTIONS)
 # The limits of a GDL game's states, handed to the command as one `states: StateLimits`.
 _state_options = _options_of(StateLimits, "states", "state_", _STATE_OPTIONS)
-
-
-def _error(message: str) -> None:
-    typer.echo(f"referee: error: {message}", err=True)
 
 
 def _print_version(requested: bool) -> None:

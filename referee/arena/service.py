@@ -1,0 +1,128 @@
+"""The arena as a service: the API on uvicorn, the intake and the ladder, three tasks of one
+event loop in one process, stopped together by SIGINT or SIGTERM.
+
+uvicorn's own signal handling is left out: it would stop the server alone, then raise the
+signal again once it has. Here a signal stops all three; the matches in flight are left
+`running`, to be played again at the next start (`Ladder.recover`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import os
+import signal
+import socket
+from collections.abc import Callable, Iterator
+
+import uvicorn
+
+from referee.arena.api import Hooks, create_app
+from referee.arena.home import Arena
+from referee.arena.intake import Intake
+from referee.arena.ladder import Ladder, LadderObserver, set_paused
+from referee.errors import ArenaError
+from referee.tournaments.cluster import Workers
+
+# Connections the API holds at once; past them a client is answered 503 at once.
+MAX_CONNECTIONS = 256
+# What a stop waits for the requests under way, before it cuts them.
+GRACE_S = 5
+
+
+class _Server(uvicorn.Server):
+    """A uvicorn server that leaves signals to the service."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        yield
+
+
+async def serve(
+    arena: Arena,
+    host: str,
+    port: int,
+    workers: Workers | None = None,
+    ready: Callable[[str], None] | None = None,
+    observer: LadderObserver | None = None,
+) -> None:
+    """Run the arena until SIGINT or SIGTERM; `ready` is told the API's URL once it listens.
+    ArenaError if it cannot listen; a task that fails stops the others, and its error is
+    raised."""
+    intake = Intake(arena)
+    ladder = Ladder(arena, workers, observer)
+    await asyncio.to_thread(intake.recover)
+    await asyncio.to_thread(ladder.recover)
+    loop = asyncio.get_running_loop()
+    intake.on_placed = lambda _version: ladder.notify()
+
+    def paused(value: bool) -> None:
+        set_paused(arena, value)
+        ladder.notify()
+
+    def submitted(_version: int) -> None:
+        # The intake's wake-up is the loop's, and the API may call from its threads.
+        loop.call_soon_threadsafe(intake.notify)
+
+    hooks = Hooks(
+        submitted=submitted,
+        field_changed=ladder.notify,
+        ladder_status=lambda: dataclasses.asdict(ladder.status()),
+        set_paused=paused,
+    )
+    listener = _listen(host, port)
+    config = uvicorn.Config(
+        create_app(arena, hooks),
+        log_level="warning",
+        access_log=False,
+        lifespan="off",
+        limit_concurrency=MAX_CONNECTIONS,
+        timeout_graceful_shutdown=GRACE_S,
+        server_header=False,
+    )
+    server = _Server(config)
+    stop = asyncio.Event()
+    for number in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(number, stop.set)
+    tasks = [
+        asyncio.create_task(server.serve(sockets=[listener]), name="api"),
+        asyncio.create_task(intake.run(), name="intake"),
+        asyncio.create_task(ladder.run(), name="ladder"),
+    ]
+    stopping = asyncio.create_task(stop.wait())
+    try:
+        while not server.started and not stopping.done():
+            if any(task.done() for task in tasks):
+                break
+            await asyncio.sleep(0.05)
+        if server.started and ready is not None:
+            bound = listener.getsockname()
+            ready(f"http://{_shown_host(host)}:{bound[1]}")
+        await asyncio.wait([stopping, *tasks], return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for number in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(number)
+        stopping.cancel()
+        server.should_exit = True
+        for task in tasks[1:]:
+            task.cancel()
+        results = await asyncio.gather(*tasks, return_exceptions=True)
+        listener.close()
+    for task, result in zip(tasks, results, strict=True):
+        if isinstance(result, BaseException) and not isinstance(result, asyncio.CancelledError):
+            raise ArenaError(f"the arena's {task.get_name()} failed: {result}") from result
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    """The API's socket, bound here so that a port in use is one line, not uvicorn's exit."""
+    try:
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        return socket.create_server((host, port), family=family, reuse_port=False, backlog=128)
+    except OSError as error:
+        reason = os.strerror(error.errno) if error.errno else str(error)
+        raise ArenaError(f"cannot listen on {host}:{port}: {reason}") from None
+
+
+def _shown_host(host: str) -> str:
+    return f"[{host}]" if ":" in host else host

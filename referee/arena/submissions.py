@@ -1,0 +1,171 @@
+"""What authors and the organiser change through the API: a submission taken in (its bot's
+name checked as the author's, the caps kept, the archive stored as received), and a bot taken
+off the ladder or put back by the organiser."""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import math
+from enum import Enum
+from pathlib import Path
+
+from sqlalchemy import func, select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from referee.arena.config import SubmissionCaps
+from referee.arena.db import ON_LADDER, Author, Bot, Version, VersionState, utcnow
+from referee.arena.home import Arena
+from referee.arena.manifest import BOT_NAME
+from referee.arena.views import NotFound
+from referee.errors import ArenaError, SubmissionError
+from referee.records.files import write_atomic
+
+# The cap is on the files an archive unpacks to; as sent, an archive may also hold a tar
+# header (512 bytes) per member and its end, uncompressed, or a zip's headers.
+_PER_MEMBER = 1024
+_SLACK = 64 * 1024
+WINDOW = dt.timedelta(hours=1)
+REASON_CHARS = 200
+
+
+class Refusal(Enum):
+    """Why a submission is refused before it is stored."""
+
+    BAD_NAME = "bad name"
+    NOT_YOURS = "not yours"
+    TOO_OFTEN = "too often"
+    TOO_LARGE = "too large"
+    TAKEN = "taken meanwhile"
+
+
+class SubmissionRefused(SubmissionError):
+    """A submission refused: why, in one line, and for one too many, when the author may
+    submit again."""
+
+    def __init__(self, why: Refusal, message: str, retry_after_s: int | None = None) -> None:
+        super().__init__(message)
+        self.why = why
+        self.retry_after_s = retry_after_s
+
+
+def archive_limit(caps: SubmissionCaps) -> int:
+    """The most bytes an archive may have as sent."""
+    return caps.max_bytes + caps.max_files * _PER_MEMBER + _SLACK
+
+
+def check(arena: Arena, author: Author, bot_name: str) -> None:
+    """Refuse now what `accept` would refuse whatever the archive holds: before its bytes are
+    read at all."""
+    with arena.database.session() as session:
+        _check(session, arena.config.submission, author, bot_name, utcnow())
+
+
+def accept(arena: Arena, author: Author, bot_name: str, archive: bytes | Path) -> Version:
+    """Take in a submission: a new version of `bot_name` (made if new, and then the author's),
+    queued for the intake, its archive stored at `arena.archive(id)`."""
+    caps = arena.config.submission
+    size = len(archive) if isinstance(archive, bytes) else archive.stat().st_size
+    if size > archive_limit(caps):
+        raise SubmissionRefused(
+            Refusal.TOO_LARGE, f"the archive is larger than {archive_limit(caps)} bytes"
+        )
+    data = archive if isinstance(archive, bytes) else archive.read_bytes()
+    try:
+        with arena.database.session() as session:
+            now = utcnow()
+            bot = _check(session, caps, author, bot_name, now)
+            if bot is None:
+                bot = Bot(author_id=author.id, name=bot_name, created_at=now)
+                session.add(bot)
+                session.flush()
+            last = session.scalar(select(func.max(Version.number)).where(Version.bot_id == bot.id))
+            version = Version(
+                bot=bot,
+                number=(last or 0) + 1,
+                state=VersionState.QUEUED,
+                archive_sha256=hashlib.sha256(data).hexdigest(),
+                submitted_at=now,
+                updated_at=now,
+            )
+            session.add(version)
+            session.flush()
+            # Stored before the version is committed: the intake never sees one without it.
+            write_atomic(arena.archive(version.id), data)
+    except IntegrityError:
+        raise SubmissionRefused(
+            Refusal.TAKEN, f"bot {bot_name!r} was just submitted by someone else; try again"
+        ) from None
+    except OSError as error:
+        raise ArenaError(f"cannot store the archive: {error.strerror}") from None
+    return version
+
+
+def _check(
+    session: Session, caps: SubmissionCaps, author: Author, bot_name: str, now: dt.datetime
+) -> Bot | None:
+    """The bot of that name if it is the author's, None if there is none yet; refused if it is
+    another's, or the author has submitted their hour's worth."""
+    if not BOT_NAME.fullmatch(bot_name):
+        raise SubmissionRefused(
+            Refusal.BAD_NAME,
+            f"bot name {bot_name[:60]!r}: use 1 to 40 letters, digits, _ or -,"
+            " starting with a letter or digit",
+        )
+    bot = session.scalar(select(Bot).where(Bot.name == bot_name))
+    if bot is not None and bot.author_id != author.id:
+        raise SubmissionRefused(Refusal.NOT_YOURS, f"bot {bot_name!r} is another author's")
+    recent = (
+        select(Version.submitted_at)
+        .join(Bot)
+        .where(Bot.author_id == author.id, Version.submitted_at > now - WINDOW)
+        .order_by(Version.submitted_at)
+    )
+    times = session.scalars(recent.limit(caps.per_hour)).all()
+    if len(times) >= caps.per_hour:
+        frees = times[0] + WINDOW
+        wait = max(1, math.ceil((frees - now).total_seconds()))
+        raise SubmissionRefused(
+            Refusal.TOO_OFTEN,
+            f"{caps.per_hour} submissions in the last hour; the next one may come at"
+            f" {frees.isoformat(timespec='seconds')} (in {wait} s)",
+            retry_after_s=wait,
+        )
+    return bot
+
+
+def suspend(arena: Arena, bot_name: str, reason: str) -> Version:
+    """Take a bot's version off the ladder, with the organiser's reason shown to its author."""
+    with arena.database.session() as session:
+        version = _latest(session, bot_name)
+        if version is None or version.state not in ON_LADDER:
+            raise ArenaError(f"bot {bot_name!r} has no version on the ladder")
+        version.state = VersionState.SUSPENDED
+        # One line, and short: it is shown in tables.
+        said = " ".join(reason.split())[:REASON_CHARS]
+        version.reason = f"suspended by the organiser{': ' if said else ''}{said}"
+        version.updated_at = utcnow()
+        return version
+
+
+def reinstate(arena: Arena, bot_name: str) -> Version:
+    """Put a bot's suspended version back on the ladder: rated if it has a rating, else
+    placing."""
+    with arena.database.session() as session:
+        version = _latest(session, bot_name)
+        if version is None or version.state != VersionState.SUSPENDED:
+            raise ArenaError(f"bot {bot_name!r}: its latest version is not suspended")
+        version.state = VersionState.RATED if version.rating is not None else VersionState.PLACING
+        version.reason = ""
+        version.updated_at = utcnow()
+        return version
+
+
+def _latest(session: Session, bot_name: str) -> Version | None:
+    bot = session.scalar(select(Bot).where(Bot.name == bot_name))
+    if bot is None:
+        raise NotFound(f"no bot {bot_name[:60]!r}")
+    return session.scalar(
+        select(Version).where(Version.bot_id == bot.id).order_by(Version.number.desc()).limit(1)
+    )

@@ -1,0 +1,331 @@
+"""What the arena shows, as JSON-ready dicts: the leaderboard, bots, versions and their steps,
+matches and the bots' logs. Every read takes the viewer, and the one rule of what a viewer
+may read is `may_read_private`: an author reads their own bots' reasons, advice, verdicts,
+build output and logs, the organiser everyone's; the rest is anyone's who may read at all."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session, selectinload
+
+from referee.arena.db import (
+    IN_INTAKE,
+    ON_LADDER,
+    Author,
+    Bot,
+    Match,
+    MatchState,
+    Seat,
+    Step,
+    Version,
+    VersionState,
+)
+from referee.arena.home import Arena
+from referee.errors import ArenaError
+from referee.tournaments.results import LOGS
+
+# The largest id a row may have on every database (a 32-bit integer column).
+MAX_ID = 2**31 - 1
+# A page of matches: what one request may ask for, and gets unasked.
+MAX_LIMIT = 200
+DEFAULT_LIMIT = 50
+# What one request reads of a bot's log; the rest is in the arena's directory.
+LOG_LIMIT = 1024 * 1024
+# The versions the leaderboard lists: those the ladder plays, and those it stopped playing
+# for faults, whose state says so.
+_LISTED = (*ON_LADDER, VersionState.SUSPENDED)
+
+Json = dict[str, Any]
+
+
+class NotFound(ArenaError):
+    """Nothing of that name or id (HTTP 404)."""
+
+
+class Forbidden(ArenaError):
+    """Another author's: not for this viewer (HTTP 403)."""
+
+
+class Unauthorised(ArenaError):
+    """No valid token where one is needed (HTTP 401)."""
+
+
+def may_read_private(viewer: Author | None, author_id: int) -> bool:
+    """The one rule: the author and the organiser read a bot's private data; no one else."""
+    return viewer is not None and (viewer.organiser or viewer.id == author_id)
+
+
+def when(value: dt.datetime | None) -> str | None:
+    return None if value is None else value.isoformat(timespec="seconds")
+
+
+def me(arena: Arena, viewer: Author) -> Json:
+    with arena.database.session() as session:
+        names = session.scalars(select(Bot.name).where(Bot.author_id == viewer.id)).all()
+    return {"name": viewer.name, "organiser": viewer.organiser, "bots": sorted(names)}
+
+
+def leaderboard(arena: Arena, viewer: Author | None) -> Json:
+    """The versions on the ladder, best first; those not yet rated, then the suspended, last."""
+    if viewer is None and not arena.config.public_leaderboard:
+        raise Unauthorised("this arena's leaderboard is for its authors: give your token")
+    query = (
+        select(Version, Bot.name, Author.name)
+        .join(Bot, Version.bot_id == Bot.id)
+        .join(Author, Bot.author_id == Author.id)
+        .where(Version.state.in_(_LISTED))
+    )
+    with arena.database.session() as session:
+        rows = session.execute(query).all()
+
+    def order(row: Any) -> tuple[bool, bool, float, str]:
+        version, bot, _ = row
+        rating = version.rating if version.rating is not None else 0.0
+        return (version.state == VersionState.SUSPENDED, version.rating is None, -rating, bot)
+
+    entries = []
+    rank = 0
+    for version, bot, author in sorted(rows, key=order):
+        ranked = version.state in ON_LADDER and version.rating is not None
+        rank += ranked
+        entries.append(
+            {
+                "rank": rank if ranked else None,
+                "bot": bot,
+                "version": version.number,
+                "author": author,
+                "state": version.state,
+                "rating": version.rating,
+                "margin": version.margin,
+                "interval": _interval(version),
+                "matches": version.matches,
+                "faults": version.faults,
+            }
+        )
+    return {"leaderboard": entries}
+
+
+def bots(arena: Arena, viewer: Author) -> Json:
+    query = (
+        select(Bot).options(selectinload(Bot.versions), selectinload(Bot.author)).order_by(Bot.name)
+    )
+    with arena.database.session() as session:
+        found = session.scalars(query).all()
+        listed = [
+            {
+                "name": bot.name,
+                "author": bot.author.name,
+                "created_at": when(bot.created_at),
+                "versions": len(bot.versions),
+                "latest": _version_summary(bot.versions[-1], False) if bot.versions else None,
+            }
+            for bot in found
+        ]
+    return {"bots": listed}
+
+
+def bot(arena: Arena, viewer: Author, name: str) -> Json:
+    with arena.database.session() as session:
+        found = _bot(session, name)
+        private = may_read_private(viewer, found.author_id)
+        return {
+            "name": found.name,
+            "author": found.author.name,
+            "created_at": when(found.created_at),
+            "versions": [_version_summary(v, private) for v in reversed(found.versions)],
+        }
+
+
+def version(arena: Arena, viewer: Author, version_id: int) -> Json:
+    with arena.database.session() as session:
+        found = _version(session, version_id)
+        private = may_read_private(viewer, found.bot.author_id)
+        shown = _version_summary(found, private)
+        shown["steps"] = [_step(step, private) for step in found.steps]
+        if private:
+            shown["run"] = found.run
+            shown["build"] = found.build
+        return shown
+
+
+def step_log(arena: Arena, viewer: Author, version_id: int, kind: str) -> Json:
+    """A step's log (the build's output, validate's report): its author's and the organiser's."""
+    with arena.database.session() as session:
+        found = _version(session, version_id)
+        if not may_read_private(viewer, found.bot.author_id):
+            raise Forbidden(f"version {version_id}: its logs are its author's")
+        steps = [step for step in found.steps if step.kind == kind]
+        if not steps:
+            raise NotFound(f"version {version_id} has no {kind[:20]!r} step")
+        return dict(_step(steps[-1], True), log=steps[-1].log)
+
+
+def matches(arena: Arena, viewer: Author, bot_name: str | None, limit: int) -> Json:
+    """The latest finished matches, of one bot if named: newest first, `limit` at most."""
+    query = (
+        select(Match)
+        .where(Match.state == MatchState.DONE)
+        .options(selectinload(Match.seats).selectinload(Seat.version).selectinload(Version.bot))
+        .order_by(Match.finished_at.desc(), Match.id.desc())
+        .limit(max(1, min(limit, MAX_LIMIT)))
+    )
+    with arena.database.session() as session:
+        if bot_name is not None:
+            found = _bot(session, bot_name)
+            played = (
+                select(Seat.match_id).join(Version).where(Version.bot_id == found.id).distinct()
+            )
+            query = query.where(Match.id.in_(played))
+        return {"matches": [_match(match) for match in session.scalars(query).all()]}
+
+
+def match(arena: Arena, viewer: Author, key: str) -> Json:
+    """A match and its transcript (the record, as signed), if it was written."""
+    with arena.database.session() as session:
+        found = _match_of(session, key)
+        shown = _match(found)
+    shown["transcript"] = None
+    if found.transcript is not None:
+        path = _inside(arena.directory, found.transcript)
+        try:
+            shown["transcript"] = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            shown["transcript"] = None
+    return shown
+
+
+def seat_log(arena: Arena, viewer: Author, key: str, role: str) -> Json:
+    """What a seat's bot wrote to its log in a match: its author's and the organiser's."""
+    with arena.database.session() as session:
+        found = _match_of(session, key)
+        seats = [seat for seat in found.seats if seat.role == role]
+        if not seats:
+            raise NotFound(f"match {key[:64]!r} has no role {role[:40]!r}")
+        if not may_read_private(viewer, seats[0].version.bot.author_id):
+            raise Forbidden(f"match {found.key}, {role}: the log is its bot's author's")
+    # Named from the database's key and role, never from the request's text.
+    path = _inside(arena.results, f"{LOGS}/{found.key}.{seats[0].role}.log")
+    try:
+        with path.open("rb") as source:
+            data = source.read(LOG_LIMIT + 1)
+    except FileNotFoundError:
+        raise NotFound(f"match {found.key}, {role}: no log") from None
+    except OSError as error:
+        raise ArenaError(
+            f"match {found.key}, {role}: cannot read the log: {error.strerror}"
+        ) from None
+    return {
+        "match": found.key,
+        "role": role,
+        "truncated": len(data) > LOG_LIMIT,
+        "log": data[:LOG_LIMIT].decode("utf-8", "replace"),
+    }
+
+
+def intake_status(arena: Arena) -> Json:
+    """How many versions wait for the intake, and how many it is working on."""
+    waiting = (VersionState.QUEUED, *IN_INTAKE)
+    with arena.database.session() as session:
+        states = session.scalars(select(Version.state).where(Version.state.in_(waiting))).all()
+    return {state.value: states.count(state) for state in waiting}
+
+
+def _bot(session: Session, name: str) -> Bot:
+    found = session.scalar(select(Bot).where(Bot.name == name).options(selectinload(Bot.versions)))
+    if found is None:
+        raise NotFound(f"no bot {name[:60]!r}")
+    return found
+
+
+def _version(session: Session, version_id: int) -> Version:
+    # An id past the column's range is no version's, and the database would refuse the query.
+    found = session.get(Version, version_id) if 0 < version_id <= MAX_ID else None
+    if found is None:
+        raise NotFound(f"no version {version_id}")
+    return found
+
+
+def _match_of(session: Session, key: str) -> Match:
+    found = session.scalar(
+        select(Match)
+        .where(Match.key == key)
+        .options(selectinload(Match.seats).selectinload(Seat.version).selectinload(Version.bot))
+    )
+    if found is None:
+        raise NotFound(f"no match {key[:64]!r}")
+    return found
+
+
+def _version_summary(version: Version, private: bool) -> Json:
+    shown: Json = {
+        "id": version.id,
+        "bot": version.bot.name,
+        "number": version.number,
+        "state": version.state,
+        "submitted_at": when(version.submitted_at),
+        "updated_at": when(version.updated_at),
+        "rating": version.rating,
+        "margin": version.margin,
+        "interval": _interval(version),
+        "matches": version.matches,
+        "faults": version.faults,
+    }
+    if private:
+        shown["reason"] = version.reason
+        shown["advice"] = version.advice.splitlines()
+    return shown
+
+
+def _step(step: Step, private: bool) -> Json:
+    shown: Json = {
+        "kind": step.kind,
+        "state": step.state,
+        "started_at": when(step.started_at),
+        "finished_at": when(step.finished_at),
+    }
+    if private:
+        shown["verdict"] = step.verdict
+    return shown
+
+
+def _match(match: Match) -> Json:
+    return {
+        "key": match.key,
+        "game": match.game,
+        "state": match.state,
+        "placement": match.placement,
+        "opening": match.opening,
+        "started_at": when(match.started_at),
+        "finished_at": when(match.finished_at),
+        "summary": match.summary,
+        "seats": [
+            {
+                "role": seat.role,
+                "bot": seat.version.bot.name,
+                "version": seat.version.number,
+                "points": seat.points,
+                "faulted": seat.faulted,
+            }
+            for seat in match.seats
+        ],
+    }
+
+
+def _interval(version: Version) -> list[float] | None:
+    if version.rating is None or version.margin is None:
+        return None
+    return [version.rating - version.margin, version.rating + version.margin]
+
+
+def _inside(root: Path, relative: str) -> Path:
+    """`relative` under `root`, refused if it would lead out (the database is trusted, but a
+    path read from it is still checked before it is opened)."""
+    path = (root / relative).resolve()
+    if not path.is_relative_to(root.resolve()):
+        raise NotFound(f"{relative[:80]!r}: not in the arena")
+    return path

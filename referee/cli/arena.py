@@ -1,0 +1,238 @@
+"""`referee arena`: make an arena, run it, add its authors, and its authors' clients."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from tabulate import tabulate
+
+from referee.arena import client
+from referee.arena.home import add_author, init_arena, open_arena
+from referee.arena.ladder import LadderObserver
+from referee.arena.service import serve as serve_arena
+from referee.cli.failures import EXIT_FAILED, user_errors
+from referee.cli.help import PlainCommand
+from referee.errors import RefereeError
+from referee.tournaments.cluster import Workers
+
+app = typer.Typer(
+    add_completion=False,
+    rich_markup_mode=None,
+    no_args_is_help=True,
+    help="An arena: authors submit bots, which are built, validated and rated on a ladder.",
+)
+author_app = typer.Typer(
+    add_completion=False, rich_markup_mode=None, no_args_is_help=True, help="The arena's authors."
+)
+app.add_typer(author_app, name="author")
+
+DirArgument = Annotated[
+    Path, typer.Argument(metavar="DIR", help="The arena's directory.", show_default=False)
+]
+UrlArgument = Annotated[
+    str, typer.Argument(metavar="URL", help="The arena: http://HOST:PORT.", show_default=False)
+]
+JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
+TokenOption = Annotated[
+    str,
+    typer.Option(
+        "--token",
+        metavar="TOKEN",
+        envvar="REFEREE_TOKEN",
+        show_envvar=False,
+        help="Your token; or set REFEREE_TOKEN, which keeps it out of your shell's history.",
+    ),
+]
+
+
+@app.command("init", cls=PlainCommand)
+@user_errors
+def init(
+    directory: DirArgument,
+    config: Annotated[
+        Path | None,
+        typer.Option(metavar="FILE", help="The arena's config (default: a sample to edit)."),
+    ] = None,
+    database: Annotated[
+        str | None,
+        typer.Option(
+            metavar="URL", help="A SQLAlchemy database URL (default: SQLite in DIR/arena.db)."
+        ),
+    ] = None,
+) -> None:
+    """Make an arena in DIR: its config, database, signing key and organiser's token.
+
+    \b
+    Example:
+      referee arena init class-arena --config arena.yaml
+    """
+    token = init_arena(directory, config, database)
+    typer.echo(f"arena: {directory} (config: {directory / 'arena.yaml'})")
+    typer.echo(f"organiser token (shown once, kept only as its hash): {token}")
+
+
+@author_app.command("add", cls=PlainCommand)
+@user_errors
+def author_add(
+    directory: DirArgument,
+    name: Annotated[str, typer.Argument(metavar="NAME", help="The author's name.")],
+) -> None:
+    """Add an author to the arena in DIR and print their token (shown once).
+
+    \b
+    Example:
+      referee arena author add class-arena ada
+    """
+    arena = open_arena(directory)
+    try:
+        token = add_author(arena, name)
+    finally:
+        arena.close()
+    typer.echo(f"{name}'s token (shown once, kept only as its hash): {token}")
+
+
+class _Said(LadderObserver):
+    """The ladder's notes and suspensions, on standard error."""
+
+    def noted(self, line: str) -> None:
+        typer.echo(f"ladder: {line}", err=True)
+
+    def suspended(self, player: str, reason: str) -> None:
+        typer.echo(f"ladder: {player} suspended: {reason}", err=True)
+
+
+@app.command("serve", cls=PlainCommand)
+@user_errors
+def serve(
+    directory: DirArgument,
+    host: Annotated[
+        str, typer.Option(metavar="HOST", help="Address to listen on; 0.0.0.0 for every network.")
+    ] = "127.0.0.1",
+    port: Annotated[
+        int, typer.Option(min=0, max=65535, metavar="N", help="Port to listen on.")
+    ] = 8080,
+    workers: Annotated[
+        int | None,
+        typer.Option(min=1, metavar="N", help="Play the matches on N local worker processes."),
+    ] = None,
+    cluster: Annotated[
+        str | None,
+        typer.Option(metavar="ADDRESS", help="Play the matches on a Dask scheduler's workers."),
+    ] = None,
+) -> None:
+    """Run the arena in DIR: its API, the intake and the ladder, until Ctrl-C or SIGTERM.
+
+    \b
+    Example:
+      referee arena serve class-arena --host 0.0.0.0 --port 8080 --workers 4
+    """
+    if workers is not None and cluster is not None:
+        raise RefereeError("give --workers or --cluster, not both")
+    venue = None
+    if workers is not None or cluster is not None:
+        venue = Workers(count=workers or 0, address=cluster)
+    # Imported here: the commands module imports this one to register it.
+    from referee.cli.commands import _prepare_sandbox
+
+    _prepare_sandbox()
+    # Absolute: the bots' directories are named from it, and run where the jail puts them.
+    arena = open_arena(directory.resolve())
+
+    def ready(url: str) -> None:
+        typer.echo(f"arena {directory} listening on {url}")
+
+    try:
+        asyncio.run(serve_arena(arena, host, port, venue, ready, _Said()))
+    finally:
+        arena.close()
+    typer.echo(f"arena {directory} stopped", err=True)
+
+
+@app.command("submit", cls=PlainCommand)
+@user_errors
+def submit(
+    url: UrlArgument,
+    path: Annotated[
+        Path,
+        typer.Argument(
+            metavar="PATH", help="The bot: a directory with bot.yaml, or a zip or tar.gz of one."
+        ),
+    ],
+    token: TokenOption,
+    name: Annotated[
+        str | None,
+        typer.Option(metavar="NAME", help="The bot's name (default: bot.yaml's name)."),
+    ] = None,
+) -> None:
+    """Submit a bot, and follow it as it is built and validated, until it reaches the ladder
+    (exit 0) or fails (exit 1, with the reason and validate's advice).
+
+    \b
+    Example:
+      REFEREE_TOKEN=... referee arena submit http://arena.example:8080 mybot/
+    """
+    api = client.Api(url, token)
+    done = client.submit(api, path, name, progress=lambda line: typer.echo(line, err=True))
+    version = done.version
+    typer.echo(f"{version['bot']}.{version['number']}: {version['state']}")
+    if version.get("reason"):
+        typer.echo(f"reason: {version['reason']}")
+    for line in version.get("advice", []):
+        typer.echo(f"advice: {line}")
+    if not done.reached_ladder:
+        raise typer.Exit(EXIT_FAILED)
+
+
+@app.command("status", cls=PlainCommand)
+@user_errors
+def status(url: UrlArgument, token: TokenOption, as_json: JsonOption = False) -> None:
+    """Your bots (each version's state, reason and validate's advice) and the leaderboard.
+
+    \b
+    Example:
+      referee arena status http://arena.example:8080 --token TOKEN
+    """
+    found = client.status(client.Api(url, token))
+    if as_json:
+        typer.echo(json.dumps(found, indent=2))
+        return
+    typer.echo(_status_text(found))
+
+
+def _status_text(found: dict[str, Any]) -> str:
+    rows = []
+    advice: list[str] = []
+    for bot in found["bots"]:
+        for version in bot["versions"]:
+            player = f"{bot['name']}.{version['number']}"
+            rows.append((player, version["state"], version.get("reason") or ""))
+            advice.extend(f"  {player}: {line}" for line in version.get("advice", []))
+    mine = tabulate(rows, headers=["version", "state", "reason"]) if rows else "(no bots yet)"
+    board = [
+        (
+            entry["rank"] or "",
+            f"{entry['bot']}.{entry['version']}",
+            entry["author"],
+            entry["state"],
+            _rating(entry["rating"], entry["margin"]),
+            entry["matches"],
+            entry["faults"],
+        )
+        for entry in found["leaderboard"]
+    ]
+    headers = ["rank", "bot", "author", "state", "rating", "matches", "faults"]
+    parts = [f"{found['author']}'s bots:", mine]
+    if advice:
+        parts += ["advice:", *advice]
+    parts += ["", "leaderboard:", tabulate(board, headers=headers) if board else "(empty)"]
+    return "\n".join(parts)
+
+
+def _rating(rating: float | None, margin: float | None) -> str:
+    if rating is None:
+        return ""
+    return f"{rating:.0f}" + ("" if margin is None else f" ± {margin:.0f}")

@@ -1,0 +1,35 @@
+"""How a command fails: a RefereeError becomes one line on standard error and an exit code,
+never a traceback. Shared by every command module."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import TypeVar
+
+import typer
+
+from referee.errors import RefereeError
+
+F = TypeVar("F", bound=Callable[..., None])
+
+# Exit codes: 0 success, 1 a check failed (mismatch), 2 bad input, 130 interrupted.
+EXIT_FAILED, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 1, 2, 130
+
+
+def user_errors(command: F) -> F:
+    """Report a RefereeError as one line on standard error with exit code 2, not a traceback."""
+
+    @functools.wraps(command)
+    def run(*args: object, **kwargs: object) -> None:
+        try:
+            command(*args, **kwargs)
+        except RefereeError as error:
+            say_error(str(error))
+            raise typer.Exit(EXIT_BAD_INPUT) from None
+
+    return run  # type: ignore[return-value]
+
+
+def say_error(message: str) -> None:
+    typer.echo(f"referee: error: {message}", err=True)

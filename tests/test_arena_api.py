@@ -1,0 +1,379 @@
+"""The arena's JSON API on a SQLite arena: who may read what, the submission caps, the
+leaderboard, the organiser's controls."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+from starlette.testclient import TestClient
+
+from referee.arena.api import Hooks, create_app
+from referee.arena.db import (
+    Author,
+    Bot,
+    Match,
+    MatchState,
+    Seat,
+    Step,
+    StepKind,
+    StepState,
+    Version,
+    VersionState,
+)
+from referee.arena.home import Arena, add_author
+from referee.tournaments.results import LOGS
+from tests.arena_databases import ArenaMaker
+
+CONFIG = """\
+name: api-test
+games: [ticblock]
+arena:
+  submission: {{max_mb: 1, max_files: 10, per_hour: 3}}
+  public_leaderboard: {public}
+"""
+# What only the author of alice's bot (and the organiser) may read.
+SECRETS = ("SECRET-REASON", "SECRET-ADVICE", "SECRET-VERDICT", "SECRET-BUILD-LOG", "SECRET-LOG")
+
+
+@dataclass
+class StandIn:
+    """The intake and the ladder, as the API sees them: what it told them."""
+
+    submitted: list[int] = field(default_factory=list)
+    paused: list[bool] = field(default_factory=list)
+    changed: int = 0
+
+    def hooks(self) -> Hooks:
+        return Hooks(
+            submitted=self.submitted.append,
+            field_changed=self._changed,
+            ladder_status=self._status,
+            set_paused=self.paused.append,
+        )
+
+    def _changed(self) -> None:
+        self.changed += 1
+
+    def _status(self) -> Mapping[str, Any]:
+        return {"paused": bool(self.paused and self.paused[-1]), "queued": 0}
+
+
+@dataclass
+class Site:
+    arena: Arena
+    client: TestClient
+    ladder: StandIn
+    tokens: dict[str, str]
+
+    def get(self, path: str, who: str | None = None, **kwargs: Any) -> Any:
+        return self.client.get(path, headers=self.auth(who), **kwargs)
+
+    def post(self, path: str, who: str | None = None, **kwargs: Any) -> Any:
+        return self.client.post(path, headers=self.auth(who), **kwargs)
+
+    def auth(self, who: str | None) -> dict[str, str]:
+        return {} if who is None else {"Authorization": f"Bearer {self.tokens[who]}"}
+
+
+def make_site(make_arena: ArenaMaker, public: bool = True) -> Iterator[Site]:
+    arena = make_arena(config_text=CONFIG.format(public=str(public).lower()))
+    tokens = {"organiser": make_arena.organiser_token(arena)}
+    for name in ("alice", "bob"):
+        tokens[name] = add_author(arena, name)
+    ladder = StandIn()
+    with TestClient(create_app(arena, ladder.hooks())) as client:
+        yield Site(arena, client, ladder, tokens)
+
+
+@pytest.fixture
+def site(make_arena: ArenaMaker) -> Iterator[Site]:
+    yield from make_site(make_arena)
+
+
+def seed(site: Site) -> dict[str, Any]:
+    """alice's bot `ace` (version 1 failed, version 2 rated), bob's `bee` (rated, better),
+    bob's `cub` (placing, no rating), and one match of ace against bee with logs."""
+    arena = site.arena
+    now = dt.datetime.now(dt.UTC)
+    with arena.database.session() as session:
+        alice = session.query(Author).filter_by(name="alice").one()
+        bob = session.query(Author).filter_by(name="bob").one()
+        ace = Bot(author_id=alice.id, name="ace")
+        bee = Bot(author_id=bob.id, name="bee")
+        cub = Bot(author_id=bob.id, name="cub")
+        failed = Version(
+            bot=ace,
+            number=1,
+            state=VersionState.FAILED,
+            reason="SECRET-REASON",
+            advice="SECRET-ADVICE\nflush after each line",
+            archive_sha256="0" * 64,
+            run="python3 SECRET-RUN.py",
+        )
+        failed.steps.append(
+            Step(
+                kind=StepKind.BUILD,
+                state=StepState.FAILED,
+                verdict="SECRET-VERDICT",
+                log="SECRET-BUILD-LOG",
+                finished_at=now,
+            )
+        )
+        ace2 = Version(
+            bot=ace,
+            number=2,
+            state=VersionState.RATED,
+            archive_sha256="1" * 64,
+            rating=10.0,
+            margin=30.0,
+            matches=4,
+            faults=1,
+        )
+        bee1 = Version(
+            bot=bee,
+            number=1,
+            state=VersionState.RATED,
+            archive_sha256="2" * 64,
+            rating=50.0,
+            margin=20.0,
+            matches=4,
+        )
+        cub1 = Version(bot=cub, number=1, state=VersionState.PLACING, archive_sha256="3" * 64)
+        session.add_all([ace, bee, cub, failed, ace2, bee1, cub1])
+        session.flush()
+        match = Match(
+            key="arena-000001",
+            game="ticblock",
+            seed=7,
+            state=MatchState.DONE,
+            finished_at=now,
+            transcript="results/arena-000001.json",
+            summary="bee.1 won",
+        )
+        match.seats = [
+            Seat(index=0, role="xcplayer", version_id=ace2.id, points=0.0),
+            Seat(index=1, role="obplayer", version_id=bee1.id, points=100.0),
+        ]
+        session.add(match)
+        ids = {"failed": failed.id, "ace": ace2.id, "bee": bee1.id}
+    (arena.results / "arena-000001.json").write_text(json.dumps({"match_id": "arena-000001"}))
+    logs = arena.results / LOGS
+    logs.mkdir(exist_ok=True)
+    (logs / "arena-000001.xcplayer.log").write_text("ace says SECRET-LOG\n")
+    (logs / "arena-000001.obplayer.log").write_text("bee says hello\n")
+    return ids
+
+
+def reads(site: Site) -> list[str]:
+    ids = seed(site)
+    return [
+        "/api/me",
+        "/api/status",
+        "/api/bots",
+        "/api/bots/ace",
+        f"/api/versions/{ids['failed']}",
+        f"/api/versions/{ids['failed']}/steps/build",
+        "/api/matches",
+        "/api/matches/arena-000001",
+        "/api/matches/arena-000001/logs/xcplayer",
+    ]
+
+
+def test_every_route_refuses_a_missing_bad_or_overlong_token(site: Site) -> None:
+    bad = {
+        "none": {},
+        "unknown": {"Authorization": "Bearer not-a-token-of-anyone"},
+        "scheme": {"Authorization": f"Basic {site.tokens['alice']}"},
+        "overlong": {"Authorization": "Bearer " + "x" * 100_000},
+    }
+    posts = ["/api/bots/ace/versions", "/api/ladder/pause", "/api/bots/ace/suspend"]
+    for path in reads(site):
+        for case, headers in bad.items():
+            answer = site.client.get(path, headers=headers)
+            assert answer.status_code == 401, (path, case)
+            assert answer.json().keys() == {"error"}
+            assert not any(secret in answer.text for secret in SECRETS)
+    for path in posts:
+        for case, headers in bad.items():
+            answer = site.client.post(path, headers=headers, content=b"x")
+            assert answer.status_code == 401, (path, case)
+    assert site.ladder.submitted == [] and site.ladder.paused == []
+
+
+def test_another_authors_private_data_is_refused_and_never_shown(site: Site) -> None:
+    ids = seed(site)
+    failed = f"/api/versions/{ids['failed']}"
+    for path in [failed, "/api/bots/ace", "/api/bots"]:
+        answer = site.get(path, "bob")
+        assert answer.status_code == 200, path
+        assert not any(secret in answer.text for secret in (*SECRETS, "SECRET-RUN")), path
+    assert site.get(failed, "bob").json()["state"] == "failed"
+    for path in [f"{failed}/steps/build", "/api/matches/arena-000001/logs/xcplayer"]:
+        answer = site.get(path, "bob")
+        assert answer.status_code == 403, path
+        assert not any(secret in answer.text for secret in SECRETS)
+    # bob reads his own seat's log.
+    assert "bee says hello" in site.get("/api/matches/arena-000001/logs/obplayer", "bob").text
+
+
+@pytest.mark.parametrize("who", ["alice", "organiser"])
+def test_the_author_and_the_organiser_read_everything(site: Site, who: str) -> None:
+    ids = seed(site)
+    version = site.get(f"/api/versions/{ids['failed']}", who).json()
+    assert version["reason"] == "SECRET-REASON"
+    assert version["advice"] == ["SECRET-ADVICE", "flush after each line"]
+    assert version["steps"][0]["verdict"] == "SECRET-VERDICT"
+    assert site.get(f"/api/versions/{ids['failed']}/steps/build", who).json()["log"] == (
+        "SECRET-BUILD-LOG"
+    )
+    log = site.get("/api/matches/arena-000001/logs/xcplayer", who).json()
+    assert log["log"] == "ace says SECRET-LOG\n" and not log["truncated"]
+    bot = site.get("/api/bots/ace", who).json()
+    assert [v["number"] for v in bot["versions"]] == [2, 1]
+    assert bot["versions"][1]["reason"] == "SECRET-REASON"
+
+
+def test_unknown_things_are_404_in_json(site: Site) -> None:
+    seed(site)
+    for path in [
+        "/api/bots/nobody",
+        "/api/versions/999",
+        f"/api/versions/{10**30}",
+        "/api/versions/1/steps/validate",
+        "/api/matches/arena-999",
+        "/api/matches/arena-000001/logs/nobody",
+        "/api/matches?bot=nobody",
+        "/api/nothing",
+    ]:
+        answer = site.get(path, "organiser")
+        assert answer.status_code == 404, path
+        assert answer.json().keys() == {"error"}
+
+
+def test_me_names_the_author_and_their_bots(site: Site) -> None:
+    seed(site)
+    assert site.get("/api/me", "bob").json() == {
+        "name": "bob",
+        "organiser": False,
+        "bots": ["bee", "cub"],
+    }
+    assert site.get("/api/me", "organiser").json()["organiser"] is True
+
+
+def test_leaderboard_best_first_with_intervals_and_unrated_last(site: Site) -> None:
+    seed(site)
+    board = site.get("/api/leaderboard").json()["leaderboard"]
+    assert [(e["rank"], e["bot"], e["version"], e["author"]) for e in board] == [
+        (1, "bee", 1, "bob"),
+        (2, "ace", 2, "alice"),
+        (None, "cub", 1, "bob"),
+    ]
+    assert board[1]["interval"] == [-20.0, 40.0]
+    assert (board[1]["matches"], board[1]["faults"], board[1]["state"]) == (4, 1, "rated")
+
+
+def test_a_private_leaderboard_needs_a_token(make_arena: ArenaMaker) -> None:
+    for site in make_site(make_arena, public=False):
+        assert site.get("/api/leaderboard").status_code == 401
+        assert site.get("/api/leaderboard", "bob").json() == {"leaderboard": []}
+
+
+def test_matches_are_filtered_by_bot_and_their_limit_capped(site: Site) -> None:
+    seed(site)
+    first = site.get("/api/matches?bot=ace", "bob").json()["matches"]
+    assert [m["key"] for m in first] == ["arena-000001"]
+    assert [(s["bot"], s["points"]) for s in first[0]["seats"]] == [("ace", 0.0), ("bee", 100.0)]
+    assert site.get("/api/matches?bot=cub", "bob").json() == {"matches": []}
+    full = site.get("/api/matches/arena-000001", "bob").json()
+    assert full["transcript"] == {"match_id": "arena-000001"}
+    with site.arena.database.session() as session:
+        version = session.query(Version).filter_by(number=1, state="placing").one()
+        for number in range(2, 260):
+            match = Match(key=f"arena-{number:06}", game="ticblock", seed=number, state="done")
+            match.seats = [Seat(index=0, role="xcplayer", version_id=version.id)]
+            session.add(match)
+    assert len(site.get("/api/matches?limit=100000", "bob").json()["matches"]) == 200
+    assert len(site.get("/api/matches?limit=3", "bob").json()["matches"]) == 3
+    for bad in ["0", "-1", "x", "9" * 50]:
+        answer = site.get(f"/api/matches?limit={bad}", "bob")
+        assert answer.status_code == 400 and "limit" in answer.json()["error"]
+
+
+def test_a_submission_is_stored_queued_and_told_to_the_intake(site: Site) -> None:
+    answer = site.post("/api/bots/newbot/versions", "alice", content=b"archive bytes")
+    assert answer.status_code == 202
+    shown = answer.json()
+    assert (shown["number"], shown["state"]) == (1, "queued")
+    assert site.ladder.submitted == [shown["id"]]
+    assert site.arena.archive(shown["id"]).read_bytes() == b"archive bytes"
+    assert site.get(shown["url"], "alice").json()["state"] == "queued"
+    again = site.post("/api/bots/newbot/versions", "alice", content=b"more").json()
+    assert again["number"] == 2
+    assert site.get("/api/me", "alice").json()["bots"] == ["newbot"]
+
+
+def test_another_authors_bot_name_is_refused(site: Site) -> None:
+    seed(site)
+    answer = site.post("/api/bots/ace/versions", "bob", content=b"mine now")
+    assert answer.status_code == 403 and "another author's" in answer.json()["error"]
+    assert site.ladder.submitted == []
+    bad = site.post("/api/bots/..%2Fetc/versions", "bob", content=b"x")
+    assert bad.status_code in (400, 404) and bad.json().keys() == {"error"}
+    assert site.post("/api/bots/-x/versions", "bob", content=b"x").status_code == 400
+
+
+def test_an_archive_past_the_cap_is_413_declared_or_streamed(site: Site) -> None:
+    big = b"x" * (2 * 1024 * 1024)
+    assert site.post("/api/bots/big/versions", "alice", content=big).status_code == 413
+
+    def chunks() -> Iterator[bytes]:
+        # No length declared: counted as it comes.
+        for _ in range(64):
+            yield b"x" * 32768
+
+    answer = site.post("/api/bots/big/versions", "alice", content=chunks())
+    assert answer.status_code == 413 and "larger than" in answer.json()["error"]
+    assert site.post("/api/bots/big/versions", "alice", content=b"").status_code == 400
+    assert site.ladder.submitted == []
+    assert not list((site.arena.directory / "submissions").iterdir())
+
+
+def test_submissions_past_the_hourly_cap_are_429_with_when_they_free(site: Site) -> None:
+    for number in range(3):
+        assert site.post(f"/api/bots/b{number}/versions", "alice", content=b"a").status_code == 202
+    answer = site.post("/api/bots/b0/versions", "alice", content=b"a")
+    assert answer.status_code == 429
+    assert 3000 < int(answer.headers["Retry-After"]) <= 3600
+    assert "3 submissions in the last hour" in answer.json()["error"]
+    # Another author's hour is their own.
+    assert site.post("/api/bots/bobs/versions", "bob", content=b"a").status_code == 202
+
+
+def test_the_organiser_pauses_resumes_suspends_and_reinstates(site: Site) -> None:
+    seed(site)
+    for path in ["/api/ladder/pause", "/api/ladder/resume", "/api/bots/ace/suspend"]:
+        assert site.post(path, "alice").status_code == 403
+    assert site.ladder.paused == []
+    assert site.post("/api/ladder/pause", "organiser").json()["ladder"]["paused"] is True
+    assert site.post("/api/ladder/resume", "organiser").json()["ladder"]["paused"] is False
+    assert site.ladder.paused == [True, False]
+    assert site.get("/api/status", "bob").json()["intake"] == {
+        "queued": 0,
+        "building": 0,
+        "validating": 0,
+    }
+
+    answer = site.post("/api/bots/ace/suspend", "organiser", json={"reason": "floods\nthe log"})
+    assert answer.json() == {"bot": "ace", "version": 2, "state": "suspended"}
+    shown = site.get("/api/bots/ace", "alice").json()["versions"][0]
+    assert shown["reason"] == "suspended by the organiser: floods the log"
+    assert site.post("/api/bots/ace/suspend", "organiser").status_code == 409
+    assert site.post("/api/bots/ace/reinstate", "organiser").json()["state"] == "rated"
+    assert site.post("/api/bots/cub/reinstate", "organiser").status_code == 409
+    assert site.post("/api/bots/nobody/suspend", "organiser").status_code == 404
+    assert site.ladder.changed == 2

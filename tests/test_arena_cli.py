@@ -1,0 +1,191 @@
+"""`referee arena`: init, author add, serve as a process stopped by SIGTERM, and the clients'
+one-line refusals."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import signal
+import subprocess
+import sys
+import tarfile
+import threading
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from sqlalchemy import select
+from typer.testing import CliRunner
+
+from referee.arena.db import Author
+from referee.arena.home import open_arena
+from referee.arena.tokens import token_hash
+from referee.cli import app
+from tests.conftest import ROOT
+
+runner = CliRunner()
+TOKEN_LINE = re.compile(r"token \(shown once, kept only as its hash\): (\S+)$")
+# What a started process may take to listen, or to stop, on a loaded machine.
+DEADLINE_S = 90
+
+
+def token_of(output: str) -> str:
+    found = TOKEN_LINE.search(output.strip().splitlines()[-1])
+    assert found is not None, output
+    return found.group(1)
+
+
+def one_error(args: list[str]) -> str:
+    """The one line on standard error of a command refused with exit code 2."""
+    result = runner.invoke(app, args)
+    assert result.exit_code == 2, result.output
+    assert result.stdout == ""
+    (line,) = result.stderr.splitlines()
+    assert line.startswith("referee: error: ")
+    return line
+
+
+@pytest.fixture
+def arena(tmp_path: Path, database_url: str | None) -> tuple[Path, str]:
+    """An arena made by `referee arena init`, on SQLite and on PostgreSQL: its directory and
+    the organiser's token."""
+    directory = tmp_path / "arena"
+    database = [] if database_url is None else ["--database", database_url]
+    result = runner.invoke(app, ["arena", "init", str(directory), *database])
+    assert result.exit_code == 0, result.output
+    assert f"arena: {directory}" in result.stdout
+    return directory, token_of(result.stdout)
+
+
+def test_init_and_author_add_print_tokens_kept_only_as_hashes(arena: tuple[Path, str]) -> None:
+    directory, organiser = arena
+    result = runner.invoke(app, ["arena", "author", "add", str(directory), "ada"])
+    assert result.exit_code == 0, result.output
+    ada = token_of(result.stdout)
+    assert ada != organiser
+    opened = open_arena(directory)
+    try:
+        with opened.database.session() as session:
+            rows = {author.name: author.token_hash for author in session.scalars(select(Author))}
+    finally:
+        opened.close()
+    assert rows == {"organiser": token_hash(organiser), "ada": token_hash(ada)}
+    if opened.database.url.startswith("sqlite"):
+        stored = b"".join(path.read_bytes() for path in sorted(directory.glob("arena.db*")))
+        assert stored and not any(token.encode() in stored for token in (organiser, ada))
+
+
+def test_bad_inputs_are_one_line_and_exit_2(arena: tuple[Path, str], tmp_path: Path) -> None:
+    directory, _ = arena
+    assert "already an arena" in one_error(["arena", "init", str(directory)])
+    runner.invoke(app, ["arena", "author", "add", str(directory), "ada"])
+    assert "already in this arena" in one_error(["arena", "author", "add", str(directory), "ada"])
+    assert "not an arena" in one_error(["arena", "author", "add", str(tmp_path / "none"), "x"])
+    assert "not an arena" in one_error(["arena", "serve", str(tmp_path / "none")])
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("name: bad\ngames: [ticblock]\narena:\n  pairing: nearest\n")
+    line = one_error(["arena", "init", str(tmp_path / "other"), "--config", str(bad)])
+    assert re.search(r"arena\.yaml:4\b.*pairing", line), line
+
+
+def test_the_clients_refuse_bad_inputs_before_sending(tmp_path: Path) -> None:
+    bot = tmp_path / "bot"
+    bot.mkdir()
+    (bot / "bot.yaml").write_text("name: mybot\nrun: ./bot\n")
+    url = "http://127.0.0.1:9"
+    assert "must agree" in one_error(
+        ["arena", "submit", url, str(bot), "--token", "t", "--name", "other"]
+    )
+    assert "no such directory" in one_error(
+        ["arena", "submit", url, str(tmp_path / "none"), "--token", "t"]
+    )
+    archive = tmp_path / "bot.tgz"
+    archive.write_bytes(b"not much")
+    assert "--name" in one_error(["arena", "submit", url, str(archive), "--token", "t"])
+    assert "not an arena's URL" in one_error(["arena", "status", "ftp://x", "--token", "t"])
+    assert "not one an arena gives" in one_error(["arena", "status", url, "--token", "a\nb"])
+    assert "cannot reach" in one_error(["arena", "status", url, "--token", "t"])
+
+
+@pytest.fixture
+def served(arena: tuple[Path, str]) -> Iterator[tuple[Path, str, str, subprocess.Popen[str]]]:
+    """`referee arena serve` on a free port: the arena's directory, its URL, the organiser's
+    token, the process."""
+    directory, organiser = arena
+    process = subprocess.Popen(
+        [sys.executable, "-m", "referee", "arena", "serve", str(directory), "--port", "0"],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    urls: list[str] = []
+    listening = threading.Event()
+
+    def read() -> None:
+        assert process.stdout is not None
+        for line in process.stdout:
+            found = re.search(r"listening on (http://\S+)$", line.strip())
+            if found:
+                urls.append(found.group(1))
+                listening.set()
+        listening.set()
+
+    threading.Thread(target=read, daemon=True).start()
+    try:
+        assert listening.wait(DEADLINE_S) and urls, "the arena did not say where it listens"
+        yield directory, urls[0], organiser, process
+    finally:
+        if process.poll() is None:
+            process.kill()
+        process.wait(DEADLINE_S)
+
+
+def test_serve_answers_and_stops_cleanly_on_sigterm(
+    served: tuple[Path, str, str, subprocess.Popen[str]],
+) -> None:
+    directory, url, organiser, process = served
+    request = urllib.request.Request(
+        f"{url}/api/me", headers={"Authorization": f"Bearer {organiser}"}
+    )
+    with urllib.request.urlopen(request, timeout=DEADLINE_S) as answer:
+        assert json.loads(answer.read()) == {"name": "organiser", "organiser": True, "bots": []}
+
+    result = runner.invoke(
+        app, ["arena", "status", url, "--json"], env={"REFEREE_TOKEN": organiser}
+    )
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout) == {"author": "organiser", "bots": [], "leaderboard": []}
+    line = one_error(["arena", "status", url, "--token", "not-a-token"])
+    assert "401" in line and "unknown token" in line
+
+    # A submission followed to its end: refused by the intake, so exit 1 with the reason.
+    added = runner.invoke(app, ["arena", "author", "add", str(directory), "ada"])
+    ada = token_of(added.stdout)
+    archive = directory.parent / "bot.tgz"
+    with tarfile.open(archive, "w:gz") as tar:
+        manifest = b"name: somebody-else\nrun: ./bot\n"
+        info = tarfile.TarInfo("bot.yaml")
+        info.size = len(manifest)
+        tar.addfile(info, io.BytesIO(manifest))
+    result = runner.invoke(
+        app, ["arena", "submit", url, str(archive), "--name", "adabot", "--token", ada]
+    )
+    assert result.exit_code == 1, result.output
+    assert result.stdout.splitlines()[0] == "adabot.1: failed"
+    assert "reason: bot.yaml: name 'somebody-else'" in result.stdout
+    assert "adabot: version 1 submitted" in result.stderr
+    # Now adabot is ada's: the organiser may not submit it.
+    line = one_error(
+        ["arena", "submit", url, str(archive), "--name", "adabot", "--token", organiser]
+    )
+    assert "403" in line and "another author's" in line
+
+    process.send_signal(signal.SIGTERM)
+    assert process.wait(DEADLINE_S) == 0
+    assert process.stderr is not None
+    said = process.stderr.read()
+    assert "Traceback" not in said
+    assert said.strip().endswith("stopped")
