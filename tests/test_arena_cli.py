@@ -8,9 +8,7 @@ import json
 import re
 import signal
 import subprocess
-import sys
 import tarfile
-import threading
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,12 +21,10 @@ from referee.arena.db import Author
 from referee.arena.home import open_arena
 from referee.arena.tokens import token_hash
 from referee.cli import app
-from tests.conftest import ROOT
+from tests.arena.serving import DEADLINE_S, serving
 
 runner = CliRunner()
 TOKEN_LINE = re.compile(r"token \(shown once, kept only as its hash\): (\S+)$")
-# What a started process may take to listen, or to stop, on a loaded machine.
-DEADLINE_S = 90
 
 
 def token_of(output: str) -> str:
@@ -87,7 +83,7 @@ def test_bad_inputs_are_one_line_and_exit_2(arena: tuple[Path, str], tmp_path: P
     bad = tmp_path / "bad.yaml"
     bad.write_text("name: bad\ngames: [ticblock]\narena:\n  pairing: nearest\n")
     line = one_error(["arena", "init", str(tmp_path / "other"), "--config", str(bad)])
-    assert re.search(r"arena\.yaml:4\b.*pairing", line), line
+    assert re.search(r"bad\.yaml:4\b.*pairing", line), line
 
 
 def test_the_clients_refuse_bad_inputs_before_sending(tmp_path: Path) -> None:
@@ -114,33 +110,8 @@ def served(arena: tuple[Path, str]) -> Iterator[tuple[Path, str, str, subprocess
     """`referee arena serve` on a free port: the arena's directory, its URL, the organiser's
     token, the process."""
     directory, organiser = arena
-    process = subprocess.Popen(
-        [sys.executable, "-m", "referee", "arena", "serve", str(directory), "--port", "0"],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    urls: list[str] = []
-    listening = threading.Event()
-
-    def read() -> None:
-        assert process.stdout is not None
-        for line in process.stdout:
-            found = re.search(r"listening on (http://\S+)$", line.strip())
-            if found:
-                urls.append(found.group(1))
-                listening.set()
-        listening.set()
-
-    threading.Thread(target=read, daemon=True).start()
-    try:
-        assert listening.wait(DEADLINE_S) and urls, "the arena did not say where it listens"
-        yield directory, urls[0], organiser, process
-    finally:
-        if process.poll() is None:
-            process.kill()
-        process.wait(DEADLINE_S)
+    with serving(directory) as served:
+        yield directory, served.url, organiser, served.process
 
 
 def test_serve_answers_and_stops_cleanly_on_sigterm(

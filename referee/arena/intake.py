@@ -48,6 +48,8 @@ from referee.validate.run import validate
 logger = logging.getLogger(__name__)
 # How often the loop looks for queued versions when it is not told of one.
 POLL_S = 1.0
+# The last lines of a failed build's output that the author is shown with the reason.
+BUILD_ADVICE_LINES = 5
 
 
 class _Failed(Exception):
@@ -161,7 +163,10 @@ class Intake:
                 result = await build(directory, manifest.build, arena.config.build, log)
                 step.log = _read_log(log)
                 if not result.passed:
-                    raise _Failed(f"the build failed: {result.verdict}")
+                    # What the compiler said is what the author needs; its last lines here.
+                    said = [line for line in result.log_tail.splitlines() if line.strip()]
+                    advice = "\n".join(f"build: {line}" for line in said[-BUILD_ADVICE_LINES:])
+                    raise _Failed(f"the build failed: {result.verdict}", advice)
                 step.passed(result.verdict)
         self._set_state(submitted.id, VersionState.VALIDATING)
         with self._step(submitted.id, StepKind.VALIDATE) as step:
