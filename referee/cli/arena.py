@@ -16,6 +16,7 @@ from referee.arena.ladder import LadderObserver
 from referee.arena.service import serve as serve_arena
 from referee.cli.failures import EXIT_FAILED, user_errors
 from referee.cli.help import PlainCommand
+from referee.cli.sandbox import prepare_sandbox
 from referee.errors import RefereeError
 from referee.tournaments.cluster import Workers
 
@@ -135,10 +136,7 @@ def serve(
     venue = None
     if workers is not None or cluster is not None:
         venue = Workers(count=workers or 0, address=cluster)
-    # Imported here: the commands module imports this one to register it.
-    from referee.cli.commands import _prepare_sandbox
-
-    _prepare_sandbox()
+    prepare_sandbox()
     # Absolute: the bots' directories are named from it, and run where the jail puts them.
     arena = open_arena(directory.resolve())
 

@@ -29,6 +29,7 @@ from referee.cli.failures import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERRUPTED
 from referee.cli.failures import say_error as _error
 from referee.cli.failures import user_errors as _user_errors
 from referee.cli.help import PlainCommand
+from referee.cli.sandbox import prepare_sandbox
 from referee.clock import Clocks, ggp_seconds
 from referee.errors import ConfigError, ConformanceFileError, RefereeError, TranscriptError
 from referee.games import GAMES, Game, StateLimits, get_game
@@ -58,7 +59,7 @@ from referee.records.signing import (
 from referee.records.transcript import read_json, read_transcript, transcript_files
 from referee.report.live import with_fresh_report
 from referee.report.site import REPORT_DIRECTORY, write_report
-from referee.sandbox.isolation import machine_protections, remove_left_behind
+from referee.sandbox.isolation import machine_protections
 from referee.sandbox.limits import Limits
 from referee.tournaments.config import load_config
 from referee.tournaments.results import directory_standings, result_files
@@ -257,13 +258,6 @@ def _open_trace(stack: contextlib.ExitStack, path: Path | None) -> Trace | None:
         raise ConfigError(f"--trace {path}: cannot write: {error.strerror}") from None
     stack.callback(trace.close)
     return trace
-
-
-def _prepare_sandbox() -> None:
-    """Before any player starts: clean up after killed referees; say what cannot be protected."""
-    remove_left_behind()
-    for reason in machine_protections().why_not:
-        typer.echo(f"referee: warning: {reason}", err=True)
 
 
 def _fresh_seed(seed: int | None) -> int:
@@ -476,7 +470,7 @@ def play(
             for role, spec in zip(found.roles, seats, strict=True)
         ]
         on_step = present.step_printer(found, show)
-        _prepare_sandbox()
+        prepare_sandbox()
         setup = MatchSetup(match_id, found, players, clocks, policy, seed, ponder=ponder)
         transcript = _run(
             play_fresh(setup, out, key, on_step),
@@ -589,7 +583,7 @@ def tournament(
         ):
             raise typer.Exit(EXIT_FAILED)
     key, created = results_key(settings.output, signing_key)
-    _prepare_sandbox()
+    prepare_sandbox()
     bar = present.TournamentProgress(settings)
     with contextlib.ExitStack() as stack:
         tracer = _open_trace(stack, trace or settings.trace)
@@ -707,7 +701,7 @@ def validate_command(
         ggp_seconds(clocks)
     if keep is not None:
         check_writable_dir(keep, "--keep")
-    _prepare_sandbox()
+    prepare_sandbox()
     with contextlib.ExitStack() as stack:
         tracer = _open_trace(stack, trace)
         workdir = keep or Path(
@@ -1006,7 +1000,7 @@ def serve(
     spec = replace(spec, limits=limits)
     player_name = name or Path(spec.argv[-1]).stem
     check_writable_dir(logs, "--logs")
-    _prepare_sandbox()
+    prepare_sandbox()
     with contextlib.ExitStack() as stack:
         tracer = _open_trace(stack, trace)
         channel = trace_channel(tracer, player_name)
