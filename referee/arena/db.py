@@ -265,7 +265,15 @@ def _engine(url: str) -> Engine:
             return engine
         return create_engine(url, pool_pre_ping=True)
     except (SQLAlchemyError, ImportError, ValueError) as error:
-        raise ArenaError(f"database {_shown(url)}: {error}") from None
+        raise ArenaError(f"database {_shown(url)}: {database_problem(error)}") from None
+
+
+def database_problem(error: Exception) -> str:
+    """What went wrong with a database, in one line: the driver's own first line, without
+    SQLAlchemy's wrapping, its statement or its link to a page of background."""
+    cause = getattr(error, "orig", None) or error
+    lines = [line.strip() for line in str(cause).splitlines() if line.strip()]
+    return f"{type(cause).__name__}: {lines[0] if lines else 'no detail'}"
 
 
 def _sqlite_pragmas(connection: Any, _record: Any) -> None:
@@ -295,7 +303,7 @@ def upgrade(url: str) -> None:
     try:
         command.upgrade(config, "head")
     except SQLAlchemyError as error:
-        raise ArenaError(f"database {_shown(url)}: {error.__class__.__name__}: {error}") from None
+        raise ArenaError(f"database {_shown(url)}: {database_problem(error)}") from None
 
 
 def open_database(url: str) -> Database:

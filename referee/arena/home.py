@@ -25,7 +25,7 @@ from sqlalchemy.exc import IntegrityError
 from referee.arena.config import ArenaConfig, load_arena_config, parse_arena_config
 from referee.arena.db import Author, Database, open_database
 from referee.arena.tokens import new_token, token_hash
-from referee.errors import ArenaError, ConfigError
+from referee.errors import ArenaError, ConfigError, RefereeError
 from referee.records.signing import SigningKey, results_key
 
 CONFIG_FILE = "arena.yaml"
@@ -114,8 +114,11 @@ def init_arena(directory: Path, config: Path | None = None, database: str | None
     except ConfigError:
         _unmake(directory, made)
         raise
-    url = database or sqlite_url(directory)
-    db = open_database(url)
+    try:
+        db = open_database(database or sqlite_url(directory))
+    except RefereeError:
+        _unmake(directory, made)
+        raise
     try:
         results_key(directory / "results", directory / KEY_FILE)
         token = _add(db, ORGANISER, organiser=True)
@@ -131,7 +134,8 @@ def _unmake(directory: Path, made: bool) -> None:
     if made:
         shutil.rmtree(directory, ignore_errors=True)
         return
-    (directory / CONFIG_FILE).unlink(missing_ok=True)
+    for name in (CONFIG_FILE, SQLITE_FILE, f"{SQLITE_FILE}-wal", f"{SQLITE_FILE}-shm"):
+        (directory / name).unlink(missing_ok=True)
     for sub in ("results", "submissions", "bots"):
         with contextlib.suppress(OSError):
             (directory / sub).rmdir()

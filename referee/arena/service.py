@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-import os
 import signal
 import socket
 from collections.abc import Callable, Iterator
@@ -120,7 +119,8 @@ def _listen(host: str, port: int) -> socket.socket:
         family = socket.AF_INET6 if ":" in host else socket.AF_INET
         return socket.create_server((host, port), family=family, reuse_port=False, backlog=128)
     except OSError as error:
-        reason = os.strerror(error.errno) if error.errno else str(error)
+        # A name that does not resolve has a negative errno, which os.strerror does not know.
+        reason = error.strerror or str(error)
         raise ArenaError(f"cannot listen on {host}:{port}: {reason}") from None
 
 
