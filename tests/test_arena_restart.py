@@ -24,6 +24,7 @@ from sqlalchemy import func, select
 
 from referee.arena.db import Author, Bot, Match, MatchState, Seat, Version, VersionState
 from referee.arena.home import Arena
+from referee.records.transcript import read_transcript
 from tests.arena_databases import ArenaMaker
 from tests.conftest import ROOT
 from tests.referees import MISBEHAVING
@@ -308,6 +309,8 @@ def test_killed_twice_while_playing_the_arena_loses_nothing_and_plays_on(
     # Each transcript on disk is a done match's, and each done match has one.
     on_disk = {path.stem for path in arena.results.glob("*.json")}
     assert on_disk == finished
+    # Played to their end, those a stop cut too: none recorded from an unfinished transcript.
+    assert all(read_transcript(arena.results / f"{key}.json").complete for key in finished)
     assert counted == seats and set(seats) == set(versions)
 
     verified = subprocess.run(
