@@ -137,6 +137,7 @@ class Served:
         assert self.process.wait(DEADLINE_S) == 0
         said = self.stderr.read_text()
         assert "Traceback" not in said and said.strip().endswith("stopped"), said
+        assert "ladder: ladder:" not in said, said
         wait_for(lambda: not alive(set(), script), "the players of the stopped arena to end")
         return keys(arena, MatchState.RUNNING)
 
