@@ -100,7 +100,7 @@ class _Said(LadderObserver):
     """The ladder's notes and suspensions, on standard error."""
 
     def noted(self, line: str) -> None:
-        typer.echo(f"ladder: {line}", err=True)
+        typer.echo(line, err=True)  # the ladder's lines say they are the ladder's
 
     def suspended(self, player: str, reason: str) -> None:
         typer.echo(f"ladder: {player} suspended: {reason}", err=True)

@@ -1,0 +1,328 @@
+"""`referee arena serve` killed with SIGKILL while its matches run, twice, and started again:
+nothing of it is left running, every finished match is recorded once with its verifying
+transcript, the matches that were running are played again, and the ladder goes on."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from sqlalchemy import func, select
+
+from referee.arena.db import Author, Bot, Match, MatchState, Seat, Version, VersionState
+from referee.arena.home import Arena
+from referee.records.transcript import read_transcript
+from tests.arena_databases import ArenaMaker
+from tests.conftest import ROOT
+from tests.referees import MISBEHAVING
+
+REFEREE = Path(sys.executable).parent / "referee"
+# What a state may take to come on a loaded machine: a start, twenty matches, an exit.
+DEADLINE_S = 120
+# Matches each start of the arena plays before it is stopped.
+MATCHES_PER_START = 20
+CONFIG = """\
+name: restart-test
+games: [ticblock]
+start_clock: 5000
+play_clock: 1000
+policy: forfeit
+openings: 2
+concurrency: 2
+arena:
+  placement_matches: 2
+"""
+LISTENING = re.compile(r"listening on (http://\S+)$", re.MULTILINE)
+
+
+def add_bots(arena: Arena, script: str) -> list[int]:
+    """Four versions of four bots, straight to `placing`, each a copy of the tests' random
+    player (in a mode that never comes) under `script`, a name no other process has."""
+    ids = []
+    for name in ("ann", "bob", "cat", "dan"):
+        with arena.database.session() as session:
+            version = Version(
+                bot=Bot(author=session.scalar(select(Author)), name=name),
+                number=1,
+                state=VersionState.PLACING,
+                run=f"/usr/bin/python3 {script} exit --at 1000000000",
+                archive_sha256="0" * 64,
+            )
+            session.add(version)
+            session.flush()
+            ids.append(version.id)
+        directory = arena.bot_directory(ids[-1])
+        directory.mkdir(parents=True)
+        shutil.copy(MISBEHAVING, directory / script)
+    return ids
+
+
+@dataclass
+class Served:
+    """`referee arena serve DIR --port 0`, its real command line, in a session of its own."""
+
+    process: subprocess.Popen[bytes]
+    url: str
+    stderr: Path
+
+    @classmethod
+    def start(cls, directory: Path, run: int) -> Served:
+        out, err = directory.parent / f"serve{run}.out", directory.parent / f"serve{run}.err"
+        with out.open("wb") as stdout, err.open("wb") as stderr:
+            process = subprocess.Popen(
+                [str(REFEREE), "arena", "serve", str(directory), "--port", "0"],
+                cwd=ROOT,
+                stdin=subprocess.DEVNULL,
+                stdout=stdout,
+                stderr=stderr,
+                start_new_session=True,
+            )
+        try:
+            wait_for(
+                lambda: LISTENING.search(out.read_text()) is not None or process.poll() is not None,
+                "the arena to listen",
+            )
+            found = LISTENING.search(out.read_text())
+            assert found is not None, f"the arena did not listen: {err.read_text()}"
+        except BaseException:
+            process.kill()
+            process.wait()
+            raise
+        return cls(process, found.group(1), err)
+
+    def hold(self, arena: Arena) -> None:
+        """Stopped (SIGSTOP) at a moment the database shows a match running."""
+        while True:
+            self.process.send_signal(signal.SIGSTOP)
+            # The signal is sent, not yet taken: each thread stops when it is next scheduled.
+            wait_for(lambda: stopped(self.process.pid), "the arena to stop")
+            if keys(arena, MatchState.RUNNING):
+                return
+            self.process.send_signal(signal.SIGCONT)
+            wait_for(lambda: bool(keys(arena, MatchState.RUNNING)), "a match running")
+
+    def kill(self, arena: Arena, script: str) -> set[str]:
+        """SIGKILL while matches run; then nothing of it may be left, its players first.
+        The keys of the matches it left running."""
+        self.hold(arena)
+        before = descendants(self.process.pid)
+        players = [p for p in before if p.args[1:2] and p.args[1].endswith(f"/{script}")]
+        assert len(players) >= 2, before
+        self.process.kill()
+        assert self.process.wait(DEADLINE_S) == -signal.SIGKILL
+        wait_for(lambda: not alive(before, script), "what the killed arena left to end")
+        return keys(arena, MatchState.RUNNING)
+
+    def terminate(self, arena: Arena, script: str, in_flight: bool) -> set[str]:
+        """A clean stop by SIGTERM (sent while matches run if `in_flight`): exit 0, nothing
+        said but its stop, none of its players left. The keys of the matches it left running,
+        as the service says it does."""
+        if in_flight:
+            self.hold(arena)
+        self.process.send_signal(signal.SIGTERM)
+        self.process.send_signal(signal.SIGCONT)
+        assert self.process.wait(DEADLINE_S) == 0
+        said = self.stderr.read_text()
+        assert "Traceback" not in said and said.strip().endswith("stopped"), said
+        assert "ladder: ladder:" not in said, said
+        wait_for(lambda: not alive(set(), script), "the players of the stopped arena to end")
+        return keys(arena, MatchState.RUNNING)
+
+    def post(self, path: str, token: str) -> None:
+        request = urllib.request.Request(
+            f"{self.url}{path}", method="POST", headers={"Authorization": f"Bearer {token}"}
+        )
+        with urllib.request.urlopen(request, timeout=DEADLINE_S) as answer:
+            assert answer.status == 200
+
+
+def wait_for(condition: Callable[[], bool], what: str) -> None:
+    deadline = time.monotonic() + DEADLINE_S
+    while not condition():
+        assert time.monotonic() < deadline, f"not within {DEADLINE_S} s: {what}"
+        time.sleep(0.1)
+
+
+def stopped(pid: int) -> bool:
+    """Whether every thread of `pid` is stopped by a signal."""
+    states = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        with contextlib.suppress(OSError):
+            states.append((task / "stat").read_bytes().rsplit(b")", 1)[1].split()[0])
+    return bool(states) and all(state == b"T" for state in states)
+
+
+def keys(arena: Arena, state: MatchState) -> set[str]:
+    with arena.database.session() as session:
+        return set(session.scalars(select(Match.key).where(Match.state == state)))
+
+
+@dataclass(frozen=True)
+class Proc:
+    """A process, known by its pid and start time (a pid may be taken again)."""
+
+    pid: int
+    started: int
+    parent: int
+    state: str
+    args: tuple[str, ...]
+
+
+def processes() -> dict[int, Proc]:
+    found = {}
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = Path(entry.path, "stat").read_bytes().rsplit(b")", 1)[1].split()
+            cmdline = Path(entry.path, "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        args = tuple(arg.decode(errors="replace") for arg in cmdline if arg)
+        pid = int(entry.name)
+        found[pid] = Proc(pid, int(stat[19]), int(stat[1]), stat[0].decode(), args)
+    return found
+
+
+def descendants(pid: int) -> set[Proc]:
+    """Every process under `pid`: the jails (each in a session of its own) and players."""
+    table = processes()
+    found: set[Proc] = set()
+    parents = {pid}
+    while True:
+        more = {p for p in table.values() if p.parent in parents and p not in found}
+        if not more:
+            return found
+        found |= more
+        parents = {p.pid for p in more}
+
+
+def alive(before: set[Proc], script: str) -> list[Proc]:
+    """Those of `before` still alive (zombies are gone enough), and any process running a
+    bot's `script`."""
+    return [
+        p
+        for p in processes().values()
+        if p.state != "Z" and (p in before or any(a.endswith(f"/{script}") for a in p.args))
+    ]
+
+
+def done_now(arena: Arena) -> dict[str, tuple[object, bytes]]:
+    """Each done match's key: when it was recorded, and its transcript's bytes."""
+    with arena.database.session() as session:
+        rows = session.execute(
+            select(Match.key, Match.finished_at).where(Match.state == MatchState.DONE)
+        ).all()
+    return {key: (at, (arena.results / f"{key}.json").read_bytes()) for key, at in rows}
+
+
+def play_on(arena: Arena, owed: set[str], after: int) -> None:
+    """Wait until the matches `owed` are done, and MATCHES_PER_START more than `after`."""
+
+    def played() -> bool:
+        done = keys(arena, MatchState.DONE)
+        return done >= owed and len(done) >= after + MATCHES_PER_START
+
+    wait_for(played, f"{sorted(owed)} and {MATCHES_PER_START} more matches done")
+
+
+@pytest.fixture
+def serve() -> Iterator[Callable[[Path], Served]]:
+    """Starts `referee arena serve`; whatever of it a failed test left is killed after."""
+    started: list[Served] = []
+
+    def start(directory: Path) -> Served:
+        started.append(Served.start(directory, len(started)))
+        return started[-1]
+
+    yield start
+    for served in started:
+        if served.process.poll() is None:
+            served.process.kill()
+            served.process.wait()
+
+
+def test_killed_twice_while_playing_the_arena_loses_nothing_and_plays_on(
+    make_arena: ArenaMaker, serve: Callable[[Path], Served]
+) -> None:
+    arena = make_arena(config_text=CONFIG)
+    organiser = make_arena.organiser_token(arena)
+    script = f"restart_{uuid.uuid4().hex[:12]}.py"
+    versions = add_bots(arena, script)
+    # The matches a stop left running, to be played at the next start.
+    owed: set[str] = set()
+    interrupted: set[str] = set()
+    # The matches done at each stop: never recorded or played again after.
+    seen: dict[str, tuple[object, bytes]] = {}
+    for _ in range(2):
+        served = serve(arena.directory)
+        play_on(arena, owed, len(keys(arena, MatchState.DONE)))
+        owed = served.kill(arena, script)
+        assert owed and not owed & interrupted
+        interrupted |= owed
+        seen.update(done_now(arena))
+
+    # SIGTERM while matches run: a clean exit, those in flight left running for the next start.
+    served = serve(arena.directory)
+    play_on(arena, owed, len(keys(arena, MatchState.DONE)))
+    owed = served.terminate(arena, script, in_flight=True)
+    interrupted |= owed
+    seen.update(done_now(arena))
+
+    # The organiser's end: paused, so that those in flight end, then SIGTERM.
+    served = serve(arena.directory)
+    play_on(arena, owed, len(keys(arena, MatchState.DONE)))
+    served.post("/api/ladder/pause", organiser)
+    wait_for(lambda: not keys(arena, MatchState.RUNNING), "the matches in flight to end")
+    assert not served.terminate(arena, script, in_flight=False)
+
+    final = done_now(arena)
+    assert {key: final.get(key) for key in seen} == seen
+    finished = set(final)
+    assert interrupted <= finished and not keys(arena, MatchState.RUNNING)
+    with arena.database.session() as session:
+        recorded = dict(session.execute(select(Match.key, Match.transcript)).all())
+        seats = dict(
+            session.execute(
+                select(Seat.version_id, func.count())
+                .join(Match, Match.id == Seat.match_id)
+                .where(Match.state == MatchState.DONE)
+                .group_by(Seat.version_id)
+            ).all()
+        )
+        counted = dict(session.execute(select(Version.id, Version.matches)).all())
+    assert {key: recorded[key] for key in finished} == {
+        key: f"results/{key}.json" for key in finished
+    }
+    # Each transcript on disk is a done match's, and each done match has one.
+    on_disk = {path.stem for path in arena.results.glob("*.json")}
+    assert on_disk == finished
+    # Played to their end, those a stop cut too: none recorded from an unfinished transcript.
+    assert all(read_transcript(arena.results / f"{key}.json").complete for key in finished)
+    assert counted == seats and set(seats) == set(versions)
+
+    verified = subprocess.run(
+        [str(REFEREE), "replay", str(arena.results), "--verify", "--json"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=DEADLINE_S,
+    )
+    assert verified.returncode == 0, verified.stderr
+    report = json.loads(verified.stdout)
+    assert (report["verified"], report["failed"]) == (len(finished), 0)
+    assert {Path(row["file"]).stem for row in report["files"]} == finished
+    assert {row["outcome"] for row in report["files"]} == {"verified"}
