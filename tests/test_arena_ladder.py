@@ -10,8 +10,7 @@ import re
 import shutil
 import sys
 import time
-from collections.abc import Callable, Coroutine, Iterator
-from pathlib import Path
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 import pytest
@@ -19,13 +18,14 @@ from sqlalchemy import select
 
 from referee.arena.config import FieldPlayer
 from referee.arena.db import Author, Bot, Match, MatchState, Seat, Version, VersionState
-from referee.arena.home import Arena, init_arena, open_arena
+from referee.arena.home import Arena
 from referee.arena.ladder import Ladder, LadderObserver, match_key, set_paused
 from referee.players.base import fingerprint
 from referee.records.replay import Outcome, verify_file
 from referee.tournaments.cluster import Workers
 from referee.tournaments.runner import LocalVenue, Observer
 from referee.tournaments.schedule import ScheduledMatch
+from tests.arena_databases import ArenaMaker
 from tests.referees import MISBEHAVING
 
 # The random player of the tests' zoo, which needs nothing of the referee's package (hidden
@@ -55,13 +55,9 @@ class Told(LadderObserver):
 
 
 @pytest.fixture
-def arena(tmp_path: Path) -> Iterator[Arena]:
-    config = tmp_path / "arena.yaml"
-    config.write_text(CONFIG)
-    init_arena(tmp_path / "arena", config)
-    opened = open_arena(tmp_path / "arena")
-    yield opened
-    opened.close()
+def arena(make_arena: ArenaMaker) -> Arena:
+    """An arena of the test's database, SQLite or PostgreSQL."""
+    return make_arena(config_text=CONFIG)
 
 
 def add_version(arena: Arena, bot_name: str, program: str = "random") -> int:

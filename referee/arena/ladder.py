@@ -35,6 +35,7 @@ from referee.arena.db import (
     Match,
     MatchState,
     Seat,
+    Setting,
     Version,
     VersionState,
     utcnow,
@@ -424,6 +425,13 @@ class Ladder:
         to `target` first."""
         members = the_field.members
         with self._arena.database.session() as session:
+            # Read with the claim, locked where the database can: once a pause is committed,
+            # no match is claimed, not even by a place the watch has not stopped yet.
+            paused = session.scalar(
+                select(Setting.value).where(Setting.key == PAUSED_SETTING).with_for_update()
+            )
+            if paused == "1":
+                return []
             queued = session.scalar(
                 select(func.count()).select_from(Match).where(Match.state == MatchState.QUEUED)
             )
