@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from referee.arena import build as arena_build
 from referee.arena.build import BuildResult, build
 from referee.arena.config import BuildLimits
 from referee.sandbox.isolation import machine_protections
@@ -155,3 +156,23 @@ def test_a_build_over_its_memory_is_killed_and_named(bot: Path) -> None:
     result = run(bot, script, BuildLimits(seconds=60, memory_mb=100))
     assert not result.passed
     assert result.verdict == "killed at the memory limit of 100 MiB"
+
+
+@pytest.mark.parametrize(
+    ("where", "script"),
+    [
+        # Files each under the size limit of one file, and more of them than the cap in all.
+        ("its directory", "i=0; while :; do head -c 4M /dev/zero > f$i; i=$((i+1)); done"),
+        ("its HOME", 'i=0; while :; do head -c 4M /dev/zero > "$HOME/f$i"; i=$((i+1)); done'),
+        # Empty files take no blocks but an inode each.
+        ("files", "i=0; while :; do : > e$i; i=$((i+1)); done"),
+    ],
+)
+def test_a_build_filling_the_disk_is_killed_while_it_runs(
+    bot: Path, monkeypatch: pytest.MonkeyPatch, where: str, script: str
+) -> None:
+    monkeypatch.setattr(arena_build, "DISK_MB", 32)
+    monkeypatch.setattr(arena_build, "DISK_FILES", 2000)
+    result = run(bot, script, BuildLimits(seconds=120, memory_mb=512))
+    assert not result.passed
+    assert result.verdict == "killed: it wrote more than 32 MiB or 2000 files", where

@@ -37,6 +37,10 @@ _TAIL_LINE_CHARS = 300
 # compiler forks) and what it may leave in the bot's directory.
 PROCESSES = 256
 DISK_MB = 1024
+DISK_FILES = 100_000
+# How often what a build has written is looked at.
+DISK_EVERY_S = 0.5
+FIRST = asyncio.FIRST_COMPLETED
 # How long the build's pipes may stay open once it has been killed.
 _PIPES_CLOSE_S = 5.0
 
@@ -123,7 +127,7 @@ async def build(directory: Path, command: str, limits: BuildLimits, log: Path) -
         log.write_bytes(f"cannot start the build: {error}\n".encode())
         return BuildResult(False, f"cannot start the build: {error.strerror or error}", "")
     try:
-        verdict, passed = await _watch(process, ended, output, limits)
+        verdict, passed = await _watch(process, ended, output, limits, directory)
     finally:
         await process.kill()
     log.write_bytes(output.log())
@@ -140,6 +144,7 @@ async def _watch(
     ended: asyncio.Future[ProcessEnd],
     output: _Output,
     limits: BuildLimits,
+    directory: Path,
 ) -> tuple[str, bool]:
     """Read the build's output until it ends or its time is up: its verdict, and whether it
     passed so far."""
@@ -150,13 +155,20 @@ async def _watch(
     pipes = [_Pipe(output), _Pipe(output)]
     for pipe, stream in zip(pipes, (popen.stdout, popen.stderr), strict=True):
         await loop.connect_read_pipe(lambda pipe=pipe: pipe, stream)  # type: ignore[misc]
+    # A file is capped by its size limit, the directories a build writes to only by this:
+    # what it has written is looked at while it runs, and a build past the cap is killed.
+    disk = asyncio.create_task(_over_disk((directory, process.private)))
     try:
-        end = await asyncio.wait_for(asyncio.shield(ended), limits.seconds)
-    except TimeoutError:
+        done, _ = await asyncio.wait((ended, disk), timeout=limits.seconds, return_when=FIRST)
+    finally:
+        disk.cancel()
+    if not done or disk in done:
         await process.kill()
-        verdict = f"killed at the time limit of {limits.seconds} s"
         await _closed(pipes)
-        return verdict, False
+        if not done:
+            return f"killed at the time limit of {limits.seconds} s", False
+        return f"killed: it wrote more than {DISK_MB} MiB or {DISK_FILES} files", False
+    end = ended.result()
     await process.kill()
     await _closed(pipes)
     if end.limit == "memory_mb":
@@ -168,6 +180,30 @@ async def _watch(
     if end.code < 0:
         return f"killed by signal {-end.code}", False
     return f"exit status {end.code}", end.code == 0
+
+
+async def _over_disk(directories: tuple[Path, ...]) -> None:
+    """Return once the directories hold more than DISK_MB or DISK_FILES."""
+    while True:
+        await asyncio.sleep(DISK_EVERY_S)
+        if await asyncio.to_thread(_over, directories):
+            return
+
+
+def _over(directories: tuple[Path, ...]) -> bool:
+    """Whether the blocks the directories' files take (a sparse file takes only what it
+    wrote) are more than DISK_MB, or their entries more than DISK_FILES; counting stops as
+    soon as they are."""
+    used = entries = 0
+    for directory in directories:
+        with contextlib.suppress(OSError):
+            for path in walk(directory):
+                entries += 1
+                with contextlib.suppress(OSError):
+                    used += path.lstat().st_blocks * 512
+                if used > DISK_MB * MIB or entries > DISK_FILES:
+                    return True
+    return False
 
 
 async def _closed(pipes: list[_Pipe]) -> None:

@@ -278,6 +278,11 @@ class ConfinedProcess:
                 return
 
     @property
+    def private(self) -> Path:
+        """Its private directory: its HOME and TMPDIR, removed when it ends."""
+        return self._private
+
+    @property
     def frozen(self) -> bool:
         """Whether its processes are stopped (`freeze`) until `thaw`."""
         return self._frozen
