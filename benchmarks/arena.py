@@ -56,15 +56,16 @@ from referee.errors import RefereeError
 ROOT = Path(__file__).resolve().parents[1]
 BOT = ROOT / "players" / "random_player.py"
 # The jail shows the system's directories: a bot runs the system's Python, not a venv's.
-BOT_PYTHON = "/usr/bin/python3"
+RUN = f"/usr/bin/python3 {BOT.name}"
 TARGET_RATE = 50.0
 TARGET_P95_MS = 100.0
 # Generous: the machine may be busy, and the workers take seconds to start.
 DEADLINE_S = 120.0
 POLL_S = 0.5
-# Ticblock: among the quickest games the tournaments play (docs/benchmarks.md,
-# "Tournament throughput"), and the one their benchmark of Dask workers plays.
-DEFAULT_GAME = "ticblock"
+# Among the quickest games to play (docs/benchmarks.md, "Tournament throughput"), and one of
+# turns: a match takes one core, so each of two workers on two cores plays its own. Ticblock's
+# simultaneous phase takes a core per seat, two a match: one worker on two cores.
+DEFAULT_GAME = "double-tictactoe"
 CONFIG = """\
 name: arena-bench
 games: [{game}]
@@ -171,18 +172,17 @@ class Server:
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait()
-            raise BenchError(f"referee arena serve did not stop within {DEADLINE_S:.0f} s")
+            raise BenchError(
+                f"referee arena serve did not stop within {DEADLINE_S:.0f} s"
+            ) from None
         if code != 0:
             raise BenchError(f"referee arena serve ended with exit {code}: {self.said()}")
 
 
-def make_bot(directory: Path, name: str) -> Path:
-    """A bot's directory: the sample random player and its bot.yaml."""
+def make_bot(directory: Path) -> Path:
+    """A bot's directory, with the sample random player in it."""
     directory.mkdir(parents=True)
     shutil.copy(BOT, directory / BOT.name)
-    (directory / "bot.yaml").write_text(
-        f"name: {name}\nrun: {BOT_PYTHON} {BOT.name}\n", encoding="utf-8"
-    )
     return directory
 
 
@@ -201,13 +201,13 @@ def place_bots(directory: Path, count: int) -> list[str]:
                     bot=Bot(author=author, name=name),
                     number=1,
                     state=VersionState.PLACING,
-                    run=f"{BOT_PYTHON} {BOT.name}",
+                    run=RUN,
                     archive_sha256="0" * 64,
                 )
                 session.add(version)
                 session.flush()
                 version_id = version.id
-            make_bot(arena.bot_directory(version_id), name).joinpath("bot.yaml").unlink()
+            make_bot(arena.bot_directory(version_id))
     finally:
         arena.close()
     return tokens
@@ -223,13 +223,17 @@ def submit_bots(server: Server, directory: Path, count: int, sources: Path) -> N
         arena.close()
     for index, token in enumerate(tokens):
         name = f"bot{index}"
-        found = client.submit(client.Api(server.url, token), make_bot(sources / name, name))
+        source = make_bot(sources / name)
+        (source / "bot.yaml").write_text(f"name: {name}\nrun: {RUN}\n", encoding="utf-8")
+        found = client.submit(client.Api(server.url, token), source)
         if not found.reached_ladder:
             raise BenchError(f"{name} did not reach the ladder: {found.version.get('reason')}")
         progress(f"{name}: on the ladder")
 
 
-def ask_leaderboard(url: str, stop: threading.Event, seconds: list[float], errors: list[int]) -> None:
+def ask_leaderboard(
+    url: str, stop: threading.Event, seconds: list[float], errors: list[int]
+) -> None:
     """GET /api/leaderboard back to back on one kept-alive connection until `stop`."""
     parsed = urllib.parse.urlsplit(url)
     connection = http.client.HTTPConnection(parsed.hostname, parsed.port, timeout=DEADLINE_S)
