@@ -150,3 +150,40 @@ def test_fairness_benchmark_plays_only_the_cells_asked_for() -> None:
     )  # fmt: skip
     assert report["contention"] == []
     assert [(row["percent"], row["concurrency"]) for row in report["timeouts"]] == [(50, 2)]
+
+
+def test_arena_benchmark_measures_the_ladder_and_the_leaderboard() -> None:
+    if machine_protections().jail is None:
+        reason = f"no jail on this machine: {machine_protections().why_not}"
+        pytest.fail(reason) if os.environ.get("CI") else pytest.skip(reason)
+    # Exit 1 says the target was missed: speed is not what this test is about.
+    report = benchmark_json(
+        "arena.py", "--seconds", "1", "--bots", "2", "--clients", "2", exit_codes=(0, 1)
+    )
+    alone, playing, paused = report["phases"]
+    assert [alone["name"], playing["name"], paused["name"]] == [
+        "ladder alone", "ladder + clients", "paused + clients"
+    ]  # fmt: skip
+    assert alone["matches"] > 0 and playing["matches"] > 0 and alone["latency"] is None
+    # Paused once its matches in flight had ended: none is recorded while the clients ask.
+    assert paused["matches"] == 0
+    for latency in (playing["latency"], paused["latency"]):
+        assert latency["requests"] >= 2 and latency["errors"] == 0
+        assert 0 < latency["median_ms"] <= latency["p95_ms"] <= latency["p99_ms"]
+        assert latency["p99_ms"] <= latency["max_ms"]
+    # Instant bots fault in no match; every match counted was recorded.
+    assert report["matches_faulted"] == 0
+    assert report["matches_done"] >= alone["matches"] + playing["matches"]
+    assert report["meets_target"] is (
+        playing["matches_per_s"] >= 50 and playing["latency"]["p95_ms"] < 100
+    )
+
+
+def test_arena_benchmark_refuses_a_bad_option_in_one_line() -> None:
+    script = str(ROOT / "benchmarks" / "arena.py")
+    result = subprocess.run(
+        [sys.executable, script, "--game", "chess", "--seconds", "1"],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert result.returncode == 2
+    assert result.stderr.count("\n") == 1 and "unknown game 'chess'" in result.stderr

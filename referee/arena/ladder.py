@@ -289,8 +289,8 @@ class Ladder:
         """One of the venue's places: batch after batch, until the field is stopped."""
         while not the_field.stop.is_set():
             async with self._claiming:
-                wanted = venue.batch(QUEUE_FACTOR * venue.capacity)
-                target = QUEUE_FACTOR * venue.capacity * venue.batch(1 << 30)
+                wanted = venue.batch(1 << 30)
+                target = QUEUE_FACTOR * venue.capacity * wanted
                 claimed = await asyncio.to_thread(self._claim, the_field, wanted, target)
             if not claimed:
                 await asyncio.sleep(POLL_S)  # no two versions that may meet: wait for more
@@ -303,8 +303,8 @@ class Ladder:
                     await asyncio.to_thread(self._settle, c.row)
                 await asyncio.sleep(POLL_S)
                 continue
-            for c, transcript in zip(claimed, transcripts, strict=True):
-                recorded = await asyncio.to_thread(self._record, c.row, transcript)
+            played = [(c.row, t) for c, t in zip(claimed, transcripts, strict=True)]
+            for recorded in await asyncio.to_thread(self._record, played):
                 self._took(recorded)
 
     def _took(self, recorded: _Recorded | None) -> None:
@@ -546,7 +546,8 @@ class Ladder:
             key = match.key
         transcript = self._verified(key)
         if transcript is not None:
-            self._took_later(self._record(row, transcript))
+            for recorded in self._record([(row, transcript)]):
+                self._took_later(recorded)
             return
         with self._arena.database.session() as session:
             session.execute(
@@ -555,12 +556,11 @@ class Ladder:
                 .values(state=MatchState.QUEUED, started_at=None)
             )
 
-    def _took_later(self, recorded: _Recorded | None) -> None:
+    def _took_later(self, recorded: _Recorded) -> None:
         """A match recorded outside the loop (at recovery): only its suspensions are told;
         its results are read with the others when the ladder runs."""
-        if recorded is not None:
-            for player, reason in recorded.suspended:
-                self._observer.suspended(player, reason)
+        for player, reason in recorded.suspended:
+            self._observer.suspended(player, reason)
 
     def _verified(self, key: str) -> Transcript | None:
         path = self._arena.results / f"{key}.json"
@@ -574,54 +574,64 @@ class Ladder:
             return None
         return transcript if replay(transcript).problem is None else None
 
-    def _record(self, row: int, transcript: Transcript) -> _Recorded | None:
-        """Record a match's result in one transaction; None when it was recorded before."""
+    def _record(self, played: Sequence[tuple[int, Transcript]]) -> list[_Recorded]:
+        """Record the results of a batch of matches (their rows and transcripts) in one
+        transaction: a commit and a thread's turn per batch, not per match, which the ladder's
+        rate is bound by. What each recording did; none for a match recorded before."""
+        with self._arena.database.session() as session:
+            # Loaded at once, with what recording reads of them; found by `get` below.
+            session.scalars(
+                select(Match)
+                .where(Match.id.in_([row for row, _ in played]))
+                .options(
+                    selectinload(Match.seats).selectinload(Seat.version).selectinload(Version.bot)
+                )
+            ).all()
+            found = (self._record_one(session, row, t) for row, t in played)
+            return [recorded for recorded in found if recorded is not None]
+
+    def _record_one(self, session: Session, row: int, transcript: Transcript) -> _Recorded | None:
+        """Record a match's result in `session`; None when it was recorded before."""
         arena = self._arena
-        with arena.database.session() as session:
-            match = session.get(
-                Match, row, options=[selectinload(Match.seats).selectinload(Seat.version)]
-            )
-            if match is None or match.state == MatchState.DONE:
-                return None
-            names = {seat.role: seat.version.player_name for seat in match.seats}
-            played = {s.role: s.player for s in transcript.seats if s.player != CHANCE_NAME}
-            if played != names:
-                raise ArenaError(f"{match.key}: its transcript names other players than its seats")
-            match.state = MatchState.DONE
-            match.finished_at = utcnow()
-            match.transcript = str(
-                (arena.results / f"{match.key}.json").relative_to(arena.directory)
-            )
-            match.summary = summary(transcript)
-            faulted = {fault.role for fault in transcript.faults}
-            goals = transcript.goals if transcript.complete else None
-            for seat in match.seats:
-                if goals is not None:
-                    other = next(s for s in match.seats if s is not seat)
-                    seat.points = points(goals[seat.role], goals[other.role])
-                seat.faulted = seat.role in faulted
-                version = seat.version
-                version.matches += 1
-                version.faults += seat.faulted
-                version.updated_at = match.finished_at
-                if (
-                    version.state == VersionState.PLACING
-                    and version.matches >= arena.config.placement_matches
-                ):
-                    version.state = VersionState.RATED
-            session.flush()
-            suspended = [
-                (seat.version.player_name, reason)
-                for seat in match.seats
-                if (reason := self._suspension(session, seat.version, match, transcript))
-            ]
-            first, second = sorted(match.seats, key=lambda s: s.version_id)
-            results = (
-                [(first.version_id, second.version_id, first.points)]
-                if first.points is not None
-                else []
-            )
-            return _Recorded(match.key, match.summary, results, suspended)
+        match = session.get(Match, row)
+        if match is None or match.state == MatchState.DONE:
+            return None
+        names = {seat.role: seat.version.player_name for seat in match.seats}
+        played = {s.role: s.player for s in transcript.seats if s.player != CHANCE_NAME}
+        if played != names:
+            raise ArenaError(f"{match.key}: its transcript names other players than its seats")
+        match.state = MatchState.DONE
+        match.finished_at = utcnow()
+        match.transcript = str((arena.results / f"{match.key}.json").relative_to(arena.directory))
+        match.summary = summary(transcript)
+        faulted = {fault.role for fault in transcript.faults}
+        goals = transcript.goals if transcript.complete else None
+        for seat in match.seats:
+            if goals is not None:
+                other = next(s for s in match.seats if s is not seat)
+                seat.points = points(goals[seat.role], goals[other.role])
+            seat.faulted = seat.role in faulted
+            version = seat.version
+            version.matches += 1
+            version.faults += seat.faulted
+            version.updated_at = match.finished_at
+            if (
+                version.state == VersionState.PLACING
+                and version.matches >= arena.config.placement_matches
+            ):
+                version.state = VersionState.RATED
+        suspended = [
+            (seat.version.player_name, reason)
+            for seat in match.seats
+            if (reason := self._suspension(session, seat.version, match, transcript))
+        ]
+        first, second = sorted(match.seats, key=lambda s: s.version_id)
+        results = (
+            [(first.version_id, second.version_id, first.points)]
+            if first.points is not None
+            else []
+        )
+        return _Recorded(match.key, match.summary, results, suspended)
 
     def _suspension(
         self, session: Session, version: Version, match: Match, transcript: Transcript

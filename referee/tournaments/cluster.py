@@ -15,6 +15,7 @@ the match again from the start and counts the attempts lost in its transcript.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 from collections.abc import Mapping, Sequence
@@ -192,6 +193,15 @@ class ClusterVenue:
         if played:
             seconds = sum(result.seconds for result in played) / len(played)
             self._match_s = seconds if self._match_s is None else (self._match_s + seconds) / 2
+        # In a thread: encoding, signing and syncing a transcript takes milliseconds, which
+        # the event loop, shared with a web API (the arena's), must not wait for.
+        return await asyncio.to_thread(self._write, matches, played, lost)
+
+    def _write(
+        self, matches: Sequence[ScheduledMatch], played: Sequence[Played], lost: int
+    ) -> list[Transcript]:
+        """Write each match's logs and transcript where they would be without workers."""
+        config = self._config
         transcripts = []
         for match, result in zip(matches, played, strict=False):
             # Each log where it would be without workers, and the transcript names it there.
