@@ -21,6 +21,7 @@ import asyncio
 import contextlib
 import datetime as dt
 import random
+import threading
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -166,6 +167,9 @@ class Ladder:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._wake: asyncio.Event | None = None
         self._claiming = asyncio.Lock()
+        # Claims and recordings, in their threads, one at a time: a claim then sees every
+        # suspension recorded before it, and claims no match of a version just suspended.
+        self._writing = threading.Lock()
         self._capacity = 0
         # Each pair of versions (lower id first): games and the first's points, for the fits.
         self._results: dict[tuple[int, int], tuple[float, float]] = {}
@@ -424,7 +428,7 @@ class Ladder:
         """Up to `wanted` queued matches of the field, marked running; the queue topped up
         to `target` first."""
         members = the_field.members
-        with self._arena.database.session() as session:
+        with self._writing, self._arena.database.session() as session:
             # Read with the claim, locked where the database can: once a pause is committed,
             # no match is claimed, not even by a place the watch has not stopped yet.
             paused = session.scalar(
@@ -444,12 +448,24 @@ class Ladder:
                 .order_by(Match.id)
                 .limit(wanted)
             ).all()
+            # The field as the database has it now: a version suspended, retired or taken off
+            # by the organiser since the field opened plays no more.
+            on_ladder = set(
+                session.scalars(
+                    select(Version.id).where(
+                        Version.id.in_({seat.version_id for row in rows for seat in row.seats}),
+                        Version.state.in_(list(ON_LADDER)),
+                    )
+                )
+            )
             claimed = []
             now = utcnow()
             for row in rows:
                 versions = [seat.version_id for seat in row.seats]
                 settings = the_field.settings(row.game)
-                if settings is None or any(v not in members for v in versions):
+                if settings is None or any(
+                    v not in members or v not in on_ladder for v in versions
+                ):
                     continue  # left the field since: deleted when the next one opens
                 row.state, row.started_at = MatchState.RUNNING, now
                 game = settings.game
@@ -578,7 +594,7 @@ class Ladder:
         """Record the results of a batch of matches (their rows and transcripts) in one
         transaction: a commit and a thread's turn per batch, not per match, which the ladder's
         rate is bound by. What each recording did; none for a match recorded before."""
-        with self._arena.database.session() as session:
+        with self._writing, self._arena.database.session() as session:
             # Loaded at once, with what recording reads of them; found by `get` below.
             session.scalars(
                 select(Match)
