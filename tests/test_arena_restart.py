@@ -33,10 +33,13 @@ REFEREE = Path(sys.executable).parent / "referee"
 # What a state may take to come on a loaded machine: a start, twenty matches, an exit.
 DEADLINE_S = 120
 # Matches each start of the arena plays before it is stopped.
-MATCHES_PER_START = 20
+MATCHES_PER_START = 10
+# A process's state in /proc when a v1 freezer cgroup holds it (stopped in the kernel's
+# refrigerator, uninterruptibly), or stopped.
+FROZEN = ("D", "T")
 CONFIG = """\
 name: restart-test
-games: [ticblock]
+games: [double-tictactoe]
 start_clock: 5000
 play_clock: 1000
 policy: forfeit
@@ -114,17 +117,21 @@ class Served:
             self.process.send_signal(signal.SIGCONT)
             wait_for(lambda: bool(keys(arena, MatchState.RUNNING)), "a match running")
 
-    def kill(self, arena: Arena, script: str) -> set[str]:
-        """SIGKILL while matches run; then nothing of it may be left, its players first.
-        The keys of the matches it left running."""
+    def kill(self, arena: Arena, script: str) -> tuple[set[str], set[Proc]]:
+        """SIGKILL while matches run. The keys of the matches it left running, and its
+        processes then: its players die with it, but for a seat frozen while not asked,
+        which on cgroup v1 dies only once thawed, by the next start (docs/sandbox.md)."""
         self.hold(arena)
         before = descendants(self.process.pid)
         players = [p for p in before if p.args[1:2] and p.args[1].endswith(f"/{script}")]
         assert len(players) >= 2, before
         self.process.kill()
         assert self.process.wait(DEADLINE_S) == -signal.SIGKILL
-        wait_for(lambda: not alive(before, script), "what the killed arena left to end")
-        return keys(arena, MatchState.RUNNING)
+        wait_for(
+            lambda: all(p.state in FROZEN for p in alive(before, script)),
+            "what the killed arena left to end, or to be a frozen seat",
+        )
+        return keys(arena, MatchState.RUNNING), before
 
     def terminate(self, arena: Arena, script: str, in_flight: bool) -> set[str]:
         """A clean stop by SIGTERM (sent while matches run if `in_flight`): exit 0, nothing
@@ -220,6 +227,17 @@ def alive(before: set[Proc], script: str) -> list[Proc]:
     ]
 
 
+def ended_by_the_start(left: set[Proc]) -> None:
+    """The processes a killed arena left (those of `left` alive still: the same pid, started
+    at the same time, not a zombie) are ended by the next start: nothing of it runs on."""
+    known = {(p.pid, p.started) for p in left}
+
+    def gone() -> bool:
+        return not any(p.state != "Z" and (p.pid, p.started) in known for p in processes().values())
+
+    wait_for(gone, "what the killed arena left, at the next start")
+
+
 def done_now(arena: Arena) -> dict[str, tuple[object, bytes]]:
     """Each done match's key: when it was recorded, and its transcript's bytes."""
     with arena.database.session() as session:
@@ -267,16 +285,19 @@ def test_killed_twice_while_playing_the_arena_loses_nothing_and_plays_on(
     interrupted: set[str] = set()
     # The matches done at each stop: never recorded or played again after.
     seen: dict[str, tuple[object, bytes]] = {}
+    left: set[Proc] = set()
     for _ in range(2):
         served = serve(arena.directory)
+        ended_by_the_start(left)
         play_on(arena, owed, len(keys(arena, MatchState.DONE)))
-        owed = served.kill(arena, script)
+        owed, left = served.kill(arena, script)
         assert owed and not owed & interrupted
         interrupted |= owed
         seen.update(done_now(arena))
 
     # SIGTERM while matches run: a clean exit, those in flight left running for the next start.
     served = serve(arena.directory)
+    ended_by_the_start(left)
     play_on(arena, owed, len(keys(arena, MatchState.DONE)))
     owed = served.terminate(arena, script, in_flight=True)
     interrupted |= owed
