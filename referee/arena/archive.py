@@ -74,11 +74,12 @@ def unpack(archive: Path, into: Path, caps: Caps) -> list[Path]:
     try:
         source = archive.open("rb")
     except OSError as error:
-        raise SubmissionError(f"{archive}: cannot be read: {error.strerror}") from None
+        raise SubmissionError(f"{archive.name}: cannot be read: {error.strerror}") from None
     with source:
         limit = _stream_limit(caps)
         if os.fstat(source.fileno()).st_size > limit:
-            raise SubmissionError(f"{archive}: larger than {limit} bytes")
+            # Its name alone: the author reads this, and the arena's paths are not theirs.
+            raise SubmissionError(f"{archive.name}: larger than {limit} bytes")
         head = source.read(512)
         source.seek(0)
         try:
