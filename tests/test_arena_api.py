@@ -368,12 +368,20 @@ def test_the_organiser_pauses_resumes_suspends_and_reinstates(site: Site) -> Non
         "validating": 0,
     }
 
+    def on_board() -> dict[str, str]:
+        board = site.get("/api/leaderboard", None).json()["leaderboard"]
+        return {row["bot"]: row["state"] for row in board}
+
+    assert on_board()["ace"] == "rated"
     answer = site.post("/api/bots/ace/suspend", "organiser", json={"reason": "floods\nthe log"})
     assert answer.json() == {"bot": "ace", "version": 2, "state": "suspended"}
+    # At once: the leaderboard as rendered before is not served after the organiser's change.
+    assert on_board()["ace"] == "suspended"
     shown = site.get("/api/bots/ace", "alice").json()["versions"][0]
     assert shown["reason"] == "suspended by the organiser: floods the log"
     assert site.post("/api/bots/ace/suspend", "organiser").status_code == 409
     assert site.post("/api/bots/ace/reinstate", "organiser").json()["state"] == "rated"
+    assert on_board()["ace"] == "rated"
     assert site.post("/api/bots/cub/reinstate", "organiser").status_code == 409
     assert site.post("/api/bots/nobody/suspend", "organiser").status_code == 404
     assert site.ladder.changed == 2

@@ -70,10 +70,15 @@ def me(arena: Arena, viewer: Author) -> Json:
     return {"name": viewer.name, "organiser": viewer.organiser, "bots": sorted(names)}
 
 
-def leaderboard(arena: Arena, viewer: Author | None) -> Json:
-    """The versions on the ladder, best first; those not yet rated, then the suspended, last."""
+def may_read_leaderboard(arena: Arena, viewer: Author | None) -> None:
+    """Everyone may, if the arena's leaderboard is public; else its authors: Unauthorised."""
     if viewer is None and not arena.config.public_leaderboard:
         raise Unauthorised("this arena's leaderboard is for its authors: give your token")
+
+
+def leaderboard(arena: Arena) -> Json:
+    """The versions on the ladder, best first; those not yet rated, then the suspended, last.
+    The same for every viewer who may read it (`may_read_leaderboard`)."""
     query = (
         select(Version, Bot.name, Author.name)
         .join(Bot, Version.bot_id == Bot.id)
