@@ -22,7 +22,7 @@ from referee.arena.archive import mode_of, show, special_kind, walk
 from referee.arena.config import BuildLimits
 from referee.arena.db import STEP_LOG_LIMIT
 from referee.clock import now
-from referee.sandbox.jail import SYSTEM_DIRECTORIES
+from referee.sandbox.jail import system_roots
 from referee.sandbox.limits import MIB, Limits
 from referee.sandbox.process import ConfinedProcess, ProcessEnd
 
@@ -219,7 +219,7 @@ def settle(directory: Path, max_bytes: int) -> str | None:
     system the jail shows (a virtual environment's interpreter), a fifo, a socket, a device;
     or more than `max_bytes` in all."""
     root = directory.resolve()
-    system = [Path(os.path.realpath(name)) for name in SYSTEM_DIRECTORIES]
+    system = system_roots()
     uid, gid = os.getuid(), os.getgid()
     problem: str | None = None
     total = 0

@@ -19,7 +19,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from referee.errors import ConfigError
-from referee.records.files import read_text
+from referee.records.files import read_text, yaml_problem
 from referee.tournaments.config import (
     MAX_CONFIG_BYTES,
     Locator,
@@ -137,10 +137,7 @@ class ArenaConfig:
     def field_config(self, players: Sequence[FieldPlayer], results: Path) -> TournamentConfig:
         """The tournament of the bots of the moment: what the venues play the ladder's
         matches with. Two stand-ins fill a field of fewer than two."""
-        return parse_config(self.path, self.field_text(players, results))
-
-    def field_text(self, players: Sequence[FieldPlayer], results: Path) -> str:
-        return _field_text(self.text, players, results)
+        return parse_config(self.path, _field_text(self.text, players, results))
 
 
 def load_arena_config(path: Path) -> ArenaConfig:
@@ -153,15 +150,14 @@ def parse_arena_config(path: Path, text: str) -> ArenaConfig:
         check_shape(path, text)
         root = yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        line = f":{mark.line + 1}" if mark else ""
-        problem = getattr(error, "problem", None) or str(error)
-        raise ConfigError(f"{path}{line}: not valid YAML: {problem}") from None
+        line, problem = yaml_problem(error)
+        raise ConfigError(f"{path}{line}: not valid YAML: {problem or error}") from None
     locate = Locator(path, root)
     if not isinstance(root, yaml.MappingNode):
         raise ConfigError(f"{path}: expected a mapping of settings (name, games, arena, ...)")
     section: dict[str, Any] = {}
-    blanked = text.splitlines(keepends=True)
+    lines = text.splitlines(keepends=True)
+    blanked = list(lines)
     for key, value in root.value:
         if key.value in _ARENA_OWNS:
             raise locate.error((key.value,), f"not in an arena: {_ARENA_OWNS[key.value]}")
@@ -173,7 +169,7 @@ def parse_arena_config(path: Path, text: str) -> ArenaConfig:
             raise locate.error((SECTION,), "put the arena section on lines of its own")
         for number in range(first, last + 1):
             blanked[number] = "\n"
-        section = yaml.safe_load("".join(text.splitlines(keepends=True)[first : last + 1]))
+        section = yaml.safe_load("".join(lines[first : last + 1]))
         section = section.get(SECTION) or {}
     try:
         raw = _ArenaSection.model_validate(section)

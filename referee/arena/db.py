@@ -49,6 +49,11 @@ def utcnow() -> dt.datetime:
     return dt.datetime.now(dt.UTC)
 
 
+def player_name(bot: str, number: int) -> str:
+    """A version's name as a player: its bot's name and its number, `ada-bot.3`."""
+    return f"{bot}.{number}"
+
+
 class VersionState(StrEnum):
     """Where a submitted version is: in the intake, on the ladder, or off it (and why)."""
 
@@ -168,7 +173,7 @@ class Version(Base):
     @property
     def player_name(self) -> str:
         """Its name as a player, in transcripts and standings."""
-        return f"{self.bot.name}.{self.number}"
+        return player_name(self.bot.name, self.number)
 
 
 class Step(Base):

@@ -39,6 +39,7 @@ from referee.arena.db import (
     Setting,
     Version,
     VersionState,
+    player_name,
     utcnow,
 )
 from referee.arena.home import Arena
@@ -50,7 +51,7 @@ from referee.records.replay import replay
 from referee.records.transcript import Fault, Transcript, read_signed, read_transcript
 from referee.records.transcript import Seat as TranscriptSeat
 from referee.tournaments.cluster import Workers, on_cluster
-from referee.tournaments.config import GameSettings, TournamentConfig
+from referee.tournaments.config import TournamentConfig
 from referee.tournaments.ratings import Pairing, fit, points
 from referee.tournaments.runner import LocalVenue, Observer, Venue
 from referee.tournaments.schedule import ScheduledMatch
@@ -130,9 +131,6 @@ class _Field:
     waited: dict[int, int]
     rng: random.Random
     stop: asyncio.Event = field(default_factory=asyncio.Event)
-
-    def settings(self, game: str) -> GameSettings | None:
-        return next((s for s in self.config.games if s.game.id == game), None)
 
 
 @dataclass(frozen=True)
@@ -369,7 +367,7 @@ class Ladder:
                 .order_by(Version.id)
             ).all()
         members = {
-            v: _Member(v, bot, f"{name}.{number}", run) for v, bot, name, number, run in rows
+            v: _Member(v, bot, player_name(name, number), run) for v, bot, name, number, run in rows
         }
         return is_paused(arena), members
 
@@ -462,7 +460,7 @@ class Ladder:
             now = utcnow()
             for row in rows:
                 versions = [seat.version_id for seat in row.seats]
-                settings = the_field.settings(row.game)
+                settings = the_field.config.settings(row.game)
                 if settings is None or any(
                     v not in members or v not in on_ladder for v in versions
                 ):
@@ -530,7 +528,7 @@ class Ladder:
             self._queue(session, the_field, pair, bool(placing & {pair.first, pair.second}))
 
     def _queue(self, session: Session, the_field: _Field, pair: Pair, placement: bool) -> None:
-        settings = the_field.settings(pair.game)
+        settings = the_field.config.settings(pair.game)
         assert settings is not None  # pairs are planned at the field's games
         roles = [role for role in settings.game.roles if not is_chance(role)]
         first: Match | None = None

@@ -20,6 +20,7 @@ import yaml
 
 from referee.errors import SubmissionError
 from referee.players.builtin import BUILTIN_PROGRAMS, HUMAN
+from referee.records.files import yaml_problem
 from referee.sandbox.jail import SYSTEM_DIRECTORIES
 
 MANIFEST = "bot.yaml"
@@ -89,10 +90,10 @@ def read_manifest(directory: Path) -> Manifest:
     try:
         root = yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        where = f":{mark.line + 1}" if mark else ""
-        problem = getattr(error, "problem", None) or "cannot be parsed"
-        raise SubmissionError(f"{MANIFEST}{where}: not valid YAML: {problem}") from None
+        where, problem = yaml_problem(error)
+        raise SubmissionError(
+            f"{MANIFEST}{where}: not valid YAML: {problem or 'cannot be parsed'}"
+        ) from None
     if not isinstance(root, yaml.MappingNode):
         where = f":{root.start_mark.line + 1}" if root is not None else ""
         raise SubmissionError(f"{MANIFEST}{where}: must be a mapping of name, run and build")

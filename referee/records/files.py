@@ -55,6 +55,13 @@ def _read_at_most(descriptor: int, size: int) -> bytes:
     return b"".join(chunks)
 
 
+def yaml_problem(error: Exception) -> tuple[str, str | None]:
+    """Where a YAML parser failed (`:LINE`, or nothing when it does not say) and its problem,
+    if it names one."""
+    mark = getattr(error, "problem_mark", None)
+    return (f":{mark.line + 1}" if mark else ""), getattr(error, "problem", None)
+
+
 def field_path(location: Sequence[int | str]) -> str:
     """A location in nested data as a reader of the file would write it: `players[2].name`."""
     text = ""

@@ -173,7 +173,7 @@ def _outermost(paths: Iterable[Path]) -> list[Path]:
     A path that holds a system directory (`/`, say) is never bound: it would show the whole
     machine.
     """
-    system = _system_roots()
+    system = system_roots()
     kept: list[Path] = []
     for path in sorted({p for p in paths if p.exists()}, key=lambda p: len(p.parts)):
         if any(path.is_relative_to(outer) or outer.is_relative_to(path) for outer in system):
@@ -183,7 +183,8 @@ def _outermost(paths: Iterable[Path]) -> list[Path]:
     return kept
 
 
-def _system_roots() -> list[Path]:
+def system_roots() -> list[Path]:
+    """The system's directories the jail shows, as they resolve on this machine."""
     return [Path(os.path.realpath(name)) for name in SYSTEM_DIRECTORIES]
 
 

@@ -40,7 +40,7 @@ from referee.players.base import PlayerKind, PlayerSpec
 from referee.players.builtin import program_spec
 from referee.players.chance import competing
 from referee.policy import MAX_SEED, Policy
-from referee.records.files import field_path, read_text
+from referee.records.files import field_path, read_text, yaml_problem
 from referee.sandbox.limits import Limits
 from referee.tournaments.sprt import SprtSettings
 
@@ -215,6 +215,10 @@ class TournamentConfig:
     # The config file's text, which a cluster's workers are sent to read it as this one did.
     text: str = field(default="", repr=False, compare=False)
 
+    def settings(self, game_id: str) -> GameSettings | None:
+        """The settings of the game of that id, if the tournament has it."""
+        return next((s for s in self.games if s.game.id == game_id), None)
+
     def seats_apart(self, game: Game) -> bool:
         """Whether each seat of a match of `game` is to have cores of its own: when seats
         think at once, on each other's time (`ponder`) or in a game of simultaneous moves."""
@@ -272,10 +276,8 @@ def parse_config(path: Path, text: str) -> TournamentConfig:
         root = loader.get_single_node()
         data = loader.construct_document(root) if root is not None else None
     except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        line = f":{mark.line + 1}" if mark else ""
-        problem = getattr(error, "problem", None) or str(error)
-        raise ConfigError(f"{path}{line}: not valid YAML: {problem}") from None
+        line, problem = yaml_problem(error)
+        raise ConfigError(f"{path}{line}: not valid YAML: {problem or error}") from None
     finally:
         loader.dispose()
     locate = Locator(path, root)

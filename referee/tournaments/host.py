@@ -66,7 +66,7 @@ class MatchOrder:
     def rebuild(self, config: TournamentConfig, where: str) -> ScheduledMatch:
         """The match under `config`; ClusterError, naming `where`, when the config has not
         its game or its players."""
-        settings = next((s for s in config.games if s.game.id == self.game_id), None)
+        settings = config.settings(self.game_id)
         if settings is None:
             raise ClusterError(
                 f"{where}: {self.match_id} is not a match of {config.path}: no game {self.game_id}"
