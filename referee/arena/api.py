@@ -76,13 +76,6 @@ class Hooks:
     set_paused: Callable[[bool], None]
 
 
-class _ApiError(Exception):
-    def __init__(self, status: int, message: str, headers: Mapping[str, str] | None = None):
-        super().__init__(message)
-        self.status = status
-        self.headers = dict(headers or {})
-
-
 def create_app(arena: Arena, hooks: Hooks) -> Starlette:
     """The API of `arena`, its changes told to `hooks`."""
     api = _Api(arena, hooks)
@@ -105,7 +98,6 @@ def create_app(arena: Arena, hooks: Hooks) -> Starlette:
     ]
     handlers: dict[Any, Callable[[Request, Exception], Response | Awaitable[Response]]] = {
         HTTPException: _http_error,
-        _ApiError: _api_error,
         SubmissionRefused: _refused,
         ArenaError: _arena_error,
         500: _internal_error,
@@ -198,7 +190,7 @@ class _Api:
         viewer = self.author(request)
         text = request.query_params.get("limit", str(views.DEFAULT_LIMIT))
         if not text.isdigit() or len(text) > 6 or int(text) < 1:
-            raise _ApiError(400, f"limit {text[:20]!r}: a number from 1 to {views.MAX_LIMIT}")
+            raise HTTPException(400, f"limit {text[:20]!r}: a number from 1 to {views.MAX_LIMIT}")
         bot = request.query_params.get("bot")
         return JSONResponse(views.matches(self.arena, viewer, bot, int(text)))
 
@@ -218,11 +210,11 @@ class _Api:
         await run_in_threadpool(submissions.check, self.arena, author, name)
         limit = submissions.archive_limit(self.arena.config.submission)
         if self.uploads.locked():
-            raise _ApiError(503, "too many submissions arriving at once; try again in a minute")
+            raise HTTPException(503, "too many submissions arriving at once; try again in a minute")
         async with self.uploads:
             data = await _body(request, limit)
         if not data:
-            raise _ApiError(400, "no archive: send its bytes as the request's body")
+            raise HTTPException(400, "no archive: send its bytes as the request's body")
         async with self.storing:
             version = await run_in_threadpool(submissions.accept, self.arena, author, name, data)
         self.hooks.submitted(version.id)
@@ -269,7 +261,7 @@ async def _body(request: Request, limit: int) -> bytes:
     and (408) when it has not all come within `BODY_SECONDS`."""
     declared = request.headers.get("content-length", "")
     if declared.isdigit() and int(declared) > limit:
-        raise _ApiError(413, f"the body is larger than {limit} bytes")
+        raise HTTPException(413, f"the body is larger than {limit} bytes")
     chunks: list[bytes] = []
     size = 0
     try:
@@ -277,12 +269,12 @@ async def _body(request: Request, limit: int) -> bytes:
             async for chunk in request.stream():
                 size += len(chunk)
                 if size > limit:
-                    raise _ApiError(413, f"the body is larger than {limit} bytes")
+                    raise HTTPException(413, f"the body is larger than {limit} bytes")
                 chunks.append(chunk)
     except TimeoutError:
-        raise _ApiError(408, f"the body did not arrive within {BODY_SECONDS} s") from None
+        raise HTTPException(408, f"the body did not arrive within {BODY_SECONDS} s") from None
     except ClientDisconnect:
-        raise _ApiError(400, "the client went away mid-body") from None
+        raise HTTPException(400, "the client went away mid-body") from None
     return b"".join(chunks)
 
 
@@ -293,10 +285,10 @@ def _reason(body: bytes) -> str:
     try:
         data = json.loads(body)
     except ValueError:
-        raise _ApiError(400, 'the body must be JSON: {"reason": "..."}') from None
+        raise HTTPException(400, 'the body must be JSON: {"reason": "..."}') from None
     reason = data.get("reason", "") if isinstance(data, dict) else None
     if not isinstance(reason, str):
-        raise _ApiError(400, 'the body must be JSON: {"reason": "..."}')
+        raise HTTPException(400, 'the body must be JSON: {"reason": "..."}')
     return reason
 
 
@@ -307,11 +299,6 @@ def _error(status: int, message: str, headers: Mapping[str, str] | None = None) 
 def _http_error(_request: Request, error: Exception) -> Response:
     assert isinstance(error, HTTPException)
     return _error(error.status_code, str(error.detail), error.headers)
-
-
-def _api_error(_request: Request, error: Exception) -> Response:
-    assert isinstance(error, _ApiError)
-    return _error(error.status, str(error), error.headers)
 
 
 def _refused(_request: Request, error: Exception) -> Response:

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from referee.arena.archive import Caps, pack
-from referee.arena.db import VersionState
+from referee.arena.db import ON_LADDER, VersionState, player_name
 from referee.arena.manifest import read_manifest
 from referee.arena.tokens import MAX_TOKEN_CHARS
 from referee.errors import ArenaError, SubmissionError
@@ -27,8 +27,7 @@ ANSWER_LIMIT = 64 * 1024 * 1024
 REQUEST_S = 60
 POLL_S = 1.0
 # Where a submission's following ends: on the ladder, or off it.
-REACHED = (VersionState.PLACING, VersionState.RATED)
-_ENDED = (*REACHED, VersionState.FAILED, VersionState.SUSPENDED, VersionState.RETIRED)
+_ENDED = (*ON_LADDER, VersionState.FAILED, VersionState.SUSPENDED, VersionState.RETIRED)
 
 Json = dict[str, Any]
 
@@ -49,7 +48,7 @@ class Submitted:
 
     @property
     def reached_ladder(self) -> bool:
-        return self.version.get("state") in REACHED
+        return self.version.get("state") in ON_LADDER
 
 
 class Api:
@@ -149,7 +148,7 @@ def _follow(
                 progress(f"{step['kind']}: {shown}")
         if version["state"] != state:
             state = version["state"]
-            progress(f"{name}.{version['number']}: {state}")
+            progress(f"{player_name(name, version['number'])}: {state}")
         if version["state"] in _ENDED:
             return Submitted(version)
         time.sleep(poll_s)

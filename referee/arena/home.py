@@ -19,7 +19,6 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
 from referee.arena.config import ArenaConfig, load_arena_config, parse_arena_config
@@ -169,9 +168,8 @@ def add_author(arena: Arena, name: str) -> str:
 def _add(db: Database, name: str, organiser: bool = False) -> str:
     token = new_token()
     try:
+        # The name is unique in the database, which refuses a second one.
         with db.session() as session:
-            if session.scalar(select(Author).where(Author.name == name)) is not None:
-                raise ArenaError(f"author {name!r} is already in this arena")
             session.add(Author(name=name, token_hash=token_hash(token), organiser=organiser))
     except IntegrityError:
         raise ArenaError(f"author {name!r} is already in this arena") from None

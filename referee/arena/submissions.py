@@ -8,7 +8,6 @@ import datetime as dt
 import hashlib
 import math
 from enum import Enum
-from pathlib import Path
 
 from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
@@ -18,7 +17,7 @@ from referee.arena.config import SubmissionCaps
 from referee.arena.db import ON_LADDER, Author, Bot, Version, VersionState, utcnow
 from referee.arena.home import Arena
 from referee.arena.manifest import BOT_NAME
-from referee.arena.views import NotFound
+from referee.arena.views import bot_named
 from referee.errors import ArenaError, SubmissionError
 from referee.records.files import write_atomic
 
@@ -62,16 +61,14 @@ def check(arena: Arena, author: Author, bot_name: str) -> None:
         _check(session, arena.config.submission, author, bot_name, utcnow())
 
 
-def accept(arena: Arena, author: Author, bot_name: str, archive: bytes | Path) -> Version:
+def accept(arena: Arena, author: Author, bot_name: str, archive: bytes) -> Version:
     """Take in a submission: a new version of `bot_name` (made if new, and then the author's),
     queued for the intake, its archive stored at `arena.archive(id)`."""
     caps = arena.config.submission
-    size = len(archive) if isinstance(archive, bytes) else archive.stat().st_size
-    if size > archive_limit(caps):
+    if len(archive) > archive_limit(caps):
         raise SubmissionRefused(
             Refusal.TOO_LARGE, f"the archive is larger than {archive_limit(caps)} bytes"
         )
-    data = archive if isinstance(archive, bytes) else archive.read_bytes()
     try:
         with arena.database.session() as session:
             now = utcnow()
@@ -85,14 +82,14 @@ def accept(arena: Arena, author: Author, bot_name: str, archive: bytes | Path) -
                 bot=bot,
                 number=(last or 0) + 1,
                 state=VersionState.QUEUED,
-                archive_sha256=hashlib.sha256(data).hexdigest(),
+                archive_sha256=hashlib.sha256(archive).hexdigest(),
                 submitted_at=now,
                 updated_at=now,
             )
             session.add(version)
             session.flush()
             # Stored before the version is committed: the intake never sees one without it.
-            write_atomic(arena.archive(version.id), data)
+            write_atomic(arena.archive(version.id), archive)
     except IntegrityError:
         raise SubmissionRefused(
             Refusal.TAKEN, f"bot {bot_name!r} was just submitted by someone else; try again"
@@ -163,9 +160,5 @@ def reinstate(arena: Arena, bot_name: str) -> Version:
 
 
 def _latest(session: Session, bot_name: str) -> Version | None:
-    bot = session.scalar(select(Bot).where(Bot.name == bot_name))
-    if bot is None:
-        raise NotFound(f"no bot {bot_name[:60]!r}")
-    return session.scalar(
-        select(Version).where(Version.bot_id == bot.id).order_by(Version.number.desc()).limit(1)
-    )
+    versions = bot_named(session, bot_name).versions
+    return versions[-1] if versions else None

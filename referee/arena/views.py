@@ -136,7 +136,7 @@ def bots(arena: Arena, viewer: Author) -> Json:
 
 def bot(arena: Arena, viewer: Author, name: str) -> Json:
     with arena.database.session() as session:
-        found = _bot(session, name)
+        found = bot_named(session, name)
         private = may_read_private(viewer, found.author_id)
         return {
             "name": found.name,
@@ -181,7 +181,7 @@ def matches(arena: Arena, viewer: Author, bot_name: str | None, limit: int) -> J
     )
     with arena.database.session() as session:
         if bot_name is not None:
-            found = _bot(session, bot_name)
+            found = bot_named(session, bot_name)
             played = (
                 select(Seat.match_id).join(Version).where(Version.bot_id == found.id).distinct()
             )
@@ -240,7 +240,8 @@ def intake_status(arena: Arena) -> Json:
     return {state.value: states.count(state) for state in waiting}
 
 
-def _bot(session: Session, name: str) -> Bot:
+def bot_named(session: Session, name: str) -> Bot:
+    """The bot of that name, its versions loaded (by number); NotFound if none."""
     found = session.scalar(select(Bot).where(Bot.name == name).options(selectinload(Bot.versions)))
     if found is None:
         raise NotFound(f"no bot {name[:60]!r}")

@@ -10,15 +10,12 @@ from typing import Annotated, Any
 import typer
 from tabulate import tabulate
 
-from referee.arena import client
-from referee.arena.home import add_author, init_arena, open_arena
-from referee.arena.ladder import LadderObserver
-from referee.arena.service import serve as serve_arena
 from referee.cli.failures import EXIT_FAILED, user_errors
 from referee.cli.help import PlainCommand
-from referee.cli.sandbox import prepare_sandbox
 from referee.errors import RefereeError
-from referee.tournaments.cluster import Workers
+
+# The arena's modules are imported by the commands that use them: they bring the web
+# server, the database toolkit and Dask, which every other `referee` command would pay for.
 
 app = typer.Typer(
     add_completion=False,
@@ -71,6 +68,8 @@ def init(
     Example:
       referee arena init class-arena --config arena.yaml
     """
+    from referee.arena.home import init_arena
+
     token = init_arena(directory, config, database)
     typer.echo(f"arena: {directory} (config: {directory / 'arena.yaml'})")
     typer.echo(f"organiser token (shown once, kept only as its hash): {token}")
@@ -88,22 +87,14 @@ def author_add(
     Example:
       referee arena author add class-arena ada
     """
+    from referee.arena.home import add_author, open_arena
+
     arena = open_arena(directory)
     try:
         token = add_author(arena, name)
     finally:
         arena.close()
     typer.echo(f"{name}'s token (shown once, kept only as its hash): {token}")
-
-
-class _Said(LadderObserver):
-    """The ladder's notes and suspensions, on standard error."""
-
-    def noted(self, line: str) -> None:
-        typer.echo(line, err=True)  # the ladder's lines say they are the ladder's
-
-    def suspended(self, player: str, reason: str) -> None:
-        typer.echo(f"ladder: {player} suspended: {reason}", err=True)
 
 
 @app.command("serve", cls=PlainCommand)
@@ -131,6 +122,21 @@ def serve(
     Example:
       referee arena serve class-arena --host 0.0.0.0 --port 8080 --workers 4
     """
+    from referee.arena.home import open_arena
+    from referee.arena.ladder import LadderObserver
+    from referee.arena.service import serve as serve_arena
+    from referee.cli.sandbox import prepare_sandbox
+    from referee.tournaments.cluster import Workers
+
+    class Said(LadderObserver):
+        """The ladder's notes and suspensions, on standard error."""
+
+        def noted(self, line: str) -> None:
+            typer.echo(line, err=True)  # the ladder's lines say they are the ladder's
+
+        def suspended(self, player: str, reason: str) -> None:
+            typer.echo(f"ladder: {player} suspended: {reason}", err=True)
+
     if workers is not None and cluster is not None:
         raise RefereeError("give --workers or --cluster, not both")
     venue = None
@@ -144,7 +150,7 @@ def serve(
         typer.echo(f"arena {directory} listening on {url}")
 
     try:
-        asyncio.run(serve_arena(arena, host, port, venue, ready, _Said()))
+        asyncio.run(serve_arena(arena, host, port, venue, ready, Said()))
     finally:
         arena.close()
     typer.echo(f"arena {directory} stopped", err=True)
@@ -173,10 +179,13 @@ def submit(
     Example:
       REFEREE_TOKEN=... referee arena submit http://arena.example:8080 mybot/
     """
+    from referee.arena import client
+    from referee.arena.db import player_name
+
     api = client.Api(url, token)
     done = client.submit(api, path, name, progress=lambda line: typer.echo(line, err=True))
     version = done.version
-    typer.echo(f"{version['bot']}.{version['number']}: {version['state']}")
+    typer.echo(f"{player_name(version['bot'], version['number'])}: {version['state']}")
     if version.get("reason"):
         typer.echo(f"reason: {version['reason']}")
     for line in version.get("advice", []):
@@ -194,6 +203,8 @@ def status(url: UrlArgument, token: TokenOption, as_json: JsonOption = False) ->
     Example:
       referee arena status http://arena.example:8080 --token TOKEN
     """
+    from referee.arena import client
+
     found = client.status(client.Api(url, token))
     if as_json:
         typer.echo(json.dumps(found, indent=2))
@@ -202,11 +213,13 @@ def status(url: UrlArgument, token: TokenOption, as_json: JsonOption = False) ->
 
 
 def _status_text(found: dict[str, Any]) -> str:
+    from referee.arena.db import player_name
+
     rows = []
     advice: list[str] = []
     for bot in found["bots"]:
         for version in bot["versions"]:
-            player = f"{bot['name']}.{version['number']}"
+            player = player_name(bot["name"], version["number"])
             rows.append((player, version["state"], version.get("reason") or ""))
             advice.extend(f"  {player}: {line}" for line in version.get("advice", []))
     mine = tabulate(rows, headers=["version", "state", "reason"]) if rows else "(no bots yet)"
