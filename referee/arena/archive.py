@@ -151,13 +151,11 @@ class _Writer:
         self._bytes = 0
         self._seen: set[PurePosixPath] = set()
 
-    def member(self, raw: bytes | str) -> PurePosixPath:
-        """The checked relative path of the next member called `raw`."""
+    def member(self, name: str, shown: str) -> PurePosixPath:
+        """The checked relative path of the next member called `name` (`shown` in messages)."""
         self._members += 1
-        shown = show(raw)
         if self._members > self.caps.max_files:
             raise SubmissionError(f"{shown}: more than {self.caps.max_files} members")
-        name = raw.decode("utf-8") if isinstance(raw, bytes) else raw
         path = check_name(name, shown)
         if path in self._seen:
             raise SubmissionError(f"{shown}: a second member of the same name")
@@ -297,7 +295,7 @@ def _members(tar: tarfile.TarFile) -> Iterator[tarfile.TarInfo]:
 def _tar_member(tar: tarfile.TarFile, info: tarfile.TarInfo, writer: _Writer) -> None:
     # tarfile decodes names with surrogateescape: a surrogate is a byte that was not UTF-8.
     shown = show(info.name)
-    path = writer.member(info.name)
+    path = writer.member(info.name, shown)
     if info.issym() or info.islnk():
         raise SubmissionError(f"{shown}: a link (to {show(info.linkname)}): links are refused")
     if info.ischr() or info.isblk():
@@ -346,7 +344,7 @@ def _zip_member(
         name = raw.decode("utf-8")
     except UnicodeDecodeError:
         raise SubmissionError(f"{shown}: the name is not valid UTF-8") from None
-    path = writer.member(name)
+    path = writer.member(name, shown)
     if info.flag_bits & _ZIP_ENCRYPTED_FLAG:
         raise SubmissionError(f"{shown}: encrypted: refused")
     mode = info.external_attr >> 16 if info.create_system == _ZIP_UNIX else 0
