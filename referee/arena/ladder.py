@@ -27,6 +27,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from sqlalchemy import delete, func, select, update
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, aliased, selectinload
 
 from referee.arena.config import FieldPlayer
@@ -214,6 +215,7 @@ class Ladder:
         """Play on, forever; cancel to stop (matches in flight stay `running`)."""
         self._loop = asyncio.get_running_loop()
         self._wake = asyncio.Event()
+        await asyncio.to_thread(self._keep_pause_row)
         self._results = await asyncio.to_thread(self._load_results)
         self._unrated = True
         rating = asyncio.create_task(self._rate())
@@ -227,6 +229,12 @@ class Ladder:
         finally:
             rating.cancel()
             self._capacity = 0
+
+    def _keep_pause_row(self) -> None:
+        """The pause's row, made if missing: a claim locks it (see `_claim`)."""
+        with contextlib.suppress(IntegrityError), self._arena.database.session() as session:
+            if session.get(Setting, PAUSED_SETTING) is None:
+                session.add(Setting(key=PAUSED_SETTING, value="0"))
 
     # -- the field and its venue
 
@@ -427,11 +435,15 @@ class Ladder:
         to `target` first."""
         members = the_field.members
         with self._writing, self._arena.database.session() as session:
-            # Read with the claim, locked where the database can: once a pause is committed,
-            # no match is claimed, not even by a place the watch has not stopped yet.
-            paused = session.scalar(
-                select(Setting.value).where(Setting.key == PAUSED_SETTING).with_for_update()
+            # A write first, then the read: the claim holds SQLite's write lock, or the
+            # setting's row on PostgreSQL, from before it reads the pause until it commits. A
+            # pause committed before is seen; one committed meanwhile waits for the claim,
+            # whose matches are then running. No place the watch has not yet stopped starts a
+            # match after a pause.
+            session.execute(
+                update(Setting).where(Setting.key == PAUSED_SETTING).values(value=Setting.value)
             )
+            paused = session.scalar(select(Setting.value).where(Setting.key == PAUSED_SETTING))
             if paused == "1":
                 return []
             queued = session.scalar(
