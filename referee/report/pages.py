@@ -12,7 +12,8 @@ from typing import Any
 _ASSETS = resources.files("referee.report") / "assets"
 
 
-def _asset(name: str) -> str:
+def asset(name: str) -> str:
+    """The text of one of the report's assets (`report.js`, `report.css`)."""
     return (_ASSETS / name).read_text(encoding="utf-8")
 
 
@@ -21,8 +22,8 @@ def page(title: str, body: str) -> str:
     return (
         '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
         f"<title>{escape(title)}</title>\n"
-        f"<style>\n{_asset('report.css')}</style>\n"
-        f"<script>\n{_asset('report.js')}</script>\n"
+        f"<style>\n{asset('report.css')}</style>\n"
+        f"<script>\n{asset('report.js')}</script>\n"
         f"</head>\n<body>\n{body}\n</body>\n</html>\n"
     )
 

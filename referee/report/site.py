@@ -81,7 +81,15 @@ def page_name(transcript_path: Path) -> str:
 
 
 def match_page(transcript: Transcript, game: Game, frames: Sequence[Frame]) -> str:
-    """A match's page: its boards step by step, with the moves, times and faults of each."""
+    """A match's page of the report: a link back to the index, then the match's viewer."""
+    back = '<p><a href="../index.html">all matches</a></p>\n'
+    return page(transcript.match_id, back + match_viewer(transcript, game, frames))
+
+
+def match_viewer(transcript: Transcript, game: Game, frames: Sequence[Frame]) -> str:
+    """A match's viewer, as HTML for a page's body: its boards step by step, with the
+    moves, times and faults of each. A report's page and an arena's page show it alike; the
+    page must carry the report's script and style (`report.js`, `report.css`)."""
     players = {seat.role: seat.player for seat in transcript.seats}
     data = [dict(frame.to_json(game), boards=boards(game, frame)) for frame in frames]
     rows = "".join(
@@ -106,8 +114,7 @@ def match_page(transcript: Transcript, game: Game, frames: Sequence[Frame]) -> s
         f'<input type="range" id="step" min="0" max="{last}" value="0" aria-label="step">'
         '<span id="step-label"></span></div>'
     )
-    body = (
-        f'<p><a href="../index.html">all matches</a></p>\n'
+    return (
         f"<h1>{escape(transcript.match_id)}</h1>\n"
         f'<p class="note">{escape(transcript.game)}: {escape(_seats(transcript))}. '
         f"{escape(_result(transcript))}</p>\n"
@@ -115,7 +122,6 @@ def match_page(transcript: Transcript, game: Game, frames: Sequence[Frame]) -> s
         f"<h2>Answer times</h2>\n{times_chart(transcript, game.roles)}\n"
         f"{script_data('frames', data)}"
     )
-    return page(transcript.match_id, body)
 
 
 def boards(game: Game, frame: Frame) -> list[dict[str, Any]]:
