@@ -1,7 +1,9 @@
 """The arena's JSON API: what the pages show, submissions, and the organiser's controls.
 
-Every request names its author by a bearer token (`Authorization: Bearer TOKEN`), looked up
-once by its hash; what each author may read is `views.may_read_private`'s to say. Every
+Every request names its author by a bearer token (`Authorization: Bearer TOKEN`) or the
+pages' sign-in cookie, looked up once by its hash (`auth`, which also refuses a cookie's
+cross-site changes); what each author may read is `views.may_read_private`'s to say. The
+pages (`web`) are served beside the API. Every
 client is a stranger until its token is found, so what one request may cost is bounded:
 a header is measured before it is hashed, an archive is read no further than its cap and
 within a deadline, a few archives at once, and a page of matches is at most `MAX_LIMIT`.
@@ -19,24 +21,21 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import select
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
-from starlette.requests import ClientDisconnect, Request
+from starlette.middleware import Middleware
+from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from referee.arena import submissions, views
+from referee.arena import auth, submissions, views, web
+from referee.arena.bodies import read_body
 from referee.arena.db import Author
 from referee.arena.home import Arena
 from referee.arena.submissions import Refusal, SubmissionRefused
-from referee.arena.tokens import MAX_TOKEN_CHARS, token_hash
 from referee.errors import ArenaError, SubmissionError
 
-_BEARER = "bearer "
-# An archive must arrive within this, however slowly its sender sends it.
-BODY_SECONDS = 300
 # Archives read at once: each is held in memory up to its cap until it is stored.
 UPLOADS_AT_ONCE = 4
 # The organiser's small JSON bodies (a reason).
@@ -79,6 +78,7 @@ class Hooks:
 def create_app(arena: Arena, hooks: Hooks) -> Starlette:
     """The API of `arena`, its changes told to `hooks`."""
     api = _Api(arena, hooks)
+    gate = auth.Gate.new()
     routes = [
         Route("/api/me", api.me),
         Route("/api/leaderboard", api.leaderboard),
@@ -95,6 +95,7 @@ def create_app(arena: Arena, hooks: Hooks) -> Starlette:
         Route("/api/matches/{key}/logs/{role}", api.seat_log),
         Route("/api/ladder/pause", api.pause, methods=["POST"]),
         Route("/api/ladder/resume", api.resume, methods=["POST"]),
+        *web.routes(arena, gate),
     ]
     handlers: dict[Any, Callable[[Request, Exception], Response | Awaitable[Response]]] = {
         HTTPException: _http_error,
@@ -102,7 +103,8 @@ def create_app(arena: Arena, hooks: Hooks) -> Starlette:
         ArenaError: _arena_error,
         500: _internal_error,
     }
-    return Starlette(routes=routes, exception_handlers=handlers)
+    guard = Middleware(auth.Guard, gate=gate)
+    return Starlette(routes=routes, exception_handlers=handlers, middleware=[guard])
 
 
 class _Api:
@@ -118,19 +120,8 @@ class _Api:
         self.rendering = threading.Lock()
 
     def viewer(self, request: Request) -> Author | None:
-        """The author whose token the request carries; None without one; 401 for one that
-        is malformed, too long or no one's."""
-        header = request.headers.get("authorization")
-        if header is None:
-            return None
-        if len(header) > len(_BEARER) + MAX_TOKEN_CHARS or not header.lower().startswith(_BEARER):
-            raise views.Unauthorised("the Authorization header must be: Bearer TOKEN")
-        token = header[len(_BEARER) :].strip()
-        with self.arena.database.session() as session:
-            author = session.scalar(select(Author).where(Author.token_hash == token_hash(token)))
-        if author is None:
-            raise views.Unauthorised("unknown token")
-        return author
+        """The author whose token the request carries (`auth.viewer`)."""
+        return auth.viewer(self.arena, request.headers)
 
     def author(self, request: Request) -> Author:
         """The author of the request, who must have given a token."""
@@ -212,7 +203,7 @@ class _Api:
         if self.uploads.locked():
             raise HTTPException(503, "too many submissions arriving at once; try again in a minute")
         async with self.uploads:
-            data = await _body(request, limit)
+            data = await read_body(request, limit)
         if not data:
             raise HTTPException(400, "no archive: send its bytes as the request's body")
         async with self.storing:
@@ -229,7 +220,7 @@ class _Api:
 
     async def suspend(self, request: Request) -> Response:
         await run_in_threadpool(self.organiser, request)
-        reason = _reason(await _body(request, SMALL_BODY))
+        reason = _reason(await read_body(request, SMALL_BODY))
         name = request.path_params["name"]
         version = await run_in_threadpool(submissions.suspend, self.arena, name, reason)
         self.board = None
@@ -254,28 +245,6 @@ class _Api:
         self.organiser(request)
         self.hooks.set_paused(paused)
         return JSONResponse(self._status())
-
-
-async def _body(request: Request, limit: int) -> bytes:
-    """The request's body, refused (413) past `limit` bytes, whatever its length header says,
-    and (408) when it has not all come within `BODY_SECONDS`."""
-    declared = request.headers.get("content-length", "")
-    if declared.isdigit() and int(declared) > limit:
-        raise HTTPException(413, f"the body is larger than {limit} bytes")
-    chunks: list[bytes] = []
-    size = 0
-    try:
-        async with asyncio.timeout(BODY_SECONDS):
-            async for chunk in request.stream():
-                size += len(chunk)
-                if size > limit:
-                    raise HTTPException(413, f"the body is larger than {limit} bytes")
-                chunks.append(chunk)
-    except TimeoutError:
-        raise HTTPException(408, f"the body did not arrive within {BODY_SECONDS} s") from None
-    except ClientDisconnect:
-        raise HTTPException(400, "the client went away mid-body") from None
-    return b"".join(chunks)
 
 
 def _reason(body: bytes) -> str:
@@ -316,4 +285,5 @@ def _arena_error(_request: Request, error: Exception) -> Response:
 
 
 def _internal_error(_request: Request, _error_: Exception) -> Response:
-    return _error(500, "internal error")
+    # Answered outside the middleware, which puts these on every other response.
+    return _error(500, "internal error", auth.SECURITY_HEADERS)

@@ -1,0 +1,579 @@
+"use strict";
+// The arena's pages: each page's shell comes from the server, and this script fills it from
+// the JSON API of the same origin (the sign-in cookie goes with each request), then keeps it
+// live by polling. Every text from the API (a bot's name, an author's, a reason, a log) goes
+// in as text (`el` appends text nodes, `textContent`), never parsed as HTML.
+
+const POLL_MS = 1500;
+
+// The states of a version, in words.
+const STATES = {
+  queued: "queued: waiting for the intake",
+  building: "building",
+  validating: "validating",
+  placing: "placing: playing its first matches",
+  rated: "rated: on the ladder",
+  failed: "failed",
+  suspended: "suspended",
+  retired: "retired: replaced by a newer version",
+};
+// A version the intake or the ladder may still move on.
+const MOVING = new Set(["queued", "building", "validating", "placing"]);
+
+class ApiError extends Error {
+  constructor(status, message) {
+    super(message);
+    this.status = status;
+  }
+}
+
+// An element with attributes and children: a string child becomes a text node.
+function el(tag, attributes = {}, ...children) {
+  return fill(document.createElement(tag), attributes, children);
+}
+
+function svg(tag, attributes = {}, ...children) {
+  return fill(document.createElementNS("http://www.w3.org/2000/svg", tag), attributes, children);
+}
+
+function fill(node, attributes, children) {
+  for (const [name, value] of Object.entries(attributes)) {
+    if (value !== null && value !== undefined && value !== false) {
+      node.setAttribute(name, String(value));
+    }
+  }
+  for (const child of children.flat()) {
+    if (child !== null && child !== undefined) {
+      node.append(child instanceof Node ? child : String(child));
+    }
+  }
+  return node;
+}
+
+function byId(id) {
+  return document.getElementById(id);
+}
+
+function csrfToken() {
+  const meta = document.querySelector('meta[name="csrf-token"]');
+  return meta ? meta.content : "";
+}
+
+async function api(path, options = {}) {
+  const response = await fetch(path, {
+    credentials: "same-origin",
+    ...options,
+    headers: { Accept: "application/json", ...(options.headers ?? {}) },
+  });
+  let data = null;
+  try {
+    data = await response.json();
+  } catch {
+    data = null;
+  }
+  if (!response.ok) {
+    const said = data && typeof data.error === "string" ? data.error : response.statusText;
+    throw new ApiError(response.status, said);
+  }
+  return data;
+}
+
+function post(path, body) {
+  const headers = { "X-CSRF-Token": csrfToken() };
+  if (body !== undefined) {
+    headers["Content-Type"] = "application/json";
+  }
+  const sent = body === undefined ? undefined : JSON.stringify(body);
+  return api(path, { method: "POST", headers, body: sent });
+}
+
+// What a failed request means to the reader, in one sentence.
+function sentence(error) {
+  if (!(error instanceof ApiError)) {
+    return `The arena could not be reached (${error.message}); retrying.`;
+  }
+  if (error.status === 403) {
+    return `Refused: ${error.message}.`;
+  }
+  if (error.status === 401) {
+    return `Sign in to see this: ${error.message}.`;
+  }
+  return `${error.message}.`;
+}
+
+function say(id, text) {
+  const node = byId(id);
+  if (node) {
+    node.textContent = text ?? "";
+    node.hidden = !text;
+  }
+}
+
+// Calls `load` now and again every POLL_MS after it ends, until it returns false.
+function poll(load, problem = "problem") {
+  async function tick() {
+    let again = true;
+    try {
+      again = (await load()) !== false;
+      say(problem, "");
+    } catch (error) {
+      say(problem, sentence(error));
+      // A refusal or a missing thing will not change by asking again.
+      again = !(error instanceof ApiError && [401, 403, 404].includes(error.status));
+    }
+    if (again) {
+      setTimeout(tick, POLL_MS);
+    }
+  }
+  tick();
+}
+
+function botLink(name) {
+  return el("a", { href: `/bots/${encodeURIComponent(name)}` }, name);
+}
+
+function matchLink(key) {
+  return el("a", { href: `/matches/${encodeURIComponent(key)}` }, key);
+}
+
+function number(value, digits = 0) {
+  return value === null || value === undefined ? "–" : Number(value).toFixed(digits);
+}
+
+function shortTime(iso) {
+  return iso ? iso.replace("T", " ").slice(0, 19) : "–";
+}
+
+function stateCell(state) {
+  return el("td", { class: `state state-${state}`, "data-state": state }, STATES[state] ?? state);
+}
+
+function cell(value, numeric = false) {
+  return el("td", numeric ? { class: "number" } : {}, value);
+}
+
+function seatsText(seats) {
+  return seats.map((seat) => `${seat.bot}.${seat.version} (${seat.role})`).join(" vs ");
+}
+
+// The leaderboard: the bots on the ladder, best first; the suspended apart, under it.
+async function showLeaderboard() {
+  const data = await api("/api/leaderboard");
+  const listed = data.leaderboard.filter((entry) => entry.state !== "suspended");
+  const suspended = data.leaderboard.filter((entry) => entry.state === "suspended");
+  const rows = listed.map((entry) => {
+    const change = entry.change_day;
+    const moved = change === null || change === undefined ? null : Number(change);
+    const changeClass = moved === null ? "number" : moved >= 0 ? "number up" : "number down";
+    const changed = moved === null ? "–" : `${moved >= 0 ? "+" : "−"}${Math.abs(moved).toFixed(1)}`;
+    const rated = entry.rating !== null && entry.rating !== undefined;
+    return el(
+      "tr",
+      { "data-bot": entry.bot, "data-state": entry.state },
+      cell(entry.rank ?? "–", true),
+      el("td", {}, botLink(entry.bot), el("span", { class: "version" }, ` v${entry.version}`)),
+      cell(entry.author),
+      el(
+        "td",
+        { class: "number rating" },
+        rated ? `${number(entry.rating)} ± ${number(entry.margin)}` : "placing",
+      ),
+      cell(entry.interval ? `${number(entry.interval[0])} – ${number(entry.interval[1])}` : "–", true),
+      cell(entry.matches, true),
+      el("td", { class: changeClass }, changed),
+    );
+  });
+  byId("leaderboard").tBodies[0].replaceChildren(...rows);
+  byId("empty").hidden = rows.length > 0;
+  byId("suspended").replaceChildren(
+    ...suspended.map((entry) =>
+      el("li", { "data-bot": entry.bot }, botLink(entry.bot), ` v${entry.version} by ${entry.author}`),
+    ),
+  );
+  byId("suspended-section").hidden = suspended.length === 0;
+  byId("updated").textContent = `Updated ${new Date().toLocaleTimeString()}.`;
+}
+
+// A bot's page: its versions, its rating over time, its recent matches and head to head.
+async function showBot() {
+  const name = document.body.dataset.bot;
+  const path = encodeURIComponent(name);
+  const [bot, recent] = await Promise.all([
+    api(`/api/bots/${path}`),
+    api(`/api/matches?bot=${path}&limit=20`),
+  ]);
+  const versions = bot.versions.length;
+  byId("bot-line").textContent = `By ${bot.author}; ${versions} version${versions === 1 ? "" : "s"}.`;
+  byId("versions").tBodies[0].replaceChildren(
+    ...bot.versions.map((version) =>
+      el(
+        "tr",
+        { "data-version": version.id },
+        el("td", {}, el("a", { href: `/versions/${version.id}` }, `v${version.number}`)),
+        stateCell(version.state),
+        cell(version.rating === null ? "–" : `${number(version.rating)} ± ${number(version.margin)}`, true),
+        cell(version.matches, true),
+        cell(shortTime(version.submitted_at)),
+        cell(version.reason ?? ""),
+      ),
+    ),
+  );
+  drawHistory(byId("history"), bot.history ?? []);
+  byId("matches").tBodies[0].replaceChildren(
+    ...recent.matches.map((match) =>
+      el(
+        "tr",
+        {},
+        el("td", {}, matchLink(match.key)),
+        cell(match.game),
+        cell(seatsText(match.seats)),
+        resultCell(match, name),
+        cell(shortTime(match.finished_at)),
+      ),
+    ),
+  );
+  byId("no-matches").hidden = recent.matches.length > 0;
+  byId("head-to-head").tBodies[0].replaceChildren(
+    ...(bot.head_to_head ?? []).map((pair) =>
+      el(
+        "tr",
+        {},
+        el("td", {}, botLink(pair.opponent)),
+        cell(pair.matches, true),
+        cell(pair.wins, true),
+        cell(pair.draws, true),
+        cell(pair.losses, true),
+      ),
+    ),
+  );
+}
+
+// This bot's result in a match: a win, a draw or a loss by points, and a fault if it made one.
+function resultCell(match, name) {
+  const mine = match.seats.filter((seat) => seat.bot === name);
+  const others = match.seats.filter((seat) => seat.bot !== name);
+  if (mine.length === 0 || others.length === 0) {
+    return cell("–");
+  }
+  const points = (seats) => Math.max(...seats.map((seat) => Number(seat.points ?? 0)));
+  const difference = points(mine) - points(others);
+  const result = difference > 0 ? "win" : difference < 0 ? "loss" : "draw";
+  const fault = mine.some((seat) => seat.faulted) ? " (fault)" : "";
+  return el("td", { class: `result ${result}` }, result + fault);
+}
+
+// The rating over time as an SVG chart: the 95% band, the line, a dot per point.
+function drawHistory(box, history) {
+  if (history.length === 0) {
+    box.replaceChildren(el("p", { class: "note" }, "No rating yet: it comes with the first matches."));
+    return;
+  }
+  const width = 720;
+  const height = 220;
+  const left = 56;
+  const right = 16;
+  const top = 12;
+  const bottom = 28;
+  const times = history.map((point) => Date.parse(point.at));
+  const lows = history.map((point) => point.rating - (point.margin ?? 0));
+  const highs = history.map((point) => point.rating + (point.margin ?? 0));
+  let low = Math.min(...lows);
+  let high = Math.max(...highs);
+  if (high - low < 1) {
+    low -= 1;
+    high += 1;
+  }
+  const first = Math.min(...times);
+  const span = Math.max(Math.max(...times) - first, 1);
+  const x = (time) => left + ((width - left - right) * (time - first)) / span;
+  const y = (rating) => top + ((height - top - bottom) * (high - rating)) / (high - low);
+  const parts = [];
+  for (const tick of [low, (low + high) / 2, high]) {
+    parts.push(
+      svg("line", { class: "grid", x1: left, x2: width - right, y1: y(tick), y2: y(tick) }),
+      svg("text", { class: "tick left", x: left - 6, y: y(tick) + 4 }, tick.toFixed(0)),
+    );
+  }
+  const band = [
+    ...history.map((point, i) => `${x(times[i]).toFixed(1)},${y(highs[i]).toFixed(1)}`),
+    ...history.map((point, i) => `${x(times[i]).toFixed(1)},${y(lows[i]).toFixed(1)}`).reverse(),
+  ];
+  parts.push(svg("polygon", { class: "band", points: band.join(" ") }));
+  const line = history.map((point, i) => `${x(times[i]).toFixed(1)},${y(point.rating).toFixed(1)}`);
+  parts.push(svg("polyline", { class: "line", points: line.join(" ") }));
+  history.forEach((point, i) => {
+    parts.push(
+      svg(
+        "circle",
+        { class: "dot", cx: x(times[i]).toFixed(1), cy: y(point.rating).toFixed(1), r: 3 },
+        svg("title", {}, `v${point.version}: ${number(point.rating)} ± ${number(point.margin)} at ${shortTime(point.at)}`),
+      ),
+    );
+  });
+  const last = history.length - 1;
+  parts.push(
+    svg("text", { class: "tick", x: left, y: height - 8 }, shortTime(history[0].at)),
+    svg("text", { class: "tick end", x: width - right, y: height - 8 }, shortTime(history[last].at)),
+  );
+  const chart = svg("svg", { class: "chart history", viewBox: `0 0 ${width} ${height}`, role: "img" }, parts);
+  chart.prepend(svg("title", {}, "Rating over time, with its 95% interval"));
+  box.replaceChildren(chart);
+}
+
+// A version's page: its steps as they happen, then its verdict and advice.
+let logOpened = false;
+
+async function showVersion() {
+  const id = document.body.dataset.version;
+  const version = await api(`/api/versions/${id}`);
+  byId("title").replaceChildren(botLink(version.bot), ` v${version.number}`);
+  const line = byId("state-line");
+  line.dataset.state = version.state;
+  line.className = `state-line state-${version.state}`;
+  line.textContent = STATES[version.state] ?? version.state;
+  byId("steps").tBodies[0].replaceChildren(
+    ...version.steps.map((step) => {
+      const seconds =
+        step.started_at && step.finished_at
+          ? `${((Date.parse(step.finished_at) - Date.parse(step.started_at)) / 1000).toFixed(0)} s`
+          : "";
+      const button = el("button", { type: "button", class: "small", "data-kind": step.kind }, "show");
+      button.addEventListener("click", () => showStepLog(id, step.kind));
+      return el(
+        "tr",
+        { "data-kind": step.kind, "data-state": step.state },
+        cell(step.kind),
+        el("td", { class: `state state-${step.state}` }, step.state),
+        cell(step.verdict ?? ""),
+        cell(seconds),
+        el("td", {}, step.finished_at ? button : ""),
+      );
+    }),
+  );
+  const reason = version.reason ?? "";
+  const advice = version.advice ?? [];
+  byId("reason").textContent = reason;
+  byId("advice").replaceChildren(...advice.map((text) => el("li", {}, text)));
+  byId("verdict").hidden = !reason && advice.length === 0;
+  if (version.state === "failed" && !logOpened) {
+    logOpened = true;
+    const failed = version.steps.filter((step) => step.state === "failed");
+    if (failed.length > 0) {
+      showStepLog(id, failed[failed.length - 1].kind);
+    }
+  }
+  return MOVING.has(version.state);
+}
+
+async function showStepLog(id, kind) {
+  byId("log-section").hidden = false;
+  byId("log-title").textContent = `The ${kind} step's log`;
+  await showLog(`/api/versions/${id}/steps/${encodeURIComponent(kind)}`);
+}
+
+// A log (a step's, or a seat's in a match) in the page's #log, or why it may not be read.
+async function showLog(path) {
+  const pre = byId("log");
+  try {
+    const data = await api(path);
+    pre.textContent = data.log + (data.truncated ? "\n[cut: the whole log is in the arena's directory]" : "");
+    pre.hidden = false;
+    say("log-problem", "");
+  } catch (error) {
+    pre.textContent = "";
+    pre.hidden = true;
+    say("log-problem", sentence(error));
+  }
+}
+
+// The submission page: the archive goes up by XMLHttpRequest, which tells its progress.
+function startSubmit() {
+  const form = byId("submit-form");
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    const name = byId("bot-name").value.trim();
+    const file = byId("archive").files[0];
+    if (!name || !file) {
+      return;
+    }
+    say("problem", "");
+    const progress = byId("progress");
+    byId("upload").hidden = false;
+    byId("send").disabled = true;
+    const request = new XMLHttpRequest();
+    request.open("POST", `/api/bots/${encodeURIComponent(name)}/versions`);
+    request.setRequestHeader("X-CSRF-Token", csrfToken());
+    request.setRequestHeader("Content-Type", "application/octet-stream");
+    request.setRequestHeader("Accept", "application/json");
+    request.upload.addEventListener("progress", (update) => {
+      if (update.lengthComputable) {
+        progress.max = update.total;
+        progress.value = update.loaded;
+        byId("progress-label").textContent = `${kib(update.loaded)} of ${kib(update.total)} sent`;
+      }
+    });
+    request.addEventListener("load", () => {
+      let data = null;
+      try {
+        data = JSON.parse(request.responseText);
+      } catch {
+        data = null;
+      }
+      if (request.status === 202 && data && Number.isInteger(data.id)) {
+        byId("progress-label").textContent = "Received; following it…";
+        window.location.assign(`/versions/${data.id}`);
+        return;
+      }
+      const said = data && typeof data.error === "string" ? data.error : request.statusText;
+      say("problem", sentence(new ApiError(request.status, said)));
+      byId("send").disabled = false;
+    });
+    request.addEventListener("error", () => {
+      say("problem", "The upload failed: the connection to the arena was lost.");
+      byId("send").disabled = false;
+    });
+    request.send(file);
+  });
+}
+
+function kib(bytes) {
+  return `${(bytes / 1024).toFixed(1)} KiB`;
+}
+
+// The match page: the report's viewer draws the match; the seats' logs open on demand.
+function startMatch() {
+  const key = document.body.dataset.match;
+  for (const button of document.querySelectorAll(".log-button")) {
+    button.addEventListener("click", () => {
+      const role = button.dataset.role;
+      const title = byId("log-title");
+      title.textContent = `The log of ${button.textContent}`;
+      title.hidden = false;
+      showLog(`/api/matches/${encodeURIComponent(key)}/logs/${encodeURIComponent(role)}`);
+    });
+  }
+}
+
+// The organiser's page: the ladder, the intake, what runs, and every bot with its action.
+let botsShown = "";
+
+async function showStatus() {
+  const status = await api("/api/status");
+  const ladder = status.ladder;
+  const line = byId("ladder-line");
+  line.textContent = ladder.paused ? "Paused: no new match starts." : "Running.";
+  line.dataset.state = ladder.paused ? "paused" : "running";
+  line.className = `state-line ${ladder.paused ? "state-suspended" : "state-rated"}`;
+  byId("pause").disabled = ladder.paused;
+  byId("resume").disabled = !ladder.paused;
+  facts(byId("ladder"), [
+    ["venue", ladder.venue ?? "–"],
+    ["capacity", ladder.capacity],
+    ["queued", ladder.queued],
+    ["running", ladder.running],
+    ["played", ladder.played],
+    ["matches per second", number(ladder.per_second, 2)],
+  ]);
+  facts(byId("intake"), Object.entries(status.intake));
+  const running = status.running ?? [];
+  byId("running").tBodies[0].replaceChildren(
+    ...running.map((match) =>
+      el("tr", {}, cell(match.key), cell(match.game), cell(seatsText(match.seats)), cell(shortTime(match.started_at))),
+    ),
+  );
+  byId("none-running").hidden = running.length > 0;
+  await showBots();
+}
+
+function facts(list, pairs) {
+  list.replaceChildren(...pairs.flatMap(([name, value]) => [el("dt", {}, name), el("dd", {}, value)]));
+}
+
+async function showBots(force = false) {
+  const data = await api("/api/bots");
+  const shown = JSON.stringify(data.bots.map((bot) => [bot.name, bot.latest?.number, bot.latest?.state]));
+  // Redrawn only when a bot changed, so that a reason being typed is not wiped.
+  if (shown === botsShown && !force) {
+    return;
+  }
+  botsShown = shown;
+  byId("bots").tBodies[0].replaceChildren(
+    ...data.bots.map((bot) => {
+      const latest = bot.latest;
+      const state = latest ? latest.state : "none";
+      return el(
+        "tr",
+        { "data-bot": bot.name },
+        el("td", {}, botLink(bot.name)),
+        cell(bot.author),
+        cell(latest ? `v${latest.number}` : "–"),
+        latest ? stateCell(state) : cell("–"),
+        el("td", { class: "actions" }, botAction(bot.name, state)),
+      );
+    }),
+  );
+}
+
+function botAction(name, state) {
+  if (state === "placing" || state === "rated") {
+    const reason = el("input", { class: "reason", placeholder: "reason", maxlength: 300, "aria-label": `reason to suspend ${name}` });
+    const button = el("button", { type: "button", class: "suspend" }, "Suspend");
+    button.addEventListener("click", () =>
+      act(`/api/bots/${encodeURIComponent(name)}/suspend`, { reason: reason.value }),
+    );
+    return [reason, button];
+  }
+  if (state === "suspended") {
+    const button = el("button", { type: "button", class: "reinstate" }, "Reinstate");
+    button.addEventListener("click", () => act(`/api/bots/${encodeURIComponent(name)}/reinstate`));
+    return [button];
+  }
+  return [];
+}
+
+async function act(path, body) {
+  try {
+    await post(path, body);
+    say("problem", "");
+    await showBots(true);
+  } catch (error) {
+    say("problem", sentence(error));
+  }
+}
+
+function startOrganiser() {
+  byId("pause").addEventListener("click", () => act("/api/ladder/pause").then(showStatus));
+  byId("resume").addEventListener("click", () => act("/api/ladder/resume").then(showStatus));
+  byId("replay-form").addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const key = byId("replay-key").value.trim();
+    const result = byId("replay-result");
+    result.textContent = `Replaying ${key}…`;
+    try {
+      const verdict = await post(`/api/matches/${encodeURIComponent(key)}/replay`);
+      result.dataset.verified = verdict.verified ? "yes" : "no";
+      result.textContent = verdict.verified
+        ? `${verdict.key}: verified: the moves replay by the rules and the signature is the arena's.`
+        : `${verdict.key}: does not verify: ${verdict.problem}`;
+    } catch (error) {
+      result.textContent = sentence(error);
+    }
+  });
+  poll(showStatus);
+}
+
+const PAGES = {
+  leaderboard: () => poll(showLeaderboard),
+  bot: () => poll(showBot),
+  version: () => poll(showVersion),
+  submit: startSubmit,
+  match: startMatch,
+  organiser: startOrganiser,
+};
+
+document.addEventListener("DOMContentLoaded", () => {
+  const start = PAGES[document.body.dataset.page];
+  if (start) {
+    start();
+  }
+});

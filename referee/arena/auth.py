@@ -1,0 +1,190 @@
+"""Who a request is, and whether it may change anything: the one home of the arena's tokens
+as they arrive (a bearer header or the sign-in cookie), of the cross-site rules for the
+cookie, and of the headers every response carries.
+
+A browser sends the cookie with every request to this host, including those another page
+makes it send, so a request that the cookie authenticates may change nothing unless it
+shows it came from one of the arena's own pages: an `X-CSRF-Token` header holding the
+HMAC of the token's hash under this process's secret (given to each page in
+`<meta name="csrf-token">`, which another origin cannot read), and an `Origin`, when the
+browser sends one, that is the arena's own. A bearer request is not a cookie request: no
+other page can make a browser send an Authorization header here. Sign-in and sign-out are
+plain forms, with no header to carry: they need a same-origin `Origin` instead.
+
+The secret is made at each start and kept nowhere: nothing needs it to outlive the process
+(every page reads its token afresh), and a secret that is never written cannot leak from
+the arena's directory or its backups. A page opened before a restart is refused its next
+change, with a line saying to reload it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import secrets
+from collections.abc import Awaitable, Callable, MutableMapping
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import select
+from starlette.datastructures import Headers
+from starlette.requests import cookie_parser
+
+from referee.arena.db import Author
+from referee.arena.home import Arena
+from referee.arena.tokens import MAX_TOKEN_CHARS, token_hash
+from referee.arena.views import Unauthorised
+
+COOKIE = "referee_token"
+CSRF_HEADER = "X-CSRF-Token"
+# The forms that carry no CSRF header; each needs a same-origin Origin.
+FORM_PATHS = frozenset({"/signin", "/signout"})
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+_BEARER = "bearer "
+# Nothing of a page may come from, go to, or be framed by another origin.
+SECURITY_HEADERS = {
+    "Content-Security-Policy": (
+        "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+        "connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'; "
+        "object-src 'none'"
+    ),
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "same-origin",
+    # For browsers older than frame-ancestors.
+    "X-Frame-Options": "DENY",
+}
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+App = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+
+@dataclass(frozen=True)
+class Gate:
+    """This process's CSRF secret."""
+
+    secret: bytes
+
+    @classmethod
+    def new(cls) -> Gate:
+        return cls(secrets.token_bytes(32))
+
+    def csrf(self, hashed: str) -> str:
+        """The CSRF token of the author whose token has the hash `hashed`."""
+        return hmac.new(self.secret, hashed.encode("ascii"), hashlib.sha256).hexdigest()
+
+    def refusal(self, scope: Scope) -> str | None:
+        """Why an HTTP request must be refused as cross-site, or None."""
+        if scope["method"] in SAFE_METHODS:
+            return None
+        headers = Headers(scope=scope)
+        origin = headers.get("origin")
+        origin = None if origin is None else origin.lower()
+        own = own_origin(scope)
+        if scope["path"] in FORM_PATHS:
+            if origin != own:
+                return f"cross-origin form refused: Origin {_shown(origin)} is not {own}"
+            return None
+        token = cookie_token(headers)
+        if "authorization" in headers or token is None:
+            return None
+        if origin is not None and origin != own:
+            return f"cross-origin request refused: Origin {_shown(origin)} is not {own}"
+        given = headers.get(CSRF_HEADER.lower(), "")
+        if not hmac.compare_digest(
+            given.encode("utf-8", "replace"), self.csrf(token_hash(token)).encode()
+        ):
+            return f"the {CSRF_HEADER} header is missing or out of date: reload the page"
+        return None
+
+
+class Guard:
+    """ASGI middleware: refuses a cross-site change (403) before any route sees it, and puts
+    the security headers on every response."""
+
+    def __init__(self, app: App, gate: Gate) -> None:
+        self.app = app
+        self.gate = gate
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def secured(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                message["headers"] = [*message.get("headers", []), *_RAW_HEADERS]
+            await send(message)
+
+        refusal = self.gate.refusal(scope)
+        if refusal is None:
+            await self.app(scope, receive, secured)
+            return
+        body = json.dumps({"error": refusal}).encode()
+        await secured(
+            {
+                "type": "http.response.start",
+                "status": 403,
+                "headers": [
+                    (b"content-type", b"application/json"),
+                    (b"content-length", str(len(body)).encode()),
+                ],
+            }
+        )
+        await secured({"type": "http.response.body", "body": body})
+
+
+_RAW_HEADERS = [(k.lower().encode(), v.encode()) for k, v in SECURITY_HEADERS.items()]
+
+
+def viewer(arena: Arena, headers: Headers) -> Author | None:
+    """The author a request's headers name: by its bearer token, else by its cookie; None
+    without either, or for a cookie no one's here (another arena's on this host, or an
+    author's since removed: the pages then offer to sign in). Unauthorised for a bearer
+    header that is malformed, too long or no one's."""
+    header = headers.get("authorization")
+    if header is not None:
+        if len(header) > len(_BEARER) + MAX_TOKEN_CHARS or not header.lower().startswith(_BEARER):
+            raise Unauthorised("the Authorization header must be: Bearer TOKEN")
+        found = author_of(arena, header[len(_BEARER) :].strip())
+        if found is None:
+            raise Unauthorised("unknown token")
+        return found
+    token = cookie_token(headers)
+    return None if token is None else author_of(arena, token)
+
+
+def author_of(arena: Arena, token: str) -> Author | None:
+    """The author of `token`: one lookup by its hash."""
+    if not token or len(token) > MAX_TOKEN_CHARS:
+        return None
+    with arena.database.session() as session:
+        return session.scalar(select(Author).where(Author.token_hash == token_hash(token)))
+
+
+def cookie_token(headers: Headers) -> str | None:
+    """The sign-in cookie's token, if one of a token's length is there."""
+    value = cookie_parser("; ".join(headers.getlist("cookie"))).get(COOKIE, "")
+    return value if 0 < len(value) <= MAX_TOKEN_CHARS else None
+
+
+def cookie_header(token: str, secure: bool) -> str:
+    """The Set-Cookie value that signs a browser in with `token` (empty: signs it out)."""
+    attributes = ["HttpOnly", "SameSite=Strict", "Path=/"]
+    attributes += ["Secure"] if secure else []
+    attributes += [] if token else ["Max-Age=0"]
+    return "; ".join([f"{COOKIE}={token}", *attributes])
+
+
+def own_origin(scope: Scope) -> str:
+    """This arena's origin as the request reached it (behind a proxy, its scheme is the
+    one the proxy says in X-Forwarded-Proto, which uvicorn takes from a local proxy)."""
+    host = Headers(scope=scope).get("host", "")
+    return f"{scope.get('scheme', 'http')}://{host}".lower()
+
+
+def _shown(origin: str | None) -> str:
+    return "(none)" if origin is None else repr(origin[:100])

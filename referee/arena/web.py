@@ -1,0 +1,393 @@
+"""The arena's pages: small HTML shells, rendered here with every value escaped, that the
+arena's script (`assets/arena.js`) fills from the JSON API of the same origin and keeps live
+by polling it. What a page shows is what the API gives its viewer: a page holds nothing the
+viewer's token may not read. The match page is the exception that is rendered here: the
+report's viewer (`match_viewer`) of the verified transcript.
+
+Sign-in takes a token from a form and keeps it in an HttpOnly cookie (`auth`), which the API
+then takes as it takes a bearer token; a token never goes in a URL. Nothing a page loads
+comes from another origin: its script and style are the arena's (`/assets/`), and the
+Content-Security-Policy (`auth.SECURITY_HEADERS`) forbids anything else.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from html import escape
+from importlib import resources
+from pathlib import Path
+from urllib.parse import parse_qs, quote
+
+from sqlalchemy import select
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, RedirectResponse, Response
+from starlette.routing import Route
+
+from referee.arena import auth, views
+from referee.arena.auth import Gate
+from referee.arena.bodies import read_body
+from referee.arena.db import Author, Match
+from referee.arena.home import Arena
+from referee.records.replay import FileVerdict, Outcome, verify_file
+from referee.report import pages as report_pages
+from referee.report.site import match_viewer
+
+_ARENA_ASSETS = resources.files("referee.arena") / "assets"
+_TYPES = {"js": "text/javascript; charset=utf-8", "css": "text/css; charset=utf-8"}
+# The assets a page may load: the arena's own, and the report's viewer's.
+_OURS = ("arena.js", "arena.css")
+_REPORTS = ("report.js", "report.css")
+# A sign-in form: a token and where to go next. Anything longer is not one.
+FORM_LIMIT = 4096
+# Where a sign-in may send the browser: a path of this arena, never another site
+# (`//host`, `/\\host` are other sites to a browser).
+_LOCAL_PATH = re.compile(r"/(?![/\\])[A-Za-z0-9\-._~!$&'()*+,;=:@/%?#]{0,500}")
+
+
+@dataclass(frozen=True)
+class _Viewer:
+    """Who looks at a page, and the CSRF token their page's changes carry."""
+
+    author: Author | None
+    csrf: str
+
+    @property
+    def organiser(self) -> bool:
+        return self.author is not None and self.author.organiser
+
+
+def routes(arena: Arena, gate: Gate) -> list[Route]:
+    """The pages' routes, served beside the API."""
+    pages = _Pages(arena, gate)
+    return [
+        Route("/", pages.leaderboard),
+        Route("/signin", pages.signin_form, methods=["GET"]),
+        Route("/signin", pages.signin, methods=["POST"]),
+        Route("/signout", pages.signout, methods=["POST"]),
+        Route("/submit", pages.submit),
+        Route("/versions/{id:int}", pages.version),
+        Route("/bots/{name}", pages.bot),
+        Route("/matches/{key}", pages.match),
+        Route("/organiser", pages.organiser),
+        Route("/assets/{name}", pages.asset),
+    ]
+
+
+def local_path(target: str) -> str:
+    """`target` if it is a path of this arena, else the leaderboard's: no open redirect."""
+    return target if _LOCAL_PATH.fullmatch(target) else "/"
+
+
+class _Pages:
+    def __init__(self, arena: Arena, gate: Gate) -> None:
+        self.arena = arena
+        self.gate = gate
+
+    def viewer(self, request: Request) -> _Viewer:
+        author = auth.viewer(self.arena, request.headers)
+        csrf = "" if author is None else self.gate.csrf(author.token_hash)
+        return _Viewer(author, csrf)
+
+    def page(
+        self,
+        viewer: _Viewer,
+        title: str,
+        body: str,
+        page: str,
+        data: dict[str, str] | None = None,
+        status: int = 200,
+        report: bool = False,
+    ) -> HTMLResponse:
+        """A whole page in the arena's layout: its header, then `body`; `page` and `data`
+        tell the script what to fill in; `report` loads the report's viewer."""
+        name = escape(self.arena.config.tournament.name)
+        attributes = "".join(
+            f' data-{key}="{escape(value)}"'
+            for key, value in {"page": page, **(data or {})}.items()
+        )
+        head = [
+            '<meta charset="utf-8">',
+            '<meta name="viewport" content="width=device-width, initial-scale=1">',
+            f"<title>{escape(title)} · {name}</title>",
+        ]
+        if viewer.author is not None:
+            head.append(f'<meta name="csrf-token" content="{escape(viewer.csrf)}">')
+        if report:
+            head += [
+                '<link rel="stylesheet" href="/assets/report.css">',
+                '<script src="/assets/report.js"></script>',
+            ]
+        head += [
+            '<link rel="stylesheet" href="/assets/arena.css">',
+            '<script src="/assets/arena.js" defer></script>',
+        ]
+        links = ['<a href="/">Leaderboard</a>']
+        if viewer.author is not None:
+            links.append('<a href="/submit">Submit a bot</a>')
+        if viewer.organiser:
+            links.append('<a href="/organiser">Organiser</a>')
+        if viewer.author is None:
+            who = '<a class="button" href="/signin">Sign in</a>'
+        else:
+            who = (
+                f'<span>signed in as <strong id="me">{escape(viewer.author.name)}</strong></span>'
+                '<form method="post" action="/signout"><button type="submit">Sign out</button>'
+                "</form>"
+            )
+        header = (
+            f'<header class="top"><a class="brand" href="/">{name}</a>'
+            f"<nav>{''.join(links)}</nav>"
+            f'<div class="who">{who}</div></header>'
+        )
+        text = (
+            '<!DOCTYPE html>\n<html lang="en">\n<head>\n'
+            + "\n".join(head)
+            + f"\n</head>\n<body{attributes}>\n{header}\n<main>\n{body}\n</main>\n"
+            + "</body>\n</html>\n"
+        )
+        return HTMLResponse(text, status_code=status)
+
+    def signed_in(self, request: Request) -> _Viewer | Response:
+        """The viewer if signed in, else the way to the sign-in form and back here."""
+        viewer = self.viewer(request)
+        if viewer.author is not None:
+            return viewer
+        here = local_path(request.url.path)
+        return RedirectResponse(f"/signin?next={quote(here, safe='/')}", status_code=303)
+
+    def leaderboard(self, request: Request) -> Response:
+        viewer = self.viewer(request)
+        if viewer.author is None and not self.arena.config.public_leaderboard:
+            body = (
+                "<h1>Leaderboard</h1>\n"
+                '<p class="notice">This arena\'s leaderboard is for its authors: '
+                '<a href="/signin">sign in</a> with your token to see it.</p>'
+            )
+            return self.page(viewer, "Leaderboard", body, "closed")
+        body = (
+            "<h1>Leaderboard</h1>\n"
+            '<p class="note">Ratings with their 95% interval, refitted as matches finish; '
+            'this page follows them live. <span id="updated"></span></p>\n'
+            '<p id="problem" class="problem" hidden></p>\n'
+            '<table id="leaderboard" class="board-table">\n<thead><tr>'
+            '<th class="number">rank</th><th>bot</th><th>author</th>'
+            '<th class="number">rating</th><th class="number">95% interval</th>'
+            '<th class="number">matches</th><th class="number">last day</th>'
+            "</tr></thead>\n<tbody></tbody>\n</table>\n"
+            '<p id="empty" class="note" hidden>No bot is on the ladder yet.</p>\n'
+            '<section id="suspended-section" hidden><h2>Suspended</h2>\n'
+            '<p class="note">Taken off the ladder; the organiser may reinstate them.</p>\n'
+            '<ul id="suspended"></ul></section>'
+        )
+        return self.page(viewer, "Leaderboard", body, "leaderboard")
+
+    def signin_form(self, request: Request) -> Response:
+        target = local_path(request.query_params.get("next", "/"))
+        return self._signin_page(self.viewer(request), target, None, 200)
+
+    def _signin_page(
+        self, viewer: _Viewer, target: str, problem: str | None, status: int
+    ) -> Response:
+        said = "" if problem is None else f'<p class="problem" role="alert">{escape(problem)}</p>\n'
+        body = (
+            "<h1>Sign in</h1>\n"
+            '<p class="note">Sign in with the token the organiser gave you. It is kept in a '
+            "cookie of this site only, which scripts cannot read; sign out on a shared "
+            "computer.</p>\n"
+            f"{said}"
+            '<form method="post" action="/signin" class="signin">'
+            '<label for="token">Token</label>'
+            '<input type="password" id="token" name="token" autocomplete="current-password" '
+            'required maxlength="128" autofocus>'
+            f'<input type="hidden" name="next" value="{escape(target)}">'
+            '<button type="submit">Sign in</button></form>'
+        )
+        return self.page(viewer, "Sign in", body, "signin", status=status)
+
+    async def signin(self, request: Request) -> Response:
+        body = await read_body(request, FORM_LIMIT)
+        try:
+            fields = parse_qs(body.decode("utf-8", "replace"), max_num_fields=4)
+        except ValueError:
+            fields = {}
+        token = fields.get("token", [""])[0].strip()
+        target = local_path(fields.get("next", ["/"])[0])
+        author = await run_in_threadpool(auth.author_of, self.arena, token)
+        if author is None:
+            nobody = _Viewer(None, "")
+            problem = "That token is no author's in this arena: check it and try again."
+            return self._signin_page(nobody, target, problem, 401)
+        response = RedirectResponse(target, status_code=303)
+        response.headers["set-cookie"] = auth.cookie_header(token, request.url.scheme == "https")
+        return response
+
+    def signout(self, request: Request) -> Response:
+        response = RedirectResponse("/", status_code=303)
+        response.headers["set-cookie"] = auth.cookie_header("", request.url.scheme == "https")
+        return response
+
+    def submit(self, request: Request) -> Response:
+        viewer = self.signed_in(request)
+        if isinstance(viewer, Response):
+            return viewer
+        limit = f"{self.arena.config.submission.max_bytes / 2**20:g}"
+        body = (
+            "<h1>Submit a bot</h1>\n"
+            '<p class="note">An archive (zip, or tar with gzip, bzip2 or xz) with a '
+            "<code>bot.yaml</code> at its top naming the bot, its <code>run</code> command "
+            f"and an optional <code>build</code>; at most {limit} MiB unpacked. A new "
+            "submission of one of your bots is its next version.</p>\n"
+            '<form id="submit-form" class="submit">'
+            '<label for="bot-name">Bot name</label>'
+            '<input id="bot-name" name="name" required maxlength="40" '
+            'pattern="[A-Za-z0-9][A-Za-z0-9_\\-]{0,39}" '
+            'title="letters, digits, _ and -, at most 40" autocomplete="off">'
+            '<label for="archive">Archive</label>'
+            '<input id="archive" name="archive" type="file" required>'
+            '<button type="submit" id="send">Submit</button></form>\n'
+            '<div id="upload" hidden><progress id="progress" max="1" value="0"></progress> '
+            '<span id="progress-label"></span></div>\n'
+            '<p id="problem" class="problem" role="alert" hidden></p>'
+        )
+        return self.page(viewer, "Submit a bot", body, "submit")
+
+    def version(self, request: Request) -> Response:
+        viewer = self.signed_in(request)
+        if isinstance(viewer, Response):
+            return viewer
+        version_id = str(request.path_params["id"])
+        body = (
+            f'<h1 id="title">Version {escape(version_id)}</h1>\n'
+            '<p id="state-line" class="state-line"></p>\n'
+            '<p id="problem" class="problem" role="alert" hidden></p>\n'
+            '<section id="verdict" hidden><h2>Verdict</h2>'
+            '<p id="reason"></p><ul id="advice" class="advice"></ul></section>\n'
+            '<h2>Steps</h2>\n<table id="steps"><thead><tr><th>step</th><th>state</th>'
+            "<th>verdict</th><th>time</th><th>log</th></tr></thead><tbody></tbody></table>\n"
+            '<section id="log-section" hidden><h2 id="log-title">Log</h2>'
+            '<p id="log-problem" class="problem" role="alert" hidden></p>'
+            '<pre id="log" class="log"></pre></section>'
+        )
+        return self.page(viewer, f"Version {version_id}", body, "version", {"version": version_id})
+
+    def bot(self, request: Request) -> Response:
+        viewer = self.signed_in(request)
+        if isinstance(viewer, Response):
+            return viewer
+        name = request.path_params["name"]
+        body = (
+            f'<h1>{escape(name)}</h1>\n<p id="bot-line" class="note"></p>\n'
+            '<p id="problem" class="problem" role="alert" hidden></p>\n'
+            '<h2>Rating</h2>\n<div id="history" class="chart-box"></div>\n'
+            '<h2>Versions</h2>\n<table id="versions"><thead><tr><th>version</th><th>state</th>'
+            '<th class="number">rating</th><th class="number">matches</th>'
+            "<th>submitted</th><th>reason</th></tr></thead><tbody></tbody></table>\n"
+            '<h2>Recent matches</h2>\n<table id="matches"><thead><tr><th>match</th><th>game</th>'
+            "<th>seats</th><th>result</th><th>finished</th></tr></thead><tbody></tbody></table>\n"
+            '<p id="no-matches" class="note" hidden>No match played yet.</p>\n'
+            '<h2>Head to head</h2>\n<table id="head-to-head"><thead><tr><th>opponent</th>'
+            '<th class="number">matches</th><th class="number">wins</th>'
+            '<th class="number">draws</th><th class="number">losses</th></tr></thead>'
+            "<tbody></tbody></table>"
+        )
+        return self.page(viewer, name, body, "bot", {"bot": name})
+
+    def match(self, request: Request) -> Response:
+        viewer = self.signed_in(request)
+        if isinstance(viewer, Response):
+            return viewer
+        key = request.path_params["key"]
+        try:
+            verdict = _match_replay(self.arena, key)
+        except views.NotFound as error:
+            body = f'<h1>No such match</h1>\n<p class="problem">{escape(str(error))}</p>'
+            return self.page(viewer, "No such match", body, "missing", status=404)
+        replayed = verdict.replayed
+        if verdict.outcome is not Outcome.VERIFIED or replayed is None or replayed.game is None:
+            body = (
+                f"<h1>{escape(key)}</h1>\n"
+                '<p class="problem">This match\'s transcript does not verify, so it is not '
+                f"drawn: {escape(verdict.problem or 'no problem given')}</p>"
+            )
+            return self.page(viewer, key, body, "match", {"match": key})
+        roles = "".join(
+            f'<button type="button" class="log-button" data-role="{escape(role)}">'
+            f"{escape(role)}: {escape(seat.player)}</button>"
+            for role in replayed.game.roles
+            for seat in replayed.transcript.seats
+            if seat.role == role
+        )
+        logs = (
+            '<section class="seat-logs"><h2>The bots\' logs</h2>\n'
+            '<p class="note">What each bot wrote to its standard error in this match: its '
+            f'author and the organiser may read it.</p>\n<div class="log-buttons">{roles}</div>\n'
+            '<h3 id="log-title" hidden></h3>'
+            '<p id="log-problem" class="problem" role="alert" hidden></p>'
+            '<pre id="log" class="log" hidden></pre></section>'
+        )
+        viewer_html = match_viewer(replayed.transcript, replayed.game, replayed.frames)
+        return self.page(
+            viewer, key, f"{viewer_html}\n{logs}", "match", {"match": key}, report=True
+        )
+
+    def organiser(self, request: Request) -> Response:
+        viewer = self.signed_in(request)
+        if isinstance(viewer, Response):
+            return viewer
+        if not viewer.organiser:
+            body = (
+                "<h1>Organiser</h1>\n"
+                '<p class="problem">This page is the organiser\'s: your token may not use it.</p>'
+            )
+            return self.page(viewer, "Organiser", body, "forbidden", status=403)
+        body = (
+            "<h1>Organiser</h1>\n"
+            '<p id="problem" class="problem" role="alert" hidden></p>\n'
+            '<section class="panel"><h2>Ladder</h2>\n<p id="ladder-line" class="state-line"></p>'
+            '<div class="actions"><button type="button" id="pause">Pause the ladder</button>'
+            '<button type="button" id="resume">Resume the ladder</button></div>\n'
+            '<dl id="ladder" class="facts"></dl></section>\n'
+            '<section class="panel"><h2>Intake</h2><dl id="intake" class="facts"></dl></section>\n'
+            '<h2>Running matches</h2>\n<table id="running"><thead><tr><th>match</th>'
+            "<th>game</th><th>seats</th><th>started</th></tr></thead><tbody></tbody></table>\n"
+            '<p id="none-running" class="note" hidden>No match is running.</p>\n'
+            '<h2>Bots</h2>\n<table id="bots"><thead><tr><th>bot</th><th>author</th>'
+            "<th>latest</th><th>state</th><th>action</th></tr></thead><tbody></tbody></table>\n"
+            '<h2>Replay a match</h2>\n<p class="note">Replays a transcript by the rules and '
+            "checks its signature with the arena's key.</p>\n"
+            '<form id="replay-form" class="inline"><label for="replay-key">Match</label>'
+            '<input id="replay-key" required maxlength="80" placeholder="arena-00000001">'
+            '<button type="submit">Replay</button></form>\n'
+            '<p id="replay-result" class="state-line"></p>'
+        )
+        return self.page(viewer, "Organiser", body, "organiser")
+
+    def asset(self, request: Request) -> Response:
+        name = request.path_params["name"]
+        if name in _OURS:
+            text = (_ARENA_ASSETS / name).read_text("utf-8")
+        elif name in _REPORTS:
+            text = report_pages.asset(name)
+        else:
+            return Response("no such asset", status_code=404, media_type="text/plain")
+        kind = _TYPES[name.rsplit(".", 1)[1]]
+        # Revalidated each time: an upgraded arena's pages get its new script at once.
+        return Response(text, media_type=kind, headers={"Cache-Control": "no-cache"})
+
+
+def _match_replay(arena: Arena, key: str) -> FileVerdict:
+    """A match's transcript, verified as `replay --verify` does with the arena's key;
+    NotFound for no such match or no transcript.
+
+    Stands in for the backend part's `views.match_replay` until it lands."""
+    with arena.database.session() as session:
+        found = session.scalar(select(Match).where(Match.key == key))
+        if found is None or found.transcript is None:
+            raise views.NotFound(f"no match {key[:64]!r} with a transcript")
+        relative = found.transcript
+    path = (arena.directory / relative).resolve()
+    if not path.is_relative_to(arena.directory.resolve()):
+        raise views.NotFound(f"{relative[:80]!r}: not in the arena")
+    return verify_file(Path(path), arena.key.public)
