@@ -5,91 +5,26 @@ nothing goes to the console."""
 
 from __future__ import annotations
 
-import os
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.sync_api import sync_playwright
 from typer.testing import CliRunner
 
 from referee.cli import app
 from referee.games import GAMES
+from tests.browsers import Browser, chromium
 from tests.conftest import states_of
 from tests.test_report import tampered_copy
 
-CHROMIUM = "chromium"
-# As the issue asks: no sandbox (root in a container), no GPU, and nothing of Chromium's own
-# that would reach for a network this machine does not have.
-FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 runner = CliRunner()
-
-
-def _missing(reason: str) -> None:
-    """One line for the whole module where the browser is missing; under CI, a failure."""
-    if os.environ.get("CI"):
-        pytest.fail(reason, pytrace=False)
-    pytest.skip(reason, allow_module_level=True)
-
-
-EXECUTABLE = shutil.which(CHROMIUM)
-if EXECUTABLE is None:
-    _missing("the browser tests need Chromium: apt-get install chromium")
-
-
-class Browser:
-    """A page of a fresh Chromium profile that records console errors and any request that
-    leaves the file system (each one refused)."""
-
-    def __init__(self, context: Any) -> None:
-        self.context = context
-        self.page = context.new_page()
-        self.errors: list[str] = []
-        self.requests: list[str] = []
-        self.page.on("console", self._console)
-        self.page.on("pageerror", lambda error: self.errors.append(str(error)))
-        context.route("**/*", self._route)
-
-    def _console(self, message: Any) -> None:
-        if message.type in ("error", "warning"):
-            self.errors.append(f"{message.type}: {message.text}")
-
-    def _route(self, route: Any) -> None:
-        if route.request.url.startswith("file://"):
-            route.continue_()
-        else:
-            self.requests.append(route.request.url)
-            route.abort()
-
-    def open(self, path: Path) -> Any:
-        self.page.goto(path.as_uri())
-        return self.page
 
 
 @pytest.fixture(scope="module")
 def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
-    with sync_playwright() as playwright:
-        context = playwright.chromium.launch_persistent_context(
-            str(tmp_path_factory.mktemp("chromium-profile")),
-            executable_path=EXECUTABLE,
-            args=FLAGS,
-            headless=True,
-            offline=True,
-        )
-        try:
-            yield Browser(context)
-        finally:
-            context.close()
+    with chromium(tmp_path_factory.mktemp("chromium-profile"), "file://", offline=True) as opened:
+        yield opened
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,379 @@
+"""The arena's pages in a real browser, Debian's Chromium driven by Playwright, against one
+real `referee arena serve` on SQLite, through the whole way of an author and the organiser:
+sign in, upload a bot through the page and follow it to the leaderboard, step through one
+of its matches, read a broken bot's advice, be refused another author's logs, suspend a bot
+and see it leave the leaderboard that is open. Hostile text (a build's output, a bot's log,
+the organiser's reason) is shown as text; a form posted from another origin is refused; no
+request leaves the arena's origin and nothing goes wrong in the console.
+
+The tests run in order on one arena and one browser, each going on from the last."""
+
+from __future__ import annotations
+
+import http.server
+import io
+import json
+import re
+import tarfile
+import threading
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar
+
+import pytest
+from playwright.sync_api import expect
+from typer.testing import CliRunner
+
+from referee.cli import app
+from tests.arena.serving import DEADLINE_S, Served, serving
+from tests.browsers import Browser, chromium
+from tests.conftest import ROOT
+from tests.test_arena_cli import token_of
+from tests.test_arena_service import wait_for
+
+runner = CliRunner()
+DEADLINE_MS = DEADLINE_S * 1000
+HOSTILE = "<img src=x onerror=alert(1)>"
+CONFIG = """\
+name: pages-test
+games: [ticblock]
+start_clock: 5000
+play_clock: 1000
+arena:
+  placement_matches: 2
+  submission: {per_hour: 100}
+  build: {seconds: 120, memory_mb: 1024}
+  validate: {matches_per_role: 1}
+"""
+PLAYERS = ROOT / "players"
+MISTAKES = ROOT / "tests" / "players" / "mistakes"
+# grace's bot writes this to its log, standard error, at the start of each match.
+SEA_LOG = f"</script>{HOSTILE} sea is ready"
+SEA_BOT = f"""\
+import runpy
+import sys
+
+
+def lines():
+    for line in sys.__stdin__:
+        if line.startswith("start"):
+            print({SEA_LOG!r}, file=sys.stderr, flush=True)
+        yield line
+
+
+sys.stdin = lines()
+runpy.run_path("random_player.py", run_name="__main__")
+"""
+
+
+@dataclass
+class Running:
+    served: Served
+    tokens: dict[str, str]
+    archives: Path
+
+    @property
+    def url(self) -> str:
+        return self.served.url
+
+
+def archive(path: Path, manifest: str, files: dict[str, bytes]) -> Path:
+    """A bot's archive: its bot.yaml and its files."""
+    with tarfile.open(path, "w:gz") as tar:
+        for name, data in {"bot.yaml": manifest.encode(), **files}.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            info.mode = 0o644
+            tar.addfile(info, io.BytesIO(data))
+    return path
+
+
+@pytest.fixture(scope="module")
+def arena(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Running]:
+    """An arena on SQLite, served, with two authors (ada, grace) and the organiser."""
+    root = tmp_path_factory.mktemp("pages")
+    config = root / "arena.yaml"
+    config.write_text(CONFIG)
+    directory = root / "arena"
+    made = runner.invoke(app, ["arena", "init", str(directory), "--config", str(config)])
+    assert made.exit_code == 0, made.output
+    tokens = {"organiser": token_of(made.stdout)}
+    for name in ("ada", "grace"):
+        added = runner.invoke(app, ["arena", "author", "add", str(directory), name])
+        assert added.exit_code == 0, added.output
+        tokens[name] = token_of(added.stdout)
+    archives = root / "archives"
+    archives.mkdir()
+    with serving(directory) as served:
+        yield Running(served, tokens, archives)
+
+
+@pytest.fixture(scope="module")
+def browser(arena: Running, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
+    with chromium(tmp_path_factory.mktemp("chromium-profile"), f"{arena.url}/") as opened:
+        yield opened
+
+
+@pytest.fixture(autouse=True)
+def nothing_went_wrong(browser: Browser) -> Iterator[None]:
+    """After each test: no request left the arena, no console error, no alert fired, and no
+    image was made (the pages have none: one would be a hostile text's)."""
+    browser.errors.clear()
+    yield
+    assert browser.requests == []
+    assert browser.errors == []
+    assert browser.dialogs == []
+    for page in browser.context.pages:
+        assert page.locator("img").count() == 0, page.url
+
+
+def sign_in(page: Any, arena: Running, who: str) -> None:
+    if page.locator("#me").count():
+        page.click("header form button")  # sign out first
+        page.wait_for_url(f"{arena.url}/")
+    page.goto(f"{arena.url}/signin")
+    page.fill("#token", arena.tokens[who])
+    page.click("form.signin button")
+    page.wait_for_url(f"{arena.url}/")
+    expect(page.locator("#me")).to_have_text(who)
+
+
+def api_submit(arena: Running, who: str, name: str, path: Path) -> int:
+    """Submit an archive through the API with a bearer token: the version's id."""
+    request = urllib.request.Request(
+        f"{arena.url}/api/bots/{name}/versions",
+        data=path.read_bytes(),
+        headers={"Authorization": f"Bearer {arena.tokens[who]}"},
+        method="POST",
+    )
+    with urllib.request.urlopen(request, timeout=DEADLINE_S) as answer:
+        return int(json.loads(answer.read())["id"])
+
+
+def upload(page: Any, arena: Running, name: str, path: Path) -> str:
+    """Submit an archive through the page, as an author does; the version page's URL."""
+    page.goto(f"{arena.url}/submit")
+    page.fill("#bot-name", name)
+    page.set_input_files("#archive", str(path))
+    page.click("#send")
+    page.wait_for_url(re.compile(r"/versions/\d+$"), timeout=DEADLINE_MS)
+    return str(page.url)
+
+
+def rows(page: Any, selector: str) -> list[list[str]]:
+    """Each row's data-kind (or bot) and data-state."""
+    return list(
+        page.eval_on_selector_all(
+            selector, "rows => rows.map(r => [r.dataset.kind ?? r.dataset.bot, r.dataset.state])"
+        )
+    )
+
+
+def a_match_of(arena: Running, bot: str) -> dict[str, Any]:
+    """A finished match of `bot`, once there is one."""
+    found: list[dict[str, Any]] = []
+
+    def played() -> bool:
+        _, listed = arena.served.get(f"/api/matches?bot={bot}&limit=1", arena.tokens["organiser"])
+        found[:] = listed["matches"]
+        return bool(found)
+
+    wait_for(f"a match of {bot}", played)
+    return found[0]
+
+
+def test_an_author_uploads_a_bot_through_the_page_and_it_reaches_the_leaderboard(
+    arena: Running, browser: Browser
+) -> None:
+    sea = archive(
+        arena.archives / "sea.tar.gz",
+        "name: sea\nrun: /usr/bin/python3 bot.py\n",
+        {
+            "bot.py": SEA_BOT.encode(),
+            "random_player.py": (PLAYERS / "random_player.py").read_bytes(),
+        },
+    )
+    api_submit(arena, "grace", "sea", sea)
+    snake = archive(
+        arena.archives / "snake.tar.gz",
+        "name: snake\nrun: /usr/bin/python3 bot.py\n",
+        {"bot.py": (PLAYERS / "random_player.py").read_bytes()},
+    )
+    page = browser.page
+    sign_in(page, arena, "ada")
+    upload(page, arena, "snake", snake)
+    state = page.locator("#state-line")
+    expect(state).to_have_attribute("data-state", re.compile("placing|rated"), timeout=DEADLINE_MS)
+    assert rows(page, "#steps tbody tr") == [["unpack", "passed"], ["validate", "passed"]]
+    expect(page.locator("#title")).to_have_text("snake v1")
+
+    page.goto(f"{arena.url}/")
+    for bot, author in (("snake", "ada"), ("sea", "grace")):
+        row = page.locator(f'#leaderboard tr[data-bot="{bot}"]')
+        expect(row).to_have_count(1, timeout=DEADLINE_MS)
+        expect(row.locator("td").nth(2)).to_have_text(author)
+
+
+def test_a_match_of_the_bot_opens_on_its_first_position_and_steps_through(
+    arena: Running, browser: Browser
+) -> None:
+    match = a_match_of(arena, "snake")
+    page = browser.page
+    page.goto(f"{arena.url}/bots/snake")
+    link = page.locator(f'#matches a[href="/matches/{match["key"]}"]')
+    expect(link).to_have_count(1, timeout=DEADLINE_MS)
+    link.click()
+    page.wait_for_url(f"{arena.url}/matches/{match['key']}")
+    last = int(page.get_attribute("#step", "max") or "0")
+    assert last > 1
+    label = page.locator("#step-label")
+    expect(label).to_have_text(f"step 0 of {last}")
+    assert page.locator("#board svg").count() > 0  # the first position, drawn
+    page.click("#next")
+    expect(label).to_have_text(f"step 1 of {last}")
+    page.keyboard.press("ArrowRight")
+    expect(label).to_have_text(f"step 2 of {last}")
+    expect(page).to_have_url(re.compile(r"#step=2$"))
+    page.keyboard.press("End")
+    expect(label).to_have_text(f"step {last} of {last}")
+    # A step has its own address.
+    page.goto(f"{arena.url}/matches/{match['key']}#step=1")
+    page.reload()
+    expect(label).to_have_text(f"step 1 of {last}")
+
+
+def test_a_broken_bot_is_told_why_with_validates_advice(arena: Running, browser: Browser) -> None:
+    broken = archive(
+        arena.archives / "quiet.tar.gz",
+        f"name: quiet\nbuild: \"echo '{HOSTILE}'\"\nrun: /usr/bin/python3 bot.py\n",
+        {"bot.py": (MISTAKES / "debug_print.py").read_bytes()},
+    )
+    page = browser.page
+    upload(page, arena, "quiet", broken)
+    state = page.locator("#state-line")
+    expect(state).to_have_attribute("data-state", "failed", timeout=DEADLINE_MS)
+    version_id = int(page.url.rsplit("/", 1)[1])
+    _, shown = arena.served.get(f"/api/versions/{version_id}", arena.tokens["ada"])
+    assert shown["advice"], shown
+    expect(page.locator("#reason")).to_have_text(shown["reason"])
+    expect(page.locator("#advice li")).to_have_text(shown["advice"])
+    # The failed step's log opens by itself: validate's report.
+    expect(page.locator("#log-title")).to_have_text("The validate step's log")
+    expect(page.locator("#log")).to_contain_text('"verdict": "fail"')
+    # The build wrote an image tag: it is shown as the text it is.
+    page.click('#steps button[data-kind="build"]')
+    expect(page.locator("#log")).to_contain_text(HOSTILE)
+
+
+def test_another_author_is_refused_the_first_authors_logs(arena: Running, browser: Browser) -> None:
+    page = browser.page
+    _, quiet = arena.served.get("/api/bots/quiet", arena.tokens["ada"])
+    version_id = quiet["versions"][0]["id"]
+    match = a_match_of(arena, "snake")
+    roles = {seat["bot"]: seat["role"] for seat in match["seats"]}
+    sign_in(page, arena, "grace")
+
+    page.goto(f"{arena.url}/versions/{version_id}")
+    expect(page.locator("#state-line")).to_have_attribute("data-state", "failed")
+    expect(page.locator("#log-problem")).to_contain_text("Refused:", timeout=DEADLINE_MS)
+    assert page.locator("#log").is_hidden()
+    assert page.locator("#advice li").count() == 0
+    step_log = f"{arena.url}/api/versions/{version_id}/steps/validate"
+    browser.expected(403, step_log)
+    assert page.request.get(step_log).status == 403
+
+    page.goto(f"{arena.url}/matches/{match['key']}")
+    page.click(f'.log-button[data-role="{roles["snake"]}"]')
+    expect(page.locator("#log-problem")).to_contain_text("Refused:")
+    assert page.locator("#log").is_hidden()
+    seat_log = f"{arena.url}/api/matches/{match['key']}/logs/{roles['snake']}"
+    browser.expected(403, seat_log)
+    assert page.request.get(seat_log).status == 403
+    # Her own bot's log, with its closing script tag and its image tag, as text.
+    page.click(f'.log-button[data-role="{roles["sea"]}"]')
+    expect(page.locator("#log")).to_contain_text(SEA_LOG)
+    assert page.locator("#log-problem").is_hidden()
+
+
+class _Foreign(http.server.BaseHTTPRequestHandler):
+    """Another site: each page is a form that posts itself to the arena at once."""
+
+    forms: ClassVar[dict[str, str]] = {}
+
+    def do_GET(self) -> None:
+        body = self.forms.get(self.path, "").encode()
+        self.send_response(200 if body else 404)
+        self.send_header("Content-Type", "text/html")
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *_args: Any) -> None:
+        pass
+
+
+def form_to(action: str, fields: dict[str, str]) -> str:
+    inputs = "".join(f'<input name="{k}" value="{v}">' for k, v in fields.items())
+    return (
+        f'<form method="post" action="{action}">{inputs}</form>'
+        "<script>document.forms[0].submit()</script>"
+    )
+
+
+def test_a_form_posted_from_another_origin_is_refused(arena: Running, browser: Browser) -> None:
+    page = browser.page
+    sign_in(page, arena, "organiser")
+    _Foreign.forms = {
+        "/pause": form_to(f"{arena.url}/api/ladder/pause", {"x": "1"}),
+        "/signin": form_to(f"{arena.url}/signin", {"token": arena.tokens["grace"]}),
+    }
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Foreign)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    foreign = f"http://127.0.0.1:{server.server_address[1]}"
+    try:
+        with browser.also_allowing(f"{foreign}/"):
+            attacked = browser.new_page()
+            for path, target in (("/pause", "/api/ladder/pause"), ("/signin", "/signin")):
+                with attacked.expect_response(f"{arena.url}{target}") as answer:
+                    attacked.goto(f"{foreign}{path}")
+                assert answer.value.status == 403, path
+                assert "cross-origin" in answer.value.text()
+                browser.expected(403, f"{arena.url}{target}")
+            attacked.close()
+    finally:
+        server.shutdown()
+        server.server_close()
+    _, status = arena.served.get("/api/status", arena.tokens["organiser"])
+    assert status["ladder"]["paused"] is False
+    # Still the organiser: the foreign sign-in as grace changed nothing.
+    page.goto(f"{arena.url}/")
+    expect(page.locator("#me")).to_have_text("organiser")
+
+
+def test_the_organiser_suspends_a_bot_and_it_leaves_the_open_leaderboard(
+    arena: Running, browser: Browser
+) -> None:
+    board = browser.page
+    board.goto(f"{arena.url}/")
+    sea = board.locator('#leaderboard tr[data-bot="sea"]')
+    expect(sea).to_have_count(1, timeout=DEADLINE_MS)
+
+    organiser = browser.new_page()
+    organiser.goto(f"{arena.url}/organiser")
+    row = organiser.locator('#bots tr[data-bot="sea"]')
+    expect(row.locator("button.suspend")).to_have_count(1, timeout=DEADLINE_MS)
+    row.locator("input.reason").fill(HOSTILE)
+    row.locator("button.suspend").click()
+    expect(row.locator("button.reinstate")).to_have_count(1, timeout=DEADLINE_MS)
+
+    # The leaderboard already open loses it on its next poll, without a reload.
+    expect(sea).to_have_count(0, timeout=DEADLINE_MS)
+    expect(board.locator('#suspended li[data-bot="sea"]')).to_have_count(1)
+    expect(board.locator('#leaderboard tr[data-bot="snake"]')).to_have_count(1)
+
+    organiser.goto(f"{arena.url}/bots/sea")
+    reason = organiser.locator("#versions tbody tr:first-child td:last-child")
+    expect(reason).to_contain_text(HOSTILE, timeout=DEADLINE_MS)
+    organiser.close()
