@@ -3,9 +3,12 @@ and the legend naming each symbol and the role it belongs to."""
 
 from __future__ import annotations
 
-from referee.games import get_game
+from typing import Any
+
+from referee.games import Move, get_game
 from referee.games.boards.picture import Board
-from tests.conftest import alternate, play
+from referee.games.gdl.game import GdlGame, load_rulesheet
+from tests.conftest import SHARED, alternate, play
 
 
 def winning(board: Board) -> set[tuple[str, str]]:
@@ -85,3 +88,48 @@ def test_hex_pie_marks_the_chain_and_its_legend_follows_the_swap() -> None:
     unswapped = game.boards(play(game, ["(place a 1)", "(place b 2)"]))[0]
     assert owners(unswapped) == {"X": "player1", "O": "player2", ".": None}
     assert winning(unswapped) == set()
+
+
+def gdl_start(name: str) -> tuple[GdlGame, Any]:
+    game = load_rulesheet(SHARED / "gdl" / f"{name}.kif")
+    return game, game.initial_state()
+
+
+def test_a_chess_like_board_has_its_files_as_columns_and_rank_8_on_top() -> None:
+    game, state = gdl_start("pawnToQueen")  # chess's board and pawns, quicker to load
+    (board,) = game.boards(state)
+    assert board.columns == tuple("abcdefgh")
+    assert [label for label, _ in board.rows] == [str(rank) for rank in range(8, 0, -1)]
+    pawns = {
+        (label, column): symbol
+        for label, cells in board.rows
+        for column, symbol in zip(board.columns, cells, strict=True)
+        if symbol != "b"
+    }
+    assert pawns == {("2", "c"): "wp", ("2", "e"): "wp", ("7", "d"): "bp", ("7", "f"): "bp"}
+    # What is not a cell is shown as facts beside the board.
+    assert game.other_facts(state) == ["(control white)"]
+
+
+def test_a_connect_four_board_has_x_as_its_column_and_y_1_at_the_bottom() -> None:
+    game, state = gdl_start("connectFour")
+    for _ in range(4):  # both drop in the first column, in turn
+        joint = [
+            next((m for m in game.legal_moves(state, r) if m.startswith("(drop 1")), "noop")
+            for r in range(len(game.roles))
+        ]
+        state = game.next_state(state, [Move(m) for m in joint])
+    (board,) = game.boards(state)
+    assert [label for label, _ in board.rows] == ["4", "3", "2", "1"]
+    assert board.columns == ("1",)
+    assert [cells[0] for _, cells in board.rows] == ["black", "red", "black", "red"]
+    assert {key.symbol: key.role for key in board.legend} == {"red": "red", "black": "black"}
+
+
+def test_a_tictactoe_board_has_m_as_its_row_and_names_its_marks_roles() -> None:
+    game, state = gdl_start("ticTacToe")
+    state = game.next_state(state, [Move("(mark 1 3)"), Move("noop")])
+    (board,) = game.boards(state)
+    assert [label for label, _ in board.rows] == ["1", "2", "3"]
+    assert board.rows[0][1] == ("b", "b", "x")
+    assert {key.symbol: key.role for key in board.legend} == {"b": None, "x": "xplayer"}
