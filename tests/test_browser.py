@@ -169,7 +169,7 @@ def test_each_match_page_steps_through_the_engines_boards(
     assert browser.errors == [] and browser.requests == []
 
 
-def test_a_tampered_transcript_is_listed_as_failing_and_not_drawn(
+def test_a_tampered_transcript_is_listed_as_failing_and_not_rendered(
     browser: Browser, every_game_results: Path, tmp_path: Path
 ) -> None:
     copy = tmp_path / "results"
