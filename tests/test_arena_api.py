@@ -3,21 +3,27 @@ leaderboard, the organiser's controls."""
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
 import datetime as dt
 import json
+import threading
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pytest
 from starlette.testclient import TestClient
 
+from referee.arena import views
 from referee.arena.api import Hooks, create_app
 from referee.arena.db import (
     Author,
     Bot,
     Match,
     MatchState,
+    RatingPoint,
     Seat,
     Step,
     StepKind,
@@ -26,8 +32,16 @@ from referee.arena.db import (
     VersionState,
 )
 from referee.arena.home import Arena, add_author
+from referee.clock import Clocks
+from referee.games import get_game
+from referee.match import Match as PlayedMatch
+from referee.match import MatchSetup
+from referee.records.replay import FileVerdict, Outcome
+from referee.records.signing import results_key
+from referee.records.transcript import read_transcript, write_transcript
 from referee.tournaments.results import LOGS
 from tests.arena_databases import ArenaMaker
+from tests.fakes import first_legal, scripted
 
 CONFIG = """\
 name: api-test
@@ -37,6 +51,8 @@ arena:
   public_leaderboard: {public}
 """
 # What only the author of alice's bot (and the organiser) may read.
+# How long a test waits for what it started: generous, the machine is shared.
+PATIENCE_S = 60
 SECRETS = ("SECRET-REASON", "SECRET-ADVICE", "SECRET-VERDICT", "SECRET-BUILD-LOG", "SECRET-LOG")
 
 
@@ -47,6 +63,8 @@ class StandIn:
     submitted: list[int] = field(default_factory=list)
     paused: list[bool] = field(default_factory=list)
     changed: int = 0
+    # For each status asked: whether the cluster's address was asked for.
+    addresses: list[bool] = field(default_factory=list)
 
     def hooks(self) -> Hooks:
         return Hooks(
@@ -59,7 +77,8 @@ class StandIn:
     def _changed(self) -> None:
         self.changed += 1
 
-    def _status(self) -> Mapping[str, Any]:
+    def _status(self, address: bool) -> Mapping[str, Any]:
+        self.addresses.append(address)
         return {"paused": bool(self.paused and self.paused[-1]), "queued": 0}
 
 
@@ -385,3 +404,197 @@ def test_the_organiser_pauses_resumes_suspends_and_reinstates(site: Site) -> Non
     assert site.post("/api/bots/cub/reinstate", "organiser").status_code == 409
     assert site.post("/api/bots/nobody/suspend", "organiser").status_code == 404
     assert site.ladder.changed == 2
+
+
+def add_points(site: Site, version_id: int, points: list[tuple[dt.timedelta, float]]) -> None:
+    """Rating points of a version, each so long ago."""
+    now = dt.datetime.now(dt.UTC)
+    with site.arena.database.session() as session:
+        session.add_all(
+            RatingPoint(version_id=version_id, at=now - ago, rating=rating, margin=25.0)
+            for ago, rating in points
+        )
+
+
+def test_the_leaderboard_gives_each_versions_change_over_a_day(site: Site) -> None:
+    ids = seed(site)
+    hours = dt.timedelta(hours=1)
+    # ace (rated 10): its last point at or before a day ago says 4.
+    add_points(site, ids["ace"], [(30 * hours, 2.0), (25 * hours, 4.0), (2 * hours, 9.0)])
+    # bee (rated 50): no point a day old; its first says 45.
+    add_points(site, ids["bee"], [(3 * hours, 45.0), (1 * hours, 48.0)])
+    board = site.get("/api/leaderboard").json()["leaderboard"]
+    changes = {entry["bot"]: entry["change_day"] for entry in board}
+    assert changes == {"ace": 6.0, "bee": 5.0, "cub": None}
+
+
+def test_a_bots_history_is_its_newest_points_oldest_first(site: Site) -> None:
+    ids = seed(site)
+    minutes = dt.timedelta(minutes=1)
+    add_points(site, ids["failed"], [(900 * minutes, -5.0)])
+    add_points(site, ids["ace"], [(ago * minutes, float(ago)) for ago in range(1, 600)])
+    add_points(site, ids["bee"], [(1 * minutes, 77.0)])  # another bot's
+    history = site.get("/api/bots/ace", "bob").json()["history"]
+    assert len(history) == views.HISTORY_LIMIT
+    # The newest 500 of version 2's: 500 minutes ago to 1; version 1's, older, left out.
+    assert [point["rating"] for point in history] == [float(n) for n in range(500, 0, -1)]
+    assert {point["version"] for point in history} == {2}
+    assert history[-1]["margin"] == 25.0
+    times = [dt.datetime.fromisoformat(point["at"]) for point in history]
+    assert times == sorted(times)
+    add_points(site, ids["failed"], [(dt.timedelta(0), -1.0)])
+    newest = site.get("/api/bots/ace", "bob").json()["history"][-1]
+    assert (newest["version"], newest["rating"]) == (1, -1.0)
+    assert site.get("/api/bots/cub", "bob").json()["history"] == []
+
+
+def add_match(
+    site: Site, key: str, seats: list[tuple[int, float | None]], state: str = MatchState.DONE
+) -> None:
+    with site.arena.database.session() as session:
+        match = Match(key=key, game="ticblock", seed=1, state=state)
+        match.seats = [
+            Seat(index=index, role=role, version_id=version, points=points)
+            for index, (role, (version, points)) in enumerate(
+                zip(("xcplayer", "obplayer"), seats, strict=True)
+            )
+        ]
+        session.add(match)
+
+
+def test_head_to_head_counts_every_finished_match_against_each_other_bot(site: Site) -> None:
+    ids = seed(site)  # arena-000001: ace 2 lost to bee 1
+    with site.arena.database.session() as session:
+        cub = session.query(Version).join(Bot).filter(Bot.name == "cub").one().id
+    ace1, ace2, bee = ids["failed"], ids["ace"], ids["bee"]
+    add_match(site, "m-2", [(bee, 0.5), (ace2, 0.5)])  # a draw, ace seated second
+    add_match(site, "m-3", [(ace1, 1.0), (bee, 0.0)])  # won by ace's first version
+    add_match(site, "m-4", [(ace2, None), (bee, None)])  # no result
+    add_match(site, "m-5", [(cub, 0.0), (ace2, 1.0)])
+    add_match(site, "m-6", [(ace2, None), (cub, None)], state=MatchState.RUNNING)
+    add_match(site, "m-7", [(bee, 1.0), (cub, 0.0)])  # not ace's
+    assert site.get("/api/bots/ace", "bob").json()["head_to_head"] == [
+        {"opponent": "bee", "matches": 4, "wins": 1, "draws": 1, "losses": 1},
+        {"opponent": "cub", "matches": 1, "wins": 1, "draws": 0, "losses": 0},
+    ]
+    assert site.get("/api/bots/cub", "alice").json()["head_to_head"] == [
+        {"opponent": "ace", "matches": 1, "wins": 0, "draws": 0, "losses": 1},
+        {"opponent": "bee", "matches": 1, "wins": 0, "draws": 0, "losses": 1},
+    ]
+
+
+def test_the_status_lists_the_running_matches_and_asks_for_the_address_for_the_organiser(
+    site: Site,
+) -> None:
+    ids = seed(site)
+    start = dt.datetime.now(dt.UTC)
+    with site.arena.database.session() as session:
+        for number in range(views.RUNNING_LIMIT + 5):
+            match = Match(
+                key=f"run-{number:03}",
+                game="ticblock",
+                seed=number,
+                state=MatchState.RUNNING,
+                # The later the key, the earlier it started.
+                started_at=start - dt.timedelta(seconds=number),
+            )
+            match.seats = [
+                Seat(index=0, role="xcplayer", version_id=ids["ace"]),
+                Seat(index=1, role="obplayer", version_id=ids["bee"]),
+            ]
+            session.add(match)
+    status = site.get("/api/status", "bob").json()
+    running = status["running"]
+    assert [m["key"] for m in running] == [
+        f"run-{n:03}" for n in range(views.RUNNING_LIMIT + 4, 4, -1)
+    ]
+    assert {m["state"] for m in running} == {"running"}
+    assert [(s["bot"], s["version"]) for s in running[0]["seats"]] == [("ace", 2), ("bee", 1)]
+    site.get("/api/status", "organiser")
+    site.post("/api/ladder/pause", "organiser")
+    assert site.ladder.addresses == [False, True, True]
+
+
+def played_match(site: Site, key: str) -> Path:
+    """A real match of ticblock, its transcript signed with the arena's key, and its row."""
+    (one, _), (two, _) = scripted("one", first_legal()), scripted("two", first_legal())
+    setup = MatchSetup(key, get_game("ticblock"), [one, two], Clocks(5000, 2000), seed=3)
+    path = site.arena.results / f"{key}.json"
+    write_transcript(path, asyncio.run(PlayedMatch(setup).run()), site.arena.key)
+    with site.arena.database.session() as session:
+        session.add(
+            Match(
+                key=key,
+                game="ticblock",
+                seed=3,
+                state=MatchState.DONE,
+                transcript=str(path.relative_to(site.arena.directory)),
+            )
+        )
+    return path
+
+
+def test_the_organiser_replays_a_match_and_a_tampered_one_fails(site: Site) -> None:
+    seed(site)
+    path = played_match(site, "arena-000002")
+    replay = "/api/matches/arena-000002/replay"
+    assert site.post(replay).status_code == 401
+    assert site.post(replay, "alice").status_code == 403
+    assert site.post(replay, "organiser").json() == {
+        "key": "arena-000002",
+        "verified": True,
+        "problem": None,
+    }
+    verdict = views.match_replay(site.arena, "arena-000002")
+    assert verdict.replayed is not None and verdict.replayed.problem is None
+    # A move flipped: another legal first move than the one played.
+    data = json.loads(path.read_text())
+    move = data["steps"][0]["moves"]["xcplayer"]
+    data["steps"][0]["moves"]["xcplayer"] = "b1" if move != "b1" else "c1"
+    path.write_text(json.dumps(data))
+    shown = site.post(replay, "organiser").json()
+    assert shown["verified"] is False and "signature" in shown["problem"]
+    # No such match, and one still running: no transcript yet.
+    add_match(site, "m-none", [(1, None), (1, None)], state=MatchState.RUNNING)
+    for missing in ["arena-999", "m-none"]:
+        answer = site.post(f"/api/matches/{missing}/replay", "organiser")
+        assert answer.status_code == 404 and missing in answer.json()["error"]
+    with pytest.raises(views.NotFound, match="no transcript"):
+        views.match_replay(site.arena, "m-none")
+
+
+def test_a_transcript_signed_with_another_key_is_not_verified(site: Site, tmp_path: Path) -> None:
+    path = played_match(site, "arena-000003")
+    other = results_key(tmp_path / "elsewhere", None)[0]
+    transcript = read_transcript(path)
+    write_transcript(path, transcript, other)
+    verdict = views.match_replay(site.arena, "arena-000003")
+    assert verdict.outcome is not Outcome.VERIFIED and verdict.problem
+
+
+def test_replays_past_the_bound_are_refused_at_once(
+    site: Site, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """While REPLAYS_AT_ONCE replays are under way (held, as a long match's would be), one
+    more is refused at once: 503, not a queue; once they end, it is taken."""
+    played_match(site, "arena-000004")
+    replay = views.match_replay
+    entered = threading.Semaphore(0)
+    release = threading.Event()
+
+    def held(arena: Arena, key: str) -> FileVerdict:
+        entered.release()
+        assert release.wait(PATIENCE_S)
+        return replay(arena, key)
+
+    monkeypatch.setattr(views, "match_replay", held)
+    path = "/api/matches/arena-000004/replay"
+    with concurrent.futures.ThreadPoolExecutor(views.REPLAYS_AT_ONCE) as pool:
+        first = [pool.submit(site.post, path, "organiser") for _ in range(views.REPLAYS_AT_ONCE)]
+        for _ in first:
+            assert entered.acquire(timeout=PATIENCE_S)
+        answer = site.post(path, "organiser")
+        assert answer.status_code == 503 and "replays under way" in answer.json()["error"]
+        release.set()
+        assert [done.result().json()["verified"] for done in first] == [True] * len(first)
+    assert site.post(path, "organiser").json()["verified"] is True

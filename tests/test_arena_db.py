@@ -9,6 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.config import Config
 from alembic.migration import MigrationContext
@@ -21,8 +22,10 @@ from referee.arena.db import (
     Author,
     Base,
     Bot,
+    Database,
     Match,
     MatchState,
+    RatingPoint,
     Seat,
     Setting,
     Step,
@@ -30,21 +33,30 @@ from referee.arena.db import (
     StepState,
     Version,
     VersionState,
+    upgrade,
 )
 from referee.arena.home import add_author, init_arena, open_arena
 from referee.errors import ArenaError
 from tests.arena_databases import ArenaMaker, PostgresServer
 
 # The tables of the design (docs: the arena's database), and Alembic's own.
-TABLES = {"authors", "bots", "versions", "steps", "matches", "seats", "settings"}
+TABLES = {
+    "authors", "bots", "versions", "steps", "matches", "seats", "settings", "rating_points",
+}  # fmt: skip
 # The largest seed a tournament makes (31 bits): it must fit on both databases.
 LARGEST_SEED = 2**31 - 1
 
 
-def _head() -> str:
+def _config(url: str | None = None) -> Config:
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS))
-    head = ScriptDirectory.from_config(config).get_current_head()
+    if url is not None:
+        config.set_main_option("sqlalchemy.url", url.replace("%", "%%"))
+    return config
+
+
+def _head() -> str:
+    head = ScriptDirectory.from_config(_config()).get_current_head()
     assert head is not None
     return head
 
@@ -100,6 +112,55 @@ def test_running_the_migrations_again_changes_nothing(make_arena: ArenaMaker) ->
             assert again.database.setting("ladder_paused") == "1"
         finally:
             again.close()
+
+
+def test_an_arena_made_at_the_first_schema_is_upgraded_in_place(
+    tmp_path: Path, database_url: str | None
+) -> None:
+    url = database_url or f"sqlite:///{tmp_path / 'old.db'}"
+    command.upgrade(_config(url), "0001")
+    engine = create_engine(url)
+    try:
+        assert "rating_points" not in inspect(engine).get_table_names()
+        with engine.begin() as connection:
+            # As an arena of the first schema holds them: written without today's models.
+            connection.execute(
+                text(
+                    "INSERT INTO authors (id, name, token_hash, organiser, created_at)"
+                    " VALUES (1, 'ada', :hash, false, :now)"
+                ),
+                {"hash": "a" * 64, "now": _moment(0)},
+            )
+            connection.execute(
+                text(
+                    "INSERT INTO bots (id, author_id, name, created_at) VALUES (1, 1, 'ace', :now)"
+                ),
+                {"now": _moment(0)},
+            )
+            connection.execute(
+                text(
+                    "INSERT INTO versions (id, bot_id, number, state, reason, advice, run,"
+                    " archive_sha256, submitted_at, updated_at, rating, margin, matches, faults)"
+                    " VALUES (1, 1, 1, 'rated', '', '', 'run', :sha, :now, :now, 12.5, 30.0, 4, 0)"
+                ),
+                {"sha": "0" * 64, "now": _moment(0)},
+            )
+    finally:
+        engine.dispose()
+    upgrade(url)
+    assert _revision(url) == _head()
+    database = Database(url)
+    try:
+        with database.session() as session:
+            version = session.get(Version, 1)
+            assert version is not None
+            assert (version.bot.name, version.rating, version.matches) == ("ace", 12.5, 4)
+            session.add(RatingPoint(version_id=1, at=_moment(5), rating=12.5, margin=30.0))
+        with database.session() as session:
+            points = session.scalars(select(RatingPoint)).all()
+            assert [(p.version_id, p.at, p.rating) for p in points] == [(1, _moment(5), 12.5)]
+    finally:
+        database.close()
 
 
 def _moment(seconds: int) -> dt.datetime:

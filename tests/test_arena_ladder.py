@@ -6,6 +6,7 @@ workers too."""
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 import re
 import shutil
 import sys
@@ -17,12 +18,31 @@ import pytest
 from sqlalchemy import select
 
 from referee.arena.config import FieldPlayer
-from referee.arena.db import Author, Bot, Match, MatchState, Seat, Version, VersionState
+from referee.arena.db import (
+    Author,
+    Bot,
+    Match,
+    MatchState,
+    RatingPoint,
+    Seat,
+    Version,
+    VersionState,
+)
 from referee.arena.home import Arena
-from referee.arena.ladder import Ladder, LadderObserver, match_key, set_paused
+from referee.arena.ladder import (
+    POINT_MOVE,
+    POINT_S,
+    Ladder,
+    LadderObserver,
+    match_key,
+    save_ratings,
+    set_paused,
+    venue_name,
+)
 from referee.players.base import fingerprint
 from referee.records.replay import Outcome, verify_file
 from referee.tournaments.cluster import Workers
+from referee.tournaments.ratings import Rating
 from referee.tournaments.runner import LocalVenue, Observer
 from referee.tournaments.schedule import ScheduledMatch
 from tests.arena_databases import ArenaMaker
@@ -180,6 +200,8 @@ def test_a_ladder_of_four_bots_plays_places_and_rates(arena: Arena) -> None:
             assert found.matches == len(seats) >= 2
             assert found.state == VersionState.RATED
             assert found.margin is not None and found.margin > 0
+    # Each version's history began with its first fit.
+    assert all(points_of(arena, v) for v in ids)
     # Nothing left claimed by a ladder that is stopped but `running` ones, which recover
     # settles.
     ladder.recover()
@@ -374,3 +396,59 @@ class Noted(LadderObserver):
 
     def noted(self, line: str) -> None:
         self.lines.append(line)
+
+
+def points_of(arena: Arena, version_id: int) -> list[tuple[dt.datetime, float]]:
+    with arena.database.session() as session:
+        return [
+            (point.at, point.rating)
+            for point in session.scalars(
+                select(RatingPoint)
+                .where(RatingPoint.version_id == version_id)
+                .order_by(RatingPoint.at)
+            )
+        ]
+
+
+def rated(version_id: int, elo: float) -> Rating:
+    return Rating(str(version_id), elo, elo - 20, elo + 20)
+
+
+def test_the_rating_history_gains_a_point_when_a_rating_moves_no_sooner_than_point_s(
+    arena: Arena,
+) -> None:
+    ann, bob = add_version(arena, "ann"), add_version(arena, "bob")
+    start = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
+
+    def fitted(after_s: float, ratings: dict[int, float]) -> None:
+        with arena.database.session() as session:
+            save_ratings(
+                session,
+                [rated(v, elo) for v, elo in ratings.items()],
+                start + dt.timedelta(seconds=after_s),
+            )
+
+    fitted(0, {ann: 0.0, bob: 0.0})  # the first of each
+    fitted(POINT_S / 2, {ann: 10.0, bob: 0.0})  # moved, but too soon
+    fitted(POINT_S + 1, {ann: 10.0, bob: POINT_MOVE / 2})  # ann's move is kept; bob's is small
+    fitted(3 * POINT_S, {ann: 10.0 + POINT_MOVE / 2, bob: POINT_MOVE})  # bob's has added up
+    assert points_of(arena, ann) == [(start, 0.0), (start + dt.timedelta(seconds=11), 10.0)]
+    assert points_of(arena, bob) == [(start, 0.0), (start + dt.timedelta(seconds=30), 0.5)]
+    assert (version(arena, ann).rating, version(arena, ann).margin) == (10.25, 20.0)
+    # Fitted every second for ten minutes, its rating swinging: a point per POINT_S at most
+    # (or the second after, when the rating is back where its last point was).
+    before = len(points_of(arena, ann))
+    with arena.database.session() as session:
+        for second in range(600):
+            now = start + dt.timedelta(seconds=100 + second)
+            save_ratings(session, [rated(ann, 50.0 * (second % 2))], now)
+    assert 600 // (POINT_S + 1) <= len(points_of(arena, ann)) - before <= 600 // POINT_S
+
+
+def test_the_venue_is_named_and_its_address_given_only_when_asked() -> None:
+    assert venue_name(None) == "this process"
+    assert venue_name(Workers(count=1)) == "1 local worker"
+    assert venue_name(Workers(count=3)) == "3 local workers"
+    cluster = Workers(address="tcp://10.1.2.3:8786")
+    assert venue_name(cluster) == "cluster tcp://10.1.2.3:8786"
+    assert venue_name(cluster, address=False) == "cluster"

@@ -5,18 +5,26 @@ nothing goes to the console."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 from typer.testing import CliRunner
 
 from referee.cli import app
 from referee.games import GAMES
+from referee.records.replay import verify_file
+from referee.report.pages import asset
+from referee.report.site import match_viewer
+from referee.tournaments.config import load_config
 from tests.browsers import Browser, chromium
-from tests.conftest import states_of
+from tests.conftest import SHARED, states_of
 from tests.test_report import tampered_copy
+from tests.test_tournament import run, seeded, write_config
 
 runner = CliRunner()
 
@@ -104,7 +112,7 @@ def test_each_match_page_steps_through_the_engines_boards(
     assert browser.errors == [] and browser.requests == []
 
 
-def test_a_tampered_transcript_is_listed_as_failing_and_not_drawn(
+def test_a_tampered_transcript_is_listed_as_failing_and_not_rendered(
     browser: Browser, every_game_results: Path, tmp_path: Path
 ) -> None:
     copy = tmp_path / "results"
@@ -120,3 +128,175 @@ def test_a_tampered_transcript_is_listed_as_failing_and_not_drawn(
     page.select_option("#filter-result", "failed")
     assert page.text_content("#shown") == "2"
     assert browser.errors == [] and browser.requests == []
+
+
+def marked(page: Any, flag: str) -> list[set[tuple[str, str]]]:
+    """Each board's cells the page marks with a class (`changed`, `winning`)."""
+    boards: list[list[list[str]]] = page.eval_on_selector_all(
+        "#board svg.board",
+        f"""boards => boards.map(board => [...board.querySelectorAll("g.square.{flag}")].map(
+            cell => [cell.dataset.row, cell.dataset.column]))""",
+    )
+    return [{(row, column) for row, column in cells} for cells in boards]
+
+
+def engine_winning(boards: list[Any]) -> list[set[tuple[str, str]]]:
+    return [{(b.rows[r][0], b.columns[c]) for r, c in b.winning} for b in boards]
+
+
+def engine_changed(before: list[Any], after: list[Any]) -> list[set[tuple[str, str]]]:
+    """The cells whose symbol a step changed, on each board that kept its title."""
+    changed = []
+    for old, new in zip(before, after, strict=True):
+        if old.title != new.title:
+            changed.append(set())
+            continue
+        cells = dict(((row, column), mark) for row, column, mark in engine_marks([old])[0])
+        changed.append(
+            {(row, col) for row, col, mark in engine_marks([new])[0] if cells[(row, col)] != mark}
+        )
+    return changed
+
+
+def test_a_step_has_its_own_url_and_moving_keeps_it(
+    browser: Browser, site: Path, every_game_results: Path
+) -> None:
+    path = sorted(every_game_results.glob("hex-pie-*.json"))[0]
+    game, states = states_of(path)
+    page_path = site / "matches" / f"{path.stem}.html"
+    page = browser.open(page_path)  # no step asked: the start, drawn, and said to be it
+    assert page.input_value("#step") == "0"
+    assert drawn_marks(page) == engine_marks(game.boards(states[0]))
+    assert "start position" in page.text_content("#moves-caption")
+    history = page.evaluate("history.length")
+    page.goto(f"{page_path.as_uri()}#step=3")
+    assert page.input_value("#step") == "3"
+    assert drawn_marks(page) == engine_marks(game.boards(states[3]))
+    page.keyboard.press("ArrowRight")
+    page.keyboard.press("ArrowRight")
+    assert page.evaluate("location.hash") == "#step=5"
+    assert page.evaluate("history.length") == history + 1  # the goto's entry, none per step
+    page.evaluate("location.hash = '#step=2'")  # a link followed within the page
+    page.wait_for_function("document.getElementById('step').value === '2'")
+    assert drawn_marks(page) == engine_marks(game.boards(states[2]))
+    for wrong, step in [("#step=99999", len(states) - 1), ("#step=-4", 0), ("#step=x", 0)]:
+        page.goto(f"{page_path.as_uri()}{wrong}")
+        assert page.input_value("#step") == str(step), wrong
+    assert browser.errors == [] and browser.requests == []
+
+
+def test_the_last_move_the_winning_cells_and_the_players_are_marked(
+    browser: Browser, site: Path, every_game_results: Path
+) -> None:
+    won = 0
+    for game_id in GAMES:
+        path = sorted(every_game_results.glob(f"{game_id}-*.json"))[0]
+        game, states = states_of(path)
+        last = len(states) - 1
+        page = browser.open(site / "matches" / f"{path.stem}.html")
+        page.goto(f"{page.url}#step={last}")
+        final = game.boards(states[-1])
+        assert marked(page, "changed") == engine_changed(game.boards(states[-2]), final)
+        assert marked(page, "winning") == engine_winning(final), game_id
+        won += any(board.winning for board in final)
+        legend = page.text_content("#legend")
+        seats = json.loads(path.read_text())["seats"]
+        assert all(f"played by {seat['player']}" in legend for seat in seats), legend
+    assert won >= 1  # hex-pie always ends on a chain
+    assert browser.errors == [] and browser.requests == []
+
+
+@pytest.fixture(scope="module")
+def gdl_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A report of a chess-like and a connect-four-like GDL game, two seeded random players."""
+    directory = tmp_path_factory.mktemp("gdl")
+    games = "[" + ", ".join(str(SHARED / "gdl" / f"{g}.kif") for g in GDL_GAMES) + "]"
+    config = load_config(write_config(directory, {"a": seeded(1), "b": seeded(2)}, games))
+    # Beside the browser's event loop, which a tournament's own loop may not run inside.
+    with ThreadPoolExecutor(1) as thread:
+        thread.submit(run, config).result()
+    out = directory / "site"
+    assert runner.invoke(app, ["report", str(config.output), "--out", str(out)]).exit_code == 0
+    return out
+
+
+GDL_GAMES = ("pawnToQueen", "connectFour")
+
+
+def test_gdl_boards_are_drawn_the_right_way_round(browser: Browser, gdl_site: Path) -> None:
+    pawns = sorted((gdl_site / "matches").glob("pawnToQueen-*.html"))[0]
+    page = browser.open(pawns)
+    cells = {(row, column): mark for row, column, mark in drawn_marks(page)[0]}
+    columns = page.eval_on_selector_all(
+        "#board svg.board text.label:not(.row)", "t => t.map(x => x.textContent)"
+    )
+    rows = page.eval_on_selector_all(
+        "#board svg.board text.label.row", "t => t.map(x => x.textContent)"
+    )
+    assert columns == list("abcdefgh") and rows == [str(rank) for rank in range(8, 0, -1)]
+    assert cells[("2", "c")] == "wp" and cells[("7", "d")] == "bp"
+    assert page.text_content(".facts caption") == "control"
+    four = sorted((gdl_site / "matches").glob("connectFour-*.html"))[0]
+    page = browser.open(four)
+    page.keyboard.press("End")
+    rows = page.eval_on_selector_all(
+        "#board svg.board text.label.row", "t => t.map(x => x.textContent)"
+    )
+    assert rows[-1] == "1" and rows == sorted(rows, key=int, reverse=True)
+    # Every piece lies on the bottom row or on another piece: y = 1 is the bottom.
+    cells = {(row, column): mark for row, column, mark in drawn_marks(page)[0]}
+    for (row, column), mark in cells.items():
+        if mark != "." and row != "1":
+            assert cells[(str(int(row) - 1), column)] != ".", (row, column)
+    assert browser.errors == [] and browser.requests == []
+
+
+# The arena's policy for its pages (the issue's design): the viewer must work under it.
+POLICY = (
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:;"
+    " connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none';"
+    " object-src 'none'"
+)
+
+
+def test_the_viewer_works_under_a_strict_content_security_policy(
+    browser: Browser, every_game_results: Path
+) -> None:
+    path = sorted(every_game_results.glob("quad-*.json"))[0]
+    replayed = verify_file(path).replayed
+    assert replayed is not None and replayed.game is not None
+    body = match_viewer(replayed.transcript, replayed.game, replayed.frames)
+    head = (
+        '<link rel="stylesheet" href="/assets/report.css"><script src="/assets/report.js"></script>'
+    )
+    files = {
+        "/match": (
+            "text/html",
+            f"<!DOCTYPE html><html><head>{head}</head><body>{body}</body></html>",
+        ),
+        "/assets/report.js": ("text/javascript", asset("report.js")),
+        "/assets/report.css": ("text/css", asset("report.css")),
+    }
+
+    def serve(route: Any) -> None:
+        kind, text = files[urlsplit(route.request.url).path]
+        headers = {"Content-Type": kind, "Content-Security-Policy": POLICY}
+        route.fulfill(status=200, headers=headers, body=text)
+
+    page = browser.context.new_page()
+    errors: list[str] = []
+    page.on("console", lambda message: errors.append(message.text))
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.route("http://arena.test/**", serve)
+    last = len(replayed.frames) - 1
+    page.goto(f"http://arena.test/match#step={last}")
+    game, states = states_of(path)
+    assert drawn_marks(page) == engine_marks(game.boards(states[-1]))
+    assert page.evaluate("document.querySelectorAll('[style]').length") == 0
+    # The style sheet applies: a piece of the first role is filled by its class.
+    fill = page.eval_on_selector(
+        "#board circle.piece.first", "circle => getComputedStyle(circle).fill"
+    )
+    assert fill == "rgb(200, 50, 43)"
+    page.close()
+    assert errors == []  # a refused script, style or attribute is reported on the console

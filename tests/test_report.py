@@ -1,6 +1,6 @@
 """The report: a static site of a results directory. Every match is listed; a verified one
 has a page whose last board is the engine's final state; a tampered one is listed as
-failing and not drawn; nothing in a page reaches outside it."""
+failing and not rendered; nothing in a page reaches outside it."""
 
 from __future__ import annotations
 
@@ -103,7 +103,7 @@ def tampered_copy(results: Path, copy: Path) -> Path:
     return tampered
 
 
-def test_a_tampered_transcript_is_listed_as_failing_and_not_drawn(
+def test_a_tampered_transcript_is_listed_as_failing_and_not_rendered(
     every_game_results: Path, tmp_path: Path
 ) -> None:
     copy = tmp_path / "results"
@@ -111,7 +111,7 @@ def test_a_tampered_transcript_is_listed_as_failing_and_not_drawn(
     result = runner.invoke(app, ["report", str(copy), "--json"])
     assert result.exit_code == 1
     summary = json.loads(result.stdout)
-    assert (summary["listed"], summary["drawn"], summary["failed"]) == (
+    assert (summary["listed"], summary["rendered"], summary["failed"]) == (
         2 * len(GAMES) + 1, 2 * len(GAMES) - 1, 2
     )  # fmt: skip
     index = Page((copy / "report" / "index.html").read_text())
@@ -120,7 +120,8 @@ def test_a_tampered_transcript_is_listed_as_failing_and_not_drawn(
     assert f"matches/{tampered.stem}.html" not in index.links
     assert not (copy / "report" / "matches" / f"{tampered.stem}.html").exists()
     text = (copy / "report" / "index.html").read_text()
-    assert "garbage.json" in text and "not drawn: " in text
+    assert "garbage.json" in text and "not rendered: " in text
+    assert "neither rendered nor counted" in text
 
 
 def test_a_page_reaches_nothing_outside_itself(every_game_results: Path, tmp_path: Path) -> None:

@@ -35,6 +35,7 @@ from referee.arena.db import Author
 from referee.arena.home import Arena
 from referee.arena.submissions import Refusal, SubmissionRefused
 from referee.errors import ArenaError, SubmissionError
+from referee.records.replay import Outcome
 
 # Archives read at once: each is held in memory up to its cap until it is stored.
 UPLOADS_AT_ONCE = 4
@@ -55,6 +56,7 @@ _ERROR_STATUS: tuple[tuple[type[Exception], int], ...] = (
     (views.Unauthorised, 401),
     (views.Forbidden, 403),
     (views.NotFound, 404),
+    (views.Busy, 503),
     (SubmissionError, 400),
     # A state that forbids it: suspending a bot that is not on the ladder.
     (ArenaError, 409),
@@ -69,8 +71,8 @@ class Hooks:
     submitted: Callable[[int], None]
     # The ladder's field may have changed: a bot suspended or reinstated.
     field_changed: Callable[[], None]
-    # The ladder's state, JSON-ready.
-    ladder_status: Callable[[], Mapping[str, Any]]
+    # The ladder's state, JSON-ready; where its cluster is only if asked (for the organiser).
+    ladder_status: Callable[[bool], Mapping[str, Any]]
     # Pause (True) or resume the ladder.
     set_paused: Callable[[bool], None]
 
@@ -93,6 +95,7 @@ def create_app(arena: Arena, hooks: Hooks) -> Starlette:
         Route("/api/matches", api.matches),
         Route("/api/matches/{key}", api.match),
         Route("/api/matches/{key}/logs/{role}", api.seat_log),
+        Route("/api/matches/{key}/replay", api.replay, methods=["POST"]),
         Route("/api/ladder/pause", api.pause, methods=["POST"]),
         Route("/api/ladder/resume", api.resume, methods=["POST"]),
         *web.routes(arena, gate),
@@ -118,6 +121,7 @@ class _Api:
         # The leaderboard's JSON and when it was rendered; None after an organiser's change.
         self.board: tuple[float, bytes] | None = None
         self.rendering = threading.Lock()
+        self.replays = views.Replays(arena)
 
     def viewer(self, request: Request) -> Author | None:
         """The author whose token the request carries (`auth.viewer`)."""
@@ -150,13 +154,13 @@ class _Api:
         return Response(board[1], media_type="application/json")
 
     def status(self, request: Request) -> Response:
-        self.author(request)
-        return JSONResponse(self._status())
+        return JSONResponse(self._status(self.author(request)))
 
-    def _status(self) -> dict[str, Any]:
+    def _status(self, viewer: Author) -> dict[str, Any]:
         return {
-            "ladder": dict(self.hooks.ladder_status()),
+            "ladder": dict(self.hooks.ladder_status(viewer.organiser)),
             "intake": views.intake_status(self.arena),
+            "running": views.running(self.arena),
         }
 
     def bots(self, request: Request) -> Response:
@@ -193,6 +197,16 @@ class _Api:
         viewer = self.author(request)
         key, role = request.path_params["key"], request.path_params["role"]
         return JSONResponse(views.seat_log(self.arena, viewer, key, role))
+
+    def replay(self, request: Request) -> Response:
+        self.organiser(request)
+        verdict = self.replays.verdict(request.path_params["key"])
+        shown = {
+            "key": request.path_params["key"],
+            "verified": verdict.outcome is Outcome.VERIFIED,
+            "problem": verdict.problem,
+        }
+        return JSONResponse(shown)
 
     async def submit(self, request: Request) -> Response:
         author = await run_in_threadpool(self.author, request)
@@ -242,9 +256,9 @@ class _Api:
         return self._set_paused(request, False)
 
     def _set_paused(self, request: Request, paused: bool) -> Response:
-        self.organiser(request)
+        organiser = self.organiser(request)
         self.hooks.set_paused(paused)
-        return JSONResponse(self._status())
+        return JSONResponse(self._status(organiser))
 
 
 def _reason(body: bytes) -> str:

@@ -1,7 +1,7 @@
 """The arena's database: who submitted what, each version's way through the intake, the
-ladder's matches and its queue. SQLite in the arena's directory by default, or any database
-SQLAlchemy reaches (PostgreSQL); the schema is Alembic's (`migrations/`), so a later version
-upgrades an arena in place.
+ladder's matches and its queue, and the history of the ratings. SQLite in the arena's
+directory by default, or any database SQLAlchemy reaches (PostgreSQL); the schema is
+Alembic's (`migrations/`), so a later version upgrades an arena in place.
 
 The database is the queue: a match is a row before it is played, and is marked done in the
 same transaction that records its result, so a kill at any moment loses nothing finished.
@@ -20,10 +20,12 @@ from alembic import command
 from alembic.config import Config
 from sqlalchemy import (
     Boolean,
+    ColumnExpressionArgument,
     DateTime,
     Engine,
     Float,
     ForeignKey,
+    Index,
     Integer,
     String,
     Text,
@@ -31,10 +33,12 @@ from sqlalchemy import (
     UniqueConstraint,
     create_engine,
     event,
+    select,
 )
 from sqlalchemy.engine import Dialect
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, relationship
+from sqlalchemy.sql.selectable import ScalarSelect
 
 from referee.errors import ArenaError
 
@@ -227,6 +231,38 @@ class Seat(Base):
 
     match: Mapped[Match] = relationship(back_populates="seats")
     version: Mapped[Version] = relationship()
+
+
+class RatingPoint(Base):
+    """A version's rating as the ladder fitted it at a moment: the history a bot's page draws
+    and the leaderboard's change over a day. The ladder writes one only when the rating moved
+    (`ladder.POINT_MOVE`) and no sooner than `ladder.POINT_S` after the last."""
+
+    __tablename__ = "rating_points"
+    # A version's points by time: its last, its last before a moment, its first.
+    __table_args__ = (Index("ix_rating_points_version_id_at", "version_id", "at"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    version_id: Mapped[int] = mapped_column(ForeignKey("versions.id"))
+    at: Mapped[dt.datetime] = mapped_column(_When())
+    rating: Mapped[float] = mapped_column(Float)
+    margin: Mapped[float] = mapped_column(Float)
+
+
+def rating_point(
+    column: Mapped[Any],
+    version_id: ColumnExpressionArgument[int],
+    newest: bool = True,
+    at_or_before: dt.datetime | None = None,
+) -> ScalarSelect[Any]:
+    """`column` of a version's newest rating point (at or before a moment, if given), or of
+    its first: a subquery correlated with the query it goes in, one index seek per version
+    however long its history."""
+    query = select(column).where(RatingPoint.version_id == version_id)
+    if at_or_before is not None:
+        query = query.where(RatingPoint.at <= at_or_before)
+    order = RatingPoint.at.desc() if newest else RatingPoint.at
+    return query.order_by(order).limit(1).scalar_subquery()
 
 
 class Setting(Base):

@@ -36,11 +36,13 @@ from referee.arena.db import (
     Bot,
     Match,
     MatchState,
+    RatingPoint,
     Seat,
     Setting,
     Version,
     VersionState,
     player_name,
+    rating_point,
     utcnow,
 )
 from referee.arena.home import Arena
@@ -53,7 +55,7 @@ from referee.records.transcript import Fault, Transcript, read_signed, read_tran
 from referee.records.transcript import Seat as TranscriptSeat
 from referee.tournaments.cluster import Workers, on_cluster
 from referee.tournaments.config import TournamentConfig
-from referee.tournaments.ratings import Pairing, fit, points
+from referee.tournaments.ratings import Pairing, Rating, fit, points
 from referee.tournaments.runner import LocalVenue, Observer, Venue
 from referee.tournaments.schedule import ScheduledMatch
 
@@ -71,6 +73,11 @@ RATE_WINDOW_S = 60
 RETRY_S = 30
 # A fault's detail as a suspension's reason quotes it.
 DETAIL_CHARS = 200
+# A version's rating history gains a point when its rating moved by POINT_MOVE (Elo) since
+# its last point and that point is POINT_S old: the history grows with what changes, at
+# most a point per version per POINT_S, not with how often the ratings are fitted.
+POINT_MOVE = 0.5
+POINT_S = 10
 
 
 class LadderObserver:
@@ -96,6 +103,8 @@ class LadderStatus:
     paused: bool
     # What the venue plays at once (0: none open).
     capacity: int
+    # Where it plays: "this process", "N local workers" or "cluster ADDRESS".
+    venue: str
 
 
 def set_paused(arena: Arena, paused: bool) -> None:
@@ -105,6 +114,15 @@ def set_paused(arena: Arena, paused: bool) -> None:
 
 def is_paused(arena: Arena) -> bool:
     return arena.database.setting(PAUSED_SETTING, "0") == "1"
+
+
+def venue_name(workers: Workers | None, address: bool = True) -> str:
+    """Where a ladder on `workers` plays, in a few words: its cluster's address if `address`."""
+    if workers is None:
+        return "this process"
+    if workers.address is not None:
+        return f"cluster {workers.address}" if address else "cluster"
+    return f"{workers.count} local worker{'' if workers.count == 1 else 's'}"
 
 
 def match_key(match_id: int) -> str:
@@ -193,7 +211,9 @@ class Ladder:
         for row in running:
             self._settle(row)
 
-    def status(self) -> LadderStatus:
+    def status(self, address: bool = True) -> LadderStatus:
+        """How the ladder is doing; without its cluster's address unless `address`: a Dask
+        scheduler runs what it is sent, and only the organiser needs to know where it is."""
         since = utcnow() - dt.timedelta(seconds=RATE_WINDOW_S)
         with self._arena.database.session() as session:
             counts = dict(
@@ -209,6 +229,7 @@ class Ladder:
             per_second=(recent or 0) / RATE_WINDOW_S,
             paused=is_paused(self._arena),
             capacity=self._capacity,
+            venue=venue_name(self._workers, address),
         )
 
     async def run(self) -> None:
@@ -358,9 +379,8 @@ class Ladder:
         ratings = fit(Pairing(str(a), str(b), n, got) for (a, b), (n, got) in results.items())
         if not ratings:
             return
-        rows = [{"id": int(r.player), "rating": r.elo, "margin": r.margin} for r in ratings]
         with self._arena.database.session() as session:
-            session.execute(update(Version), rows)
+            save_ratings(session, ratings, utcnow())
 
     # -- the database's side, each in a thread
 
@@ -698,6 +718,33 @@ class Ladder:
             return read_transcript(self._arena.results / f"{key}.json")
         except TranscriptError:
             return None
+
+
+def save_ratings(session: Session, ratings: Sequence[Rating], now: dt.datetime) -> None:
+    """The versions' fitted ratings (each rating's player is a version's id), and a point of
+    history at `now` for each version that has none or whose rating moved (POINT_MOVE,
+    POINT_S): in `session`, so that the history never says what the versions do not."""
+    fitted = {int(r.player): r for r in ratings}
+    if not fitted:
+        return
+    session.execute(
+        update(Version),
+        [{"id": v, "rating": r.elo, "margin": r.margin} for v, r in fitted.items()],
+    )
+    last = session.execute(
+        select(
+            Version.id,
+            rating_point(RatingPoint.at, Version.id),
+            rating_point(RatingPoint.rating, Version.id),
+        ).where(Version.id.in_(fitted))
+    ).all()
+    due = [
+        RatingPoint(version_id=v, at=now, rating=fitted[v].elo, margin=fitted[v].margin)
+        for v, at, rating in last
+        if at is None
+        or (now - at >= dt.timedelta(seconds=POINT_S) and abs(fitted[v].elo - rating) >= POINT_MOVE)
+    ]
+    session.add_all(due)
 
 
 class _Notes(Observer):

@@ -67,7 +67,7 @@ async def serve(
     hooks = Hooks(
         submitted=submitted,
         field_changed=ladder.notify,
-        ladder_status=lambda: dataclasses.asdict(ladder.status()),
+        ladder_status=lambda organiser: dataclasses.asdict(ladder.status(address=organiser)),
         set_paused=paused,
     )
     listener = _listen(host, port)

@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import threading
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import select
-from sqlalchemy.orm import Session, selectinload
+from sqlalchemy import ColumnElement, case, func, select
+from sqlalchemy.orm import Session, aliased, selectinload
 
 from referee.arena.db import (
     IN_INTAKE,
@@ -20,13 +21,17 @@ from referee.arena.db import (
     Bot,
     Match,
     MatchState,
+    RatingPoint,
     Seat,
     Step,
     Version,
     VersionState,
+    rating_point,
+    utcnow,
 )
 from referee.arena.home import Arena
 from referee.errors import ArenaError
+from referee.records.replay import FileVerdict, verify_file
 from referee.tournaments.results import LOGS
 
 # The largest id a row may have on every database (a 32-bit integer column).
@@ -34,6 +39,12 @@ MAX_ID = 2**31 - 1
 # A page of matches: what one request may ask for, and gets unasked.
 MAX_LIMIT = 200
 DEFAULT_LIMIT = 50
+# A bot's rating history: its newest points, enough for a chart.
+HISTORY_LIMIT = 500
+# The running matches that the status lists.
+RUNNING_LIMIT = 50
+# Transcripts replayed at once: each takes a core for as long as its match's rules take.
+REPLAYS_AT_ONCE = 2
 # What one request reads of a bot's log; the rest is in the arena's directory.
 LOG_LIMIT = 1024 * 1024
 # The versions the leaderboard lists: those the ladder plays, and those it stopped playing
@@ -53,6 +64,10 @@ class Forbidden(ArenaError):
 
 class Unauthorised(ArenaError):
     """No valid token where one is needed (HTTP 401)."""
+
+
+class Busy(ArenaError):
+    """As much of that under way as the arena takes at once (HTTP 503)."""
 
 
 def may_read_private(viewer: Author | None, author_id: int) -> bool:
@@ -79,8 +94,14 @@ def may_read_leaderboard(arena: Arena, viewer: Author | None) -> None:
 def leaderboard(arena: Arena) -> Json:
     """The versions on the ladder, best first; those not yet rated, then the suspended, last.
     The same for every viewer who may read it (`may_read_leaderboard`)."""
+    # The rating a day ago: the last point before then, else the first.
+    day_ago = utcnow() - dt.timedelta(days=1)
+    then = func.coalesce(
+        rating_point(RatingPoint.rating, Version.id, at_or_before=day_ago),
+        rating_point(RatingPoint.rating, Version.id, newest=False),
+    )
     query = (
-        select(Version, Bot.name, Author.name)
+        select(Version, Bot.name, Author.name, then)
         .join(Bot, Version.bot_id == Bot.id)
         .join(Author, Bot.author_id == Author.id)
         .where(Version.state.in_(_LISTED))
@@ -89,13 +110,13 @@ def leaderboard(arena: Arena) -> Json:
         rows = session.execute(query).all()
 
     def order(row: Any) -> tuple[bool, bool, float, str]:
-        version, bot, _ = row
+        version, bot, _, _ = row
         rating = version.rating if version.rating is not None else 0.0
         return (version.state == VersionState.SUSPENDED, version.rating is None, -rating, bot)
 
     entries = []
     rank = 0
-    for version, bot, author in sorted(rows, key=order):
+    for version, bot, author, rating_then in sorted(rows, key=order):
         ranked = version.state in ON_LADDER and version.rating is not None
         rank += ranked
         entries.append(
@@ -110,6 +131,11 @@ def leaderboard(arena: Arena) -> Json:
                 "interval": _interval(version),
                 "matches": version.matches,
                 "faults": version.faults,
+                "change_day": (
+                    None
+                    if version.rating is None or rating_then is None
+                    else version.rating - rating_then
+                ),
             }
         )
     return {"leaderboard": entries}
@@ -143,7 +169,58 @@ def bot(arena: Arena, viewer: Author, name: str) -> Json:
             "author": found.author.name,
             "created_at": when(found.created_at),
             "versions": [_version_summary(v, private) for v in reversed(found.versions)],
+            "history": _history(session, found.id),
+            "head_to_head": _head_to_head(session, found.id),
         }
+
+
+def _history(session: Session, bot_id: int) -> list[Json]:
+    """The rating points of every version of a bot, oldest first, the newest HISTORY_LIMIT."""
+    newest = session.execute(
+        select(Version.number, RatingPoint.at, RatingPoint.rating, RatingPoint.margin)
+        .join(Version, Version.id == RatingPoint.version_id)
+        .where(Version.bot_id == bot_id)
+        .order_by(RatingPoint.at.desc(), RatingPoint.id.desc())
+        .limit(HISTORY_LIMIT)
+    ).all()
+    return [
+        {"version": number, "at": when(at), "rating": rating, "margin": margin}
+        for number, at, rating, margin in reversed(newest)
+    ]
+
+
+def _head_to_head(session: Session, bot_id: int) -> list[Json]:
+    """Every version of a bot against every version of each other bot it met, by opponent:
+    the finished matches, and those won, drawn and lost (a match that ended without a
+    result is in none of the three)."""
+    mine, theirs = aliased(Seat), aliased(Seat)
+    my_version, their_version = aliased(Version), aliased(Version)
+
+    def counted(condition: ColumnElement[bool]) -> ColumnElement[int]:
+        return func.coalesce(func.sum(case((condition, 1), else_=0)), 0)
+
+    rows = session.execute(
+        select(
+            Bot.name,
+            func.count(),
+            counted(mine.points > theirs.points),
+            counted(mine.points == theirs.points),
+            counted(mine.points < theirs.points),
+        )
+        .select_from(mine)
+        .join(my_version, my_version.id == mine.version_id)
+        .join(Match, Match.id == mine.match_id)
+        .join(theirs, (theirs.match_id == mine.match_id) & (theirs.id != mine.id))
+        .join(their_version, their_version.id == theirs.version_id)
+        .join(Bot, Bot.id == their_version.bot_id)
+        .where(my_version.bot_id == bot_id, Bot.id != bot_id, Match.state == MatchState.DONE)
+        .group_by(Bot.name)
+        .order_by(Bot.name)
+    ).all()
+    return [
+        {"opponent": name, "matches": n, "wins": won, "draws": drawn, "losses": lost}
+        for name, n, won, drawn, lost in rows
+    ]
 
 
 def version(arena: Arena, viewer: Author, version_id: int) -> Json:
@@ -189,6 +266,19 @@ def matches(arena: Arena, viewer: Author, bot_name: str | None, limit: int) -> J
         return {"matches": [_match(match) for match in session.scalars(query).all()]}
 
 
+def running(arena: Arena) -> list[Json]:
+    """The matches being played, oldest first, RUNNING_LIMIT at most."""
+    query = (
+        select(Match)
+        .where(Match.state == MatchState.RUNNING)
+        .options(selectinload(Match.seats).selectinload(Seat.version).selectinload(Version.bot))
+        .order_by(Match.started_at, Match.id)
+        .limit(RUNNING_LIMIT)
+    )
+    with arena.database.session() as session:
+        return [_match(found) for found in session.scalars(query).all()]
+
+
 def match(arena: Arena, viewer: Author, key: str) -> Json:
     """A match and its transcript (the record, as signed), if it was written."""
     with arena.database.session() as session:
@@ -202,6 +292,35 @@ def match(arena: Arena, viewer: Author, key: str) -> Json:
         except (OSError, ValueError):
             shown["transcript"] = None
     return shown
+
+
+def match_replay(arena: Arena, key: str) -> FileVerdict:
+    """A match's transcript, replayed by the rules and its signature checked with the arena's
+    key, as `verify_file` does; NotFound for no such match or one with no transcript. It
+    costs a match's worth of CPU: callers bound how many run at once (`Replays`)."""
+    with arena.database.session() as session:
+        found = _match_of(session, key)
+    if found.transcript is None:
+        raise NotFound(f"match {found.key} has no transcript")
+    return verify_file(_inside(arena.directory, found.transcript), arena.key.public)
+
+
+class Replays:
+    """`match_replay`, REPLAYS_AT_ONCE at a time at most, each in its caller's thread; Busy
+    past them at once, rather than a queue that anyone who asks again and again fills."""
+
+    def __init__(self, arena: Arena, at_once: int = REPLAYS_AT_ONCE) -> None:
+        self._arena = arena
+        self._at_once = at_once
+        self._slots = threading.BoundedSemaphore(at_once)
+
+    def verdict(self, key: str) -> FileVerdict:
+        if not self._slots.acquire(blocking=False):
+            raise Busy(f"{self._at_once} replays under way; try again in a moment")
+        try:
+            return match_replay(self._arena, key)
+        finally:
+            self._slots.release()
 
 
 def seat_log(arena: Arena, viewer: Author, key: str, role: str) -> Json:

@@ -746,7 +746,7 @@ def report_command(
 ) -> None:
     """Write a results directory as a static site: standings, matches, a page per match.
 
-    Every transcript is verified first; one that fails is listed, not drawn (exit 1). The
+    Every transcript is verified first; one that fails is listed, not rendered (exit 1). The
     site needs no server and no network: open its index.html.
 
     \b
@@ -758,12 +758,14 @@ def report_command(
         key_text = _expected_key(results, key) if results.is_dir() else None
         site = write_report(results, target, key_text, counted)
     if as_json:
-        data = {"index": str(site.index), "listed": site.listed, "drawn": site.drawn}
+        data = {"index": str(site.index), "listed": site.listed, "rendered": site.rendered}
         typer.echo(json.dumps(dict(data, failed=site.failed), indent=2))
     else:
-        failed = f", {site.failed} failed verification (listed, not drawn)" if site.failed else ""
+        failed = (
+            f", {site.failed} failed verification (listed, not rendered)" if site.failed else ""
+        )
         listed = present.counted(site.listed, "match", "matches")
-        typer.echo(f"{site.index}: {listed}, {site.drawn} drawn{failed}")
+        typer.echo(f"{site.index}: {listed}, {site.rendered} rendered{failed}")
     if site.failed:
         raise typer.Exit(EXIT_FAILED)
 

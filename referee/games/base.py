@@ -150,6 +150,11 @@ class Game(ABC, Generic[S]):
         its own (a GDL game: its state is its facts)."""
         return []
 
+    def other_facts(self, state: S) -> list[str]:
+        """What a state holds beyond its boards, as facts a reader can follow (a GDL game's
+        facts that are no cells: whose turn, the scores); none where the boards say it all."""
+        return []
+
     def close(self) -> None:
         """Let go of what computing states holds (a GDL reasoner's child process); asked
         again, the game takes it up again."""

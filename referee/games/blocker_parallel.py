@@ -129,7 +129,8 @@ Move: (mark x1 y1 x2 y2), cell (x1, y1) of board 1 and cell (x2, y2) of board 2.
 
     def boards(self, state: State) -> list[Board]:
         return [
-            crossing.board(state.crosser[k], state.blocked[k], f"board {k + 1}") for k in (0, 1)
+            crossing.board(state.crosser[k], state.blocked[k], f"board {k + 1}", self.roles)
+            for k in (0, 1)
         ]
 
 

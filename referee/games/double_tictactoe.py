@@ -115,7 +115,9 @@ Moves: (mark1 m n) on board 1, (mark2 m n) on board 2, noop."""
         boards = []
         for k in (0, 1):
             done = " (finished)" if tictactoe.finished(state.x[k], state.o[k]) else ""
-            boards.append(tictactoe.board(state.x[k], state.o[k], f"board {k + 1}{done}"))
+            boards.append(
+                tictactoe.board(state.x[k], state.o[k], f"board {k + 1}{done}", self.roles)
+            )
         return boards
 
 

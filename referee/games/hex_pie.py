@@ -18,7 +18,7 @@ from typing import NamedTuple
 
 from referee.games.base import NOOP, Game, Goals, Move, format_move
 from referee.games.boards.bitboard import blank_bits, random_blank
-from referee.games.boards.picture import Board
+from referee.games.boards.picture import EMPTY, Board, Key
 
 PLAYER1, PLAYER2 = 0, 1
 RED, BLUE = 0, 1
@@ -187,7 +187,20 @@ Moves: (place r c), e.g. (place e 5); swap; noop."""
         rows = tuple(
             (row, tuple(symbol(SIZE * r + c) for c in range(SIZE))) for r, row in enumerate(ROWS)
         )
-        return [Board("", tuple(str(c) for c in range(1, SIZE + 1)), rows, hexagonal=True)]
+        chain = 0
+        if state.winner is not None:
+            first, second = state.linked[state.winner]
+            chain = first & second
+        winning = tuple(divmod(b, SIZE) for b in range(CELLS) if chain >> b & 1)
+        red_role = self.roles[self._colour_role(state, RED)]
+        blue_role = self.roles[self._colour_role(state, BLUE)]
+        legend = (
+            Key("X", f"red, {red_role}: links rows a and i", red_role),
+            Key("O", f"blue, {blue_role}: links columns 1 and 9", blue_role),
+            Key(EMPTY, "empty"),
+        )
+        columns = tuple(str(c) for c in range(1, SIZE + 1))
+        return [Board("", columns, rows, hexagonal=True, winning=winning, legend=legend)]
 
     @staticmethod
     def _colour(state: State, role: int) -> int:

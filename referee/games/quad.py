@@ -18,7 +18,7 @@ from typing import NamedTuple
 
 from referee.games.base import NOOP, Game, Goals, Move, format_move
 from referee.games.boards.bitboard import blank_bits, random_blank
-from referee.games.boards.picture import NO_CELL, Board
+from referee.games.boards.picture import EMPTY, NO_CELL, Board, Key
 
 X, O = 0, 1
 SIZE = 7
@@ -162,14 +162,25 @@ Moves: (mark rR cC), (block rR cC), noop; e.g. (mark r4 c4)."""
         return (50, 50) if x_whites == o_whites else (10, 90)
 
     @staticmethod
-    def _open_quad(state: State) -> bool:
+    def _open_quad(state: State) -> int:
+        """A square of which x holds three corners and whose fourth is empty; 0 for none."""
         x = state.pieces[X]
         taken = _occupied(state)
         for sq in SQUARES:
             fourth = sq & ~x
             if fourth & (fourth - 1) == 0 and fourth and not fourth & taken:
-                return True
-        return False
+                return sq
+        return 0
+
+    def _deciding(self, state: State) -> int:
+        """The cells that decide a finished game: the winner's square, or x's three corners
+        of an open square at the end; none while it goes on or when the whites decide."""
+        if state.square is not None:
+            own = state.pieces[state.square]
+            return next(sq for sq in SQUARES if own & sq == sq)
+        if state.quads_left == (0, 0):
+            return self._open_quad(state) & state.pieces[X]
+        return 0
 
     def render(self, state: State) -> str:
         left = [
@@ -191,7 +202,15 @@ Moves: (mark rR cC), (block rR cC), noop; e.g. (mark r4 c4)."""
         rows = tuple(
             (f"r{r}", tuple(symbol(r, c) for c in range(1, SIZE + 1))) for r in range(1, SIZE + 1)
         )
-        return [Board("", columns, rows)]
+        deciding = self._deciding(state)
+        winning = tuple((r - 1, c - 1) for r, c in CELLS if deciding >> _bit(r, c) & 1)
+        legend = (
+            Key("x", f"{self.roles[X]}'s quad", self.roles[X]),
+            Key("o", f"{self.roles[O]}'s quad", self.roles[O]),
+            Key("W", "white blocker (nobody's)"),
+            Key(EMPTY, "empty"),
+        )
+        return [Board("", columns, rows, winning=winning, legend=legend)]
 
 
 def _occupied(state: State) -> int:

@@ -148,7 +148,7 @@ Moves: (mark a b) on the current board, reset, noop."""
 
     def boards(self, state: State) -> list[Board]:
         if state.tic is None:
-            return [tictactoe.board(state.x, state.o, "tic-tac-toe (phase 1)")]
+            return [tictactoe.board(state.x, state.o, "tic-tac-toe (phase 1)", self.roles)]
         tic_x, tic_o = state.tic
         title = f"blocker (phase 2); tic-tac-toe scored xcplayer {tic_x}, obplayer {tic_o}"
-        return [crossing.board(state.crosser, state.blocked, title)]
+        return [crossing.board(state.crosser, state.blocked, title, self.roles)]

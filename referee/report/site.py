@@ -1,8 +1,8 @@
 """A results directory as a static site: an index of the standings and the matches, and a
 page per match that steps through its boards.
 
-Only verified transcripts are drawn: each file is replayed with the rules first (`replay
---verify`), and one that fails is listed with what failed, never drawn, since its moves
+Only verified transcripts are rendered: each file is replayed with the rules first (`replay
+--verify`), and one that fails is listed with what failed, never rendered, since its moves
 may not be the ones played. The site is written beside nothing it reads, each page
 atomically, so a report refreshed during a tournament is never seen half written.
 """
@@ -35,15 +35,16 @@ RESULTS = ("win", "draw", "loss", "failed")
 
 @dataclass(frozen=True)
 class Site:
-    """What a report holds: where its index is, and how many matches it lists and draws."""
+    """What a report holds: where its index is, and how many matches it lists and renders
+    (a page each)."""
 
     index: Path
     listed: int
-    drawn: int
+    rendered: int
 
     @property
     def failed(self) -> int:
-        return self.listed - self.drawn
+        return self.listed - self.rendered
 
 
 def write_report(
@@ -59,19 +60,19 @@ def write_report(
     # Before the verifying, which takes a while: where the pages go must take them.
     check_writable_dir(out / MATCHES, "--out", "the report's ")
     report = verify_paths(results, transcript_files(results), expected_key, progress)
-    drawn = [
+    rendered = [
         (verdict.path, verdict.replayed)
         for verdict in report.verdicts
         if verdict.outcome is Outcome.VERIFIED and verdict.replayed is not None
     ]
-    standings = directory_standings(results, [replayed.transcript for _, replayed in drawn])
-    for path, replayed in drawn:
+    standings = directory_standings(results, [replayed.transcript for _, replayed in rendered])
+    for path, replayed in rendered:
         assert replayed.game is not None  # it verified
         page = match_page(replayed.transcript, replayed.game, replayed.frames)
         write_atomic(out / MATCHES / page_name(path), page)
     index = out / "index.html"
     write_atomic(index, index_page(results, standings, report.verdicts))
-    return Site(index, len(report.verdicts), len(drawn))
+    return Site(index, len(report.verdicts), len(rendered))
 
 
 def page_name(transcript_path: Path) -> str:
@@ -91,7 +92,15 @@ def match_viewer(transcript: Transcript, game: Game, frames: Sequence[Frame]) ->
     moves, times and faults of each. A report's page and an arena's page show it alike; the
     page must carry the report's script and style (`report.js`, `report.css`)."""
     players = {seat.role: seat.player for seat in transcript.seats}
-    data = [dict(frame.to_json(game), boards=boards(game, frame)) for frame in frames]
+    data = [
+        dict(
+            frame.to_json(game),
+            boards=boards(game, frame),
+            legend=legend(game, frame, players),
+            facts=facts(game, frame),
+        )
+        for frame in frames
+    ]
     rows = "".join(
         f'<tr data-role="{escape(role)}"><td>{escape(role)}</td>'
         f"<td>{escape(players.get(role, ''))}</td>"
@@ -99,7 +108,8 @@ def match_viewer(transcript: Transcript, game: Game, frames: Sequence[Frame]) ->
         for role in game.roles
     )
     moves = (
-        '<table id="moves">\n<thead><tr><th>role</th><th>player</th><th>move</th>'
+        '<table id="moves">\n<caption id="moves-caption"></caption>\n'
+        "<thead><tr><th>role</th><th>player</th><th>move</th>"
         '<th class="number">ms</th><th>fault</th></tr></thead>\n'
         f"<tbody>\n{rows}</tbody>\n</table>"
     )
@@ -118,7 +128,7 @@ def match_viewer(transcript: Transcript, game: Game, frames: Sequence[Frame]) ->
         f"<h1>{escape(transcript.match_id)}</h1>\n"
         f'<p class="note">{escape(transcript.game)}: {escape(_seats(transcript))}. '
         f"{escape(_result(transcript))}</p>\n"
-        f'{controls}\n<div id="board"></div>\n{moves}\n'
+        f'{controls}\n<div id="board"></div>\n<div id="legend" class="legend"></div>\n{moves}\n'
         f"<h2>Answer times</h2>\n{times_chart(transcript, game.roles)}\n"
         f"{script_data('frames', data)}"
     )
@@ -132,9 +142,41 @@ def boards(game: Game, frame: Frame) -> list[dict[str, Any]]:
             "columns": board.columns,
             "rows": [[label, list(cells)] for label, cells in board.rows],
             "hexagonal": board.hexagonal,
+            "winning": [list(cell) for cell in board.winning],
         }
         for board in game.boards(frame.state)
     ]
+
+
+def legend(game: Game, frame: Frame, players: dict[str, str]) -> list[dict[str, str | None]]:
+    """What a frame's symbols mean, once each, with the player of each role's pieces; then
+    each role whose pieces no symbol shows, with its player."""
+    keys: dict[str, dict[str, str | None]] = {}
+    for board in game.boards(frame.state):
+        for key in board.legend:
+            player = players.get(key.role) if key.role is not None else None
+            keys.setdefault(
+                key.symbol,
+                {"symbol": key.symbol, "meaning": key.meaning, "role": key.role, "player": player},
+            )
+    shown = {key["role"] for key in keys.values()}
+    seats = [
+        {"symbol": None, "meaning": role, "role": role, "player": players.get(role)}
+        for role in game.roles
+        if role not in shown
+    ]
+    return [*keys.values(), *seats]
+
+
+def facts(game: Game, frame: Frame) -> list[dict[str, Any]]:
+    """A frame's facts beyond its boards, grouped by relation: `(control white)` is
+    relation `control` with the row `white`."""
+    groups: dict[str, list[str]] = {}
+    for fact in game.other_facts(frame.state):
+        inner = fact[1:-1] if fact.startswith("(") and fact.endswith(")") else fact
+        relation, _, rest = inner.partition(" ")
+        groups.setdefault(relation, []).append(rest)
+    return [{"relation": name, "rows": rows} for name, rows in groups.items()]
 
 
 def index_page(results: Path, standings: Standings, verdicts: Sequence[FileVerdict]) -> str:
@@ -157,7 +199,7 @@ def _summary(standings: Standings, verdicts: Sequence[FileVerdict]) -> str:
     failed = sum(verdict.outcome is not Outcome.VERIFIED for verdict in verdicts)
     text = f"{len(verdicts)} matches, {len(verdicts) - failed} verified"
     if failed:
-        text += f", {failed} failed verification and are not drawn or counted"
+        text += f", {failed} failed verification and are neither rendered nor counted"
     if standings.scheduled is not None:
         text += f"; {standings.scheduled} scheduled"
     return f'<p class="note">{escape(text)}.</p>'
@@ -229,7 +271,7 @@ def _matches(verdicts: Sequence[FileVerdict]) -> str:
         name = escape(transcript.match_id)
         page = escape(quote(page_name(verdict.path)))
         link = f'<a href="{MATCHES}/{page}">{name}</a>' if verified else name
-        result = _result(transcript) if verified else f"not drawn: {verdict.problem}"
+        result = _result(transcript) if verified else f"not rendered: {verdict.problem}"
         found = {"game": transcript.game, "players": " ".join(names)}
         found["winners"] = " ".join(_winners(transcript))
         cells = [link, escape(transcript.game), escape(_seats(transcript)), escape(result)]

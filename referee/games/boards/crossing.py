@@ -10,7 +10,9 @@ column is one 4-bit nibble and a bridge search is a few shifts per column:
      4   . . . .
 """
 
-from referee.games.boards.picture import Board
+from collections.abc import Sequence
+
+from referee.games.boards.picture import EMPTY, Board, Key
 
 SIZE = 4
 CELLS = tuple((x, y) for x in range(1, SIZE + 1) for y in range(1, SIZE + 1))
@@ -23,13 +25,30 @@ def bit(x: int, y: int) -> int:
     return SIZE * (x - 1) + (y - 1)
 
 
+def _near(rows: int) -> int:
+    """The rows of a column within one row of these."""
+    return rows | rows << 1 | rows >> 1
+
+
 def has_bridge(crosser: int) -> bool:
     """Whether crosser cells, one per column, link column 1 to 4 with steps of at most one row."""
     reach = crosser & _COLUMN
     for column in range(1, SIZE):
-        column_cells = (crosser >> (SIZE * column)) & _COLUMN
-        reach = (reach | reach << 1 | reach >> 1) & column_cells
+        reach = _near(reach) & (crosser >> (SIZE * column)) & _COLUMN
     return reach != 0
+
+
+def bridge_cells(crosser: int) -> int:
+    """The crosser cells on some bridge, as a mask: those reached from column 1 that also
+    reach column 4; none without a bridge."""
+    columns = [(crosser >> (SIZE * column)) & _COLUMN for column in range(SIZE)]
+    reach = [columns[0]]
+    for cells in columns[1:]:
+        reach.append(_near(reach[-1]) & cells)
+    on = [reach[-1]]
+    for column in range(SIZE - 2, -1, -1):
+        on.insert(0, reach[column] & _near(on[0]))
+    return sum(rows << (SIZE * column) for column, rows in enumerate(on))
 
 
 def mark(crosser: int, blocked: int, crosser_bit: int, blocker_bit: int) -> tuple[int, int]:
@@ -40,8 +59,8 @@ def mark(crosser: int, blocked: int, crosser_bit: int, blocker_bit: int) -> tupl
     return crosser, blocked
 
 
-def board(crosser: int, blocked: int, title: str) -> Board:
-    """The board, under a title."""
+def board(crosser: int, blocked: int, title: str, roles: Sequence[str]) -> Board:
+    """The board, under a title, its bridge marked; `roles` are the crosser and the blocker."""
 
     def symbol(x: int, y: int) -> str:
         b = 1 << bit(x, y)
@@ -51,4 +70,11 @@ def board(crosser: int, blocked: int, title: str) -> Board:
     rows = tuple(
         (str(y), tuple(symbol(x, y) for x in range(1, SIZE + 1))) for y in range(1, SIZE + 1)
     )
-    return Board(title, columns, rows, corner="y\\x")
+    bridge = bridge_cells(crosser)
+    winning = tuple((y - 1, x - 1) for x, y in CELLS if bridge >> bit(x, y) & 1)
+    legend = (
+        Key("X", f"{roles[0]}'s cell", roles[0]),
+        Key("#", f"blocked by {roles[1]}", roles[1]),
+        Key(EMPTY, "blank"),
+    )
+    return Board(title, columns, rows, corner="y\\x", winning=winning, legend=legend)

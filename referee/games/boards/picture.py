@@ -12,6 +12,18 @@ from referee.games.boards.render import grid
 
 NO_CELL = " "
 EMPTY = "."
+# A cell of a board: its row's and its column's index, from the top left.
+Cell = tuple[int, int]
+
+
+@dataclass(frozen=True)
+class Key:
+    """One line of a board's legend: a symbol, what it means, and the role whose piece it
+    is (None for a symbol of nobody's, such as a blocker's wall)."""
+
+    symbol: str
+    meaning: str
+    role: str | None = None
 
 
 @dataclass(frozen=True)
@@ -25,6 +37,9 @@ class Board:
     rows: tuple[tuple[str, tuple[str, ...]], ...]
     corner: str = ""
     hexagonal: bool = False
+    # The cells that decided the game (or this board): a line, a square's corners, a chain.
+    winning: tuple[Cell, ...] = ()
+    legend: tuple[Key, ...] = ()
 
     def lines(self) -> list[str]:
         """The board as lines of text, its title (if any) first."""

@@ -8,7 +8,9 @@ Cell (m, n), m the row and n the column, is bit 3*(m-1) + (n-1) of a mask:
      3  . . .
 """
 
-from referee.games.boards.picture import Board
+from collections.abc import Sequence
+
+from referee.games.boards.picture import EMPTY, Board, Cell, Key
 
 CELLS = tuple((m, n) for m in range(1, 4) for n in range(1, 4))
 FULL = (1 << len(CELLS)) - 1
@@ -37,6 +39,15 @@ def has_line(marks: int) -> bool:
     return _HAS_LINE[marks]
 
 
+def line_cells(marks: int) -> tuple[tuple[int, int], ...]:
+    """The cells (m, n) of every row, column or diagonal these marks fill."""
+    full = 0
+    for line in LINES:
+        if marks & line == line:
+            full |= line
+    return tuple(cell for b, cell in enumerate(CELLS) if full >> b & 1)
+
+
 def finished(x: int, o: int) -> bool:
     """A board is finished on a line of either mark or when no cell is blank."""
     return _HAS_LINE[x] or _HAS_LINE[o] or (x | o) == FULL
@@ -53,12 +64,18 @@ def scores(x: int, o: int) -> tuple[int, int]:
     return 0, 0
 
 
-def board(x: int, o: int, title: str) -> Board:
-    """The board, under a title."""
+def board(x: int, o: int, title: str, roles: Sequence[str]) -> Board:
+    """The board, under a title, its lines marked; `roles` play X and O."""
 
     def symbol(m: int, n: int) -> str:
         b = 1 << bit(m, n)
         return "X" if x & b else "O" if o & b else "."
 
     rows = tuple((str(m), tuple(symbol(m, n) for n in range(1, 4))) for m in range(1, 4))
-    return Board(title, ("1", "2", "3"), rows, corner="m\\n")
+    winning: tuple[Cell, ...] = tuple((m - 1, n - 1) for m, n in line_cells(x) + line_cells(o))
+    legend = (
+        Key("X", f"{roles[0]}'s mark", roles[0]),
+        Key("O", f"{roles[1]}'s mark", roles[1]),
+        Key(EMPTY, "blank"),
+    )
+    return Board(title, ("1", "2", "3"), rows, corner="m\\n", winning=winning, legend=legend)

@@ -19,7 +19,12 @@ from referee.games.gdl.compile import load
 from referee.games.gdl.ground import TooBig, ground, probe
 from referee.games.gdl.reasoner import Reasoner, State
 from referee.games.gdl.remote import DEFAULT_LIMITS, RemotePerState, StateLimits
-from referee.games.gdl.render import describe_facts, fact_boards, render_facts
+from referee.games.gdl.render import (
+    cartesian_relations,
+    describe_facts,
+    fact_boards,
+    render_facts,
+)
 from referee.games.gdl.syntax import MAX_DEPTH, format_term, one_line, parse_terms
 
 # GDL says nothing of how long a game lasts; what bounds the time a match may take.
@@ -53,6 +58,8 @@ class GdlGame(Game[State]):
         self.id = "_".join(Path(path).stem.split()) or "rulesheet"
         self.roles = reasoner.roles
         self.one_line = one_line(text)
+        # Read once from the rules: which relations' cells are drawn as (column, row).
+        self.cartesian = cartesian_relations(text)
         # A plain dict, emptied when full: the garbage collector walks each of an
         # lru_cache's linked entries, and with thousands a full collection took 40 ms,
         # twice what a step of the referee may take.
@@ -193,10 +200,13 @@ class GdlGame(Game[State]):
         return describe_facts(self.facts(state))
 
     def render(self, state: State) -> str:
-        return render_facts(self.facts(state))
+        return render_facts(self.facts(state), self.cartesian)
 
     def boards(self, state: State) -> list[Board]:
-        return fact_boards(self.facts(state))[0]
+        return fact_boards(self.facts(state), self.cartesian, self.roles)[0]
+
+    def other_facts(self, state: State) -> list[str]:
+        return fact_boards(self.facts(state), self.cartesian)[1]
 
 
 def _unplayable(move: str) -> str:

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import replace
 
 from referee.errors import RulesheetError
-from referee.games.boards.picture import EMPTY, Board
+from referee.games.boards.picture import EMPTY, Board, Key
 from referee.games.gdl.syntax import parse_terms
 
 # The most rows or columns a numbered axis is filled out to.
@@ -34,9 +37,9 @@ def describe_facts(facts: list[str]) -> str:
     return "state {" + " ".join(shown) + (f" ... {left:,} more facts" if left else "") + "}"
 
 
-def render_facts(facts: list[str]) -> str:
+def render_facts(facts: list[str], cartesian: frozenset[str] = frozenset()) -> str:
     """A grid per relation of `(name x y value)` facts that has enough of them; the rest listed."""
-    boards, others = fact_boards(facts)
+    boards, others = fact_boards(facts, cartesian)
     lines: list[str] = []
     for board in boards:
         width = max(len(v) for _, row in board.rows for v in row) + 1
@@ -48,9 +51,20 @@ def render_facts(facts: list[str]) -> str:
     return "\n".join(lines)
 
 
-def fact_boards(facts: list[str]) -> tuple[list[Board], list[str]]:
-    """The boards of a state's facts, one per relation of at least four `(name x y value)`
-    facts (x the row, y the column, `.` where no fact says), and the other facts, sorted."""
+def fact_boards(
+    facts: list[str], cartesian: frozenset[str] = frozenset(), roles: Sequence[str] = ()
+) -> tuple[list[Board], list[str]]:
+    """The boards of a state's facts, one per relation of at least four `(name a b value)`
+    facts (`.` where no fact says), and the other facts, sorted.
+
+    Drawn the way the games' own pictures draw them (the GGP repository's stylesheets):
+    with a letter axis and a numbered one (chess's `(cell a 1 wr)`), the letters are the
+    columns and the highest number the top row; in the `cartesian` relations, whose rules
+    name their coordinates x and y (connect four's `(cell ?x ?y ?player)`), a is the column
+    and b the row, the highest on top; otherwise (tic-tac-toe's `(cell ?m ?n ?mark)`) a is
+    the row from the top and b the column. Each board's legend lists its words, a word
+    that names a role (`red`, or `x` of `xplayer`) as that role's.
+    """
     grids: dict[str, dict[tuple[str, str], str]] = defaultdict(dict)
     others: list[str] = []
     for fact in facts:
@@ -66,22 +80,80 @@ def fact_boards(facts: list[str]) -> tuple[list[Board], list[str]]:
     boards = []
     for name, cells in sorted(grids.items()):
         if len(cells) < 4:
-            others.extend(f"({name} {x} {y} {v})" for (x, y), v in sorted(cells.items()))
+            others.extend(f"({name} {a} {b} {v})" for (a, b), v in sorted(cells.items()))
             continue
-        xs = _axis({x for x, _y in cells})
-        ys = tuple(_axis({y for _x, y in cells}))
-        rows = tuple((x, tuple(cells.get((x, y), EMPTY) for y in ys)) for x in xs)
-        boards.append(Board(name, ys, rows))
+        board = _grid(name, cells, name.lower() in cartesian)
+        boards.append(replace(board, legend=_legend(board, roles)))
     return boards, sorted(others)
 
 
+def _grid(name: str, cells: dict[tuple[str, str], str], cartesian: bool) -> Board:
+    """One relation's cells as a board, its axes the right way round."""
+    firsts = _axis({a for a, _b in cells})
+    seconds = _axis({b for _a, b in cells})
+    if _numbered(seconds) and (cartesian or _lettered(firsts)):
+        rows = tuple(
+            (b, tuple(cells.get((a, b), EMPTY) for a in firsts)) for b in reversed(seconds)
+        )
+        return Board(name, tuple(firsts), rows)
+    if _numbered(firsts) and _lettered(seconds):
+        rows = tuple(
+            (a, tuple(cells.get((a, b), EMPTY) for b in seconds)) for a in reversed(firsts)
+        )
+        return Board(name, tuple(seconds), rows)
+    rows = tuple((a, tuple(cells.get((a, b), EMPTY) for b in seconds)) for a in firsts)
+    return Board(name, tuple(seconds), rows)
+
+
+def _legend(board: Board, roles: Sequence[str]) -> tuple[Key, ...]:
+    words = sorted({word for _label, row in board.rows for word in row} - {EMPTY})
+    keys = [Key(word, f"{board.title} {word}", _owner(word, roles)) for word in words]
+    if any(EMPTY in row for _label, row in board.rows):
+        keys.append(Key(EMPTY, f"no {board.title} fact"))
+    return tuple(keys)
+
+
+def _owner(word: str, roles: Sequence[str]) -> str | None:
+    """The role a board's word is the piece of: its name, or its initial when the role is
+    that letter and `player` (tic-tac-toe's `x` of `xplayer`)."""
+    for role in roles:
+        if word == role or role == f"{word}player":
+            return role
+    return None
+
+
+# A relation's first two arguments as its rules name them: `(cell ?x ?y` and the like.
+_COORDINATES = re.compile(r"\(\s*([^\s()?;]+)\s+\?([^\s()]+)\s+\?([^\s()]+)")
+
+
+def cartesian_relations(rules: str) -> frozenset[str]:
+    """The relations whose rules mostly name their first two arguments x and y (`?x ?y`,
+    `?x1 ?y1`): coordinates as on a graph, x the column and y the row counted upwards."""
+    votes: dict[str, int] = defaultdict(int)
+    for name, first, second in _COORDINATES.findall(rules):
+        xy = first[:1].lower() == "x" and second[:1].lower() == "y"
+        votes[name.lower()] += 1 if xy else -1
+    return frozenset(name for name, vote in votes.items() if vote > 0)
+
+
+def _numbered(labels: list[str]) -> bool:
+    return all(label.isdigit() for label in labels)
+
+
+def _lettered(labels: list[str]) -> bool:
+    return all(len(label) == 1 and "a" <= label <= "z" for label in labels)
+
+
 def _axis(labels: set[str]) -> list[str]:
-    """An axis's labels in order; numbered ones with the gaps filled, since a board whose
-    empty cells are no facts (amazons) would otherwise lose its empty rows and columns."""
+    """An axis's labels in order; numbered and lettered ones with the gaps filled, since a
+    board whose empty cells are no facts (amazons) would otherwise lose its empty rows and
+    columns."""
     if all(label.isdigit() for label in labels):
         low, high = min(map(int, labels)), max(map(int, labels))
         if high - low < _WIDEST:
             return [str(i) for i in range(low, high + 1)]
+    if _lettered(list(labels)):
+        return [chr(i) for i in range(ord(min(labels)), ord(max(labels)) + 1)]
     return sorted(labels, key=_order)
 
 

@@ -27,7 +27,8 @@ function filterMatches() {
 
 // Boards as SVG, from the cells' symbols: X and O (x and o) a role's pieces, # a blocker's
 // cell, W a white blocker, . an empty cell, a space no cell at all; any other symbol (a GDL
-// game's) is written in its cell.
+// game's) is written in its cell. Colours come from classes and the style sheet, never
+// from style attributes, so that a page under a strict Content-Security-Policy draws them.
 const CELL = 34;
 const MARGIN = 26;
 const PIECES = { X: "first", x: "first", O: "second", o: "second", W: "white" };
@@ -53,7 +54,33 @@ function hexagon(cx, cy) {
   return points.join(" ");
 }
 
-function drawBoard(board) {
+// One cell's shape and what is on it, centred on (x, y).
+function cellShape(symbol, x, y, hexagonal) {
+  const kind = symbol === "#" ? "cell blocked" : "cell";
+  let shape = hexagonal
+    ? svgElement("polygon", { points: hexagon(x, y), class: kind })
+    : svgElement("rect", { x: x - CELL / 2, y: y - CELL / 2, width: CELL, height: CELL, class: kind });
+  if (symbol in PIECES) {
+    shape += svgElement("circle", { cx: x, cy: y, r: CELL * 0.34, class: `piece ${PIECES[symbol]}` });
+  } else if (symbol !== "." && symbol !== "#") {
+    // A GDL game's own word for what is there.
+    shape += svgElement("text", { x, y: y + 4, class: "word" }, escapeText(symbol));
+  }
+  return shape;
+}
+
+// The symbols of a board by "row column", to tell which cells a step changed.
+function cellsOf(board) {
+  const cells = new Map();
+  board.rows.forEach(([label, symbols]) => {
+    symbols.forEach((symbol, c) => cells.set(`${label} ${board.columns[c]}`, symbol));
+  });
+  return cells;
+}
+
+// A board, its cells changed since `before` (the same board a step earlier, or null) and
+// its winning cells marked with classes.
+function drawBoard(board, before) {
   const rows = board.rows.length;
   const columns = board.columns.length;
   const rise = board.hexagonal ? CELL * 0.87 : CELL;
@@ -63,7 +90,10 @@ function drawBoard(board) {
   const below = board.hexagonal ? CELL / Math.sqrt(3) : CELL / 2;
   const width = MARGIN + columns * CELL + (rows - 1) * shift + 4;
   const height = centre(rows - 1, 0)[1] + below + 4;
+  const previous = before === null ? null : cellsOf(before);
+  const winning = new Set(board.winning.map(([r, c]) => `${r} ${c}`));
   let parts = "";
+  let marks = "";
   board.columns.forEach((label, c) => {
     parts += svgElement("text", { x: MARGIN + c * CELL + CELL / 2, y: MARGIN - 8, class: "label" }, escapeText(label));
   });
@@ -73,47 +103,119 @@ function drawBoard(board) {
     cells.forEach((symbol, c) => {
       if (symbol === " ") return;
       const [x, yc] = centre(r, c);
-      const kind = symbol === "#" ? "cell blocked" : "cell";
-      let shape = board.hexagonal
-        ? svgElement("polygon", { points: hexagon(x, yc), class: kind })
-        : svgElement("rect", { x: x - CELL / 2, y: yc - CELL / 2, width: CELL, height: CELL, class: kind });
-      if (symbol in PIECES) {
-        shape += svgElement("circle", { cx: x, cy: yc, r: CELL * 0.34, class: `piece ${PIECES[symbol]}` });
-      } else if (symbol !== "." && symbol !== "#") {
-        // A GDL game's own word for what is there.
-        shape += svgElement("text", { x, y: yc + 4, class: "word" }, escapeText(symbol));
+      const column = board.columns[c];
+      const was = previous === null ? symbol : previous.get(`${label} ${column}`);
+      const flags = [];
+      if (was !== undefined && was !== symbol) flags.push("changed");
+      if (winning.has(`${r} ${c}`)) flags.push("winning");
+      const place = { class: ["square", ...flags].join(" "), "data-row": label, "data-column": column, "data-mark": symbol };
+      const title = `<title>${escapeText(`${label} ${column}: ${symbol}`)}</title>`;
+      parts += svgElement("g", place, title + cellShape(symbol, x, yc, board.hexagonal));
+      // Outlines go on top of every cell, so that no neighbour covers them.
+      if (flags.length > 0) {
+        const kind = ["outline", ...flags].join(" ");
+        marks += board.hexagonal
+          ? svgElement("polygon", { points: hexagon(x, yc), class: kind })
+          : svgElement("rect", { x: x - CELL / 2 + 2, y: yc - CELL / 2 + 2, width: CELL - 4, height: CELL - 4, class: kind });
       }
-      const place = { class: "square", "data-row": label, "data-column": board.columns[c], "data-mark": symbol };
-      parts += svgElement("g", place, `<title>${escapeText(`${label} ${board.columns[c]}: ${symbol}`)}</title>${shape}`);
     });
   });
-  const svg = svgElement("svg", { xmlns: "http://www.w3.org/2000/svg", width, height, viewBox: `0 0 ${width} ${height}`, class: "board" }, parts);
+  const svg = svgElement("svg", { xmlns: "http://www.w3.org/2000/svg", width, height, viewBox: `0 0 ${width} ${height}`, class: "board" }, parts + marks);
   return `<figure>${svg}<figcaption>${escapeText(board.title)}</figcaption></figure>`;
 }
 
-// What a frame shows: its boards drawn, with the text the terminal shows beneath; a game
-// without boards of its own (GDL) shows its text.
-function drawFrame(frame) {
-  const text = `<pre class="board">${escapeText(frame.board)}</pre>`;
-  if (frame.boards.length === 0) return text;
-  const drawn = frame.boards.map(drawBoard).join("");
-  return `<div class="boards">${drawn}</div><details><summary>as text</summary>${text}</details>`;
+// The facts of a frame beyond its boards, a table per relation, written as text.
+function factTables(groups) {
+  const box = document.createElement("div");
+  box.className = "facts";
+  for (const group of groups) {
+    const table = document.createElement("table");
+    const caption = table.createCaption();
+    caption.textContent = group.relation;
+    for (const row of group.rows) {
+      table.insertRow().insertCell().textContent = row === "" ? "(true)" : row;
+    }
+    box.append(table);
+  }
+  return box;
 }
 
-// A match page: one frame per step, moved through by the slider, the buttons and the keys.
+// What a frame shows: its boards, changes since the frame before marked, and the facts
+// that are no cells, with the text the terminal shows beneath; a state with neither shows
+// its text.
+function drawFrame(board, frame, before) {
+  const text = `<pre class="board">${escapeText(frame.board)}</pre>`;
+  if (frame.boards.length === 0 && frame.facts.length === 0) {
+    board.innerHTML = text;
+    return;
+  }
+  const drawn = frame.boards
+    .map((b, k) => {
+      const earlier = before === null ? null : before.boards[k];
+      const same = earlier !== undefined && earlier !== null && earlier.title === b.title;
+      return drawBoard(b, same ? earlier : null);
+    })
+    .join("");
+  board.innerHTML = `<div class="boards">${drawn}</div><details><summary>as text</summary>${text}</details>`;
+  if (frame.facts.length > 0) board.querySelector(".boards").append(factTables(frame.facts));
+}
+
+// The legend: each symbol drawn as on the board, what it means, and whose it is.
+function drawLegend(legend, keys) {
+  const list = document.createElement("ul");
+  for (const key of keys) {
+    const item = document.createElement("li");
+    if (key.role !== null) item.dataset.role = key.role;
+    if (key.symbol !== null) {
+      const swatch = document.createElement("span");
+      swatch.className = "swatch";
+      swatch.dataset.symbol = key.symbol;
+      const size = CELL + 2;
+      swatch.innerHTML = svgElement("svg", { xmlns: "http://www.w3.org/2000/svg", width: size, height: size, viewBox: `0 0 ${size} ${size}`, class: "board" }, cellShape(key.symbol, size / 2, size / 2, false));
+      item.append(swatch);
+    }
+    const meaning = document.createElement("span");
+    meaning.textContent = key.meaning;
+    item.append(meaning);
+    if (key.player !== null) {
+      const player = document.createElement("strong");
+      player.className = "player";
+      player.textContent = key.player;
+      item.append(" played by ", player);
+    }
+    list.append(item);
+  }
+  legend.replaceChildren(list);
+}
+
+// The step a URL's fragment names (`#step=12`): the nearest one there is, or 0 for none.
+function stepOf(hash, last) {
+  const found = /^#step=(\d{1,9})$/.exec(hash);
+  return found === null ? 0 : Math.min(Number(found[1]), last);
+}
+
+// A match page: one frame per step, moved through by the slider, the buttons, the keys and
+// the URL's `#step=N`, which follows the step shown.
 function viewMatch(frames) {
   const slider = document.getElementById("step");
   const board = document.getElementById("board");
   const label = document.getElementById("step-label");
   const moves = document.getElementById("moves");
+  const caption = document.getElementById("moves-caption");
+  const legend = document.getElementById("legend");
   const play = document.getElementById("play");
+  const last = frames.length - 1;
   let timer = null;
 
   function show(index) {
     const frame = frames[index];
     slider.value = String(index);
-    label.textContent = `step ${frame.step} of ${frames.length - 1}`;
-    board.innerHTML = drawFrame(frame);
+    label.textContent = `step ${frame.step} of ${last}`;
+    drawFrame(board, frame, index > 0 ? frames[index - 1] : null);
+    drawLegend(legend, frame.legend);
+    let what = index === 0 ? "The start position: no move played yet." : `The moves of step ${frame.step}, which led to this position.`;
+    if (frame.terminal) what += " The game is over.";
+    caption.textContent = what;
     for (const row of moves.querySelectorAll("tbody tr")) {
       const role = row.dataset.role;
       const fault = frame.faults.find((f) => f.role === role);
@@ -126,7 +228,10 @@ function viewMatch(frames) {
     }
   }
   function go(index) {
-    show(Math.max(0, Math.min(frames.length - 1, index)));
+    const step = Math.max(0, Math.min(last, index));
+    show(step);
+    // Replaced, not pushed: stepping through a match leaves one entry in the history.
+    if (location.hash !== `#step=${step}`) history.replaceState(null, "", `#step=${step}`);
   }
   function stop() {
     clearInterval(timer);
@@ -138,10 +243,10 @@ function viewMatch(frames) {
       stop();
       return;
     }
-    if (Number(slider.value) === frames.length - 1) go(0);
+    if (Number(slider.value) === last) go(0);
     play.textContent = "pause";
     timer = setInterval(() => {
-      if (Number(slider.value) >= frames.length - 1) stop();
+      if (Number(slider.value) >= last) stop();
       else go(Number(slider.value) + 1);
     }, 600);
   }
@@ -149,14 +254,15 @@ function viewMatch(frames) {
   document.getElementById("first").addEventListener("click", () => go(0));
   document.getElementById("previous").addEventListener("click", () => go(Number(slider.value) - 1));
   document.getElementById("next").addEventListener("click", () => go(Number(slider.value) + 1));
-  document.getElementById("last").addEventListener("click", () => go(frames.length - 1));
+  document.getElementById("last").addEventListener("click", () => go(last));
   play.addEventListener("click", toggle);
+  window.addEventListener("hashchange", () => show(stepOf(location.hash, last)));
   document.addEventListener("keydown", (event) => {
     const keys = {
       ArrowLeft: () => go(Number(slider.value) - 1),
       ArrowRight: () => go(Number(slider.value) + 1),
       Home: () => go(0),
-      End: () => go(frames.length - 1),
+      End: () => go(last),
       " ": toggle,
     };
     if (event.key in keys && event.target.tagName !== "SELECT") {
@@ -164,7 +270,8 @@ function viewMatch(frames) {
       keys[event.key]();
     }
   });
-  go(0);
+  // Opened without a step, the page shows the start and leaves its address alone.
+  show(stepOf(location.hash, last));
 }
 
 document.addEventListener("DOMContentLoaded", () => {
