@@ -98,7 +98,7 @@ def create_app(arena: Arena, hooks: Hooks) -> Starlette:
         Route("/api/matches/{key}/replay", api.replay, methods=["POST"]),
         Route("/api/ladder/pause", api.pause, methods=["POST"]),
         Route("/api/ladder/resume", api.resume, methods=["POST"]),
-        *web.routes(arena, gate),
+        *web.routes(arena, gate, api.replays),
     ]
     handlers: dict[Any, Callable[[Request, Exception], Response | Awaitable[Response]]] = {
         HTTPException: _http_error,

@@ -16,10 +16,8 @@ import re
 from dataclasses import dataclass
 from html import escape
 from importlib import resources
-from pathlib import Path
 from urllib.parse import parse_qs, quote
 
-from sqlalchemy import select
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
@@ -28,9 +26,9 @@ from starlette.routing import Route
 from referee.arena import auth, views
 from referee.arena.auth import Gate
 from referee.arena.bodies import read_body
-from referee.arena.db import Author, Match
+from referee.arena.db import Author
 from referee.arena.home import Arena
-from referee.records.replay import FileVerdict, Outcome, verify_file
+from referee.records.replay import Outcome
 from referee.report import pages as report_pages
 from referee.report.site import match_viewer
 
@@ -58,9 +56,10 @@ class _Viewer:
         return self.author is not None and self.author.organiser
 
 
-def routes(arena: Arena, gate: Gate) -> list[Route]:
-    """The pages' routes, served beside the API."""
-    pages = _Pages(arena, gate)
+def routes(arena: Arena, gate: Gate, replays: views.Replays) -> list[Route]:
+    """The pages' routes, served beside the API; a match page's replay takes one of
+    `replays`, the API's, so that pages and API together replay a few matches at once."""
+    pages = _Pages(arena, gate, replays)
     return [
         Route("/", pages.leaderboard),
         Route("/signin", pages.signin_form, methods=["GET"]),
@@ -81,9 +80,10 @@ def local_path(target: str) -> str:
 
 
 class _Pages:
-    def __init__(self, arena: Arena, gate: Gate) -> None:
+    def __init__(self, arena: Arena, gate: Gate, replays: views.Replays) -> None:
         self.arena = arena
         self.gate = gate
+        self.replays = replays
 
     def viewer(self, request: Request) -> _Viewer:
         author = auth.viewer(self.arena, request.headers)
@@ -300,10 +300,13 @@ class _Pages:
             return viewer
         key = request.path_params["key"]
         try:
-            verdict = _match_replay(self.arena, key)
+            verdict = self.replays.verdict(key)
         except views.NotFound as error:
             body = f'<h1>No such match</h1>\n<p class="problem">{escape(str(error))}</p>'
             return self.page(viewer, "No such match", body, "missing", status=404)
+        except views.Busy as error:
+            body = f'<h1>{escape(key)}</h1>\n<p class="problem">Busy: {escape(str(error))}.</p>'
+            return self.page(viewer, key, body, "missing", status=503)
         replayed = verdict.replayed
         if verdict.outcome is not Outcome.VERIFIED or replayed is None or replayed.game is None:
             body = (
@@ -375,19 +378,3 @@ class _Pages:
         kind = _TYPES[name.rsplit(".", 1)[1]]
         # Revalidated each time: an upgraded arena's pages get its new script at once.
         return Response(text, media_type=kind, headers={"Cache-Control": "no-cache"})
-
-
-def _match_replay(arena: Arena, key: str) -> FileVerdict:
-    """A match's transcript, verified as `replay --verify` does with the arena's key;
-    NotFound for no such match or no transcript.
-
-    Stands in for the backend part's `views.match_replay` until it lands."""
-    with arena.database.session() as session:
-        found = session.scalar(select(Match).where(Match.key == key))
-        if found is None or found.transcript is None:
-            raise views.NotFound(f"no match {key[:64]!r} with a transcript")
-        relative = found.transcript
-    path = (arena.directory / relative).resolve()
-    if not path.is_relative_to(arena.directory.resolve()):
-        raise views.NotFound(f"{relative[:80]!r}: not in the arena")
-    return verify_file(Path(path), arena.key.public)
