@@ -174,7 +174,7 @@ class _Pages:
             '<table id="leaderboard" class="board-table">\n<thead><tr>'
             '<th class="number">rank</th><th>bot</th><th>author</th>'
             '<th class="number">rating</th><th class="number">95% interval</th>'
-            '<th class="number">matches</th><th class="number">last day</th>'
+            '<th class="number">matches</th><th class="number">24 h change</th>'
             "</tr></thead>\n<tbody></tbody>\n</table>\n"
             '<p id="empty" class="note" hidden>No bot is on the ladder yet.</p>\n'
             '<section id="suspended-section" hidden><h2>Suspended</h2>\n'
@@ -261,6 +261,8 @@ class _Pages:
         body = (
             f'<h1 id="title">Version {escape(version_id)}</h1>\n'
             '<p id="state-line" class="state-line"></p>\n'
+            '<p class="note">This page follows the version through the intake (unpack, build, '
+            "validate) and its placement matches as they happen.</p>\n"
             '<p id="problem" class="problem" role="alert" hidden></p>\n'
             '<section id="verdict" hidden><h2>Verdict</h2>'
             '<p id="reason"></p><ul id="advice" class="advice"></ul></section>\n'

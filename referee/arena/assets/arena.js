@@ -136,8 +136,13 @@ function matchLink(key) {
   return el("a", { href: `/matches/${encodeURIComponent(key)}` }, key);
 }
 
+// A number as the tables show it, with a minus sign rather than a hyphen.
 function number(value, digits = 0) {
-  return value === null || value === undefined ? "–" : Number(value).toFixed(digits);
+  if (value === null || value === undefined) {
+    return "–";
+  }
+  const shown = Number(value).toFixed(digits);
+  return shown.startsWith("-") ? `−${shown.slice(1)}` : shown;
 }
 
 function shortTime(iso) {
@@ -165,7 +170,7 @@ async function showLeaderboard() {
     const change = entry.change_day;
     const moved = change === null || change === undefined ? null : Number(change);
     const changeClass = moved === null ? "number" : moved >= 0 ? "number up" : "number down";
-    const changed = moved === null ? "–" : `${moved >= 0 ? "+" : "−"}${Math.abs(moved).toFixed(1)}`;
+    const changed = moved === null ? "–" : `${moved >= 0 ? "+" : ""}${number(moved, 1)}`;
     const rated = entry.rating !== null && entry.rating !== undefined;
     return el(
       "tr",
@@ -178,7 +183,7 @@ async function showLeaderboard() {
         { class: "number rating" },
         rated ? `${number(entry.rating)} ± ${number(entry.margin)}` : "placing",
       ),
-      cell(entry.interval ? `${number(entry.interval[0])} – ${number(entry.interval[1])}` : "–", true),
+      cell(entry.interval ? `${number(entry.interval[0])} to ${number(entry.interval[1])}` : "–", true),
       cell(entry.matches, true),
       el("td", { class: changeClass }, changed),
     );
@@ -200,7 +205,7 @@ async function showBot() {
   const path = encodeURIComponent(name);
   const [bot, recent] = await Promise.all([
     api(`/api/bots/${path}`),
-    api(`/api/matches?bot=${path}&limit=20`),
+    api(`/api/matches?bot=${path}&limit=12`),
   ]);
   const versions = bot.versions.length;
   byId("bot-line").textContent = `By ${bot.author}; ${versions} version${versions === 1 ? "" : "s"}.`;
@@ -332,29 +337,16 @@ async function showVersion() {
   line.className = `state-line state-${version.state}`;
   line.textContent = STATES[version.state] ?? version.state;
   byId("steps").tBodies[0].replaceChildren(
-    ...version.steps.map((step) => {
-      const seconds =
-        step.started_at && step.finished_at
-          ? `${((Date.parse(step.finished_at) - Date.parse(step.started_at)) / 1000).toFixed(0)} s`
-          : "";
-      const button = el("button", { type: "button", class: "small", "data-kind": step.kind }, "show");
-      button.addEventListener("click", () => showStepLog(id, step.kind));
-      return el(
-        "tr",
-        { "data-kind": step.kind, "data-state": step.state },
-        cell(step.kind),
-        el("td", { class: `state state-${step.state}` }, step.state),
-        cell(step.verdict ?? ""),
-        cell(seconds),
-        el("td", {}, step.finished_at ? button : ""),
-      );
-    }),
+    ...version.steps.map((step) => stepRow(id, step)),
+    ...waitingSteps(version).map((kind) => stepRow(id, { kind, state: "waiting" })),
+    ...placementRow(version),
   );
   const reason = version.reason ?? "";
   const advice = version.advice ?? [];
   byId("reason").textContent = reason;
   byId("advice").replaceChildren(...advice.map((text) => el("li", {}, text)));
   byId("verdict").hidden = !reason && advice.length === 0;
+  byId("verdict").className = version.state;
   if (version.state === "failed" && !logOpened) {
     logOpened = true;
     const failed = version.steps.filter((step) => step.state === "failed");
@@ -363,6 +355,65 @@ async function showVersion() {
     }
   }
   return MOVING.has(version.state);
+}
+
+// A step of the intake: its state, verdict, time (so far, while it runs) and its log.
+function stepRow(id, step) {
+  const started = step.started_at ? Date.parse(step.started_at) : null;
+  const ended = step.finished_at ? Date.parse(step.finished_at) : null;
+  let time = "";
+  if (started !== null) {
+    const seconds = (((ended ?? Date.now()) - started) / 1000).toFixed(0);
+    time = ended === null ? `${seconds} s so far` : `${seconds} s`;
+  }
+  let log = "";
+  if (ended !== null) {
+    log = el("button", { type: "button", class: "small", "data-kind": step.kind }, "show");
+    log.addEventListener("click", () => showStepLog(id, step.kind));
+  }
+  return el(
+    "tr",
+    { "data-kind": step.kind, "data-state": step.state },
+    cell(step.kind),
+    el("td", { class: `state state-${step.state}` }, step.state),
+    cell(step.verdict ?? ""),
+    cell(time),
+    el("td", {}, log),
+  );
+}
+
+// The steps still to come while the intake has the version: a build only if it has one
+// (its author knows, once it is unpacked; others see it as to come).
+function waitingSteps(version) {
+  if (!["queued", "building"].includes(version.state)) {
+    return [];
+  }
+  const started = new Set(version.steps.map((step) => step.kind));
+  return ["unpack", "build", "validate"].filter(
+    (kind) => !started.has(kind) && !(kind === "build" && version.build === null),
+  );
+}
+
+// Placement, the last step: the ladder's first matches of the version.
+function placementRow(version) {
+  const states = { placing: "running", rated: "passed", suspended: "passed", retired: "passed" };
+  const state = MOVING.has(version.state) ? (states[version.state] ?? "waiting") : states[version.state];
+  if (!state) {
+    return [];
+  }
+  const verdict =
+    state === "waiting" ? "" : `${version.matches} match${version.matches === 1 ? "" : "es"} played`;
+  return [
+    el(
+      "tr",
+      { "data-kind": "placement", "data-state": state },
+      cell("placement"),
+      el("td", { class: `state state-${state}` }, state),
+      cell(verdict),
+      cell(""),
+      cell(""),
+    ),
+  ];
 }
 
 async function showStepLog(id, kind) {
@@ -508,7 +559,7 @@ async function showBots(force = false) {
         cell(bot.author),
         cell(latest ? `v${latest.number}` : "–"),
         latest ? stateCell(state) : cell("–"),
-        el("td", { class: "actions" }, botAction(bot.name, state)),
+        el("td", {}, el("div", { class: "row-actions" }, botAction(bot.name, state))),
       );
     }),
   );
