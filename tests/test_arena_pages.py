@@ -375,6 +375,13 @@ def test_the_organiser_suspends_a_bot_and_it_leaves_the_open_leaderboard(
     expect(board.locator('#suspended li[data-bot="sea"]')).to_have_count(1)
     expect(board.locator('#leaderboard tr[data-bot="snake"]')).to_have_count(1)
 
+    # The organiser replays one of its matches: it verifies.
+    match = a_match_of(arena, "sea")
+    organiser.fill("#replay-key", match["key"])
+    organiser.click("#replay-form button")
+    result = organiser.locator("#replay-result")
+    expect(result).to_have_attribute("data-verified", "yes", timeout=DEADLINE_MS)
+
     organiser.goto(f"{arena.url}/bots/sea")
     reason = organiser.locator("#versions tbody tr:first-child td:last-child")
     expect(reason).to_contain_text(HOSTILE, timeout=DEADLINE_MS)

@@ -131,7 +131,7 @@ class _Api:
         """The author of the request, who must have given a token."""
         found = self.viewer(request)
         if found is None:
-            raise views.Unauthorised("give your token: Authorization: Bearer TOKEN")
+            raise views.Unauthorised("sign in, or give your token: Authorization: Bearer TOKEN")
         return found
 
     def organiser(self, request: Request) -> Author:
