@@ -120,10 +120,23 @@ def test_a_connect_four_board_has_x_as_its_column_and_y_1_at_the_bottom() -> Non
         ]
         state = game.next_state(state, [Move(m) for m in joint])
     (board,) = game.boards(state)
-    assert [label for label, _ in board.rows] == ["4", "3", "2", "1"]
-    assert board.columns == ("1",)
-    assert [cells[0] for _, cells in board.rows] == ["black", "red", "black", "red"]
-    assert {key.symbol: key.role for key in board.legend} == {"red": "red", "black": "black"}
+    # The whole board the rules define, (x 1)..(x 8) by (y 1)..(y 6), though only four of
+    # its cells are facts.
+    assert [label for label, _ in board.rows] == ["6", "5", "4", "3", "2", "1"]
+    assert board.columns == tuple("12345678")
+    assert [cells[0] for _, cells in board.rows] == [".", ".", "black", "red", "black", "red"]
+    assert all(cells[1:] == (".",) * 7 for _, cells in board.rows)
+    assert {key.symbol: key.role for key in board.legend if key.symbol != "."} == {
+        "red": "red",
+        "black": "black",
+    }
+
+
+def test_a_board_is_drawn_whole_from_the_start_where_empty_cells_are_no_facts() -> None:
+    game, state = gdl_start("connectFour")
+    (board,) = game.boards(state)
+    assert len(board.rows) == 6 and board.columns == tuple("12345678")
+    assert {cell for _, cells in board.rows for cell in cells} == {"."}
 
 
 def test_a_tictactoe_board_has_m_as_its_row_and_names_its_marks_roles() -> None:

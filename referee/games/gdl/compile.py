@@ -73,6 +73,9 @@ class Compiled:
     def known_moves(self) -> Iterable[str]:
         return {move for row in self.moves for move in row}
 
+    def known_facts(self) -> Sequence[str]:
+        return self.facts
+
     def fact_texts(self, state: State) -> list[str]:
         return [self.facts[i] for i in true_bits(state)]
 

@@ -20,6 +20,8 @@ from referee.games.gdl.ground import TooBig, ground, probe
 from referee.games.gdl.reasoner import Reasoner, State
 from referee.games.gdl.remote import DEFAULT_LIMITS, RemotePerState, StateLimits
 from referee.games.gdl.render import (
+    Axes,
+    board_extent,
     cartesian_relations,
     describe_facts,
     fact_boards,
@@ -60,6 +62,8 @@ class GdlGame(Game[State]):
         self.one_line = one_line(text)
         # Read once from the rules: which relations' cells are drawn as (column, row).
         self.cartesian = cartesian_relations(text)
+        # The boards' axes, and how many known facts they were read from.
+        self._extent: tuple[int, Axes] | None = None
         # A plain dict, emptied when full: the garbage collector walks each of an
         # lru_cache's linked entries, and with thousands a full collection took 40 ms,
         # twice what a step of the referee may take.
@@ -200,13 +204,22 @@ class GdlGame(Game[State]):
         return describe_facts(self.facts(state))
 
     def render(self, state: State) -> str:
-        return render_facts(self.facts(state), self.cartesian)
+        return render_facts(self.facts(state), self.cartesian, self._board_extent())
 
     def boards(self, state: State) -> list[Board]:
-        return fact_boards(self.facts(state), self.cartesian, self.roles)[0]
+        facts = self.facts(state)
+        return fact_boards(facts, self.cartesian, self.roles, self._board_extent())[0]
 
     def other_facts(self, state: State) -> list[str]:
-        return fact_boards(self.facts(state), self.cartesian)[1]
+        return fact_boards(self.facts(state), self.cartesian, extent=self._board_extent())[1]
+
+    def _board_extent(self) -> Axes:
+        """The boards' axes from the facts known so far, read again only when more are
+        known (a per-state game learns its facts as it meets states)."""
+        known = self.reasoner.known_facts()
+        if self._extent is None or self._extent[0] != len(known):
+            self._extent = (len(known), board_extent(known))
+        return self._extent[1]
 
 
 def _unplayable(move: str) -> str:

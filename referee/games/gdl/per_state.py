@@ -132,6 +132,9 @@ class PerState:
         row = self._moves[role]
         return [(row[i], str(self._move_symbols[role][i])) for i in range(first, len(row))]
 
+    def known_facts(self) -> Sequence[str]:
+        return self._facts
+
     def fact_texts(self, state: State) -> list[str]:
         return sorted(self._facts[i] for i in true_bits(state))
 

@@ -77,3 +77,7 @@ class Reasoner(Protocol):
 
     def fact_texts(self, state: State) -> list[str]:
         """The facts true in a state, sorted."""
+
+    def known_facts(self) -> Sequence[str]:
+        """Every fact known so far: a compiled game's every fact, a per-state one's those
+        of the states met."""

@@ -146,6 +146,9 @@ class RemotePerState:
     def known_moves(self) -> Iterable[str]:
         return {move for row in self._moves for move in row}
 
+    def known_facts(self) -> Sequence[str]:
+        return self._facts
+
     def fact_texts(self, state: State) -> list[str]:
         return sorted(self._facts[i] for i in true_bits(state))
 

@@ -37,9 +37,11 @@ def describe_facts(facts: list[str]) -> str:
     return "state {" + " ".join(shown) + (f" ... {left:,} more facts" if left else "") + "}"
 
 
-def render_facts(facts: list[str], cartesian: frozenset[str] = frozenset()) -> str:
+def render_facts(
+    facts: list[str], cartesian: frozenset[str] = frozenset(), extent: Axes | None = None
+) -> str:
     """A grid per relation of `(name x y value)` facts that has enough of them; the rest listed."""
-    boards, others = fact_boards(facts, cartesian)
+    boards, others = fact_boards(facts, cartesian, extent=extent)
     lines: list[str] = []
     for board in boards:
         width = max(len(v) for _, row in board.rows for v in row) + 1
@@ -51,20 +53,30 @@ def render_facts(facts: list[str], cartesian: frozenset[str] = frozenset()) -> s
     return "\n".join(lines)
 
 
-def fact_boards(
-    facts: list[str], cartesian: frozenset[str] = frozenset(), roles: Sequence[str] = ()
-) -> tuple[list[Board], list[str]]:
-    """The boards of a state's facts, one per relation of at least four `(name a b value)`
-    facts (`.` where no fact says), and the other facts, sorted.
+# The most cells a board takes from the facts the rules can make (`board_extent`): past it,
+# a relation of four arguments is a table of something other than a board.
+_LARGEST_EXTENT = 4096
 
-    Drawn the way the games' own pictures draw them (the GGP repository's stylesheets):
-    with a letter axis and a numbered one (chess's `(cell a 1 wr)`), the letters are the
-    columns and the highest number the top row; in the `cartesian` relations, whose rules
-    name their coordinates x and y (connect four's `(cell ?x ?y ?player)`), a is the column
-    and b the row, the highest on top; otherwise (tic-tac-toe's `(cell ?m ?n ?mark)`) a is
-    the row from the top and b the column. Each board's legend lists its words, a word
-    that names a role (`red`, or `x` of `xplayer`) as that role's.
-    """
+# Per relation, the labels of its first and of its second argument.
+Axes = dict[str, tuple[frozenset[str], frozenset[str]]]
+
+
+def board_extent(known: Sequence[str]) -> Axes:
+    """The boards' whole axes, from every fact the rules can make (or have made so far): a
+    board is drawn whole from the start, its empty rows and columns too, even where empty
+    cells are no facts (connect four's first steps)."""
+    grids, _others = _cells(known)
+    extent: Axes = {}
+    for name, cells in grids.items():
+        firsts = frozenset(a for a, _b in cells)
+        seconds = frozenset(b for _a, b in cells)
+        if len(cells) >= 4 and len(firsts) * len(seconds) <= _LARGEST_EXTENT:
+            extent[name] = (firsts, seconds)
+    return extent
+
+
+def _cells(facts: Sequence[str]) -> tuple[dict[str, dict[tuple[str, str], str]], list[str]]:
+    """The `(name a b value)` facts as cells by relation, and the other facts."""
     grids: dict[str, dict[tuple[str, str], str]] = defaultdict(dict)
     others: list[str] = []
     for fact in facts:
@@ -77,20 +89,53 @@ def fact_boards(
             grids[str(term[0])][(str(term[1]), str(term[2]))] = str(term[3])
         else:
             others.append(fact)
+    return grids, others
+
+
+def fact_boards(
+    facts: list[str],
+    cartesian: frozenset[str] = frozenset(),
+    roles: Sequence[str] = (),
+    extent: Axes | None = None,
+) -> tuple[list[Board], list[str]]:
+    """The boards of a state's facts, one per relation of at least four `(name a b value)`
+    facts or of the `extent` (`board_extent`), whose axes it spans (`.` where no fact
+    says), and the other facts, sorted.
+
+    Drawn the way the games' own pictures draw them (the GGP repository's stylesheets):
+    with a letter axis and a numbered one (chess's `(cell a 1 wr)`), the letters are the
+    columns and the highest number the top row; in the `cartesian` relations, whose rules
+    name their coordinates x and y (connect four's `(cell ?x ?y ?player)`), a is the column
+    and b the row, the highest on top; otherwise (tic-tac-toe's `(cell ?m ?n ?mark)`) a is
+    the row from the top and b the column. Each board's legend lists its words, a word
+    that names a role (`red`, or `x` of `xplayer`) as that role's.
+    """
+    grids, others = _cells(facts)
+    axes = extent or {}
     boards = []
-    for name, cells in sorted(grids.items()):
-        if len(cells) < 4:
+    for name in sorted(set(grids) | set(axes)):
+        cells = grids.get(name, {})
+        if len(cells) < 4 and name not in axes:
             others.extend(f"({name} {a} {b} {v})" for (a, b), v in sorted(cells.items()))
             continue
-        board = _grid(name, cells, name.lower() in cartesian)
+        firsts, seconds = axes.get(name, (frozenset(), frozenset()))
+        firsts |= {a for a, _b in cells}
+        seconds |= {b for _a, b in cells}
+        board = _grid(
+            name, cells, _axis(set(firsts)), _axis(set(seconds)), name.lower() in cartesian
+        )
         boards.append(replace(board, legend=_legend(board, roles)))
     return boards, sorted(others)
 
 
-def _grid(name: str, cells: dict[tuple[str, str], str], cartesian: bool) -> Board:
-    """One relation's cells as a board, its axes the right way round."""
-    firsts = _axis({a for a, _b in cells})
-    seconds = _axis({b for _a, b in cells})
+def _grid(
+    name: str,
+    cells: dict[tuple[str, str], str],
+    firsts: list[str],
+    seconds: list[str],
+    cartesian: bool,
+) -> Board:
+    """One relation's cells as a board over its axes, the right way round."""
     if _numbered(seconds) and (cartesian or _lettered(firsts)):
         rows = tuple(
             (b, tuple(cells.get((a, b), EMPTY) for a in firsts)) for b in reversed(seconds)
