@@ -406,6 +406,33 @@ def test_the_organiser_pauses_resumes_suspends_and_reinstates(site: Site) -> Non
     assert site.ladder.changed == 2
 
 
+def test_the_organiser_acts_on_the_version_on_the_ladder_while_a_newer_one_builds(
+    site: Site,
+) -> None:
+    seed(site)
+    with site.arena.database.session() as session:
+        ace = session.query(Bot).filter_by(name="ace").one()
+        session.add(
+            Version(bot=ace, number=3, state=VersionState.BUILDING, archive_sha256="3" * 64)
+        )
+    listed = {bot["name"]: bot for bot in site.get("/api/bots", "organiser").json()["bots"]}
+    assert (listed["ace"]["latest"]["number"], listed["ace"]["ladder"]["number"]) == (3, 2)
+    answer = site.post("/api/bots/ace/suspend", "organiser", json={"reason": "hangs"})
+    assert answer.json() == {"bot": "ace", "version": 2, "state": "suspended"}
+    listed = {bot["name"]: bot for bot in site.get("/api/bots", "organiser").json()["bots"]}
+    assert listed["ace"]["ladder"]["state"] == "suspended"
+    assert site.post("/api/bots/ace/reinstate", "organiser").json()["version"] == 2
+    with site.arena.database.session() as session:
+        bee = session.query(Bot).filter_by(name="bee").one()
+        session.add(Version(bot=bee, number=2, state=VersionState.PLACING, archive_sha256="4" * 64))
+        session.query(Version).filter_by(bot_id=bee.id, number=1).update(
+            {"state": VersionState.SUSPENDED}
+        )
+    # bee's version 1 is suspended but version 2 plays: reinstating 1 would put two on it.
+    refused = site.post("/api/bots/bee/reinstate", "organiser")
+    assert refused.status_code == 409 and "version 2 is on the ladder" in refused.json()["error"]
+
+
 def add_points(site: Site, version_id: int, points: list[tuple[dt.timedelta, float]]) -> None:
     """Rating points of a version, each so long ago."""
     now = dt.datetime.now(dt.UTC)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
@@ -75,6 +75,16 @@ class VersionState(StrEnum):
 ON_LADDER = (VersionState.PLACING, VersionState.RATED)
 # The versions the intake works on, taken up again after a restart.
 IN_INTAKE = (VersionState.BUILDING, VersionState.VALIDATING)
+
+
+def organisers_version(versions: Sequence[Version]) -> Version | None:
+    """The version of a bot (its `versions`, by number) that the organiser suspends or
+    reinstates: the one on the ladder, else its newest suspended one; None for neither.
+    A bot has at most one version on the ladder: placing one retires the others."""
+    playing = [v for v in versions if v.state in ON_LADDER]
+    suspended = [v for v in versions if v.state == VersionState.SUSPENDED]
+    chosen = playing or suspended
+    return chosen[-1] if chosen else None
 
 
 class StepKind(StrEnum):

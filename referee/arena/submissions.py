@@ -14,7 +14,15 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from referee.arena.config import SubmissionCaps
-from referee.arena.db import ON_LADDER, Author, Bot, Version, VersionState, utcnow
+from referee.arena.db import (
+    ON_LADDER,
+    Author,
+    Bot,
+    Version,
+    VersionState,
+    organisers_version,
+    utcnow,
+)
 from referee.arena.home import Arena
 from referee.arena.manifest import BOT_NAME
 from referee.arena.views import bot_named
@@ -133,9 +141,10 @@ def _check(
 
 
 def suspend(arena: Arena, bot_name: str, reason: str) -> Version:
-    """Take a bot's version off the ladder, with the organiser's reason shown to its author."""
+    """Take a bot's version off the ladder, with the organiser's reason shown to its author.
+    The version the ladder plays, whatever newer one the intake is working on."""
     with arena.database.session() as session:
-        version = _latest(session, bot_name)
+        version = organisers_version(bot_named(session, bot_name).versions)
         if version is None or version.state not in ON_LADDER:
             raise ArenaError(f"bot {bot_name!r} has no version on the ladder")
         version.state = VersionState.SUSPENDED
@@ -148,17 +157,14 @@ def suspend(arena: Arena, bot_name: str, reason: str) -> Version:
 
 def reinstate(arena: Arena, bot_name: str) -> Version:
     """Put a bot's suspended version back on the ladder: rated if it has a rating, else
-    placing."""
+    placing; refused while another of its versions is on the ladder."""
     with arena.database.session() as session:
-        version = _latest(session, bot_name)
-        if version is None or version.state != VersionState.SUSPENDED:
-            raise ArenaError(f"bot {bot_name!r}: its latest version is not suspended")
+        version = organisers_version(bot_named(session, bot_name).versions)
+        if version is not None and version.state in ON_LADDER:
+            raise ArenaError(f"bot {bot_name!r}: its version {version.number} is on the ladder")
+        if version is None:
+            raise ArenaError(f"bot {bot_name!r} has no suspended version to reinstate")
         version.state = VersionState.RATED if version.rating is not None else VersionState.PLACING
         version.reason = ""
         version.updated_at = utcnow()
         return version
-
-
-def _latest(session: Session, bot_name: str) -> Version | None:
-    versions = bot_named(session, bot_name).versions
-    return versions[-1] if versions else None

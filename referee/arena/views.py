@@ -26,6 +26,7 @@ from referee.arena.db import (
     Step,
     Version,
     VersionState,
+    organisers_version,
     rating_point,
     utcnow,
 )
@@ -154,6 +155,7 @@ def bots(arena: Arena, viewer: Author) -> Json:
                 "created_at": when(bot.created_at),
                 "versions": len(bot.versions),
                 "latest": _version_summary(bot.versions[-1], False) if bot.versions else None,
+                "ladder": _summary_of(organisers_version(bot.versions)),
             }
             for bot in found
         ]
@@ -404,6 +406,10 @@ def _version_summary(version: Version, private: bool) -> Json:
         shown["reason"] = version.reason
         shown["advice"] = version.advice.splitlines()
     return shown
+
+
+def _summary_of(version: Version | None) -> Json | None:
+    return None if version is None else _version_summary(version, False)
 
 
 def _step(step: Step, private: bool) -> Json:

@@ -542,7 +542,9 @@ function facts(list, pairs) {
 
 async function showBots(force = false) {
   const data = await api("/api/bots");
-  const shown = JSON.stringify(data.bots.map((bot) => [bot.name, bot.latest?.number, bot.latest?.state]));
+  const shown = JSON.stringify(
+    data.bots.map((bot) => [bot.name, bot.latest?.number, bot.latest?.state, bot.ladder?.number, bot.ladder?.state]),
+  );
   // Redrawn only when a bot changed, so that a reason being typed is not wiped.
   if (shown === botsShown && !force) {
     return;
@@ -552,6 +554,9 @@ async function showBots(force = false) {
     ...data.bots.map((bot) => {
       const latest = bot.latest;
       const state = latest ? latest.state : "none";
+      // The organiser acts on the version the ladder plays (or the suspended one), which a
+      // newer version in the intake does not replace until it is placed.
+      const acted = bot.ladder;
       return el(
         "tr",
         { "data-bot": bot.name },
@@ -559,23 +564,26 @@ async function showBots(force = false) {
         cell(bot.author),
         cell(latest ? `v${latest.number}` : "–"),
         latest ? stateCell(state) : cell("–"),
-        el("td", {}, el("div", { class: "row-actions" }, botAction(bot.name, state))),
+        el("td", {}, el("div", { class: "row-actions" }, acted ? botAction(bot.name, acted, latest) : [])),
       );
     }),
   );
 }
 
-function botAction(name, state) {
+function botAction(name, acted, latest) {
+  const state = acted.state;
+  // Named when it is not the version in the table's columns.
+  const which = acted.number === latest?.number ? "" : ` v${acted.number}`;
   if (state === "placing" || state === "rated") {
     const reason = el("input", { class: "reason", placeholder: "reason", maxlength: 300, "aria-label": `reason to suspend ${name}` });
-    const button = el("button", { type: "button", class: "suspend" }, "Suspend");
+    const button = el("button", { type: "button", class: "suspend" }, `Suspend${which}`);
     button.addEventListener("click", () =>
       act(`/api/bots/${encodeURIComponent(name)}/suspend`, { reason: reason.value }),
     );
     return [reason, button];
   }
   if (state === "suspended") {
-    const button = el("button", { type: "button", class: "reinstate" }, "Reinstate");
+    const button = el("button", { type: "button", class: "reinstate" }, `Reinstate${which}`);
     button.addEventListener("click", () => act(`/api/bots/${encodeURIComponent(name)}/reinstate`));
     return [button];
   }
