@@ -2,9 +2,10 @@
 real `referee arena serve` on SQLite, through the whole way of an author and the organiser:
 sign in, upload a bot through the page and follow it to the leaderboard, step through one
 of its matches, read a broken bot's advice, be refused another author's logs, suspend a bot
-and see it leave the leaderboard that is open. Hostile text (a build's output, a bot's log,
-the organiser's reason) is shown as text; a form posted from another origin is refused; no
-request leaves the arena's origin and nothing goes wrong in the console.
+and see it leave the leaderboard that is open. Hostile text (a bot's name in its bot.yaml,
+a build's output, a bot's log, the organiser's reason) is shown as text; a form posted from
+another origin is refused; no request leaves the arena's origin and nothing goes wrong in
+the console.
 
 The tests run in order on one arena and one browser, each going on from the last."""
 
@@ -16,6 +17,8 @@ import json
 import re
 import tarfile
 import threading
+import urllib.error
+import urllib.parse
 import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -143,7 +146,7 @@ def sign_in(page: Any, arena: Running, who: str) -> None:
 def api_submit(arena: Running, who: str, name: str, path: Path) -> int:
     """Submit an archive through the API with a bearer token: the version's id."""
     request = urllib.request.Request(
-        f"{arena.url}/api/bots/{name}/versions",
+        f"{arena.url}/api/bots/{urllib.parse.quote(name, safe='')}/versions",
         data=path.read_bytes(),
         headers={"Authorization": f"Bearer {arena.tokens[who]}"},
         method="POST",
@@ -267,6 +270,30 @@ def test_a_broken_bot_is_told_why_with_validates_advice(arena: Running, browser:
     # The build wrote an image tag: it is shown as the text it is.
     page.click('#steps button[data-kind="build"]')
     expect(page.locator("#log")).to_contain_text(HOSTILE)
+
+
+def test_a_bot_named_with_an_image_tag_is_refused_and_its_name_shown_as_text(
+    arena: Running, browser: Browser
+) -> None:
+    page = browser.page
+    plain = archive(
+        arena.archives / "img.tar.gz",
+        f"name: {json.dumps(HOSTILE)}\nrun: /usr/bin/python3 bot.py\n",
+        {"bot.py": (PLAYERS / "random_player.py").read_bytes()},
+    )
+    # Named so on the page: the form will not send it, and the API refuses it unstored.
+    page.goto(f"{arena.url}/submit")
+    page.fill("#bot-name", HOSTILE)
+    assert page.eval_on_selector("#bot-name", "input => input.validity.valid") is False
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        api_submit(arena, "ada", HOSTILE, plain)
+    assert refused.value.code == 400
+    # Named so in its bot.yaml: the intake refuses it, and the reason quotes it as text.
+    upload(page, arena, "imgtag", plain)
+    expect(page.locator("#state-line")).to_have_attribute(
+        "data-state", "failed", timeout=DEADLINE_MS
+    )
+    expect(page.locator("#reason")).to_contain_text(HOSTILE)
 
 
 def test_another_author_is_refused_the_first_authors_logs(arena: Running, browser: Browser) -> None:
