@@ -10,9 +10,12 @@ from collections.abc import Iterator
 import pytest
 from starlette.testclient import TestClient
 
+from referee.arena import views
 from referee.arena.api import create_app
+from referee.arena.home import Arena
+from referee.records.replay import FileVerdict
 from tests.arena_databases import ArenaMaker
-from tests.test_arena_api import CONFIG, Site, StandIn, make_site, seed
+from tests.test_arena_api import CONFIG, Site, StandIn, make_site, played_match, seed
 
 OWN = "http://testserver"
 FOREIGN = "http://evil.example"
@@ -241,11 +244,36 @@ def test_hostile_text_in_a_url_is_escaped_in_the_page(site: Site) -> None:
         assert "&lt;img src=x onerror=alert(1)&gt;" in page.text, path
 
 
-def test_a_match_whose_transcript_does_not_verify_is_not_drawn(site: Site) -> None:
+def test_a_match_whose_transcript_does_not_verify_is_not_rendered(site: Site) -> None:
     seed(site)  # its transcript is a stand-in, signed by no one
     page = site.client.get("/matches/arena-000001", headers=cookie(site, "bob"))
     assert page.status_code == 200
     assert "does not verify" in page.text
     assert 'id="frames"' not in page.text
+    # Why names the transcript's path on the arena's machine: for the organiser alone.
+    assert str(site.arena.results) not in page.text
+    told = site.client.get("/matches/arena-000001", headers=cookie(site, "organiser"))
+    assert str(site.arena.results / "arena-000001.json") in told.text
     missing = site.client.get("/matches/arena-999", headers=cookie(site, "bob"))
     assert missing.status_code == 404 and "No such match" in missing.text
+
+
+def test_a_match_page_replays_its_transcript_once_for_every_reader(
+    site: Site, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    played_match(site, "arena-000002")
+    replayed: list[str] = []
+    replay = views.match_replay
+
+    def counted(arena: Arena, key: str) -> FileVerdict:
+        replayed.append(key)
+        return replay(arena, key)
+
+    monkeypatch.setattr(views, "match_replay", counted)
+    pages = [
+        site.client.get("/matches/arena-000002", headers=cookie(site, who))
+        for who in ("alice", "bob", "alice")
+    ]
+    assert [page.status_code for page in pages] == [200, 200, 200]
+    assert all('id="frames"' in page.text for page in pages)
+    assert replayed == ["arena-000002"]

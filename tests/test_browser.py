@@ -23,6 +23,7 @@ from referee.report.site import match_viewer
 from referee.tournaments.config import load_config
 from tests.browsers import Browser, chromium
 from tests.conftest import SHARED, states_of
+from tests.test_boards import winning
 from tests.test_report import tampered_copy
 from tests.test_tournament import run, seeded, write_config
 
@@ -140,10 +141,6 @@ def marked(page: Any, flag: str) -> list[set[tuple[str, str]]]:
     return [{(row, column) for row, column in cells} for cells in boards]
 
 
-def engine_winning(boards: list[Any]) -> list[set[tuple[str, str]]]:
-    return [{(b.rows[r][0], b.columns[c]) for r, c in b.winning} for b in boards]
-
-
 def engine_changed(before: list[Any], after: list[Any]) -> list[set[tuple[str, str]]]:
     """The cells whose symbol a step changed, on each board that kept its title."""
     changed = []
@@ -197,7 +194,7 @@ def test_the_last_move_the_winning_cells_and_the_players_are_marked(
         page.goto(f"{page.url}#step={last}")
         final = game.boards(states[-1])
         assert marked(page, "changed") == engine_changed(game.boards(states[-2]), final)
-        assert marked(page, "winning") == engine_winning(final), game_id
+        assert marked(page, "winning") == [winning(board) for board in final], game_id
         won += any(board.winning for board in final)
         legend = page.text_content("#legend")
         seats = json.loads(path.read_text())["seats"]

@@ -53,6 +53,8 @@ LOG_LIMIT = 1024 * 1024
 _LISTED = (*ON_LADDER, VersionState.SUSPENDED)
 
 Json = dict[str, Any]
+# What `_match` shows of a match's seats, loaded with it.
+_WITH_SEATS = selectinload(Match.seats).selectinload(Seat.version).selectinload(Version.bot)
 
 
 class NotFound(ArenaError):
@@ -254,7 +256,7 @@ def matches(arena: Arena, viewer: Author, bot_name: str | None, limit: int) -> J
     query = (
         select(Match)
         .where(Match.state == MatchState.DONE)
-        .options(selectinload(Match.seats).selectinload(Seat.version).selectinload(Version.bot))
+        .options(_WITH_SEATS)
         .order_by(Match.finished_at.desc(), Match.id.desc())
         .limit(max(1, min(limit, MAX_LIMIT)))
     )
@@ -273,7 +275,7 @@ def running(arena: Arena) -> list[Json]:
     query = (
         select(Match)
         .where(Match.state == MatchState.RUNNING)
-        .options(selectinload(Match.seats).selectinload(Seat.version).selectinload(Version.bot))
+        .options(_WITH_SEATS)
         .order_by(Match.started_at, Match.id)
         .limit(RUNNING_LIMIT)
     )
@@ -311,14 +313,13 @@ class Replays:
     """`match_replay`, REPLAYS_AT_ONCE at a time at most, each in its caller's thread; Busy
     past them at once, rather than a queue that anyone who asks again and again fills."""
 
-    def __init__(self, arena: Arena, at_once: int = REPLAYS_AT_ONCE) -> None:
+    def __init__(self, arena: Arena) -> None:
         self._arena = arena
-        self._at_once = at_once
-        self._slots = threading.BoundedSemaphore(at_once)
+        self._slots = threading.BoundedSemaphore(REPLAYS_AT_ONCE)
 
     def verdict(self, key: str) -> FileVerdict:
         if not self._slots.acquire(blocking=False):
-            raise Busy(f"{self._at_once} replays under way; try again in a moment")
+            raise Busy(f"{REPLAYS_AT_ONCE} replays under way; try again in a moment")
         try:
             return match_replay(self._arena, key)
         finally:
@@ -378,11 +379,7 @@ def _version(session: Session, version_id: int) -> Version:
 
 
 def _match_of(session: Session, key: str) -> Match:
-    found = session.scalar(
-        select(Match)
-        .where(Match.key == key)
-        .options(selectinload(Match.seats).selectinload(Seat.version).selectinload(Version.bot))
-    )
+    found = session.scalar(select(Match).where(Match.key == key).options(_WITH_SEATS))
     if found is None:
         raise NotFound(f"no match {key[:64]!r}")
     return found

@@ -13,6 +13,9 @@ Content-Security-Policy (`auth.SECURITY_HEADERS`) forbids anything else.
 from __future__ import annotations
 
 import re
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass
 from html import escape
 from importlib import resources
@@ -29,6 +32,7 @@ from referee.arena.bodies import read_body
 from referee.arena.db import Author
 from referee.arena.home import Arena
 from referee.records.replay import Outcome
+from referee.records.transcript import Seat
 from referee.report import pages as report_pages
 from referee.report.site import match_viewer
 
@@ -39,6 +43,9 @@ _OURS = ("arena.js", "arena.css")
 _REPORTS = ("report.js", "report.css")
 # A sign-in form: a token and where to go next. Anything longer is not one.
 FORM_LIMIT = 4096
+# Match pages kept as rendered: a finished match's transcript never changes, so a crowd that
+# opens one match replays it once, not once each (replays take a core, a few at once).
+SHOWN_MATCHES = 64
 # Where a sign-in may send the browser: a path of this arena, never another site
 # (`//host`, `/\\host` are other sites to a browser).
 _LOCAL_PATH = re.compile(r"/(?![/\\])[A-Za-z0-9\-._~!$&'()*+,;=:@/%?#]{0,500}")
@@ -84,6 +91,9 @@ class _Pages:
         self.arena = arena
         self.gate = gate
         self.replays = replays
+        # Match pages of verified transcripts, by key, the most recently shown last.
+        self.shown: OrderedDict[str, str] = OrderedDict()
+        self.shown_lock = threading.Lock()
 
     def viewer(self, request: Request) -> _Viewer:
         author = auth.viewer(self.arena, request.headers)
@@ -301,41 +311,36 @@ class _Pages:
         if isinstance(viewer, Response):
             return viewer
         key = request.path_params["key"]
-        try:
-            verdict = self.replays.verdict(key)
-        except views.NotFound as error:
-            body = f'<h1>No such match</h1>\n<p class="problem">{escape(str(error))}</p>'
-            return self.page(viewer, "No such match", body, "missing", status=404)
-        except views.Busy as error:
-            body = f'<h1>{escape(key)}</h1>\n<p class="problem">Busy: {escape(str(error))}.</p>'
-            return self.page(viewer, key, body, "missing", status=503)
-        replayed = verdict.replayed
-        if verdict.outcome is not Outcome.VERIFIED or replayed is None or replayed.game is None:
-            body = (
-                f"<h1>{escape(key)}</h1>\n"
-                '<p class="problem">This match\'s transcript does not verify, so it is not '
-                f"drawn: {escape(verdict.problem or 'no problem given')}</p>"
-            )
-            return self.page(viewer, key, body, "match", {"match": key})
-        roles = "".join(
-            f'<button type="button" class="log-button" data-role="{escape(role)}">'
-            f"{escape(role)}: {escape(seat.player)}</button>"
-            for role in replayed.game.roles
-            for seat in replayed.transcript.seats
-            if seat.role == role
-        )
-        logs = (
-            '<section class="seat-logs"><h2>The bots\' logs</h2>\n'
-            '<p class="note">What each bot wrote to its standard error in this match: its '
-            f'author and the organiser may read it.</p>\n<div class="log-buttons">{roles}</div>\n'
-            '<h3 id="log-title" hidden></h3>'
-            '<p id="log-problem" class="problem" role="alert" hidden></p>'
-            '<pre id="log" class="log" hidden></pre></section>'
-        )
-        viewer_html = match_viewer(replayed.transcript, replayed.game, replayed.frames)
-        return self.page(
-            viewer, key, f"{viewer_html}\n{logs}", "match", {"match": key}, report=True
-        )
+        with self.shown_lock:
+            shown = self.shown.get(key)
+            if shown is not None:
+                self.shown.move_to_end(key)
+        if shown is None:
+            try:
+                verdict = self.replays.verdict(key)
+            except views.NotFound as error:
+                body = f'<h1>No such match</h1>\n<p class="problem">{escape(str(error))}</p>'
+                return self.page(viewer, "No such match", body, "missing", status=404)
+            except views.Busy as error:
+                body = f'<h1>{escape(key)}</h1>\n<p class="problem">Busy: {escape(str(error))}.</p>'
+                return self.page(viewer, key, body, "missing", status=503)
+            replayed = verdict.replayed
+            if verdict.outcome is not Outcome.VERIFIED or replayed is None or replayed.game is None:
+                # The problem names the transcript's path on this machine: the organiser's.
+                why = verdict.problem if viewer.organiser else None
+                body = (
+                    f"<h1>{escape(key)}</h1>\n"
+                    '<p class="problem">This match\'s transcript does not verify, so it is not '
+                    f"rendered{': ' + escape(why) if why else '; the organiser can see why'}.</p>"
+                )
+                return self.page(viewer, key, body, "match", {"match": key})
+            shown = f"{match_viewer(replayed.transcript, replayed.game, replayed.frames)}\n"
+            shown += _seat_logs(replayed.game.roles, replayed.transcript.seats)
+            with self.shown_lock:
+                self.shown[key] = shown
+                while len(self.shown) > SHOWN_MATCHES:
+                    self.shown.popitem(last=False)
+        return self.page(viewer, key, shown, "match", {"match": key}, report=True)
 
     def organiser(self, request: Request) -> Response:
         viewer = self.signed_in(request)
@@ -380,3 +385,22 @@ class _Pages:
         kind = _TYPES[name.rsplit(".", 1)[1]]
         # Revalidated each time: an upgraded arena's pages get its new script at once.
         return Response(text, media_type=kind, headers={"Cache-Control": "no-cache"})
+
+
+def _seat_logs(roles: Sequence[str], seats: Sequence[Seat]) -> str:
+    """A match page's buttons that open each seat's log, for whoever may read it."""
+    buttons = "".join(
+        f'<button type="button" class="log-button" data-role="{escape(role)}">'
+        f"{escape(role)}: {escape(seat.player)}</button>"
+        for role in roles
+        for seat in seats
+        if seat.role == role
+    )
+    return (
+        '<section class="seat-logs"><h2>The bots\' logs</h2>\n'
+        '<p class="note">What each bot wrote to its standard error in this match: its '
+        f'author and the organiser may read it.</p>\n<div class="log-buttons">{buttons}</div>\n'
+        '<h3 id="log-title" hidden></h3>'
+        '<p id="log-problem" class="problem" role="alert" hidden></p>'
+        '<pre id="log" class="log" hidden></pre></section>'
+    )

@@ -18,6 +18,7 @@ from urllib.parse import quote
 
 from referee.errors import RefereeError
 from referee.games import Game
+from referee.games.boards.picture import Board
 from referee.records.files import check_writable_dir, write_atomic
 from referee.records.replay import FileVerdict, Frame, Outcome, verify_paths
 from referee.records.transcript import Transcript, transcript_files
@@ -92,15 +93,11 @@ def match_viewer(transcript: Transcript, game: Game, frames: Sequence[Frame]) ->
     moves, times and faults of each. A report's page and an arena's page show it alike; the
     page must carry the report's script and style (`report.js`, `report.css`)."""
     players = {seat.role: seat.player for seat in transcript.seats}
-    data = [
-        dict(
-            frame.to_json(game),
-            boards=boards(game, frame),
-            legend=legend(game, frame, players),
-            facts=facts(game, frame),
-        )
-        for frame in frames
-    ]
+    data = []
+    for frame in frames:
+        drawn = game.boards(frame.state)
+        shown = dict(frame.to_json(game), boards=boards(drawn), facts=facts(game, frame))
+        data.append(dict(shown, legend=legend(drawn, game.roles, players)))
     rows = "".join(
         f'<tr data-role="{escape(role)}"><td>{escape(role)}</td>'
         f"<td>{escape(players.get(role, ''))}</td>"
@@ -134,8 +131,8 @@ def match_viewer(transcript: Transcript, game: Game, frames: Sequence[Frame]) ->
     )
 
 
-def boards(game: Game, frame: Frame) -> list[dict[str, Any]]:
-    """The boards of a frame as the page's script draws them."""
+def boards(drawn: Sequence[Board]) -> list[dict[str, Any]]:
+    """A frame's boards as the page's script draws them."""
     return [
         {
             "title": board.title,
@@ -144,15 +141,17 @@ def boards(game: Game, frame: Frame) -> list[dict[str, Any]]:
             "hexagonal": board.hexagonal,
             "winning": [list(cell) for cell in board.winning],
         }
-        for board in game.boards(frame.state)
+        for board in drawn
     ]
 
 
-def legend(game: Game, frame: Frame, players: dict[str, str]) -> list[dict[str, str | None]]:
+def legend(
+    drawn: Sequence[Board], roles: Sequence[str], players: dict[str, str]
+) -> list[dict[str, str | None]]:
     """What a frame's symbols mean, once each, with the player of each role's pieces; then
     each role whose pieces no symbol shows, with its player."""
     keys: dict[str, dict[str, str | None]] = {}
-    for board in game.boards(frame.state):
+    for board in drawn:
         for key in board.legend:
             player = players.get(key.role) if key.role is not None else None
             keys.setdefault(
@@ -162,7 +161,7 @@ def legend(game: Game, frame: Frame, players: dict[str, str]) -> list[dict[str, 
     shown = {key["role"] for key in keys.values()}
     seats = [
         {"symbol": None, "meaning": role, "role": role, "player": players.get(role)}
-        for role in game.roles
+        for role in roles
         if role not in shown
     ]
     return [*keys.values(), *seats]

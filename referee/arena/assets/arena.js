@@ -5,6 +5,7 @@
 // in as text (`el` appends text nodes, `textContent`), never parsed as HTML.
 
 const POLL_MS = 1500;
+const BOT_POLL_MS = 5000;
 
 // The states of a version, in words.
 const STATES = {
@@ -109,9 +110,14 @@ function say(id, text) {
   }
 }
 
-// Calls `load` now and again every POLL_MS after it ends, until it returns false.
-function poll(load, problem = "problem") {
+// Calls `load` now and again `every` ms after it ends, until it returns false; not while
+// the page is hidden (a tab left open in the background asks nothing).
+function poll(load, problem = "problem", every = POLL_MS) {
   async function tick() {
+    if (document.hidden) {
+      document.addEventListener("visibilitychange", tick, { once: true });
+      return;
+    }
     let again = true;
     try {
       again = (await load()) !== false;
@@ -122,7 +128,7 @@ function poll(load, problem = "problem") {
       again = !(error instanceof ApiError && [401, 403, 404].includes(error.status));
     }
     if (again) {
-      setTimeout(tick, POLL_MS);
+      setTimeout(tick, every);
     }
   }
   tick();
@@ -590,19 +596,20 @@ function botAction(name, acted, latest) {
   return [];
 }
 
-async function act(path, body) {
+// Posts an organiser's action, then shows what it changed (`after`: the bots by default).
+async function act(path, body, after = () => showBots(true)) {
   try {
     await post(path, body);
     say("problem", "");
-    await showBots(true);
+    await after();
   } catch (error) {
     say("problem", sentence(error));
   }
 }
 
 function startOrganiser() {
-  byId("pause").addEventListener("click", () => act("/api/ladder/pause").then(showStatus));
-  byId("resume").addEventListener("click", () => act("/api/ladder/resume").then(showStatus));
+  byId("pause").addEventListener("click", () => act("/api/ladder/pause", undefined, showStatus));
+  byId("resume").addEventListener("click", () => act("/api/ladder/resume", undefined, showStatus));
   byId("replay-form").addEventListener("submit", async (event) => {
     event.preventDefault();
     const key = byId("replay-key").value.trim();
@@ -623,7 +630,8 @@ function startOrganiser() {
 
 const PAGES = {
   leaderboard: () => poll(showLeaderboard),
-  bot: () => poll(showBot),
+  // A bot's page sums all its matches (head to head): asked less often.
+  bot: () => poll(showBot, "problem", BOT_POLL_MS),
   version: () => poll(showVersion),
   submit: startSubmit,
   match: startMatch,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import replace
 
 from referee.errors import RulesheetError
@@ -121,9 +121,7 @@ def fact_boards(
         firsts, seconds = axes.get(name, (frozenset(), frozenset()))
         firsts |= {a for a, _b in cells}
         seconds |= {b for _a, b in cells}
-        board = _grid(
-            name, cells, _axis(set(firsts)), _axis(set(seconds)), name.lower() in cartesian
-        )
+        board = _grid(name, cells, _axis(firsts), _axis(seconds), name.lower() in cartesian)
         boards.append(replace(board, legend=_legend(board, roles)))
     return boards, sorted(others)
 
@@ -181,23 +179,23 @@ def cartesian_relations(rules: str) -> frozenset[str]:
     return frozenset(name for name, vote in votes.items() if vote > 0)
 
 
-def _numbered(labels: list[str]) -> bool:
+def _numbered(labels: Collection[str]) -> bool:
     return all(label.isdigit() for label in labels)
 
 
-def _lettered(labels: list[str]) -> bool:
+def _lettered(labels: Collection[str]) -> bool:
     return all(len(label) == 1 and "a" <= label <= "z" for label in labels)
 
 
-def _axis(labels: set[str]) -> list[str]:
+def _axis(labels: Collection[str]) -> list[str]:
     """An axis's labels in order; numbered and lettered ones with the gaps filled, since a
     board whose empty cells are no facts (amazons) would otherwise lose its empty rows and
     columns."""
-    if all(label.isdigit() for label in labels):
+    if _numbered(labels):
         low, high = min(map(int, labels)), max(map(int, labels))
         if high - low < _WIDEST:
             return [str(i) for i in range(low, high + 1)]
-    if _lettered(list(labels)):
+    if _lettered(labels):
         return [chr(i) for i in range(ord(min(labels)), ord(max(labels)) + 1)]
     return sorted(labels, key=_order)
 

@@ -80,6 +80,12 @@ function cellsOf(board) {
 
 // A board, its cells changed since `before` (the same board a step earlier, or null) and
 // its winning cells marked with classes.
+// A board's picture (or a legend's swatch of one cell): `content` is SVG already escaped.
+function boardSvg(width, height, content) {
+  const box = { xmlns: "http://www.w3.org/2000/svg", width, height, viewBox: `0 0 ${width} ${height}`, class: "board" };
+  return svgElement("svg", box, content);
+}
+
 function drawBoard(board, before) {
   const rows = board.rows.length;
   const columns = board.columns.length;
@@ -120,7 +126,7 @@ function drawBoard(board, before) {
       }
     });
   });
-  const svg = svgElement("svg", { xmlns: "http://www.w3.org/2000/svg", width, height, viewBox: `0 0 ${width} ${height}`, class: "board" }, parts + marks);
+  const svg = boardSvg(width, height, parts + marks);
   return `<figure>${svg}<figcaption>${escapeText(board.title)}</figcaption></figure>`;
 }
 
@@ -171,7 +177,7 @@ function drawLegend(legend, keys) {
       swatch.className = "swatch";
       swatch.dataset.symbol = key.symbol;
       const size = CELL + 2;
-      swatch.innerHTML = svgElement("svg", { xmlns: "http://www.w3.org/2000/svg", width: size, height: size, viewBox: `0 0 ${size} ${size}`, class: "board" }, cellShape(key.symbol, size / 2, size / 2, false));
+      swatch.innerHTML = boardSvg(size, size, cellShape(key.symbol, size / 2, size / 2, false));
       item.append(swatch);
     }
     const meaning = document.createElement("span");
