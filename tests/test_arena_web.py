@@ -74,7 +74,13 @@ def test_over_https_the_cookie_is_secure(make_arena: ArenaMaker) -> None:
             follow_redirects=False,
         )
     assert answer.status_code == 303
-    assert "Secure" in [part.strip() for part in answer.headers["set-cookie"].split(";")]
+    parts = [part.strip() for part in answer.headers["set-cookie"].split(";")]
+    assert parts[0] == f"__Host-referee_token={token}" and "Secure" in parts
+    # Over https only the __Host- cookie signs in: one a sibling subdomain planted is no one's.
+    with TestClient(app, base_url="https://arena.example") as client:
+        planted = client.get("/api/me", headers={"Cookie": f"referee_token={token}"})
+        kept = client.get("/api/me", headers={"Cookie": f"__Host-referee_token={token}"})
+    assert (planted.status_code, kept.status_code) == (401, 200)
 
 
 def test_an_unknown_token_gets_the_form_again_with_one_line_and_no_cookie(site: Site) -> None:
@@ -186,6 +192,9 @@ def test_every_response_carries_the_security_headers(site: Site) -> None:
         assert answer.headers["x-content-type-options"] == "nosniff"
         assert answer.headers["referrer-policy"] == "same-origin"
         assert answer.headers["x-frame-options"] == "DENY"
+        # Private pages and answers are kept by no cache; the assets may be, checked.
+        kept = "no-cache" if "/assets/" in str(answer.url) else "no-store"
+        assert answer.headers["cache-control"] == kept, answer.url
 
 
 def test_the_assets_are_the_arenas_and_the_reports_with_their_types(site: Site) -> None:

@@ -133,13 +133,22 @@ def test_a_page_reaches_nothing_outside_itself(every_game_results: Path, tmp_pat
         assert all(not re.match(r"[a-z]+:", link) for link in parsed.links), page
 
 
-def test_script_data_cannot_close_its_element() -> None:
-    element = script_data("frames", {"player": "</script><script>alert(1)</script>"})
-    assert element.count("</script>") == 1
+@pytest.mark.parametrize(
+    "text",
+    [
+        "</script><script>alert(1)</script>",
+        # An HTML parser inside a script element that meets `<!--<script` passes over the
+        # next `</script>`: the element would swallow the rest of the page.
+        "answered '<!--<script>', not a move",
+        "a & b <b>",
+    ],
+)
+def test_script_data_cannot_close_its_element_or_hide_its_end(text: str) -> None:
+    element = script_data("frames", {"detail": text})
     body = element.removeprefix('<script type="application/json" id="frames">')
-    assert json.loads(body.removesuffix("</script>")) == {
-        "player": "</script><script>alert(1)</script>"
-    }
+    body = body.removesuffix("</script>")
+    assert not set("<>&") & set(body)
+    assert json.loads(body) == {"detail": text}
 
 
 def test_a_missing_results_directory_is_one_line_and_exit_2(tmp_path: Path) -> None:

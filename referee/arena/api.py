@@ -30,7 +30,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from referee.arena import auth, submissions, views, web
-from referee.arena.bodies import read_body
+from referee.arena.bodies import SMALL_BODY_SECONDS, read_body
 from referee.arena.db import Author
 from referee.arena.home import Arena
 from referee.arena.submissions import Refusal, SubmissionRefused
@@ -98,7 +98,7 @@ def create_app(arena: Arena, hooks: Hooks) -> Starlette:
         Route("/api/matches/{key}/replay", api.replay, methods=["POST"]),
         Route("/api/ladder/pause", api.pause, methods=["POST"]),
         Route("/api/ladder/resume", api.resume, methods=["POST"]),
-        *web.routes(arena, gate, api.replays),
+        *web.routes(arena, gate),
     ]
     handlers: dict[Any, Callable[[Request, Exception], Response | Awaitable[Response]]] = {
         HTTPException: _http_error,
@@ -125,7 +125,7 @@ class _Api:
 
     def viewer(self, request: Request) -> Author | None:
         """The author whose token the request carries (`auth.viewer`)."""
-        return auth.viewer(self.arena, request.headers)
+        return auth.viewer(self.arena, request.scope)
 
     def author(self, request: Request) -> Author:
         """The author of the request, who must have given a token."""
@@ -234,7 +234,7 @@ class _Api:
 
     async def suspend(self, request: Request) -> Response:
         await run_in_threadpool(self.organiser, request)
-        reason = _reason(await read_body(request, SMALL_BODY))
+        reason = _reason(await read_body(request, SMALL_BODY, SMALL_BODY_SECONDS))
         name = request.path_params["name"]
         version = await run_in_threadpool(submissions.suspend, self.arena, name, reason)
         self.board = None

@@ -37,6 +37,10 @@ from referee.arena.tokens import MAX_TOKEN_CHARS, token_hash
 from referee.arena.views import Unauthorised
 
 COOKIE = "referee_token"
+# Over https the cookie is a `__Host-` one: the browser keeps it only as set by this host,
+# Secure, for every path, so a sibling subdomain cannot plant its own to sign a victim in
+# as someone else.
+SECURE_COOKIE = f"__Host-{COOKIE}"
 CSRF_HEADER = "X-CSRF-Token"
 # The forms that carry no CSRF header; each needs a same-origin Origin.
 FORM_PATHS = frozenset({"/signin", "/signout"})
@@ -83,12 +87,12 @@ class Gate:
         headers = Headers(scope=scope)
         origin = headers.get("origin")
         origin = None if origin is None else origin.lower()
-        own = own_origin(scope)
+        own = own_origin(scope, headers)
         if scope["path"] in FORM_PATHS:
             if origin != own:
                 return f"cross-origin form refused: Origin {_shown(origin)} is not {own}"
             return None
-        token = cookie_token(headers)
+        token = cookie_token(headers, over_https(scope))
         if "authorization" in headers or token is None:
             return None
         if origin is not None and origin != own:
@@ -116,7 +120,13 @@ class Guard:
 
         async def secured(message: Message) -> None:
             if message["type"] == "http.response.start":
-                message["headers"] = [*message.get("headers", []), *_RAW_HEADERS]
+                headers = [*message.get("headers", []), *_RAW_HEADERS]
+                # A page or an answer may hold an author's private data and the page's CSRF
+                # token: kept by no cache, nor shown by the back button after a sign-out.
+                # (The assets say their own.)
+                if not any(name.lower() == b"cache-control" for name, _ in headers):
+                    headers.append((b"cache-control", b"no-store"))
+                message["headers"] = headers
             await send(message)
 
         refusal = self.gate.refusal(scope)
@@ -140,11 +150,12 @@ class Guard:
 _RAW_HEADERS = [(k.lower().encode(), v.encode()) for k, v in SECURITY_HEADERS.items()]
 
 
-def viewer(arena: Arena, headers: Headers) -> Author | None:
+def viewer(arena: Arena, scope: Scope) -> Author | None:
     """The author a request's headers name: by its bearer token, else by its cookie; None
     without either, or for a cookie no one's here (another arena's on this host, or an
     author's since removed: the pages then offer to sign in). Unauthorised for a bearer
     header that is malformed, too long or no one's."""
+    headers = Headers(scope=scope)
     header = headers.get("authorization")
     if header is not None:
         if len(header) > len(_BEARER) + MAX_TOKEN_CHARS or not header.lower().startswith(_BEARER):
@@ -153,7 +164,7 @@ def viewer(arena: Arena, headers: Headers) -> Author | None:
         if found is None:
             raise Unauthorised("unknown token")
         return found
-    token = cookie_token(headers)
+    token = cookie_token(headers, over_https(scope))
     return None if token is None else author_of(arena, token)
 
 
@@ -165,9 +176,20 @@ def author_of(arena: Arena, token: str) -> Author | None:
         return session.scalar(select(Author).where(Author.token_hash == token_hash(token)))
 
 
-def cookie_token(headers: Headers) -> str | None:
-    """The sign-in cookie's token, if one of a token's length is there."""
-    value = cookie_parser("; ".join(headers.getlist("cookie"))).get(COOKIE, "")
+def over_https(scope: Scope) -> bool:
+    """Whether the request came over https (to this server, or to the proxy before it)."""
+    return bool(scope.get("scheme") == "https")
+
+
+def cookie_name(secure: bool) -> str:
+    return SECURE_COOKIE if secure else COOKIE
+
+
+def cookie_token(headers: Headers, secure: bool) -> str | None:
+    """The sign-in cookie's token, if one of a token's length is there: over https only
+    the `__Host-` cookie's."""
+    cookies = cookie_parser("; ".join(headers.getlist("cookie")))
+    value = cookies.get(cookie_name(secure), "")
     return value if 0 < len(value) <= MAX_TOKEN_CHARS else None
 
 
@@ -176,13 +198,13 @@ def cookie_header(token: str, secure: bool) -> str:
     attributes = ["HttpOnly", "SameSite=Strict", "Path=/"]
     attributes += ["Secure"] if secure else []
     attributes += [] if token else ["Max-Age=0"]
-    return "; ".join([f"{COOKIE}={token}", *attributes])
+    return "; ".join([f"{cookie_name(secure)}={token}", *attributes])
 
 
-def own_origin(scope: Scope) -> str:
+def own_origin(scope: Scope, headers: Headers) -> str:
     """This arena's origin as the request reached it (behind a proxy, its scheme is the
     one the proxy says in X-Forwarded-Proto, which uvicorn takes from a local proxy)."""
-    host = Headers(scope=scope).get("host", "")
+    host = headers.get("host", "")
     return f"{scope.get('scheme', 'http')}://{host}".lower()
 
 

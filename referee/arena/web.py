@@ -28,7 +28,7 @@ from starlette.routing import Route
 
 from referee.arena import auth, views
 from referee.arena.auth import Gate
-from referee.arena.bodies import read_body
+from referee.arena.bodies import SMALL_BODY_SECONDS, read_body
 from referee.arena.db import Author
 from referee.arena.home import Arena
 from referee.records.replay import Outcome
@@ -63,10 +63,19 @@ class _Viewer:
         return self.author is not None and self.author.organiser
 
 
-def routes(arena: Arena, gate: Gate, replays: views.Replays) -> list[Route]:
-    """The pages' routes, served beside the API; a match page's replay takes one of
-    `replays`, the API's, so that pages and API together replay a few matches at once."""
-    pages = _Pages(arena, gate, replays)
+@dataclass(frozen=True)
+class _Rendered:
+    """A match page's body: the viewer (`html`), or why the transcript does not verify."""
+
+    html: str | None
+    problem: str | None
+
+
+def routes(arena: Arena, gate: Gate) -> list[Route]:
+    """The pages' routes, served beside the API. The match pages replay their transcripts a
+    few at once, apart from the organiser's replays (the API's), which a crowd of readers
+    thus never keeps waiting."""
+    pages = _Pages(arena, gate, views.Replays(arena))
     return [
         Route("/", pages.leaderboard),
         Route("/signin", pages.signin_form, methods=["GET"]),
@@ -91,12 +100,12 @@ class _Pages:
         self.arena = arena
         self.gate = gate
         self.replays = replays
-        # Match pages of verified transcripts, by key, the most recently shown last.
-        self.shown: OrderedDict[str, str] = OrderedDict()
+        # Match pages as rendered, by key, the most recently shown last.
+        self.shown: OrderedDict[str, _Rendered] = OrderedDict()
         self.shown_lock = threading.Lock()
 
     def viewer(self, request: Request) -> _Viewer:
-        author = auth.viewer(self.arena, request.headers)
+        author = auth.viewer(self.arena, request.scope)
         csrf = "" if author is None else self.gate.csrf(author.token_hash)
         return _Viewer(author, csrf)
 
@@ -217,7 +226,7 @@ class _Pages:
         return self.page(viewer, "Sign in", body, "signin", status=status)
 
     async def signin(self, request: Request) -> Response:
-        body = await read_body(request, FORM_LIMIT)
+        body = await read_body(request, FORM_LIMIT, SMALL_BODY_SECONDS)
         try:
             fields = parse_qs(body.decode("utf-8", "replace"), max_num_fields=4)
         except ValueError:
@@ -230,12 +239,12 @@ class _Pages:
             problem = "That token is no author's in this arena: check it and try again."
             return self._signin_page(nobody, target, problem, 401)
         response = RedirectResponse(target, status_code=303)
-        response.headers["set-cookie"] = auth.cookie_header(token, request.url.scheme == "https")
+        response.headers["set-cookie"] = auth.cookie_header(token, auth.over_https(request.scope))
         return response
 
     def signout(self, request: Request) -> Response:
         response = RedirectResponse("/", status_code=303)
-        response.headers["set-cookie"] = auth.cookie_header("", request.url.scheme == "https")
+        response.headers["set-cookie"] = auth.cookie_header("", auth.over_https(request.scope))
         return response
 
     def submit(self, request: Request) -> Response:
@@ -311,36 +320,46 @@ class _Pages:
         if isinstance(viewer, Response):
             return viewer
         key = request.path_params["key"]
+        try:
+            shown = self.rendered(key)
+        except views.NotFound as error:
+            body = f'<h1>No such match</h1>\n<p class="problem">{escape(str(error))}</p>'
+            return self.page(viewer, "No such match", body, "missing", status=404)
+        except views.Busy as error:
+            body = f'<h1>{escape(key)}</h1>\n<p class="problem">Busy: {escape(str(error))}.</p>'
+            return self.page(viewer, key, body, "missing", status=503)
+        if shown.html is None:
+            # The problem names the transcript's path on this machine: the organiser's.
+            why = shown.problem if viewer.organiser else None
+            body = (
+                f"<h1>{escape(key)}</h1>\n"
+                '<p class="problem">This match\'s transcript does not verify, so it is not '
+                f"rendered{': ' + escape(why) if why else '; the organiser can see why'}.</p>"
+            )
+            return self.page(viewer, key, body, "match", {"match": key})
+        return self.page(viewer, key, shown.html, "match", {"match": key}, report=True)
+
+    def rendered(self, key: str) -> _Rendered:
+        """A match's viewer, or why its transcript does not verify: replayed once, then
+        kept (a finished match's transcript never changes)."""
         with self.shown_lock:
             shown = self.shown.get(key)
             if shown is not None:
                 self.shown.move_to_end(key)
-        if shown is None:
-            try:
-                verdict = self.replays.verdict(key)
-            except views.NotFound as error:
-                body = f'<h1>No such match</h1>\n<p class="problem">{escape(str(error))}</p>'
-                return self.page(viewer, "No such match", body, "missing", status=404)
-            except views.Busy as error:
-                body = f'<h1>{escape(key)}</h1>\n<p class="problem">Busy: {escape(str(error))}.</p>'
-                return self.page(viewer, key, body, "missing", status=503)
-            replayed = verdict.replayed
-            if verdict.outcome is not Outcome.VERIFIED or replayed is None or replayed.game is None:
-                # The problem names the transcript's path on this machine: the organiser's.
-                why = verdict.problem if viewer.organiser else None
-                body = (
-                    f"<h1>{escape(key)}</h1>\n"
-                    '<p class="problem">This match\'s transcript does not verify, so it is not '
-                    f"rendered{': ' + escape(why) if why else '; the organiser can see why'}.</p>"
-                )
-                return self.page(viewer, key, body, "match", {"match": key})
-            shown = f"{match_viewer(replayed.transcript, replayed.game, replayed.frames)}\n"
-            shown += _seat_logs(replayed.game.roles, replayed.transcript.seats)
-            with self.shown_lock:
-                self.shown[key] = shown
-                while len(self.shown) > SHOWN_MATCHES:
-                    self.shown.popitem(last=False)
-        return self.page(viewer, key, shown, "match", {"match": key}, report=True)
+                return shown
+        verdict = self.replays.verdict(key)
+        replayed = verdict.replayed
+        if verdict.outcome is not Outcome.VERIFIED or replayed is None or replayed.game is None:
+            shown = _Rendered(None, verdict.problem or "no problem given")
+        else:
+            html = f"{match_viewer(replayed.transcript, replayed.game, replayed.frames)}\n"
+            html += _seat_logs(replayed.game.roles, replayed.transcript.seats)
+            shown = _Rendered(html, None)
+        with self.shown_lock:
+            self.shown[key] = shown
+            while len(self.shown) > SHOWN_MATCHES:
+                self.shown.popitem(last=False)
+        return shown
 
     def organiser(self, request: Request) -> Response:
         viewer = self.signed_in(request)

@@ -50,8 +50,11 @@ def table(
 
 
 def script_data(element_id: str, data: Any) -> str:
-    """Data for the page's script, as JSON that cannot end the element early."""
-    text = json.dumps(data, separators=(",", ":")).replace("</", "<\\/")
+    """Data for the page's script, as JSON that cannot end the element early: no `<`, `>` or
+    `&` is left in it, since `</script>` ends it and `<!--<script>` (a bot's answer quoted
+    in a fault) makes the parser pass over the `</script>` that should."""
+    text = json.dumps(data, separators=(",", ":"))
+    text = text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
     return f'<script type="application/json" id="{element_id}">{text}</script>'
 
 
