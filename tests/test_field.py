@@ -153,18 +153,21 @@ def test_a_gauntlet_plays_exactly_its_pairings(tmp_path: Path) -> None:
     assert len(transcripts(config.output)) == 2 * 3 * 2
 
 
-def sprt_config(tmp_path: Path, first: str, second: str, elo1: int, limit: int) -> Path:
+def sprt_config(
+    tmp_path: Path, first: str, second: str, elo1: int, limit: int, play_clock: int = 300
+) -> Path:
     return write_config(
         tmp_path,
         {"first": first, "second": second},
         games="[ticblock]",
         extra=f"format: sprt\nsprt: {{elo0: 0, elo1: {elo1}}}\nrounds: {limit}\nconcurrency: 2\n",
-        play_clock=300,
+        play_clock=play_clock,
     )
 
 
 def test_an_sprt_of_mcts_against_random_stops_at_its_upper_bound(tmp_path: Path) -> None:
-    path = sprt_config(tmp_path, "mcts", "random", elo1=100, limit=100)
+    # mcts thinks for its whole play clock: a short one keeps it far stronger than random.
+    path = sprt_config(tmp_path, "mcts", "random", elo1=100, limit=100, play_clock=100)
     result = runner.invoke(app, ["tournament", str(path), "--json"])
     assert result.exit_code == 0, result.output
     sprt = json.loads(result.stdout)["sprt"]
