@@ -34,22 +34,14 @@ from tests.arena.serving import DEADLINE_S, Served, serving
 from tests.browsers import Browser, chromium
 from tests.conftest import ROOT
 from tests.test_arena_cli import token_of
+from tests.test_arena_service import CONFIG as SERVICE_CONFIG
 from tests.test_arena_service import wait_for
 
 runner = CliRunner()
 DEADLINE_MS = DEADLINE_S * 1000
 HOSTILE = "<img src=x onerror=alert(1)>"
-CONFIG = """\
-name: pages-test
-games: [ticblock]
-start_clock: 5000
-play_clock: 1000
-arena:
-  placement_matches: 2
-  submission: {per_hour: 100}
-  build: {seconds: 120, memory_mb: 1024}
-  validate: {matches_per_role: 1}
-"""
+# The service test's arena, validating with one match a role.
+CONFIG = f"{SERVICE_CONFIG}  validate: {{matches_per_role: 1}}\n"
 PLAYERS = ROOT / "players"
 MISTAKES = ROOT / "tests" / "players" / "mistakes"
 # grace's bot writes this to its log, standard error, at the start of each match.
