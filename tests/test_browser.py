@@ -245,6 +245,21 @@ def test_gdl_boards_are_drawn_the_right_way_round(browser: Browser, gdl_site: Pa
     for (row, column), mark in cells.items():
         if mark != "." and row != "1":
             assert cells[(str(int(row) - 1), column)] != ".", (row, column)
+    # Its pieces are discs of the colours the rules name them by, as the game's picture has.
+    discs = page.eval_on_selector_all(
+        "#board g.square",
+        """cells => cells.map(cell => [cell.dataset.mark,
+            cell.querySelector("circle")?.getAttribute("class") ?? null])""",
+    )
+    assert {mark: disc for mark, disc in discs} == {
+        ".": None,
+        "red": "piece colour-red",
+        "black": "piece colour-black",
+    }
+    fill = page.eval_on_selector(
+        "#board circle.colour-black", "disc => getComputedStyle(disc).fill"
+    )
+    assert fill == "rgb(34, 34, 34)"
     assert browser.errors == [] and browser.requests == []
 
 

@@ -54,14 +54,35 @@ function hexagon(cx, cy) {
   return points.join(" ");
 }
 
+// A GDL game's words that name a colour are drawn in it (connect four's red and black).
+const COLOURS = new Set(["red", "black", "white", "blue", "green", "yellow", "orange", "purple", "brown"]);
+
+// How a frame's symbols are drawn as pieces, beyond the built-in games' (PIECES): a GDL
+// word that the legend says is a role's piece is that role's disc (the first role's colour,
+// the second's, or grey), or its own colour's when the word names one.
+function piecesOf(keys, roles) {
+  const pieces = {};
+  for (const key of keys) {
+    if (key.symbol === null || key.symbol in PIECES) continue;
+    const word = key.symbol.toLowerCase();
+    if (COLOURS.has(word)) {
+      pieces[key.symbol] = `colour-${word}`;
+    } else if (key.role !== null) {
+      pieces[key.symbol] = ["first", "second"][roles.indexOf(key.role)] ?? "other";
+    }
+  }
+  return pieces;
+}
+
 // One cell's shape and what is on it, centred on (x, y).
-function cellShape(symbol, x, y, hexagonal) {
+function cellShape(symbol, x, y, hexagonal, pieces) {
   const kind = symbol === "#" ? "cell blocked" : "cell";
   let shape = hexagonal
     ? svgElement("polygon", { points: hexagon(x, y), class: kind })
     : svgElement("rect", { x: x - CELL / 2, y: y - CELL / 2, width: CELL, height: CELL, class: kind });
-  if (symbol in PIECES) {
-    shape += svgElement("circle", { cx: x, cy: y, r: CELL * 0.34, class: `piece ${PIECES[symbol]}` });
+  const piece = PIECES[symbol] ?? pieces[symbol];
+  if (piece !== undefined) {
+    shape += svgElement("circle", { cx: x, cy: y, r: CELL * 0.34, class: `piece ${piece}` });
   } else if (symbol !== "." && symbol !== "#") {
     // A GDL game's own word for what is there.
     shape += svgElement("text", { x, y: y + 4, class: "word" }, escapeText(symbol));
@@ -78,15 +99,15 @@ function cellsOf(board) {
   return cells;
 }
 
-// A board, its cells changed since `before` (the same board a step earlier, or null) and
-// its winning cells marked with classes.
 // A board's picture (or a legend's swatch of one cell): `content` is SVG already escaped.
 function boardSvg(width, height, content) {
   const box = { xmlns: "http://www.w3.org/2000/svg", width, height, viewBox: `0 0 ${width} ${height}`, class: "board" };
   return svgElement("svg", box, content);
 }
 
-function drawBoard(board, before) {
+// A board, its cells changed since `before` (the same board a step earlier, or null) and
+// its winning cells marked with classes; `pieces` as `piecesOf` gives them.
+function drawBoard(board, before, pieces) {
   const rows = board.rows.length;
   const columns = board.columns.length;
   const rise = board.hexagonal ? CELL * 0.87 : CELL;
@@ -116,7 +137,7 @@ function drawBoard(board, before) {
       if (winning.has(`${r} ${c}`)) flags.push("winning");
       const place = { class: ["square", ...flags].join(" "), "data-row": label, "data-column": column, "data-mark": symbol };
       const title = `<title>${escapeText(`${label} ${column}: ${symbol}`)}</title>`;
-      parts += svgElement("g", place, title + cellShape(symbol, x, yc, board.hexagonal));
+      parts += svgElement("g", place, title + cellShape(symbol, x, yc, board.hexagonal, pieces));
       // Outlines go on top of every cell, so that no neighbour covers them.
       if (flags.length > 0) {
         const kind = ["outline", ...flags].join(" ");
@@ -149,7 +170,7 @@ function factTables(groups) {
 // What a frame shows: its boards, changes since the frame before marked, and the facts
 // that are no cells, with the text the terminal shows beneath; a state with neither shows
 // its text.
-function drawFrame(board, frame, before) {
+function drawFrame(board, frame, before, pieces) {
   const text = `<pre class="board">${escapeText(frame.board)}</pre>`;
   if (frame.boards.length === 0 && frame.facts.length === 0) {
     board.innerHTML = text;
@@ -159,7 +180,7 @@ function drawFrame(board, frame, before) {
     .map((b, k) => {
       const earlier = before === null ? null : before.boards[k];
       const same = earlier !== undefined && earlier !== null && earlier.title === b.title;
-      return drawBoard(b, same ? earlier : null);
+      return drawBoard(b, same ? earlier : null, pieces);
     })
     .join("");
   board.innerHTML = `<div class="boards">${drawn}</div><details><summary>as text</summary>${text}</details>`;
@@ -167,7 +188,7 @@ function drawFrame(board, frame, before) {
 }
 
 // The legend: each symbol drawn as on the board, what it means, and whose it is.
-function drawLegend(legend, keys) {
+function drawLegend(legend, keys, pieces) {
   const list = document.createElement("ul");
   for (const key of keys) {
     const item = document.createElement("li");
@@ -177,7 +198,7 @@ function drawLegend(legend, keys) {
       swatch.className = "swatch";
       swatch.dataset.symbol = key.symbol;
       const size = CELL + 2;
-      swatch.innerHTML = boardSvg(size, size, cellShape(key.symbol, size / 2, size / 2, false));
+      swatch.innerHTML = boardSvg(size, size, cellShape(key.symbol, size / 2, size / 2, false, pieces));
       item.append(swatch);
     }
     const meaning = document.createElement("span");
@@ -211,14 +232,17 @@ function viewMatch(frames) {
   const legend = document.getElementById("legend");
   const play = document.getElementById("play");
   const last = frames.length - 1;
+  // The roles in the rules' order, as the moves table lists them.
+  const roles = [...moves.querySelectorAll("tbody tr")].map((row) => row.dataset.role);
   let timer = null;
 
   function show(index) {
     const frame = frames[index];
     slider.value = String(index);
     label.textContent = `step ${frame.step} of ${last}`;
-    drawFrame(board, frame, index > 0 ? frames[index - 1] : null);
-    drawLegend(legend, frame.legend);
+    const pieces = piecesOf(frame.legend, roles);
+    drawFrame(board, frame, index > 0 ? frames[index - 1] : null, pieces);
+    drawLegend(legend, frame.legend, pieces);
     let what = index === 0 ? "The start position: no move played yet." : `The moves of step ${frame.step}, which led to this position.`;
     if (frame.terminal) what += " The game is over.";
     caption.textContent = what;
