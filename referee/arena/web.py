@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from html import escape
 from importlib import resources
@@ -178,7 +178,9 @@ class _Pages:
 
     def leaderboard(self, request: Request) -> Response:
         viewer = self.viewer(request)
-        if viewer.author is None and not self.arena.config.public_leaderboard:
+        try:
+            views.may_read_leaderboard(self.arena, viewer.author)
+        except views.Unauthorised:
             body = (
                 "<h1>Leaderboard</h1>\n"
                 '<p class="notice">This arena\'s leaderboard is for its authors: '
@@ -190,11 +192,13 @@ class _Pages:
             '<p class="note">Ratings with their 95% interval, refitted as matches finish; '
             'this page follows them live. <span id="updated"></span></p>\n'
             '<p id="problem" class="problem" hidden></p>\n'
-            '<table id="leaderboard" class="board-table">\n<thead><tr>'
-            '<th class="number">rank</th><th>bot</th><th>author</th>'
-            '<th class="number">rating</th><th class="number">95% interval</th>'
-            '<th class="number">matches</th><th class="number">24 h change</th>'
-            "</tr></thead>\n<tbody></tbody>\n</table>\n"
+            + _to_fill(
+                "leaderboard",
+                ["rank", "bot", "author", "rating", "95% interval", "matches", "24 h change"],
+                {"rank", "rating", "95% interval", "matches", "24 h change"},
+                ' class="board-table"',
+            )
+            + "\n"
             '<p id="empty" class="note" hidden>No bot is on the ladder yet.</p>\n'
             '<section id="suspended-section" hidden><h2>Suspended</h2>\n'
             '<p class="note">Taken off the ladder; the organiser may reinstate them.</p>\n'
@@ -285,8 +289,9 @@ class _Pages:
             '<p id="problem" class="problem" role="alert" hidden></p>\n'
             '<section id="verdict" hidden><h2>Verdict</h2>'
             '<p id="reason"></p><ul id="advice" class="advice"></ul></section>\n'
-            '<h2>Steps</h2>\n<table id="steps"><thead><tr><th>step</th><th>state</th>'
-            "<th>verdict</th><th>time</th><th>log</th></tr></thead><tbody></tbody></table>\n"
+            "<h2>Steps</h2>\n"
+            + _to_fill("steps", ["step", "state", "verdict", "time", "log"])
+            + "\n"
             '<section id="log-section" hidden><h2 id="log-title">Log</h2>'
             '<p id="log-problem" class="problem" role="alert" hidden></p>'
             '<pre id="log" class="log"></pre></section>'
@@ -302,16 +307,22 @@ class _Pages:
             f'<h1>{escape(name)}</h1>\n<p id="bot-line" class="note"></p>\n'
             '<p id="problem" class="problem" role="alert" hidden></p>\n'
             '<h2>Rating</h2>\n<div id="history" class="chart-box"></div>\n'
-            '<h2>Versions</h2>\n<table id="versions"><thead><tr><th>version</th><th>state</th>'
-            '<th class="number">rating</th><th class="number">matches</th>'
-            "<th>submitted</th><th>reason</th></tr></thead><tbody></tbody></table>\n"
-            '<h2>Recent matches</h2>\n<table id="matches"><thead><tr><th>match</th><th>game</th>'
-            "<th>seats</th><th>result</th><th>finished</th></tr></thead><tbody></tbody></table>\n"
+            "<h2>Versions</h2>\n"
+            + _to_fill(
+                "versions",
+                ["version", "state", "rating", "matches", "submitted", "reason"],
+                {"rating", "matches"},
+            )
+            + "\n<h2>Recent matches</h2>\n"
+            + _to_fill("matches", ["match", "game", "seats", "result", "finished"])
+            + "\n"
             '<p id="no-matches" class="note" hidden>No match played yet.</p>\n'
-            '<h2>Head to head</h2>\n<table id="head-to-head"><thead><tr><th>opponent</th>'
-            '<th class="number">matches</th><th class="number">wins</th>'
-            '<th class="number">draws</th><th class="number">losses</th></tr></thead>'
-            "<tbody></tbody></table>"
+            "<h2>Head to head</h2>\n"
+            + _to_fill(
+                "head-to-head",
+                ["opponent", "matches", "wins", "draws", "losses"],
+                {"matches", "wins", "draws", "losses"},
+            )
         )
         return self.page(viewer, name, body, "bot", {"bot": name})
 
@@ -379,11 +390,13 @@ class _Pages:
             '<button type="button" id="resume">Resume the ladder</button></div>\n'
             '<dl id="ladder" class="facts"></dl></section>\n'
             '<section class="panel"><h2>Intake</h2><dl id="intake" class="facts"></dl></section>\n'
-            '<h2>Running matches</h2>\n<table id="running"><thead><tr><th>match</th>'
-            "<th>game</th><th>seats</th><th>started</th></tr></thead><tbody></tbody></table>\n"
+            "<h2>Running matches</h2>\n"
+            + _to_fill("running", ["match", "game", "seats", "started"])
+            + "\n"
             '<p id="none-running" class="note" hidden>No match is running.</p>\n'
-            '<h2>Bots</h2>\n<table id="bots"><thead><tr><th>bot</th><th>author</th>'
-            "<th>latest</th><th>state</th><th>action</th></tr></thead><tbody></tbody></table>\n"
+            + "<h2>Bots</h2>\n"
+            + _to_fill("bots", ["bot", "author", "latest", "state", "action"])
+            + "\n"
             '<h2>Replay a match</h2>\n<p class="note">Replays a transcript by the rules and '
             "checks its signature with the arena's key.</p>\n"
             '<form id="replay-form" class="inline"><label for="replay-key">Match</label>'
@@ -423,3 +436,11 @@ def _seat_logs(roles: Sequence[str], seats: Sequence[Seat]) -> str:
         '<p id="log-problem" class="problem" role="alert" hidden></p>'
         '<pre id="log" class="log" hidden></pre></section>'
     )
+
+
+def _to_fill(
+    table_id: str, headers: Sequence[str], numeric: Collection[str] = (), attributes: str = ""
+) -> str:
+    """An empty table that the script fills, its `numeric` columns aligned right."""
+    flags = [header in numeric for header in headers]
+    return report_pages.table(headers, [], flags, f' id="{table_id}"{attributes}')
