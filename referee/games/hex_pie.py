@@ -171,8 +171,7 @@ Moves: (place r c), e.g. (place e 5); swap; noop."""
         )
 
     def render(self, state: State) -> str:
-        red_role = self.roles[self._colour_role(state, RED)]
-        blue_role = self.roles[self._colour_role(state, BLUE)]
+        red_role, blue_role = self._colour_roles(state)
         legend = [
             f"red X ({red_role}) links rows a-i; blue O ({blue_role}) links columns 1-9",
         ]
@@ -192,8 +191,7 @@ Moves: (place r c), e.g. (place e 5); swap; noop."""
             first, second = state.linked[state.winner]
             chain = first & second
         winning = tuple(divmod(b, SIZE) for b in range(CELLS) if chain >> b & 1)
-        red_role = self.roles[self._colour_role(state, RED)]
-        blue_role = self.roles[self._colour_role(state, BLUE)]
+        red_role, blue_role = self._colour_roles(state)
         legend = (
             Key("X", f"red, {red_role}: links rows a and i", red_role),
             Key("O", f"blue, {blue_role}: links columns 1 and 9", blue_role),
@@ -201,6 +199,10 @@ Moves: (place r c), e.g. (place e 5); swap; noop."""
         )
         columns = tuple(str(c) for c in range(1, SIZE + 1))
         return [Board("", columns, rows, hexagonal=True, winning=winning, legend=legend)]
+
+    def _colour_roles(self, state: State) -> tuple[str, str]:
+        """The roles that play red and blue, after a swap too."""
+        return self.roles[self._colour_role(state, RED)], self.roles[self._colour_role(state, BLUE)]
 
     @staticmethod
     def _colour(state: State, role: int) -> int:
