@@ -50,7 +50,8 @@ from tests.referees import MISBEHAVING
 
 # The random player of the tests' zoo, which needs nothing of the referee's package (hidden
 # in a jail); in a mode that never comes: a player that plays on.
-PLAYS_ON = "misbehaving.py exit --at 1000000000"
+NEVER = "exit --at 1000000000"
+PLAYS_ON = f"{MISBEHAVING.name} {NEVER}"
 PATIENCE_S = 120
 CONFIG = """\
 name: ladder-test
@@ -80,9 +81,11 @@ def arena(make_arena: ArenaMaker) -> Arena:
     return make_arena(config_text=CONFIG)
 
 
-def add_version(arena: Arena, bot_name: str, program: str = "random") -> int:
-    """A version of a new bot, straight to `placing`: a player that plays random moves, or a
-    program that exits at once."""
+def add_version(
+    arena: Arena, bot_name: str, program: str = "random", script: str = MISBEHAVING.name
+) -> int:
+    """A version of a new bot, straight to `placing`: a player that plays random moves (the
+    tests' random player copied as `script`), or a program that exits at once."""
     with arena.database.session() as session:
         author = session.scalar(select(Author))
         bot = Bot(author=author, name=bot_name)
@@ -90,7 +93,7 @@ def add_version(arena: Arena, bot_name: str, program: str = "random") -> int:
             bot=bot,
             number=1,
             state=VersionState.PLACING,
-            run=f"{sys.executable} {PLAYS_ON if program == 'random' else 'crash.py'}",
+            run=f"{sys.executable} {f'{script} {NEVER}' if program == 'random' else 'crash.py'}",
             archive_sha256="0" * 64,
         )
         session.add(version)
@@ -99,7 +102,7 @@ def add_version(arena: Arena, bot_name: str, program: str = "random") -> int:
     directory = arena.bot_directory(version_id)
     directory.mkdir(parents=True)
     if program == "random":
-        shutil.copy(MISBEHAVING, directory)
+        shutil.copy(MISBEHAVING, directory / script)
     else:
         (directory / "crash.py").write_text("import sys\nsys.exit(3)\n")
     return version_id

@@ -8,7 +8,6 @@ import contextlib
 import json
 import os
 import re
-import shutil
 import signal
 import subprocess
 import sys
@@ -22,12 +21,12 @@ from pathlib import Path
 import pytest
 from sqlalchemy import func, select
 
-from referee.arena.db import Author, Bot, Match, MatchState, Seat, Version, VersionState
+from referee.arena.db import Match, MatchState, Seat, Version
 from referee.arena.home import Arena
 from referee.records.transcript import read_transcript
 from tests.arena_databases import ArenaMaker
 from tests.conftest import ROOT
-from tests.referees import MISBEHAVING
+from tests.test_arena_ladder import add_version
 
 REFEREE = Path(sys.executable).parent / "referee"
 # What a state may take to come on a loaded machine: a start, twenty matches, an exit.
@@ -49,28 +48,6 @@ arena:
   placement_matches: 2
 """
 LISTENING = re.compile(r"listening on (http://\S+)$", re.MULTILINE)
-
-
-def add_bots(arena: Arena, script: str) -> list[int]:
-    """Four versions of four bots, straight to `placing`, each a copy of the tests' random
-    player (in a mode that never comes) under `script`, a name no other process has."""
-    ids = []
-    for name in ("ann", "bob", "cat", "dan"):
-        with arena.database.session() as session:
-            version = Version(
-                bot=Bot(author=session.scalar(select(Author)), name=name),
-                number=1,
-                state=VersionState.PLACING,
-                run=f"/usr/bin/python3 {script} exit --at 1000000000",
-                archive_sha256="0" * 64,
-            )
-            session.add(version)
-            session.flush()
-            ids.append(version.id)
-        directory = arena.bot_directory(ids[-1])
-        directory.mkdir(parents=True)
-        shutil.copy(MISBEHAVING, directory / script)
-    return ids
 
 
 @dataclass
@@ -279,7 +256,8 @@ def test_killed_twice_while_playing_the_arena_loses_nothing_and_plays_on(
     arena = make_arena(config_text=CONFIG)
     organiser = make_arena.organiser_token(arena)
     script = f"restart_{uuid.uuid4().hex[:12]}.py"
-    versions = add_bots(arena, script)
+    # Each bot's player under `script`, a name no other process has.
+    versions = [add_version(arena, name, script=script) for name in ("ann", "bob", "cat", "dan")]
     # The matches a stop left running, to be played at the next start.
     owed: set[str] = set()
     interrupted: set[str] = set()
