@@ -151,6 +151,11 @@ function number(value, digits = 0) {
   return shown.startsWith("-") ? `−${shown.slice(1)}` : shown;
 }
 
+// A rating and its margin (anything with `rating` and `margin`), as the pages show them.
+function withMargin(rated) {
+  return `${number(rated.rating)} ± ${number(rated.margin)}`;
+}
+
 function shortTime(iso) {
   return iso ? iso.replace("T", " ").slice(0, 19) : "–";
 }
@@ -187,7 +192,7 @@ async function showLeaderboard() {
       el(
         "td",
         { class: "number rating" },
-        rated ? `${number(entry.rating)} ± ${number(entry.margin)}` : "placing",
+        rated ? withMargin(entry) : "placing",
       ),
       cell(entry.interval ? `${number(entry.interval[0])} to ${number(entry.interval[1])}` : "–", true),
       cell(entry.matches, true),
@@ -222,7 +227,7 @@ async function showBot() {
         { "data-version": version.id },
         el("td", {}, el("a", { href: `/versions/${version.id}` }, `v${version.number}`)),
         stateCell(version.state),
-        cell(version.rating === null ? "–" : `${number(version.rating)} ± ${number(version.margin)}`, true),
+        cell(version.rating === null ? "–" : withMargin(version), true),
         cell(version.matches, true),
         cell(shortTime(version.submitted_at)),
         cell(version.reason ?? ""),
@@ -317,7 +322,7 @@ function drawHistory(box, history) {
       svg(
         "circle",
         { class: "dot", cx: x(times[i]).toFixed(1), cy: y(point.rating).toFixed(1), r: 3 },
-        svg("title", {}, `v${point.version}: ${number(point.rating)} ± ${number(point.margin)} at ${shortTime(point.at)}`),
+        svg("title", {}, `v${point.version}: ${withMargin(point)} at ${shortTime(point.at)}`),
       ),
     );
   });
