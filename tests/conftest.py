@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from collections.abc import Hashable, Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import pytest
 
@@ -22,31 +23,72 @@ pytest_plugins = ["tests.arena_databases"]
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _find_shared() -> Path:
-    """`shared/` beside this checkout, or beside the local repository it was cloned from.
+# The reference games of the five built-in games, which the project keeps with its tests.
+CONFORMANCE = ROOT / "tests" / "conformance"
+REFERENCE_FILES = sorted(CONFORMANCE.glob("*.jsonl"))
+# The example rulesheets the project ships, written for it.
+EXAMPLES = ROOT / "matches" / "rulesheets"
+# Where the public GGP corpus is looked for: a directory with gdl/ (its rulesheets) and
+# conformance/gdl/ (their reference games), as ../shared/ beside the checkout is laid out.
+CORPUS_SETTING = "REFEREE_GGP_CORPUS"
 
-    A fresh clone in a temporary directory has no `shared/` beside it; its origin does.
-    """
+
+def missing(reason: str) -> NoReturn:
+    """A system facility or data set the test needs is not here: a skip saying what is
+    missing, and under CI, which has everything, a failure."""
+    if os.environ.get("CI"):
+        pytest.fail(reason, pytrace=False)
+    pytest.skip(reason)
+
+
+def _corpus_places() -> list[Path]:
+    """The setting, else `shared/` beside this checkout or beside the local repository it
+    was cloned from (a fresh clone in a temporary directory has none beside it; its origin
+    may)."""
+    if os.environ.get(CORPUS_SETTING):
+        return [Path(os.environ[CORPUS_SETTING])]
     places = [ROOT.parent / "shared"]
     origin = subprocess.run(
         ["git", "-C", str(ROOT), "config", "--get", "remote.origin.url"],
         capture_output=True,
         text=True,
     ).stdout.strip()
+    origin = origin.removeprefix("file://")
     if origin and "://" not in origin and not origin.startswith("git@"):
         places.append((ROOT / origin).resolve().parent / "shared")
-    for place in places:
-        if (place / "conformance").is_dir():
+    return places
+
+
+def _find_corpus() -> Path | None:
+    for place in _corpus_places():
+        if (place / "gdl").is_dir() and (place / "conformance" / "gdl").is_dir():
             return place
-    raise pytest.UsageError(
-        "the reference games are missing: no shared/conformance beside "
-        + " or ".join(str(place.parent) for place in places)
+    return None
+
+
+CORPUS = _find_corpus()
+CORPUS_MISSING = (
+    "the public GGP corpus is missing: no gdl/ and conformance/gdl/ in "
+    + " or ".join(str(place) for place in _corpus_places())
+    + f"; set {CORPUS_SETTING} to a directory that has them"
+)
+# Its rulesheets and their reference games; paths that do not exist where it is missing,
+# for tests marked `corpus`, which are then skipped before they look.
+RULES = (CORPUS or ROOT / "no-corpus") / "gdl"
+GDL_REFERENCES = sorted((RULES.parent / "conformance" / "gdl").glob("*.jsonl")) or [
+    RULES.parent / "conformance" / "gdl" / "missing.jsonl"
+]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "corpus: needs the public GGP corpus (REFEREE_GGP_CORPUS or ../shared)"
     )
 
 
-SHARED = _find_shared()
-CONFORMANCE = SHARED / "conformance"
-REFERENCE_FILES = sorted(CONFORMANCE.glob("*.jsonl"))
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    if CORPUS is None and item.get_closest_marker("corpus"):
+        missing(CORPUS_MISSING)
 
 
 def play(game: Game, moves: Iterable[str | tuple[str, ...]], state: Hashable | None = None):

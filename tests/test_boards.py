@@ -3,12 +3,15 @@ and the legend naming each symbol and the role it belongs to."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
+
+import pytest
 
 from referee.games import Move, get_game
 from referee.games.boards.picture import Board
 from referee.games.gdl.game import GdlGame, load_rulesheet
-from tests.conftest import SHARED, alternate, play
+from tests.conftest import EXAMPLES, RULES, alternate, play
 
 
 def winning(board: Board) -> set[tuple[str, str]]:
@@ -90,13 +93,14 @@ def test_hex_pie_marks_the_chain_and_its_legend_follows_the_swap() -> None:
     assert winning(unswapped) == set()
 
 
-def gdl_start(name: str) -> tuple[GdlGame, Any]:
-    game = load_rulesheet(SHARED / "gdl" / f"{name}.kif")
+def gdl_start(path: Path) -> tuple[GdlGame, Any]:
+    game = load_rulesheet(path)
     return game, game.initial_state()
 
 
+@pytest.mark.corpus
 def test_a_chess_like_board_has_its_files_as_columns_and_rank_8_on_top() -> None:
-    game, state = gdl_start("pawnToQueen")  # chess's board and pawns, quicker to load
+    game, state = gdl_start(RULES / "pawnToQueen.kif")  # chess's board and pawns, quicker to load
     (board,) = game.boards(state)
     assert board.columns == tuple("abcdefgh")
     assert [label for label, _ in board.rows] == [str(rank) for rank in range(8, 0, -1)]
@@ -111,8 +115,9 @@ def test_a_chess_like_board_has_its_files_as_columns_and_rank_8_on_top() -> None
     assert game.other_facts(state) == ["(control white)"]
 
 
+@pytest.mark.corpus
 def test_a_connect_four_board_has_x_as_its_column_and_y_1_at_the_bottom() -> None:
-    game, state = gdl_start("connectFour")
+    game, state = gdl_start(RULES / "connectFour.kif")
     for _ in range(4):  # both drop in the first column, in turn
         joint = [
             next((m for m in game.legal_moves(state, r) if m.startswith("(drop 1")), "noop")
@@ -132,15 +137,16 @@ def test_a_connect_four_board_has_x_as_its_column_and_y_1_at_the_bottom() -> Non
     }
 
 
+@pytest.mark.corpus
 def test_a_board_is_drawn_whole_from_the_start_where_empty_cells_are_no_facts() -> None:
-    game, state = gdl_start("connectFour")
+    game, state = gdl_start(RULES / "connectFour.kif")
     (board,) = game.boards(state)
     assert len(board.rows) == 6 and board.columns == tuple("12345678")
     assert {cell for _, cells in board.rows for cell in cells} == {"."}
 
 
 def test_a_tictactoe_board_has_m_as_its_row_and_names_its_marks_roles() -> None:
-    game, state = gdl_start("ticTacToe")
+    game, state = gdl_start(EXAMPLES / "tictactoe.kif")
     state = game.next_state(state, [Move("(mark 1 3)"), Move("noop")])
     (board,) = game.boards(state)
     assert [label for label, _ in board.rows] == ["1", "2", "3"]

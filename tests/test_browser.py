@@ -22,7 +22,7 @@ from referee.report.pages import asset
 from referee.report.site import match_viewer
 from referee.tournaments.config import load_config
 from tests.browsers import Browser, chromium
-from tests.conftest import SHARED, states_of
+from tests.conftest import RULES, states_of
 from tests.test_boards import winning
 from tests.test_report import tampered_copy
 from tests.test_tournament import run, seeded, write_config
@@ -207,7 +207,7 @@ def test_the_last_move_the_winning_cells_and_the_players_are_marked(
 def gdl_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A report of a chess-like and a connect-four-like GDL game, two seeded random players."""
     directory = tmp_path_factory.mktemp("gdl")
-    games = "[" + ", ".join(str(SHARED / "gdl" / f"{g}.kif") for g in GDL_GAMES) + "]"
+    games = "[" + ", ".join(str(RULES / f"{g}.kif") for g in GDL_GAMES) + "]"
     config = load_config(write_config(directory, {"a": seeded(1), "b": seeded(2)}, games))
     # Beside the browser's event loop, which a tournament's own loop may not run inside.
     with ThreadPoolExecutor(1) as thread:
@@ -220,6 +220,7 @@ def gdl_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
 GDL_GAMES = ("pawnToQueen", "connectFour")
 
 
+@pytest.mark.corpus
 def test_gdl_boards_are_drawn_the_right_way_round(browser: Browser, gdl_site: Path) -> None:
     pawns = sorted((gdl_site / "matches").glob("pawnToQueen-*.html"))[0]
     page = browser.open(pawns)

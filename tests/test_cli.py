@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from referee.cli import app, main
 from referee.games import GAMES, get_game
-from tests.conftest import SHARED
+from tests.conftest import RULES
 
 # Every transcript these tests write must replay and verify (issue: replay).
 pytestmark = pytest.mark.usefixtures("every_transcript_verifies")
@@ -377,10 +377,11 @@ def test_play_with_a_seat_that_never_gets_ready_exits_1_with_one_line(
     assert json.loads(out.read_text())["end_reason"] == "forfeit"
 
 
+@pytest.mark.corpus
 def test_play_names_a_role_in_the_case_its_rulesheet_spells_it(tmp_path: Path) -> None:
     # tictactoe2 spells its roles xPlayer and oPlayer; GDL's names are case-insensitive.
     out = tmp_path / "m.json"
-    rules = str(SHARED / "gdl" / "tictactoe2.kif")
+    rules = str(RULES / "tictactoe2.kif")
     args = ["play", rules, "-p", "xPlayer=random", "-p", "OPLAYER=random", "--out", str(out)]
     result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output

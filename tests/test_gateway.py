@@ -30,7 +30,7 @@ from referee.match import MatchSetup, play_fresh
 from referee.players.builtin import make_player, player_spec
 from referee.policy import Policy
 from referee.records.signing import results_key
-from tests.conftest import SHARED
+from tests.conftest import EXAMPLES, RULES
 
 pytestmark = pytest.mark.usefixtures("every_transcript_verifies")
 
@@ -119,11 +119,11 @@ def play(tmp_path: Path, game: Game, port: int, seat: int) -> None:
     assert transcript.faults == []
 
 
-@pytest.mark.parametrize("game_id", [*GAMES, "ticTacToe"])
+@pytest.mark.parametrize("game_id", [*GAMES, "tictactoe"])
 def test_a_served_program_plays_every_built_in_game_and_a_gdl_game(
     tmp_path: Path, game_id: str
 ) -> None:
-    game = GAMES.get(game_id) or get_game(str(SHARED / "gdl" / f"{game_id}.kif"))
+    game = GAMES.get(game_id) or get_game(str(EXAMPLES / f"{game_id}.kif"))
     with served(tmp_path) as port:
         for seat in range(len(game.roles)):
             play(tmp_path, game, port, seat)
@@ -404,7 +404,7 @@ def game_server(port: int, name: str, seat: int) -> int:
     its spelling kept), PLAY with the last joint move in that spelling, STOP at the end. Every
     answer must be `200` and, to PLAY, one of the rulesheet's moves in its own spelling (a
     random one stands for the other roles). The number of PLAYs answered."""
-    path = SHARED / "gdl" / f"{name}.kif"
+    path = RULES / f"{name}.kif"
     text = re.sub(r";[^\n]*", "", path.read_text())
     spelled = {move.lower(): move for move in SPELLED[name]}
     game = get_game(str(path))
@@ -430,6 +430,7 @@ def game_server(port: int, name: str, seat: int) -> int:
     return plays
 
 
+@pytest.mark.corpus
 @pytest.mark.parametrize("name", ["snake2p", "bomberman2p", "ghostMaze2p", "ticTacToe"])
 def test_serve_answers_each_move_as_the_managers_rulesheet_spells_it(
     tmp_path: Path, name: str

@@ -18,12 +18,10 @@ from referee.errors import GameFault, IllegalMoveError, MoveParseError, Ruleshee
 from referee.games import GAMES, get_game, load_text
 from referee.games.gdl.reasoner import true_bits
 from referee.records.conformance import check_file
-from tests.conftest import CONFORMANCE, SHARED
+from tests.conftest import CONFORMANCE, EXAMPLES, GDL_REFERENCES, RULES
 
 runner = CliRunner()
-RULES = SHARED / "gdl"
-GDL_REFERENCES = sorted((CONFORMANCE / "gdl").glob("*.jsonl"))
-# The original rulesheet of each built-in game (../shared/gdl/README.md).
+# The original rulesheet of each built-in game in the public corpus (its README).
 ORIGINALS = {
     "blocker-parallel": "blockerParallel",
     "ticblock": "ticblock",
@@ -37,12 +35,14 @@ def rulesheet(name: str):  # type: ignore[no-untyped-def]
     return get_game(str(RULES / f"{name}.kif"))
 
 
+@pytest.mark.corpus
 def test_there_are_reference_games_for_one_two_and_three_roles() -> None:
     assert len(GDL_REFERENCES) == 15
     roles = {len(rulesheet(path.stem).roles) for path in GDL_REFERENCES}
     assert roles == {1, 2, 3}
 
 
+@pytest.mark.corpus
 @pytest.mark.parametrize("path", GDL_REFERENCES, ids=lambda p: p.stem)
 def test_gdl_reference_games_are_reproduced(path: Path) -> None:
     report = check_file(path)
@@ -57,6 +57,7 @@ def in_a_child(function: Callable[[str], None], argument: str) -> None:
         pool.submit(function, argument).result()
 
 
+@pytest.mark.corpus
 @pytest.mark.parametrize("native", sorted(ORIGINALS), ids=str)
 def test_original_rulesheets_reproduce_the_native_reference_games(native: str) -> None:
     in_a_child(reproduces_native_references, native)
@@ -68,6 +69,7 @@ def reproduces_native_references(native: str) -> None:
     assert [str(m) for m in report.mismatches] == []
 
 
+@pytest.mark.corpus
 @pytest.mark.parametrize("native", sorted(ORIGINALS), ids=str)
 def test_original_rulesheets_agree_with_the_native_engines_on_random_playouts(
     native: str,
@@ -92,6 +94,7 @@ def agrees_on_random_playouts(native: str) -> None:
         assert engine.goals(ours) == gdl.goals(theirs)
 
 
+@pytest.mark.corpus
 def test_cli_conformance_finds_the_rulesheets_by_name() -> None:
     result = runner.invoke(app, ["conformance", *map(str, GDL_REFERENCES[:3])])
     assert result.exit_code == 0, result.output
@@ -99,7 +102,7 @@ def test_cli_conformance_finds_the_rulesheets_by_name() -> None:
 
 
 def test_a_rulesheet_game_checks_moves_and_spellings() -> None:
-    game = rulesheet("ticTacToe")
+    game = get_game(str(EXAMPLES / "tictactoe.kif"))
     state = game.initial_state()
     assert game.parse_move("(MARK  1 1)") == "(mark 1 1)"
     with pytest.raises(IllegalMoveError, match="cannot play"):
@@ -110,7 +113,7 @@ def test_a_rulesheet_game_checks_moves_and_spellings() -> None:
 
 def test_an_answer_nested_deeper_than_any_move_is_no_move_and_no_crash() -> None:
     # A hostile bot's 64 KiB answer: thousands of nested lists, one recursion each to print.
-    game = rulesheet("ticTacToe")
+    game = get_game(str(EXAMPLES / "tictactoe.kif"))
     with pytest.raises(MoveParseError, match="is not a move of this game"):
         game.parse_move("(mark " * 5000 + ")" * 5000)
 
@@ -240,7 +243,7 @@ def test_cli_refuses_a_bad_rulesheet_in_one_line_with_exit_2(
 
 
 def test_random_and_rules_take_a_rulesheet() -> None:
-    path = str(RULES / "3pConnectFour.kif")
+    path = str(EXAMPLES / "three-in-a-row.kif")
     result = runner.invoke(app, ["random", path, "--seed", "3"])
     assert result.exit_code == 0, result.output
     assert result.output.strip().splitlines()[-1].startswith("goals: red ")

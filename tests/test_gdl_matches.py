@@ -17,7 +17,7 @@ from referee.protocol import Start, parse, split_moves
 from referee.records.transcript import Seat, Transcript, read_transcript
 from referee.tournaments.schedule import groups, rotations
 from referee.tournaments.standings import compute
-from tests.conftest import SHARED
+from tests.conftest import EXAMPLES
 
 runner = CliRunner()
 
@@ -84,7 +84,7 @@ def test_three_player_standings_rank_by_goal_and_count_results_per_pair() -> Non
 
 def test_a_gdl_match_keeps_its_rules_and_replays_under_them(tmp_path: Path) -> None:
     rules = tmp_path / "ttt.kif"
-    shutil.copy(SHARED / "gdl" / "ticTacToe.kif", rules)
+    shutil.copy(EXAMPLES / "tictactoe.kif", rules)
     out = tmp_path / "match.json"
     result = runner.invoke(
         app,
@@ -121,8 +121,8 @@ def test_a_gdl_match_keeps_its_rules_and_replays_under_them(tmp_path: Path) -> N
 
 
 def test_the_mcts_sample_player_learns_the_rules_from_start() -> None:
-    rules = (SHARED / "gdl" / "ticTacToe.kif").read_text()
-    start = Start("m1", "ticTacToe", "xplayer", 10_000, 200, one_line(rules))
+    rules = (EXAMPLES / "tictactoe.kif").read_text()
+    start = Start("m1", "tictactoe", "xplayer", 10_000, 200, one_line(rules))
     assert "\n" not in str(start) and ";" not in str(start)
     lines = f"{start}\ngo 1 200 (mark 1 1) (mark 2 2)\nmoves 1 (mark 2 2) noop\nquit\n"
     done = subprocess.run(
@@ -210,11 +210,11 @@ def test_a_gdl_game_takes_a_move_without_its_outer_parentheses(tmp_path: Path) -
         app,
         [
             "play",
-            str(SHARED / "gdl" / "connectFour.kif"),
+            str(EXAMPLES / "tictactoe.kif"),
             "-p",
-            f"red={sys.executable} {bot}",
+            f"xplayer={sys.executable} {bot}",
             "-p",
-            "black=random",
+            "oplayer=random",
             "--out",
             str(out),
         ],
@@ -222,6 +222,7 @@ def test_a_gdl_game_takes_a_move_without_its_outer_parentheses(tmp_path: Path) -
     assert result.exit_code == 0, result.output
     transcript = read_transcript(out)
     assert transcript.faults == []
-    red = [step.moves["red"] for step in transcript.steps]
-    assert "(drop 1)" in red
-    assert all(move == "noop" or move.startswith("(drop ") for move in red)
+    # Its first legal move is (mark 1 1) at the start, sent as `mark 1 1`.
+    marks = [step.moves["xplayer"] for step in transcript.steps]
+    assert marks[0] == "(mark 1 1)"
+    assert all(move == "noop" or move.startswith("(mark ") for move in marks)

@@ -16,19 +16,15 @@ from referee.games.gdl.game import GdlGame
 from referee.games.gdl.per_state import PerState
 from referee.games.gdl.syntax import parse_rulesheet
 from referee.records.conformance import check_file
-from tests.conftest import CONFORMANCE, SHARED
+from tests.conftest import EXAMPLES, GDL_REFERENCES, RULES
 from tests.test_rules_limits import dense
-
-RULES = SHARED / "gdl"
-GDL_REFERENCES = sorted((CONFORMANCE / "gdl").glob("*.jsonl"))
 
 
 def per_state(text: str, where: str) -> GdlGame:
     return GdlGame(PerState(checked_rules(parse_rulesheet(text, where), where), where), where, text)
 
 
-def per_state_file(name: str) -> GdlGame:
-    path = RULES / f"{name}.kif"
+def per_state_file(path: Path) -> GdlGame:
     return per_state(path.read_text(), str(path))
 
 
@@ -41,18 +37,30 @@ def small_budget(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     load_text.cache_clear()
 
 
+@pytest.mark.corpus
 @pytest.mark.parametrize("path", GDL_REFERENCES, ids=lambda p: p.stem)
 def test_per_state_reasoner_reproduces_the_gdl_reference_games(path: Path) -> None:
-    report = check_file(path, per_state_file(path.stem))
+    report = check_file(path, per_state_file(RULES / f"{path.stem}.kif"))
     assert report.games == len(path.read_text().splitlines())
     assert [str(m) for m in report.mismatches] == []
 
 
-@pytest.mark.parametrize("name", ["ticTacToe", "3pConnectFour", "breakthrough", "pentago"])
-def test_per_state_and_compiled_reasoners_agree_on_random_playouts(name: str) -> None:
-    whole, one = get_game(str(RULES / f"{name}.kif")), per_state_file(name)
+@pytest.mark.parametrize(
+    "path",
+    [
+        EXAMPLES / "tictactoe.kif",
+        EXAMPLES / "three-in-a-row.kif",
+        *(
+            pytest.param(RULES / f"{name}.kif", marks=pytest.mark.corpus)
+            for name in ("3pConnectFour", "breakthrough", "pentago")
+        ),
+    ],
+    ids=lambda path: path.stem,
+)
+def test_per_state_and_compiled_reasoners_agree_on_random_playouts(path: Path) -> None:
+    whole, one = get_game(str(path)), per_state_file(path)
     assert whole.reasoner.complete and not one.reasoner.complete
-    rng = random.Random(name)
+    rng = random.Random(path.stem)
     for _ in range(3):
         a, b = whole.initial_state(), one.initial_state()
         for _step in range(60):
@@ -75,7 +83,7 @@ def test_per_state_and_compiled_reasoners_agree_on_random_playouts(name: str) ->
 
 
 def test_a_game_too_big_to_ground_whole_is_loaded_one_state_at_a_time(small_budget: None) -> None:
-    game = get_game(str(RULES / "ticTacToe.kif"))
+    game = get_game(str(EXAMPLES / "tictactoe.kif"))
     assert not game.reasoner.complete
     state = game.initial_state()
     assert len(game.legal_moves(state, 0)) == 9
@@ -90,11 +98,11 @@ def test_a_game_too_big_to_ground_whole_is_loaded_one_state_at_a_time(small_budg
 def test_a_game_that_compiles_past_the_size_budget_is_loaded_one_state_at_a_time(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    # ticTacToe compiles to about 18 KiB.
+    # Tic-tac-toe compiles to about 18 KiB.
     monkeypatch.setattr(ground, "WHOLE_BYTES", 4096)
     load_text.cache_clear()
     try:
-        game = load_text((RULES / "ticTacToe.kif").read_text(), "ticTacToe.kif")
+        game = load_text((EXAMPLES / "tictactoe.kif").read_text(), "tictactoe.kif")
         assert not game.reasoner.complete
         assert len(game.legal_moves(game.initial_state(), 0)) == 9
     finally:
@@ -115,6 +123,7 @@ def test_a_game_that_cannot_be_compiled_within_the_memory_is_loaded_one_state_at
         load_text.cache_clear()
 
 
+@pytest.mark.corpus
 def test_chess_is_played_one_state_at_a_time(monkeypatch: pytest.MonkeyPatch) -> None:
     # Its whole ground program has millions of rules; a threat relation alone 2.9 million
     # atoms over all boards. Made to give up early here, as it would after 10 s.

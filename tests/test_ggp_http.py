@@ -26,7 +26,7 @@ from referee.players.builtin import make_player, player_spec
 from referee.policy import Policy
 from referee.records.signing import results_key
 from referee.records.transcript import read_transcript
-from tests.conftest import SHARED
+from tests.conftest import EXAMPLES
 
 pytestmark = pytest.mark.usefixtures("every_transcript_verifies")
 
@@ -97,7 +97,7 @@ def test_a_ggp_player_plays_a_match_through_referee_play(tmp_path: Path) -> None
 
 def test_a_ggp_player_plays_a_gdl_game_of_three_roles(tmp_path: Path) -> None:
     out = tmp_path / "match.json"
-    kif = str(SHARED / "gdl" / "3pConnectFour.kif")
+    kif = str(EXAMPLES / "three-in-a-row.kif")
     with ggp_player(tmp_path) as url:
         result = runner.invoke(
             app,
@@ -107,7 +107,7 @@ def test_a_ggp_player_plays_a_gdl_game_of_three_roles(tmp_path: Path) -> None:
                 "-p",
                 f"red={url}",
                 "-p",
-                "yellow=random",
+                "green=random",
                 "-p",
                 "blue=random",
                 "--out",

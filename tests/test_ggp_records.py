@@ -21,9 +21,9 @@ from referee.players.builtin import make_player, player_spec
 from referee.policy import Policy
 from referee.records.replay import Outcome, verify_file
 from referee.records.signing import results_key
-from tests.conftest import SHARED
+from tests.conftest import RULES
 
-TICTACTOE2 = SHARED / "gdl" / "tictactoe2.kif"
+TICTACTOE2 = RULES / "tictactoe2.kif"
 runner = CliRunner()
 # What ggp-base writes in lower case whatever a rulesheet says, and KIF's punctuation.
 _KEYWORDS = {"init", "true", "next", "role", "does", "goal", "legal", "terminal", "base", "input"}
@@ -93,7 +93,9 @@ def _import(tmp_path: Path, match: dict[str, Any], *options: str) -> Path:
     return out
 
 
-@pytest.mark.parametrize("game_id", [*GAMES, str(TICTACTOE2)])
+@pytest.mark.parametrize(
+    "game_id", [*GAMES, pytest.param(str(TICTACTOE2), marks=pytest.mark.corpus)]
+)
 def test_an_export_is_read_by_ggp_base_as_its_rulesheet_spells_it(
     tmp_path: Path, game_id: str
 ) -> None:
@@ -106,6 +108,7 @@ def test_an_export_is_read_by_ggp_base_as_its_rulesheet_spells_it(
     assert match["isCompleted"] and not match["isAborted"]
 
 
+@pytest.mark.corpus
 def test_a_mixed_case_export_imports_in_any_case_and_names_its_game(tmp_path: Path) -> None:
     match = _export(_play(tmp_path, str(TICTACTOE2), "m"))
     assert match["gameRoleNames"] == ["xPlayer", "oPlayer"]
@@ -179,6 +182,7 @@ def test_a_match_ended_before_the_games_end_exports_uncompleted_without_goals(
     assert len(match["moves"]) == 3
 
 
+@pytest.mark.corpus
 def test_a_crlf_rulesheet_given_with_rules_is_not_taken_for_changed(tmp_path: Path) -> None:
     match = _export(_play(tmp_path, str(TICTACTOE2), "m"))
     del match["x-referee-transcript"]

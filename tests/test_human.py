@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 
 from referee.cli import app
 from referee.players.human import move_menu
-from tests.conftest import SHARED
+from tests.conftest import EXAMPLES
 
 PROMPT = "xcplayer> "
 
@@ -141,11 +141,11 @@ def test_moves_are_numbered_in_a_grid_of_cells_or_a_list(legal: list[str], menu:
 
 
 def test_the_rules_a_person_is_pointed_to_are_shown_for_a_rulesheet_too(tmp_path: Path) -> None:
-    rules = SHARED / "gdl" / "connectFour.kif"
+    rules = EXAMPLES / "three-in-a-row.kif"
     out = tmp_path / "m.json"
-    args = ["play", str(rules), "-p", "red=human", "-p", "black=random", "--out", str(out)]
-    result = CliRunner().invoke(app, args, input="rules\nquit\n")
+    args = ["play", str(rules), "-p", "red=human", "-p", "green=random", "-p", "blue=random"]
+    result = CliRunner().invoke(app, [*args, "--out", str(out)], input="rules\nquit\n")
     said = result.stdout
-    assert "You play red in connectFour. At your turn, type rules to read its rules" in said
-    assert "referee rules connectFour" not in said  # a command that cannot find the file
-    assert "(<= (legal red (drop ?x))" in said.partition("red> ")[2]
+    assert "You play red in three-in-a-row. At your turn, type rules to read its rules" in said
+    assert "referee rules three-in-a-row" not in said  # a command that cannot find the file
+    assert "(<= (legal ?r (claim ?m ?n))" in said.partition("red> ")[2]

@@ -20,7 +20,7 @@ from referee.records.transcript import read_transcript
 from referee.report import live
 from referee.report.pages import script_data
 from referee.tournaments.config import load_config
-from tests.conftest import SHARED, states_of
+from tests.conftest import EXAMPLES, states_of
 from tests.test_tournament import run, seeded, write_config
 
 runner = CliRunner()
@@ -216,7 +216,7 @@ def test_tournament_report_writes_the_site_of_what_was_played(tmp_path: Path) ->
 
 
 def test_a_gdl_game_is_drawn_as_a_grid_of_its_facts(tmp_path: Path) -> None:
-    rules = SHARED / "gdl" / "ticTacToe.kif"
+    rules = EXAMPLES / "tictactoe.kif"
     path = write_config(tmp_path, {"a": seeded(1), "b": seeded(2)}, f"[{rules}]")
     config = load_config(path)
     run(config)

@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 from referee.cli import app
 from referee.records.transcript import read_transcript
 from referee.sandbox.isolation import machine_protections
-from tests.conftest import ROOT, SHARED
+from tests.conftest import EXAMPLES, ROOT
 
 PLAYERS = ROOT / "players"
 JAVA_BOTS = Path(__file__).resolve().parent / "players" / "java"
@@ -102,7 +102,7 @@ def test_each_starter_passes_validate_and_plays_a_full_match_at_the_default_limi
     command = _command(built, language)
     if language in ("java", "go", "javascript"):
         _jail()
-    games = f"ticblock,{SHARED / 'gdl' / 'ticTacToe.kif'}"
+    games = f"ticblock,{EXAMPLES / 'tictactoe.kif'}"
     result = runner.invoke(app, ["validate", command, "--games", games, "--json"])
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout)

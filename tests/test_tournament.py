@@ -36,7 +36,7 @@ from referee.tournaments.schedule import ScheduledMatch
 from referee.tournaments.schedule import schedule as schedule_of
 from referee.tournaments.sprt import Verdict
 from referee.tournaments.standings import compute
-from tests.conftest import SHARED
+from tests.conftest import EXAMPLES
 from tests.referees import bot_copy
 from tests.test_standings import result
 
@@ -412,7 +412,7 @@ def referee_processes(directory: Path) -> list[int]:
     [
         ("[ticblock, double-tictactoe, quad]", 3),
         # A three-role GDL game: three players, each in each seat, every round.
-        (f"[{SHARED / 'gdl' / '3pConnectFour.kif'}]", 4),
+        (f"[{EXAMPLES / 'three-in-a-row.kif'}]", 4),
     ],
     ids=["built-in", "gdl-3-players"],
 )
