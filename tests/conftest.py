@@ -68,9 +68,10 @@ def _find_corpus() -> Path | None:
 
 CORPUS = _find_corpus()
 CORPUS_MISSING = (
-    "the public GGP corpus is missing: no gdl/ and conformance/gdl/ in "
+    "the public GGP corpus (its rulesheets, gdl/, and their reference games, "
+    "conformance/gdl/) is missing: put it at "
     + " or ".join(str(place) for place in _corpus_places())
-    + f"; set {CORPUS_SETTING} to a directory that has them"
+    + f", or set {CORPUS_SETTING} to the directory that holds it"
 )
 # Its rulesheets and their reference games; paths that do not exist where it is missing,
 # for tests marked `corpus`, which are then skipped before they look.
