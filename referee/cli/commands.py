@@ -358,9 +358,9 @@ def conformance(
 
     \b
     Examples:
-      referee conformance ../shared/conformance/*.jsonl
-      referee conformance ../shared/conformance/gdl/*.jsonl
-      referee conformance --game ../shared/gdl/ticblock.kif ../shared/conformance/ticblock.jsonl
+      referee conformance tests/conformance/*.jsonl
+      referee conformance --game referee/games/rulesheets/ticblock.kif \
+        tests/conformance/ticblock.jsonl
     """
     reports = []
     errors = 0

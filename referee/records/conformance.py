@@ -1,6 +1,6 @@
 """Replay reference games and compare every legal-move set, the terminal flag and the goals.
 
-The reference format is `../shared/conformance/README.md`: one JSON game per line with,
+The reference format is `tests/conformance/README.md`: one JSON game per line with,
 for every step, each role's complete sorted legal moves and the joint move played, and
 the final goals. Steps are numbered from 1, as in the player protocol.
 """
