@@ -28,6 +28,7 @@ import pytest
 from psycopg import sql
 
 from referee.arena.home import Arena, init_arena, open_arena
+from tests.conftest import missing
 
 # Where Debian's packages put each major version's programs.
 DEBIAN_POSTGRESQL = Path("/usr/lib/postgresql")
@@ -216,7 +217,7 @@ def postgres_server() -> Iterator[PostgresServer]:
             f"the arena's PostgreSQL tests need Debian's {PACKAGE} "
             f"(no {DEBIAN_POSTGRESQL}/*/bin/initdb): apt-get install {PACKAGE}"
         )
-        pytest.fail(reason, pytrace=False) if os.environ.get("CI") else pytest.skip(reason)
+        missing(reason)
     server = PostgresServer.start(bin)
     try:
         yield server

@@ -5,14 +5,14 @@ pages' own origin (each one refused)."""
 from __future__ import annotations
 
 import contextlib
-import os
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
 from playwright.sync_api import sync_playwright
+
+from tests.conftest import missing
 
 CHROMIUM = "chromium"
 # No sandbox (root in a container), no GPU, and nothing of Chromium's own that would reach
@@ -28,16 +28,9 @@ FLAGS = [
 ]
 
 
-def _missing(reason: str) -> None:
-    """One line for the whole module where the browser is missing; under CI, a failure."""
-    if os.environ.get("CI"):
-        pytest.fail(reason, pytrace=False)
-    pytest.skip(reason, allow_module_level=True)
-
-
 EXECUTABLE = shutil.which(CHROMIUM)
 if EXECUTABLE is None:
-    _missing("the browser tests need Chromium: apt-get install chromium")
+    missing("the browser tests need Chromium: apt-get install chromium")
 
 
 class Browser:

@@ -38,7 +38,7 @@ def missing(reason: str) -> NoReturn:
     missing, and under CI, which has everything, a failure."""
     if os.environ.get("CI"):
         pytest.fail(reason, pytrace=False)
-    pytest.skip(reason)
+    pytest.skip(reason, allow_module_level=True)
 
 
 def _corpus_places() -> list[Path]:
