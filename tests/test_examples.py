@@ -1,7 +1,9 @@
 """The examples of the README and docs run as written: every command of their `sh` blocks,
 in a copy of the checkout after the demo tournament (`make demo`), in the order a reader
 meets them. A block that cannot run here (a server that runs until stopped, another
-machine, the suite itself) says so just above it: `<!-- not run: the reason -->`."""
+machine, the suite itself) says so just above it: `<!-- not run: the reason -->`. A block
+that a reader is asked to save (a bot's source) says where: `<!-- file: bot.py -->`; it is
+written there, in the copy, before the commands that follow it."""
 
 from __future__ import annotations
 
@@ -22,6 +24,7 @@ DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 # loaded machine); a command that hangs fails here rather than stalling the suite.
 COMMAND_SECONDS = 600
 NOT_RUN = re.compile(r"<!-- not run: (?P<reason>[^>]*\S)\s*-->")
+FILE = re.compile(r"<!-- file: (?P<path>[^\s>]+)\s*-->")
 
 
 @dataclass(frozen=True)
@@ -35,44 +38,76 @@ class Command:
 
 
 @dataclass(frozen=True)
+class File:
+    path: str  # relative to the checkout
+    text: str
+
+
+@dataclass(frozen=True)
 class Block:
-    document: Path
-    line: int  # the line of its opening fence
-    commands: tuple[Command, ...]
-    not_run: str | None  # the reason it is not run, from the comment just above it
+    """A fenced block and what the comment just above it says of it."""
+
+    line: int  # the line of its opening fence, counted from 1
+    language: str
+    body: tuple[str, ...]
+    not_run: str | None  # why its commands are not run
+    save_as: str | None  # where a reader saves it
+
+    def commands(self, document: Path) -> list[Command]:
+        """A `sh` block's commands, each a line or lines joined by `\\`."""
+        commands: list[Command] = []
+        index = 0
+        while index < len(self.body):
+            start, text = index, self.body[index]
+            while text.endswith("\\"):
+                index += 1
+                text = text[:-1] + self.body[index]
+            if text.strip():
+                commands.append(Command(document, self.line + 1 + start, text.strip()))
+            index += 1
+        return commands
 
 
 def blocks_of(document: Path) -> list[Block]:
-    """The `sh` blocks of a Markdown document, each command a line or lines joined by `\\`."""
     lines = document.read_text().splitlines()
     blocks: list[Block] = []
     index = 0
     while index < len(lines):
-        if lines[index].strip() != "```sh":
+        if not lines[index].startswith("```"):
             index += 1
             continue
         opening = index
         above = next((line for line in reversed(lines[:opening]) if line.strip()), "")
-        found = NOT_RUN.search(above)
-        commands: list[Command] = []
         index += 1
-        while lines[index].strip() != "```":
-            start, text = index, lines[index]
-            while text.endswith("\\"):
-                index += 1
-                text = text[:-1] + lines[index]
-            if text.strip():
-                commands.append(Command(document, start + 1, text.strip()))
+        while not lines[index].startswith("```"):
             index += 1
-        blocks.append(Block(document, opening + 1, tuple(commands), found and found["reason"]))
+        not_run, save_as = NOT_RUN.search(above), FILE.search(above)
+        blocks.append(
+            Block(
+                opening + 1,
+                lines[opening][3:].strip(),
+                tuple(lines[opening + 1 : index]),
+                not_run and not_run["reason"],
+                save_as and save_as["path"],
+            )
+        )
         index += 1
     return blocks
 
 
+def steps_of(document: Path) -> list[Command | File]:
+    """What a reader does, in order: save the files it gives, run the commands it shows."""
+    steps: list[Command | File] = []
+    for block in blocks_of(document):
+        if block.save_as:
+            steps.append(File(block.save_as, "\n".join(block.body) + "\n"))
+        elif block.language == "sh" and not block.not_run:
+            steps.extend(block.commands(document))
+    return steps
+
+
 def runnable(document: Path) -> list[Command]:
-    return [
-        command for block in blocks_of(document) if not block.not_run for command in block.commands
-    ]
+    return [step for step in steps_of(document) if isinstance(step, Command)]
 
 
 @pytest.fixture(scope="module")
@@ -108,13 +143,14 @@ def run(where: Path, command: str) -> subprocess.CompletedProcess[str]:
 
 def test_the_examples_are_found_and_every_block_not_run_says_why() -> None:
     blocks = [block for document in DOCUMENTS for block in blocks_of(document)]
-    assert len([block for block in blocks if not block.not_run]) >= 5
+    assert len([block for block in blocks if block.language == "sh" and not block.not_run]) >= 5
     readme = runnable(ROOT / "README.md")
     assert any(command.text.startswith("referee new-bot ") for command in readme)
     for document in DOCUMENTS:
         text = document.read_text()
         # A marker the pattern does not take (no reason, a typo) would run its block.
         assert text.count("<!-- not run") == len(NOT_RUN.findall(text)), document
+        assert text.count("<!-- file") == len(FILE.findall(text)), document
 
 
 @pytest.mark.parametrize(
@@ -123,7 +159,10 @@ def test_the_examples_are_found_and_every_block_not_run_says_why() -> None:
     ids=lambda document: str(document.relative_to(ROOT)),
 )
 def test_every_command_of_a_document_runs_as_written(after_the_demo: Path, document: Path) -> None:
-    for command in runnable(document):
-        done = run(after_the_demo, command.text)
+    for step in steps_of(document):
+        if isinstance(step, File):
+            (after_the_demo / step.path).write_text(step.text)
+            continue
+        done = run(after_the_demo, step.text)
         said = (done.stdout + done.stderr).strip().splitlines()[-8:]
-        assert done.returncode == 0, f"{command}\nexit {done.returncode}:\n" + "\n".join(said)
+        assert done.returncode == 0, f"{step}\nexit {done.returncode}:\n" + "\n".join(said)
