@@ -1,5 +1,6 @@
-"""The starter bots of players/, one per language, built as docs/protocol.md says and played
-at the default limits; and Java bots that live within a seat's memory, or die at it."""
+"""The starter bots of referee/players/starters/, one per language, built as docs/protocol.md
+says and played at the default limits; and Java bots that live within a seat's memory, or die
+at it."""
 
 from __future__ import annotations
 
@@ -16,11 +17,11 @@ import pytest
 from typer.testing import CliRunner
 
 from referee.cli import app
+from referee.players.starters import STARTERS as SOURCES
 from referee.records.transcript import read_transcript
 from referee.sandbox.isolation import machine_protections
 from tests.conftest import ROOT, SHARED
 
-PLAYERS = ROOT / "players"
 JAVA_BOTS = Path(__file__).resolve().parent / "players" / "java"
 runner = CliRunner()
 
@@ -29,15 +30,16 @@ pytestmark = pytest.mark.usefixtures("every_transcript_verifies")
 
 @dataclass(frozen=True)
 class Starter:
-    """A starter bot: its file in players/, the command that builds it into a directory
-    (`{out}`), if it needs one, and the command that runs it, as docs/protocol.md gives them."""
+    """A starter bot: its file in referee/players/starters/, the command that builds it into a
+    directory (`{out}`), if it needs one, and the command that runs it, as docs/protocol.md gives
+    them."""
 
     source: str
     build: str | None
     run: str
 
     def words(self, template: str, out: Path) -> list[str]:
-        return shlex.split(template.format(out=out, source=PLAYERS / self.source))
+        return shlex.split(template.format(out=out, source=SOURCES / self.source))
 
     def tools(self) -> set[str]:
         """The compiler and the runtime it needs: not a program it is built into."""
@@ -118,8 +120,8 @@ def test_each_starter_passes_validate_and_plays_a_full_match_at_the_default_limi
 def test_every_starter_is_under_60_lines_and_shown_in_the_protocol_docs() -> None:
     docs = (ROOT / "docs" / "protocol.md").read_text()
     for starter in STARTERS.values():
-        assert len((PLAYERS / starter.source).read_text().splitlines()) < 60, starter.source
-        assert f"| `players/{starter.source}` |" in docs, starter.source
+        assert len((SOURCES / starter.source).read_text().splitlines()) < 60, starter.source
+        assert f"| `referee/players/starters/{starter.source}` |" in docs, starter.source
 
 
 @pytest.fixture(scope="module")

@@ -992,7 +992,7 @@ def serve(
 
     \b
     Examples:
-      referee serve players/random_player.py --port 9147
+      referee serve referee/players/starters/random_player.py --port 9147
       referee serve 'python3 bot.py' --port 9147 --host 0.0.0.0 --allow 10.1.2.3 --name mybot
     """
     door = Door.allowing(allow or ())
