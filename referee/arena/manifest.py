@@ -27,6 +27,12 @@ MANIFEST = "bot.yaml"
 MAX_MANIFEST_BYTES = 64 * 1024
 BOT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,39}")
 _KEYS = ("name", "run", "build")
+# What a newcomer who opens bot.yaml needs told: what it is for, and where the rest is.
+_HEADER = """\
+# What an arena reads of this bot (referee's docs/arena.md): its name on the ladder, the
+# shell line that builds it (if it needs building) and the command that runs it, both in
+# this directory.
+"""
 
 
 @dataclass(frozen=True)
@@ -37,6 +43,20 @@ class Manifest:
     name: str
     run: str
     build: str | None = None
+
+
+def bot_name(text: str) -> str:
+    """`text` made a bot's name: each run of what a name cannot hold a `-` (none at the end),
+    starting with a letter or digit, at most 40 long; `bot` when nothing of it is left."""
+    name = re.sub(r"[^A-Za-z0-9_-]+", "-", text).lstrip("_-")[:40].rstrip("-")
+    return name or "bot"
+
+
+def manifest_text(manifest: Manifest) -> str:
+    """The bot.yaml that says `manifest`, as read_manifest reads it back."""
+    fields = {"name": manifest.name, "build": manifest.build, "run": manifest.run}
+    kept = {key: value for key, value in fields.items() if value is not None}
+    return _HEADER + yaml.safe_dump(kept, sort_keys=False, allow_unicode=True)
 
 
 def lift(directory: Path) -> None:
