@@ -21,7 +21,7 @@ from referee.cli import app
 from referee.players.starters import STARTER_OF, STARTERS, InBot, Language, Word, command
 from referee.records.transcript import read_transcript
 from referee.sandbox.isolation import machine_protections
-from tests.conftest import ROOT, SHARED
+from tests.conftest import ROOT, SHARED, PyenvShim
 
 JAVA_BOTS = Path(__file__).resolve().parent / "players" / "java"
 # The bot's directory, as an author might name it: a space the printed commands must quote.
@@ -189,6 +189,19 @@ def test_new_bot_writes_into_an_empty_directory(tmp_path: Path) -> None:
     result = runner.invoke(app, ["new-bot", "shell", str(tmp_path)])
     assert result.exit_code == 0, result.output
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bot.sh", MANIFEST]
+
+
+def test_the_validate_new_bot_prints_names_the_interpreter_a_pyenv_shim_stands_for(
+    tmp_path: Path, pyenv_shim: PyenvShim, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PATH", f"{pyenv_shim.shim.parent}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("PYENV_VERSION", "3.99.1")
+    result = runner.invoke(app, ["new-bot", "python", str(tmp_path / "bot")])
+    assert result.exit_code == 0, result.output
+    validate = f'referee validate "{pyenv_shim.real} {tmp_path / "bot" / "bot.py"}"'
+    assert result.stdout.splitlines()[-1] == f"  {validate}"
+    # The arena's machine has interpreters of its own.
+    assert read_manifest(tmp_path / "bot").run == "python3 bot.py"
 
 
 @pytest.mark.parametrize(

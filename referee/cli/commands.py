@@ -43,7 +43,7 @@ from referee.match import MatchSetup, new_match_id, play_fresh
 from referee.pauses import short_pauses
 from referee.players.base import PlayerKind
 from referee.players.builtin import make_player, parse_seats, program_spec
-from referee.players.starters import Language, language_named
+from referee.players.starters import SUFFIXES, Language, language_named
 from referee.players.trace import Trace, trace_channel
 from referee.policy import MAX_SEED, Policy
 from referee.records.conformance import check_file
@@ -739,7 +739,7 @@ def new_bot_command(
         str,
         typer.Argument(
             metavar="LANGUAGE",
-            help=f"{', '.join(Language)}, or the suffix of its source (py, js, rs, sh).",
+            help=f"{', '.join(Language)}, or the suffix of its source ({', '.join(SUFFIXES)}).",
             show_default=False,
         ),
     ],

@@ -89,17 +89,25 @@ STARTER_OF = {
 }
 
 
+# A language may be named by its starter's suffix too (`js`), where that is another name.
+SUFFIXES = {
+    suffix: language
+    for language, starter in STARTER_OF.items()
+    if (suffix := PurePath(starter.source).suffix[1:]) != language
+}
+
+
 def language_named(text: str) -> Language:
-    """The language `text` names, or the suffix of its starter's source does (`js`)."""
-    names = {language.value: language for language in Language}
-    by_suffix = {PurePath(s.source).suffix[1:]: language for language, s in STARTER_OF.items()}
-    found = names.get(text.lower()) or by_suffix.get(text.lower())
-    if found is None:
-        aliases = [suffix for suffix in by_suffix if suffix not in names]
+    """The language `text` names, by its name or its starter's suffix."""
+    name = text.lower()
+    if name in SUFFIXES:
+        return SUFFIXES[name]
+    try:
+        return Language(name)
+    except ValueError:
         raise ConfigError(
-            f"unknown language {text!r}: choose {', '.join(Language)} (or {', '.join(aliases)})"
-        )
-    return found
+            f"unknown language {text!r}: choose {', '.join(Language)} (or {', '.join(SUFFIXES)})"
+        ) from None
 
 
 def command(
