@@ -53,6 +53,7 @@ class Starter:
     outputs: tuple[str, ...] = ()
 
     def text(self) -> str:
+        """The starter's source."""
         return (STARTERS / self.source).read_text(encoding="utf-8")
 
 
