@@ -6,8 +6,8 @@ Usage: python benchmarks/arena.py [--seconds S] [--clients N] [--bots N] [--work
 
 Makes an arena in a temporary directory (SQLite there, or the empty database at
 --database) that plays one game at short clocks, puts --bots instant bots on its ladder,
-each its own author and bot (players/random_player.py, the sample bot of docs/protocol.md:
-it needs only the standard library, as a bot in the jail must), and runs
+each its own author and bot (referee/players/starters/random_player.py, the sample bot of
+docs/protocol.md: it needs only the standard library, as a bot in the jail must), and runs
 `referee arena serve DIR --workers N` as a subprocess. Once matches flow it measures, for
 --seconds each, in turn:
 
@@ -52,9 +52,10 @@ from referee.arena import client
 from referee.arena.db import Author, Bot, Match, MatchState, Seat, Version, VersionState
 from referee.arena.home import add_author, init_arena, open_arena
 from referee.errors import RefereeError
+from referee.players.starters import STARTERS
 
 ROOT = Path(__file__).resolve().parents[1]
-BOT = ROOT / "players" / "random_player.py"
+BOT = STARTERS / "random_player.py"
 # The jail shows the system's directories: a bot runs the system's Python, not a venv's.
 RUN = f"/usr/bin/python3 {BOT.name}"
 TARGET_RATE = 50.0

@@ -3,9 +3,10 @@
 Usage: python benchmarks/match.py [--matches N] [--json]
 
 1. Pipe ping-pong: write a line to `cat` and read it back, blocking calls, many times.
-2. Matches between two instant players (players/random_player.py), the processes reused
-   after a warm-up match: wall time minus the players' own time (each answer's time from
-   write to read; the slower one when both are asked at once), per step.
+2. Matches between two instant players (the built-in random,
+   referee/players/programs/random_player.py), the processes reused after a warm-up match:
+   wall time minus the players' own time (each answer's time from write to read; the slower
+   one when both are asked at once), per step.
 Both are measured in the same run, so their ratio is meaningful on a noisy machine.
 """
 

@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 from collections.abc import Hashable, Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -194,3 +196,31 @@ def states_of(transcript_path: Path) -> tuple[Game, list[Hashable]]:
     for step in data["steps"]:
         states.append(game.next_state(states[-1], [step["moves"][role] for role in game.roles]))
     return game, states
+
+
+@dataclass(frozen=True)
+class PyenvShim:
+    """A shim of pyenv's, and the interpreter it stands for."""
+
+    shim: Path
+    real: Path
+
+
+@pytest.fixture
+def pyenv_shim(tmp_path: Path) -> PyenvShim:
+    """A version manager's layout as pyenv makes it, with a shim of its kind that cannot run
+    in the jail (its manager is not there) and the interpreter the shim would run (this one)."""
+    root = tmp_path / "pyenv"
+    real = root / "versions" / "3.99.1" / "bin" / "python3"
+    real.parent.mkdir(parents=True)
+    real.symlink_to(sys.executable)
+    (root / "version").write_text("3.99.1\n")
+    shim = root / "shims" / "python3"
+    shim.parent.mkdir()
+    shim.write_text(
+        '#!/usr/bin/env bash\nset -e\nprogram="${0##*/}"\n'
+        f'export PYENV_ROOT="{root}"\n'
+        f'exec "{root}/libexec/pyenv" exec "$program" "$@"\n'
+    )
+    shim.chmod(0o755)
+    return PyenvShim(shim, real)

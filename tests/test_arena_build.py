@@ -16,11 +16,11 @@ import pytest
 from referee.arena import build as arena_build
 from referee.arena.build import BuildResult, build
 from referee.arena.config import BuildLimits
+from referee.players.starters import STARTERS
 from referee.sandbox.isolation import machine_protections
 from referee.sandbox.jail import SEAT_UIDS
 from tests.conftest import missing
 
-ROOT = Path(__file__).resolve().parents[1]
 LIMITS = BuildLimits(seconds=60, memory_mb=512)
 
 
@@ -46,7 +46,7 @@ def bot(tmp_path: Path) -> Path:
 def test_a_c_bot_is_built_and_readable_to_any_seat(bot: Path) -> None:
     if shutil.which("cc") is None:
         missing("no cc: it is needed to build the C bot")
-    shutil.copy(ROOT / "players" / "random_player.c", bot)
+    shutil.copy(STARTERS / "random_player.c", bot)
     result = run(bot, "cc -O2 -o random_player random_player.c && echo compiled")
     assert result.passed, result
     assert result.verdict.startswith("built in ")

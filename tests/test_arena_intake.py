@@ -15,6 +15,7 @@ from referee.arena.home import Arena, add_author
 from referee.arena.intake import Intake
 from referee.arena.manifest import Manifest, lift, read_manifest
 from referee.errors import SubmissionError
+from referee.players.starters import STARTERS
 from referee.validate.checks import Verdict
 from tests.arena.archive_makers import Entry, tar
 from tests.arena.hostile.submissions import submit
@@ -121,7 +122,7 @@ def python_bot(name: str = "pybot") -> bytes:
     return tar(
         [
             Entry(f"{name}/bot.yaml", yaml_of(name, "/usr/bin/python3 random_player.py")),
-            Entry(f"{name}/random_player.py", (ROOT / "players" / "random_player.py").read_bytes()),
+            Entry(f"{name}/random_player.py", (STARTERS / "random_player.py").read_bytes()),
         ]
     )
 
@@ -149,7 +150,7 @@ def test_a_good_python_bot_reaches_placing(arena: Arena) -> None:
 
 def test_a_c_bot_is_built_then_placed(arena: Arena) -> None:
     needs_cc()
-    archive = c_bot(ROOT / "players" / "random_player.c", "cc -O2 -o bot bot.c")
+    archive = c_bot(STARTERS / "random_player.c", "cc -O2 -o bot bot.c")
     version, steps = process(arena, submit(arena, "ada", "cbot", archive))
     assert version.state == VersionState.PLACING, (version.reason, steps)
     assert steps[StepKind.BUILD].state == StepState.PASSED
@@ -157,7 +158,7 @@ def test_a_c_bot_is_built_then_placed(arena: Arena) -> None:
 
 
 def test_a_bot_that_does_not_build_fails_with_the_exit_status(arena: Arena) -> None:
-    archive = c_bot(ROOT / "players" / "random_player.c", "echo no compiler here >&2; exit 7")
+    archive = c_bot(STARTERS / "random_player.c", "echo no compiler here >&2; exit 7")
     version, steps = process(arena, submit(arena, "ada", "cbot", archive))
     assert (version.state, version.reason) == (
         VersionState.FAILED,

@@ -30,6 +30,7 @@ from playwright.sync_api import expect
 from typer.testing import CliRunner
 
 from referee.cli import app
+from referee.players.starters import STARTERS
 from tests.arena.serving import DEADLINE_S, Served, serving
 from tests.browsers import Browser, chromium
 from tests.conftest import ROOT
@@ -42,7 +43,6 @@ DEADLINE_MS = DEADLINE_S * 1000
 HOSTILE = "<img src=x onerror=alert(1)>"
 # The service test's arena, validating with one match a role.
 CONFIG = f"{SERVICE_CONFIG}  validate: {{matches_per_role: 1}}\n"
-PLAYERS = ROOT / "players"
 MISTAKES = ROOT / "tests" / "players" / "mistakes"
 # grace's bot writes this to its log, standard error, at the start of each match.
 SEA_LOG = f"</script>{HOSTILE} sea is ready"
@@ -187,14 +187,14 @@ def test_an_author_uploads_a_bot_through_the_page_and_it_reaches_the_leaderboard
         "name: sea\nrun: /usr/bin/python3 bot.py\n",
         {
             "bot.py": SEA_BOT.encode(),
-            "random_player.py": (PLAYERS / "random_player.py").read_bytes(),
+            "random_player.py": (STARTERS / "random_player.py").read_bytes(),
         },
     )
     api_submit(arena, "grace", "sea", sea)
     snake = archive(
         arena.archives / "snake.tar.gz",
         "name: snake\nrun: /usr/bin/python3 bot.py\n",
-        {"bot.py": (PLAYERS / "random_player.py").read_bytes()},
+        {"bot.py": (STARTERS / "random_player.py").read_bytes()},
     )
     page = browser.page
     sign_in(page, arena, "ada")
@@ -271,7 +271,7 @@ def test_a_bot_named_with_an_image_tag_is_refused_and_its_name_shown_as_text(
     plain = archive(
         arena.archives / "img.tar.gz",
         f"name: {json.dumps(HOSTILE)}\nrun: /usr/bin/python3 bot.py\n",
-        {"bot.py": (PLAYERS / "random_player.py").read_bytes()},
+        {"bot.py": (STARTERS / "random_player.py").read_bytes()},
     )
     # Named so on the page: the form will not send it, and the API refuses it unstored.
     page.goto(f"{arena.url}/submit")

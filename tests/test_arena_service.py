@@ -19,6 +19,7 @@ import pytest
 from typer.testing import CliRunner
 
 from referee.cli import app
+from referee.players.starters import STARTERS
 from tests.arena.serving import DEADLINE_S, Served, serving
 from tests.conftest import ROOT
 from tests.test_arena_cli import token_of
@@ -55,7 +56,7 @@ def climbing_archive(path: Path) -> Path:
     with tarfile.open(path, "w:gz") as tar:
         for name, data in (
             ("bot.yaml", b"name: climber\nrun: /usr/bin/python3 bot.py\n"),
-            ("bot.py", (ROOT / "players" / "random_player.py").read_bytes()),
+            ("bot.py", (STARTERS / "random_player.py").read_bytes()),
             ("../outside.py", b"print('out')\n"),
         ):
             info = tarfile.TarInfo(name)
@@ -98,7 +99,7 @@ def test_good_bots_climb_and_the_others_are_told_why(
     authors: tuple[Path, dict[str, str]], tmp_path: Path
 ) -> None:
     directory, tokens = authors
-    players, mistakes = ROOT / "players", ROOT / "tests" / "players" / "mistakes"
+    players, mistakes = STARTERS, ROOT / "tests" / "players" / "mistakes"
     python_bot = bot(
         tmp_path / "py",
         "snake",

@@ -41,7 +41,7 @@ HANG_GUARD_S = 300
 @contextlib.contextmanager
 def served(
     tmp_path: Path,
-    command: str = "players/random_player.py",
+    command: str = "referee/players/starters/random_player.py",
     *options: str,
     said: list[str] | None = None,
 ) -> Iterator[int]:
@@ -190,7 +190,7 @@ def test_serve_refuses_a_port_in_use(tmp_path: Path) -> None:
                 "-m",
                 "referee",
                 "serve",
-                "players/random_player.py",
+                "referee/players/starters/random_player.py",
                 "--port",
                 str(port),
                 "--logs",
@@ -246,7 +246,9 @@ def test_a_play_that_reaches_the_end_ends_the_match_and_is_refused(tmp_path: Pat
     )
     trace = tmp_path / "trace.txt"
     said: list[str] = []
-    with served(tmp_path, "players/random_player.py", "--trace", str(trace), said=said) as port:
+    with served(
+        tmp_path, "referee/players/starters/random_player.py", "--trace", str(trace), said=said
+    ) as port:
         assert ask(port, format_request(Start("m9", "red", rules, 10, 2))) == (200, "ready")
         assert ask(port, "(PLAY m9 NIL)")[0] == 200
         assert ask(port, "(PLAY m9 (go go))")[0] == 200

@@ -17,6 +17,7 @@ from referee.match import MatchSetup, play_fresh
 from referee.players.base import PlayerSpec
 from referee.players.builtin import PROGRAMS, player_spec
 from referee.players.process import ProgramPlayer
+from referee.players.starters import STARTERS
 from referee.policy import Policy
 from referee.records.signing import results_key
 from referee.sandbox.process import group_members
@@ -26,7 +27,6 @@ from tests.referees import bot_copy, process_state, referee_with_one_player, run
 pytestmark = pytest.mark.usefixtures("every_transcript_verifies")
 
 HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent
 MISBEHAVING = HERE / "players" / "misbehaving.py"
 RANDOM = PROGRAMS / "random_player.py"
 QUICK = Clocks(start_ms=2_000, play_ms=300)
@@ -295,7 +295,7 @@ def test_a_player_starts_in_its_directory_with_its_environment(tmp_path: Path) -
 
 @pytest.mark.parametrize("game_id", ["blocker-parallel", "hex-pie"])
 def test_the_shell_sample_player_plays_clean_matches(tmp_path: Path, game_id: str) -> None:
-    shell = PlayerSpec("shell", ("sh", str(ROOT / "players" / "random_player.sh")))
+    shell = PlayerSpec("shell", ("sh", str(STARTERS / "random_player.sh")))
     transcript, players = run(tmp_path, game_id, [shell, program("random", RANDOM)])
     assert transcript["faults"] == []
     assert transcript["end_reason"] == "terminal"
@@ -308,7 +308,7 @@ def test_the_minimal_sample_bots_pick_moves_nested_as_deep_as_gdl_nests_them(bot
     interpreter = sys.executable if bot.endswith(".py") else "sh"
     lines = "start m1 g r 1000 1000\n" + f"go 1 1000 {' '.join(sorted(legal))}\n" * 20 + "quit\n"
     done = subprocess.run(
-        [interpreter, str(ROOT / "players" / bot)],
+        [interpreter, str(STARTERS / bot)],
         input=lines,
         capture_output=True,
         text=True,

@@ -18,6 +18,7 @@ from referee.games import get_game
 from referee.players.base import PlayerSpec
 from referee.validate import Check, Report, Verdict, validate
 from referee.validate.mistakes import Language, Mistake, advice, language
+from tests.conftest import PyenvShim
 
 # Every transcript these tests write must replay and verify (issue: replay).
 pytestmark = pytest.mark.usefixtures("every_transcript_verifies")
@@ -292,22 +293,10 @@ def test_a_python_bot_that_raises_at_its_start_is_told_the_exception(tmp_path: P
     assert "install it for that interpreter" in start.advice
 
 
-def test_a_pyenv_shim_is_told_the_interpreter_it_stands_for(tmp_path: Path) -> None:
-    # A version manager's layout as pyenv makes it, with a shim of its kind that cannot run
-    # in the jail (its manager is not there) and the interpreter the shim would run.
-    root = tmp_path / "pyenv"
-    real = root / "versions" / "3.99.1" / "bin" / "python3"
-    real.parent.mkdir(parents=True)
-    real.symlink_to(sys.executable)
-    (root / "version").write_text("3.99.1\n")
-    shim = root / "shims" / "python3"
-    shim.parent.mkdir()
-    shim.write_text(
-        '#!/usr/bin/env bash\nset -e\nprogram="${0##*/}"\n'
-        f'export PYENV_ROOT="{root}"\n'
-        f'exec "{root}/libexec/pyenv" exec "$program" "$@"\n'
-    )
-    shim.chmod(0o755)
+def test_a_pyenv_shim_is_told_the_interpreter_it_stands_for(
+    tmp_path: Path, pyenv_shim: PyenvShim
+) -> None:
+    shim, real = pyenv_shim.shim, pyenv_shim.real
     start = died_at_start(run([str(shim), str(MISTAKES / "debug_print.py")], tmp_path))
     assert start.advice == (
         f"{shim} is a pyenv shim, which cannot run in the jail: use {real} in the command instead"

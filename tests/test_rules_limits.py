@@ -642,7 +642,9 @@ def test_referee_play_of_the_exploding_game_one_line_exit_2_and_a_small_referee(
 def test_serve_ends_a_match_whose_rules_blow_up_and_goes_on_serving(tmp_path: Path) -> None:
     start = format_request(Start("m1", "red", one_line(EXPLODING.read_text()), 120, 30))
     output: list[str] = []
-    with served(tmp_path, "players/random_player.py", "--state-seconds", "2", said=output) as port:
+    with served(
+        tmp_path, "referee/players/starters/random_player.py", "--state-seconds", "2", said=output
+    ) as port:
         assert ask(port, start) == (200, "ready")
         said = []
         previous = "NIL"

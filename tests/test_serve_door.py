@@ -115,7 +115,9 @@ def test_strangers_neither_start_a_match_nor_stop_the_managers(tmp_path: Path) -
             answers.append(foreign_start(port, "127.0.0.3", f"stranger{attempt}"))
             time.sleep(0.02)
 
-    with served(tmp_path, "players/random_player.py", "--allow", "127.0.0.1") as port:
+    with served(
+        tmp_path, "referee/players/starters/random_player.py", "--allow", "127.0.0.1"
+    ) as port:
         with slow_connections(port, "127.0.0.2", 100):
             thread = threading.Thread(target=strangers, args=(port,))
             thread.start()

@@ -17,6 +17,7 @@ from referee.clock import Clocks
 from referee.games import GAMES, StateLimits, get_game, load_rulesheet
 from referee.players.base import PlayerSpec
 from referee.players.builtin import PROGRAMS, player_spec
+from referee.players.starters import STARTERS
 from referee.sandbox.isolation import machine_protections
 from referee.sandbox.limits import Limits
 from referee.validate import Report, Verdict, time_bound_s, validate
@@ -25,11 +26,10 @@ from referee.validate import Report, Verdict, time_bound_s, validate
 pytestmark = pytest.mark.usefixtures("every_transcript_verifies")
 
 HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent
 MISBEHAVING = HERE / "players" / "misbehaving.py"
 QUICK = Clocks(start_ms=1_000, play_ms=250)
 # The minimal bot of docs/protocol.md, which needs nothing of the referee's package.
-SAMPLE_BOT = f"{sys.executable} {ROOT / 'players' / 'random_player.py'}"
+SAMPLE_BOT = f"{sys.executable} {STARTERS / 'random_player.py'}"
 runner = CliRunner()
 
 
@@ -47,7 +47,7 @@ def verdicts(report: Report) -> dict[str, Verdict]:
     "command",
     [
         f"{sys.executable} {PROGRAMS / 'random_player.py'}",
-        f"sh {ROOT / 'players' / 'random_player.sh'}",
+        f"sh {STARTERS / 'random_player.sh'}",
     ],
     ids=["random-python", "random-shell"],
 )

@@ -25,8 +25,17 @@ from referee.sandbox.jail import SYSTEM_DIRECTORIES
 
 MANIFEST = "bot.yaml"
 MAX_MANIFEST_BYTES = 64 * 1024
-BOT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,39}")
+# A bot's name: what it may hold, and how long it may be; it starts with a letter or digit.
+_NAME_CHARACTERS = "A-Za-z0-9_-"
+MAX_BOT_NAME = 40
+BOT_NAME = re.compile(rf"[A-Za-z0-9][{_NAME_CHARACTERS}]{{0,{MAX_BOT_NAME - 1}}}")
 _KEYS = ("name", "run", "build")
+# What a newcomer who opens bot.yaml needs told: what it is for, and where the rest is.
+_HEADER = """\
+# What an arena reads of this bot (referee's docs/arena.md): its name on the ladder, the
+# shell line that builds it (if it needs building) and the command that runs it, both in
+# this directory.
+"""
 
 
 @dataclass(frozen=True)
@@ -37,6 +46,20 @@ class Manifest:
     name: str
     run: str
     build: str | None = None
+
+
+def bot_name(text: str) -> str:
+    """`text` made a bot's name: each run of what a name cannot hold a `-` (none at the end),
+    starting with a letter or digit, at most 40 long; `bot` when nothing of it is left."""
+    name = re.sub(f"[^{_NAME_CHARACTERS}]+", "-", text).lstrip("_-")[:MAX_BOT_NAME].rstrip("-")
+    return name or "bot"
+
+
+def manifest_text(manifest: Manifest) -> str:
+    """The bot.yaml that says `manifest`, as read_manifest reads it back."""
+    fields = {"name": manifest.name, "build": manifest.build, "run": manifest.run}
+    kept = {key: value for key, value in fields.items() if value is not None}
+    return _HEADER + yaml.safe_dump(kept, sort_keys=False, allow_unicode=True)
 
 
 def lift(directory: Path) -> None:
@@ -117,7 +140,7 @@ def read_manifest(directory: Path) -> Manifest:
     name, line = values["name"]
     if not BOT_NAME.fullmatch(name):
         raise SubmissionError(
-            f"{MANIFEST}:{line}: name {name!r} must be 1 to 40 letters, digits, _ or -,"
+            f"{MANIFEST}:{line}: name {name!r} must be 1 to {MAX_BOT_NAME} letters, digits, _ or -,"
             " starting with a letter or digit"
         )
     run = _command(values["run"], "run", split=True)

@@ -24,7 +24,7 @@ from referee.arena.db import (
     utcnow,
 )
 from referee.arena.home import Arena
-from referee.arena.manifest import BOT_NAME
+from referee.arena.manifest import BOT_NAME, MAX_BOT_NAME
 from referee.arena.views import bot_named
 from referee.errors import ArenaError, SubmissionError
 from referee.records.files import write_atomic
@@ -115,7 +115,7 @@ def _check(
     if not BOT_NAME.fullmatch(bot_name):
         raise SubmissionRefused(
             Refusal.BAD_NAME,
-            f"bot name {bot_name[:60]!r}: use 1 to 40 letters, digits, _ or -,"
+            f"bot name {bot_name[:60]!r}: use 1 to {MAX_BOT_NAME} letters, digits, _ or -,"
             " starting with a letter or digit",
         )
     bot = session.scalar(select(Bot).where(Bot.name == bot_name))

@@ -24,6 +24,7 @@ import typer
 from tabulate import tabulate
 
 from referee import __version__
+from referee.arena.new_bot import new_bot
 from referee.cli import arena, present
 from referee.cli.failures import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERRUPTED
 from referee.cli.failures import say_error as _error
@@ -42,6 +43,7 @@ from referee.match import MatchSetup, new_match_id, play_fresh
 from referee.pauses import short_pauses
 from referee.players.base import PlayerKind
 from referee.players.builtin import make_player, parse_seats, program_spec
+from referee.players.starters import SUFFIXES, Language, language_named
 from referee.players.trace import Trace, trace_channel
 from referee.policy import MAX_SEED, Policy
 from referee.records.conformance import check_file
@@ -158,6 +160,7 @@ def _options(
     Start here:
       referee games                          the games and their roles
       referee rules ticblock                 how a game is played
+      referee new-bot python my-bot          a starter bot to make your own
       referee validate 'python3 bot.py'      is my bot fit for a tournament?
       referee play ticblock -p xcplayer='python3 bot.py' -p obplayer=random
       referee tournament matches/demo.yaml   a round-robin, with standings
@@ -729,6 +732,34 @@ def validate_command(
         raise typer.Exit(EXIT_FAILED)
 
 
+@app.command("new-bot", cls=PlainCommand)
+@_user_errors
+def new_bot_command(
+    language: Annotated[
+        str,
+        typer.Argument(
+            metavar="LANGUAGE",
+            help=f"{', '.join(Language)}, or the suffix of its source ({', '.join(SUFFIXES)}).",
+            show_default=False,
+        ),
+    ],
+    directory: Annotated[
+        Path, typer.Argument(metavar="DIR", help="A new or empty directory for the bot.")
+    ],
+) -> None:
+    """Write a starter bot into DIR: a random player, its bot.yaml for an arena, a .gitignore.
+
+    Then it prints the commands that build it, if it needs building, and validate it, to run
+    from here as they are printed. Edit the source to make it play well.
+
+    \b
+    Examples:
+      referee new-bot python my-bot
+      referee new-bot c my-bot
+    """
+    typer.echo(present.new_bot_lines(new_bot(language_named(language), directory)))
+
+
 @app.command("report", cls=PlainCommand)
 @_user_errors
 def report_command(
@@ -992,7 +1023,7 @@ def serve(
 
     \b
     Examples:
-      referee serve players/random_player.py --port 9147
+      referee serve ./my-bot/bot --port 9147
       referee serve 'python3 bot.py' --port 9147 --host 0.0.0.0 --allow 10.1.2.3 --name mybot
     """
     door = Door.allowing(allow or ())

@@ -21,6 +21,7 @@ from rich.progress import (
 )
 from tabulate import tabulate
 
+from referee.arena.new_bot import NewBot
 from referee.errors import FaultKind
 from referee.games import Game, JointMove
 from referee.match import StepCallback
@@ -219,6 +220,18 @@ class TournamentProgress(Observer):
     def _print(self, text: str) -> None:
         # One line per event, however narrow the terminal: logs are read by grep.
         self.progress.console.print(text, markup=False, highlight=False, soft_wrap=True)
+
+
+def new_bot_lines(bot: NewBot) -> str:
+    """What new-bot wrote, and the commands to run next, each on a line of its own to copy."""
+    commands = [bot.validate] if bot.build is None else [bot.build, bot.validate]
+    return "\n".join(
+        [
+            f"{bot.directory}: {', '.join(bot.files)}",
+            "validate it:" if bot.build is None else "build it and validate it:",
+            *(f"  {line}" for line in commands),
+        ]
+    )
 
 
 def validation_report(report: Report, keep: Path | None) -> str:

@@ -169,8 +169,17 @@ def diagnose_start(
     return None
 
 
-def _shim_advice(program: str, env: Mapping[str, str], cwd: Path | None) -> str | None:
-    """The advice for a command whose program is a version manager's shim, or None."""
+@dataclass(frozen=True)
+class _Shim:
+    """A version manager's shim: where it is, whose it is, and the program it runs, if found."""
+
+    path: str
+    manager: str
+    real: str | None
+
+
+def _shim(program: str, env: Mapping[str, str], cwd: Path | None) -> _Shim | None:
+    """The shim `program` is, or finds on PATH; None when it is no shim."""
     path = {**os.environ, **env}.get("PATH")
     found = shutil.which(program, path=path) if "/" not in program else program
     if found is None:
@@ -182,15 +191,31 @@ def _shim_advice(program: str, env: Mapping[str, str], cwd: Path | None) -> str 
         return None
     if not text.startswith("#!"):
         return None
-    name = Path(found).name
-    manager, real = _real_program(text, name, env, cwd or Path.cwd())
-    if manager is None:
+    manager, real = _real_program(text, Path(found).name, env, cwd or Path.cwd())
+    return _Shim(found, manager, real) if manager is not None else None
+
+
+def _shim_advice(program: str, env: Mapping[str, str], cwd: Path | None) -> str | None:
+    """The advice for a command whose program is a version manager's shim, or None."""
+    shim = _shim(program, env, cwd)
+    if shim is None:
         return None
-    instead = f"use {real}" if real else f"use the path `{manager} which {name}` prints"
-    return (
-        f"{found} is a {manager} shim, which cannot run in the jail: {instead} in the command"
-        " instead"
+    name = Path(shim.path).name
+    instead = (
+        f"use {shim.real}" if shim.real else f"use the path `{shim.manager} which {name}` prints"
     )
+    return (
+        f"{shim.path} is a {shim.manager} shim, which cannot run in the jail: {instead} in the"
+        " command instead"
+    )
+
+
+def jail_program(program: str) -> str:
+    """What a command run from here should name for `program` to run in the jail: the program
+    a version manager's shim on PATH stands for, found as the shim finds it (the jail has no
+    manager, so a shim cannot run there), else `program` itself."""
+    shim = _shim(program, {}, None)
+    return shim.real if shim is not None and shim.real is not None else program
 
 
 def _real_program(

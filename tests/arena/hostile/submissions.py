@@ -11,10 +11,10 @@ from sqlalchemy import select
 
 from referee.arena.db import Author, Bot, Version
 from referee.arena.home import Arena
+from referee.players.starters import STARTERS
 from tests.arena.archive_makers import Entry, tar
 
-ROOT = Path(__file__).resolve().parents[3]
-RANDOM_PLAYER = ROOT / "players" / "random_player.py"
+RANDOM_PLAYER = STARTERS / "random_player.py"
 ATTACK = Path(__file__).with_name("attack.py")
 # The system's Python by its path: a pyenv shim on PATH cannot run in the jail.
 PYTHON = "/usr/bin/python3"

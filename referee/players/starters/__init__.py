@@ -1,0 +1,130 @@
+"""The starter bots: the same random player in eight languages, package data, so that
+`referee new-bot` finds them wherever the package is installed; and how each is built and
+run in a bot's directory."""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path, PurePath
+
+from referee.errors import ConfigError
+
+# The starters' sources, installed with the package.
+STARTERS = Path(__file__).resolve().parent
+
+
+class Language(StrEnum):
+    """The languages there is a starter bot in."""
+
+    PYTHON = "python"
+    C = "c"
+    CPP = "cpp"
+    GO = "go"
+    JAVASCRIPT = "javascript"
+    RUST = "rust"
+    JAVA = "java"
+    SHELL = "shell"
+
+
+@dataclass(frozen=True)
+class InBot:
+    """A file of the bot's directory, in a command: written as a path from wherever the
+    command runs."""
+
+    name: str
+
+
+Word = str | InBot
+
+
+@dataclass(frozen=True)
+class Starter:
+    """A starter bot: its source here, the file it is in a bot's directory, the command that
+    builds it there (if it needs building), the command that runs it, and what the build
+    writes (for the bot's .gitignore)."""
+
+    source: str
+    file: str
+    build: tuple[Word, ...] | None
+    run: tuple[Word, ...]
+    outputs: tuple[str, ...] = ()
+
+    def text(self) -> str:
+        """The starter's source."""
+        return (STARTERS / self.source).read_text(encoding="utf-8")
+
+
+def _compiled(source: str, compiler: tuple[str, ...]) -> Starter:
+    """A starter compiled into the program `bot`, as `COMPILER -o bot bot.SUFFIX`."""
+    file = f"bot{PurePath(source).suffix}"
+    return Starter(
+        source, file, (*compiler, "-o", InBot("bot"), InBot(file)), (InBot("bot"),), ("/bot",)
+    )
+
+
+def _interpreted(source: str, interpreter: str) -> Starter:
+    """A starter run from its source as `INTERPRETER bot.SUFFIX`."""
+    file = f"bot{PurePath(source).suffix}"
+    return Starter(source, file, None, (interpreter, InBot(file)))
+
+
+STARTER_OF = {
+    Language.PYTHON: _interpreted("random_player.py", "python3"),
+    Language.C: _compiled("random_player.c", ("cc", "-O2")),
+    Language.CPP: _compiled("random_player.cpp", ("c++", "-O2")),
+    Language.GO: _compiled("random_player.go", ("go", "build")),
+    Language.JAVASCRIPT: _interpreted("random_player.js", "node"),
+    Language.RUST: _compiled("random_player.rs", ("rustc", "-O")),
+    # Java names the file after its class, and runs the class from the directory it is in.
+    Language.JAVA: Starter(
+        "RandomPlayer.java",
+        "RandomPlayer.java",
+        ("javac", "-d", InBot("."), InBot("RandomPlayer.java")),
+        ("java", "-cp", InBot("."), "RandomPlayer"),
+        ("*.class",),
+    ),
+    Language.SHELL: _interpreted("random_player.sh", "sh"),
+}
+
+
+# A language may be named by its starter's suffix too (`js`), where that is another name.
+SUFFIXES = {
+    suffix: language
+    for language, starter in STARTER_OF.items()
+    if (suffix := PurePath(starter.source).suffix[1:]) != language
+}
+
+
+def language_named(text: str) -> Language:
+    """The language `text` names, by its name or its starter's suffix."""
+    name = text.lower()
+    if name in SUFFIXES:
+        return SUFFIXES[name]
+    try:
+        return Language(name)
+    except ValueError:
+        raise ConfigError(
+            f"unknown language {text!r}: choose {', '.join(Language)} (or {', '.join(SUFFIXES)})"
+        ) from None
+
+
+def command(
+    words: tuple[Word, ...], directory: PurePath, program: Callable[[str], str] = str
+) -> str:
+    """`words` as one shell-style line, run from where `directory` is the bot's directory: its
+    files as paths from there (the program as `./bot`, not a name PATH would look up, and a
+    path starting with `-` as `./-x`, not an option), and a program named by name as `program`
+    has it."""
+    written = []
+    for index, word in enumerate(words):
+        if isinstance(word, InBot):
+            path = directory / word.name
+            relative = not path.is_absolute() and path.parts[:1] != ("..",)
+            dotted = relative and (index == 0 or str(path).startswith("-"))
+            written.append(f"./{path}" if dotted else str(path))
+        else:
+            written.append(program(word) if index == 0 else word)
+    return shlex.join(written)
