@@ -52,7 +52,7 @@ from referee.arena import client
 from referee.arena.db import Author, Bot, Match, MatchState, Seat, Version, VersionState
 from referee.arena.home import add_author, init_arena, open_arena
 from referee.errors import RefereeError
-from referee.players.starters import STARTERS
+from referee.players.starter import STARTERS
 
 ROOT = Path(__file__).resolve().parents[1]
 BOT = STARTERS / "random_player.py"

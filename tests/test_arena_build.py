@@ -16,7 +16,7 @@ import pytest
 from referee.arena import build as arena_build
 from referee.arena.build import BuildResult, build
 from referee.arena.config import BuildLimits
-from referee.players.starters import STARTERS
+from referee.players.starter import STARTERS
 from referee.sandbox.isolation import machine_protections
 from referee.sandbox.jail import SEAT_UIDS
 from tests.conftest import missing

@@ -15,7 +15,7 @@ from referee.arena.home import Arena, add_author
 from referee.arena.intake import Intake
 from referee.arena.manifest import Manifest, lift, read_manifest
 from referee.errors import SubmissionError
-from referee.players.starters import STARTERS
+from referee.players.starter import STARTERS
 from referee.validate.checks import Verdict
 from tests.arena.archive_makers import Entry, tar
 from tests.arena.hostile.submissions import submit

@@ -30,7 +30,7 @@ from playwright.sync_api import expect
 from typer.testing import CliRunner
 
 from referee.cli import app
-from referee.players.starters import STARTERS
+from referee.players.starter import STARTERS
 from tests.arena.serving import DEADLINE_S, Served, serving
 from tests.browsers import Browser, chromium
 from tests.conftest import ROOT

@@ -19,7 +19,7 @@ import pytest
 from typer.testing import CliRunner
 
 from referee.cli import app
-from referee.players.starters import STARTERS
+from referee.players.starter import STARTERS
 from tests.arena.serving import DEADLINE_S, Served, serving
 from tests.conftest import ROOT
 from tests.test_arena_cli import token_of

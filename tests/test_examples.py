@@ -118,8 +118,10 @@ def after_the_demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
         ["git", "-C", str(ROOT), "ls-files", "-z"], capture_output=True, check=True
     ).stdout.decode()
     for name in filter(None, tracked.split("\0")):
-        if (ROOT / name).is_file():
-            (copy / name).parent.mkdir(parents=True, exist_ok=True)
+        (copy / name).parent.mkdir(parents=True, exist_ok=True)
+        if (ROOT / name).is_symlink():
+            (copy / name).symlink_to((ROOT / name).readlink())
+        elif (ROOT / name).is_file():
             shutil.copy2(ROOT / name, copy / name)
     demo = run(copy, "referee tournament matches/demo.yaml")
     assert demo.returncode == 0, demo.stdout + demo.stderr

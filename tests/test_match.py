@@ -17,7 +17,7 @@ from referee.match import MatchSetup, play_fresh
 from referee.players.base import PlayerSpec
 from referee.players.builtin import PROGRAMS, player_spec
 from referee.players.process import ProgramPlayer
-from referee.players.starters import STARTERS
+from referee.players.starter import STARTERS
 from referee.policy import Policy
 from referee.records.signing import results_key
 from referee.sandbox.process import group_members

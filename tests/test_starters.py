@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 
 from referee.arena.manifest import MANIFEST, Manifest, bot_name, read_manifest
 from referee.cli import app
-from referee.players.starters import STARTER_OF, STARTERS, InBot, Language, Word, command
+from referee.players.starter import STARTER_OF, STARTERS, InBot, Language, Word, command
 from referee.records.transcript import read_transcript
 from referee.sandbox.isolation import machine_protections
 from tests.conftest import EXAMPLES, ROOT, PyenvShim

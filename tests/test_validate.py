@@ -17,7 +17,7 @@ from referee.clock import Clocks
 from referee.games import GAMES, StateLimits, get_game, load_rulesheet
 from referee.players.base import PlayerSpec
 from referee.players.builtin import PROGRAMS, player_spec
-from referee.players.starters import STARTERS
+from referee.players.starter import STARTERS
 from referee.sandbox.isolation import machine_protections
 from referee.sandbox.limits import Limits
 from referee.validate import Report, Verdict, time_bound_s, validate

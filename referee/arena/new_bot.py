@@ -9,7 +9,7 @@ from pathlib import Path, PurePath
 
 from referee.arena.manifest import MANIFEST, Manifest, bot_name, manifest_text
 from referee.errors import ConfigError
-from referee.players.starters import STARTER_OF, Language, command
+from referee.players.starter import STARTER_OF, Language, command
 from referee.players.startup import jail_program
 from referee.records.files import check_writable_dir, write_atomic
 

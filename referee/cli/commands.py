@@ -43,7 +43,7 @@ from referee.match import MatchSetup, new_match_id, play_fresh
 from referee.pauses import short_pauses
 from referee.players.base import PlayerKind
 from referee.players.builtin import make_player, parse_seats, program_spec
-from referee.players.starters import SUFFIXES, Language, language_named
+from referee.players.starter import SUFFIXES, Language, language_named
 from referee.players.trace import Trace, trace_channel
 from referee.policy import MAX_SEED, Policy
 from referee.records.conformance import check_file

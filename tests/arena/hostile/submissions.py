@@ -11,7 +11,7 @@ from sqlalchemy import select
 
 from referee.arena.db import Author, Bot, Version
 from referee.arena.home import Arena
-from referee.players.starters import STARTERS
+from referee.players.starter import STARTERS
 from tests.arena.archive_makers import Entry, tar
 
 RANDOM_PLAYER = STARTERS / "random_player.py"

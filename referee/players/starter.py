@@ -1,6 +1,6 @@
-"""The starter bots: the same random player in eight languages, package data, so that
-`referee new-bot` finds them wherever the package is installed; and how each is built and
-run in a bot's directory."""
+"""The starter bots: the same random player in eight languages, package data (starters/,
+which a checkout also shows as players/), so that `referee new-bot` finds them wherever the
+package is installed; and how each is built and run in a bot's directory."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from pathlib import Path, PurePath
 from referee.errors import ConfigError
 
 # The starters' sources, installed with the package.
-STARTERS = Path(__file__).resolve().parent
+STARTERS = Path(__file__).resolve().parent / "starters"
 
 
 class Language(StrEnum):
