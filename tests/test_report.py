@@ -20,6 +20,7 @@ from referee.records.transcript import read_transcript
 from referee.report import live
 from referee.report.pages import script_data
 from referee.tournaments.config import load_config
+from referee.tournaments.standings import compute
 from tests.conftest import SHARED, states_of
 from tests.test_tournament import run, seeded, write_config
 
@@ -88,6 +89,24 @@ def test_the_report_lists_every_match_and_steps_each_to_the_engines_final_board(
         assert [frame["step"] for frame in frames] == list(range(len(transcript.steps) + 1))
         assert frames[-1]["board"] == final_board(results / f"{name}.json")
         assert frames[-1]["terminal"] is True
+
+
+def test_the_index_says_what_its_standings_rank_by_with_each_los_on_its_own_row(
+    every_game_results: Path, tmp_path: Path
+) -> None:
+    result = runner.invoke(app, ["report", str(every_game_results), "--out", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    first, second = compute([read_transcript(p) for p in every_game_results.glob("*.json")]).overall
+    assert first.rating is not None and first.rating.los_next is not None
+    index = (tmp_path / "index.html").read_text()
+    table = index.split("<h2>Standings</h2>\n")[1].split("</table>")[0]
+    assert table.startswith('<p class="note">ranked by rating (Elo)</p>')
+    cells = [re.findall(r"<td[^>]*>([^<]*)</td>", row) for row in table.split("<tr>")[2:]]
+    assert [row[:2] for row in cells] == [
+        ["1", first.player],
+        ["", f"LOS {100 * first.rating.los_next:.1f}%: #1 stronger than #2"],
+        ["2", second.player],
+    ]
 
 
 def tampered_copy(results: Path, copy: Path) -> Path:
