@@ -18,10 +18,11 @@ from referee.cli import app
 from referee.games import GAMES
 from referee.records.transcript import read_transcript
 from referee.report import live
+from referee.report.charts import WIDTH
 from referee.report.pages import script_data
 from referee.tournaments.config import load_config
 from referee.tournaments.standings import compute
-from tests.conftest import SHARED, states_of
+from tests.conftest import SHARED, TIMED_OUT_PLAY_MS, states_of
 from tests.test_tournament import run, seeded, write_config
 
 runner = CliRunner()
@@ -89,6 +90,34 @@ def test_the_report_lists_every_match_and_steps_each_to_the_engines_final_board(
         assert [frame["step"] for frame in frames] == list(range(len(transcript.steps) + 1))
         assert frames[-1]["board"] == final_board(results / f"{name}.json")
         assert frames[-1]["terminal"] is True
+
+
+def test_a_match_forfeited_on_time_shows_the_seat_the_fault_and_its_step(
+    timed_out_results: Path, tmp_path: Path
+) -> None:
+    result = runner.invoke(app, ["report", str(timed_out_results), "--out", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    transcript = timed_out_results / "timed-out.json"
+    step = len(read_transcript(transcript).steps) + 1
+    detail = f"no answer within {TIMED_OUT_PLAY_MS} ms"
+    page = tmp_path / "matches" / "timed-out.html"
+    text = page.read_text()
+    # Said on the page itself, whatever its script does.
+    assert f"(forfeit; obplayer: timeout at step {step}, {detail})</p>" in text
+    # The step is one to step to: the board it was asked on, and the fault for its row.
+    last = frames_of(page)[-1]
+    assert (last["step"], last["played"], last["moves"]) == (step, False, {})
+    assert [(f["role"], f["kind"], f["detail"]) for f in last["faults"]] == [
+        ("obplayer", "timeout", detail)
+    ]
+    assert last["board"] == final_board(transcript)
+    # The answer-time chart rings it at its step, inside the chart.
+    ring = re.search(r'<circle cx="([0-9.]+)"[^>]*class="fault" data-step="([0-9]+)"', text)
+    assert ring is not None and ring[2] == str(step) and float(ring[1]) <= WIDTH
+    index = (tmp_path / "index.html").read_text()
+    # The faults: the first timeout's match, step, seat and what happened.
+    cells = f'<td>timed-out</td><td class="number">{step}</td><td>obplayer</td><td>{detail}</td>'
+    assert cells in index
 
 
 def test_the_index_says_what_its_standings_rank_by_with_each_los_on_its_own_row(

@@ -74,7 +74,8 @@ def times_chart(transcript: Transcript, roles: Sequence[str]) -> str:
     times = [t for step in steps for t in step.times_ms.values()]
     top = max([clock, *times, 1.0]) * 1.08
     height = 220
-    last = max(len(steps), 1)
+    # A forfeit's step, after the last played, has its fault's ring.
+    last = max(transcript.last_step, 1)
 
     def x(step: int) -> float:
         return LEFT / 2 + (WIDTH - LEFT / 2 - PAD) * (step - 1) / max(last - 1, 1)

@@ -287,10 +287,13 @@ def _seats(transcript: Transcript) -> str:
 
 
 def _result(transcript: Transcript) -> str:
+    """The goals and the end, with what decided it when the rules did not."""
+    why = transcript.why_ended()
+    end = f"{transcript.end_reason}; {why}" if why else transcript.end_reason
     if transcript.goals is None:
-        return f"no result ({transcript.end_reason})"
+        return f"no result ({end})"
     goals = ", ".join(f"{role} {goal}" for role, goal in transcript.goals.items())
-    return f"goals {goals} ({transcript.end_reason})"
+    return f"goals {goals} ({end})"
 
 
 def _winners(transcript: Transcript) -> list[str]:

@@ -244,6 +244,7 @@ function viewMatch(frames) {
     drawFrame(board, frame, index > 0 ? frames[index - 1] : null, pieces);
     drawLegend(legend, frame.legend, pieces);
     let what = index === 0 ? "The start position: no move played yet." : `The moves of step ${frame.step}, which led to this position.`;
+    if (!frame.played) what = `Step ${frame.step} was not played: a fault ended the match while it was asked. The position it was asked in.`;
     if (frame.terminal) what += " The game is over.";
     caption.textContent = what;
     for (const row of moves.querySelectorAll("tbody tr")) {
@@ -253,7 +254,7 @@ function viewMatch(frames) {
       const time = frame.times_ms[role];
       row.querySelector(".time").textContent = time === undefined ? "" : time.toFixed(1);
       const cell = row.querySelector(".fault-cell");
-      cell.textContent = fault ? fault.kind : "";
+      cell.textContent = fault ? `${fault.kind}: ${fault.detail}` : "";
       cell.classList.toggle("fault", Boolean(fault));
     }
   }
