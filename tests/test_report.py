@@ -15,14 +15,16 @@ import pytest
 from typer.testing import CliRunner
 
 from referee.cli import app
-from referee.games import GAMES
+from referee.games import GAMES, get_game
+from referee.games.boards.picture import Board
 from referee.records.transcript import read_transcript
 from referee.report import live
 from referee.report.charts import WIDTH
 from referee.report.pages import script_data
+from referee.report.site import legend
 from referee.tournaments.config import load_config
 from referee.tournaments.standings import compute
-from tests.conftest import SHARED, TIMED_OUT_PLAY_MS, states_of
+from tests.conftest import SHARED, TIMED_OUT_PLAY_MS, play, states_of
 from tests.test_tournament import run, seeded, write_config
 
 runner = CliRunner()
@@ -138,6 +140,37 @@ def test_the_index_says_what_its_standings_rank_by_with_each_los_on_its_own_row(
     ]
 
 
+def test_each_roles_colour_is_the_same_on_the_board_and_in_the_chart(
+    every_game_results: Path, tmp_path: Path
+) -> None:
+    result = runner.invoke(app, ["report", str(every_game_results), "--out", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    for page in sorted((tmp_path / "matches").glob("*.html")):
+        text = page.read_text()
+        lines = dict(re.findall(r'class="times ([a-z-]+)" data-role="([^"]+)"', text))
+        chart = {role: colour for colour, role in lines.items()}
+        assert len(chart) == len(read_transcript(every_game_results / f"{page.stem}.json").seats)
+        for frame in frames_of(page):
+            legend = frame["legend"]
+            assert isinstance(legend, list)
+            for key in legend:
+                if key["role"] is not None:
+                    assert key["colour"] == chart[key["role"]], (page.name, frame["step"], key)
+
+
+def test_hex_pie_stones_take_their_new_owners_colour_at_the_swap() -> None:
+    game = get_game("hex-pie")
+    before = game.boards(play(game, ["(place a 1)"]))
+    after = game.boards(play(game, ["(place a 1)", "swap"]))
+
+    def colours(drawn: list[Board]) -> dict[str | None, str | None]:
+        return {k["symbol"]: k["colour"] for k in legend(drawn, game.roles, {})}
+
+    # player1's red stone becomes player2's: drawn in player2's colour, the one its blue
+    # stones had before.
+    assert colours(after)["X"] == colours(before)["O"] != colours(before)["X"]
+
+
 def tampered_copy(results: Path, copy: Path) -> Path:
     """A copy of a results directory in which a transcript's result was changed and a file
     is not a transcript at all; the tampered transcript's path."""
@@ -216,7 +249,7 @@ def test_the_charts_show_every_rating_and_every_answer_time(
         transcript = read_transcript(path)
         page = (tmp_path / "matches" / f"{path.stem}.html").read_text()
         found = re.findall(
-            r'<polyline points="([^"]*)" class="times" [^>]*data-role="([^"]+)"', page
+            r'<polyline points="([^"]*)" class="times [^"]*" data-role="([^"]+)"', page
         )
         lines = {role: points for points, role in found}
         for seat in transcript.seats:

@@ -23,6 +23,7 @@ from referee.records.files import check_writable_dir, write_atomic
 from referee.records.replay import FileVerdict, Frame, Outcome, verify_paths
 from referee.records.transcript import Transcript, transcript_files
 from referee.report.charts import ratings_chart, times_chart
+from referee.report.colours import role_colour, symbol_colour
 from referee.report.pages import options, page, script_data, table
 from referee.tournaments.results import directory_standings, read_info
 from referee.tournaments.standings import COLUMNS as STANDINGS_COLUMNS
@@ -149,19 +150,32 @@ def boards(drawn: Sequence[Board]) -> list[dict[str, Any]]:
 def legend(
     drawn: Sequence[Board], roles: Sequence[str], players: dict[str, str]
 ) -> list[dict[str, str | None]]:
-    """What a frame's symbols mean, once each, with the player of each role's pieces; then
-    each role whose pieces no symbol shows, with its player."""
+    """What a frame's symbols mean, once each, with the player of each role's pieces and
+    the colour (a class) they are drawn in; then each role whose pieces no symbol shows, with
+    its player and colour."""
     keys: dict[str, dict[str, str | None]] = {}
     for board in drawn:
         for key in board.legend:
             player = players.get(key.role) if key.role is not None else None
             keys.setdefault(
                 key.symbol,
-                {"symbol": key.symbol, "meaning": key.meaning, "role": key.role, "player": player},
+                {
+                    "symbol": key.symbol,
+                    "meaning": key.meaning,
+                    "role": key.role,
+                    "player": player,
+                    "colour": symbol_colour(key.symbol, key.role, roles),
+                },
             )
     shown = {key["role"] for key in keys.values()}
     seats = [
-        {"symbol": None, "meaning": role, "role": role, "player": players.get(role)}
+        {
+            "symbol": None,
+            "meaning": role,
+            "role": role,
+            "player": players.get(role),
+            "colour": role_colour(role, roles),
+        }
         for role in roles
         if role not in shown
     ]
