@@ -806,7 +806,7 @@ def test_cli_replay_says_who_forfeited_on_time_where_and_why(tmp_path: Path, tim
     result = runner.invoke(app, ["replay", str(_write(tmp_path, timed_out))])
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
-    shown = lines.index(f"step {step}: no joint move; the match ended here, on the board before it")
+    shown = lines.index(f"step {step}: no joint move, the match ended while it was asked")
     assert lines[shown + 1] == f"fault: {why}"
     board = get_game("ticblock").render(state_after(timed_out, step - 1))
     assert "\n".join(lines[shown + 2 :]).startswith(board)

@@ -278,7 +278,7 @@ def frame_text(game: Game, frame: Frame) -> str:
     """A replayed step as text: its joint move with response times, its faults, the board (a
     step forfeited: the board it was asked in)."""
     if not frame.played:
-        head = f"step {frame.step}: no joint move; the match ended here, on the board before it"
+        head = f"step {frame.step}: no joint move, the match ended while it was asked"
     else:
         head = step_line(frame.step, frame.moves, frame.times_ms) if frame.step else "start"
     lines = [head]
