@@ -199,7 +199,7 @@ def _rated(records: dict[str, Record], results: list[Pairing], anchor: str | Non
     ratings = {rating.player: rating for rating in fit(results, anchor)}
     for record in records.values():
         record.rating = ratings.get(record.player)
-    by_goal = ranks_by_goal(records.values())
+    by_goal = _ranks_by_goal(records.values())
 
     def key(r: Record) -> tuple[float, float, str]:
         elo = r.rating.elo if r.rating else 0.0
@@ -210,7 +210,7 @@ def _rated(records: dict[str, Record], results: list[Pairing], anchor: str | Non
     return sorted(records.values(), key=key)
 
 
-def ranks_by_goal(records: Iterable[Record]) -> bool:
+def _ranks_by_goal(records: Iterable[Record]) -> bool:
     """Whether a table ranks by average goal (then rating) rather than by rating: where a
     game of more than two roles counts, whose goals rank more than a pair's win or loss."""
     return any(record.many_roles for record in records)
@@ -218,7 +218,7 @@ def ranks_by_goal(records: Iterable[Record]) -> bool:
 
 def ranking(records: Iterable[Record]) -> str:
     """What a table ranks by, as its caption says it."""
-    if ranks_by_goal(records):
+    if _ranks_by_goal(records):
         return (
             "ranked by average goal (avg goal), then rating: a game of more than two roles counts"
         )
