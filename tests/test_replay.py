@@ -13,6 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from referee.cli import app
+from referee.cli.present import result_line
 from referee.clock import Clocks
 from referee.errors import TranscriptError
 from referee.games import get_game
@@ -24,7 +25,7 @@ from referee.players.process import ProgramPlayer
 from referee.policy import Policy
 from referee.records.replay import Outcome, verify_file
 from referee.records.signing import results_key
-from referee.records.transcript import read_json
+from referee.records.transcript import read_json, transcript_of
 from tests.conftest import TIMED_OUT_PLAY_MS, state_after
 
 HERE = Path(__file__).resolve().parent
@@ -851,3 +852,14 @@ def test_cli_replay_reaches_the_step_the_match_was_forfeited_at(tmp_path: Path, 
     past = runner.invoke(app, ["replay", str(path), "--step", str(step + 1)])
     assert past.exit_code == 2
     assert past.stderr == f"referee: error: --step {step + 1}: the match ends at step {step}\n"
+
+
+def test_the_result_of_a_match_the_rules_aborted_says_where_they_failed(played) -> None:
+    data = copy.deepcopy(played["clean"])
+    data["steps"] = data["steps"][:4]
+    limit = {"step": 4, "detail": "needs more than 1 GiB to ground", "limit": "memory"}
+    data.update(end_reason="aborted", goals=None, rules_fault=limit)
+    assert result_line(transcript_of(data, "t.json")) == (
+        "result: none (aborted after 4 steps; the rules fail at state 4 (after step 4):"
+        " needs more than 1 GiB to ground)"
+    )
