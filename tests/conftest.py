@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
@@ -13,10 +14,16 @@ from typing import Any, NoReturn
 
 import pytest
 
+from referee.clock import Clocks
 from referee.games import NOOP, Game, get_game, load_text
 from referee.games.boards import crossing
 from referee.games.gdl import ground
+from referee.match import MatchSetup, play_fresh
+from referee.players.builtin import PROGRAMS, player_spec
+from referee.players.process import ProgramPlayer
+from referee.policy import Policy
 from referee.records.replay import Outcome, verify_file
+from referee.records.signing import results_key
 from referee.records.transcript import SCHEMA
 
 # The arena's tests run on each database: `database_url`, `make_arena`.
@@ -184,6 +191,34 @@ def every_game_results(tmp_path_factory: pytest.TempPathFactory) -> Path:
     config = load_config(write_config(directory, {"a": seeded(1), "b": seeded(2)}, games))
     run(config)
     return config.output
+
+
+# The play clock of the match forfeited on time (`timed_out_results`).
+TIMED_OUT_PLAY_MS = 300
+
+
+@pytest.fixture(scope="session")
+def timed_out_results(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A results directory of one real match forfeited on time, `timed-out.json` (signed):
+    ticblock, a random player against one that sleeps 3 s at its second request, under the
+    forfeit policy and a play clock of TIMED_OUT_PLAY_MS."""
+    directory = tmp_path_factory.mktemp("timed-out")
+    path = directory / "timed-out.json"
+    late = ["late", "--at", "2", "--delay-ms", "3000"]
+    commands = {
+        "a": [str(PROGRAMS / "random_player.py"), "--seed", "11"],
+        "sleepy": [str(ROOT / "tests" / "players" / "misbehaving.py"), *late],
+    }
+    players = [
+        ProgramPlayer(
+            player_spec([sys.executable, *command], name), path.with_suffix(f".{name}.log")
+        )
+        for name, command in commands.items()
+    ]
+    clocks = Clocks(start_ms=2_000, play_ms=TIMED_OUT_PLAY_MS)
+    setup = MatchSetup(path.stem, get_game("ticblock"), players, clocks, Policy.FORFEIT, seed=5)
+    asyncio.run(play_fresh(setup, path, results_key(directory, None)[0]))
+    return directory
 
 
 def states_of(transcript_path: Path) -> tuple[Game, list[Hashable]]:

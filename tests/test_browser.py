@@ -311,5 +311,10 @@ def test_the_viewer_works_under_a_strict_content_security_policy(
         "#board circle.piece.first", "circle => getComputedStyle(circle).fill"
     )
     assert fill == "rgb(200, 50, 43)"
+    # The first role's line in the answer-time chart is its pieces' colour.
+    stroke = page.eval_on_selector(
+        "svg.chart polyline.times.first", "line => getComputedStyle(line).stroke"
+    )
+    assert stroke == fill
     page.close()
     assert errors == []  # a refused script, style or attribute is reported on the console

@@ -86,7 +86,7 @@ def test_a_person_who_types_quit_resigns_and_the_record_verifies(tmp_path: Path)
     child.close()
     assert child.exitstatus == 0
     said = child.before.replace("\r\n", "\n")
-    assert "fault at step 3: xcplayer resigned: typed quit at the prompt\n" in said
+    assert "fault: xcplayer: resigned at step 3, typed quit at the prompt\n" in said
     assert "result: xcplayer 0, obplayer 100 (xcplayer resigned after 2 steps)\n" in said
     assert "crash" not in said
     out = tmp_path / "m.json"
@@ -114,7 +114,10 @@ def test_the_end_of_input_is_no_resignation(tmp_path: Path) -> None:
         "crash",
         "its input ended (Ctrl-D, or the end of piped input)",
     )
-    assert "result: xcplayer 0, obplayer 100 (forfeit after 2 steps)\n" in result.stdout
+    assert (
+        "result: xcplayer 0, obplayer 100 (forfeit after 2 steps; xcplayer: crash at step 3,"
+        f" {fault['detail']})\n"
+    ) in result.stdout
 
 
 @pytest.mark.parametrize(

@@ -13,6 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from referee.cli import app
+from referee.cli.present import result_line
 from referee.clock import Clocks
 from referee.errors import TranscriptError
 from referee.games import get_game
@@ -24,8 +25,8 @@ from referee.players.process import ProgramPlayer
 from referee.policy import Policy
 from referee.records.replay import Outcome, verify_file
 from referee.records.signing import results_key
-from referee.records.transcript import read_json
-from tests.conftest import state_after
+from referee.records.transcript import read_json, transcript_of
+from tests.conftest import TIMED_OUT_PLAY_MS, state_after
 
 HERE = Path(__file__).resolve().parent
 RANDOM = PROGRAMS / "random_player.py"
@@ -99,6 +100,15 @@ def played(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]
     }
 
 
+@pytest.fixture(scope="module")
+def timed_out(timed_out_results: Path) -> dict[str, Any]:
+    """The match forfeited on time, as its JSON: obplayer slept past the play clock."""
+    data: dict[str, Any] = json.loads((timed_out_results / "timed-out.json").read_text())
+    assert data["end_reason"] == "forfeit"
+    assert [(f["role"], f["kind"]) for f in data["faults"]] == [("obplayer", "timeout")]
+    return data
+
+
 def _write(
     tmp_path: Path, data: dict[str, Any], name: str = "t.json", signed: bool = False
 ) -> Path:
@@ -124,7 +134,10 @@ def test_real_transcripts_verify(tmp_path: Path, played, name: str) -> None:
     assert verdict.outcome is Outcome.VERIFIED, verdict.problem
     replayed = verdict.replayed
     assert replayed is not None
-    assert [frame.step for frame in replayed.frames] == list(range(len(data["steps"]) + 1))
+    played = list(range(len(data["steps"]) + 1))
+    # A forfeit's step, which completed no joint move, is shown too, on the board before it.
+    forfeited = [len(data["steps"]) + 1] if data["end_reason"] == "forfeit" else []
+    assert [frame.step for frame in replayed.frames] == played + forfeited
     assert replayed.frames[-1].state == state_after(data, len(data["steps"]))
 
 
@@ -412,7 +425,7 @@ def test_cli_show_every_step_with_times_and_faults(tmp_path: Path, played) -> No
     assert f"{mover} {first['moves'][mover]} {first['times_ms'][mover]:.1f} ms" in shown[0]
     fault = data["faults"][0]
     assert (
-        f"fault at step {fault['step']}: {fault['role']} illegal: {fault['detail']};"
+        f"fault: {fault['role']}: illegal at step {fault['step']}, {fault['detail']};"
         f" played {fault['replacement']} instead"
     ) in lines
     assert lines[-1].startswith("result: ")
@@ -460,15 +473,15 @@ def test_cli_a_step_past_the_end_is_told_before_the_match_is_replayed(
     result = runner.invoke(app, ["replay", str(path), "--step", "99"])
     assert result.exit_code == 2
     steps = len(played["clean"]["steps"])
-    assert result.stderr == f"referee: error: --step 99: the match has {steps} steps\n"
+    assert result.stderr == f"referee: error: --step 99: the match ends at step {steps}\n"
     assert replays == []
 
 
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--step", "99"], "--step 99: the match has"),
-        (["--step", "99", "--json"], "--step 99: the match has"),
+        (["--step", "99"], "--step 99: the match ends at step"),
+        (["--step", "99", "--json"], "--step 99: the match ends at step"),
         (["--step", "2", "--verify"], "--step shows one board; --verify checks the whole match"),
         (["--watch"], "--step and --watch show one transcript, not a directory"),
         ([], "no such transcript or directory"),
@@ -780,3 +793,73 @@ def test_an_imported_match_id_names_a_file_in_the_results_only(
     assert result.stdout == f"transcript: {written.relative_to(work)}\n"
     assert json.loads(written.read_text())["match_id"] == "../../escape"
     assert not (tmp_path / "escape.json").exists()
+
+
+def _forfeited_on_time(data: dict[str, Any]) -> tuple[int, str]:
+    """The step the timeout ended the match at (after the last played), and how a person
+    reads it: the seat, the fault, its step, and the play clock it did not answer within."""
+    step = len(data["steps"]) + 1
+    return step, f"obplayer: timeout at step {step}, no answer within {TIMED_OUT_PLAY_MS} ms"
+
+
+def test_cli_replay_says_who_forfeited_on_time_where_and_why(tmp_path: Path, timed_out) -> None:
+    step, why = _forfeited_on_time(timed_out)
+    result = runner.invoke(app, ["replay", str(_write(tmp_path, timed_out))])
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    shown = lines.index(f"step {step}: no joint move, the match ended while it was asked")
+    assert lines[shown + 1] == f"fault: {why}"
+    board = get_game("ticblock").render(state_after(timed_out, step - 1))
+    assert "\n".join(lines[shown + 2 :]).startswith(board)
+    assert lines[-1] == f"result: xcplayer 100, obplayer 0 (forfeit after {step - 1} steps; {why})"
+
+
+def test_cli_replay_json_has_the_forfeit_and_its_step(tmp_path: Path, timed_out) -> None:
+    step, why = _forfeited_on_time(timed_out)
+    result = runner.invoke(app, ["replay", str(_write(tmp_path, timed_out)), "--json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    fault = {
+        "step": step,
+        "role": "obplayer",
+        "kind": "timeout",
+        "detail": f"no answer within {TIMED_OUT_PLAY_MS} ms",
+        "replacement": None,
+        "time_ms": None,
+    }
+    assert report["end"] == {"reason": "forfeit", "step": step, "faults": [fault], "why": why}
+    last = report["frames"][-1]
+    assert (last["step"], last["played"], last["moves"], last["faults"]) == (
+        step,
+        False,
+        {},
+        [fault],
+    )
+    assert last["board"] == get_game("ticblock").render(state_after(timed_out, step - 1))
+    assert all(frame["played"] for frame in report["frames"][:-1])
+
+
+def test_cli_replay_reaches_the_step_the_match_was_forfeited_at(tmp_path: Path, timed_out) -> None:
+    step, why = _forfeited_on_time(timed_out)
+    path = _write(tmp_path, timed_out)
+    result = runner.invoke(app, ["replay", str(path), "--step", str(step)])
+    assert result.exit_code == 0, result.output
+    board = get_game("ticblock").render(state_after(timed_out, step - 1))
+    assert f"\nfault: {why}\n{board}\n" in result.stdout
+    assert f"step {step - 1}:" not in result.stdout
+    as_json = runner.invoke(app, ["replay", str(path), "--step", str(step), "--json"])
+    assert [f["step"] for f in json.loads(as_json.stdout)["frames"]] == [step]
+    past = runner.invoke(app, ["replay", str(path), "--step", str(step + 1)])
+    assert past.exit_code == 2
+    assert past.stderr == f"referee: error: --step {step + 1}: the match ends at step {step}\n"
+
+
+def test_the_result_of_a_match_the_rules_aborted_says_where_they_failed(played) -> None:
+    data = copy.deepcopy(played["clean"])
+    data["steps"] = data["steps"][:4]
+    limit = {"step": 4, "detail": "needs more than 1 GiB to ground", "limit": "memory"}
+    data.update(end_reason="aborted", goals=None, rules_fault=limit)
+    assert result_line(transcript_of(data, "t.json")) == (
+        "result: none (aborted after 4 steps; the rules fail at state 4 (after step 4):"
+        " needs more than 1 GiB to ground)"
+    )

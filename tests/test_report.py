@@ -15,12 +15,16 @@ import pytest
 from typer.testing import CliRunner
 
 from referee.cli import app
-from referee.games import GAMES
+from referee.games import GAMES, get_game
+from referee.games.boards.picture import Board
 from referee.records.transcript import read_transcript
 from referee.report import live
+from referee.report.charts import WIDTH
 from referee.report.pages import script_data
+from referee.report.site import legend
 from referee.tournaments.config import load_config
-from tests.conftest import EXAMPLES, states_of
+from referee.tournaments.standings import compute
+from tests.conftest import EXAMPLES, TIMED_OUT_PLAY_MS, play, states_of
 from tests.test_tournament import run, seeded, write_config
 
 runner = CliRunner()
@@ -88,6 +92,83 @@ def test_the_report_lists_every_match_and_steps_each_to_the_engines_final_board(
         assert [frame["step"] for frame in frames] == list(range(len(transcript.steps) + 1))
         assert frames[-1]["board"] == final_board(results / f"{name}.json")
         assert frames[-1]["terminal"] is True
+
+
+def test_a_match_forfeited_on_time_shows_the_seat_the_fault_and_its_step(
+    timed_out_results: Path, tmp_path: Path
+) -> None:
+    result = runner.invoke(app, ["report", str(timed_out_results), "--out", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    transcript = timed_out_results / "timed-out.json"
+    step = len(read_transcript(transcript).steps) + 1
+    detail = f"no answer within {TIMED_OUT_PLAY_MS} ms"
+    page = tmp_path / "matches" / "timed-out.html"
+    text = page.read_text()
+    # Said on the page itself, whatever its script does.
+    assert f"(forfeit; obplayer: timeout at step {step}, {detail})</p>" in text
+    # The step is one to step to: the board it was asked on, and the fault for its row.
+    last = frames_of(page)[-1]
+    assert (last["step"], last["played"], last["moves"]) == (step, False, {})
+    assert [(f["role"], f["kind"], f["detail"]) for f in last["faults"]] == [
+        ("obplayer", "timeout", detail)
+    ]
+    assert last["board"] == final_board(transcript)
+    # The answer-time chart rings it at its step, inside the chart.
+    ring = re.search(r'<circle cx="([0-9.]+)"[^>]*class="fault" data-step="([0-9]+)"', text)
+    assert ring is not None and ring[2] == str(step) and float(ring[1]) <= WIDTH
+    index = (tmp_path / "index.html").read_text()
+    # The faults: the first timeout's match, step, seat and what happened.
+    cells = f'<td>timed-out</td><td class="number">{step}</td><td>obplayer</td><td>{detail}</td>'
+    assert cells in index
+
+
+def test_the_index_says_what_its_standings_rank_by_with_each_los_on_its_own_row(
+    every_game_results: Path, tmp_path: Path
+) -> None:
+    result = runner.invoke(app, ["report", str(every_game_results), "--out", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    first, second = compute([read_transcript(p) for p in every_game_results.glob("*.json")]).overall
+    assert first.rating is not None and first.rating.los_next is not None
+    index = (tmp_path / "index.html").read_text()
+    table = index.split("<h2>Standings</h2>\n")[1].split("</table>")[0]
+    assert table.startswith('<p class="note">ranked by rating (Elo)</p>')
+    cells = [re.findall(r"<td[^>]*>([^<]*)</td>", row) for row in table.split("<tr>")[2:]]
+    assert [row[:2] for row in cells] == [
+        ["1", first.player],
+        ["", f"LOS {100 * first.rating.los_next:.1f}%: #1 stronger than #2"],
+        ["2", second.player],
+    ]
+
+
+def test_each_roles_colour_is_the_same_on_the_board_and_in_the_chart(
+    every_game_results: Path, tmp_path: Path
+) -> None:
+    result = runner.invoke(app, ["report", str(every_game_results), "--out", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    for page in sorted((tmp_path / "matches").glob("*.html")):
+        text = page.read_text()
+        lines = dict(re.findall(r'class="times ([a-z-]+)" data-role="([^"]+)"', text))
+        chart = {role: colour for colour, role in lines.items()}
+        assert len(chart) == len(read_transcript(every_game_results / f"{page.stem}.json").seats)
+        for frame in frames_of(page):
+            legend = frame["legend"]
+            assert isinstance(legend, list)
+            for key in legend:
+                if key["role"] is not None:
+                    assert key["colour"] == chart[key["role"]], (page.name, frame["step"], key)
+
+
+def test_hex_pie_stones_take_their_new_owners_colour_at_the_swap() -> None:
+    game = get_game("hex-pie")
+    before = game.boards(play(game, ["(place a 1)"]))
+    after = game.boards(play(game, ["(place a 1)", "swap"]))
+
+    def colours(drawn: list[Board]) -> dict[str | None, str | None]:
+        return {k["symbol"]: k["colour"] for k in legend(drawn, game.roles, {})}
+
+    # player1's red stone becomes player2's: drawn in player2's colour, the one its blue
+    # stones had before.
+    assert colours(after)["X"] == colours(before)["O"] != colours(before)["X"]
 
 
 def tampered_copy(results: Path, copy: Path) -> Path:
@@ -168,7 +249,7 @@ def test_the_charts_show_every_rating_and_every_answer_time(
         transcript = read_transcript(path)
         page = (tmp_path / "matches" / f"{path.stem}.html").read_text()
         found = re.findall(
-            r'<polyline points="([^"]*)" class="times" [^>]*data-role="([^"]+)"', page
+            r'<polyline points="([^"]*)" class="times [^"]*" data-role="([^"]+)"', page
         )
         lines = {role: points for points, role in found}
         for seat in transcript.seats:

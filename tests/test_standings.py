@@ -119,7 +119,8 @@ def test_formats() -> None:
     standings = compute(RESULTS)
     table = render(standings, Format.TABLE)
     assert "Standings: all games (5 matches; Elo with the mean at 0)" in table
-    assert "ann       timeout  1        ticblock-bob-ann step 3" in table
+    # The first of each kind of fault: its match, and the seat (ann played obplayer there).
+    assert "ann       timeout  1        ticblock-bob-ann, obplayer: timeout at step 3" in table
     assert "1 timeout, 1 illegal" in table or "1 illegal, 1 timeout" in table
     markdown = render(standings, Format.MARKDOWN)
     assert "## quad" in markdown and "| cat " in markdown
@@ -144,10 +145,54 @@ def test_formats() -> None:
     assert data["head_to_head"]["cat"]["ann"]["elo"] > 0 > data["head_to_head"]["ann"]["cat"]["elo"]
     assert data["faults"] == [
         {"player": "ann", "fault": "illegal", "count": 1, "first_match": "quad-ann-cat",
-         "first_step": 2, "log": None},
+         "first_step": 2, "first_role": "x", "first_detail": "", "log": None},
         {"player": "ann", "fault": "timeout", "count": 1, "first_match": "ticblock-bob-ann",
-         "first_step": 3, "log": None},
+         "first_step": 3, "first_role": "obplayer", "first_detail": "", "log": None},
     ]  # fmt: skip
+
+
+def test_a_table_says_it_ranks_by_rating_with_each_los_on_a_row_of_its_own() -> None:
+    standings = compute(RESULTS)
+    cat, bob, _ = standings.overall
+    assert cat.rating and bob.rating and cat.rating.los_next and bob.rating.los_next
+    lines = render(standings, Format.TABLE).splitlines()
+    start = lines.index("ranked by rating (Elo):")
+    assert lines[start + 1].split()[:4] == ["#", "player", "Elo", "95%"]
+    rows = [line.split() for line in lines[start + 3 : start + 8]]
+    assert [row[:2] for row in rows[::2]] == [["1", "cat"], ["2", "bob"], ["3", "ann"]]
+    assert rows[1] == ["LOS", f"{100 * cat.rating.los_next:.1f}%:", "#1", "stronger", "than", "#2"]
+    assert rows[3] == ["LOS", f"{100 * bob.rating.los_next:.1f}%:", "#2", "stronger", "than", "#3"]
+    # No LOS column: the header has none, and no player's row carries one.
+    assert "LOS" not in lines[start + 1] and not any("%" in row[-1] for row in rows[::2])
+
+
+def test_a_game_of_three_roles_ranks_by_average_goal_and_says_so() -> None:
+    def trio(number: int, goals: tuple[int, int, int]) -> Transcript:
+        done = result("quad", "ann", "bob", (0, 0))
+        roles = ("x", "y", "z")
+        seats = [Seat(role, player, ["x"], None) for role, player in zip(roles, "abc", strict=True)]
+        scored = dict(zip(roles, goals, strict=True))
+        return replace(done, match_id=f"trio-{number}", game="trio", seats=seats, goals=scored)
+
+    # a wins three pairings from b by a little; b wins one by a lot: a is rated above b, but
+    # b has the higher average goal.
+    transcripts = [trio(n, (10, 5, 0)) for n in range(3)] + [trio(3, (0, 100, 0))]
+    standings = compute(transcripts)
+    ratings = {r.player: r.rating.elo for r in standings.overall if r.rating}
+    assert ratings["a"] > ratings["b"]
+    assert [r.player for r in standings.overall] == ["b", "a", "c"]
+    text = render(standings, Format.TABLE)
+    lines = text.splitlines()
+    start = lines.index(
+        "ranked by average goal (avg goal), then rating: a game of more than two roles counts:"
+    )
+    header = lines[start + 1].split()
+    assert "avg" in header and "goal" in header
+    assert [line.split()[:2] for line in lines[start + 3 : start + 6]] == [
+        ["1", "b"], ["2", "a"], ["3", "c"],
+    ]  # fmt: skip
+    # b is not rated above a, nor is c rated next below a: no LOS claims either.
+    assert "LOS" not in text
 
 
 def test_standings_command_reads_a_results_directory(tmp_path: Path) -> None:

@@ -853,11 +853,11 @@ def replay_command(
     if step is not None:
         # Told from the record, before a replay that can take long.
         try:
-            recorded = len(read_transcript(path).steps)
+            last = read_transcript(path).last_step
         except TranscriptError:
-            recorded = None  # the verdict says why
-        if recorded is not None and step > recorded:
-            raise RefereeError(f"--step {step}: the match has {recorded} steps")
+            last = None  # the verdict says why
+        if last is not None and step > last:
+            raise RefereeError(f"--step {step}: the match ends at step {last}")
     verdict = verify_file(path, _expected_key(path.parent, key))
     # Bad input: not a transcript at all (one of another schema version is one, unchecked).
     unreadable = verdict.outcome is Outcome.UNREADABLE

@@ -55,7 +55,7 @@ def step_line(step: int, moves: dict[str, str], times_ms: dict[str, float] | Non
 
 def fault_line(fault: Fault) -> str:
     replaced = f"; played {fault.replacement} instead" if fault.replacement else ""
-    return f"fault at step {fault.step}: {fault.role} {fault.kind}: {fault.detail}{replaced}"
+    return f"fault: {fault}{replaced}"
 
 
 def unready_line(fault: Fault, player: Player, log_path: str | None) -> str:
@@ -68,15 +68,21 @@ def unready_line(fault: Fault, player: Player, log_path: str | None) -> str:
 
 
 def result_line(transcript: Transcript) -> str:
-    """`result: xcplayer 0, obplayer 100 (forfeit after 2 steps)`; a match a person gave up
-    names them: `(xcplayer resigned after 2 steps)`, not a forfeit that reads like a fault."""
-    steps = len(transcript.steps)
+    """`result: xcplayer 0, obplayer 100 (forfeit after 2 steps; xcplayer: timeout at step 3,
+    no answer within 1000 ms)`: the goals, the end, and the fault or the rules' failure that
+    decided it. A match a person gave up names them: `(xcplayer resigned after 2 steps)`,
+    not a forfeit that reads like a fault."""
+    after = f"after {counted(len(transcript.steps), 'step')}"
+    why = transcript.why_ended()
     if transcript.goals is None:
-        return f"result: none ({transcript.end_reason} after {counted(steps, 'step')})"
+        decided = f"; {why}" if why else ""
+        return f"result: none ({transcript.end_reason} {after}{decided})"
     goals = ", ".join(f"{role} {goal}" for role, goal in transcript.goals.items())
     resigned = [f.role for f in transcript.faults if f.kind is FaultKind.RESIGNED]
-    why = f"{' and '.join(resigned)} resigned" if resigned else transcript.end_reason
-    return f"result: {goals} ({why} after {counted(steps, 'step')})"
+    if resigned:
+        return f"result: {goals} ({' and '.join(resigned)} resigned {after})"
+    decided = f"; {why}" if why else ""
+    return f"result: {goals} ({transcript.end_reason} {after}{decided})"
 
 
 def finished_line(transcript: Transcript) -> str:
@@ -282,8 +288,13 @@ def validation_report(report: Report, keep: Path | None) -> str:
 
 
 def frame_text(game: Game, frame: Frame) -> str:
-    """A replayed step as text: its joint move with response times, its faults, the board."""
-    lines = [step_line(frame.step, frame.moves, frame.times_ms) if frame.step else "start"]
+    """A replayed step as text: its joint move with response times, its faults, the board (a
+    step forfeited: the board it was asked in)."""
+    if not frame.played:
+        head = f"step {frame.step}: no joint move, the match ended while it was asked"
+    else:
+        head = step_line(frame.step, frame.moves, frame.times_ms) if frame.step else "start"
+    lines = [head]
     lines += [fault_line(fault) for fault in frame.faults]
     return "\n".join([*lines, game.render(frame.state), ""])
 

@@ -192,9 +192,11 @@ Moves: (place r c), e.g. (place e 5); swap; noop."""
             chain = first & second
         winning = tuple(divmod(b, SIZE) for b in range(CELLS) if chain >> b & 1)
         red_role, blue_role = self._colour_roles(state)
+        # No colour named: a viewer draws each role's stones in that role's colour, which
+        # after a swap is not the colour the rules call its side.
         legend = (
-            Key("X", f"red, {red_role}: links rows a and i", red_role),
-            Key("O", f"blue, {blue_role}: links columns 1 and 9", blue_role),
+            Key("X", f"{red_role}: links rows a and i", red_role),
+            Key("O", f"{blue_role}: links columns 1 and 9", blue_role),
             Key(EMPTY, "empty"),
         )
         columns = tuple(str(c) for c in range(1, SIZE + 1))

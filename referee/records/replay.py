@@ -76,7 +76,11 @@ class Discrepancy:
 
 @dataclass(frozen=True)
 class Frame:
-    """The state after a step (step 0: the start), with the moves, response times and faults."""
+    """The state after a step (step 0: the start), with the moves, response times and faults.
+
+    The step a forfeit ended the match at completed no joint move: its frame has no moves,
+    its state is the one the step was asked in, and its faults are the forfeit's.
+    """
 
     step: int
     state: Hashable
@@ -84,10 +88,16 @@ class Frame:
     times_ms: dict[str, float] = field(default_factory=dict)
     faults: list[Fault] = field(default_factory=list)
 
+    @property
+    def played(self) -> bool:
+        """Whether a joint move was completed at this step (the start: nothing to play)."""
+        return self.step == 0 or bool(self.moves)
+
     def to_json(self, game: Game) -> dict[str, Any]:
         """The frame as JSON-ready data, with the board as text."""
         return {
             "step": self.step,
+            "played": self.played,
             "moves": self.moves,
             "times_ms": self.times_ms,
             "faults": [asdict(fault) for fault in self.faults],
@@ -650,11 +660,9 @@ class _Replayer:
         after = f"after step {last}" if last else "at the start"
         terminal = self.game.is_terminal(state)
         reason = self.t.end_reason
-        # A forfeit happens while a step is asked; that step is not recorded. A failed start
-        # under the forfeit policy ends the match before step 1.
-        forfeit_step = 0 if last == 0 and 0 in self.faults else last + 1
+        forfeit_step = self.t.forfeit_step
         late = [step for step in self.faults if step > last and step != 0]
-        if late and (reason != EndReason.FORFEIT or late != [forfeit_step]):
+        if late and late != [forfeit_step]:
             role = next(iter(self.faults[late[0]]))
             raise _at_step(late[0], "a fault at a step that was never played", role)
         if terminal and reason != EndReason.TERMINAL:
@@ -681,7 +689,7 @@ class _Replayer:
                 dict(zip(self.roles, self.game.goals(state), strict=True)), "the rules give"
             )
         elif reason == EndReason.FORFEIT:
-            assert self.policy is not None  # the header's check
+            assert self.policy is not None and forfeit_step is not None  # the header's check
             faulty = self.faults.get(forfeit_step, {})
             if not faulty:
                 raise _at(
@@ -696,6 +704,8 @@ class _Replayer:
             ]
             if forfeit_step:
                 self._check_forfeit_step(forfeit_step, state, faulty)
+                # Shown as a step of its own: the board it was asked in, and its faults.
+                self.frames.append(Frame(forfeit_step, state, faults=list(faulty.values())))
             goals = policy.forfeit_goals(len(self.roles), losers)
             self._check_goals(dict(zip(self.roles, goals, strict=True)), "the forfeit gives")
 
@@ -792,7 +802,19 @@ class FileVerdict:
             "problem": self.problem,
             "discrepancy": discrepancy.to_json() if discrepancy else None,
             "note": self.replayed.note if self.replayed else None,
+            "end": _end_json(self.replayed.transcript) if self.replayed else None,
         }
+
+
+def _end_json(transcript: Transcript) -> dict[str, Any]:
+    """How a match ended: why, at which step (a forfeit's, else the last played), the faults
+    that forfeited it, and what ended it as a person reads it (null: its rules, as played)."""
+    return {
+        "reason": transcript.end_reason,
+        "step": transcript.last_step,
+        "faults": [asdict(fault) for fault in transcript.forfeit_faults],
+        "why": transcript.why_ended(),
+    }
 
 
 def verify_file(path: Path, expected_key: str | None = None) -> FileVerdict:

@@ -24,6 +24,8 @@ from referee.errors import (
     TranscriptError,
 )
 from referee.games import Game, GdlGame, StateLimits
+from referee.policy import Policy, forfeits
+from referee.protocol import EndReason
 from referee.records.files import field_path, read_text, write_atomic
 from referee.records.signing import SIGNATURE_FIELD, SignatureCheck, SigningKey, check_signature
 
@@ -89,6 +91,13 @@ class Fault:
     detail: str
     replacement: str | None = None
     time_ms: float | None = None
+
+    def __str__(self) -> str:
+        """`obplayer: timeout at step 6, no answer within 200 ms`: the seat, the fault and its
+        step, and what the player did, as recorded."""
+        at = f"step {self.step}" if self.step else "the start (step 0)"
+        detail = f", {self.detail}" if self.detail else ""
+        return f"{self.role}: {self.kind} at {at}{detail}"
 
 
 @dataclass(frozen=True)
@@ -200,6 +209,39 @@ class Transcript:
         """Whether playing the match again could change nothing: it reached its end, or the
         rules failed it (then it has no result, and playing it again fails the same way)."""
         return self.complete or self.rules_fault is not None
+
+    @property
+    def forfeit_step(self) -> int | None:
+        """The step a forfeit ended the match at (None: it was not forfeited): the one asked
+        after the last played, which `steps` does not hold since no joint move was completed
+        there, or the start (0) for a match that failed to start."""
+        if self.end_reason != EndReason.FORFEIT:
+            return None
+        last = len(self.steps)
+        return 0 if last == 0 and any(fault.step == 0 for fault in self.faults) else last + 1
+
+    @property
+    def forfeit_faults(self) -> list[Fault]:
+        """The faults that ended a forfeited match: those at its forfeit step that forfeit
+        under its policy (under `random`, only a resignation does)."""
+        step = self.forfeit_step
+        if step is None or self.policy not in set(Policy):
+            return []
+        policy = Policy(self.policy)
+        return [f for f in self.faults if f.step == step and forfeits(policy, f.kind)]
+
+    @property
+    def last_step(self) -> int:
+        """The last step a replay shows: the forfeit's, else the last played (0: the start)."""
+        forfeited = self.forfeit_step
+        return len(self.steps) if forfeited is None else forfeited
+
+    def why_ended(self) -> str | None:
+        """What ended a match that its rules did not end, as a person reads it: the faults of
+        its forfeit, or the state its rules could not compute; None for any other end."""
+        if self.rules_fault is not None:
+            return str(self.rules_fault)
+        return "; ".join(str(fault) for fault in self.forfeit_faults) or None
 
 
 _ADAPTER = TypeAdapter(Transcript)

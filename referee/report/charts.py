@@ -8,18 +8,12 @@ from html import escape
 from typing import Any
 
 from referee.records.transcript import Transcript
+from referee.report.colours import role_colour
 
 WIDTH = 640
 ROW = 26
 LEFT = 120
 PAD = 24
-# Each role's colour, in role order: the pieces' colours of the boards; then a grey.
-COLOURS = ("#c8322b", "#2f66c8")
-OTHER = "#777"
-
-
-def _colour(index: int) -> str:
-    return COLOURS[index] if index < len(COLOURS) else OTHER
 
 
 def _ticks(low: float, high: float, count: int = 5) -> list[float]:
@@ -74,7 +68,8 @@ def times_chart(transcript: Transcript, roles: Sequence[str]) -> str:
     times = [t for step in steps for t in step.times_ms.values()]
     top = max([clock, *times, 1.0]) * 1.08
     height = 220
-    last = max(len(steps), 1)
+    # A forfeit's step, after the last played, has its fault's ring.
+    last = max(transcript.last_step, 1)
 
     def x(step: int) -> float:
         return LEFT / 2 + (WIDTH - LEFT / 2 - PAD) * (step - 1) / max(last - 1, 1)
@@ -98,13 +93,13 @@ def times_chart(transcript: Transcript, roles: Sequence[str]) -> str:
     for index, role in enumerate(roles):
         points = [(s.step, s.times_ms[role]) for s in steps if role in s.times_ms]
         line = " ".join(f"{x(step):.1f},{y(ms):.1f}" for step, ms in points)
-        colour = _colour(index)
+        # The role's colour on the board: its class, as the board's pieces have it.
+        colour = role_colour(role, roles)
         parts.append(
-            f'<polyline points="{line}" class="times" stroke="{colour}" data-role="{escape(role)}"'
-            "/>"
+            f'<polyline points="{line}" class="times {colour}" data-role="{escape(role)}"/>'
         )
         parts.append(
-            f'<text x="{LEFT / 2 + 110 * index}" y="12" class="legend" fill="{colour}"'
+            f'<text x="{LEFT / 2 + 110 * index}" y="12" class="legend {colour}"'
             f' text-anchor="start">{escape(role)}</text>'
         )
     for fault in transcript.faults:

@@ -23,9 +23,11 @@ from referee.records.files import check_writable_dir, write_atomic
 from referee.records.replay import FileVerdict, Frame, Outcome, verify_paths
 from referee.records.transcript import Transcript, transcript_files
 from referee.report.charts import ratings_chart, times_chart
+from referee.report.colours import role_colour, symbol_colour
 from referee.report.pages import options, page, script_data, table
 from referee.tournaments.results import directory_standings, read_info
-from referee.tournaments.standings import Standings, as_json
+from referee.tournaments.standings import COLUMNS as STANDINGS_COLUMNS
+from referee.tournaments.standings import NUMERIC, Record, Standings, as_json, ranking, rows
 
 # Where the report goes in a results directory unless told otherwise; transcripts are the
 # directory's own *.json files, so nothing here is taken for one.
@@ -148,19 +150,32 @@ def boards(drawn: Sequence[Board]) -> list[dict[str, Any]]:
 def legend(
     drawn: Sequence[Board], roles: Sequence[str], players: dict[str, str]
 ) -> list[dict[str, str | None]]:
-    """What a frame's symbols mean, once each, with the player of each role's pieces; then
-    each role whose pieces no symbol shows, with its player."""
+    """What a frame's symbols mean, once each, with the player of each role's pieces and
+    the colour (a class) they are drawn in; then each role whose pieces no symbol shows, with
+    its player and colour."""
     keys: dict[str, dict[str, str | None]] = {}
     for board in drawn:
         for key in board.legend:
             player = players.get(key.role) if key.role is not None else None
             keys.setdefault(
                 key.symbol,
-                {"symbol": key.symbol, "meaning": key.meaning, "role": key.role, "player": player},
+                {
+                    "symbol": key.symbol,
+                    "meaning": key.meaning,
+                    "role": key.role,
+                    "player": player,
+                    "colour": symbol_colour(key.symbol, key.role, roles),
+                },
             )
     shown = {key["role"] for key in keys.values()}
     seats = [
-        {"symbol": None, "meaning": role, "role": role, "player": players.get(role)}
+        {
+            "symbol": None,
+            "meaning": role,
+            "role": role,
+            "player": players.get(role),
+            "colour": role_colour(role, roles),
+        }
         for role in roles
         if role not in shown
     ]
@@ -184,9 +199,9 @@ def index_page(results: Path, standings: Standings, verdicts: Sequence[FileVerdi
     info = read_info(results)
     title = info.name if info is not None else results.name
     parts = [f"<h1>{escape(title)}</h1>", _summary(standings, verdicts)]
-    parts += ["<h2>Standings</h2>", _standings(data["overall"])]
+    parts += ["<h2>Standings</h2>", _standings(standings.overall)]
     parts += ["<h2>Ratings</h2>", ratings_chart(data["overall"])]
-    for game_id, records in sorted(data["games"].items()):
+    for game_id, records in sorted(standings.by_game.items()):
         parts += [f"<h2>{escape(game_id)}</h2>", _standings(records)]
     parts += ["<h2>Head to head</h2>", _head_to_head(data["head_to_head"])]
     parts += ["<h2>Faults</h2>", _faults(data["faults"])]
@@ -204,26 +219,10 @@ def _summary(standings: Standings, verdicts: Sequence[FileVerdict]) -> str:
     return f'<p class="note">{escape(text)}.</p>'
 
 
-def _standings(records: list[dict[str, Any]]) -> str:
-    headers = ["#", "player", "Elo", "95% interval", "matches", "wins", "draws", "losses"]
-    headers += ["score %", "faults"]
-    rows = [
-        [
-            rank,
-            r["player"],
-            f"{r['elo']:+.0f}",
-            f"{r['elo_low']:+.0f} to {r['elo_high']:+.0f}",
-            r["matches"],
-            r["wins"],
-            r["draws"],
-            r["losses"],
-            f"{100 * r['score']:.1f}",
-            sum(r["faults"].values()),
-        ]
-        for rank, r in enumerate(records, start=1)
-    ]
-    numeric = [True, False, True, True, True, True, True, True, True, True]
-    return table(headers, rows, numeric, ' class="standings"')
+def _standings(records: list[Record]) -> str:
+    """A standings table as the command line has it, saying what it ranks by."""
+    table_ = table(STANDINGS_COLUMNS, rows(records), NUMERIC, ' class="standings"')
+    return f'<p class="note">{escape(ranking(records))}</p>\n{table_}'
 
 
 def _head_to_head(pairs: dict[str, dict[str, dict[str, Any]]]) -> str:
@@ -244,11 +243,10 @@ def _head_to_head(pairs: dict[str, dict[str, dict[str, Any]]]) -> str:
 def _faults(faults: list[dict[str, Any]]) -> str:
     if not faults:
         return '<p class="note">No faults.</p>'
-    rows = [
-        [f["player"], f["fault"], f["count"], f["first_match"], f["first_step"]] for f in faults
-    ]
-    headers = ["player", "fault", "count", "first match", "first step"]
-    return table(headers, rows, [False, False, True, False, True])
+    first = ("first_match", "first_step", "first_role", "first_detail")
+    rows = [[f["player"], f["fault"], f["count"], *(f[key] for key in first)] for f in faults]
+    headers = ["player", "fault", "count", "first match", "its step", "its seat", "what happened"]
+    return table(headers, rows, [False, False, True, False, True, False, False])
 
 
 def _matches(verdicts: Sequence[FileVerdict]) -> str:
@@ -303,10 +301,13 @@ def _seats(transcript: Transcript) -> str:
 
 
 def _result(transcript: Transcript) -> str:
+    """The goals and the end, with what decided it when the rules did not."""
+    why = transcript.why_ended()
+    end = f"{transcript.end_reason}; {why}" if why else transcript.end_reason
     if transcript.goals is None:
-        return f"no result ({transcript.end_reason})"
+        return f"no result ({end})"
     goals = ", ".join(f"{role} {goal}" for role, goal in transcript.goals.items())
-    return f"goals {goals} ({transcript.end_reason})"
+    return f"goals {goals} ({end})"
 
 
 def _winners(transcript: Transcript) -> list[str]:

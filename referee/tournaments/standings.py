@@ -22,7 +22,7 @@ from tabulate import tabulate
 
 from referee.errors import FaultKind, TranscriptError
 from referee.players.chance import CHANCE_NAME
-from referee.records.transcript import Transcript, read_signed, transcript_files
+from referee.records.transcript import Fault, Transcript, read_signed, transcript_files
 from referee.tournaments.ratings import Pairing, Rating, fit, pairwise, pairwise_los, points
 from referee.tournaments.sprt import SprtSettings, SprtStatus, Verdict, status
 from referee.tournaments.withdrawal import WITHDRAWN, is_withdrawal
@@ -82,14 +82,18 @@ class Record:
 
 @dataclass(frozen=True)
 class FirstFault:
-    """How often a player made one kind of fault, and where the first one was."""
+    """How often a player made one kind of fault, and the first one: its match, the fault
+    as recorded (its seat, step and detail), and the log of the seat."""
 
     player: str
-    kind: FaultKind
     count: int
     match_id: str
-    step: int
+    first: Fault
     log: str | None
+
+    @property
+    def kind(self) -> FaultKind:
+        return self.first.kind
 
 
 @dataclass(frozen=True)
@@ -191,36 +195,48 @@ def _tally(record: Record, scored: float) -> None:
 
 
 def _rated(records: dict[str, Record], results: list[Pairing], anchor: str | None) -> list[Record]:
-    """The records with their ratings from one fit, ranked: by rating; where a game of more
-    than two roles counts, by average goal, then rating."""
+    """The records with their ratings from one fit, ranked as `ranking` says."""
     ratings = {rating.player: rating for rating in fit(results, anchor)}
     for record in records.values():
         record.rating = ratings.get(record.player)
+    by_goal = _ranks_by_goal(records.values())
 
     def key(r: Record) -> tuple[float, float, str]:
         elo = r.rating.elo if r.rating else 0.0
-        if r.many_roles:
+        if by_goal:
             return (-r.average_goal, -elo, r.player)
         return (-elo, -r.average_goal, r.player)
 
     return sorted(records.values(), key=key)
 
 
+def _ranks_by_goal(records: Iterable[Record]) -> bool:
+    """Whether a table ranks by average goal (then rating) rather than by rating: where a
+    game of more than two roles counts, whose goals rank more than a pair's win or loss."""
+    return any(record.many_roles for record in records)
+
+
+def ranking(records: Iterable[Record]) -> str:
+    """What a table ranks by, as its caption says it."""
+    if _ranks_by_goal(records):
+        return (
+            "ranked by average goal (avg goal), then rating: a game of more than two roles counts"
+        )
+    return "ranked by rating (Elo)"
+
+
 def _first_faults(transcripts: list[Transcript]) -> list[FirstFault]:
     """Per player and fault kind: the count and the first (in the order matches started)."""
     counts: Counter[tuple[str, FaultKind]] = Counter()
-    first: dict[tuple[str, FaultKind], tuple[str, int, str | None]] = {}
+    first: dict[tuple[str, FaultKind], tuple[str, Fault, str | None]] = {}
     for transcript in transcripts:
         seats = {seat.role: seat for seat in transcript.seats}
         for fault in transcript.faults:
             seat = seats[fault.role]
             key = (seat.player, fault.kind)
             counts[key] += 1
-            first.setdefault(key, (transcript.match_id, fault.step, seat.log))
-    return [
-        FirstFault(player, kind, counts[(player, kind)], *first[(player, kind)])
-        for player, kind in sorted(counts)
-    ]
+            first.setdefault(key, (transcript.match_id, fault, seat.log))
+    return [FirstFault(key[0], counts[key], *first[key]) for key in sorted(counts)]
 
 
 def sprt_pairs(transcripts: Iterable[Transcript], tested: str) -> list[tuple[float, float]]:
@@ -268,20 +284,20 @@ def load_results(
     return transcripts, errors
 
 
-_COLUMNS = ["#", "player", "Elo", "95% interval", "LOS", "matches", "wins", "draws", "losses"]
-_COLUMNS += ["draws %", "score %", "avg goal", "faults"]
+COLUMNS = ["#", "player", "Elo", "95% interval", "matches", "wins", "draws", "losses"]
+COLUMNS += ["draws %", "score %", "avg goal", "faults"]
+# Which of them hold numbers, to align on the right where a table can.
+NUMERIC = [True, False, True, True, True, True, True, True, True, True, True, False]
 
 
 def _row(rank: int, record: Record) -> list[Any]:
     rating = record.rating
     faults = ", ".join(f"{n} {kind}" for kind, n in sorted(record.faults.items())) or "-"
-    los = rating.los_next if rating else None
     return [
         rank,
         f"{record.player} ({WITHDRAWN})" if record.withdrawn else record.player,
         _elo(rating.elo) if rating else "",
         f"{_elo(rating.low)} to {_elo(rating.high)}" if rating else "",
-        f"{100 * los:.1f}%" if los is not None else "",
         record.matches,
         record.wins,
         record.draws,
@@ -337,8 +353,37 @@ def render(standings: Standings, fmt: Format) -> str:
 
 
 def table(records: list[Record], style: str = "simple") -> str:
-    rows = [_row(rank, record) for rank, record in enumerate(records, start=1)]
-    return tabulate(rows, headers=_COLUMNS, tablefmt=style, disable_numparse=True)
+    """What the table ranks by, then its rows (`rows`)."""
+    ranked = tabulate(rows(records), headers=COLUMNS, tablefmt=style, disable_numparse=True)
+    # Markdown needs a blank line between a paragraph and a table.
+    gap = "\n" if style == "simple" else "\n\n"
+    return f"{ranking(records)}:{gap}{ranked}"
+
+
+def rows(records: list[Record]) -> list[list[Any]]:
+    """A row per player, ranked, in COLUMNS; between two players rated one after the other,
+    a row with the LOS of the one above over the one below."""
+    found = []
+    for rank, record in enumerate(records, start=1):
+        found.append(_row(rank, record))
+        los = los_line(records, rank)
+        if los is not None:
+            found.append(["", los, *[""] * (len(COLUMNS) - 2)])
+    return found
+
+
+def los_line(records: list[Record], rank: int) -> str | None:
+    """`LOS 71.4%: #1 stronger than #2`: the LOS of the player at `rank` (from 1) over the
+    one below it, for a row between the two; None unless that one is the one rated next
+    below it (a ranking by goal may put another player there)."""
+    if rank >= len(records):
+        return None
+    above, below = records[rank - 1].rating, records[rank].rating
+    if above is None or above.los_next is None or below is None or below.elo > above.elo:
+        return None
+    if any(r.rating and below.elo < r.rating.elo < above.elo for r in records):
+        return None
+    return f"LOS {100 * above.los_next:.1f}%: #{rank} stronger than #{rank + 1}"
 
 
 def fault_table(faults: list[FirstFault], style: str = "simple") -> str:
@@ -346,8 +391,7 @@ def fault_table(faults: list[FirstFault], style: str = "simple") -> str:
     if not faults:
         return "no faults"
     rows = [
-        (f.player, str(f.kind), f.count, f"{f.match_id} step {f.step}", f.log or "-")
-        for f in faults
+        (f.player, str(f.kind), f.count, f"{f.match_id}, {f.first}", f.log or "-") for f in faults
     ]
     headers = ["player", "fault", "count", "first", "its log"]
     return tabulate(rows, headers=headers, tablefmt=style, disable_numparse=True)
@@ -451,7 +495,9 @@ def as_json(standings: Standings) -> dict[str, Any]:
                 "fault": str(f.kind),
                 "count": f.count,
                 "first_match": f.match_id,
-                "first_step": f.step,
+                "first_step": f.first.step,
+                "first_role": f.first.role,
+                "first_detail": f.first.detail,
                 "log": f.log,
             }
             for f in standings.faults

@@ -25,13 +25,14 @@ function filterMatches() {
   document.getElementById("shown").textContent = String(shown);
 }
 
-// Boards as SVG, from the cells' symbols: X and O (x and o) a role's pieces, # a blocker's
-// cell, W a white blocker, . an empty cell, a space no cell at all; any other symbol (a GDL
-// game's) is written in its cell. Colours come from classes and the style sheet, never
-// from style attributes, so that a page under a strict Content-Security-Policy draws them.
+// Boards as SVG, from the cells' symbols: a role's pieces (X and O, x and o, a GDL game's
+// word for them) drawn in the role's colour, # a blocker's cell, W a white blocker, . an
+// empty cell, a space no cell at all; any other symbol (a GDL game's) is written in its
+// cell. Colours come from classes and the style sheet, never from style attributes, so that
+// a page under a strict Content-Security-Policy draws them.
 const CELL = 34;
 const MARGIN = 26;
-const PIECES = { X: "first", x: "first", O: "second", o: "second", W: "white" };
+const PIECES = { W: "white" };
 
 function svgElement(tag, attributes, children = "") {
   const text = Object.entries(attributes)
@@ -54,22 +55,12 @@ function hexagon(cx, cy) {
   return points.join(" ");
 }
 
-// A GDL game's words that name a colour are drawn in it (connect four's red and black).
-const COLOURS = new Set(["red", "black", "white", "blue", "green", "yellow", "orange", "purple", "brown"]);
-
-// How a frame's symbols are drawn as pieces, beyond the built-in games' (PIECES): a GDL
-// word that the legend says is a role's piece is that role's disc (the first role's colour,
-// the second's, or grey), or its own colour's when the word names one.
-function piecesOf(keys, roles) {
+// How a frame's symbols are drawn as pieces: in the colour its legend gives each (a role's
+// piece its role's, as in the answer-time chart; referee/report/colours.py decides which).
+function piecesOf(keys) {
   const pieces = {};
   for (const key of keys) {
-    if (key.symbol === null || key.symbol in PIECES) continue;
-    const word = key.symbol.toLowerCase();
-    if (COLOURS.has(word)) {
-      pieces[key.symbol] = `colour-${word}`;
-    } else if (key.role !== null) {
-      pieces[key.symbol] = ["first", "second"][roles.indexOf(key.role)] ?? "other";
-    }
+    if (key.symbol !== null && key.colour !== null) pieces[key.symbol] = key.colour;
   }
   return pieces;
 }
@@ -80,7 +71,7 @@ function cellShape(symbol, x, y, hexagonal, pieces) {
   let shape = hexagonal
     ? svgElement("polygon", { points: hexagon(x, y), class: kind })
     : svgElement("rect", { x: x - CELL / 2, y: y - CELL / 2, width: CELL, height: CELL, class: kind });
-  const piece = PIECES[symbol] ?? pieces[symbol];
+  const piece = pieces[symbol] ?? PIECES[symbol];
   if (piece !== undefined) {
     shape += svgElement("circle", { cx: x, cy: y, r: CELL * 0.34, class: `piece ${piece}` });
   } else if (symbol !== "." && symbol !== "#") {
@@ -232,18 +223,17 @@ function viewMatch(frames) {
   const legend = document.getElementById("legend");
   const play = document.getElementById("play");
   const last = frames.length - 1;
-  // The roles in the rules' order, as the moves table lists them.
-  const roles = [...moves.querySelectorAll("tbody tr")].map((row) => row.dataset.role);
   let timer = null;
 
   function show(index) {
     const frame = frames[index];
     slider.value = String(index);
     label.textContent = `step ${frame.step} of ${last}`;
-    const pieces = piecesOf(frame.legend, roles);
+    const pieces = piecesOf(frame.legend);
     drawFrame(board, frame, index > 0 ? frames[index - 1] : null, pieces);
     drawLegend(legend, frame.legend, pieces);
     let what = index === 0 ? "The start position: no move played yet." : `The moves of step ${frame.step}, which led to this position.`;
+    if (!frame.played) what = `Step ${frame.step} was not played: a fault ended the match while it was asked. The position it was asked in.`;
     if (frame.terminal) what += " The game is over.";
     caption.textContent = what;
     for (const row of moves.querySelectorAll("tbody tr")) {
@@ -253,7 +243,7 @@ function viewMatch(frames) {
       const time = frame.times_ms[role];
       row.querySelector(".time").textContent = time === undefined ? "" : time.toFixed(1);
       const cell = row.querySelector(".fault-cell");
-      cell.textContent = fault ? fault.kind : "";
+      cell.textContent = fault ? `${fault.kind}: ${fault.detail}` : "";
       cell.classList.toggle("fault", Boolean(fault));
     }
   }
