@@ -6,6 +6,7 @@ import json
 import re
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -385,3 +386,38 @@ def test_play_names_a_role_in_the_case_its_rulesheet_spells_it(tmp_path: Path) -
     result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
     assert [seat["role"] for seat in json.loads(out.read_text())["seats"]] == ["xplayer", "oplayer"]
+
+
+@pytest.mark.parametrize("columns", [60, 200])
+@pytest.mark.parametrize(
+    "args",
+    [["doctor"], ["games"], ["validate", f"{sys.executable} -c 'import sys'", "--games", "quad"]],
+    ids=["doctor", "games", "validate"],
+)
+def test_tables_fit_the_terminal(args: list[str], columns: int) -> None:
+    wide = runner.invoke(app, args, env={"COLUMNS": "100000"})
+    fitted = runner.invoke(app, args, env={"COLUMNS": str(columns)})
+    assert fitted.exit_code == wide.exit_code, fitted.output
+    # What is not a table (validate's fixes, limits and verdict) is the same in both.
+    lines = fitted.stdout.splitlines()
+    changed = [line for line in lines if line not in wide.stdout.splitlines()]
+    assert all(len(line) <= columns for line in [lines[0], *changed]), fitted.stdout
+    # Wrapped or listed, not cut: every character of the wide table is there.
+    missing = characters(wide.stdout) - characters(fitted.stdout)
+    assert set(missing) <= {"-"}, missing
+
+
+def characters(output: str) -> Counter[str]:
+    """The characters of a command's output, but for spaces and the time a verdict took."""
+    kept = [line for line in output.splitlines() if not line.startswith("verdict:")]
+    return Counter("".join("".join(kept).split()))
+
+
+def test_a_table_too_narrow_to_wrap_is_a_list_and_json_is_not_wrapped() -> None:
+    listed = runner.invoke(app, ["doctor"], env={"COLUMNS": "40"})
+    assert listed.exit_code == 0
+    blocks = listed.stdout.strip().split("\n\n")
+    assert blocks[0].splitlines()[:2] == ["protection: limits in each process", "active: yes"]
+    assert all(block.startswith("protection: ") for block in blocks)
+    as_json = runner.invoke(app, ["doctor", "--json"], env={"COLUMNS": "40"})
+    assert json.loads(as_json.stdout) and max(map(len, as_json.stdout.splitlines())) > 40

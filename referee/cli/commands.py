@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
 import typer
-from tabulate import tabulate
 
 from referee import __version__
 from referee.cli import arena, present
@@ -281,7 +280,7 @@ def games(as_json: JsonOption = False) -> None:
         typer.echo(json.dumps(rows, indent=2))
         return
     table = [(g.id, ", ".join(g.roles), g.description) for g in GAMES.values()]
-    typer.echo(tabulate(table, headers=["game", "roles", "description"]))
+    typer.echo(present.table_text(["game", "roles", "description"], table))
 
 
 @app.command(cls=PlainCommand)
@@ -1044,7 +1043,7 @@ def doctor(as_json: JsonOption = False) -> None:
         typer.echo(json.dumps(protections.to_json(), indent=2))
         return
     table = [(name, "yes" if active else "NO", how) for name, active, how in protections.rows()]
-    typer.echo(tabulate(table, headers=["protection", "active", "how"]))
+    typer.echo(present.table_text(["protection", "active", "how"], table))
 
 
 def _quoting_hint(args: list[str]) -> str:
