@@ -6,6 +6,7 @@ import json
 import re
 import sys
 import time
+import tomllib
 from collections import Counter
 from pathlib import Path
 
@@ -421,3 +422,14 @@ def test_a_table_too_narrow_to_wrap_is_a_list_and_json_is_not_wrapped() -> None:
     assert all(block.startswith("protection: ") for block in blocks)
     as_json = runner.invoke(app, ["doctor", "--json"], env={"COLUMNS": "40"})
     assert json.loads(as_json.stdout) and max(map(len, as_json.stdout.splitlines())) > 40
+
+
+@pytest.mark.parametrize("option", ["--version", "-V"])
+def test_the_version_is_the_one_pyproject_gives(
+    option: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main([option])
+    assert exited.value.code == 0
+    project = tomllib.loads((Path(__file__).parent.parent / "pyproject.toml").read_text())
+    assert capsys.readouterr().out == f"referee {project['project']['version']}\n"

@@ -17,12 +17,12 @@ import tempfile
 from collections.abc import Callable, Coroutine, Iterator
 from dataclasses import fields, replace
 from enum import StrEnum
+from importlib import metadata
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
 import typer
 
-from referee import __version__
 from referee.cli import arena, present
 from referee.cli.failures import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERRUPTED
 from referee.cli.failures import say_error as _error
@@ -138,7 +138,8 @@ _state_options = _options_of(StateLimits, "states", "state_", _STATE_OPTIONS)
 
 def _print_version(requested: bool) -> None:
     if requested:
-        typer.echo(f"referee {__version__}")
+        # The version pyproject.toml gives, as installed: said there only.
+        typer.echo(f"referee {metadata.version('referee')}")
         raise typer.Exit()
 
 
@@ -147,7 +148,7 @@ def _options(
     version: Annotated[
         bool,
         typer.Option(
-            "--version", callback=_print_version, is_eager=True, help="Print the version."
+            "--version", "-V", callback=_print_version, is_eager=True, help="Print the version."
         ),
     ] = False,
 ) -> None:
