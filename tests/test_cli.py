@@ -433,3 +433,37 @@ def test_the_version_is_the_one_pyproject_gives(
     assert exited.value.code == 0
     project = tomllib.loads((Path(__file__).parent.parent / "pyproject.toml").read_text())
     assert capsys.readouterr().out == f"referee {project['project']['version']}\n"
+
+
+def test_the_completion_script_is_shown_for_the_shell_named(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Typer's switch from the shell it detects to the one named.
+    monkeypatch.setenv("_TYPER_COMPLETE_TEST_DISABLE_SHELL_DETECTION", "1")
+    with pytest.raises(SystemExit) as exited:
+        main(["--show-completion", "bash"])
+    assert exited.value.code == 0
+    script = capsys.readouterr().out
+    assert "_REFEREE_COMPLETE=complete_bash" in script
+    assert script.strip().endswith("complete -o default -F _referee_completion referee")
+
+
+@pytest.mark.parametrize(
+    ("words", "completed"),
+    [
+        ("referee pl", "play"),
+        ("referee play --po", "--policy\n--ponder"),
+        ("referee arena a", "author"),
+    ],
+)
+def test_the_shell_completes_commands_and_options(
+    words: str, completed: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # What the script above asks of `referee` at each tab.
+    monkeypatch.setenv("_REFEREE_COMPLETE", "complete_bash")
+    monkeypatch.setenv("COMP_WORDS", words)
+    monkeypatch.setenv("COMP_CWORD", str(len(words.split()) - 1))
+    with pytest.raises(SystemExit) as exited:
+        main([])
+    assert exited.value.code == 0
+    assert capsys.readouterr().out.strip() == completed

@@ -67,10 +67,7 @@ from referee.tournaments.standings import Format, load_results, render
 from referee.validate import Verdict, validate
 
 # Plain help, as click formats it: option names and metavars in words, never Python types.
-app = typer.Typer(
-    add_completion=False,
-    rich_markup_mode=None,
-)
+app = typer.Typer(rich_markup_mode=None)
 app.add_typer(arena.app, name="arena")
 
 F = TypeVar("F", bound=Callable[..., None])
