@@ -262,6 +262,10 @@ def test_sigterm_ends_the_players_and_records_the_match_as_aborted(tmp_path) -> 
         (["nosuch"], "referee: No such command 'nosuch'."),
         (["play", "quad", "--policy", "bad"], "referee play: Invalid value for '--policy'"),
         (["replay", "t.json", "--step", "x"], "referee replay: Invalid value for '--step'"),
+        (["play", "--bogus"], "referee play: No such option: --bogus"),
+        (["games", "--nope"], "referee games: No such option: --nope"),
+        (["play", "ticblock", "-p"], "referee play: Option '-p' requires an argument."),
+        (["arena", "serve", "d", "--bogus"], "referee arena serve: No such option: --bogus"),
     ],
 )
 def test_a_usage_error_is_one_line_with_the_command_and_exit_2(
@@ -269,6 +273,7 @@ def test_a_usage_error_is_one_line_with_the_command_and_exit_2(
 ) -> None:
     line = usage_error(args, capsys)
     assert line.startswith(f"referee: error: {message}"), line
+    assert line.count("referee: error:") == 1, line
     assert line.endswith(f"(see {message.split(':')[0]} --help)")
 
 
@@ -290,6 +295,18 @@ def test_no_arguments_show_the_help(capsys: pytest.CaptureFixture[str]) -> None:
     shown = capsys.readouterr().out
     assert "Usage: referee [OPTIONS] COMMAND" in shown
     assert "conformance" in shown and "tournament" in shown
+
+
+@pytest.mark.parametrize("group", [["arena"], ["arena", "author"]])
+def test_a_group_without_its_command_shows_its_help(
+    group: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(group)
+    assert exited.value.code == 0
+    shown = capsys.readouterr()
+    assert shown.out.startswith(f"Usage: referee {' '.join(group)} [OPTIONS] COMMAND")
+    assert shown.err == ""
 
 
 COMMANDS = [name for name in ("", *(c.name for c in app.registered_commands)) if name is not None]

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
 import typer
+from typer._click.exceptions import NoArgsIsHelpError
 
 from referee.cli import arena, present
 from referee.cli.failures import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERRUPTED
@@ -1071,6 +1072,10 @@ def main(args: list[str] | None = None) -> None:
     args = sys.argv[1:] if args is None else args
     try:
         code = app(args or ["--help"], prog_name="referee", standalone_mode=False)
+    except NoArgsIsHelpError as error:
+        # `referee arena` alone, as `referee` alone: its help, which is no error.
+        typer.echo(error.ctx.get_help() if error.ctx is not None else error.format_message())
+        code = 0
     except typer.TyperException as error:
         # Typer's own usage errors carry the command they were found in (`ctx`).
         context = getattr(error, "ctx", None)
