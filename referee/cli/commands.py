@@ -1005,10 +1005,17 @@ def serve(
         tracer = _open_trace(stack, trace)
         channel = trace_channel(tracer, player_name)
         gateway = Gateway(spec, player_name, logs, typer.echo, channel, states, door)
-        _run(_serve(gateway, host, port), "stopped serving", stop_progress=lambda: None)
+        with short_pauses():
+            asyncio.run(_serve(gateway, host, port))
+    typer.echo(f"{player_name}: stopped", err=True)
 
 
 async def _serve(gateway: Gateway, host: str, port: int) -> None:
+    """Answer the game manager until Ctrl-C or SIGTERM, the way serving is meant to end (no
+    error): a match under way ends with its program. The loop's end takes the handlers away."""
+    stop = asyncio.Event()
+    for number in (signal.SIGINT, signal.SIGTERM):
+        asyncio.get_running_loop().add_signal_handler(number, stop.set)
     try:
         server = await serve_gateway(gateway, host, port)
     except OSError as error:
@@ -1023,7 +1030,7 @@ async def _serve(gateway: Gateway, host: str, port: int) -> None:
             err=True,
         )
     try:
-        await server.serve_forever()
+        await stop.wait()
     finally:
         server.close()
         await gateway.close()
