@@ -5,11 +5,16 @@ BIN := $(VENV)/bin
 
 .PHONY: demo test lint bench clean
 
+# A line per step, and pip's own lines for the packages as it fetches them: a first run
+# takes a minute or two, which should not look like a hang.
 $(BIN)/referee: pyproject.toml
+	@echo "setting up $(VENV) (a minute or two on first run)..."
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test]'
+	@echo "installing referee and what it needs into $(VENV)..."
+	$(BIN)/python -m pip install -e '.[test]'
 	touch $@
+	@echo "$(VENV) is ready"
 
 demo: $(BIN)/referee
 	$(BIN)/referee tournament matches/demo.yaml

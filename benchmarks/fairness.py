@@ -387,7 +387,9 @@ def main() -> int:
     parser.add_argument("--clocks", default="100,1000", help="the sleepers' play clocks, ms")
     parser.add_argument("--answers", type=int, default=400, help="per cell, shortest clock")
     parser.add_argument("--long-answers", type=int, help="per cell, longer clocks")
-    parser.add_argument("--fractions", default=FRACTIONS, help="the sleepers' sleeps, % of a clock")
+    parser.add_argument(
+        "--fractions", default=FRACTIONS, help="the sleepers' sleeps, %% of a clock"
+    )
     parser.add_argument("--concurrency", help="the sleepers' concurrencies (default 1,CORES)")
     parser.add_argument("--fastchess", help="the fastchess program (default: on PATH)")
     parser.add_argument("--json", action="store_true", help="print JSON")

@@ -27,6 +27,19 @@ def benchmark_json(script: str, *args: str, exit_codes: tuple[int, ...] = (0,)) 
     return json.loads(result.stdout)
 
 
+@pytest.mark.parametrize("script", sorted(path.name for path in (ROOT / "benchmarks").glob("*.py")))
+def test_every_benchmark_explains_its_options(script: str) -> None:
+    # argparse formats help with %: a bare one in a help string is a traceback.
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / script), "--help"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("usage: "), result.stdout
+
+
 def test_engine_benchmark_reports_every_game() -> None:
     # Exit 1 says a floor was missed; speed is not what this test is about.
     report = benchmark_json("engines.py", "--seconds", "0.05", exit_codes=(0, 1))

@@ -6,6 +6,8 @@ import json
 import re
 import sys
 import time
+import tomllib
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -260,6 +262,10 @@ def test_sigterm_ends_the_players_and_records_the_match_as_aborted(tmp_path) -> 
         (["nosuch"], "referee: No such command 'nosuch'."),
         (["play", "quad", "--policy", "bad"], "referee play: Invalid value for '--policy'"),
         (["replay", "t.json", "--step", "x"], "referee replay: Invalid value for '--step'"),
+        (["play", "--bogus"], "referee play: No such option: --bogus"),
+        (["games", "--nope"], "referee games: No such option: --nope"),
+        (["play", "ticblock", "-p"], "referee play: Option '-p' requires an argument."),
+        (["arena", "serve", "d", "--bogus"], "referee arena serve: No such option: --bogus"),
     ],
 )
 def test_a_usage_error_is_one_line_with_the_command_and_exit_2(
@@ -267,6 +273,7 @@ def test_a_usage_error_is_one_line_with_the_command_and_exit_2(
 ) -> None:
     line = usage_error(args, capsys)
     assert line.startswith(f"referee: error: {message}"), line
+    assert line.count("referee: error:") == 1, line
     assert line.endswith(f"(see {message.split(':')[0]} --help)")
 
 
@@ -288,6 +295,18 @@ def test_no_arguments_show_the_help(capsys: pytest.CaptureFixture[str]) -> None:
     shown = capsys.readouterr().out
     assert "Usage: referee [OPTIONS] COMMAND" in shown
     assert "conformance" in shown and "tournament" in shown
+
+
+@pytest.mark.parametrize("group", [["arena"], ["arena", "author"]])
+def test_a_group_without_its_command_shows_its_help(
+    group: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(group)
+    assert exited.value.code == 0
+    shown = capsys.readouterr()
+    assert shown.out.startswith(f"Usage: referee {' '.join(group)} [OPTIONS] COMMAND")
+    assert shown.err == ""
 
 
 COMMANDS = [name for name in ("", *(c.name for c in app.registered_commands)) if name is not None]
@@ -386,3 +405,83 @@ def test_play_names_a_role_in_the_case_its_rulesheet_spells_it(tmp_path: Path) -
     result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
     assert [seat["role"] for seat in json.loads(out.read_text())["seats"]] == ["xplayer", "oplayer"]
+
+
+@pytest.mark.parametrize("columns", [60, 200])
+@pytest.mark.parametrize(
+    "args",
+    [["doctor"], ["games"], ["validate", f"{sys.executable} -c 'import sys'", "--games", "quad"]],
+    ids=["doctor", "games", "validate"],
+)
+def test_tables_fit_the_terminal(args: list[str], columns: int) -> None:
+    wide = runner.invoke(app, args, env={"COLUMNS": "100000"})
+    fitted = runner.invoke(app, args, env={"COLUMNS": str(columns)})
+    assert fitted.exit_code == wide.exit_code, fitted.output
+    # What is not a table (validate's fixes, limits and verdict) is the same in both.
+    lines = fitted.stdout.splitlines()
+    changed = [line for line in lines if line not in wide.stdout.splitlines()]
+    assert all(len(line) <= columns for line in [lines[0], *changed]), fitted.stdout
+    # Wrapped or listed, not cut: every character of the wide table is there.
+    missing = characters(wide.stdout) - characters(fitted.stdout)
+    assert set(missing) <= {"-"}, missing
+
+
+def characters(output: str) -> Counter[str]:
+    """The characters of a command's output, but for spaces and the time a verdict took."""
+    kept = [line for line in output.splitlines() if not line.startswith("verdict:")]
+    return Counter("".join("".join(kept).split()))
+
+
+def test_a_table_too_narrow_to_wrap_is_a_list_and_json_is_not_wrapped() -> None:
+    listed = runner.invoke(app, ["doctor"], env={"COLUMNS": "40"})
+    assert listed.exit_code == 0
+    blocks = listed.stdout.strip().split("\n\n")
+    assert blocks[0].splitlines()[:2] == ["protection: limits in each process", "active: yes"]
+    assert all(block.startswith("protection: ") for block in blocks)
+    as_json = runner.invoke(app, ["doctor", "--json"], env={"COLUMNS": "40"})
+    assert json.loads(as_json.stdout) and max(map(len, as_json.stdout.splitlines())) > 40
+
+
+@pytest.mark.parametrize("option", ["--version", "-V"])
+def test_the_version_is_the_one_pyproject_gives(
+    option: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main([option])
+    assert exited.value.code == 0
+    project = tomllib.loads((Path(__file__).parent.parent / "pyproject.toml").read_text())
+    assert capsys.readouterr().out == f"referee {project['project']['version']}\n"
+
+
+def test_the_completion_script_is_shown_for_the_shell_named(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Typer's switch from the shell it detects to the one named.
+    monkeypatch.setenv("_TYPER_COMPLETE_TEST_DISABLE_SHELL_DETECTION", "1")
+    with pytest.raises(SystemExit) as exited:
+        main(["--show-completion", "bash"])
+    assert exited.value.code == 0
+    script = capsys.readouterr().out
+    assert "_REFEREE_COMPLETE=complete_bash" in script
+    assert script.strip().endswith("complete -o default -F _referee_completion referee")
+
+
+@pytest.mark.parametrize(
+    ("words", "completed"),
+    [
+        ("referee pl", "play"),
+        ("referee play --po", "--policy\n--ponder"),
+        ("referee arena a", "author"),
+    ],
+)
+def test_the_shell_completes_commands_and_options(
+    words: str, completed: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # What the script above asks of `referee` at each tab.
+    monkeypatch.setenv("_REFEREE_COMPLETE", "complete_bash")
+    monkeypatch.setenv("COMP_WORDS", words)
+    monkeypatch.setenv("COMP_CWORD", str(len(words.split()) - 1))
+    with pytest.raises(SystemExit) as exited:
+        main([])
+    assert exited.value.code == 0
+    assert capsys.readouterr().out.strip() == completed

@@ -187,7 +187,7 @@ def test_format_move_builds_canonical_text() -> None:
     ("game_id", "cells"),
     [
         ("blocker-parallel", 32),
-        ("ticblock", 9),
+        ("ticblock", 9 + 16),  # both phases' boards
         ("hex-pie", 81),
         ("double-tictactoe", 18),
         ("quad", 45),
@@ -198,6 +198,19 @@ def test_render_draws_every_blank_cell_then_fewer_as_play_goes_on(game_id: str, 
     assert game.render(game.initial_state()).count(".") == cells
     (_, state), *_ = random_steps(game, random.Random(2))
     assert game.render(state).count(".") < cells
+
+
+@pytest.mark.parametrize("game_id", ALL)
+def test_the_text_board_keeps_its_shape_from_the_first_state_to_the_last(game_id: str) -> None:
+    # --show prints one under the other: a board that grew as it filled would jump about.
+    game = get_game(game_id)
+    for seed in range(5):
+        states = [
+            game.initial_state(),
+            *(state for _, state in random_steps(game, random.Random(seed))),
+        ]
+        shapes = Counter(tuple(map(len, game.render(state).splitlines())) for state in states)
+        assert len(shapes) == 1, (seed, shapes)
 
 
 @pytest.mark.parametrize("path", REFERENCE_FILES, ids=lambda path: path.stem)

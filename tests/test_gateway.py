@@ -44,10 +44,11 @@ def served(
     command: str = "referee/players/starters/random_player.py",
     *options: str,
     said: list[str] | None = None,
+    stop: signal.Signals = signal.SIGINT,
 ) -> Iterator[int]:
-    """The port of `referee serve COMMAND [OPTIONS]`, running until the block ends; what it
-    said besides its address (its standard output and error, in the order they came) is put
-    in `said`."""
+    """The port of `referee serve COMMAND [OPTIONS]`, running until the block ends and `stop`
+    (Ctrl-C's signal) ends it, cleanly; what it said besides its address (its standard
+    output and error, in the order they came) is put in `said`."""
     process = subprocess.Popen(
         [
             sys.executable,
@@ -90,7 +91,7 @@ def served(
         assert ports, "\n".join(lines)
         yield ports[0]
     finally:
-        process.send_signal(signal.SIGINT)
+        process.send_signal(stop)
         try:
             process.wait(timeout=10)
         except subprocess.TimeoutExpired:
@@ -99,6 +100,9 @@ def served(
         reader.join(HANG_GUARD_S)
         if said is not None:
             said.extend(lines)
+    # After a block that went well: stopping is how serving ends, no error.
+    name = Path(command.split()[-1]).stem  # the player's name, by default
+    assert (process.returncode, lines[-1]) == (0, f"{name}: stopped"), lines
 
 
 def play(tmp_path: Path, game: Game, port: int, seat: int) -> None:
@@ -278,6 +282,17 @@ def test_a_stop_before_the_end_ends_the_match_without_goals(tmp_path: Path) -> N
         assert ask(port, "(INFO)") == (200, "((name random_player) (status available))")
     ended = said.index("m1: stopped at state 0, before its end")
     assert said[ended + 1] == "m1: aborted", said
+
+
+@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_serving_stopped_in_a_match_ends_it_and_its_program_without_an_error(
+    tmp_path: Path, stop: signal.Signals
+) -> None:
+    rules = "(role r) (init (at 0)) (<= (legal r go) (true (at 0))) (<= terminal (true (at 1)))"
+    said: list[str] = []
+    with served(tmp_path, said=said, stop=stop) as port:
+        assert ask(port, format_request(Start("m1", "r", rules, 10, 2))) == (200, "ready")
+    assert not [line for line in said if "Traceback" in line or "error" in line], said
 
 
 def test_a_flood_of_connections_is_dropped_beyond_a_bound(tmp_path: Path) -> None:

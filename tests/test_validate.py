@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import sys
 from dataclasses import asdict, replace
 from pathlib import Path
@@ -224,7 +225,8 @@ def test_matches_the_rules_ended_are_said_in_one_line_and_warn(tmp_path: Path) -
     assert said.exit_code == 0, said.output
     (line,) = [line for line in said.stdout.splitlines() if line.startswith("rules ")]
     assert line.split()[1] == "warn"
-    assert "verdict: PASS with warnings (rules, response time); 6 matches in " in said.stdout
+    # No answer to time: a consequence of the rules' fault, not a second warning.
+    assert "verdict: PASS with warnings (rules); 6 matches in " in said.stdout
     result = runner.invoke(app, [*args, "--json"])
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout)
@@ -275,3 +277,33 @@ def test_a_program_dead_at_its_start_is_one_match_in_the_verdict(tmp_path: Path)
     result = runner.invoke(app, ["validate", bot, "--games", "ticblock"])
     assert result.exit_code == 1
     assert result.stdout.splitlines()[-1].startswith("verdict: FAIL (start); 1 match in ")
+
+
+def test_an_early_stop_reports_the_checks_it_did_not_run_as_not_run(tmp_path: Path) -> None:
+    # Dead at its first start: nothing after the start was put to the test, and the answers
+    # it never gave are no second problem.
+    bot = f"{sys.executable} {tmp_path / 'no_such_bot.py'}"
+    result = runner.invoke(app, ["validate", bot, "--games", "ticblock", "--json"])
+    assert result.exit_code == 1
+    report = json.loads(result.stdout)
+    assert report["verdict"] == "fail"
+    assert {check["name"]: check["verdict"] for check in report["checks"]} == {
+        "start": "fail",
+        "legal moves": "not run",
+        "play clock": "not run",
+        "clean output": "not run",
+        "stays up": "not run",
+        "limits": "not run",
+        "reuse": "not run",
+        "fresh start": "not run",
+        "quit": "not run",
+        "no leftovers": "not run",
+        "rules": "pass",
+        "response time": "not run",
+        "stderr": "pass",
+        "bounded": "pass",
+    }
+    said = runner.invoke(app, ["validate", bot, "--games", "ticblock"], env={"COLUMNS": "200"})
+    for name in ("reuse", "response time"):
+        assert re.search(rf"^{name} +not run +", said.stdout, re.MULTILINE), said.stdout
+    assert "verdict: FAIL (start); 1 match in " in said.stdout

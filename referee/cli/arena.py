@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from tabulate import tabulate
 
+from referee.cli import present
 from referee.cli.failures import EXIT_FAILED, user_errors
 from referee.cli.help import PlainCommand
 from referee.errors import RefereeError
@@ -222,7 +222,7 @@ def _status_text(found: dict[str, Any]) -> str:
             player = player_name(bot["name"], version["number"])
             rows.append((player, version["state"], version.get("reason") or ""))
             advice.extend(f"  {player}: {line}" for line in version.get("advice", []))
-    mine = tabulate(rows, headers=["version", "state", "reason"]) if rows else "(no bots yet)"
+    mine = present.table_text(["version", "state", "reason"], rows) if rows else "(no bots yet)"
     board = [
         (
             entry["rank"] or "",
@@ -239,7 +239,7 @@ def _status_text(found: dict[str, Any]) -> str:
     parts = [f"{found['author']}'s bots:", mine]
     if advice:
         parts += ["advice:", *advice]
-    parts += ["", "leaderboard:", tabulate(board, headers=headers) if board else "(empty)"]
+    parts += ["", "leaderboard:", present.table_text(headers, board) if board else "(empty)"]
     return "\n".join(parts)
 
 

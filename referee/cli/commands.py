@@ -17,13 +17,13 @@ import tempfile
 from collections.abc import Callable, Coroutine, Iterator
 from dataclasses import fields, replace
 from enum import StrEnum
+from importlib import metadata
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
 import typer
-from tabulate import tabulate
+from typer._click.exceptions import NoArgsIsHelpError
 
-from referee import __version__
 from referee.arena.new_bot import new_bot
 from referee.cli import arena, present
 from referee.cli.failures import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERRUPTED
@@ -70,10 +70,7 @@ from referee.tournaments.standings import Format, load_results, render
 from referee.validate import Verdict, validate
 
 # Plain help, as click formats it: option names and metavars in words, never Python types.
-app = typer.Typer(
-    add_completion=False,
-    rich_markup_mode=None,
-)
+app = typer.Typer(rich_markup_mode=None)
 app.add_typer(arena.app, name="arena")
 
 F = TypeVar("F", bound=Callable[..., None])
@@ -141,7 +138,8 @@ _state_options = _options_of(StateLimits, "states", "state_", _STATE_OPTIONS)
 
 def _print_version(requested: bool) -> None:
     if requested:
-        typer.echo(f"referee {__version__}")
+        # The version pyproject.toml gives, as installed: said there only.
+        typer.echo(f"referee {metadata.version('referee')}")
         raise typer.Exit()
 
 
@@ -150,7 +148,7 @@ def _options(
     version: Annotated[
         bool,
         typer.Option(
-            "--version", callback=_print_version, is_eager=True, help="Print the version."
+            "--version", "-V", callback=_print_version, is_eager=True, help="Print the version."
         ),
     ] = False,
 ) -> None:
@@ -284,7 +282,7 @@ def games(as_json: JsonOption = False) -> None:
         typer.echo(json.dumps(rows, indent=2))
         return
     table = [(g.id, ", ".join(g.roles), g.description) for g in GAMES.values()]
-    typer.echo(tabulate(table, headers=["game", "roles", "description"]))
+    typer.echo(present.table_text(["game", "roles", "description"], table))
 
 
 @app.command(cls=PlainCommand)
@@ -1038,10 +1036,17 @@ def serve(
         tracer = _open_trace(stack, trace)
         channel = trace_channel(tracer, player_name)
         gateway = Gateway(spec, player_name, logs, typer.echo, channel, states, door)
-        _run(_serve(gateway, host, port), "stopped serving", stop_progress=lambda: None)
+        with short_pauses():
+            asyncio.run(_serve(gateway, host, port))
+    typer.echo(f"{player_name}: stopped", err=True)
 
 
 async def _serve(gateway: Gateway, host: str, port: int) -> None:
+    """Answer the game manager until Ctrl-C or SIGTERM, the way serving is meant to end (no
+    error): a match under way ends with its program. The loop's end takes the handlers away."""
+    stop = asyncio.Event()
+    for number in (signal.SIGINT, signal.SIGTERM):
+        asyncio.get_running_loop().add_signal_handler(number, stop.set)
     try:
         server = await serve_gateway(gateway, host, port)
     except OSError as error:
@@ -1056,7 +1061,7 @@ async def _serve(gateway: Gateway, host: str, port: int) -> None:
             err=True,
         )
     try:
-        await server.serve_forever()
+        await stop.wait()
     finally:
         server.close()
         await gateway.close()
@@ -1075,7 +1080,7 @@ def doctor(as_json: JsonOption = False) -> None:
         typer.echo(json.dumps(protections.to_json(), indent=2))
         return
     table = [(name, "yes" if active else "NO", how) for name, active, how in protections.rows()]
-    typer.echo(tabulate(table, headers=["protection", "active", "how"]))
+    typer.echo(present.table_text(["protection", "active", "how"], table))
 
 
 def _quoting_hint(args: list[str]) -> str:
@@ -1105,6 +1110,10 @@ def main(args: list[str] | None = None) -> None:
     args = sys.argv[1:] if args is None else args
     try:
         code = app(args or ["--help"], prog_name="referee", standalone_mode=False)
+    except NoArgsIsHelpError as error:
+        # `referee arena` alone, as `referee` alone: its help, which is no error.
+        typer.echo(error.ctx.get_help() if error.ctx is not None else error.format_message())
+        code = 0
     except typer.TyperException as error:
         # Typer's own usage errors carry the command they were found in (`ctx`).
         context = getattr(error, "ctx", None)

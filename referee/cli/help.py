@@ -7,6 +7,7 @@ import re
 
 # Typer carries its own copy of click, and its commands take that copy's types.
 from typer import _click as click
+from typer._click.exceptions import UsageError
 from typer.core import TyperCommand
 
 # The range click adds to an option's help (`x>=1`, `0<=x<=9223372036854775807`): the
@@ -15,7 +16,16 @@ _RANGE = re.compile(r"^(?:[-\d.]+<=?)?x(?:[<>]=?[-\d.]+)?$")
 
 
 class PlainCommand(TyperCommand):
-    """A command whose usage line and help name each argument by its metavar alone."""
+    """A command whose usage line and help name each argument by its metavar alone, and
+    whose usage errors name it."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        try:
+            return super().parse_args(ctx, args)
+        except UsageError as error:
+            # Click's parser leaves out the command of an option missing its value.
+            error.ctx = error.ctx or ctx
+            raise
 
     def collect_usage_pieces(self, ctx: click.Context) -> list[str]:
         pieces = [self.options_metavar] if self.options_metavar else []

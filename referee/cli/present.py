@@ -3,7 +3,10 @@ and progress bars. Everything here returns text or writes to the terminal; nothi
 
 from __future__ import annotations
 
+import os
+import shutil
 import sys
+import textwrap
 import time
 from collections import Counter, defaultdict
 from collections.abc import Hashable, Sequence
@@ -19,7 +22,7 @@ from rich.progress import (
     TextColumn,
     TimeRemainingColumn,
 )
-from tabulate import tabulate
+from tabulate import MIN_PADDING, tabulate
 
 from referee.arena.new_bot import NewBot
 from referee.errors import FaultKind
@@ -42,6 +45,64 @@ def counted(number: int, noun: str, plural: str | None = None) -> str:
     """`1 step`, `2 steps`, `1 match`: a count and its noun, whose plural is `plural` or
     the regular one."""
     return f"{number:,} {noun}" if number == 1 else f"{number:,} {plural or noun + 's'}"
+
+
+# A column is wrapped no narrower than this; a table that would need narrower ones is a list.
+NARROWEST_COLUMN = 20
+_GAP = 2  # spaces between the columns of tabulate's plain format
+
+
+def table_text(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
+    """Rows under their headers, fit to the terminal: as they are where they fit; else with
+    the widest columns' cells wrapped, each column as wide as the width leaves it; else,
+    where that would be narrower than NARROWEST_COLUMN, one `header: value` block a row."""
+    width = _terminal_width()
+    # tabulate makes a column wider than its header by MIN_PADDING.
+    natural = [
+        max([len(header) + MIN_PADDING, *(len(line) for c in cells for line in str(c).split("\n"))])
+        for header, *cells in zip(headers, *rows, strict=True)
+    ]
+    if width is None or sum(natural) + _GAP * (len(headers) - 1) <= width:
+        return tabulate(rows, headers=headers)
+    cap = _widest_fitting(natural, width - _GAP * (len(headers) - 1))
+    if cap < NARROWEST_COLUMN:
+        return "\n\n".join(_row_block(headers, row, width) for row in rows)
+    wrapped = [
+        [_wrapped(str(cell), cap) if natural[i] > cap else cell for i, cell in enumerate(row)]
+        for row in rows
+    ]
+    return tabulate(wrapped, headers=headers)
+
+
+def _terminal_width() -> int | None:
+    """The columns of the terminal, or those COLUMNS says; None for a file or a pipe, whose
+    lines are read by grep, whole."""
+    if "COLUMNS" in os.environ or sys.stdout.isatty():
+        return shutil.get_terminal_size().columns
+    return None
+
+
+def _widest_fitting(natural: Sequence[int], room: int) -> int:
+    """The widest a column may be for all of them to fit in `room`, narrower ones as they are."""
+    narrow: list[int] = []
+    wide = sorted(natural)
+    while wide and wide[0] * len(wide) <= room - sum(narrow):
+        narrow.append(wide.pop(0))
+    return (room - sum(narrow)) // len(wide) if wide else room
+
+
+def _wrapped(text: str, width: int) -> str:
+    return "\n".join(
+        "\n".join(textwrap.wrap(line, width) or [""]) for line in text.splitlines() or [""]
+    )
+
+
+def _row_block(headers: Sequence[str], row: Sequence[object], width: int) -> str:
+    """A row as `header: value` lines, each value wrapped under its header, indented."""
+    return "\n".join(
+        textwrap.fill(f"{header}: {cell}", width, subsequent_indent="    ")
+        for header, cell in zip(headers, row, strict=True)
+    )
 
 
 def step_line(step: int, moves: dict[str, str], times_ms: dict[str, float] | None = None) -> str:
@@ -275,7 +336,7 @@ def validation_report(report: Report, keep: Path | None) -> str:
         where += [f"    {sent.summary()}" for sent in report.requests]
     return "\n".join(
         [
-            tabulate(rows, headers=["check", "result", "what", "detail"]),
+            table_text(["check", "result", "what", "detail"], rows),
             "",
             *fixes,
             *stopped,
@@ -330,7 +391,7 @@ def directory_report(report: DirectoryReport) -> str:
     """The files that did not verify, one line each, a table by game, then the signatures."""
     lines = [verdict_line(v) for v in report.verdicts if v.outcome is not Outcome.VERIFIED]
     total = ("total", len(report.verdicts) - report.failed, report.failed)
-    table = tabulate([*report.by_game(), total], headers=["game", "verified", "failed"])
+    table = table_text(["game", "verified", "failed"], [*report.by_game(), total])
     checks = [v.signature for v in report.verdicts if v.signature is not None]
     counts = Counter(str(check.status) for check in checks)
     keys = sorted({check.public_key for check in checks if check.public_key is not None})

@@ -114,9 +114,10 @@ Moves: (mark1 m n) on board 1, (mark2 m n) on board 2, noop."""
     def boards(self, state: State) -> list[Board]:
         boards = []
         for k in (0, 1):
-            done = " (finished)" if tictactoe.finished(state.x[k], state.o[k]) else ""
+            # Words of one length: the board beside it stays where it is as this one ends.
+            done = "done" if tictactoe.finished(state.x[k], state.o[k]) else "open"
             boards.append(
-                tictactoe.board(state.x[k], state.o[k], f"board {k + 1}{done}", self.roles)
+                tictactoe.board(state.x[k], state.o[k], f"board {k + 1} ({done})", self.roles)
             )
         return boards
 

@@ -183,8 +183,11 @@ Moves: (mark rR cC), (block rR cC), noop; e.g. (mark r4 c4)."""
         return 0
 
     def render(self, state: State) -> str:
+        # The counts as wide as their most: the lines keep their width as they go down.
+        q, w = len(str(QUADS)), len(str(WHITES))
         left = [
-            f"{self.roles[role]}: {quads} quads, {whites} whites left"
+            f"{self.roles[role]}: {quads:{q}} of {QUADS} quads and {whites:{w}} of {WHITES}"
+            " whites left"
             for role, quads, whites in zip((X, O), state.quads_left, state.whites_left, strict=True)
         ]
         return "\n".join([*self.boards(state)[0].lines(), *left])

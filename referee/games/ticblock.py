@@ -22,6 +22,7 @@ from referee.games.base import NOOP, Game, Goals, Move, format_move
 from referee.games.boards import crossing, tictactoe
 from referee.games.boards.bitboard import blank_bits, random_blank
 from referee.games.boards.picture import Board
+from referee.games.boards.render import side_by_side
 
 XCPLAYER, OBPLAYER = 0, 1
 RESET = Move("reset")
@@ -144,7 +145,13 @@ Moves: (mark a b) on the current board, reset, noop."""
         return tic_x, tic_o + 50
 
     def render(self, state: State) -> str:
-        return "\n".join(self.boards(state)[0].lines())
+        # Both boards at every step, under titles that do not change, and the scores in
+        # columns of their own: the text keeps its shape from the first step to the last.
+        tic = tictactoe.board(state.x, state.o, "tic-tac-toe (phase 1)", self.roles)
+        cross = crossing.board(state.crosser, state.blocked, "blocker (phase 2)", self.roles)
+        x, o = ("--", "--") if state.tic is None else (f"{score:2}" for score in state.tic)
+        scored = f"tic-tac-toe scored {self.roles[XCPLAYER]} {x}, {self.roles[OBPLAYER]} {o}"
+        return "\n".join([*side_by_side([tic.lines(), cross.lines()]), scored])
 
     def boards(self, state: State) -> list[Board]:
         if state.tic is None:

@@ -27,11 +27,13 @@ NOISY_BYTES = 64 * 1024  # standard error per match above this is a warning
 
 
 class Verdict(StrEnum):
-    """A check's result, in increasing order of gravity."""
+    """A check's result, in increasing order of gravity; or that nothing put it to the test,
+    which says neither that the program does what it checks nor that it does not."""
 
     PASS = "pass"
     WARN = "warn"
     FAIL = "fail"
+    NOT_RUN = "not run"
 
 
 _GRAVITY = {Verdict.PASS: 0, Verdict.WARN: 1, Verdict.FAIL: 2}
@@ -142,7 +144,9 @@ class Report:
 
     @property
     def verdict(self) -> Verdict:
-        return max((check.verdict for check in self.checks), key=_GRAVITY.__getitem__)
+        """The gravest result of the checks that ran: pass, warn or fail."""
+        ran = [check.verdict for check in self.checks if check.verdict is not Verdict.NOT_RUN]
+        return max(ran, key=_GRAVITY.__getitem__, default=Verdict.PASS)
 
     def summary(self) -> str:
         """The verdict in words: `PASS`, `PASS with warnings (...)` or `FAIL (...)`."""
@@ -197,11 +201,15 @@ _DESCRIPTIONS = {
 def checks(evidence: Evidence, clocks: Clocks, program: Language) -> list[Check]:
     """Every check, judged on the evidence."""
     causes = diagnose(evidence, program)
+    unchecked = evidence.unchecked()
     result = []
     for name, offences in evidence.by_check().items():
         description, good = _DESCRIPTIONS[name]
         if not offences:
-            result.append(Check(name, description, Verdict.PASS, good))
+            if name in unchecked:
+                result.append(Check(name, description, Verdict.NOT_RUN, unchecked[name]))
+            else:
+                result.append(Check(name, description, Verdict.PASS, good))
             continue
         cause = causes.get(name)
         if cause and cause.mistake is Mistake.ANSWERS_NO_ANSWER:
@@ -218,8 +226,7 @@ def checks(evidence: Evidence, clocks: Clocks, program: Language) -> list[Check]
             stdout, stderr = evidence.died.stdout, evidence.died.stderr
         result.append(Check(name, description, Verdict.FAIL, detail, mistake, fix, stderr, stdout))
     result.append(_rules(evidence.rules_ended, evidence.matches))
-    if evidence.times_ms or not evidence.start:  # none to measure where it never got ready
-        result.append(_response_times(evidence.times_ms, clocks.play_ms))
+    result.append(_response_times(evidence.times_ms, clocks.play_ms))
     result.append(_stderr(evidence.stderr))
     result.append(
         Check(
@@ -273,7 +280,8 @@ def _rules(ended: list[str], matches: int) -> Check:
 def _response_times(times: list[float], play_ms: int) -> Check:
     description = f"95th percentile of response times within {SLOW_SHARE:.0%} of the play clock"
     if not times:
-        return Check("response time", description, Verdict.WARN, "no answers to measure")
+        # What kept it from answering is a check of its own, already told.
+        return Check("response time", description, Verdict.NOT_RUN, "no answers to measure")
     ordered = sorted(times)
     p95 = ordered[max(0, math.ceil(0.95 * len(ordered)) - 1)]
     detail = (

@@ -78,6 +78,12 @@ class Evidence:
     start: list[Offence] = field(default_factory=list)
     silent_starts: int = 0  # starts answered with nothing at all
     starts: int = 0
+    ready: int = 0  # starts answered ready
+    asked: int = 0  # moves it was asked for
+    second_matches: int = 0  # matches a reused process was asked to play after its first
+    fresh_matches: int = 0  # matches played in a fresh process
+    told_to_quit: int = 0  # processes still running at their end, told to quit
+    exited_on_quit: int = 0  # ... that exited, after which what they left behind is counted
     start_deaths: int = 0  # starts at which the program died
     died: StartDeath | None = None  # the first of them
     late_ready_s: float | None = None  # when a silent start's ready came after all
@@ -113,6 +119,24 @@ class Evidence:
             return ""
         checks = ", ".join(sorted(every))
         return f"it failed {checks} in each of its first {len(self.failed_by_match)} matches"
+
+    def unchecked(self) -> dict[str, str]:
+        """The checks that a fault or a line can fail, but that nothing put to the test (a
+        match stopped early, or a program that never got so far): why, by check."""
+        never_ready = "it never got ready"
+        occasions = {
+            "start": (self.starts, "no match started"),
+            "legal moves": (len(self.times_ms), "no move of its own was played"),
+            "play clock": (self.asked, "it was never asked for a move"),
+            "clean output": (self.ready, never_ready),
+            "stays up": (self.ready, never_ready),
+            "limits": (self.ready, never_ready),
+            "reuse": (self.second_matches, "no process was asked for a second match"),
+            "fresh start": (self.fresh_matches, "no match in a fresh process"),
+            "quit": (self.told_to_quit, "no process was still running to be told to quit"),
+            "no leftovers": (self.exited_on_quit, "no process exited on quit"),
+        }
+        return {name: why for name, (count, why) in occasions.items() if not count}
 
     def by_check(self) -> dict[str, list[Offence]]:
         """The offences of each check that a fault or a line can fail."""

@@ -270,8 +270,12 @@ def _judge(
     asked = [step.step for step in transcript.steps if role in step.times_ms]
     asked += [fault.step for fault in transcript.faults if fault.role == role and fault.step]
     first_move = min(asked, default=0)
+    evidence.asked += len(set(asked))
     if not gone:
         evidence.starts += 1
+        evidence.ready += not any(f.role == role and f.step == 0 for f in transcript.faults)
+    evidence.second_matches += process is Process.REUSED and number > 1
+    evidence.fresh_matches += process is Process.FRESH
     for fault in transcript.faults:
         # A process already gone fails reuse, above; it was not asked to start.
         if fault.role != role or (fault.step == 0 and gone):
@@ -359,6 +363,9 @@ def _ended(
         # Lines it wrote only as it exited, after quit: a sign that they waited in a buffer.
         evidence.replies.append(Reply("quit", at_quit.count, at_quit.last, False))
     ending = submitted.ending
+    if ending is not None:
+        evidence.told_to_quit += ending.told_to_quit
+        evidence.exited_on_quit += ending.exited_after_quit
     if ending is not None and ending.told_to_quit and not ending.exited_after_quit:
         text = f"{where}, {process} process: still running {QUIT_GRACE_S * 1000:.0f} ms after quit"
         evidence.quit.append(Offence(text, process, session.count))
