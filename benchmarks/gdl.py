@@ -36,7 +36,9 @@ from tabulate import tabulate
 from referee.errors import GameFault, RefereeError
 from referee.games import GAMES, Game, load_rulesheet
 
-RULES = Path(__file__).resolve().parents[1].parent / "shared" / "gdl"
+from _corpus import corpus_rules, missing  # isort: skip
+
+RULES = corpus_rules()
 # ggp-base's ProverStateMachine, random playouts on one core, states per second.
 GGP_BASE = {
     "ticTacToe": 7_921,
@@ -196,6 +198,8 @@ def main() -> int:
         rows = corpus(args.corpus, args.limit, args.jobs)
         report_corpus(rows, args.json)
         return 0
+    if not args.rules.is_dir():
+        parser.error(missing(args.rules))
     rows = fixed(args.rules, args.seconds)
     report_fixed(rows, args.json, args.seconds)
     return 0 if all(row["ok"] for row in rows) else 1

@@ -30,8 +30,9 @@ from referee.games.gdl.syntax import format_term, name_of, parse_terms
 from referee.players.chance import is_chance
 from referee.records.transcript import read_transcript
 
-ROOT = Path(__file__).resolve().parents[1]
-CORPUS = ROOT.parent / "shared" / "gdl"
+from _corpus import corpus_rules, missing  # isort: skip
+
+CORPUS = corpus_rules()
 HEAVY = (
     "kalaha_2009",
     "crossers3",
@@ -87,6 +88,8 @@ def main() -> int:
     parser.add_argument("games", nargs="*")
     parser.add_argument("--json", action="store_true")
     options = parser.parse_args()
+    if not options.games and not CORPUS.is_dir():
+        parser.error(missing(CORPUS) + "; or name the games to play")
     games = options.games or [*GAMES, *(str(CORPUS / f"{name}.kif") for name in HEAVY)]
     with tempfile.TemporaryDirectory() as folder:
         results = []

@@ -27,7 +27,11 @@ def benchmark_json(script: str, *args: str, exit_codes: tuple[int, ...] = (0,)) 
     return json.loads(result.stdout)
 
 
-@pytest.mark.parametrize("script", sorted(path.name for path in (ROOT / "benchmarks").glob("*.py")))
+# Every script; a module whose name starts with _ is shared by them, not run.
+SCRIPTS = sorted(path.name for path in (ROOT / "benchmarks").glob("[!_]*.py"))
+
+
+@pytest.mark.parametrize("script", SCRIPTS)
 def test_every_benchmark_explains_its_options(script: str) -> None:
     # argparse formats help with %: a bare one in a help string is a traceback.
     result = subprocess.run(
