@@ -114,8 +114,19 @@ def test_a_referee_under_a_process_limit_plays(tmp_path: Path) -> None:
             "the referee itself cannot run within the number of open files, limited to 16 by"
             " the shell (ulimit -n): start it under a higher `ulimit -n`",
         ),
+        (
+            # Too small for the transcript the referee writes.
+            {resource.RLIMIT_FSIZE: 1024},
+            "the referee itself cannot run within the file size, limited to 1 KiB by the"
+            " shell (ulimit -f): start it under a higher `ulimit -f`",
+        ),
     ],
-    ids=["address space below memory", "open files below a player's", "referee's open files"],
+    ids=[
+        "address space below memory",
+        "open files below a player's",
+        "referee's open files",
+        "referee's file size",
+    ],
 )
 def test_a_limit_too_low_to_play_ends_with_one_line(
     limits: dict[int, int], line: str, tmp_path: Path

@@ -190,6 +190,8 @@ class _Said:
     unit_name: str = ""
 
     def amount(self, value: int) -> str:
+        if self.unit == MIB and value < MIB:
+            return f"{value // 1024} KiB"  # `ulimit -f 1` is not 0 MiB
         return f"{value // self.unit}{self.unit_name}"
 
 
