@@ -29,7 +29,7 @@ def user_errors(command: F) -> F:
         except RefereeError as error:
             say_error(str(error))
             raise typer.Exit(EXIT_BAD_INPUT) from None
-        except (MemoryError, OSError, RuntimeError) as error:
+        except (MemoryError, OSError, RuntimeError, ExceptionGroup) as error:
             line = own_limit(error)
             if line is None:
                 raise

@@ -265,7 +265,10 @@ def _least(which: int, limits: Limits) -> tuple[int, str, str]:
 
 def own_limit(error: BaseException) -> str | None:
     """The line that says which inherited limit the referee itself ran out of, when that
-    explains `error`; else None."""
+    explains `error` (or one of a group's, a task group's that ran matches at once); else None."""
+    if isinstance(error, BaseExceptionGroup):
+        lines = (own_limit(inner) for inner in error.exceptions)
+        return next((line for line in lines if line is not None), None)
     number = error.errno if isinstance(error, OSError) else None
     if isinstance(error, MemoryError) or number == errno.ENOMEM:
         which = resource.RLIMIT_AS
