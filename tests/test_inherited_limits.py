@@ -23,14 +23,17 @@ def _referee_under(
 ) -> subprocess.CompletedProcess[str]:
     """`referee play ticblock` between two random players, started under these hard (and
     soft) limits, as a shell's `ulimit` sets them."""
+    play = ["play", "ticblock", *_SEATS, "--out", str(tmp_path / "match.json"), *args]
+    return _run_under(limits, play)
 
+
+def _run_under(limits: dict[int, int], args: list[str]) -> subprocess.CompletedProcess[str]:
     def lowered() -> None:
         for which, value in limits.items():
             resource.setrlimit(which, (value, value))
 
-    command = [sys.executable, "-m", "referee", "play", "ticblock", *_SEATS]
     return subprocess.run(
-        [*command, "--out", str(tmp_path / "match.json"), *args],
+        [sys.executable, "-m", "referee", *args],
         capture_output=True,
         text=True,
         timeout=120,
@@ -136,6 +139,26 @@ def test_a_limit_too_low_to_play_ends_with_one_line(
     assert result.returncode != 0
     errors = [said for said in result.stderr.splitlines() if said.startswith("referee: ")]
     assert errors == [f"referee: error: {line}"]
+
+
+def test_a_tournament_whose_referee_runs_out_of_open_files_ends_with_one_line(
+    tmp_path: Path,
+) -> None:
+    """Its matches run in a task group: what the referee ran out of is inside a group."""
+    config = tmp_path / "cup.yaml"
+    config.write_text(
+        "name: cup\ngames: [ticblock]\nplay_clock: 300\n"
+        f"output: {tmp_path / 'results'}\n"
+        "players:\n  - {name: one, command: random}\n  - {name: two, command: random}\n"
+    )
+    result = _run_under({resource.RLIMIT_NOFILE: 18}, ["tournament", str(config)])
+    _no_traceback(result)
+    assert result.returncode == 1
+    errors = [said for said in result.stderr.splitlines() if said.startswith("referee: ")]
+    assert errors == [
+        "referee: error: the referee itself cannot run within the number of open files, limited"
+        " to 18 by the shell (ulimit -n): start it under a higher `ulimit -n`"
+    ]
 
 
 def test_a_failed_setup_says_which_call_failed_and_why() -> None:
