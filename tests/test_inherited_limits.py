@@ -51,9 +51,21 @@ def _no_traceback(result: subprocess.CompletedProcess[str]) -> None:
     [
         # Above the memory limit, below the address space a player is given with or without
         # a memory cgroup (twice memory_mb, or a backstop far above).
-        (resource.RLIMIT_AS, 1536 * MIB, "the address space is limited to 1536 MiB"),
-        (resource.RLIMIT_NOFILE, 64, "the number of open files is limited to 64"),
-        (resource.RLIMIT_FSIZE, 4 * MIB, "the file size is limited to 4 MiB"),
+        (
+            resource.RLIMIT_AS,
+            1536 * MIB,
+            "the address space is limited to 1536 MiB by the shell (ulimit -v)",
+        ),
+        (
+            resource.RLIMIT_NOFILE,
+            64,
+            "the number of open files is limited to 64 by the shell (ulimit -n)",
+        ),
+        (
+            resource.RLIMIT_FSIZE,
+            4 * MIB,
+            "the file size is limited to 4 MiB by the shell (ulimit -f)",
+        ),
     ],
     ids=["address space", "open files", "file size"],
 )
@@ -64,18 +76,33 @@ def test_a_referee_under_a_lower_limit_plays_and_notes_it_once(
     _no_traceback(result)
     assert result.returncode == 0, result.stderr
     assert "result: " in result.stdout
-    notes = [line for line in result.stderr.splitlines() if line.startswith("note: ")]
-    assert notes == [
-        f"note: {note} by the shell ({_option(which)}); each player's is lowered to it"
+    assert _notes(result) == [f"note: {note}; each player's is lowered to it"]
+
+
+def test_a_tournament_notes_a_lowered_limit_once_for_all_its_matches(tmp_path: Path) -> None:
+    result = _run_under({resource.RLIMIT_NOFILE: 64}, ["tournament", str(_cup(tmp_path))])
+    _no_traceback(result)
+    assert result.returncode == 0, result.stderr
+    assert "all games (2 matches" in result.stdout
+    assert _notes(result) == [
+        "note: the number of open files is limited to 64 by the shell (ulimit -n); each"
+        " player's is lowered to it"
     ]
 
 
-def _option(which: int) -> str:
-    return {
-        resource.RLIMIT_AS: "ulimit -v",
-        resource.RLIMIT_NOFILE: "ulimit -n",
-        resource.RLIMIT_FSIZE: "ulimit -f",
-    }[which]
+def _notes(result: subprocess.CompletedProcess[str]) -> list[str]:
+    return [line for line in result.stderr.splitlines() if line.startswith("note: ")]
+
+
+def _cup(tmp_path: Path) -> Path:
+    """A tournament of two matches between random players."""
+    config = tmp_path / "cup.yaml"
+    config.write_text(
+        "name: cup\ngames: [ticblock]\nplay_clock: 300\n"
+        f"output: {tmp_path / 'results'}\n"
+        "players:\n  - {name: one, command: random}\n  - {name: two, command: random}\n"
+    )
+    return config
 
 
 def test_a_referee_under_a_process_limit_plays(tmp_path: Path) -> None:
@@ -86,8 +113,7 @@ def test_a_referee_under_a_process_limit_plays(tmp_path: Path) -> None:
     _no_traceback(result)
     assert result.returncode == 0, result.stderr
     assert "result: " in result.stdout
-    notes = [line for line in result.stderr.splitlines() if line.startswith("note: ")]
-    assert notes in (
+    assert _notes(result) in (
         [],
         [
             "note: the number of processes is limited to 512 by the shell"
@@ -145,13 +171,7 @@ def test_a_tournament_whose_referee_runs_out_of_open_files_ends_with_one_line(
     tmp_path: Path,
 ) -> None:
     """Its matches run in a task group: what the referee ran out of is inside a group."""
-    config = tmp_path / "cup.yaml"
-    config.write_text(
-        "name: cup\ngames: [ticblock]\nplay_clock: 300\n"
-        f"output: {tmp_path / 'results'}\n"
-        "players:\n  - {name: one, command: random}\n  - {name: two, command: random}\n"
-    )
-    result = _run_under({resource.RLIMIT_NOFILE: 18}, ["tournament", str(config)])
+    result = _run_under({resource.RLIMIT_NOFILE: 18}, ["tournament", str(_cup(tmp_path))])
     _no_traceback(result)
     assert result.returncode == 1
     errors = [said for said in result.stderr.splitlines() if said.startswith("referee: ")]
