@@ -119,6 +119,11 @@ class ConfigError(RefereeError):
     """A bad setting: a clock, a policy, a player option."""
 
 
+class LimitTooLowError(RefereeError):
+    """A hard limit the referee was started under leaves a player, or the referee itself, too
+    little to run; the message names the limit and how to raise it."""
+
+
 class RulesheetError(RefereeError):
     """A GDL rulesheet that cannot be used: bad syntax, a rule outside GDL, too big to ground."""
 

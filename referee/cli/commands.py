@@ -471,7 +471,7 @@ def play(
             for role, spec in zip(found.roles, seats, strict=True)
         ]
         on_step = present.step_printer(found, show)
-        prepare_sandbox()
+        prepare_sandbox(seats)
         setup = MatchSetup(match_id, found, players, clocks, policy, seed, ponder=ponder)
         transcript = _run(
             play_fresh(setup, out, key, on_step),
@@ -584,7 +584,7 @@ def tournament(
         ):
             raise typer.Exit(EXIT_FAILED)
     key, created = results_key(settings.output, signing_key)
-    prepare_sandbox()
+    prepare_sandbox(entrant.spec for entrant in settings.players)
     bar = present.TournamentProgress(settings)
     with contextlib.ExitStack() as stack:
         tracer = _open_trace(stack, trace or settings.trace)
@@ -702,7 +702,7 @@ def validate_command(
         ggp_seconds(clocks)
     if keep is not None:
         check_writable_dir(keep, "--keep")
-    prepare_sandbox()
+    prepare_sandbox([spec])
     with contextlib.ExitStack() as stack:
         tracer = _open_trace(stack, trace)
         workdir = keep or Path(
@@ -1031,7 +1031,7 @@ def serve(
     spec = replace(spec, limits=limits)
     player_name = name or Path(spec.argv[-1]).stem
     check_writable_dir(logs, "--logs")
-    prepare_sandbox()
+    prepare_sandbox([spec])
     with contextlib.ExitStack() as stack:
         tracer = _open_trace(stack, trace)
         channel = trace_channel(tracer, player_name)

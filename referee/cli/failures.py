@@ -10,6 +10,7 @@ from typing import TypeVar
 import typer
 
 from referee.errors import RefereeError
+from referee.sandbox.limits import own_limit
 
 F = TypeVar("F", bound=Callable[..., None])
 
@@ -18,7 +19,8 @@ EXIT_FAILED, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 1, 2, 130
 
 
 def user_errors(command: F) -> F:
-    """Report a RefereeError as one line on standard error with exit code 2, not a traceback."""
+    """Report a RefereeError as one line on standard error with exit code 2, not a traceback;
+    and the referee's own failure for a limit it was started under, with exit code 1."""
 
     @functools.wraps(command)
     def run(*args: object, **kwargs: object) -> None:
@@ -27,6 +29,12 @@ def user_errors(command: F) -> F:
         except RefereeError as error:
             say_error(str(error))
             raise typer.Exit(EXIT_BAD_INPUT) from None
+        except (MemoryError, OSError, RuntimeError, ExceptionGroup) as error:
+            line = own_limit(error)
+            if line is None:
+                raise
+            say_error(line)
+            raise typer.Exit(EXIT_FAILED) from None
 
     return run  # type: ignore[return-value]
 

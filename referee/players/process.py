@@ -22,6 +22,7 @@ from referee.players.connection import STDERR, STDIN, STDOUT, ConnectedPlayer, P
 from referee.players.log import LOG_LIMIT, PlayerLog
 from referee.players.trace import TraceChannel
 from referee.protocol import Quit
+from referee.sandbox.limits import own_limit
 from referee.sandbox.proc import ProcessTable
 from referee.sandbox.process import ConfinedProcess, ProcessEnd, can_wake_idle
 
@@ -170,6 +171,8 @@ class ProgramPlayer(ConnectedPlayer):
             )
         except (OSError, subprocess.SubprocessError) as error:
             self.log.close()
+            if own_limit(error) is not None:
+                raise  # the referee's own failure, not the program's: said as such
             reason = getattr(error, "strerror", None) or str(error)
             raise PlayerStartError(
                 f"player {spec.name}: cannot start {spec.argv[0]!r}: {reason}"

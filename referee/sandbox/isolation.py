@@ -10,16 +10,18 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import errno
 import functools
 import os
 import resource
+import select
 import shutil
 import signal
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -39,7 +41,13 @@ from referee.sandbox.cgroups import (
 from referee.sandbox.cores import available_cores, format_cores
 from referee.sandbox.jail import JAIL_PROCESSES, SEAT_UIDS, Jail, Place
 from referee.sandbox.leftovers import left_by_killed_referees, owned_prefix, processes_in
-from referee.sandbox.limits import SAMPLE_EVERY_S, Limits, address_space_bytes, rlimits
+from referee.sandbox.limits import (
+    SAMPLE_EVERY_S,
+    Limits,
+    address_space_bytes,
+    inherited_notes,
+    rlimits,
+)
 from referee.sandbox.proc import group_stats, reap_zombies
 from referee.sandbox.runtimes import runtime_environment
 
@@ -370,7 +378,16 @@ def _freezer_parent() -> Path | None:
     return None
 
 
-def _user_processes() -> int:
+def inherited_limits(seats: Iterable[Limits]) -> list[str]:
+    """What the limits the referee was started under do to players with these limits: a note
+    for each that lowers theirs; LimitTooLowError for one that leaves them too little."""
+    return inherited_notes(seats, _user_processes(), machine_protections().memory_by_cgroup)
+
+
+def _user_processes() -> int | None:
+    """The processes of this user, which RLIMIT_NPROC counts; None for root, who is exempt."""
+    if os.geteuid() == 0:
+        return None
     uid = os.getuid()
     count = 0
     for entry in os.scandir("/proc"):
@@ -382,6 +399,17 @@ def _user_processes() -> int:
     return count
 
 
+class SetupError(subprocess.SubprocessError):
+    """A player's process could not be set up between fork and exec: the message says which
+    step, which call and why."""
+
+
+# One step of a child's setup: what it is for, its call as words, and the call.
+_Step = tuple[str, str, Callable[[], object]]
+_RLIMIT_NAMES = {getattr(resource, name): name for name in dir(resource) if name[:7] == "RLIMIT_"}
+
+
+@contextlib.contextmanager
 def child_setup(
     limits: Limits,
     protections: Protections,
@@ -389,43 +417,100 @@ def child_setup(
     cores: frozenset[int] | None = None,
     idle: bool = False,
     memory_cgroup: bool = False,
-) -> Callable[[], None]:
-    """The function the child runs after fork, before exec: limits, isolation, death with us,
-    its match's `cores`, if it has some, and the idle scheduling class if `idle`.
-    `memory_cgroup` says whether the program is in a memory cgroup (which caps its memory)."""
-    # A backstop above the limit, so that a bomb slow enough is still seen and named by the
-    # sampling; RLIMIT_NPROC counts all the user's processes, the other players' too.
-    nproc = None if os.geteuid() == 0 else _user_processes() + 2 * limits.processes
-    settings = rlimits(limits, nproc, memory_cgroup)
-    capabilities = range(int(_CAP_LAST_CAP.read_text()) + 1) if _CAP_LAST_CAP.exists() else ()
+) -> Iterator[Callable[[], None]]:
+    """The function the child runs after fork, before exec (`preexec_fn`): limits, isolation,
+    death with us, its match's `cores`, if it has some, and the idle scheduling class if
+    `idle`. `memory_cgroup` says whether the program is in a memory cgroup (which caps its
+    memory). Popen's failure in it leaves the block as a SetupError that says what failed.
+
+    subprocess says no more of a failed `preexec_fn` than that it failed: the child writes
+    what did to a pipe of its own, read once Popen has given up. The pipe is empty and the
+    write short and non-blocking, so a child never waits on it.
+    """
+    steps = _setup_steps(limits, protections, cgroups, cores, idle, memory_cgroup)
+    read, write = os.pipe2(os.O_CLOEXEC | os.O_NONBLOCK)
 
     def setup() -> None:
-        for cgroup in cgroups:
-            cgroup.join()
-        if cores is not None:
-            os.sched_setaffinity(0, cores)
-        if LIBC is not None:
-            LIBC.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-        for which, value in settings:
-            resource.setrlimit(which, (value, value))
-        resource.setrlimit(resource.RLIMIT_CPU, (limits.cpu_s + 1, resource.RLIM_INFINITY))
-        os.nice(PLAYER_NICENESS)
-        if idle:
-            os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
-        if protections.unshare:
-            _unshare_network()
-        # A root referee's jail needs its capabilities to be built; inside, setpriv drops them.
-        if LIBC is not None and protections.jail is None:
-            # Last, as they are needed above: with an empty bounding set a program run as root
-            # has no capabilities after exec (it cannot renice itself up, join the referee's
-            # namespaces, or trace). Without the right to drop them (not root), there are none.
-            for capability in capabilities:
-                LIBC.prctl(_PR_CAPBSET_DROP, capability, 0, 0, 0)
-        if LIBC is not None:
-            # No setuid program gives back what was dropped.
-            LIBC.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+        for step, call, run in steps:
+            try:
+                run()
+            except BaseException as error:
+                said = f"{step}: {call} failed: {_error_words(error)}"
+                with contextlib.suppress(OSError):
+                    os.write(write, said.encode()[: select.PIPE_BUF])
+                raise
 
-    return setup
+    try:
+        yield setup
+    except subprocess.SubprocessError:
+        try:
+            said = os.read(read, select.PIPE_BUF).decode(errors="replace")
+        except BlockingIOError:
+            raise  # not the setup's failure: subprocess's own word stands
+        raise SetupError(f"its process could not be set up before exec, {said}") from None
+    finally:
+        os.close(read)
+        os.close(write)
+
+
+def _setup_steps(
+    limits: Limits,
+    protections: Protections,
+    cgroups: Sequence[Cgroup],
+    cores: frozenset[int] | None,
+    idle: bool,
+    memory_cgroup: bool,
+) -> list[_Step]:
+    """The child's setup, in its order; everything it says made here, before the fork."""
+    steps: list[_Step] = [
+        ("joining its cgroup", f"write({cgroup.path / 'cgroup.procs'})", cgroup.join)
+        for cgroup in cgroups
+    ]
+    if cores is not None:
+        pin = functools.partial(os.sched_setaffinity, 0, cores)
+        steps.append(("pinning it", f"sched_setaffinity(0, {format_cores(cores)})", pin))
+    if LIBC is not None:
+        die = functools.partial(LIBC.prctl, _PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        steps.append(("its death with the referee", "prctl(PR_SET_PDEATHSIG, SIGKILL)", die))
+    for which, soft, hard in rlimits(limits, _user_processes(), memory_cgroup):
+        limit = functools.partial(resource.setrlimit, which, (soft, hard))
+        call = f"setrlimit({_RLIMIT_NAMES[which]}, {_rlimit_words(soft)}, {_rlimit_words(hard)})"
+        steps.append(("its limits", call, limit))
+    steps.append(("its priority", f"nice({PLAYER_NICENESS})", lambda: os.nice(PLAYER_NICENESS)))
+    if idle:
+        idle_class = functools.partial(os.sched_setscheduler, 0, os.SCHED_IDLE, os.sched_param(0))
+        steps.append(("the idle class", "sched_setscheduler(0, SCHED_IDLE)", idle_class))
+    if protections.unshare:
+        steps.append(("a network of its own", "unshare(CLONE_NEWNET)", _unshare_network))
+    # A root referee's jail needs its capabilities to be built; inside, setpriv drops them.
+    if LIBC is not None and protections.jail is None:
+        # Last, as they are needed above: with an empty bounding set a program run as root
+        # has no capabilities after exec (it cannot renice itself up, join the referee's
+        # namespaces, or trace). Without the right to drop them (not root), there are none.
+        capabilities = range(int(_CAP_LAST_CAP.read_text()) + 1) if _CAP_LAST_CAP.exists() else ()
+        drop = functools.partial(_drop_capabilities, LIBC, capabilities)
+        steps.append(("no capabilities", "prctl(PR_CAPBSET_DROP, each)", drop))
+    if LIBC is not None:
+        # No setuid program gives back what was dropped.
+        no_privileges = functools.partial(LIBC.prctl, _PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+        steps.append(("no new privileges", "prctl(PR_SET_NO_NEW_PRIVS, 1)", no_privileges))
+    return steps
+
+
+def _drop_capabilities(libc: ctypes.CDLL, capabilities: Sequence[int]) -> None:
+    for capability in capabilities:
+        libc.prctl(_PR_CAPBSET_DROP, capability, 0, 0, 0)
+
+
+def _rlimit_words(value: int) -> str:
+    return "RLIM_INFINITY" if value == resource.RLIM_INFINITY else str(value)
+
+
+def _error_words(error: BaseException) -> str:
+    """An error as the child reports it: the errno's name and text where it has one."""
+    if isinstance(error, OSError) and error.errno is not None:
+        return f"{errno.errorcode.get(error.errno, error.errno)} ({error.strerror})"
+    return str(error) or type(error).__name__
 
 
 def private_directory() -> Path:

@@ -8,13 +8,15 @@ time and the number of its processes (`over_limit`, on a `Usage` sampled by the 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import resource
 import signal
+from collections.abc import Iterable
 from dataclasses import dataclass, fields
 from pathlib import Path
 
-from referee.errors import ConfigError
+from referee.errors import ConfigError, LimitTooLowError
 
 MIB = 1024 * 1024
 # The largest a kernel lets pid_max be: more processes than any machine can have.
@@ -133,23 +135,160 @@ def address_space_bytes(limits: Limits, memory_cgroup: bool) -> int:
     return max(_BACKSTOP_FLOOR, _BACKSTOP_TIMES * memory) if memory_cgroup else 2 * memory
 
 
-def rlimits(limits: Limits, nproc: int | None, memory_cgroup: bool) -> list[tuple[int, int]]:
-    """The (resource, value) pairs to set in the child, soft and hard alike; `memory_cgroup`
-    says whether the child is in a memory cgroup that caps what it uses."""
-    settings = [
-        (resource.RLIMIT_AS, address_space_bytes(limits, memory_cgroup)),
-        (resource.RLIMIT_NOFILE, limits.open_files),
-        (resource.RLIMIT_FSIZE, limits.file_size_mb * MIB),
-        (resource.RLIMIT_CORE, 0),
+def rlimits(limits: Limits, others: int | None, memory_cgroup: bool) -> list[tuple[int, int, int]]:
+    """The (resource, soft, hard) limits to set in the child, each lowered to the referee's own
+    (see `inherited`). `others` are the processes of the user the child runs as, which
+    RLIMIT_NPROC counts with its own (None: not limited, a root referee); `memory_cgroup` says
+    whether the child is in a memory cgroup that caps what it uses."""
+    return [
+        (which, _lowered(which, soft), _lowered(which, hard))
+        for which, (soft, hard) in _wanted(limits, others, memory_cgroup).items()
     ]
-    if nproc is not None:
-        settings.append((resource.RLIMIT_NPROC, nproc))
-    return settings
+
+
+def _wanted(limits: Limits, others: int | None, memory_cgroup: bool) -> dict[int, tuple[int, int]]:
+    """The (soft, hard) limits a player is given where the referee itself has none."""
+    space = address_space_bytes(limits, memory_cgroup)
+    wanted = {
+        resource.RLIMIT_AS: (space, space),
+        resource.RLIMIT_NOFILE: (limits.open_files, limits.open_files),
+        resource.RLIMIT_FSIZE: (limits.file_size_mb * MIB, limits.file_size_mb * MIB),
+        resource.RLIMIT_CORE: (0, 0),
+        # The hard limit open, so that `allow_cpu` can give a reused process more.
+        resource.RLIMIT_CPU: (limits.cpu_s + 1, resource.RLIM_INFINITY),
+    }
+    if others is not None:
+        # A backstop above the limit, so that a bomb slow enough is still seen and named by
+        # the sampling; RLIMIT_NPROC counts all the user's processes, the other players' too.
+        nproc = others + 2 * limits.processes
+        wanted[resource.RLIMIT_NPROC] = (nproc, nproc)
+    return wanted
 
 
 def allow_cpu(pid: int, used_s: float, limits: Limits) -> None:
     """Let a process use `cpu_s` more seconds from now: a reused process gets a fresh allowance."""
-    soft = int(used_s) + limits.cpu_s + 1
+    soft = _lowered(resource.RLIMIT_CPU, int(used_s) + limits.cpu_s + 1)
+    hard = _lowered(resource.RLIMIT_CPU, resource.RLIM_INFINITY)
     # Gone already, or the platform cannot: the sampled group time still counts.
     with contextlib.suppress(OSError, ValueError):
-        resource.prlimit(pid, resource.RLIMIT_CPU, (soft, resource.RLIM_INFINITY))
+        resource.prlimit(pid, resource.RLIMIT_CPU, (soft, hard))
+
+
+# Inherited limits. A referee started under a hard limit (by a batch system, a shared host's
+# shell, `ulimit`) cannot give a player more: what would be more is lowered to it, once noted.
+
+
+@dataclass(frozen=True)
+class _Said:
+    """How a limit the referee may inherit is said: what it limits, the shell's option that
+    sets it, that option's unit, and the unit of the words."""
+
+    what: str
+    option: str
+    option_unit: int = 1
+    unit: int = 1
+    unit_name: str = ""
+
+    def amount(self, value: int) -> str:
+        if self.unit == MIB and value < MIB:
+            return f"{value // 1024} KiB"  # `ulimit -f 1` is not 0 MiB
+        return f"{value // self.unit}{self.unit_name}"
+
+
+_INHERITED = {
+    resource.RLIMIT_AS: _Said("the address space", "ulimit -v", 1024, MIB, " MiB"),
+    resource.RLIMIT_NPROC: _Said("the number of processes", "ulimit -u"),
+    resource.RLIMIT_NOFILE: _Said("the number of open files", "ulimit -n"),
+    resource.RLIMIT_FSIZE: _Said("the file size", "ulimit -f", 1024, MIB, " MiB"),
+    resource.RLIMIT_CPU: _Said("the CPU time", "ulimit -t", 1, 1, " s"),
+}
+# The fewest open files a player can start with: the standard streams, the jail's two
+# descriptors for them (7 and 8, see jail.py), and what an interpreter opens as it starts.
+LEAST_OPEN_FILES = 16
+
+
+def inherited(which: int) -> int | None:
+    """The hard limit of `which` the referee was started under, if it has one: no player's
+    can be higher."""
+    hard = resource.getrlimit(which)[1]
+    return None if hard == resource.RLIM_INFINITY else hard
+
+
+def _lowered(which: int, value: int) -> int:
+    hard = inherited(which)
+    if hard is None or (value != resource.RLIM_INFINITY and value <= hard):
+        return value
+    return hard
+
+
+def inherited_notes(seats: Iterable[Limits], others: int | None, memory_cgroup: bool) -> list[str]:
+    """A note for each limit the referee inherited that lowers a seat's, one whatever the
+    number of seats; `others` and `memory_cgroup` as for `rlimits`.
+
+    LimitTooLowError where one leaves a player too little to play: less address space than
+    its memory limit (a player would fail at a limit it was not given), or fewer open files
+    than a player starts with.
+    """
+    seats = list(seats)
+    notes = []
+    for which, said in _INHERITED.items():
+        hard = inherited(which)
+        if hard is None:
+            continue
+        for limits in seats:
+            least, why, otherwise = _least(which, limits)
+            if hard < least:
+                raise LimitTooLowError(
+                    f"{said.what} is limited to {said.amount(hard)} by the shell"
+                    f" ({said.option}), {why}: start the referee under"
+                    f" `{said.option} {-(-least // said.option_unit)}` or more{otherwise}"
+                )
+        wanted = [_wanted(limits, others, memory_cgroup).get(which) for limits in seats]
+        if any(value is not None and _lowered(which, value[0]) < value[0] for value in wanted):
+            notes.append(
+                f"{said.what} is limited to {said.amount(hard)} by the shell ({said.option});"
+                " each player's is lowered to it"
+            )
+    return notes
+
+
+def _least(which: int, limits: Limits) -> tuple[int, str, str]:
+    """The least of `which` a player with `limits` can play with, why, and what else would do."""
+    if which == resource.RLIMIT_AS:
+        memory = limits.memory_mb
+        why = f"less than a player's memory limit of {memory} MiB"
+        return memory * MIB, why, ", or give players less memory (memory_mb)"
+    if which == resource.RLIMIT_NOFILE:
+        return LEAST_OPEN_FILES, f"fewer than the {LEAST_OPEN_FILES} a player needs to start", ""
+    return 0, "", ""
+
+
+def own_limit(error: BaseException) -> str | None:
+    """The line that says which inherited limit the referee itself ran out of, when that
+    explains `error` (or one of a group's, a task group's that ran matches at once); else None."""
+    if isinstance(error, BaseExceptionGroup):
+        lines = (own_limit(inner) for inner in error.exceptions)
+        return next((line for line in lines if line is not None), None)
+    number = error.errno if isinstance(error, OSError) else None
+    if isinstance(error, MemoryError) or number == errno.ENOMEM:
+        which = resource.RLIMIT_AS
+    elif isinstance(error, RuntimeError) and "can't start new thread" in str(error):
+        # A thread's stack is mapped: the address space refuses it as the process count does.
+        which = resource.RLIMIT_AS if inherited(resource.RLIMIT_AS) else resource.RLIMIT_NPROC
+    else:
+        errors = {
+            errno.EMFILE: resource.RLIMIT_NOFILE,
+            errno.EAGAIN: resource.RLIMIT_NPROC,
+            errno.EFBIG: resource.RLIMIT_FSIZE,
+        }
+        if number not in errors:
+            return None
+        which = errors[number]
+    hard = inherited(which)
+    if hard is None:
+        return None
+    said = _INHERITED[which]
+    return (
+        f"the referee itself cannot run within {said.what}, limited to {said.amount(hard)} by"
+        f" the shell ({said.option}): start it under a higher `{said.option}`"
+    )

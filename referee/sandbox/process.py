@@ -218,24 +218,21 @@ class ConfinedProcess:
         except OSError:
             _clean_up(private, cgroups.all())
             raise
+        setup = child_setup(
+            limits, protections, joined_in_child, cores, idle, cgroups.memory is not None
+        )
         try:
-            popen = subprocess.Popen(
-                command,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                cwd=cwd or private,
-                env=environment,
-                start_new_session=True,
-                preexec_fn=child_setup(
-                    limits,
-                    protections,
-                    joined_in_child,
-                    cores,
-                    idle,
-                    memory_cgroup=cgroups.memory is not None,
-                ),
-            )
+            with setup as preexec:
+                popen = subprocess.Popen(
+                    command,
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                    cwd=cwd or private,
+                    env=environment,
+                    start_new_session=True,
+                    preexec_fn=preexec,
+                )
         except (OSError, subprocess.SubprocessError):
             _clean_up(private, cgroups.all())
             raise
