@@ -827,7 +827,15 @@ def test_cli_replay_json_has_the_forfeit_and_its_step(tmp_path: Path, timed_out)
         "replacement": None,
         "time_ms": None,
     }
-    assert report["end"] == {"reason": "forfeit", "step": step, "faults": [fault], "why": why}
+    # The forfeiting seat loses, the other wins: who won, for a script as for a person.
+    goals = {"xcplayer": 100, "obplayer": 0}
+    assert report["end"] == {
+        "reason": "forfeit",
+        "step": step,
+        "goals": goals,
+        "faults": [fault],
+        "why": why,
+    }
     last = report["frames"][-1]
     assert (last["step"], last["played"], last["moves"], last["faults"]) == (
         step,

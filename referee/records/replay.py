@@ -807,11 +807,13 @@ class FileVerdict:
 
 
 def _end_json(transcript: Transcript) -> dict[str, Any]:
-    """How a match ended: why, at which step (a forfeit's, else the last played), the faults
-    that forfeited it, and what ended it as a person reads it (null: its rules, as played)."""
+    """How a match ended: why, at which step (a forfeit's, else the last played), each role's
+    goal (null: aborted), the faults that forfeited it, and what ended it as a person reads it
+    (null: its rules, as played)."""
     return {
         "reason": transcript.end_reason,
         "step": transcript.last_step,
+        "goals": transcript.goals,
         "faults": [asdict(fault) for fault in transcript.forfeit_faults],
         "why": transcript.why_ended(),
     }
