@@ -235,7 +235,8 @@ def test_script_data_cannot_close_its_element_or_hide_its_end(text: str) -> None
 def test_a_missing_results_directory_is_one_line_and_exit_2(tmp_path: Path) -> None:
     result = runner.invoke(app, ["report", str(tmp_path / "none")])
     assert result.exit_code == 2
-    assert result.output.strip().endswith("no such results directory")
+    # One line: no progress bar's empty line before it.
+    assert result.stderr == f"referee: error: {tmp_path / 'none'}: no such results directory\n"
 
 
 def test_the_charts_show_every_rating_and_every_answer_time(

@@ -214,6 +214,17 @@ def test_standings_of_a_directory_that_is_not_there(tmp_path: Path) -> None:
     assert result_.stderr == f"referee: error: {tmp_path / 'nothing'}: no such results directory\n"
 
 
+@pytest.mark.parametrize("command", ["standings", "report"])
+def test_a_directory_with_no_transcripts_is_one_line_not_an_empty_table(
+    tmp_path: Path, command: str
+) -> None:
+    # A mistyped directory would otherwise read as a tournament of no matches.
+    result_ = runner.invoke(app, [command, str(tmp_path)])
+    assert result_.exit_code == 2
+    said = f"referee: error: {tmp_path}: no transcripts in it (a *.json file for each match)\n"
+    assert (result_.stdout, result_.stderr) == ("", said)
+
+
 def test_a_withdrawn_player_is_marked_withdrawn_in_the_table_and_json() -> None:
     # dan crashed at the start of its first match (tried), then was withdrawn: its
     # remaining forfeits carry the runner's reason. eve crashed at a start, never withdrawn.

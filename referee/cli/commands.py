@@ -508,6 +508,15 @@ def _expected_key(directory: Path, pinned: str | None) -> str | None:
     return pinned_key(pinned) if pinned is not None else directory_key(directory)
 
 
+def _results_directory(results: Path) -> None:
+    """A results directory a person named must be one and hold transcripts: an empty table or
+    report of a mistyped one would look like a tournament of no matches."""
+    if not results.is_dir():
+        raise RefereeError(f"{results}: no such results directory")
+    if not transcript_files(results):
+        raise RefereeError(f"{results}: no transcripts in it (a *.json file for each match)")
+
+
 def _print_standings(results: Path, fmt: Format, as_json: bool, pinned: str | None) -> None:
     """Compute standings from a results directory and print them; exit 1 if a file was bad.
 
@@ -638,6 +647,7 @@ def standings(
     Example:
       referee standings matches/results/demo --format csv
     """
+    _results_directory(results)
     _print_standings(results, fmt, as_json, key)
 
 
@@ -782,10 +792,10 @@ def report_command(
     Example:
       referee report matches/results/demo
     """
+    _results_directory(results)
     target = out if out is not None else results / REPORT_DIRECTORY
     with _counting("verify") as counted:
-        key_text = _expected_key(results, key) if results.is_dir() else None
-        site = write_report(results, target, key_text, counted)
+        site = write_report(results, target, _expected_key(results, key), counted)
     if as_json:
         data = {"index": str(site.index), "listed": site.listed, "rendered": site.rendered}
         typer.echo(json.dumps(dict(data, failed=site.failed), indent=2))

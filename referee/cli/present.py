@@ -82,6 +82,15 @@ def _terminal_width() -> int | None:
     return None
 
 
+def fitted(line: str) -> str:
+    """A long line of prose wrapped to the terminal, its continuations indented; whole for a
+    file or a pipe, as tables are."""
+    width = _terminal_width()
+    if width is None or len(line) <= width:
+        return line
+    return textwrap.fill(line, width, subsequent_indent="    ", break_on_hyphens=False)
+
+
 def _widest_fitting(natural: Sequence[int], room: int) -> int:
     """The widest a column may be for all of them to fit in `room`, narrower ones as they are."""
     narrow: list[int] = []
@@ -179,15 +188,19 @@ def step_printer(game: Game, show: bool) -> StepCallback:
 
 
 def progress_bar(*columns: ProgressColumn, transient: bool = False) -> Progress:
-    """A bar on standard error: name, bar, done/total, the given columns, time left."""
+    """A bar on standard error: name, bar, done/total, the given columns, time left. A
+    transient one is not drawn where standard error is no terminal: it would leave only an
+    empty line before whatever is said next."""
+    console = Console(stderr=True)
     return Progress(
         TextColumn("[bold]{task.description}"),
         BarColumn(),
         MofNCompleteColumn(),
         *columns,
         TimeRemainingColumn(),
-        console=Console(stderr=True),
+        console=console,
         transient=transient,
+        disable=transient and not console.is_terminal,
     )
 
 
@@ -338,9 +351,7 @@ def validation_report(report: Report, keep: Path | None) -> str:
         [
             table_text(["check", "result", "what", "detail"], rows),
             "",
-            *fixes,
-            *stopped,
-            *where,
+            *map(fitted, [*fixes, *stopped, *where]),
             f"verdict: {report.summary()}; {counted(report.matches, 'match', 'matches')} in"
             f" {report.seconds:.1f} s"
             f" (bound {report.bound_s:.0f} s){kept}",
