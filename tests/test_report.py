@@ -18,7 +18,7 @@ from referee.cli import app
 from referee.games import GAMES, get_game
 from referee.games.boards.picture import Board
 from referee.records.transcript import read_transcript
-from referee.report import live
+from referee.report import live, site
 from referee.report.charts import WIDTH
 from referee.report.pages import script_data
 from referee.report.site import legend
@@ -331,3 +331,9 @@ def test_an_out_that_cannot_take_the_site_is_one_line_and_exit_2(
     # One line, after the blank one the verifying bar leaves as it goes.
     assert result.output.strip().count("\n") == 0
     assert result.output.strip().startswith("referee: error: --out: cannot create the report's ")
+
+
+def test_the_head_to_head_writes_an_even_pairing_as_the_terminal_does() -> None:
+    even = {"wins": 1, "draws": 0, "losses": 1, "elo": -0.2}
+    html = site._head_to_head({"a": {"b": even}, "b": {"a": dict(even, elo=0.2)}})
+    assert html.count("1-0-1 (+0)") == 2 and "(-0)" not in html

@@ -755,7 +755,8 @@ def new_bot_command(
         Path, typer.Argument(metavar="DIR", help="A new or empty directory for the bot.")
     ],
 ) -> None:
-    """Write a starter bot into DIR: a random player, its bot.yaml for an arena, a .gitignore.
+    """Write a starter bot into DIR: a random player, its bot.yaml for an arena, and a
+    .gitignore of what its build makes, where it is built.
 
     Then it prints the commands that build it, if it needs building, and validate it, to run
     from here as they are printed. Edit the source to make it play well.

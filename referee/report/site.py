@@ -27,7 +27,15 @@ from referee.report.colours import role_colour, symbol_colour
 from referee.report.pages import options, page, script_data, table
 from referee.tournaments.results import directory_standings, read_info
 from referee.tournaments.standings import COLUMNS as STANDINGS_COLUMNS
-from referee.tournaments.standings import NUMERIC, Record, Standings, as_json, ranking, rows
+from referee.tournaments.standings import (
+    NUMERIC,
+    Record,
+    Standings,
+    as_json,
+    elo_text,
+    ranking,
+    rows,
+)
 
 # Where the report goes in a results directory unless told otherwise; transcripts are the
 # directory's own *.json files, so nothing here is taken for one.
@@ -234,7 +242,7 @@ def _head_to_head(pairs: dict[str, dict[str, dict[str, Any]]]) -> str:
         record = pairs[row].get(column)
         if record is None:
             return ""
-        return f"{record['wins']}-{record['draws']}-{record['losses']} ({record['elo']:+.0f})"
+        return f"{record['wins']}-{record['draws']}-{record['losses']} ({elo_text(record['elo'])})"
 
     rows = [[row, *(cell(row, column) for column in players)] for row in players]
     return table(["", *players], rows)

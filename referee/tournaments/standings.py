@@ -296,8 +296,8 @@ def _row(rank: int, record: Record) -> list[Any]:
     return [
         rank,
         f"{record.player} ({WITHDRAWN})" if record.withdrawn else record.player,
-        _elo(rating.elo) if rating else "",
-        f"{_elo(rating.low)} to {_elo(rating.high)}" if rating else "",
+        elo_text(rating.elo) if rating else "",
+        f"{elo_text(rating.low)} to {elo_text(rating.high)}" if rating else "",
         record.matches,
         record.wins,
         record.draws,
@@ -417,10 +417,10 @@ def _wdl(record: Record | None) -> str:
     if record is None:
         return "-"
     estimate = pairwise(record.wins, record.draws, record.losses)
-    return f"{record.wins}-{record.draws}-{record.losses} ({_elo(estimate.elo)})"
+    return f"{record.wins}-{record.draws}-{record.losses} ({elo_text(estimate.elo)})"
 
 
-def _elo(value: float) -> str:
+def elo_text(value: float) -> str:
     """Whole Elo with a sign; no `-0`."""
     return f"{round(value) or 0:+d}"
 
