@@ -25,6 +25,13 @@ QUIT_GRACE_S = 1.0
 # Output closed while the program runs on: how long to wait for its exit before calling it
 # a program that closed its output (both happen together when a program exits).
 EXIT_GRACE_S = 0.2
+# A seat that is not asked (under `ponder: false`) is frozen once it has been so this long,
+# or at once after it was seen using more than the allowance of CPU time while not asked in
+# a match: a seat that waits for its input, as nearly every one does, is never frozen when
+# the next request comes sooner (in a fast match, and between matches while the transcript
+# is written), which saves a write each way per step.
+IDLE_GRACE_S = 0.005
+IDLE_CPU_ALLOWANCE_S = 0.002
 # How long killed processes may take to be gone before the referee stops waiting for them.
 REAP_PATIENCE_S = 2.0
 # What ending one process can take: the grace after quit, then killing and reaping.

@@ -217,7 +217,7 @@ def test_a_paused_player_whose_input_is_full_still_takes_a_line_and_is_paused_ag
         try:
             await player.request(START, 5.0)
             player.pause()
-            assert player.frozen
+            await _until(lambda: player.frozen, "not frozen after the grace")
             # Frozen, it reads nothing: the pipe fills (64 KiB on Linux).
             for _ in range(1000):
                 taken = player.post("moves " + "x" * 4000, 5.0)
@@ -226,7 +226,7 @@ def test_a_paused_player_whose_input_is_full_still_takes_a_line_and_is_paused_ag
             assert taken is not None, "the pipe never filled"
             await taken
             assert player.alive
-            assert player.frozen
+            await _until(lambda: player.frozen, "not frozen again")
             reply = await player.request("go", 5.0)
             assert reply is not None and reply.text.startswith("done")
         finally:
@@ -294,3 +294,55 @@ def test_doctor_says_how_an_idle_seat_is_frozen_here() -> None:
     protections = machine_protections()
     assert row["active"] is (protections.freezer is not None)
     assert str(protections.freezing) in row["how"]
+
+
+def test_a_paused_player_that_waits_for_its_input_is_frozen_only_once_the_grace_is_over(
+    tmp_path: Path, freezing: Protections
+) -> None:
+    bot = _bot(tmp_path)
+
+    async def scenario() -> None:
+        player = _player(bot, "sleep", tmp_path)
+        await player.start()
+        try:
+            await player.request(START, 5.0)
+            for _ in range(3):
+                player.pause()
+                # Asked again before the grace is over, it would cost no freeze and no thaw.
+                assert not player.frozen
+                await _until(lambda: player.frozen, "not frozen after the grace")
+                reply = await player.request("go", 5.0)
+                assert reply is not None and reply.text.startswith("done")
+            assert not player.watched, "a player that used no CPU time while paused"
+        finally:
+            await player.close()
+
+    asyncio.run(scenario())
+
+
+def test_a_player_seen_using_cpu_time_while_paused_is_frozen_at_once_from_then_on(
+    tmp_path: Path, freezing: Protections
+) -> None:
+    bot = _bot(tmp_path)
+
+    async def scenario() -> None:
+        player = _player(bot, "family", tmp_path)
+        await player.start()
+        try:
+            await player.request(START, 5.0)
+            family = await _family(bot)
+            player.pause()
+            assert not player.frozen
+            await _until(lambda: player.frozen, "not frozen after the grace")
+            await player.request("go", 5.0)
+            # Its busy processes ran for the grace: more than a match allows.
+            assert player.watched
+            for _ in range(2):
+                player.pause()
+                assert player.frozen
+                await _frozen_as_a_whole(player, family)
+                player.new_match()  # the allowance starts again; what it was seen doing stays
+        finally:
+            await player.close()
+
+    asyncio.run(scenario())

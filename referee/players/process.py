@@ -12,10 +12,10 @@ import contextlib
 import os
 import subprocess
 from collections.abc import Awaitable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
-from referee.clock import EXIT_GRACE_S, QUIT_GRACE_S
+from referee.clock import EXIT_GRACE_S, IDLE_CPU_ALLOWANCE_S, IDLE_GRACE_S, QUIT_GRACE_S
 from referee.errors import PlayerCrashed, PlayerStartError, ResourceExceeded
 from referee.players.base import PlayerSpec, Reply
 from referee.players.connection import STDERR, STDIN, STDOUT, ConnectedPlayer, PlayerConnection
@@ -139,6 +139,14 @@ class ProgramPlayer(ConnectedPlayer):
         # Paused by the match (`pause`); and how many lines it is let run to take meanwhile.
         self._paused = False
         self._taking = 0
+        # A paused player is frozen once it has been paused IDLE_GRACE_S (the timer), or at
+        # once when it has been seen using CPU time while paused (`_watched`, for the life of
+        # the process): the CPU time it used while paused in this match, and its CPU count
+        # when its last answer was read.
+        self._freezing: asyncio.TimerHandle | None = None
+        self._watched = False
+        self._paused_cpu_s = 0.0
+        self._answered_cpu_s: float | None = None
 
     @property
     def pid(self) -> int | None:
@@ -187,6 +195,7 @@ class ProgramPlayer(ConnectedPlayer):
         await loop.connect_read_pipe(lambda: self._pipes[STDERR], popen.stderr)
 
     def new_match(self) -> None:
+        self._paused_cpu_s = 0.0
         if self._process is not None:
             self._process.new_match()
 
@@ -195,6 +204,11 @@ class ProgramPlayer(ConnectedPlayer):
         leaving after one), or as every player runs."""
         if self._process is not None:
             self._process.set_idle(idle)
+
+    @property
+    def cores(self) -> frozenset[int] | None:
+        """The only cores its processes run on; None: wherever the system puts them."""
+        return self._cores
 
     def pin(self, cores: frozenset[int]) -> None:
         """Run on `cores` alone from now on: a reused process, for its next match."""
@@ -207,7 +221,16 @@ class ProgramPlayer(ConnectedPlayer):
         """Whether its processes are stopped now (paused, and no line to take)."""
         return self._process is not None and self._process.frozen
 
+    @property
+    def watched(self) -> bool:
+        """Whether it has been seen using CPU time while paused: frozen as soon as it is."""
+        return self._watched
+
     def pause(self) -> None:
+        """Not asked from now on: frozen once it has been paused IDLE_GRACE_S, or at once if
+        it has been seen using CPU time while paused. A player that waits for its input
+        uses none, and is asked again before the grace is over in a fast match: it costs no
+        freeze and no thaw."""
         self._paused = True
         self._keep_state()
 
@@ -216,14 +239,35 @@ class ProgramPlayer(ConnectedPlayer):
         self._keep_state()
 
     def _keep_state(self) -> None:
-        """Its processes frozen while it is paused and has no line to take, else running; no
-        system call when they are already so."""
+        """Its processes frozen, or to be frozen after the grace, while it is paused and has
+        no line to take, else running; no system call when they are already so."""
         if self._process is None:
             return
-        if self._paused and not self._taking:
-            self._process.freeze()
-        else:
+        if not self._paused or self._taking:
+            if self._freezing is not None:
+                self._freezing.cancel()
+                self._freezing = None
             self._process.thaw()
+        elif self._watched:
+            self._process.freeze()
+        elif self._freezing is None and not self._process.frozen:
+            loop = asyncio.get_running_loop()
+            self._freezing = loop.call_later(IDLE_GRACE_S, self._grace_over)
+
+    def _grace_over(self) -> None:
+        self._freezing = None
+        if self._process is not None and self._paused and not self._taking:
+            self._process.freeze()
+
+    def _count_paused(self, now_cpu_s: float | None) -> None:
+        """Add the CPU time it used since its last answer, if it was paused meanwhile: past
+        the allowance of a match, it is frozen as soon as it is paused from now on."""
+        since, self._answered_cpu_s = self._answered_cpu_s, None
+        if since is None or now_cpu_s is None or not self._paused:
+            return
+        self._paused_cpu_s += max(0.0, now_cpu_s - since)
+        if self._paused_cpu_s > IDLE_CPU_ALLOWANCE_S:
+            self._watched = True
 
     async def request(self, line: str, limit_s: float) -> Reply | None:
         """The answer, with the CPU time its processes used from just before the request's
@@ -232,11 +276,16 @@ class ProgramPlayer(ConnectedPlayer):
         # Read before the thaw and after the answer, never while its clock runs: frozen, its
         # processes use nothing until the thaw.
         before = process.cpu_s() if process is not None else None
+        self._count_paused(before)
         self.resume()
         reply = await super().request(line, limit_s)
-        if reply is None or process is None or before is None:
+        if process is None or before is None:
             return reply
-        return replace(reply, cpu_ms=(process.cpu_s() - before) * 1000)
+        after = process.cpu_s()
+        self._answered_cpu_s = after
+        if reply is None:
+            return reply
+        return Reply(reply.text, reply.elapsed_ms, (after - before) * 1000)
 
     def post(self, line: str, limit_s: float) -> Awaitable[None] | None:
         """A paused player whose input pipe is full cannot take the line: it runs until it
