@@ -62,7 +62,8 @@ class Cgroup:
             os.close(descriptor)
 
     def members(self) -> list[int]:
-        """The living processes in it (a zombie has left its cgroup)."""
+        """The living processes in it (a zombie has left its cgroup): its file opened afresh
+        each time, as cgroup v1 serves an open file the list it read for up to a second."""
         return [int(pid) for pid in _read(self.path / "cgroup.procs").split()]
 
     def count(self, events: str, name: str) -> int:
