@@ -26,7 +26,9 @@ from referee.sandbox.cores import (
 from referee.sandbox.isolation import machine_protections
 from referee.sandbox.process import group_members
 from referee.tournaments.config import load_config
+from referee.tournaments.playing import _shares
 from referee.tournaments.runner import run_tournament
+from referee.tournaments.schedule import schedule
 from tests.referees import bot_copy
 from tests.test_tournament import Recorder, transcripts, write_config
 
@@ -174,6 +176,32 @@ def test_seats_that_think_at_once_each_run_on_cores_of_their_own(
     # The two seats of a match on two different cores, a reused process moved there too.
     for first, second in zip(said[::2], said[1::2], strict=True):
         assert first["cores"] != second["cores"]
+
+
+def test_a_reused_process_keeps_its_share_of_a_match_whichever_seat_it_plays(
+    tmp_path: Path,
+) -> None:
+    config = load_config(write_config(tmp_path, {"a": "random", "b": "random"}, "[ticblock]"))
+    match = schedule(config)[0]
+    first, second = match.game.roles
+    cores = frozenset({4, 7})
+    low, high = frozenset({4}), frozenset({7})
+    assert _shares(config, match, cores, {}) == {first: low, second: high}
+    # Players swap seats from one round to the next: each stays where it is.
+    assert _shares(config, match, cores, {first: high, second: low}) == {first: high, second: low}
+    assert _shares(config, match, cores, {first: high, second: None}) == {
+        first: high,
+        second: low,
+    }
+    # A share no longer the match's, or two processes on one share: dealt in order.
+    assert _shares(config, match, cores, {first: frozenset({5}), second: low}) == {
+        first: high,
+        second: low,
+    }
+    assert _shares(config, match, cores, {first: high, second: high}) == {
+        first: low,
+        second: high,
+    }
 
 
 def test_seats_the_cores_cannot_part_share_them_in_a_simultaneous_game_with_a_note(

@@ -35,7 +35,7 @@ async def play_scheduled(
     seat fails at once, for the reason given."""
     seats = list(zip(match.players, match.game.roles, strict=True))
     out = withdrawn or {}
-    shares = _shares(config, match, cores)
+    shares = _shares(config, match, cores, {role: pool.cores_of(name) for name, role in seats})
     players = await asyncio.gather(
         *(
             _absent(config, name, out[name])
@@ -161,18 +161,25 @@ def programs_of(config: TournamentConfig, match: ScheduledMatch) -> list[int]:
 
 
 def _shares(
-    config: TournamentConfig, match: ScheduledMatch, cores: frozenset[int] | None
+    config: TournamentConfig,
+    match: ScheduledMatch,
+    cores: frozenset[int] | None,
+    placed: Mapping[str, frozenset[int] | None],
 ) -> dict[str, frozenset[int] | None]:
     """The cores of each role's processes: all of the match's, or a share of its own where
-    seats think at once and the match has a core for each."""
+    seats think at once and the match has a core for each; a role whose process is `placed`
+    on one of the shares keeps it (moving a process's cores costs the kernel dearly, and
+    players swap seats from one round to the next)."""
     roles = match.game.roles
     seats = [roles[index] for index in programs_of(config, match)]
     if cores is None or not config.seats_apart(match.game) or not 0 < len(seats) <= len(cores):
         return dict.fromkeys(roles, cores)
-    parts = split_cores(sorted(cores), len(seats))
-    return dict.fromkeys(roles, None) | {
-        role: frozenset(part) for role, part in zip(seats, parts, strict=True)
-    }
+    parts = [frozenset(part) for part in split_cores(sorted(cores), len(seats))]
+    kept = {role: placed[role] for role in seats if placed.get(role) in parts}
+    if len(set(kept.values())) < len(kept):
+        kept = {}  # two processes on the same share: dealt out afresh
+    left = iter(part for part in parts if part not in kept.values())
+    return dict.fromkeys(roles, None) | {role: kept.get(role) or next(left) for role in seats}
 
 
 async def _absent(config: TournamentConfig, name: str, reason: str) -> Player:

@@ -96,6 +96,12 @@ class PlayerPool:
             return AbsentPlayer(spec, str(error))
         return player
 
+    def cores_of(self, name: str) -> frozenset[int] | None:
+        """The cores of the process `acquire` would hand out next for `name`, if an idle one
+        is kept: a match that gives it the same ones spares moving it."""
+        idle = self._idle.get(name)
+        return idle[-1].cores if idle else None
+
     async def release(self, name: str, player: Player) -> None:
         """Take a player back after its match: kept for the next one, or ended (in the
         background: the match's result is written, and nothing waits for the end)."""
