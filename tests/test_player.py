@@ -183,3 +183,52 @@ def test_a_drain_gives_a_late_answer_that_never_comes_one_more_clock_and_no_more
 
     # The wait is bounded by the clock of the request owed, not by the drain's 600 s.
     assert asyncio.run(scenario()) < 60
+
+
+def _chatty(gone: bool) -> Script:
+    """Answers `go N` with `(mark N)` at once; after the first, writes a line nobody asked
+    for a clock later, and then ends if `gone`."""
+
+    def answer(line: str) -> list[Answer | str]:
+        step = int(line.split()[1])
+        if step > 1:
+            return [f"(mark {step})"]
+        after = [Answer(crash="exited with code 1", delay_s=CLOCK_S)] if gone else []
+        return [f"(mark {step})", Answer("gossip", delay_s=CLOCK_S), *after]
+
+    return answer
+
+
+def test_a_line_written_unasked_is_kept_for_the_next_request_and_then_output_waits_to_be_asked() -> (
+    None
+):
+    player, transport = scripted("chatty", _chatty(gone=False))
+    connection = player.connection
+
+    async def scenario() -> None:
+        reply = await connection.request(go(1), 10 * CLOCK_S)
+        assert reply is not None and reply.text == "(mark 1)"
+        # It has written only when asked: its output is still read.
+        assert transport._reading
+        await asyncio.sleep(3 * CLOCK_S)
+        assert not transport._reading
+        assert connection.strays == {}, "taken in before the next request, as from its pipe"
+        reply = await connection.request(go(2), 10 * CLOCK_S)
+        assert reply is not None and reply.text == "(mark 2)"
+        assert connection.strays["go"].count == 1 and connection.strays["go"].last == "gossip"
+        assert not transport._reading, "read only when asked, from now on"
+
+    asyncio.run(scenario())
+
+
+def test_a_line_written_unasked_by_a_player_that_then_ends_is_taken_in() -> None:
+    player, _ = scripted("chatty", _chatty(gone=True))
+    connection = player.connection
+
+    async def scenario() -> None:
+        await connection.request(go(1), 10 * CLOCK_S)
+        await asyncio.sleep(4 * CLOCK_S)
+
+    asyncio.run(scenario())
+    assert connection.gone is not None
+    assert connection.strays["go"].count == 1 and connection.strays["go"].last == "gossip"

@@ -109,6 +109,10 @@ class PlayerConnection:
         self._bytes = self._lines = 0
         self._skipped = 0
         self._spoke = False
+        # What a player wrote unasked while its output was still read (`_rest`), kept for
+        # the next request as its pipe would have kept it; and whether it ever did so.
+        self._unasked = bytearray()
+        self._wrote_unasked = False
         self._writable = asyncio.Event()
         self._writable.set()
         self.gone: PlayerCrashed | None = None
@@ -148,6 +152,13 @@ class PlayerConnection:
             return
         arrived = now()
         waiting = self._waiting()
+        if waiting is None and not self._reader.skipping:
+            # Unasked, read only because its output is still read after its answer (`_rest`):
+            # left for the next request, and its output waits in the pipe from now on.
+            self._wrote_unasked = True
+            self._unasked += data
+            self._listen(False)
+            return
         try:
             data = self._skip_rest_of_long_line(data)
         except ProtocolViolation as flood:
@@ -182,6 +193,11 @@ class PlayerConnection:
         if self.gone is None:
             self.gone = fault
             self._gone_event.set()
+        if self._unasked:
+            # No request will come to take in what it wrote unasked before it went.
+            left, self._unasked = bytes(self._unasked), bytearray()
+            for line in self._reader.feed(left):
+                self._arrived(_Arrival(line, now()))
         if self._late is not None and not self._late.done():
             self._late.set_result(None)
         if self._pending is not None and not self._pending.done():
@@ -210,7 +226,7 @@ class PlayerConnection:
             finally:
                 overdue.cancel()
         finally:
-            self._listen(False)
+            self._rest()
             self._pending = None
             if pending.done() and not pending.cancelled():
                 pending.exception()  # raised above if there is one; never left unretrieved
@@ -287,7 +303,7 @@ class PlayerConnection:
             return None
         finally:
             self._late = None
-            self._listen(False)
+            self._rest()
 
     async def send(self, line: str, limit_s: float) -> None:
         """Send a line that needs no answer; a player that will not take it has crashed."""
@@ -329,6 +345,14 @@ class PlayerConnection:
             elif not self._reader.skipping:
                 self._output.pause_reading()
 
+    def _rest(self) -> None:
+        """After an answer: the player's output is left in its pipe until the next request,
+        unless it has only ever written when asked. Then it is still read, which spares the
+        loop two changes of what it watches per request; what it writes unasked is kept for
+        the next request, and its output is read only when asked from then on."""
+        if self._wrote_unasked:
+            self._listen(False)
+
     def _read_what_was_left(self) -> None:
         """Before a request: take in what the player wrote since the last one, unasked.
 
@@ -338,7 +362,9 @@ class PlayerConnection:
         if self._output is None:
             return
         data = bytearray()
-        while chunk := self._output.read_now(LINE_LIMIT):
+        kept, self._unasked = bytes(self._unasked), bytearray()
+        while chunk := kept or self._output.read_now(LINE_LIMIT):
+            kept = b""
             data += self._skip_rest_of_long_line(chunk)
             if len(data) > OUTPUT_BUDGET_BYTES or data.count(b"\n") > OUTPUT_BUDGET_LINES:
                 self._reader.reset()
