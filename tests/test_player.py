@@ -199,7 +199,7 @@ def _chatty(gone: bool) -> Script:
     return answer
 
 
-def test_a_line_written_unasked_is_kept_for_the_next_request_and_then_output_waits_to_be_asked() -> (
+def test_a_line_written_unasked_is_kept_for_the_next_request_then_output_waits_to_be_asked() -> (
     None
 ):
     player, transport = scripted("chatty", _chatty(gone=False))
