@@ -482,3 +482,43 @@ def test_a_peak_inherited_from_a_big_referee_is_not_the_players() -> None:
     assert over_memory(2 * gib, limits, inherited_bytes=3 * gib) is None
     assert over_memory(2 * gib, limits, inherited_bytes=gib // 8) == "memory_mb"
     assert over_memory(gib // 2, limits) is None
+
+
+def test_a_reused_process_keeps_its_cpu_rlimit_until_it_has_used_a_whole_allowance(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import resource
+
+    from referee.sandbox.cgroups import CpuCgroup
+    from referee.sandbox.process import ConfinedProcess
+    from tests.conftest import missing
+
+    if machine_protections().cpu is None:
+        missing("no CPU cgroup here (see `referee doctor`): a player's CPU time is not counted")
+
+    async def scenario() -> list[int]:
+        process = ConfinedProcess.start(
+            ("sleep", "30"), None, {}, Limits(cpu_s=10), None, lambda end: None
+        )
+        soft: list[int] = []
+        try:
+            deadline = time.monotonic() + 10
+            while process.pid not in process.pids():  # the jail's shell joins its cgroups
+                assert time.monotonic() < deadline, "never joined its cgroups"
+                await asyncio.sleep(0.01)
+            process.new_match()
+            # Two allowances ahead of what it has used, from its birth.
+            soft.append(resource.prlimit(process.pid, resource.RLIMIT_CPU)[0])
+            marked = (50, resource.RLIM_INFINITY)
+            resource.prlimit(process.pid, resource.RLIMIT_CPU, marked)
+            process.new_match()  # it has used next to nothing: its limit is left as it is
+            soft.append(resource.prlimit(process.pid, resource.RLIMIT_CPU)[0])
+            # A whole allowance used since: moved on.
+            monkeypatch.setattr(CpuCgroup, "cpu_s", lambda self: 10.5)
+            process.new_match()
+            soft.append(resource.prlimit(process.pid, resource.RLIMIT_CPU)[0])
+        finally:
+            await process.kill()
+        return soft
+
+    assert asyncio.run(scenario()) == [21, 50, 21]

@@ -155,7 +155,7 @@ def _wanted(limits: Limits, others: int | None, memory_cgroup: bool) -> dict[int
         resource.RLIMIT_FSIZE: (limits.file_size_mb * MIB, limits.file_size_mb * MIB),
         resource.RLIMIT_CORE: (0, 0),
         # The hard limit open, so that `allow_cpu` can give a reused process more.
-        resource.RLIMIT_CPU: (limits.cpu_s + 1, resource.RLIM_INFINITY),
+        resource.RLIMIT_CPU: (CPU_RLIMIT_ALLOWANCES * limits.cpu_s + 1, resource.RLIM_INFINITY),
     }
     if others is not None:
         # A backstop above the limit, so that a bomb slow enough is still seen and named by
@@ -165,9 +165,17 @@ def _wanted(limits: Limits, others: int | None, memory_cgroup: bool) -> dict[int
     return wanted
 
 
+# Each process's own RLIMIT_CPU, the kernel's backstop to the sampled limit of a match, is
+# this many allowances of a match ahead of what it has used: then a reused player's
+# processes need not be read and moved on at every match (`ConfinedProcess.new_match`), only
+# once it has used a whole allowance since.
+CPU_RLIMIT_ALLOWANCES = 2
+
+
 def allow_cpu(pid: int, used_s: float, limits: Limits) -> None:
-    """Let a process use `cpu_s` more seconds from now: a reused process gets a fresh allowance."""
-    soft = _lowered(resource.RLIMIT_CPU, int(used_s) + limits.cpu_s + 1)
+    """Move a process's own CPU limit on to CPU_RLIMIT_ALLOWANCES times `cpu_s` ahead of what
+    it has used: a reused process gets fresh allowances."""
+    soft = _lowered(resource.RLIMIT_CPU, int(used_s) + CPU_RLIMIT_ALLOWANCES * limits.cpu_s + 1)
     hard = _lowered(resource.RLIMIT_CPU, resource.RLIM_INFINITY)
     # Gone already, or the platform cannot: the sampled group time still counts.
     with contextlib.suppress(OSError, ValueError):

@@ -39,6 +39,7 @@ from referee.sandbox.isolation import (
 )
 from referee.sandbox.jail import Jail, Place, lease_seat_uid, program_files
 from referee.sandbox.limits import (
+    CPU_RLIMIT_ALLOWANCES,
     MIB,
     SAMPLE_EVERY_S,
     Limits,
@@ -157,6 +158,9 @@ class ConfinedProcess:
         self.cores: frozenset[int] | None = None
         self._over: str | None = None
         self._cpu_at_match_start = 0.0
+        # The CPU cgroup's count up to which every process's own RLIMIT_CPU still leaves a
+        # whole match's allowance (`new_match`): the cgroup is made before any process.
+        self._rlimits_ahead_until: float = (CPU_RLIMIT_ALLOWANCES - 1) * limits.cpu_s
         self._frozen = False
         self._killed = False
         # What the child's peak memory holds of the referee's from before it exec'd.
@@ -244,8 +248,14 @@ class ConfinedProcess:
         """The CPU time allowed per match counts from now."""
         counted = self._cgroups.cpu.cpu_s() if self._cgroups.cpu is not None else None
         if counted is not None:
-            # Two small reads; their stats, a file per process, are the next sample's business.
             self._cpu_at_match_start = counted
+            # Every process's own limit was set CPU_RLIMIT_ALLOWANCES ahead of its use when
+            # it was born or last moved on, and what each has used since is at most what
+            # the cgroup counted since: while that is under one allowance, each still has a
+            # whole one ahead, and its processes need not be read.
+            if counted <= self._rlimits_ahead_until:
+                return
+            self._rlimits_ahead_until = counted + (CPU_RLIMIT_ALLOWANCES - 1) * self.limits.cpu_s
             pids = self.pids()
         else:
             stats = self.stats()
