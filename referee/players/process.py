@@ -144,6 +144,7 @@ class ProgramPlayer(ConnectedPlayer):
         # the process): the CPU time it used while paused in this match, and its CPU count
         # when its last answer was read.
         self._freezing: asyncio.TimerHandle | None = None
+        self._idle_since = 0.0
         self._watched = False
         self._paused_cpu_s = 0.0
         self._answered_cpu_s: float | None = None
@@ -241,23 +242,33 @@ class ProgramPlayer(ConnectedPlayer):
     def _keep_state(self) -> None:
         """Its processes frozen, or to be frozen after the grace, while it is paused and has
         no line to take, else running; no system call when they are already so."""
-        if self._process is None:
+        process = self._process
+        if process is None:
             return
         if not self._paused or self._taking:
-            if self._freezing is not None:
-                self._freezing.cancel()
-                self._freezing = None
-            self._process.thaw()
+            process.thaw()
         elif self._watched:
-            self._process.freeze()
-        elif self._freezing is None and not self._process.frozen:
+            process.freeze()
+        elif not process.frozen:
             loop = asyncio.get_running_loop()
-            self._freezing = loop.call_later(IDLE_GRACE_S, self._grace_over)
+            self._idle_since = loop.time()
+            # One timer at a time, left to run when the player is asked meanwhile: a fast
+            # match pauses a player at every step, and a timer each time would be its cost.
+            if self._freezing is None:
+                self._freezing = loop.call_at(self._idle_since + IDLE_GRACE_S, self._grace_over)
 
     def _grace_over(self) -> None:
+        """The grace of the last pause may be over: frozen if so, else looked at again when
+        it will be."""
         self._freezing = None
-        if self._process is not None and self._paused and not self._taking:
+        if self._process is None or not self._paused or self._taking:
+            return
+        loop = asyncio.get_running_loop()
+        due = self._idle_since + IDLE_GRACE_S
+        if loop.time() >= due:
             self._process.freeze()
+        else:
+            self._freezing = loop.call_at(due, self._grace_over)
 
     def _count_paused(self, now_cpu_s: float | None) -> None:
         """Add the CPU time it used since its last answer, if it was paused meanwhile: past
