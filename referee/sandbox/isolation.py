@@ -218,12 +218,7 @@ class Protections:
                 "no capabilities, no_new_privs: it cannot raise its priority, trace, or enter"
                 " the referee's namespaces",
             ),
-            (
-                "lower priority",
-                True,
-                f"nice {PLAYER_NICENESS}, which it cannot lower; the batch scheduling class, whose"
-                " waking never preempts the referee",
-            ),
+            ("lower priority", True, f"nice {PLAYER_NICENESS}, which it cannot lower"),
         ]
 
     def _freezing_row(self) -> tuple[str, bool, str]:
@@ -424,10 +419,9 @@ def child_setup(
     memory_cgroup: bool = False,
 ) -> Iterator[Callable[[], None]]:
     """The function the child runs after fork, before exec (`preexec_fn`): limits, isolation,
-    death with us, its match's `cores`, if it has some, and the batch scheduling class (a
-    line that wakes it never stops the referee that wrote it), or the idle one if `idle`.
-    `memory_cgroup` says whether the program is in a memory cgroup (which caps its memory).
-    Popen's failure in it leaves the block as a SetupError that says what failed.
+    death with us, its match's `cores`, if it has some, and the idle scheduling class if
+    `idle`. `memory_cgroup` says whether the program is in a memory cgroup (which caps its
+    memory). Popen's failure in it leaves the block as a SetupError that says what failed.
 
     subprocess says no more of a failed `preexec_fn` than that it failed: the child writes
     what did to a pipe of its own, read once Popen has given up. The pipe is empty and the
@@ -483,9 +477,9 @@ def _setup_steps(
         call = f"setrlimit({_RLIMIT_NAMES[which]}, {_rlimit_words(soft)}, {_rlimit_words(hard)})"
         steps.append(("its limits", call, limit))
     steps.append(("its priority", f"nice({PLAYER_NICENESS})", lambda: os.nice(PLAYER_NICENESS)))
-    policy, name = (os.SCHED_IDLE, "SCHED_IDLE") if idle else (os.SCHED_BATCH, "SCHED_BATCH")
-    in_class = functools.partial(os.sched_setscheduler, 0, policy, os.sched_param(0))
-    steps.append(("its scheduling class", f"sched_setscheduler(0, {name})", in_class))
+    if idle:
+        idle_class = functools.partial(os.sched_setscheduler, 0, os.SCHED_IDLE, os.sched_param(0))
+        steps.append(("the idle class", "sched_setscheduler(0, SCHED_IDLE)", idle_class))
     if protections.unshare:
         steps.append(("a network of its own", "unshare(CLONE_NEWNET)", _unshare_network))
     # A root referee's jail needs its capabilities to be built; inside, setpriv drops them.

@@ -270,7 +270,7 @@ class ConfinedProcess:
         """Let its processes run only when nothing else wants their cores (`idle`: a player
         started ahead of its match, or leaving after it, cannot slow a match's players), or
         as every player runs. Its new processes take the class of their parent."""
-        policy = os.SCHED_IDLE if idle else os.SCHED_BATCH
+        policy = os.SCHED_IDLE if idle else os.SCHED_OTHER
         # Until a round finds all of them in the class: a process forked meanwhile by one not
         # yet moved is found in the next. The program itself is there before it has joined
         # its cgroups (the jail's shell joins them), when it has no other process yet.
