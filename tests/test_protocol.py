@@ -48,6 +48,23 @@ def test_moves_split_as_the_protocol_says() -> None:
     ]
 
 
+@pytest.mark.parametrize(
+    ("text", "moves"),
+    [
+        ("(a (b (c d)))  e", ["(a (b (c d)))", "e"]),
+        ("(a (b (c (d (e))))) f", ["(a (b (c (d (e)))))", "f"]),
+        ("x (a (b (c (d)))) (y)", ["x", "(a (b (c (d))))", "(y)"]),
+        ("a(b)c", ["a", "(b)", "c"]),
+        ("(a b", []),
+        ("(a) (b (c", ["(a)"]),
+        (") a", ["a"]),
+        ("(a (b (c (d", []),
+    ],
+)
+def test_moves_nested_at_any_depth_split_alike_deep_or_shallow(text: str, moves: list[str]) -> None:
+    assert split_moves(text) == moves
+
+
 @pytest.mark.parametrize("line", ["", "   ", "hello there", "info 3"])
 def test_unknown_and_blank_lines_are_no_message(line: str) -> None:
     assert parse(line) is None
