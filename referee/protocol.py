@@ -127,8 +127,11 @@ def split_moves(text: str) -> list[str]:
     """The moves in a list of moves on one line, as the protocol splits them: each atom or
     balanced list at the top level (an unbalanced rest is no move)."""
     found = _SHALLOW_MOVE.findall(text)
-    if "".join(" ".join(found).split()) == "".join(text.split()):
-        return found  # every character in a move: the lists were balanced and shallow
+    # Every parenthesis in a move: each list was balanced and shallow, and matched whole (an
+    # atom outside the lists is always matched).
+    joined = "".join(found)
+    if joined.count("(") == text.count("(") and joined.count(")") == text.count(")"):
+        return found
     moves: list[str] = []
     depth = 0
     begin = 0
