@@ -32,6 +32,7 @@ from referee.players.base import Fingerprint, Player, PlayerKind, quoted
 from referee.policy import Policy
 from referee.protocol import End, EndReason, Go, Moves, Start, is_ready, start_rules
 from referee.records.signing import SigningKey
+from referee.records.store import store_transcript
 from referee.records.transcript import (
     Fault,
     RulesFault,
@@ -40,7 +41,6 @@ from referee.records.transcript import (
     Transcript,
     rules_fault,
     rulesheet_of,
-    store_transcript,
     utc_now,
 )
 

@@ -297,7 +297,8 @@ class Ladder:
         )
         notes = _Notes(self._observer)
         if self._workers is None:
-            return LocalVenue(config, self._arena.key, prints, notes)
+            # Each transcript on the disk before its row names it as the match's record.
+            return LocalVenue(config, self._arena.key, prints, notes, sync_delay_s=0)
         return await on_cluster(self._workers)(config, self._arena.key, prints, notes, {})
 
     async def _watch(self, the_field: _Field) -> None:

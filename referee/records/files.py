@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import stat
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from referee.errors import ConfigError, RefereeError
@@ -97,8 +97,10 @@ def check_writable_dir(directory: Path, where: str, what: str = "") -> None:
     os.unlink(probe)
 
 
-def write_atomic(path: Path, text: str | bytes) -> None:
-    """Write a file so that no reader ever sees half of it: a temporary file, then a rename."""
+def write_atomic(path: Path, text: str | bytes, sync: bool = True) -> None:
+    """Write a file so that no reader ever sees half of it: a temporary file, then a rename.
+    With `sync`, its data is on the disk before the rename; without, `sync_files` puts it
+    there later (a killed process loses nothing either way: the kernel has the file)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     descriptor, temporary = tempfile.mkstemp(
         dir=path.parent, prefix=f".{path.name}.", suffix=".tmp"
@@ -108,8 +110,29 @@ def write_atomic(path: Path, text: str | bytes) -> None:
         with os.fdopen(descriptor, "wb") as file:
             file.write(text.encode() if isinstance(text, str) else text)
             file.flush()
-            os.fsync(file.fileno())
+            if sync:
+                os.fsync(file.fileno())
         os.replace(temporary, path)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
+
+
+def sync_files(paths: Iterable[Path]) -> None:
+    """Put files written without `sync`, and their names, on the disk: each file, then each
+    directory once. The first flush carries the others' names in the same journal commit, so
+    many files cost little more than one."""
+    directories: dict[Path, None] = {}
+    for path in paths:
+        _sync(path, os.O_RDONLY)
+        directories[path.parent] = None
+    for directory in directories:
+        _sync(directory, os.O_RDONLY | os.O_DIRECTORY)
+
+
+def _sync(path: Path, flags: int) -> None:
+    descriptor = os.open(path, flags)
+    try:
+        os.fsync(descriptor)
+    finally:
+        os.close(descriptor)

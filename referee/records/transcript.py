@@ -5,7 +5,6 @@ The schema is documented in `docs/transcripts.md`; `SCHEMA_VERSION` changes with
 
 from __future__ import annotations
 
-import asyncio
 import json
 import re
 from collections.abc import Sequence
@@ -295,16 +294,12 @@ def seats_disagree(transcript: Transcript) -> bool:
     return transcript.match_id != expected
 
 
-def write_transcript(path: Path, transcript: Transcript, key: SigningKey | None) -> None:
-    """Write a transcript atomically as indented JSON, signed with `key` if there is one."""
-    write_atomic(path, transcript_text(transcript, key))
-
-
-async def store_transcript(path: Path, transcript: Transcript, key: SigningKey | None) -> None:
-    """`write_transcript` from an event loop that times players: in a thread, where its JSON
-    (3 ms for a match of quad) and a slow disk hold no clock (`referee.pauses`). Once begun,
-    the write is finished whatever happens to the caller."""
-    await asyncio.to_thread(write_transcript, path, transcript, key)
+def write_transcript(
+    path: Path, transcript: Transcript, key: SigningKey | None, sync: bool = True
+) -> None:
+    """Write a transcript atomically as indented JSON, signed with `key` if there is one; on
+    the disk when it returns with `sync`, else whole in its file (`files.sync_files`)."""
+    write_atomic(path, transcript_text(transcript, key), sync)
 
 
 def transcript_text(transcript: Transcript, key: SigningKey | None) -> str:

@@ -20,6 +20,7 @@ import contextlib
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
 from distributed import Client, Nanny, Scheduler, SpecCluster
@@ -27,6 +28,7 @@ from distributed.scheduler import KilledWorker
 
 from referee.errors import ClusterError, ConfigError, RefereeError
 from referee.players.base import Fingerprint
+from referee.records.files import sync_files
 from referee.records.signing import SigningKey
 from referee.records.transcript import Transcript, write_transcript
 from referee.sandbox.cores import CORES_VARIABLE, available_cores, format_cores, split_cores
@@ -203,6 +205,7 @@ class ClusterVenue:
         """Write each match's logs and transcript where they would be without workers."""
         config = self._config
         transcripts = []
+        written: list[Path] = []
         for match, result in zip(matches, played, strict=False):
             # Each log where it would be without workers, and the transcript names it there.
             seats = [
@@ -214,10 +217,15 @@ class ClusterVenue:
             transcript = replace(result.transcript, seats=seats, lost_attempts=lost)
             for role, data in result.logs.items():
                 write_log(log_path(config, match, role), data)
-            write_transcript(transcript_path(config, match), transcript, self._key)
+            path = transcript_path(config, match)
+            write_transcript(path, transcript, self._key, sync=False)
+            written.append(path)
             if result.error is not None:
+                sync_files(written)
                 raise ClusterError(f"match {match.match_id}: the referee failed: {result.error}")
             transcripts.append(transcript)
+        # The batch's transcripts reach the disk in one journal commit, not one each.
+        sync_files(written)
         return transcripts
 
     async def close(self) -> None:

@@ -23,7 +23,8 @@ from referee.players.log import NOTE_PREFIX
 from referee.players.startup import unready_line
 from referee.players.trace import Trace
 from referee.records.signing import SigningKey
-from referee.records.transcript import Fault, Transcript, store_transcript
+from referee.records.store import SYNC_DELAY_S, TranscriptStore
+from referee.records.transcript import Fault, Transcript
 from referee.sandbox.cores import CorePool, available_cores
 from referee.tournaments.config import TournamentConfig
 from referee.tournaments.playing import plan_cores, play_scheduled, programs_of
@@ -74,8 +75,8 @@ class Observer:
 
 class Venue(Protocol):
     """Where a tournament's matches are played: `capacity` places at a time, each taking
-    `batch` matches to play one after the other, each result written to the results
-    directory before `play` returns it."""
+    `batch` matches to play one after the other, each result whole in its file in the
+    results directory before `play` returns it, and on the disk before `close` returns."""
 
     capacity: int
 
@@ -109,12 +110,14 @@ class LocalVenue:
         observer: Observer,
         trace: Trace | None = None,
         withdrawn: Mapping[str, str] | None = None,
+        sync_delay_s: float = SYNC_DELAY_S,
     ) -> None:
         """`withdrawn`, kept up to date by the run, names the players no longer started, and
-        why."""
+        why. A transcript is whole in its file when its match's `play` returns, and on the
+        disk at most `sync_delay_s` later (`TranscriptStore`)."""
         self._withdrawn = withdrawn if withdrawn is not None else {}
         self._config = config
-        self._key = key
+        self._store = TranscriptStore(key, sync_delay_s)
         self._prints = prints
         self._observer = observer
         self._pool = PlayerPool(config.players, trace)
@@ -152,7 +155,7 @@ class LocalVenue:
                 self._pool,
                 self._prints,
                 lambda role: log_path(config, match, role),
-                lambda done: store_transcript(transcript_path(config, match), done, self._key),
+                lambda done: self._store.store(transcript_path(config, match), done),
                 cores,
                 self._withdrawn,
             )
@@ -162,7 +165,10 @@ class LocalVenue:
             between_matches()
 
     async def close(self) -> None:
-        await self._pool.close()
+        try:
+            await self._store.close()
+        finally:
+            await self._pool.close()
 
 
 async def run_tournament(
