@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -346,3 +347,42 @@ def test_a_player_seen_using_cpu_time_while_paused_is_frozen_at_once_from_then_o
             await player.close()
 
     asyncio.run(scenario())
+
+
+LISTENER = """\
+import sys, time
+for line in sys.stdin:
+    print(line.split()[0], time.monotonic(), file=sys.stderr, flush=True)
+    if line.startswith("start"):
+        print("ready", flush=True)
+    elif line.startswith("go"):
+        print("(mark 1 1)", flush=True)
+"""
+
+
+def test_a_paused_player_reads_the_lines_sent_meanwhile_only_with_its_next_request(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "listener.py").write_text(LISTENER)
+    bot, log = bot_copy(tmp_path, "listener_bot.py", tmp_path / "listener.py"), tmp_path / "log"
+    player = ProgramPlayer(PlayerSpec("bot", (sys.executable, str(bot))), log)
+
+    async def scenario() -> float:
+        await player.start()
+        try:
+            await player.request(START, 5.0)
+            player.pause()
+            assert player.post("moves 1 (mark 1 1) noop", 5.0) is None
+            # Long past the grace: unheld, it would have read the line while not asked.
+            await asyncio.sleep(0.3)
+            asked = time.monotonic()
+            reply = await player.request("go 2 1000 (mark 1 1)", 5.0)
+            assert reply is not None and reply.text == "(mark 1 1)"
+            return asked
+        finally:
+            await player.close()
+
+    asked = asyncio.run(scenario())
+    heard = [line.split() for line in log.read_text().splitlines() if line[:1].isalpha()]
+    assert [words[0] for words in heard] == ["start", "moves", "go", "quit"]
+    assert float(heard[1][1]) >= asked, "the moves line reached it with its request, not before"

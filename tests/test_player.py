@@ -7,9 +7,10 @@ import asyncio
 
 import pytest
 
-from referee.errors import ConfigError
+from referee.errors import ConfigError, PlayerCrashed
 from referee.players.base import PlayerKind, PlayerSpec
 from referee.players.builtin import PROGRAMS, player_spec, program_spec
+from referee.players.connection import HELD_LIMIT_BYTES
 from referee.players.log import PlayerLog
 from tests.fakes import Answer, Script, scripted
 
@@ -232,3 +233,55 @@ def test_a_line_written_unasked_by_a_player_that_then_ends_is_taken_in() -> None
     asyncio.run(scenario())
     assert connection.gone is not None
     assert connection.strays["go"].count == 1 and connection.strays["go"].last == "gossip"
+
+
+def _moves_then_go(line: str) -> list[Answer | str]:
+    """Answers `go N` at once with `(mark N)`, and nothing else."""
+    return [f"(mark {line.split()[1]})"] if line.startswith("go ") else []
+
+
+def test_a_held_line_goes_out_with_the_next_line_written_in_one_write() -> None:
+    player, transport = scripted("held", _moves_then_go)
+    connection = player.connection
+    writes: list[bytes] = []
+    write = transport.write
+
+    def counted(data: bytes | bytearray | memoryview) -> None:
+        writes.append(bytes(data))
+        write(data)
+
+    transport.write = counted  # type: ignore[method-assign]
+
+    async def scenario() -> None:
+        assert connection.hold("moves 1 (a) noop") and connection.hold("moves 2 noop (b)")
+        assert writes == [], "held: the player is not woken for lines that need no answer"
+        reply = await connection.request(go(3), 10 * CLOCK_S)
+        assert reply is not None and reply.text == "(mark 3)"
+        assert writes == [f"moves 1 (a) noop\nmoves 2 noop (b)\n{go(3)}\n".encode()]
+        connection.hold("moves 3 (c) noop")
+        connection.flush()
+        assert writes[-1] == b"moves 3 (c) noop\n", "written at once, alone"
+        connection.flush()
+        connection.hold("end 100 0 terminal")
+        await connection.send("quit", CLOCK_S)
+        assert writes[-2:] == [b"moves 3 (c) noop\n", b"end 100 0 terminal\nquit\n"]
+
+    asyncio.run(scenario())
+    assert transport.written[-2:] == ["end 100 0 terminal", "quit"]
+
+
+def test_lines_are_held_up_to_their_limit_and_not_for_a_player_gone() -> None:
+    player, _ = scripted("held", _moves_then_go)
+    connection = player.connection
+    line = "moves 1 " + "x" * 1000
+
+    async def scenario() -> None:
+        held = 0
+        while connection.hold(line):
+            held += 1
+        assert held == HELD_LIMIT_BYTES // (len(line) + 1)
+        connection.fail(PlayerCrashed("exited with status 1"))
+        with pytest.raises(PlayerCrashed):
+            connection.hold("moves 2 (a) (b)")
+
+    asyncio.run(scenario())

@@ -47,6 +47,8 @@ STDERR_TAIL = 4096
 # may say why there (the JVM does), and its `#` lines may be a crash report, not comments.
 STDOUT_TAIL_LINES = 16
 STDOUT_TAIL_WIDTH = 300
+# The most a player's held lines (`hold`) may come to; beyond, they are written at once.
+HELD_LIMIT_BYTES = 64 * 1024
 
 
 class OutputPipe(Protocol):
@@ -113,6 +115,10 @@ class PlayerConnection:
         # the next request as its pipe would have kept it; and whether it ever did so.
         self._unasked = bytearray()
         self._wrote_unasked = False
+        # Lines that need no answer, held to go with the next line written (`hold`), and the
+        # first word of the last of them.
+        self._held = bytearray()
+        self._held_last = ""
         self._writable = asyncio.Event()
         self._writable.set()
         self.gone: PlayerCrashed | None = None
@@ -318,6 +324,30 @@ class PlayerConnection:
         self._put(line)
         return None if self._writable.is_set() else self._taken(limit_s)
 
+    def hold(self, line: str) -> bool:
+        """Keep a line that needs no answer, to be written with the next line that is (a
+        request, `quit`, or a line `post`ed), or by `flush`: for a player that would read it
+        only then, which is spared a wake-up for it, and the referee the switch to it and
+        back. False, and nothing kept, when the lines held are at HELD_LIMIT_BYTES: `post` it."""
+        self._raise_if_gone()
+        data = line.encode() + b"\n"
+        if len(self._held) + len(data) > HELD_LIMIT_BYTES:
+            return False
+        if self._trace is not None:
+            self._trace.sent(line)
+        self._held += data
+        self._held_last = line.partition(" ")[0]
+        return True
+
+    def flush(self) -> None:
+        """Write the lines held (`hold`) now, if the player can still take them."""
+        transport = self._transport
+        if not self._held or transport is None or transport.is_closing() or self.gone is not None:
+            return
+        data, self._held = bytes(self._held), bytearray()
+        self._last_sent = self._held_last
+        transport.write(data)
+
     def stderr_lines(self) -> list[str]:
         """The last lines the player wrote to standard error (of the tail kept), blank ones
         left out."""
@@ -415,9 +445,12 @@ class PlayerConnection:
         self._last_sent = line.partition(" ")[0]
         if self._trace is not None:
             self._trace.sent(line)
+        data = line.encode() + b"\n"
+        if self._held:
+            data, self._held = bytes(self._held) + data, bytearray()
         # Before the write: the player may read the line and start its clock at once.
         written = now()
-        transport.write(line.encode() + b"\n")
+        transport.write(data)
         return written
 
     async def _taken(self, limit_s: float) -> None:

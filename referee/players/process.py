@@ -236,6 +236,11 @@ class ProgramPlayer(ConnectedPlayer):
         self._keep_state()
 
     def resume(self) -> None:
+        """Let it run again: the lines held for it while it was paused are written now."""
+        self._run()
+        self.connection.flush()
+
+    def _run(self) -> None:
         self._paused = False
         self._keep_state()
 
@@ -288,7 +293,7 @@ class ProgramPlayer(ConnectedPlayer):
         # processes use nothing until the thaw.
         before = process.cpu_s() if process is not None else None
         self._count_paused(before)
-        self.resume()
+        self._run()  # the lines held go with the request's own write
         reply = await super().request(line, limit_s)
         if process is None or before is None:
             return reply
@@ -299,8 +304,13 @@ class ProgramPlayer(ConnectedPlayer):
         return Reply(reply.text, reply.elapsed_ms, (after - before) * 1000)
 
     def post(self, line: str, limit_s: float) -> Awaitable[None] | None:
-        """A paused player whose input pipe is full cannot take the line: it runs until it
-        has, then is paused again (it is not to be judged for lines it could not read)."""
+        """A paused player reads the line when it runs again, as a frozen one would: it is
+        written with the next line that is (`PlayerConnection.hold`), not now, which would
+        wake a player still in its grace for nothing. Past the lines held at most, a paused
+        player whose input pipe is full cannot take the line: it runs until it has, then is
+        paused again (it is not to be judged for lines it could not read)."""
+        if self._paused and not self._taking and self.connection.hold(line):
+            return None
         taken = super().post(line, limit_s)
         if taken is None or not self._paused:
             return taken
