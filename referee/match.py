@@ -43,6 +43,7 @@ from referee.records.transcript import (
     rulesheet_of,
     utc_now,
 )
+from referee.sandbox.cores import current_core
 
 # How the fault of an answer that is no move of the game says so.
 NOT_A_MOVE = "which is not a move of"
@@ -230,12 +231,17 @@ class Match:
         legal = [self.game.legal_moves(state, role) for role in range(len(self.roles))]
         asked = policy.asked(legal, self.out, self.forced_too)
         play_ms = self.setup.clocks.play_ms
-        asks = [
-            self._ask(role, str(Go(step, self.banks[role].allowance_ms(play_ms), legal[role])))
-            for role in asked
-        ]
+        asks = {
+            role: self._ask(
+                role, str(Go(step, self.banks[role].allowance_ms(play_ms), legal[role]))
+            )
+            for role in self._write_order(asked)
+        }
         # One player asked, as in most steps of a game of turns, needs no task.
-        replies = [await asks[0]] if len(asks) == 1 else await asyncio.gather(*asks)
+        answered = (
+            [await asks[asked[0]]] if len(asks) == 1 else await asyncio.gather(*asks.values())
+        )
+        replies = [dict(zip(asks, answered, strict=True))[role] for role in asked]
         # A time goes with the move it answered for: the step's when the move is the player's
         # own, the fault's when the answer was late or not acceptable.
         times: dict[str, float] = {}
@@ -265,6 +271,14 @@ class Match:
             moves: dict[str, str] = dict(zip(self.roles, decided.joint, strict=True))
             self.steps.append(Step(step, moves, times, at_ms, cpu))
         return decided.joint, decided.forfeits
+
+    def _write_order(self, asked: Sequence[int]) -> list[int]:
+        """The seats asked at once, those on the core this loop runs on last: a seat woken on
+        it may take the core at once, and a seat written after would wait for its answer."""
+        here = current_core()
+        if len(asked) == 1 or here is None:
+            return list(asked)
+        return sorted(asked, key=lambda role: here in (self.setup.players[role].cores or ()))
 
     def _opening_step(self, step: int, state: Hashable, rng: random.Random) -> tuple[Move, ...]:
         """A step of the opening: drawn by the referee, asked of nobody, told to everyone."""

@@ -19,6 +19,7 @@ from referee.sandbox.cores import (
     CORES_VARIABLE,
     CorePool,
     available_cores,
+    current_core,
     format_cores,
     parse_cores,
     split_cores,
@@ -294,3 +295,7 @@ def test_a_reused_process_moves_with_all_its_processes_to_its_next_match_cores(
     before, after = asyncio.run(moved())
     assert before == {format_cores(first)}
     assert after == {format_cores(last)}
+
+
+def test_the_core_this_thread_runs_on_is_one_it_may_run_on() -> None:
+    assert current_core() in os.sched_getaffinity(0)

@@ -11,6 +11,7 @@ import pytest
 from referee.clock import Clocks
 from referee.games import get_game
 from referee.match import Match, MatchSetup
+from referee.players.connection import ConnectedPlayer
 from referee.policy import Policy
 from referee.records.replay import replay
 from referee.records.transcript import Transcript
@@ -136,3 +137,48 @@ def test_a_flood_of_blank_lines_is_a_protocol_fault_of_the_flooder_alone() -> No
     transcript, _ = play("ticblock", first_legal({3: flood}), first_legal(), Policy.RANDOM)
     assert [(f.step, f.role, f.kind) for f in transcript.faults] == [(3, "xcplayer", "protocol")]
     assert transcript.faults[0].detail.startswith("wrote more than 256 KiB or 4096 lines")
+
+
+class _Pinned(ConnectedPlayer):
+    """A scripted player said to run on `cores` alone."""
+
+    def __init__(self, player: ConnectedPlayer, cores: frozenset[int]) -> None:
+        super().__init__(player.spec, player.connection)
+        self._cores = cores
+
+    @property
+    def cores(self) -> frozenset[int] | None:
+        return self._cores
+
+
+@pytest.mark.parametrize("here", [0, 1])
+def test_seats_asked_at_once_are_written_to_the_one_on_the_referees_core_last(
+    here: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("referee.match.current_core", lambda: here)
+    written: list[tuple[str, str]] = []
+    players = []
+    for name, core in (("one", 0), ("two", 1)):
+        player, transport = scripted(name, first_legal())
+        write = transport.write
+
+        def logged(data: bytes | bytearray | memoryview, name: str = name, write=write) -> None:
+            written.extend((name, line) for line in bytes(data).decode().splitlines())
+            write(data)
+
+        transport.write = logged  # type: ignore[method-assign]
+        players.append(_Pinned(player, frozenset({core})))
+    setup = MatchSetup("m-fake", get_game("blocker-parallel"), players, FAST, Policy.FORFEIT, 3)
+    transcript = asyncio.run(Match(setup).run())
+    assert transcript.end_reason == "terminal"
+    asked: dict[str, list[str]] = {}  # the seats each step's `go` went to, in write order
+    for name, line in written:
+        if line.startswith("go "):
+            asked.setdefault(line.split()[1], []).append(name)
+    both = [names for names in asked.values() if len(names) == 2]
+    assert len(both) > 5
+    assert all(names[-1] == ("one" if here == 0 else "two") for names in both), both
+    # The record is in role order whatever the order of the writes.
+    roles = get_game("blocker-parallel").roles
+    for step in transcript.steps:
+        assert list(step.times_ms) == [role for role in roles if role in step.times_ms]

@@ -237,6 +237,11 @@ class Player(ABC):
         several players at once costs no task for those that take it at once."""
         return self.send(line, limit_s)
 
+    @property
+    def cores(self) -> frozenset[int] | None:
+        """The only cores its processes run on here; None: not pinned, or none here."""
+        return None
+
     def pause(self) -> None:
         """Stop all the player's processes until `resume` (or its next request, or its end):
         it is not asked, and may not think on another seat's time. A player with no process

@@ -8,13 +8,17 @@ as many at once as there are; a match's players are pinned to its set.
 from __future__ import annotations
 
 import asyncio
+import ctypes
 import os
+import sys
 from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
 
 from referee.errors import RefereeError
 
 CORES_VARIABLE = "REFEREE_CORES"
+# The C library's sched_getcpu, which Python's os lacks; None where there is none.
+_GETCPU = getattr(ctypes.CDLL(None), "sched_getcpu", None) if sys.platform == "linux" else None
 
 
 def parse_cores(text: str) -> tuple[int, ...]:
@@ -38,6 +42,15 @@ def format_cores(cores: Iterable[int]) -> str:
         else:
             runs.append([core, core])
     return ",".join(str(low) if low == high else f"{low}-{high}" for low, high in runs)
+
+
+def current_core() -> int | None:
+    """The core this thread runs on as it asks (it may be moved at any moment after), if the
+    system says."""
+    if _GETCPU is None:
+        return None
+    core: int = _GETCPU()
+    return core if core >= 0 else None
 
 
 def available_cores(environ: Mapping[str, str] = os.environ) -> tuple[int, ...]:
