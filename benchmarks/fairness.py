@@ -18,9 +18,10 @@ Timeouts: sleepers answering after 80, 90, 95 and 98% of each play clock (--frac
 in quad, at concurrency 1 and at the machine's cores (--concurrency), --answers answers per
 cell at the shortest clock
 and --long-answers at the others (by default a twentieth; a round, two matches, at least).
-For each cell: the timeouts, and the referee's error, its recorded time minus the time the
-sleeper measured itself from reading its request to writing its answer (median, p99, max in
-ms), over every answer the referee timed: those taken, and those it read too late.
+For each cell: the timeouts, of them those the sleeper itself measured at its clock or over
+("own late": not the referee's), and the referee's error, its recorded time minus the time
+the sleeper measured itself from reading its request to writing its answer (median, p99,
+max in ms), over every answer the referee timed: those taken, and those it read too late.
 
 fastchess, where it is found (on PATH or --fastchess): the same sleepers speaking UCI, the
 same clocks as a fixed time per move (`st`, no time margin), the same concurrencies, its time
@@ -125,6 +126,8 @@ class TimeoutRow:
     concurrency: int
     answers: int
     timeouts: int
+    # Of the timeouts, those the sleeper itself measured at the clock or over (None: unknown).
+    own_late: int | None
     error_median_ms: float | None
     error_p99_ms: float | None
     error_max_ms: float | None
@@ -274,18 +277,20 @@ def referee_timeouts(clock_ms: int, fraction: float, concurrency: int, answers: 
         if fault.kind == FaultKind.TIMEOUT and fault.time_ms is not None
     ]
     errors = [ms - played.slept[key] for key, ms in recorded if key in played.slept]
-    timeouts = sum(
-        fault.kind == FaultKind.TIMEOUT
+    late = [
+        (transcript.match_id, fault.role, fault.step)
         for transcript in played.transcripts
         for fault in transcript.faults
-        if fault.step > 0
-    )
+        if fault.kind == FaultKind.TIMEOUT and fault.step > 0
+    ]
+    # A timeout is the sleeper's own when it measured itself over the clock: not the referee's.
+    own = sum(played.slept.get(key, 0.0) >= clock_ms for key in late)
     answered = sum(
         len(step.times_ms) for transcript in played.transcripts for step in transcript.steps
     )
     return TimeoutRow(
-        "referee", clock_ms, round(fraction * 100), concurrency, answered + timeouts, timeouts,
-        *error_figures(errors),
+        "referee", clock_ms, round(fraction * 100), concurrency, answered + len(late), len(late),
+        own, *error_figures(errors),
     )  # fmt: skip
 
 
@@ -315,7 +320,7 @@ def fastchess_timeouts(
     moves = FASTCHESS_MOVE.findall(text)
     losses = text.count('[Termination "time forfeit"]')
     return TimeoutRow(
-        "fastchess", clock_ms, round(fraction * 100), concurrency, len(moves), losses,
+        "fastchess", clock_ms, round(fraction * 100), concurrency, len(moves), losses, None,
         *error_figures([float(latency) * 1000 for _, latency in moves]),
     )  # fmt: skip
 
@@ -368,10 +373,13 @@ def print_tables(report: dict[str, Any]) -> None:
         print(tabulate(rows, headers=[*headers, "note"], floatfmt=".2f"))
     if report["timeouts"]:
         print("\nFalse timeouts: sleepers, quad; error = recorded - slept, ms")
-        headers = ["runner", "clock ms", "sleeps %", "concurrency", "answers", "timeouts"]
+        headers = [
+            "runner", "clock ms", "sleeps %", "concurrency", "answers", "timeouts", "own late",
+        ]  # fmt: skip
         rows = [
             [r["runner"], r["clock_ms"], r["percent"], r["concurrency"], r["answers"],
-             r["timeouts"], r["error_median_ms"], r["error_p99_ms"], r["error_max_ms"]]
+             r["timeouts"], "-" if r["own_late"] is None else r["own_late"],
+             r["error_median_ms"], r["error_p99_ms"], r["error_max_ms"]]
             for r in report["timeouts"]
         ]  # fmt: skip
         print(tabulate(rows, headers=[*headers, "err median", "err p99", "err max"]))

@@ -79,18 +79,38 @@ def test_transcripts_are_whole_at_once_and_synced_together_by_close(
     assert len(fsyncs) == 3 + 1  # each file, and their directory once
 
 
-def test_a_group_is_synced_once_its_delay_is_over(tmp_path: Path, synced: list[list[Path]]) -> None:
+def test_the_match_that_ends_once_the_oldest_has_waited_its_delay_syncs_the_group(
+    tmp_path: Path, synced: list[list[Path]]
+) -> None:
     async def run() -> None:
-        store = TranscriptStore(None, sync_delay_s=0.01)
+        store = TranscriptStore(None, sync_delay_s=0.05)
         await store.store(tmp_path / "a.json", _transcript("a"))
         await store.store(tmp_path / "b.json", _transcript("b"))
-        while not synced:
-            await asyncio.sleep(0.01)
+        assert synced == []
+        await asyncio.sleep(0.06)
         await store.store(tmp_path / "c.json", _transcript("c"))
+        # On the disk when the store returns: between matches, not while the next one plays.
+        assert synced == [[tmp_path / "a.json", tmp_path / "b.json", tmp_path / "c.json"]]
         await store.close()
 
     asyncio.run(run())
-    assert synced == [[tmp_path / "a.json", tmp_path / "b.json"], [tmp_path / "c.json"]]
+    assert len(synced) == 1
+
+
+def test_a_transcript_no_later_match_syncs_is_synced_by_the_latest(
+    tmp_path: Path, synced: list[list[Path]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(referee.records.store, "SYNC_LATEST_S", 0.01)
+
+    async def run() -> None:
+        store = TranscriptStore(None, sync_delay_s=3600)
+        await store.store(tmp_path / "a.json", _transcript("a"))
+        while not synced:
+            await asyncio.sleep(0.01)
+        await store.close()
+
+    asyncio.run(run())
+    assert synced == [[tmp_path / "a.json"]]
 
 
 def test_with_no_delay_each_transcript_is_on_the_disk_when_stored(
@@ -110,6 +130,8 @@ def test_with_no_delay_each_transcript_is_on_the_disk_when_stored(
 def test_a_failed_sync_is_raised_by_the_next_store_or_by_close(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setattr(referee.records.store, "SYNC_LATEST_S", 0.01)
+
     def broken(paths: list[Path]) -> None:
         raise OSError(errno.EIO, "Input/output error")
 
@@ -120,7 +142,8 @@ def test_a_failed_sync_is_raised_by_the_next_store_or_by_close(
         await store.store(tmp_path / "a.json", _transcript("a"))
         with pytest.raises(OSError, match="Input/output error"):
             await store.close()
-        later = TranscriptStore(None, sync_delay_s=0.001)
+        # Synced by the latest, no store waiting on it: the next store says it failed.
+        later = TranscriptStore(None, sync_delay_s=3600)
         await later.store(tmp_path / "b.json", _transcript("b"))
         await asyncio.sleep(0.05)
         with pytest.raises(OSError, match="Input/output error"):
