@@ -115,10 +115,10 @@ class PlayerConnection:
         # the next request as its pipe would have kept it; and whether it ever did so.
         self._unasked = bytearray()
         self._wrote_unasked = False
-        # Lines that need no answer, held to go with the next line written (`hold`), and the
-        # first word of the last of them.
+        # Lines that need no answer, held to go with the next line written (`hold`): their
+        # bytes, and the lines themselves, traced when they are written.
         self._held = bytearray()
-        self._held_last = ""
+        self._held_lines: list[str] = []
         self._writable = asyncio.Event()
         self._writable.set()
         self.gone: PlayerCrashed | None = None
@@ -333,10 +333,8 @@ class PlayerConnection:
         data = line.encode() + b"\n"
         if len(self._held) + len(data) > HELD_LIMIT_BYTES:
             return False
-        if self._trace is not None:
-            self._trace.sent(line)
         self._held += data
-        self._held_last = line.partition(" ")[0]
+        self._held_lines.append(line)
         return True
 
     def flush(self) -> None:
@@ -345,8 +343,16 @@ class PlayerConnection:
         if not self._held or transport is None or transport.is_closing() or self.gone is not None:
             return
         data, self._held = bytes(self._held), bytearray()
-        self._last_sent = self._held_last
+        self._last_sent = self._take_held_lines()
         transport.write(data)
+
+    def _take_held_lines(self) -> str:
+        """The lines held, traced as they are written now; the first word of the last."""
+        lines, self._held_lines = self._held_lines, []
+        if self._trace is not None:
+            for line in lines:
+                self._trace.sent(line)
+        return lines[-1].partition(" ")[0] if lines else self._last_sent
 
     def stderr_lines(self) -> list[str]:
         """The last lines the player wrote to standard error (of the tail kept), blank ones
@@ -442,12 +448,13 @@ class PlayerConnection:
             self._check("input")
             self._raise_if_gone()
             raise PlayerCrashed("closed its input")
-        self._last_sent = line.partition(" ")[0]
-        if self._trace is not None:
-            self._trace.sent(line)
         data = line.encode() + b"\n"
         if self._held:
             data, self._held = bytes(self._held) + data, bytearray()
+            self._take_held_lines()
+        self._last_sent = line.partition(" ")[0]
+        if self._trace is not None:
+            self._trace.sent(line)
         # Before the write: the player may read the line and start its clock at once.
         written = now()
         transport.write(data)

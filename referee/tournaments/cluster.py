@@ -259,7 +259,7 @@ async def _local_cluster(count: int, config: TournamentConfig, observer: Observe
     if count > allowed:
         observer.noted(
             f"{count} workers are more than the {len(cores)} cores allow at {per_match} per"
-            f" match: {allowed} workers"
+            f" match: {allowed} worker{'' if allowed == 1 else 's'}"
         )
         count = allowed
     workers: dict[str, dict[str, Any]] = {}

@@ -106,6 +106,9 @@ class PlayerPool:
         """Take a player back after its match: kept for the next one, or ended (in the
         background: the match's result is written, and nothing waits for the end)."""
         if isinstance(player, ProgramPlayer):
+            # The match's last lines (its `end`), held while it was paused, reach it now,
+            # while its log is still this match's.
+            player.connection.flush()
             if not player.alive or not self._entrants[name].reuse:
                 self._leave(player)
             elif player.connection.owed:
