@@ -241,7 +241,8 @@ class Match:
         answered = (
             [await asks[asked[0]]] if len(asks) == 1 else await asyncio.gather(*asks.values())
         )
-        replies = [dict(zip(asks, answered, strict=True))[role] for role in asked]
+        by_role = dict(zip(asks, answered, strict=True))
+        replies = [by_role[role] for role in asked]
         # A time goes with the move it answered for: the step's when the move is the player's
         # own, the fault's when the answer was late or not acceptable.
         times: dict[str, float] = {}
@@ -275,8 +276,10 @@ class Match:
     def _write_order(self, asked: Sequence[int]) -> list[int]:
         """The seats asked at once, those on the core this loop runs on last: a seat woken on
         it may take the core at once, and a seat written after would wait for its answer."""
+        if len(asked) == 1:
+            return list(asked)
         here = current_core()
-        if len(asked) == 1 or here is None:
+        if here is None:
             return list(asked)
         return sorted(asked, key=lambda role: here in (self.setup.players[role].cores or ()))
 

@@ -115,10 +115,10 @@ class PlayerConnection:
         # the next request as its pipe would have kept it; and whether it ever did so.
         self._unasked = bytearray()
         self._wrote_unasked = False
-        # Lines that need no answer, held to go with the next line written (`hold`): their
-        # bytes, and the lines themselves, traced when they are written.
-        self._held = bytearray()
-        self._held_lines: list[str] = []
+        # Lines that need no answer, held to go with the next line written (`hold`), and
+        # the bytes they come to.
+        self._held: list[str] = []
+        self._held_bytes = 0
         self._writable = asyncio.Event()
         self._writable.set()
         self.gone: PlayerCrashed | None = None
@@ -330,11 +330,11 @@ class PlayerConnection:
         only then, which is spared a wake-up for it, and the referee the switch to it and
         back. False, and nothing kept, when the lines held are at HELD_LIMIT_BYTES: `post` it."""
         self._raise_if_gone()
-        data = line.encode() + b"\n"
-        if len(self._held) + len(data) > HELD_LIMIT_BYTES:
+        size = len(line.encode()) + 1
+        if self._held_bytes + size > HELD_LIMIT_BYTES:
             return False
-        self._held += data
-        self._held_lines.append(line)
+        self._held.append(line)
+        self._held_bytes += size
         return True
 
     def flush(self) -> None:
@@ -342,17 +342,17 @@ class PlayerConnection:
         transport = self._transport
         if not self._held or transport is None or transport.is_closing() or self.gone is not None:
             return
-        data, self._held = bytes(self._held), bytearray()
-        self._last_sent = self._take_held_lines()
-        transport.write(data)
+        transport.write(self._take_held())
 
-    def _take_held_lines(self) -> str:
-        """The lines held, traced as they are written now; the first word of the last."""
-        lines, self._held_lines = self._held_lines, []
-        if self._trace is not None:
-            for line in lines:
+    def _take_held(self) -> bytes:
+        """The lines held, as they are written now: traced, and the last of them the last
+        line sent."""
+        lines, self._held, self._held_bytes = self._held, [], 0
+        for line in lines:
+            self._last_sent = line.partition(" ")[0]
+            if self._trace is not None:
                 self._trace.sent(line)
-        return lines[-1].partition(" ")[0] if lines else self._last_sent
+        return "".join(f"{line}\n" for line in lines).encode()
 
     def stderr_lines(self) -> list[str]:
         """The last lines the player wrote to standard error (of the tail kept), blank ones
@@ -448,10 +448,7 @@ class PlayerConnection:
             self._check("input")
             self._raise_if_gone()
             raise PlayerCrashed("closed its input")
-        data = line.encode() + b"\n"
-        if self._held:
-            data, self._held = bytes(self._held) + data, bytearray()
-            self._take_held_lines()
+        data = self._take_held() + line.encode() + b"\n"
         self._last_sent = line.partition(" ")[0]
         if self._trace is not None:
             self._trace.sent(line)
