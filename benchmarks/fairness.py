@@ -52,6 +52,7 @@ from tabulate import tabulate
 
 from referee.errors import ConfigError, FaultKind
 from referee.games import GAMES
+from referee.pauses import short_pauses
 from referee.records.signing import results_key
 from referee.records.transcript import Transcript
 from referee.sandbox.cores import available_cores
@@ -173,7 +174,8 @@ def tournament(
         key, _ = results_key(config.output, None)
         observer = Noted()
         began = time.perf_counter()
-        asyncio.run(run_tournament(config, key, observer))
+        with short_pauses():  # as `referee tournament` plays them
+            asyncio.run(run_tournament(config, key, observer))
         wall = time.perf_counter() - began
         transcripts, _ = load_results(config.output, key.public)
         slept = {

@@ -34,6 +34,7 @@ from tabulate import tabulate
 from referee.clock import Clocks
 from referee.games import get_game
 from referee.match import Match, MatchSetup
+from referee.pauses import short_pauses
 from referee.players.builtin import player_spec
 from referee.players.process import ProgramPlayer
 from referee.policy import asked
@@ -164,7 +165,8 @@ def main() -> int:
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     args = parser.parse_args()
     round_trip = pipe_round_trip_us()
-    with tempfile.TemporaryDirectory() as logs:
+    # The collector's pauses as `referee match` keeps them, for the floor alike.
+    with tempfile.TemporaryDirectory() as logs, short_pauses():
         rows = []
         for game_id in GAMES:
             runs = []

@@ -30,6 +30,7 @@ from typing import Any
 from tabulate import tabulate
 
 from referee.errors import FaultKind
+from referee.pauses import short_pauses
 from referee.players.builtin import PROGRAMS
 from referee.records.signing import results_key
 from referee.tournaments.config import load_config
@@ -66,7 +67,8 @@ def tournament(rounds: int, clock_ms: int, think_ms: int, cores_per_match: int) 
         key, _ = results_key(config.output, None)
         began = time.perf_counter()
         observer = Noted()
-        asyncio.run(run_tournament(config, key, observer))
+        with short_pauses():  # as `referee tournament` plays them
+            asyncio.run(run_tournament(config, key, observer))
         wall = time.perf_counter() - began
         transcripts, _ = load_results(config.output, key.public)
     times = sorted(

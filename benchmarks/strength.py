@@ -21,6 +21,7 @@ from tabulate import tabulate
 from referee.clock import Clocks
 from referee.games import GAMES
 from referee.match import MatchSetup, play_fresh
+from referee.pauses import short_pauses
 from referee.players.builtin import player_spec
 from referee.players.process import ProgramPlayer
 from referee.records.signing import results_key
@@ -82,7 +83,7 @@ def main() -> int:
     args = parser.parse_args()
     clocks = Clocks(play_ms=args.play_clock)
     began = time.perf_counter()
-    with tempfile.TemporaryDirectory() as folder:
+    with tempfile.TemporaryDirectory() as folder, short_pauses():  # as the CLI plays them
         rows = asyncio.run(_run(args.matches, clocks, args.concurrency, Path(folder)))
     elapsed = time.perf_counter() - began
     if args.json:

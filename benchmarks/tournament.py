@@ -35,6 +35,7 @@ from typing import Any
 from tabulate import tabulate
 
 from referee.games import GAMES
+from referee.pauses import short_pauses
 from referee.players.builtin import PROGRAMS
 from referee.records.signing import results_key
 from referee.records.transcript import Transcript
@@ -109,7 +110,8 @@ def matches_per_second(game_id: str, rounds: int, concurrency: int, reuse: bool)
         players = ("random", "random")
         settings = load_config(write_config(Path(directory), game_id, rounds, extra, players))
         key, _ = results_key(settings.output, None)
-        schedule = asyncio.run(run_tournament(settings, key))
+        with short_pauses():  # as `referee tournament` plays them
+            schedule = asyncio.run(run_tournament(settings, key))
         return len(schedule) / (time.perf_counter() - start)
 
 
@@ -124,7 +126,8 @@ def on_workers(rounds: int, workers: int, options: str) -> dict[str, Any]:
         key, _ = results_key(settings.output, None)
         clock = Clock()
         venue = on_cluster(Workers(workers)) if workers else None
-        asyncio.run(run_tournament(settings, key, clock, venue=venue))
+        with short_pauses():
+            asyncio.run(run_tournament(settings, key, clock, venue=venue))
         assert clock.first is not None
         standings = compute(load_results(settings.output, key.public)[0])
         return {
