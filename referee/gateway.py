@@ -27,8 +27,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from referee.clock import GATEWAY_MARGIN_MS, GATEWAY_READ_S, abandoned_after_s, now
+from referee.computing import computed
 from referee.errors import GameFault, MoveError, PlayerFault, RefereeError
-from referee.games import Game, Move, StateLimits, builtin_with_rules, computed, load_text
+from referee.games import Game, Move, StateLimits, builtin_with_rules, load_text
 from referee.games.gdl.remote import DEFAULT_LIMITS
 from referee.games.gdl.syntax import one_line, respell, spellings
 from referee.ggp import messages as ggp

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from referee import clock, policy
 from referee.clock import SEND_LIMIT_S, Clocks, TimeBank
+from referee.computing import computed
 from referee.errors import (
     FaultKind,
     GameFault,
@@ -27,7 +28,7 @@ from referee.errors import (
     PlayerFault,
     ProtocolViolation,
 )
-from referee.games import Game, Move, computed
+from referee.games import Game, Move
 from referee.players.base import Fingerprint, Player, PlayerKind, quoted
 from referee.policy import Policy
 from referee.protocol import End, EndReason, Go, Moves, Start, is_ready, start_rules

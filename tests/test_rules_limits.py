@@ -12,6 +12,7 @@ import resource
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Hashable, Iterator
 from pathlib import Path
@@ -19,10 +20,12 @@ from pathlib import Path
 import pytest
 
 from referee.clock import Clocks
+from referee.computing import computed
 from referee.errors import ConfigError, GameFault, StateLimit, StateLimitFault
-from referee.games import GdlGame, StateLimits, get_game, load_rulesheet, load_text
+from referee.games import GdlGame, JointMove, StateLimits, get_game, load_rulesheet, load_text
 from referee.games.base import MOVE_LIMIT
 from referee.games.gdl import remote
+from referee.games.gdl.reasoner import State
 from referee.games.gdl.remote import OutOfTime, RemotePerState
 from referee.games.gdl.syntax import one_line
 from referee.ggp.messages import Start, format_request
@@ -755,6 +758,57 @@ def test_ctrl_c_or_sigterm_give_up_a_state_being_computed(
     transcript = read_transcript(out)
     assert transcript.end_reason == "aborted" and transcript.rules_fault is None
     assert transcript.faults == []
+
+
+def slow_game() -> tuple[GdlGame, list[State], JointMove]:
+    """SLOW computed one state at a time with 300 s a state, its states up to 4, and a joint
+    move from state 4 (the next state takes minutes to ground, under the default memory)."""
+    game = load_text(SLOW, "slow.kif", StateLimits(seconds=300))
+    assert isinstance(game.reasoner, RemotePerState)
+    states = [state for state in first_states(game) if isinstance(state, int)]
+    joint = tuple(game.legal_moves(states[4], role)[0] for role in range(2))
+    return game, states, joint
+
+
+def test_a_query_given_up_between_two_of_its_questions_asks_the_second_in_vain() -> None:
+    # The give-up lands after the first question's answer was read, as it can when Ctrl-C
+    # comes just then: the query's next question, state 5, ends at once; it is not asked of
+    # a new child that would take its 300 s.
+    game, states, joint = slow_game()
+    given_up = threading.Event()
+    began = time.monotonic()
+    with game.asked(given_up), pytest.raises(OutOfTime):
+        game.next_state(states[2], tuple(game.legal_moves(states[2], r)[0] for r in range(2)))
+        given_up.set()
+        game.interrupt()
+        game.next_state(states[4], joint)
+    assert time.monotonic() - began < 60
+
+
+def test_a_query_given_up_while_it_waits_ends_and_the_next_is_answered() -> None:
+    game, states, joint = slow_game()
+    cancelled: list[bool] = []
+
+    async def give_up_state_5() -> None:
+        asked = asyncio.create_task(computed(game, game.next_state, states[4], joint))
+        await asyncio.sleep(1)  # into the state's grounding
+        assert not asked.done()
+        asked.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await asked
+        cancelled.append(asked.cancelled())
+
+    began = time.monotonic()
+    asyncio.run(give_up_state_5())  # which waits for the thread of the query given up
+    assert cancelled == [True]
+    assert time.monotonic() - began < 60
+    # The next question is answered, by a new child, a wake for a query given up before it
+    # notwithstanding (a state's items do not depend on the moves).
+    game.interrupt()
+    assert (
+        game.next_state(states[3], tuple(game.legal_moves(states[3], r)[0] for r in range(2)))
+        == states[4]
+    )
 
 
 def test_a_reasoner_child_ends_soon_after_its_referee_is_killed(tmp_path: Path) -> None:

@@ -13,7 +13,6 @@ from referee.games.base import (
     JointMove,
     Move,
     canonical_spelling,
-    computed,
     format_move,
 )
 from referee.games.blocker_parallel import BlockerParallel
@@ -94,7 +93,6 @@ __all__ = [
     "as_gdl",
     "builtin_with_rules",
     "canonical_spelling",
-    "computed",
     "format_move",
     "gdl_rules",
     "get_game",

@@ -7,12 +7,13 @@ get out of step. States are immutable and hashable; `next_state` returns a new o
 
 from __future__ import annotations
 
-import asyncio
+import contextlib
 import random
 import re
+import threading
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Hashable, Iterable, Sequence
-from typing import Any, ClassVar, Generic, NewType, TypeVar
+from collections.abc import Hashable, Iterable, Sequence
+from typing import ClassVar, Generic, NewType, TypeVar
 
 from referee.errors import IllegalMoveError, MoveParseError, UnknownRoleError
 from referee.games.boards.picture import Board
@@ -37,21 +38,6 @@ def format_move(name: str, *args: object) -> Move:
     if not args:
         return Move(name)
     return Move(f"({name} {' '.join(str(arg) for arg in args)})")
-
-
-async def computed(game: Game[Any], query: Callable[..., R], *args: Any) -> R:
-    """`query(*args)` of `game`'s rules, awaited by code on an event loop: in a thread when
-    the game's states may take long to compute (`Game.slow_states`), so that nothing else on
-    the loop (another match's clock) waits for it."""
-    if game.slow_states:
-        try:
-            return await asyncio.to_thread(query, *args)
-        except asyncio.CancelledError:
-            # The thread cannot be cancelled, and a program ending (Ctrl-C, SIGTERM) waits
-            # for it: the question is given up, not the state's whole deadline waited out.
-            game.interrupt()
-            raise
-    return query(*args)
 
 
 def with_outer_parentheses(text: str) -> str:
@@ -159,9 +145,14 @@ class Game(ABC, Generic[S]):
         """Let go of what computing states holds (a GDL reasoner's child process); asked
         again, the game takes it up again."""
 
+    def asked(self, given_up: threading.Event) -> contextlib.AbstractContextManager[None]:
+        """Around a query of the rules computed in a thread (`slow_states`): the query is
+        given up once `given_up` is set and the game interrupted (`interrupt`), its question
+        under way and every later one raising GameFault at once."""
+        return contextlib.nullcontext()
+
     def interrupt(self) -> None:
-        """Give up the question being computed now, from any thread: it raises GameFault
-        at once; the next question is computed afresh."""
+        """From any thread: a query given up (`asked`) that is waiting for its answer ends."""
 
     def random_move(self, state: S, role: int, rng: random.Random) -> Move:
         """A uniformly random legal move of a role; games override it with a faster equivalent."""

@@ -7,7 +7,9 @@ game raises GameFault with the state, rather than guess what the author meant.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import threading
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
 from pathlib import Path
@@ -91,6 +93,11 @@ class GdlGame(Game[State]):
     def close(self) -> None:
         if isinstance(self.reasoner, RemotePerState):
             self.reasoner.close()
+
+    def asked(self, given_up: threading.Event) -> contextlib.AbstractContextManager[None]:
+        if isinstance(self.reasoner, RemotePerState):
+            return self.reasoner.asked(given_up)
+        return contextlib.nullcontext()
 
     def interrupt(self) -> None:
         if isinstance(self.reasoner, RemotePerState):

@@ -27,7 +27,7 @@ import threading
 import time
 import weakref
 from collections import OrderedDict
-from collections.abc import Hashable, Iterable, Sequence
+from collections.abc import Hashable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any
@@ -78,6 +78,7 @@ class _Silence(Enum):
     """Why the child's next line did not come."""
 
     GONE = "gone"  # its output closed, or its input did: it died
+    GIVEN_UP = "given up"  # the question's asker gave it up (`asked`, `interrupt`)
     LATE = "late"  # the deadline passed, and it was left to be killed
     TOO_LONG = "too long"  # the line passed ANSWER_LIMIT before its end
 
@@ -101,7 +102,11 @@ class RemotePerState:
         self._child: subprocess.Popen[bytes] | None = None
         self._finalizer: weakref.finalize[Any, Any] | None = None
         self._buffer = bytearray()
-        self._interrupted = False
+        # The give-up of the query each thread is computing (`asked`), and the pipe that
+        # wakes a question waiting for the child when one is given up (`interrupt`).
+        self._asking = threading.local()
+        self._wake_read, self._wake_write = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
+        weakref.finalize(self, _close_all, self._wake_read, self._wake_write)
         # The text of the facts and moves met, and the fault once it passed MET_LIMIT.
         self._met = 0
         self._over: StateLimitFault | None = None
@@ -157,15 +162,26 @@ class RemotePerState:
         with self._lock:
             self._stop()
 
+    @contextlib.contextmanager
+    def asked(self, given_up: threading.Event) -> Iterator[None]:
+        """The questions this thread asks meanwhile belong to one query, given up once
+        `given_up` is set: each of them, asked or waiting for the child then, raises
+        OutOfTime, which blames no state."""
+        self._asking.given_up = given_up
+        try:
+            yield
+        finally:
+            self._asking.given_up = None
+
     def interrupt(self) -> None:
-        """Give up the question under way, from another thread than the one waiting for its
-        answer: the child is killed (without the lock, which that thread holds), and the
-        question raises OutOfTime, which blames no state."""
-        child = self._child
-        if child is not None:
-            self._interrupted = True
-            with contextlib.suppress(OSError):
-                child.kill()
+        """Wake the question waiting for the child, from any thread, so that it ends if its
+        query has been given up (`asked`); the others wait on."""
+        with contextlib.suppress(BlockingIOError):  # a wake is pending already
+            os.write(self._wake_write, b"!")
+
+    def _given_up(self) -> bool:
+        given_up: threading.Event | None = getattr(self._asking, "given_up", None)
+        return given_up is not None and given_up.is_set()
 
     def _view(self, state: State) -> StateView:
         with self._lock:
@@ -189,11 +205,10 @@ class RemotePerState:
         failed = self._over or self._failed.get(key)
         if failed is not None:
             raise failed
-        if self.give_up_at is not None and time.monotonic() >= self.give_up_at:
+        if self._given_up() or (
+            self.give_up_at is not None and time.monotonic() >= self.give_up_at
+        ):
             raise OutOfTime(f"{self._where}: out of the asker's time")
-        if self._interrupted:  # between questions: the killed child is no answer to this one
-            self._interrupted = False
-            self._stop()
         try:
             if self._child is None:
                 self._start()
@@ -241,8 +256,7 @@ class RemotePerState:
         except BrokenPipeError:
             line = _Silence.GONE
         if isinstance(line, _Silence):
-            if self._interrupted or (line is _Silence.LATE and asker_at < limit_at):
-                self._interrupted = False
+            if line is _Silence.GIVEN_UP or (line is _Silence.LATE and asker_at < limit_at):
                 self._stop()
                 raise OutOfTime(f"{self._where}: out of the asker's time")
             raise self._lost(line)
@@ -262,7 +276,15 @@ class RemotePerState:
         fd = child.stdout.fileno()
         while (end := self._buffer.find(b"\n")) < 0:
             left = deadline - time.monotonic()
-            if left <= 0 or not select.select([fd], [], [], left)[0]:
+            ready = select.select([fd, self._wake_read], [], [], left)[0] if left > 0 else []
+            if self._wake_read in ready:
+                # A wake for a query given up before this one began is drained here too.
+                with contextlib.suppress(BlockingIOError):
+                    os.read(self._wake_read, 64)
+                if self._given_up():
+                    return _Silence.GIVEN_UP
+                continue
+            if not ready:
                 return _Silence.LATE
             chunk = os.read(fd, 1 << 16)
             if not chunk:
@@ -346,6 +368,11 @@ def _kill(child: subprocess.Popen[bytes]) -> None:
         if pipe is not None:
             with contextlib.suppress(OSError):  # a question left in the buffer of a dead child
                 pipe.close()
+
+
+def _close_all(*descriptors: int) -> None:
+    for descriptor in descriptors:
+        os.close(descriptor)
 
 
 def _size(mb: int) -> str:
