@@ -3,6 +3,7 @@ one-line refusals."""
 
 from __future__ import annotations
 
+import gc
 import io
 import json
 import re
@@ -160,3 +161,23 @@ def test_serve_answers_and_stops_cleanly_on_sigterm(
     said = process.stderr.read()
     assert "Traceback" not in said
     assert said.strip().endswith("stopped")
+
+
+@pytest.mark.parametrize(("options", "short"), [([], True), (["--workers", "1"], False)])
+def test_serve_keeps_the_collectors_pauses_short_where_it_plays_the_matches_itself(
+    arena: tuple[Path, str], monkeypatch: pytest.MonkeyPatch, options: list[str], short: bool
+) -> None:
+    # A full pass of the collector on the loop that reads the players' answers would hold
+    # their clocks; played on workers, the matches are not this process's to keep from it.
+    seen: list[bool] = []
+
+    async def served(*args: object) -> None:
+        seen.append(gc.get_threshold()[2] > 1_000_000)
+
+    monkeypatch.setattr("referee.arena.service.serve", served)
+    monkeypatch.setattr("referee.cli.sandbox.prepare_sandbox", lambda *args: None)
+    directory, _ = arena
+    result = runner.invoke(app, ["arena", "serve", str(directory), *options])
+    assert result.exit_code == 0, result.output
+    assert seen == [short]
+    assert gc.get_threshold()[2] < 1_000_000, "the collector's own counts again after serve"

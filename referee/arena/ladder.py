@@ -48,6 +48,7 @@ from referee.arena.db import (
 from referee.arena.home import Arena
 from referee.arena.pairing import Entry, Pair, plan, waits, window
 from referee.errors import ArenaError, RefereeError, TranscriptError
+from referee.pauses import between_matches
 from referee.players.base import fingerprint
 from referee.players.chance import CHANCE_NAME, competing, is_chance, with_chance
 from referee.records.replay import replay
@@ -244,6 +245,9 @@ class Ladder:
             while True:
                 paused, members = await asyncio.to_thread(self._look)
                 if paused or len({m.bot for m in members.values()}) < 2:
+                    # No ladder match is under way: a full pass of the collector, if due,
+                    # falls here (under short pauses only `between_matches` makes one).
+                    between_matches()
                     await self._doze()
                     continue
                 await self._play_field(members)

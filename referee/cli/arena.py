@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from pathlib import Path
 from typing import Annotated, Any
@@ -13,6 +14,7 @@ from referee.cli import present
 from referee.cli.failures import EXIT_FAILED, user_errors
 from referee.cli.help import PlainCommand
 from referee.errors import RefereeError
+from referee.pauses import short_pauses
 
 # The arena's modules are imported by the commands that use them: they bring the web
 # server, the database toolkit and Dask, which every other `referee` command would pay for.
@@ -149,8 +151,12 @@ def serve(
     def ready(url: str) -> None:
         typer.echo(f"arena {directory} listening on {url}")
 
+    # Matches played in this process (no workers) keep the collector's pauses off their
+    # clocks, as `referee tournament` does; the ladder makes the full passes that are due.
+    pauses = short_pauses() if venue is None else contextlib.nullcontext()
     try:
-        asyncio.run(serve_arena(arena, host, port, venue, ready, Said()))
+        with pauses:
+            asyncio.run(serve_arena(arena, host, port, venue, ready, Said()))
     finally:
         arena.close()
     typer.echo(f"arena {directory} stopped", err=True)
