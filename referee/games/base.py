@@ -30,7 +30,6 @@ MOVE_LIMIT = 64 * 1024
 _TOKEN = re.compile(r"[()]|[^\s()]+")
 
 S = TypeVar("S", bound=Hashable)
-R = TypeVar("R")
 
 
 def format_move(name: str, *args: object) -> Move:
