@@ -76,6 +76,20 @@ def test_more_rounds_play_only_the_new_rounds(tmp_path: Path) -> None:
     )
 
 
+def test_a_stopped_run_played_on_says_nothing_of_added_rounds(tmp_path: Path) -> None:
+    # As if the first run had been stopped after its first round: the rounds it left are
+    # the same schedule's, not added ones.
+    two = {"a": bot(tmp_path, "a", 1), "b": bot(tmp_path, "b", 2)}
+    config = load_config(write_config(tmp_path, two, extra="rounds: 3\n"))
+    run(config)
+    for path in config.output.glob("*.json"):
+        if "-r1-" not in path.name:
+            path.unlink()
+    recorder = run(config)
+    assert recorder.changes == []
+    assert recorder.plan == (12, 4)
+
+
 @pytest.mark.parametrize("change", ["argument", "program file"])
 def test_a_changed_command_sets_its_matches_aside_and_plays_them_again(
     tmp_path: Path, change: str

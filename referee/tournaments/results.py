@@ -185,10 +185,6 @@ def survey(
             f"{len(unscheduled)} matches are no longer in the schedule (fewer rounds or games,"
             f" or another format); they are set aside in {aside}"
         )
-    rounds: dict[str, int] = {}
-    for transcript in played.values():
-        match = scheduled[transcript.match_id]
-        rounds[match.game.id] = max(rounds.get(match.game.id, 0), match.round)
     result.done = [t for t in played.values() if _settled(t, config)]
     result.todo = [
         match
@@ -204,6 +200,10 @@ def survey(
                 result.changes.append(
                     f"player {name}: new in the field; {new[name]} matches to play"
                 )
+        # Beyond the rounds the schedule had when it was last played: not the rounds that a
+        # stopped run left unplayed.
+        info = read_info(output)
+        rounds = info.rounds if info is not None and info.rounds is not None else {}
         more = [m for m in result.todo if m.game.id in rounds and m.round > rounds[m.game.id]]
         if more:
             result.changes.append(f"rounds: {len(more)} matches of the added rounds are to play")
@@ -246,6 +246,8 @@ class TournamentInfo:
     anchor: str | None = None
     sprt: dict[str, float] | None = None
     tested: str | None = None  # the SPRT's first player, whose strength is tested
+    # Each game's rounds when the schedule was last made (none in an older directory).
+    rounds: dict[str, int] | None = None
 
     def sprt_test(self) -> tuple[SprtSettings, str] | None:
         """The SPRT's settings and tested player, for a tournament that is one."""
@@ -262,6 +264,7 @@ def write_info(config: TournamentConfig, scheduled: int) -> None:
         config.anchor,
         asdict(config.sprt) if config.sprt else None,
         config.players[0].name if config.sprt else None,
+        {settings.game.id: settings.rounds for settings in config.games},
     )
     write_atomic(config.output / INFO_FILE, json.dumps(asdict(info), indent=2) + "\n")
 
@@ -282,6 +285,13 @@ def read_info(directory: Path) -> TournamentInfo | None:
         type(info.scheduled) is int
         and isinstance(info.anchor, str | None)
         and isinstance(info.sprt, dict | None)
+        and (
+            info.rounds is None
+            or (
+                isinstance(info.rounds, dict)
+                and all(type(rounds) is int for rounds in info.rounds.values())
+            )
+        )
     )
     return info if fields_ok else None
 
