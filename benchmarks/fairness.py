@@ -391,14 +391,38 @@ def print_tables(report: dict[str, Any]) -> None:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--parts", default=",".join(Part), help="what to measure, by name")
-    parser.add_argument("--work-clock", type=int, default=300, help="contention's play clock")
-    parser.add_argument("--work-answers", type=int, default=120, help="worker answers a case")
-    parser.add_argument("--clocks", default="100,1000", help="the sleepers' play clocks, ms")
-    parser.add_argument("--answers", type=int, default=400, help="per cell, shortest clock")
-    parser.add_argument("--long-answers", type=int, help="per cell, longer clocks")
     parser.add_argument(
-        "--fractions", default=FRACTIONS, help="the sleepers' sleeps, %% of a clock"
+        "--parts",
+        default=",".join(Part),
+        help=f"what to measure: some of {','.join(Part)} (default all)",
+    )
+    parser.add_argument(
+        "--work-clock", type=int, default=300, help="contention's play clock, ms (default 300)"
+    )
+    parser.add_argument(
+        "--work-answers",
+        type=int,
+        default=120,
+        help="the worker's answers against each opponent (default 120)",
+    )
+    parser.add_argument(
+        "--clocks", default="100,1000", help="the sleepers' play clocks, ms (default 100,1000)"
+    )
+    parser.add_argument(
+        "--answers",
+        type=int,
+        default=400,
+        help="answers per cell at the shortest clock, in whole rounds (default 400)",
+    )
+    parser.add_argument(
+        "--long-answers",
+        type=int,
+        help="answers per cell at the longer clocks (default a twentieth)",
+    )
+    parser.add_argument(
+        "--fractions",
+        default=FRACTIONS,
+        help="the sleepers' sleeps, %% of a clock (default 80,90,95,98)",
     )
     parser.add_argument("--concurrency", help="the sleepers' concurrencies (default 1,CORES)")
     parser.add_argument("--fastchess", help="the fastchess program (default: on PATH)")

@@ -80,6 +80,20 @@ def test_a_held_log_keeps_what_came_up_to_its_cap_for_the_file_it_is_given(tmp_p
     assert not (tmp_path / "silent.log").exists()
 
 
+def test_a_match_played_again_has_its_own_log_not_the_aborted_ones_too(tmp_path) -> None:
+    # A match aborted by a stop is played again under the same name: its log is the new
+    # attempt's alone, within its cap, as its transcript is.
+    (tmp_path / "match.log").write_bytes(b"the aborted attempt\n")
+    log = PlayerLog(tmp_path / "match.log")
+    log.write(b"played again\n")
+    log.note("a note")
+    log.close()
+    assert (tmp_path / "match.log").read_bytes().splitlines() == [
+        b"played again",
+        b"# referee: a note",
+    ]
+
+
 # A late answer in the tests below comes three clocks after its request: far past its clock,
 # and ordered against the other timers of the scripted player whatever the machine's load.
 CLOCK_S = 0.05

@@ -70,7 +70,9 @@ class PlayerLog:
             return
         if self._file is None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._file = open(self.path, "ab")  # noqa: SIM115 -- closed in close()
+            # Anew: a match played again after a stop writes its own log, not after the
+            # aborted attempt's (whose transcript it replaces).
+            self._file = open(self.path, "wb")  # noqa: SIM115 -- closed in close()
         room = max(0, self.limit - self._logged)
         kept = data[:room]
         self._file.write(kept)
