@@ -716,6 +716,9 @@ def computing_state_5(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[str], i
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
+        # As at a terminal: a suite run in the background of a script (`make test &`)
+        # inherits SIGINT ignored, and a Python started so keeps ignoring it.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     try:
         assert process.stdout is not None
