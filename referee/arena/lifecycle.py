@@ -1,0 +1,118 @@
+"""A version's lifecycle: the moves its states allow, in one table, and the only functions
+that move a version. Whoever moves one (the submission, the intake, the ladder, the
+organiser) calls them; a move the table does not allow is refused.
+
+    queued -> building -> validating -> placing -> rated
+                 |            |            |         |
+                 +-> failed <-+            +---------+-> suspended -> placing | rated
+    (and queued -> failed)                 +---------+-> retired
+
+A version's reason and advice belong to its state: each move sets them, empty unless the
+move gives them (why it failed, was suspended or retired; validate's advice for a failure).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping
+from types import MappingProxyType
+
+from sqlalchemy import select, update
+from sqlalchemy.orm import Session
+
+from referee.arena.db import IN_INTAKE, ON_LADDER, Bot, Version, VersionState, utcnow
+from referee.errors import ArenaError
+
+_S = VersionState
+MOVES: Mapping[VersionState, frozenset[VersionState]] = MappingProxyType(
+    {
+        # Failed from queued too: the arena may fail to take a version in before it starts.
+        _S.QUEUED: frozenset({_S.BUILDING, _S.FAILED}),
+        # Queued again from either when the arena stopped while it worked on the version.
+        _S.BUILDING: frozenset({_S.VALIDATING, _S.FAILED, _S.QUEUED}),
+        _S.VALIDATING: frozenset({_S.PLACING, _S.FAILED, _S.QUEUED}),
+        _S.PLACING: frozenset({_S.RATED, _S.SUSPENDED, _S.RETIRED}),
+        _S.RATED: frozenset({_S.SUSPENDED, _S.RETIRED}),
+        _S.FAILED: frozenset(),
+        # Back where its rating puts it: rated if it has one, else placing.
+        _S.SUSPENDED: frozenset({_S.PLACING, _S.RATED}),
+        _S.RETIRED: frozenset(),
+    }
+)
+
+
+class MoveRefused(ArenaError):
+    """A move of a version that its lifecycle does not allow."""
+
+    def __init__(self, version: Version, to: VersionState) -> None:
+        super().__init__(f"version {version.id} is {version.state}: it cannot become {to}")
+
+
+def may_move(state: str, to: VersionState) -> bool:
+    """Whether a version in `state` may move to `to`."""
+    return to in MOVES[VersionState(state)]
+
+
+def submitted(bot: Bot, number: int, archive_sha256: str, now: dt.datetime) -> Version:
+    """A new version of `bot`, as every version starts: queued for the intake."""
+    return Version(
+        bot=bot,
+        number=number,
+        state=VersionState.QUEUED,
+        archive_sha256=archive_sha256,
+        submitted_at=now,
+        updated_at=now,
+    )
+
+
+def move(
+    version: Version,
+    to: VersionState,
+    reason: str = "",
+    advice: str = "",
+    now: dt.datetime | None = None,
+) -> None:
+    """Move `version` to `to`, with the reason and advice of its new state; MoveRefused if
+    its lifecycle does not allow it."""
+    if not may_move(version.state, to):
+        raise MoveRefused(version, to)
+    version.state, version.reason, version.advice = to, reason, advice
+    version.updated_at = now or utcnow()
+
+
+def requeue_interrupted(session: Session) -> None:
+    """After a restart: the versions the intake was working on, queued again."""
+    for state in IN_INTAKE:
+        # The table says so; a bulk update would not ask it.
+        assert may_move(state, VersionState.QUEUED), state
+    session.execute(
+        update(Version)
+        .where(Version.state.in_(list(IN_INTAKE)))
+        .values(state=VersionState.QUEUED, updated_at=utcnow())
+    )
+
+
+def place(session: Session, version: Version) -> None:
+    """Put `version` on the ladder, placing, and retire its bot's other version on it: a
+    bot plays the ladder with one version at a time, its newest."""
+    move(version, VersionState.PLACING)
+    earlier = session.scalars(
+        select(Version).where(
+            Version.bot_id == version.bot_id,
+            Version.id != version.id,
+            Version.state.in_(list(ON_LADDER)),
+        )
+    )
+    for old in earlier:
+        move(old, VersionState.RETIRED, f"replaced by version {version.number}")
+
+
+def suspend(version: Version, reason: str) -> None:
+    """Take `version` off the ladder, with the reason its author is shown: the organiser's,
+    or the ladder's for too many faults."""
+    move(version, VersionState.SUSPENDED, reason)
+
+
+def reinstate(version: Version) -> None:
+    """Put a suspended version back on the ladder: rated if it has a rating, else placing."""
+    move(version, VersionState.RATED if version.rating is not None else VersionState.PLACING)
