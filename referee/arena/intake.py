@@ -22,11 +22,11 @@ from pathlib import Path
 
 from sqlalchemy import select, update
 
+from referee.arena import lifecycle
 from referee.arena.archive import Caps, unpack
 from referee.arena.build import build
 from referee.arena.db import (
     IN_INTAKE,
-    ON_LADDER,
     STEP_LOG_LIMIT,
     Step,
     StepKind,
@@ -66,8 +66,6 @@ class _Submitted:
     """What the intake needs of a version, read once."""
 
     id: int
-    number: int
-    bot_id: int
     bot_name: str
     player_name: str
 
@@ -99,11 +97,7 @@ class Intake:
                     verdict="cut short: the arena stopped; taken up again",
                 )
             )
-            session.execute(
-                update(Version)
-                .where(Version.state.in_(list(IN_INTAKE)))
-                .values(state=VersionState.QUEUED, updated_at=utcnow())
-            )
+            lifecycle.requeue_interrupted(session)
 
     async def run(self) -> None:
         """Process queued versions, oldest first, one at a time, forever (cancel to stop)."""
@@ -131,26 +125,24 @@ class Intake:
             version = session.get(Version, version_id)
             if version is None:
                 return
-            submitted = _Submitted(
-                version.id, version.number, version.bot_id, version.bot.name, version.player_name
-            )
+            submitted = _Submitted(version.id, version.bot.name, version.player_name)
         try:
             await self._steps(submitted)
         except _Failed as failure:
-            self._end(version_id, VersionState.FAILED, failure.reason, failure.advice)
+            self._move(version_id, VersionState.FAILED, failure.reason, failure.advice)
             return
         except Exception as error:
             # A fault of the referee, not of the bot: the version ends, the intake goes on.
             logger.exception("the intake failed on version %s", version_id)
             reason = f"the arena failed to take it in ({type(error).__name__}); tell the organiser"
-            self._end(version_id, VersionState.FAILED, reason, "")
+            self._move(version_id, VersionState.FAILED, reason, "")
             return
         self._place(submitted)
 
     async def _steps(self, submitted: _Submitted) -> None:
         arena = self.arena
         directory = arena.bot_directory(submitted.id)
-        self._set_state(submitted.id, VersionState.BUILDING)
+        self._move(submitted.id, VersionState.BUILDING)
         with self._step(submitted.id, StepKind.UNPACK) as step:
             manifest = await asyncio.to_thread(self._unpack, submitted, directory)
             step.passed(f"unpacked; bot.yaml: run {manifest.run!r}")
@@ -168,7 +160,7 @@ class Intake:
                     advice = "\n".join(f"build: {line}" for line in said[-BUILD_ADVICE_LINES:])
                     raise _Failed(f"the build failed: {result.verdict}", advice)
                 step.passed(result.verdict)
-        self._set_state(submitted.id, VersionState.VALIDATING)
+        self._move(submitted.id, VersionState.VALIDATING)
         with self._step(submitted.id, StepKind.VALIDATE) as step:
             report = await self._validate(submitted, manifest, directory, step)
             step.passed(report)
@@ -224,34 +216,16 @@ class Intake:
                 raise _Failed(f"validation: {report.summary()}", advice)
         return "; ".join(report.summary() for report in reports)
 
-    def _set_state(self, version_id: int, state: VersionState) -> None:
+    def _move(
+        self, version_id: int, state: VersionState, reason: str = "", advice: str = ""
+    ) -> None:
         with self.arena.database.session() as session:
-            version = session.get_one(Version, version_id)
-            version.state, version.updated_at = state, utcnow()
-
-    def _end(self, version_id: int, state: VersionState, reason: str, advice: str) -> None:
-        with self.arena.database.session() as session:
-            version = session.get_one(Version, version_id)
-            version.state, version.reason, version.advice = state, reason, advice
-            version.updated_at = utcnow()
+            lifecycle.move(session.get_one(Version, version_id), state, reason, advice)
 
     def _place(self, submitted: _Submitted) -> None:
         """On the ladder: placing, and the bot's earlier version on it retired."""
         with self.arena.database.session() as session:
-            version = session.get_one(Version, submitted.id)
-            version.state, version.reason, version.advice = VersionState.PLACING, "", ""
-            version.updated_at = utcnow()
-            earlier = session.scalars(
-                select(Version).where(
-                    Version.bot_id == submitted.bot_id,
-                    Version.id != submitted.id,
-                    Version.state.in_(list(ON_LADDER)),
-                )
-            )
-            for old in earlier:
-                old.state = VersionState.RETIRED
-                old.reason = f"replaced by version {submitted.number}"
-                old.updated_at = utcnow()
+            lifecycle.place(session, session.get_one(Version, submitted.id))
         if self.on_placed is not None:
             self.on_placed(submitted.id)
 

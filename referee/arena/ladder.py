@@ -30,6 +30,7 @@ from sqlalchemy import delete, func, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, aliased, selectinload
 
+from referee.arena import lifecycle
 from referee.arena.config import FieldPlayer
 from referee.arena.db import (
     ON_LADDER,
@@ -670,7 +671,7 @@ class Ladder:
                 version.state == VersionState.PLACING
                 and version.matches >= arena.config.placement_matches
             ):
-                version.state = VersionState.RATED
+                lifecycle.move(version, VersionState.RATED, now=match.finished_at)
         suspended = [
             (seat.version.player_name, reason)
             for seat in match.seats
@@ -711,11 +712,7 @@ class Ladder:
             f"suspended: it faulted in {version.faults} of its {version.matches} matches"
             f" (more than {config.suspend_faults:g} of them); the first: {shown}"
         )
-        version.state, version.reason, version.updated_at = (
-            VersionState.SUSPENDED,
-            reason,
-            utcnow(),
-        )
+        lifecycle.suspend(version, reason)
         return reason
 
     def _read(self, key: str) -> Transcript | None:

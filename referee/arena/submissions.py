@@ -13,13 +13,13 @@ from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from referee.arena import lifecycle
 from referee.arena.config import SubmissionCaps
 from referee.arena.db import (
     ON_LADDER,
     Author,
     Bot,
     Version,
-    VersionState,
     organisers_version,
     utcnow,
 )
@@ -86,13 +86,8 @@ def accept(arena: Arena, author: Author, bot_name: str, archive: bytes) -> Versi
                 session.add(bot)
                 session.flush()
             last = session.scalar(select(func.max(Version.number)).where(Version.bot_id == bot.id))
-            version = Version(
-                bot=bot,
-                number=(last or 0) + 1,
-                state=VersionState.QUEUED,
-                archive_sha256=hashlib.sha256(archive).hexdigest(),
-                submitted_at=now,
-                updated_at=now,
+            version = lifecycle.submitted(
+                bot, (last or 0) + 1, hashlib.sha256(archive).hexdigest(), now
             )
             session.add(version)
             session.flush()
@@ -147,11 +142,9 @@ def suspend(arena: Arena, bot_name: str, reason: str) -> Version:
         version = organisers_version(bot_named(session, bot_name).versions)
         if version is None or version.state not in ON_LADDER:
             raise ArenaError(f"bot {bot_name!r} has no version on the ladder")
-        version.state = VersionState.SUSPENDED
         # One line, and short: it is shown in tables.
         said = " ".join(reason.split())[:REASON_CHARS]
-        version.reason = f"suspended by the organiser{': ' if said else ''}{said}"
-        version.updated_at = utcnow()
+        lifecycle.suspend(version, f"suspended by the organiser{': ' if said else ''}{said}")
         return version
 
 
@@ -164,7 +157,5 @@ def reinstate(arena: Arena, bot_name: str) -> Version:
             raise ArenaError(f"bot {bot_name!r}: its version {version.number} is on the ladder")
         if version is None:
             raise ArenaError(f"bot {bot_name!r} has no suspended version to reinstate")
-        version.state = VersionState.RATED if version.rating is not None else VersionState.PLACING
-        version.reason = ""
-        version.updated_at = utcnow()
+        lifecycle.reinstate(version)
         return version
