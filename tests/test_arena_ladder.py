@@ -29,16 +29,9 @@ from referee.arena.db import (
     VersionState,
 )
 from referee.arena.home import Arena
-from referee.arena.ladder import (
-    POINT_MOVE,
-    POINT_S,
-    Ladder,
-    LadderObserver,
-    match_key,
-    save_ratings,
-    set_paused,
-    venue_name,
-)
+from referee.arena.ladder import Ladder, LadderObserver, venue_name
+from referee.arena.match_queue import match_key, set_paused
+from referee.arena.rating_fits import POINT_MOVE, POINT_S, save_ratings
 from referee.players.base import fingerprint
 from referee.records.replay import Outcome, verify_file
 from referee.tournaments.cluster import Workers

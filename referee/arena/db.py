@@ -246,7 +246,7 @@ class Seat(Base):
 class RatingPoint(Base):
     """A version's rating as the ladder fitted it at a moment: the history a bot's page draws
     and the leaderboard's change over a day. The ladder writes one only when the rating moved
-    (`ladder.POINT_MOVE`) and no sooner than `ladder.POINT_S` after the last."""
+    (`rating_fits.POINT_MOVE`) and no sooner than `rating_fits.POINT_S` after the last."""
 
     __tablename__ = "rating_points"
     # A version's points by time: its last, its last before a moment, its first.

@@ -20,7 +20,8 @@ import uvicorn
 from referee.arena.api import Hooks, create_app
 from referee.arena.home import Arena
 from referee.arena.intake import Intake
-from referee.arena.ladder import Ladder, LadderObserver, set_paused
+from referee.arena.ladder import Ladder, LadderObserver
+from referee.arena.match_queue import set_paused
 from referee.errors import ArenaError
 from referee.tournaments.cluster import Workers
 

@@ -1,0 +1,302 @@
+"""The ladder's queue of matches, in the database: the field's pairs planned into it as
+`queued` matches (`pairing.py`), claimed as `running` a batch at a time, queued again when
+their end is unknown. A pause is a row the claim reads in its own transaction: paused, the
+queue hands out no match.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import random
+import uuid
+from dataclasses import dataclass
+
+from sqlalchemy import delete, func, select, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session, selectinload
+
+from referee.arena.config import ArenaConfig
+from referee.arena.db import (
+    ON_LADDER,
+    Bot,
+    Match,
+    MatchState,
+    Seat,
+    Setting,
+    Version,
+    VersionState,
+    player_name,
+    utcnow,
+)
+from referee.arena.home import Arena
+from referee.arena.pairing import Entry, Pair, plan, waits, window
+from referee.players.chance import competing, is_chance, with_chance
+from referee.tournaments.config import TournamentConfig
+from referee.tournaments.schedule import ScheduledMatch
+
+PAUSED_SETTING = "ladder_paused"
+
+
+def set_paused(arena: Arena, paused: bool) -> None:
+    """Pause the ladder (no new match starts; those in flight end) or resume it."""
+    arena.database.set_setting(PAUSED_SETTING, "1" if paused else "0")
+
+
+def is_paused(arena: Arena) -> bool:
+    return arena.database.setting(PAUSED_SETTING, "0") == "1"
+
+
+def keep_pause_row(arena: Arena) -> None:
+    """The pause's row, made if missing: a claim locks it (see `claim`)."""
+    with contextlib.suppress(IntegrityError), arena.database.session() as session:
+        if session.get(Setting, PAUSED_SETTING) is None:
+            session.add(Setting(key=PAUSED_SETTING, value="0"))
+
+
+def match_key(match_id: int) -> str:
+    """A ladder match's key: its transcript's match id and file name."""
+    return f"arena-{match_id:08d}"
+
+
+@dataclass(frozen=True)
+class Member:
+    """A version on the ladder: its bot and its name as a player."""
+
+    version: int
+    bot: int
+    name: str
+    run: str
+
+
+@dataclass
+class Field:
+    """The field a venue is open for, and what planning its pairs keeps between top-ups."""
+
+    members: dict[int, Member]
+    config: TournamentConfig
+    games: dict[str, int]
+    waited: dict[int, int]
+    rng: random.Random
+
+
+@dataclass(frozen=True)
+class Claimed:
+    row: int
+    match: ScheduledMatch
+
+
+def ladder_members(arena: Arena) -> dict[int, Member]:
+    """The versions on the ladder, by id."""
+    with arena.database.session() as session:
+        rows = session.execute(
+            select(Version.id, Version.bot_id, Bot.name, Version.number, Version.run)
+            .join(Bot, Bot.id == Version.bot_id)
+            .where(Version.state.in_(ON_LADDER))
+            .order_by(Version.id)
+        ).all()
+    return {v: Member(v, bot, player_name(name, number), run) for v, bot, name, number, run in rows}
+
+
+def open_field(arena: Arena, members: dict[int, Member], config: TournamentConfig) -> Field:
+    """The field's planning state, its queue rid of the matches it can no longer play. Its
+    games are those of `config` of two players: the ladder plays no others."""
+    games = [s.game.id for s in config.games if competing(s.game.roles) == 2]
+    with arena.database.session() as session:
+        stale = set(
+            session.scalars(
+                select(Match.id)
+                .join(Seat, Seat.match_id == Match.id)
+                .where(Match.state == MatchState.QUEUED, Seat.version_id.not_in(members))
+            )
+        )
+        stale |= set(
+            session.scalars(
+                select(Match.id).where(Match.state == MatchState.QUEUED, Match.game.not_in(games))
+            )
+        )
+        if stale:
+            session.execute(delete(Seat).where(Seat.match_id.in_(stale)))
+            session.execute(delete(Match).where(Match.id.in_(stale)))
+        counted = dict(
+            session.execute(
+                select(Match.game, func.count()).where(Match.game.in_(games)).group_by(Match.game)
+            ).all()
+        )
+        recent = session.execute(
+            select(Match.pair, Seat.version_id)
+            .join(Seat, Seat.match_id == Match.id)
+            .order_by(Match.pair.desc(), Match.id.desc())
+            .limit(4 * window(len(members)))
+        ).all()
+    pairs: dict[int, set[int]] = {}
+    for pair, version in recent:
+        pairs.setdefault(pair, set()).add(version)
+    newest = [tuple(sorted(versions)) for versions in pairs.values()]
+    return Field(
+        members,
+        config,
+        {game: counted.get(game, 0) // 2 for game in games},
+        waits([(p[0], p[-1]) for p in newest], list(members)),
+        random.Random(),
+    )
+
+
+def claim(
+    session: Session, config: ArenaConfig, the_field: Field, wanted: int, target: int
+) -> list[Claimed]:
+    """Up to `wanted` queued matches of the field, marked running in `session`; the queue
+    topped up to `target` first. None while the ladder is paused."""
+    members = the_field.members
+    # A write first, then the read: the claim holds SQLite's write lock, or the setting's row
+    # on PostgreSQL, from before it reads the pause until it commits. A pause committed
+    # before is seen; one committed meanwhile waits for the claim, whose matches are then
+    # running. No place the watch has not yet stopped starts a match after a pause.
+    session.execute(
+        update(Setting).where(Setting.key == PAUSED_SETTING).values(value=Setting.value)
+    )
+    paused = session.scalar(select(Setting.value).where(Setting.key == PAUSED_SETTING))
+    if paused == "1":
+        return []
+    queued = session.scalar(
+        select(func.count()).select_from(Match).where(Match.state == MatchState.QUEUED)
+    )
+    if (queued or 0) < target:
+        _top_up(session, config, the_field, -(-(target - (queued or 0)) // 2))
+    rows = session.scalars(
+        select(Match)
+        .where(Match.state == MatchState.QUEUED)
+        .options(selectinload(Match.seats))
+        .order_by(Match.id)
+        .limit(wanted)
+    ).all()
+    # The field as the database has it now: a version suspended, retired or taken off by
+    # the organiser since the field opened plays no more.
+    on_ladder = set(
+        session.scalars(
+            select(Version.id).where(
+                Version.id.in_({seat.version_id for row in rows for seat in row.seats}),
+                Version.state.in_(list(ON_LADDER)),
+            )
+        )
+    )
+    claimed = []
+    now = utcnow()
+    for row in rows:
+        versions = [seat.version_id for seat in row.seats]
+        settings = the_field.config.settings(row.game)
+        if settings is None or any(v not in members or v not in on_ladder for v in versions):
+            continue  # left the field since: deleted when the next one opens
+        row.state, row.started_at = MatchState.RUNNING, now
+        game = settings.game
+        names = tuple(members[v].name for v in versions)
+        claimed.append(
+            Claimed(
+                row.id,
+                ScheduledMatch(
+                    match_id=row.key,
+                    game=game,
+                    players=with_chance(game.roles, names),
+                    round=0,
+                    clocks=settings.clocks,
+                    seed=row.seed,
+                    opening=row.opening,
+                ),
+            )
+        )
+    return claimed
+
+
+def _top_up(session: Session, config: ArenaConfig, the_field: Field, count: int) -> None:
+    """Plan `count` pairs of the field into the queue."""
+    members = the_field.members
+    versions = session.execute(
+        select(Version.id, Version.state, Version.matches, Version.rating, Version.margin).where(
+            Version.id.in_(members)
+        )
+    ).all()
+    planned = dict(
+        session.execute(
+            select(Seat.version_id, func.count())
+            .join(Match, Match.id == Seat.match_id)
+            .where(Match.state != MatchState.DONE, Seat.version_id.in_(members))
+            .group_by(Seat.version_id)
+        ).all()
+    )
+    entries = [
+        Entry(
+            version=v,
+            bot=members[v].bot,
+            placing=state == VersionState.PLACING,
+            matches=played + planned.get(v, 0),
+            rating=rating,
+            margin=margin,
+            waited=the_field.waited.get(v, 0),
+        )
+        for v, state, played, rating, margin in versions
+    ]
+    placing = {entry.version for entry in entries if entry.placing}
+    made = plan(
+        entries,
+        count,
+        the_field.games,
+        config.pairing,
+        config.placement_matches,
+        the_field.rng,
+    )
+    the_field.games = made.games
+    the_field.waited = {entry.version: entry.waited for entry in made.entries}
+    for pair in made.pairs:
+        _queue(session, the_field, pair, bool(placing & {pair.first, pair.second}))
+
+
+def _queue(session: Session, the_field: Field, pair: Pair, placement: bool) -> None:
+    settings = the_field.config.settings(pair.game)
+    assert settings is not None  # pairs are planned at the field's games
+    roles = [role for role in settings.game.roles if not is_chance(role)]
+    first: Match | None = None
+    for seating in pair.seatings:
+        row = Match(
+            key=f"new-{uuid.uuid4().hex}",
+            game=pair.game,
+            seed=pair.seed,
+            opening=the_field.config.openings,
+            placement=placement,
+        )
+        session.add(row)
+        session.flush()
+        first = first or row
+        row.key, row.pair = match_key(row.id), first.id
+        index = {role: i for i, role in enumerate(settings.game.roles)}
+        session.add_all(
+            Seat(match_id=row.id, index=index[role], role=role, version_id=version)
+            for role, version in zip(roles, seating, strict=True)
+        )
+
+
+def running(arena: Arena) -> list[int]:
+    """The matches marked running, oldest first: after a stop, those whose end is unknown."""
+    with arena.database.session() as session:
+        return list(
+            session.scalars(
+                select(Match.id).where(Match.state == MatchState.RUNNING).order_by(Match.id)
+            )
+        )
+
+
+def running_key(arena: Arena, row: int) -> str | None:
+    """The key of match `row` if it is running; None otherwise."""
+    with arena.database.session() as session:
+        match = session.get(Match, row)
+        if match is None or match.state != MatchState.RUNNING:
+            return None
+        return match.key
+
+
+def requeue(arena: Arena, row: int) -> None:
+    """Match `row`, if still running, queued again: to be played anew."""
+    with arena.database.session() as session:
+        session.execute(
+            update(Match)
+            .where(Match.id == row, Match.state == MatchState.RUNNING)
+            .values(state=MatchState.QUEUED, started_at=None)
+        )
