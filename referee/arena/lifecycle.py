@@ -1,11 +1,9 @@
-"""A version's lifecycle: the moves its states allow, in one table, and the only functions
-that move a version. Whoever moves one (the submission, the intake, the ladder, the
-organiser) calls them; a move the table does not allow is refused.
+"""A version's lifecycle: the moves its states allow, in one table (`MOVES`), and the only
+functions that move a version. Whoever moves one (a submission, the intake, the ladder, the
+organiser) calls them; a move the table does not allow is refused (`MoveRefused`).
 
-    queued -> building -> validating -> placing -> rated
-                 |            |            |         |
-                 +-> failed <-+            +---------+-> suspended -> placing | rated
-    (and queued -> failed)                 +---------+-> retired
+The way in is queued -> building -> validating -> placing -> rated; failed and retired are
+ends; a version on the ladder may be suspended, and is reinstated where its rating puts it.
 
 A version's reason and advice belong to its state: each move sets them, empty unless the
 move gives them (why it failed, was suspended or retired; validate's advice for a failure).
@@ -23,20 +21,25 @@ from sqlalchemy.orm import Session
 from referee.arena.db import IN_INTAKE, ON_LADDER, Bot, Version, VersionState, utcnow
 from referee.errors import ArenaError
 
-_S = VersionState
 MOVES: Mapping[VersionState, frozenset[VersionState]] = MappingProxyType(
     {
         # Failed from queued too: the arena may fail to take a version in before it starts.
-        _S.QUEUED: frozenset({_S.BUILDING, _S.FAILED}),
-        # Queued again from either when the arena stopped while it worked on the version.
-        _S.BUILDING: frozenset({_S.VALIDATING, _S.FAILED, _S.QUEUED}),
-        _S.VALIDATING: frozenset({_S.PLACING, _S.FAILED, _S.QUEUED}),
-        _S.PLACING: frozenset({_S.RATED, _S.SUSPENDED, _S.RETIRED}),
-        _S.RATED: frozenset({_S.SUSPENDED, _S.RETIRED}),
-        _S.FAILED: frozenset(),
+        VersionState.QUEUED: frozenset({VersionState.BUILDING, VersionState.FAILED}),
+        # Queued again, from building or validating, when the arena stopped meanwhile.
+        VersionState.BUILDING: frozenset(
+            {VersionState.VALIDATING, VersionState.FAILED, VersionState.QUEUED}
+        ),
+        VersionState.VALIDATING: frozenset(
+            {VersionState.PLACING, VersionState.FAILED, VersionState.QUEUED}
+        ),
+        VersionState.PLACING: frozenset(
+            {VersionState.RATED, VersionState.SUSPENDED, VersionState.RETIRED}
+        ),
+        VersionState.RATED: frozenset({VersionState.SUSPENDED, VersionState.RETIRED}),
+        VersionState.FAILED: frozenset(),
         # Back where its rating puts it: rated if it has one, else placing.
-        _S.SUSPENDED: frozenset({_S.PLACING, _S.RATED}),
-        _S.RETIRED: frozenset(),
+        VersionState.SUSPENDED: frozenset({VersionState.PLACING, VersionState.RATED}),
+        VersionState.RETIRED: frozenset(),
     }
 )
 
