@@ -26,11 +26,13 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
-from referee.arena import auth, views
+from referee.arena import auth
 from referee.arena.auth import Gate
 from referee.arena.bodies import SMALL_BODY_SECONDS, read_body
 from referee.arena.db import Author
+from referee.arena.errors import Busy, NotFound, Unauthorised
 from referee.arena.home import Arena
+from referee.arena.replays import Replays
 from referee.records.replay import Outcome
 from referee.records.transcript import Seat
 from referee.report import pages as report_pages
@@ -75,7 +77,7 @@ def routes(arena: Arena, gate: Gate) -> list[Route]:
     """The pages' routes, served beside the API. The match pages replay their transcripts a
     few at once, apart from the organiser's replays (the API's), which a crowd of readers
     thus never keeps waiting."""
-    pages = _Pages(arena, gate, views.Replays(arena))
+    pages = _Pages(arena, gate, Replays(arena))
     return [
         Route("/", pages.leaderboard),
         Route("/signin", pages.signin_form, methods=["GET"]),
@@ -96,7 +98,7 @@ def local_path(target: str) -> str:
 
 
 class _Pages:
-    def __init__(self, arena: Arena, gate: Gate, replays: views.Replays) -> None:
+    def __init__(self, arena: Arena, gate: Gate, replays: Replays) -> None:
         self.arena = arena
         self.gate = gate
         self.replays = replays
@@ -179,8 +181,8 @@ class _Pages:
     def leaderboard(self, request: Request) -> Response:
         viewer = self.viewer(request)
         try:
-            views.may_read_leaderboard(self.arena, viewer.author)
-        except views.Unauthorised:
+            auth.may_read_leaderboard(self.arena, viewer.author)
+        except Unauthorised:
             body = (
                 "<h1>Leaderboard</h1>\n"
                 '<p class="notice">This arena\'s leaderboard is for its authors: '
@@ -333,10 +335,10 @@ class _Pages:
         key = request.path_params["key"]
         try:
             shown = self.rendered(key)
-        except views.NotFound as error:
+        except NotFound as error:
             body = f'<h1>No such match</h1>\n<p class="problem">{escape(str(error))}</p>'
             return self.page(viewer, "No such match", body, "missing", status=404)
-        except views.Busy as error:
+        except Busy as error:
             body = f'<h1>{escape(key)}</h1>\n<p class="problem">Busy: {escape(str(error))}.</p>'
             return self.page(viewer, key, body, "missing", status=503)
         if shown.html is None:
