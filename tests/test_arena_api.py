@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from starlette.testclient import TestClient
 
-from referee.arena import views
+from referee.arena import errors, replays, views
 from referee.arena.api import Hooks, create_app
 from referee.arena.db import (
     Author,
@@ -586,7 +586,7 @@ def test_the_organiser_replays_a_match_and_a_tampered_one_fails(site: Site) -> N
     for missing in ["arena-999", "m-none"]:
         answer = site.post(f"/api/matches/{missing}/replay", "organiser")
         assert answer.status_code == 404 and missing in answer.json()["error"]
-    with pytest.raises(views.NotFound, match="no transcript"):
+    with pytest.raises(errors.NotFound, match="no transcript"):
         views.match_replay(site.arena, "m-none")
 
 
@@ -616,8 +616,8 @@ def test_replays_past_the_bound_are_refused_at_once(
 
     monkeypatch.setattr(views, "match_replay", held)
     path = "/api/matches/arena-000004/replay"
-    with concurrent.futures.ThreadPoolExecutor(views.REPLAYS_AT_ONCE) as pool:
-        first = [pool.submit(site.post, path, "organiser") for _ in range(views.REPLAYS_AT_ONCE)]
+    with concurrent.futures.ThreadPoolExecutor(replays.REPLAYS_AT_ONCE) as pool:
+        first = [pool.submit(site.post, path, "organiser") for _ in range(replays.REPLAYS_AT_ONCE)]
         for _ in first:
             assert entered.acquire(timeout=PATIENCE_S)
         answer = site.post(path, "organiser")

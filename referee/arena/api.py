@@ -2,7 +2,7 @@
 
 Every request names its author by a bearer token (`Authorization: Bearer TOKEN`) or the
 pages' sign-in cookie, looked up once by its hash (`auth`, which also refuses a cookie's
-cross-site changes); what each author may read is `views.may_read_private`'s to say. The
+cross-site changes); what each author may read is `auth.may_read_private`'s to say. The
 pages (`web`) are served beside the API. Every
 client is a stranger until its token is found, so what one request may cost is bounded:
 a header is measured before it is hashed, an archive is read no further than its cap and
@@ -32,7 +32,9 @@ from starlette.routing import Route
 from referee.arena import auth, submissions, views, web
 from referee.arena.bodies import SMALL_BODY_SECONDS, read_body
 from referee.arena.db import Author
+from referee.arena.errors import Busy, Forbidden, NotFound, Unauthorised
 from referee.arena.home import Arena
+from referee.arena.replays import Replays
 from referee.arena.submissions import Refusal, SubmissionRefused
 from referee.errors import ArenaError, SubmissionError
 from referee.records.replay import Outcome
@@ -53,10 +55,10 @@ _REFUSAL_STATUS = {
     Refusal.TAKEN: 409,
 }
 _ERROR_STATUS: tuple[tuple[type[Exception], int], ...] = (
-    (views.Unauthorised, 401),
-    (views.Forbidden, 403),
-    (views.NotFound, 404),
-    (views.Busy, 503),
+    (Unauthorised, 401),
+    (Forbidden, 403),
+    (NotFound, 404),
+    (Busy, 503),
     (SubmissionError, 400),
     # A state that forbids it: suspending a bot that is not on the ladder.
     (ArenaError, 409),
@@ -121,7 +123,7 @@ class _Api:
         # The leaderboard's JSON and when it was rendered; None after an organiser's change.
         self.board: tuple[float, bytes] | None = None
         self.rendering = threading.Lock()
-        self.replays = views.Replays(arena)
+        self.replays = Replays(arena)
 
     def viewer(self, request: Request) -> Author | None:
         """The author whose token the request carries (`auth.viewer`)."""
@@ -131,20 +133,20 @@ class _Api:
         """The author of the request, who must have given a token."""
         found = self.viewer(request)
         if found is None:
-            raise views.Unauthorised("sign in, or give your token: Authorization: Bearer TOKEN")
+            raise Unauthorised("sign in, or give your token: Authorization: Bearer TOKEN")
         return found
 
     def organiser(self, request: Request) -> Author:
         found = self.author(request)
         if not found.organiser:
-            raise views.Forbidden("only the organiser may do this")
+            raise Forbidden("only the organiser may do this")
         return found
 
     def me(self, request: Request) -> Response:
         return JSONResponse(views.me(self.arena, self.author(request)))
 
     def leaderboard(self, request: Request) -> Response:
-        views.may_read_leaderboard(self.arena, self.viewer(request))
+        auth.may_read_leaderboard(self.arena, self.viewer(request))
         # Those that come while it is rendered wait for it, rather than render it again.
         with self.rendering:
             board = self.board

@@ -1,6 +1,7 @@
-"""Who a request is, and whether it may change anything: the one home of the arena's tokens
-as they arrive (a bearer header or the sign-in cookie), of the cross-site rules for the
-cookie, and of the headers every response carries.
+"""Who a request is, whether it may change anything, and what it may read: the one home of
+the arena's tokens as they arrive (a bearer header or the sign-in cookie), of the
+cross-site rules for the cookie, of the headers every response carries, and of the rule of
+who reads a bot's private data (`may_read_private`).
 
 A browser sends the cookie with every request to this host, including those another page
 makes it send, so a request that the cookie authenticates may change nothing unless it
@@ -32,9 +33,9 @@ from starlette.datastructures import Headers
 from starlette.requests import cookie_parser
 
 from referee.arena.db import Author
+from referee.arena.errors import Unauthorised
 from referee.arena.home import Arena
 from referee.arena.tokens import MAX_TOKEN_CHARS, token_hash
-from referee.arena.views import Unauthorised
 
 COOKIE = "referee_token"
 # Over https the cookie is a `__Host-` one: the browser keeps it only as set by this host,
@@ -166,6 +167,17 @@ def viewer(arena: Arena, scope: Scope) -> Author | None:
         return found
     token = cookie_token(headers, over_https(scope))
     return None if token is None else author_of(arena, token)
+
+
+def may_read_private(viewer: Author | None, author_id: int) -> bool:
+    """The one rule: the author and the organiser read a bot's private data; no one else."""
+    return viewer is not None and (viewer.organiser or viewer.id == author_id)
+
+
+def may_read_leaderboard(arena: Arena, viewer: Author | None) -> None:
+    """Everyone may, if the arena's leaderboard is public; else its authors: Unauthorised."""
+    if viewer is None and not arena.config.public_leaderboard:
+        raise Unauthorised("this arena's leaderboard is for its authors: give your token")
 
 
 def author_of(arena: Arena, token: str) -> Author | None:

@@ -25,7 +25,7 @@ from referee.arena.db import (
 )
 from referee.arena.home import Arena
 from referee.arena.manifest import BOT_NAME, MAX_BOT_NAME
-from referee.arena.views import bot_named
+from referee.arena.rows import bot_named
 from referee.errors import ArenaError, SubmissionError
 from referee.records.files import write_atomic
 

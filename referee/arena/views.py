@@ -1,19 +1,19 @@
 """What the arena shows, as JSON-ready dicts: the leaderboard, bots, versions and their steps,
-matches and the bots' logs. Every read takes the viewer, and the one rule of what a viewer
-may read is `may_read_private`: an author reads their own bots' reasons, advice, verdicts,
+matches and the bots' logs. Every read takes the viewer, and what it shows them of a bot is
+`auth.may_read_private`'s to say: an author reads their own bots' reasons, advice, verdicts,
 build output and logs, the organiser everyone's; the rest is anyone's who may read at all."""
 
 from __future__ import annotations
 
 import datetime as dt
 import json
-import threading
 from pathlib import Path
 from typing import Any
 
 from sqlalchemy import ColumnElement, case, func, select
 from sqlalchemy.orm import Session, aliased, selectinload
 
+from referee.arena.auth import may_read_private
 from referee.arena.db import (
     IN_INTAKE,
     ON_LADDER,
@@ -30,13 +30,13 @@ from referee.arena.db import (
     rating_point,
     utcnow,
 )
+from referee.arena.errors import Forbidden, NotFound
 from referee.arena.home import Arena
+from referee.arena.rows import WITH_SEATS, bot_named, match_by_key, version_by_id
 from referee.errors import ArenaError
 from referee.records.replay import FileVerdict, verify_file
 from referee.tournaments.results import LOGS
 
-# The largest id a row may have on every database (a 32-bit integer column).
-MAX_ID = 2**31 - 1
 # A page of matches: what one request may ask for, and gets unasked.
 MAX_LIMIT = 200
 DEFAULT_LIMIT = 50
@@ -44,8 +44,6 @@ DEFAULT_LIMIT = 50
 HISTORY_LIMIT = 500
 # The running matches that the status lists.
 RUNNING_LIMIT = 50
-# Transcripts replayed at once: each takes a core for as long as its match's rules take.
-REPLAYS_AT_ONCE = 2
 # What one request reads of a bot's log; the rest is in the arena's directory.
 LOG_LIMIT = 1024 * 1024
 # The versions the leaderboard lists: those the ladder plays, and those it stopped playing
@@ -53,29 +51,6 @@ LOG_LIMIT = 1024 * 1024
 _LISTED = (*ON_LADDER, VersionState.SUSPENDED)
 
 Json = dict[str, Any]
-# What `_match` shows of a match's seats, loaded with it.
-_WITH_SEATS = selectinload(Match.seats).selectinload(Seat.version).selectinload(Version.bot)
-
-
-class NotFound(ArenaError):
-    """Nothing of that name or id (HTTP 404)."""
-
-
-class Forbidden(ArenaError):
-    """Another author's: not for this viewer (HTTP 403)."""
-
-
-class Unauthorised(ArenaError):
-    """No valid token where one is needed (HTTP 401)."""
-
-
-class Busy(ArenaError):
-    """As much of that under way as the arena takes at once (HTTP 503)."""
-
-
-def may_read_private(viewer: Author | None, author_id: int) -> bool:
-    """The one rule: the author and the organiser read a bot's private data; no one else."""
-    return viewer is not None and (viewer.organiser or viewer.id == author_id)
 
 
 def when(value: dt.datetime | None) -> str | None:
@@ -88,15 +63,9 @@ def me(arena: Arena, viewer: Author) -> Json:
     return {"name": viewer.name, "organiser": viewer.organiser, "bots": sorted(names)}
 
 
-def may_read_leaderboard(arena: Arena, viewer: Author | None) -> None:
-    """Everyone may, if the arena's leaderboard is public; else its authors: Unauthorised."""
-    if viewer is None and not arena.config.public_leaderboard:
-        raise Unauthorised("this arena's leaderboard is for its authors: give your token")
-
-
 def leaderboard(arena: Arena) -> Json:
     """The versions on the ladder, best first; those not yet rated, then the suspended, last.
-    The same for every viewer who may read it (`may_read_leaderboard`)."""
+    The same for every viewer who may read it (`auth.may_read_leaderboard`)."""
     # The rating a day ago: the last point before then, else the first.
     day_ago = utcnow() - dt.timedelta(days=1)
     then = func.coalesce(
@@ -229,7 +198,7 @@ def _head_to_head(session: Session, bot_id: int) -> list[Json]:
 
 def version(arena: Arena, viewer: Author, version_id: int) -> Json:
     with arena.database.session() as session:
-        found = _version(session, version_id)
+        found = version_by_id(session, version_id)
         private = may_read_private(viewer, found.bot.author_id)
         shown = _version_summary(found, private)
         shown["steps"] = [_step(step, private) for step in found.steps]
@@ -242,7 +211,7 @@ def version(arena: Arena, viewer: Author, version_id: int) -> Json:
 def step_log(arena: Arena, viewer: Author, version_id: int, kind: str) -> Json:
     """A step's log (the build's output, validate's report): its author's and the organiser's."""
     with arena.database.session() as session:
-        found = _version(session, version_id)
+        found = version_by_id(session, version_id)
         if not may_read_private(viewer, found.bot.author_id):
             raise Forbidden(f"version {version_id}: its logs are its author's")
         steps = [step for step in found.steps if step.kind == kind]
@@ -256,7 +225,7 @@ def matches(arena: Arena, viewer: Author, bot_name: str | None, limit: int) -> J
     query = (
         select(Match)
         .where(Match.state == MatchState.DONE)
-        .options(_WITH_SEATS)
+        .options(WITH_SEATS)
         .order_by(Match.finished_at.desc(), Match.id.desc())
         .limit(max(1, min(limit, MAX_LIMIT)))
     )
@@ -275,7 +244,7 @@ def running(arena: Arena) -> list[Json]:
     query = (
         select(Match)
         .where(Match.state == MatchState.RUNNING)
-        .options(_WITH_SEATS)
+        .options(WITH_SEATS)
         .order_by(Match.started_at, Match.id)
         .limit(RUNNING_LIMIT)
     )
@@ -286,7 +255,7 @@ def running(arena: Arena) -> list[Json]:
 def match(arena: Arena, viewer: Author, key: str) -> Json:
     """A match and its transcript (the record, as signed), if it was written."""
     with arena.database.session() as session:
-        found = _match_of(session, key)
+        found = match_by_key(session, key)
         shown = _match(found)
     shown["transcript"] = None
     if found.transcript is not None:
@@ -301,35 +270,18 @@ def match(arena: Arena, viewer: Author, key: str) -> Json:
 def match_replay(arena: Arena, key: str) -> FileVerdict:
     """A match's transcript, replayed by the rules and its signature checked with the arena's
     key, as `verify_file` does; NotFound for no such match or one with no transcript. It
-    costs a match's worth of CPU: callers bound how many run at once (`Replays`)."""
+    costs a match's worth of CPU: callers bound how many run at once (`replays.Replays`)."""
     with arena.database.session() as session:
-        found = _match_of(session, key)
+        found = match_by_key(session, key)
     if found.transcript is None:
         raise NotFound(f"match {found.key} has no transcript")
     return verify_file(_inside(arena.directory, found.transcript), arena.key.public)
 
 
-class Replays:
-    """`match_replay`, REPLAYS_AT_ONCE at a time at most, each in its caller's thread; Busy
-    past them at once, rather than a queue that anyone who asks again and again fills."""
-
-    def __init__(self, arena: Arena) -> None:
-        self._arena = arena
-        self._slots = threading.BoundedSemaphore(REPLAYS_AT_ONCE)
-
-    def verdict(self, key: str) -> FileVerdict:
-        if not self._slots.acquire(blocking=False):
-            raise Busy(f"{REPLAYS_AT_ONCE} replays under way; try again in a moment")
-        try:
-            return match_replay(self._arena, key)
-        finally:
-            self._slots.release()
-
-
 def seat_log(arena: Arena, viewer: Author, key: str, role: str) -> Json:
     """What a seat's bot wrote to its log in a match: its author's and the organiser's."""
     with arena.database.session() as session:
-        found = _match_of(session, key)
+        found = match_by_key(session, key)
         seats = [seat for seat in found.seats if seat.role == role]
         if not seats:
             raise NotFound(f"match {key[:64]!r} has no role {role[:40]!r}")
@@ -360,29 +312,6 @@ def intake_status(arena: Arena) -> Json:
     with arena.database.session() as session:
         states = session.scalars(select(Version.state).where(Version.state.in_(waiting))).all()
     return {state.value: states.count(state) for state in waiting}
-
-
-def bot_named(session: Session, name: str) -> Bot:
-    """The bot of that name, its versions loaded (by number); NotFound if none."""
-    found = session.scalar(select(Bot).where(Bot.name == name).options(selectinload(Bot.versions)))
-    if found is None:
-        raise NotFound(f"no bot {name[:60]!r}")
-    return found
-
-
-def _version(session: Session, version_id: int) -> Version:
-    # An id past the column's range is no version's, and the database would refuse the query.
-    found = session.get(Version, version_id) if 0 < version_id <= MAX_ID else None
-    if found is None:
-        raise NotFound(f"no version {version_id}")
-    return found
-
-
-def _match_of(session: Session, key: str) -> Match:
-    found = session.scalar(select(Match).where(Match.key == key).options(_WITH_SEATS))
-    if found is None:
-        raise NotFound(f"no match {key[:64]!r}")
-    return found
 
 
 def _version_summary(version: Version, private: bool) -> Json:
