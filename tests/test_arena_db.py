@@ -37,7 +37,7 @@ from referee.arena.db import (
 )
 from referee.arena.home import add_author, init_arena, open_arena
 from referee.errors import ArenaError
-from tests.arena_databases import ArenaMaker, PostgresServer
+from tests.support.arena_databases import ArenaMaker, PostgresServer
 
 # The tables of the design (docs: the arena's database), and Alembic's own.
 TABLES = {

@@ -34,8 +34,9 @@ from referee.arena.home import KEY_FILE, SQLITE_FILE, Arena, add_author, init_ar
 from referee.arena.intake import Intake
 from referee.arena.manifest import MAX_MANIFEST_BYTES
 from referee.sandbox.isolation import machine_protections
-from tests.arena.archive_makers import Entry, compressed, patched, tar, zip_of, zip_with_sizes
-from tests.arena.hostile.submissions import (
+from tests.support.archives import Entry, compressed, patched, tar, zip_of, zip_with_sizes
+from tests.support.facilities import missing
+from tests.support.hostile_submissions import (
     PYTHON,
     RANDOM_PLAYER,
     attacker,
@@ -43,7 +44,6 @@ from tests.arena.hostile.submissions import (
     fair_bot,
     submit,
 )
-from tests.conftest import missing
 
 CONFIG = """\
 name: hostile

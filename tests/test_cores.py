@@ -30,8 +30,8 @@ from referee.tournaments.config import load_config
 from referee.tournaments.playing import _shares
 from referee.tournaments.runner import run_tournament
 from referee.tournaments.schedule import schedule
-from tests.referees import bot_copy
-from tests.test_tournament import Recorder, transcripts, write_config
+from tests.support.referees import bot_copy
+from tests.support.tournaments import Recorder, transcripts, write_config
 
 MACHINE = sorted(os.sched_getaffinity(0))
 

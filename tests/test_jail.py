@@ -28,7 +28,7 @@ from referee.sandbox.isolation import machine_protections
 from referee.sandbox.jail import SEAT_UIDS, SYSTEM_DIRECTORIES, Jail, Place, program_files
 from referee.sandbox.limits import Limits
 from referee.sandbox.process import group_members
-from tests.referees import bot_copy, running
+from tests.support.referees import bot_copy, running
 
 HOSTILE = Path(__file__).resolve().parent / "players" / "hostile.py"
 SECRET = "keeper-secret-7f3a"
@@ -200,7 +200,7 @@ def test_a_hostile_player_attack_fails_and_the_match_ends_as_the_rules_say(
 def test_a_player_killed_with_its_referee_leaves_nothing_even_out_of_its_session(
     tmp_path: Path,
 ) -> None:
-    from tests.referees import referee_with_one_player
+    from tests.support.referees import referee_with_one_player
 
     bot = bot_copy(tmp_path, "escaper.py", HOSTILE)
     referee, _ = referee_with_one_player(

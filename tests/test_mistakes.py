@@ -18,7 +18,7 @@ from referee.games import get_game
 from referee.players.base import PlayerSpec
 from referee.validate import Check, Report, Verdict, validate
 from referee.validate.mistakes import Language, Mistake, advice, language
-from tests.conftest import PyenvShim
+from tests.support.pyenv import PyenvShim
 
 # Every transcript these tests write must replay and verify (issue: replay).
 pytestmark = pytest.mark.usefixtures("every_transcript_verifies")

@@ -31,7 +31,7 @@ from referee.sandbox.limits import SAMPLE_EVERY_S, Limits, over_memory
 from referee.sandbox.proc import ProcessTable
 from referee.tournaments.config import load_config
 from referee.tournaments.runner import Observer, run_tournament
-from tests.referees import bot_copy, process_state, referee_with_one_player, running
+from tests.support.referees import bot_copy, process_state, referee_with_one_player, running
 
 pytestmark = pytest.mark.usefixtures("every_transcript_verifies")
 
@@ -491,7 +491,7 @@ def test_a_reused_process_keeps_its_cpu_rlimit_until_it_has_used_a_whole_allowan
 
     from referee.sandbox.cgroups import CpuCgroup
     from referee.sandbox.process import ConfinedProcess
-    from tests.conftest import missing
+    from tests.support.facilities import missing
 
     if machine_protections().cpu is None:
         missing("no CPU cgroup here (see `referee doctor`): a player's CPU time is not counted")

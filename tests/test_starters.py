@@ -21,7 +21,8 @@ from referee.cli import app
 from referee.players.starter import STARTER_OF, STARTERS, InBot, Language, Word, command
 from referee.records.transcript import read_transcript
 from referee.sandbox.isolation import machine_protections
-from tests.conftest import EXAMPLES, ROOT, PyenvShim
+from tests.support.paths import EXAMPLES, ROOT
+from tests.support.pyenv import PyenvShim
 
 JAVA_BOTS = Path(__file__).resolve().parent / "players" / "java"
 # The bot's directory, as an author might name it: a space the printed commands must quote.

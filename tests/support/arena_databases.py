@@ -28,7 +28,7 @@ import pytest
 from psycopg import sql
 
 from referee.arena.home import Arena, init_arena, open_arena
-from tests.conftest import missing
+from tests.support.facilities import missing
 
 # Where Debian's packages put each major version's programs.
 DEBIAN_POSTGRESQL = Path("/usr/lib/postgresql")
