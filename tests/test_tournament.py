@@ -31,6 +31,7 @@ from referee.tournaments.config import Entrant, load_config
 from referee.tournaments.runner import PlayerPool
 from referee.tournaments.schedule import schedule as schedule_of
 from referee.tournaments.standings import compute
+from tests.support.facilities import missing
 from tests.support.paths import EXAMPLES
 from tests.support.referees import bot_copy
 from tests.support.tournaments import (
@@ -191,8 +192,10 @@ def test_a_spare_process_waits_in_the_idle_class_and_plays_as_every_player(
     tmp_path: Path,
 ) -> None:
     if not can_wake_idle():
-        assert not os.environ.get("CI"), "CI runs as root, who can wake a spare"
-        pytest.skip("only root can wake a process of the idle class: no spares here")
+        missing(
+            "only root can wake a process of the idle class: no spares here",
+            under_ci="CI runs as root, who can wake a spare",
+        )
     spec = PlayerSpec.from_command("p", seeded(1))
     pool = PlayerPool([Entrant(spec, reuse=False)])
 
@@ -215,8 +218,10 @@ def test_a_spare_process_waits_in_the_idle_class_and_plays_as_every_player(
 
 def test_matches_at_once_leave_one_spare_of_a_player_not_one_each(tmp_path: Path) -> None:
     if not can_wake_idle():
-        assert not os.environ.get("CI"), "CI runs as root, who can wake a spare"
-        pytest.skip("only root can wake a process of the idle class: no spares here")
+        missing(
+            "only root can wake a process of the idle class: no spares here",
+            under_ci="CI runs as root, who can wake a spare",
+        )
     pool = PlayerPool([Entrant(PlayerSpec.from_command("p", seeded(1)), reuse=False)])
 
     async def at_once() -> None:
