@@ -21,6 +21,7 @@ from referee.sandbox.isolation import machine_protections
 from referee.sandbox.jail import SEAT_UIDS
 from tests.support.facilities import missing
 
+pytestmark = pytest.mark.jail
 LIMITS = BuildLimits(seconds=60, memory_mb=512)
 
 

@@ -395,6 +395,7 @@ def test_a_transaction_that_raises_leaves_nothing(make_arena: ArenaMaker) -> Non
         assert session.scalars(select(Author.name)).all() == ["organiser"]
 
 
+@pytest.mark.postgres
 def test_the_postgresql_server_is_the_suites_own(postgres_server: PostgresServer) -> None:
     """Reached through its unix socket only, with no TCP port, running as no superuser of
     the machine, and fast because it is thrown away."""

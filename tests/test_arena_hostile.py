@@ -656,6 +656,7 @@ def nothing_runs(marker: str) -> None:
     assert not left, f"still running after the intake: {left}"
 
 
+@pytest.mark.jail
 @pytest.mark.parametrize("case", CASES, ids=[case.id for case in CASES])
 def test_a_hostile_submission_is_refused_or_contained(world: World, case: Case) -> None:
     marker = f"hostile-{case.id}-{uuid.uuid4().hex[:8]}"

@@ -322,6 +322,7 @@ def test_a_version_retired_mid_run_leaves_the_field(arena: Arena) -> None:
     check_recorded(arena)
 
 
+@pytest.mark.cluster
 def test_the_ladder_plays_on_local_dask_workers(arena: Arena) -> None:
     for name in ("ann", "bob", "cat"):
         add_version(arena, name)

@@ -36,6 +36,7 @@ from tests.support.arena_serving import DEADLINE_S, Served, serving
 from tests.support.browsers import Browser, chromium
 from tests.support.paths import ROOT
 
+pytestmark = pytest.mark.browser
 runner = CliRunner()
 DEADLINE_MS = DEADLINE_S * 1000
 HOSTILE = "<img src=x onerror=alert(1)>"

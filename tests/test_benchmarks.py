@@ -100,6 +100,7 @@ def test_sandbox_benchmark_reports_each_way_of_watching_a_player() -> None:
     assert ("pids cgroup" in rows) is (machine_protections().cgroups is not None)
 
 
+@pytest.mark.jail
 def test_jail_benchmark_reports_a_start_in_and_out_of_the_jail() -> None:
     if machine_protections().jail is None:
         reason = f"no jail on this machine: {machine_protections().why_not}"
@@ -169,6 +170,7 @@ def test_fairness_benchmark_plays_only_the_cells_asked_for() -> None:
     assert [(row["percent"], row["concurrency"]) for row in report["timeouts"]] == [(50, 2)]
 
 
+@pytest.mark.jail
 def test_arena_benchmark_measures_the_ladder_and_the_leaderboard() -> None:
     if machine_protections().jail is None:
         reason = f"no jail on this machine: {machine_protections().why_not}"

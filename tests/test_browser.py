@@ -27,6 +27,7 @@ from tests.support.paths import RULES
 from tests.support.reports import tampered_copy
 from tests.support.tournaments import run, seeded, write_config
 
+pytestmark = pytest.mark.browser
 runner = CliRunner()
 
 

@@ -43,7 +43,7 @@ from tests.support.tournaments import (
     write_config,
 )
 
-pytestmark = pytest.mark.usefixtures("every_transcript_verifies")
+pytestmark = [pytest.mark.cluster, pytest.mark.usefixtures("every_transcript_verifies")]
 runner = CliRunner()
 MACHINE = sorted(os.sched_getaffinity(0))
 PATIENCE_S = 240

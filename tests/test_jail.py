@@ -55,10 +55,13 @@ ROOT_ONLY = needs(
     "a root referee gives each player a user of its own; this test needs root",
 )
 
-pytestmark = needs(
-    machine_protections().jail is None,
-    f"no jail on this machine: {machine_protections().why_not}",
-)
+pytestmark = [
+    pytest.mark.jail,
+    needs(
+        machine_protections().jail is None,
+        f"no jail on this machine: {machine_protections().why_not}",
+    ),
+]
 
 
 def _environ(pid: int) -> dict[str, str]:

@@ -45,7 +45,13 @@ def _bot(tmp_path: Path) -> Path:
     return bot_copy(tmp_path)
 
 
-@pytest.fixture(params=["as the machine allows", "without jail or cgroups"])
+# Players in the jail where the machine has one (marked `jail`), and without it.
+@pytest.fixture(
+    params=[
+        pytest.param("as the machine allows", marks=pytest.mark.jail),
+        "without jail or cgroups",
+    ]
+)
 def watched(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Protections:
     """The protections players get: this machine's, and the same less the jail and cgroups
     (processes found by their process group, the network kept out by unshare)."""

@@ -30,7 +30,7 @@ JAVA_BOTS = Path(__file__).resolve().parent / "players" / "java"
 BOT_DIR = "my bot"
 runner = CliRunner()
 
-pytestmark = pytest.mark.usefixtures("every_transcript_verifies")
+pytestmark = [pytest.mark.starters, pytest.mark.usefixtures("every_transcript_verifies")]
 
 
 def _tools(language: Language) -> list[str]:

@@ -100,7 +100,9 @@ def test_a_misbehaving_player_fails_the_right_check_within_the_bound(
     assert verdicts(report)["bounded"] is Verdict.PASS
 
 
-@pytest.mark.parametrize("jailed", [True, False], ids=["jail", "no jail"])
+@pytest.mark.parametrize(
+    "jailed", [pytest.param(True, marks=pytest.mark.jail), False], ids=["jail", "no jail"]
+)
 def test_a_player_that_leaves_a_child_fails_no_leftovers_unless_the_jail_ends_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, jailed: bool
 ) -> None:

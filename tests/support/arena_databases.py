@@ -225,7 +225,7 @@ def postgres_server() -> Iterator[PostgresServer]:
         server.stop()
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
 def arena_databases(request: pytest.FixtureRequest) -> Iterator[Databases]:
     """The kind of database the test runs on, once for each."""
     server = request.getfixturevalue("postgres_server") if request.param == "postgresql" else None
