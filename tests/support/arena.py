@@ -64,19 +64,23 @@ arena:
   submission: {{max_mb: 1, max_files: 10, per_hour: 3}}
   public_leaderboard: {public}
 """
-# The random player of the tests' zoo, which needs nothing of the referee's package (hidden
-# in a jail); in a mode that never comes: a player that plays on.
+# The arguments of the tests' zoo player (MISBEHAVING), which plays random moves and needs
+# nothing of the referee's package (hidden in a jail), for a misdeed that never comes: a
+# player that plays on.
 NEVER = "exit --at 1000000000"
+# The line of `referee arena init` and `arena author add` that shows a new token.
 TOKEN_LINE = re.compile(r"token \(shown once, kept only as its hash\): (\S+)$")
 
 
 def token_of(output: str) -> str:
+    """The token a command printed on its last line."""
     found = TOKEN_LINE.search(output.strip().splitlines()[-1])
     assert found is not None, output
     return found.group(1)
 
 
 def wait_for(what: str, done: Callable[[], bool]) -> None:
+    """Until `done()`, for at most DEADLINE_S: what a served arena does takes its time."""
     deadline = time.monotonic() + DEADLINE_S
     while not done():
         assert time.monotonic() < deadline, f"still waiting for {what}"
