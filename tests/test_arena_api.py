@@ -3,189 +3,41 @@ leaderboard, the organiser's controls."""
 
 from __future__ import annotations
 
-import asyncio
 import concurrent.futures
 import datetime as dt
 import json
 import threading
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
-from starlette.testclient import TestClient
 
 from referee.arena import errors, replays, views
-from referee.arena.api import Hooks, create_app
 from referee.arena.db import (
-    Author,
     Bot,
     Match,
     MatchState,
     RatingPoint,
     Seat,
-    Step,
-    StepKind,
-    StepState,
     Version,
     VersionState,
 )
-from referee.arena.home import Arena, add_author
-from referee.clock import Clocks
-from referee.games import get_game
-from referee.match import Match as PlayedMatch
-from referee.match import MatchSetup
+from referee.arena.home import Arena
 from referee.records.replay import FileVerdict, Outcome
 from referee.records.signing import results_key
 from referee.records.transcript import read_transcript, write_transcript
-from referee.tournaments.results import LOGS
-from tests.arena_databases import ArenaMaker
-from tests.fakes import first_legal, scripted
+from tests.support.arena import Site, make_site, played_match, seed
+from tests.support.arena_databases import ArenaMaker
 
-CONFIG = """\
-name: api-test
-games: [ticblock]
-arena:
-  submission: {{max_mb: 1, max_files: 10, per_hour: 3}}
-  public_leaderboard: {public}
-"""
 # What only the author of alice's bot (and the organiser) may read.
 # How long a test waits for what it started: generous, the machine is shared.
 PATIENCE_S = 60
 SECRETS = ("SECRET-REASON", "SECRET-ADVICE", "SECRET-VERDICT", "SECRET-BUILD-LOG", "SECRET-LOG")
 
 
-@dataclass
-class StandIn:
-    """The intake and the ladder, as the API sees them: what it told them."""
-
-    submitted: list[int] = field(default_factory=list)
-    paused: list[bool] = field(default_factory=list)
-    changed: int = 0
-    # For each status asked: whether the cluster's address was asked for.
-    addresses: list[bool] = field(default_factory=list)
-
-    def hooks(self) -> Hooks:
-        return Hooks(
-            submitted=self.submitted.append,
-            field_changed=self._changed,
-            ladder_status=self._status,
-            set_paused=self.paused.append,
-        )
-
-    def _changed(self) -> None:
-        self.changed += 1
-
-    def _status(self, address: bool) -> Mapping[str, Any]:
-        self.addresses.append(address)
-        return {"paused": bool(self.paused and self.paused[-1]), "queued": 0}
-
-
-@dataclass
-class Site:
-    arena: Arena
-    client: TestClient
-    ladder: StandIn
-    tokens: dict[str, str]
-
-    def get(self, path: str, who: str | None = None, **kwargs: Any) -> Any:
-        return self.client.get(path, headers=self.auth(who), **kwargs)
-
-    def post(self, path: str, who: str | None = None, **kwargs: Any) -> Any:
-        return self.client.post(path, headers=self.auth(who), **kwargs)
-
-    def auth(self, who: str | None) -> dict[str, str]:
-        return {} if who is None else {"Authorization": f"Bearer {self.tokens[who]}"}
-
-
-def make_site(make_arena: ArenaMaker, public: bool = True) -> Iterator[Site]:
-    arena = make_arena(config_text=CONFIG.format(public=str(public).lower()))
-    tokens = {"organiser": make_arena.organiser_token(arena)}
-    for name in ("alice", "bob"):
-        tokens[name] = add_author(arena, name)
-    ladder = StandIn()
-    with TestClient(create_app(arena, ladder.hooks())) as client:
-        yield Site(arena, client, ladder, tokens)
-
-
 @pytest.fixture
 def site(make_arena: ArenaMaker) -> Iterator[Site]:
     yield from make_site(make_arena)
-
-
-def seed(site: Site) -> dict[str, Any]:
-    """alice's bot `ace` (version 1 failed, version 2 rated), bob's `bee` (rated, better),
-    bob's `cub` (placing, no rating), and one match of ace against bee with logs."""
-    arena = site.arena
-    now = dt.datetime.now(dt.UTC)
-    with arena.database.session() as session:
-        alice = session.query(Author).filter_by(name="alice").one()
-        bob = session.query(Author).filter_by(name="bob").one()
-        ace = Bot(author_id=alice.id, name="ace")
-        bee = Bot(author_id=bob.id, name="bee")
-        cub = Bot(author_id=bob.id, name="cub")
-        failed = Version(
-            bot=ace,
-            number=1,
-            state=VersionState.FAILED,
-            reason="SECRET-REASON",
-            advice="SECRET-ADVICE\nflush after each line",
-            archive_sha256="0" * 64,
-            run="python3 SECRET-RUN.py",
-        )
-        failed.steps.append(
-            Step(
-                kind=StepKind.BUILD,
-                state=StepState.FAILED,
-                verdict="SECRET-VERDICT",
-                log="SECRET-BUILD-LOG",
-                finished_at=now,
-            )
-        )
-        ace2 = Version(
-            bot=ace,
-            number=2,
-            state=VersionState.RATED,
-            archive_sha256="1" * 64,
-            rating=10.0,
-            margin=30.0,
-            matches=4,
-            faults=1,
-        )
-        bee1 = Version(
-            bot=bee,
-            number=1,
-            state=VersionState.RATED,
-            archive_sha256="2" * 64,
-            rating=50.0,
-            margin=20.0,
-            matches=4,
-        )
-        cub1 = Version(bot=cub, number=1, state=VersionState.PLACING, archive_sha256="3" * 64)
-        session.add_all([ace, bee, cub, failed, ace2, bee1, cub1])
-        session.flush()
-        match = Match(
-            key="arena-000001",
-            game="ticblock",
-            seed=7,
-            state=MatchState.DONE,
-            finished_at=now,
-            transcript="results/arena-000001.json",
-            summary="bee.1 won",
-        )
-        match.seats = [
-            Seat(index=0, role="xcplayer", version_id=ace2.id, points=0.0),
-            Seat(index=1, role="obplayer", version_id=bee1.id, points=100.0),
-        ]
-        session.add(match)
-        ids = {"failed": failed.id, "ace": ace2.id, "bee": bee1.id}
-    (arena.results / "arena-000001.json").write_text(json.dumps({"match_id": "arena-000001"}))
-    logs = arena.results / LOGS
-    logs.mkdir(exist_ok=True)
-    (logs / "arena-000001.xcplayer.log").write_text("ace says SECRET-LOG\n")
-    (logs / "arena-000001.obplayer.log").write_text("bee says hello\n")
-    return ids
 
 
 def reads(site: Site) -> list[str]:
@@ -540,25 +392,6 @@ def test_the_status_lists_the_running_matches_and_asks_for_the_address_for_the_o
     site.get("/api/status", "organiser")
     site.post("/api/ladder/pause", "organiser")
     assert site.ladder.addresses == [False, True, True]
-
-
-def played_match(site: Site, key: str) -> Path:
-    """A real match of ticblock, its transcript signed with the arena's key, and its row."""
-    (one, _), (two, _) = scripted("one", first_legal()), scripted("two", first_legal())
-    setup = MatchSetup(key, get_game("ticblock"), [one, two], Clocks(5000, 2000), seed=3)
-    path = site.arena.results / f"{key}.json"
-    write_transcript(path, asyncio.run(PlayedMatch(setup).run()), site.arena.key)
-    with site.arena.database.session() as session:
-        session.add(
-            Match(
-                key=key,
-                game="ticblock",
-                seed=3,
-                state=MatchState.DONE,
-                transcript=str(path.relative_to(site.arena.directory)),
-            )
-        )
-    return path
 
 
 def test_the_organiser_replays_a_match_and_a_tampered_one_fails(site: Site) -> None:

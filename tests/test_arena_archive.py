@@ -14,7 +14,7 @@ import pytest
 
 from referee.arena.archive import MAX_DEPTH, Caps, pack, unpack
 from referee.errors import SubmissionError
-from tests.arena.archive_makers import Entry, compressed, patched, tar, zip_of, zip_with_sizes
+from tests.support.archives import Entry, compressed, patched, tar, zip_of, zip_with_sizes
 
 CAPS = Caps(max_bytes=1024 * 1024, max_files=50)
 FILE = stat.S_IFREG | 0o644

@@ -19,8 +19,9 @@ from referee.arena.config import BuildLimits
 from referee.players.starter import STARTERS
 from referee.sandbox.isolation import machine_protections
 from referee.sandbox.jail import SEAT_UIDS
-from tests.conftest import missing
+from tests.support.facilities import missing
 
+pytestmark = pytest.mark.jail
 LIMITS = BuildLimits(seconds=60, memory_mb=512)
 
 

@@ -22,16 +22,10 @@ from referee.arena.db import Author
 from referee.arena.home import open_arena
 from referee.arena.tokens import token_hash
 from referee.cli import app
-from tests.arena.serving import DEADLINE_S, serving
+from tests.support.arena import token_of
+from tests.support.arena_serving import DEADLINE_S, serving
 
 runner = CliRunner()
-TOKEN_LINE = re.compile(r"token \(shown once, kept only as its hash\): (\S+)$")
-
-
-def token_of(output: str) -> str:
-    found = TOKEN_LINE.search(output.strip().splitlines()[-1])
-    assert found is not None, output
-    return found.group(1)
 
 
 def one_error(args: list[str]) -> str:

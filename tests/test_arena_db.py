@@ -37,7 +37,7 @@ from referee.arena.db import (
 )
 from referee.arena.home import add_author, init_arena, open_arena
 from referee.errors import ArenaError
-from tests.arena_databases import ArenaMaker, PostgresServer
+from tests.support.arena_databases import ArenaMaker, PostgresServer
 
 # The tables of the design (docs: the arena's database), and Alembic's own.
 TABLES = {
@@ -395,6 +395,7 @@ def test_a_transaction_that_raises_leaves_nothing(make_arena: ArenaMaker) -> Non
         assert session.scalars(select(Author.name)).all() == ["organiser"]
 
 
+@pytest.mark.postgres
 def test_the_postgresql_server_is_the_suites_own(postgres_server: PostgresServer) -> None:
     """Reached through its unix socket only, with no TCP port, running as no superuser of
     the machine, and fast because it is thrown away."""

@@ -34,8 +34,9 @@ from referee.arena.home import KEY_FILE, SQLITE_FILE, Arena, add_author, init_ar
 from referee.arena.intake import Intake
 from referee.arena.manifest import MAX_MANIFEST_BYTES
 from referee.sandbox.isolation import machine_protections
-from tests.arena.archive_makers import Entry, compressed, patched, tar, zip_of, zip_with_sizes
-from tests.arena.hostile.submissions import (
+from tests.support.archives import Entry, compressed, patched, tar, zip_of, zip_with_sizes
+from tests.support.facilities import missing
+from tests.support.hostile_submissions import (
     PYTHON,
     RANDOM_PLAYER,
     attacker,
@@ -43,7 +44,6 @@ from tests.arena.hostile.submissions import (
     fair_bot,
     submit,
 )
-from tests.conftest import missing
 
 CONFIG = """\
 name: hostile
@@ -656,6 +656,7 @@ def nothing_runs(marker: str) -> None:
     assert not left, f"still running after the intake: {left}"
 
 
+@pytest.mark.jail
 @pytest.mark.parametrize("case", CASES, ids=[case.id for case in CASES])
 def test_a_hostile_submission_is_refused_or_contained(world: World, case: Case) -> None:
     marker = f"hostile-{case.id}-{uuid.uuid4().hex[:8]}"

@@ -17,9 +17,9 @@ from referee.arena.manifest import Manifest, lift, read_manifest
 from referee.errors import SubmissionError
 from referee.players.starter import STARTERS
 from referee.validate.checks import Verdict
-from tests.arena.archive_makers import Entry, tar
-from tests.arena.hostile.submissions import submit
-from tests.arena_databases import ArenaMaker
+from tests.support.archives import Entry, tar
+from tests.support.arena_databases import ArenaMaker
+from tests.support.hostile_submissions import submit
 
 ROOT = Path(__file__).resolve().parents[1]
 MISTAKES = ROOT / "tests" / "players" / "mistakes"

@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import re
-import shutil
 import sys
 import time
 from collections.abc import Callable, Coroutine
@@ -19,8 +18,6 @@ from sqlalchemy import select
 
 from referee.arena.config import FieldPlayer
 from referee.arena.db import (
-    Author,
-    Bot,
     Match,
     MatchState,
     RatingPoint,
@@ -38,12 +35,11 @@ from referee.tournaments.cluster import Workers
 from referee.tournaments.ratings import Rating
 from referee.tournaments.runner import LocalVenue, Observer
 from referee.tournaments.schedule import ScheduledMatch
-from tests.arena_databases import ArenaMaker
-from tests.referees import MISBEHAVING
+from tests.support.arena import NEVER, add_version
+from tests.support.arena_databases import ArenaMaker
+from tests.support.referees import MISBEHAVING
 
-# The random player of the tests' zoo, which needs nothing of the referee's package (hidden
-# in a jail); in a mode that never comes: a player that plays on.
-NEVER = "exit --at 1000000000"
+# The random player of the tests' zoo (NEVER: a player that plays on).
 PLAYS_ON = f"{MISBEHAVING.name} {NEVER}"
 PATIENCE_S = 120
 CONFIG = """\
@@ -72,33 +68,6 @@ class Told(LadderObserver):
 def arena(make_arena: ArenaMaker) -> Arena:
     """An arena of the test's database, SQLite or PostgreSQL."""
     return make_arena(config_text=CONFIG)
-
-
-def add_version(
-    arena: Arena, bot_name: str, program: str = "random", script: str = MISBEHAVING.name
-) -> int:
-    """A version of a new bot, straight to `placing`: a player that plays random moves (the
-    tests' random player copied as `script`), or a program that exits at once."""
-    with arena.database.session() as session:
-        author = session.scalar(select(Author))
-        bot = Bot(author=author, name=bot_name)
-        version = Version(
-            bot=bot,
-            number=1,
-            state=VersionState.PLACING,
-            run=f"{sys.executable} {f'{script} {NEVER}' if program == 'random' else 'crash.py'}",
-            archive_sha256="0" * 64,
-        )
-        session.add(version)
-        session.flush()
-        version_id = version.id
-    directory = arena.bot_directory(version_id)
-    directory.mkdir(parents=True)
-    if program == "random":
-        shutil.copy(MISBEHAVING, directory / script)
-    else:
-        (directory / "crash.py").write_text("import sys\nsys.exit(3)\n")
-    return version_id
 
 
 def done_matches(arena: Arena) -> list[Match]:
@@ -346,6 +315,7 @@ def test_a_version_retired_mid_run_leaves_the_field(arena: Arena) -> None:
     check_recorded(arena)
 
 
+@pytest.mark.cluster
 def test_the_ladder_plays_on_local_dask_workers(arena: Arena) -> None:
     for name in ("ann", "bob", "cat"):
         add_version(arena, name)

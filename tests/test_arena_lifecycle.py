@@ -14,7 +14,7 @@ from referee.arena.db import IN_INTAKE, ON_LADDER, Author, Bot, Version, Version
 from referee.arena.home import Arena, add_author
 from referee.arena.lifecycle import MOVES, MoveRefused
 from referee.errors import ArenaError
-from tests.arena_databases import ArenaMaker
+from tests.support.arena_databases import ArenaMaker
 
 S = VersionState
 

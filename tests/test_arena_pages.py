@@ -31,13 +31,12 @@ from typer.testing import CliRunner
 
 from referee.cli import app
 from referee.players.starter import STARTERS
-from tests.arena.serving import DEADLINE_S, Served, serving
-from tests.browsers import Browser, chromium
-from tests.conftest import ROOT
-from tests.test_arena_cli import token_of
-from tests.test_arena_service import CONFIG as SERVICE_CONFIG
-from tests.test_arena_service import wait_for
+from tests.support.arena import SERVICE_CONFIG, token_of, wait_for
+from tests.support.arena_serving import DEADLINE_S, Served, serving
+from tests.support.browsers import Browser, chromium
+from tests.support.paths import ROOT
 
+pytestmark = pytest.mark.browser
 runner = CliRunner()
 DEADLINE_MS = DEADLINE_S * 1000
 HOSTILE = "<img src=x onerror=alert(1)>"

@@ -24,9 +24,9 @@ from sqlalchemy import func, select
 from referee.arena.db import Match, MatchState, Seat, Version
 from referee.arena.home import Arena
 from referee.records.transcript import read_transcript
-from tests.arena_databases import ArenaMaker
-from tests.conftest import ROOT
-from tests.test_arena_ladder import add_version
+from tests.support.arena import add_version
+from tests.support.arena_databases import ArenaMaker
+from tests.support.paths import ROOT
 
 REFEREE = Path(sys.executable).parent / "referee"
 # What a state may take to come on a loaded machine: a start, twenty matches, an exit.

@@ -11,8 +11,6 @@ from __future__ import annotations
 import io
 import shutil
 import tarfile
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -20,21 +18,12 @@ from typer.testing import CliRunner
 
 from referee.cli import app
 from referee.players.starter import STARTERS
-from tests.arena.serving import DEADLINE_S, Served, serving
-from tests.conftest import ROOT
-from tests.test_arena_cli import token_of
+from tests.support.arena import SERVICE_CONFIG as CONFIG
+from tests.support.arena import token_of, wait_for
+from tests.support.arena_serving import Served, serving
+from tests.support.paths import ROOT
 
 runner = CliRunner()
-CONFIG = """\
-name: service
-games: [ticblock]
-start_clock: 5000
-play_clock: 1000
-arena:
-  placement_matches: 2
-  submission: {per_hour: 100}
-  build: {seconds: 120, memory_mb: 1024}
-"""
 
 
 def bot(directory: Path, name: str, run: str, build: str | None, **files: str | Path) -> Path:
@@ -68,13 +57,6 @@ def climbing_archive(path: Path) -> Path:
 def submit(url: str, token: str, path: Path, *options: str) -> tuple[int, str]:
     result = runner.invoke(app, ["arena", "submit", url, str(path), "--token", token, *options])
     return result.exit_code, result.stdout
-
-
-def wait_for(what: str, done: Callable[[], bool]) -> None:
-    deadline = time.monotonic() + DEADLINE_S
-    while not done():
-        assert time.monotonic() < deadline, f"still waiting for {what}"
-        time.sleep(0.2)
 
 
 @pytest.fixture

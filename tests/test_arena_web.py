@@ -14,8 +14,9 @@ from referee.arena import views
 from referee.arena.api import create_app
 from referee.arena.home import Arena
 from referee.records.replay import FileVerdict
-from tests.arena_databases import ArenaMaker
-from tests.test_arena_api import CONFIG, Site, StandIn, make_site, played_match, seed
+from tests.support.arena import API_CONFIG as CONFIG
+from tests.support.arena import Site, StandIn, make_site, played_match, seed
+from tests.support.arena_databases import ArenaMaker
 
 OWN = "http://testserver"
 FOREIGN = "http://evil.example"

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -11,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from referee.sandbox.isolation import machine_protections
+from tests.support.facilities import missing
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -100,10 +100,11 @@ def test_sandbox_benchmark_reports_each_way_of_watching_a_player() -> None:
     assert ("pids cgroup" in rows) is (machine_protections().cgroups is not None)
 
 
+@pytest.mark.jail
 def test_jail_benchmark_reports_a_start_in_and_out_of_the_jail() -> None:
     if machine_protections().jail is None:
         reason = f"no jail on this machine: {machine_protections().why_not}"
-        pytest.fail(reason) if os.environ.get("CI") else pytest.skip(reason)
+        missing(reason)
     rows = benchmark_json("jail.py", "--runs", "2")
     assert [row["program"] for row in rows] == ["true", "python -c pass"]
     for row in rows:
@@ -169,10 +170,11 @@ def test_fairness_benchmark_plays_only_the_cells_asked_for() -> None:
     assert [(row["percent"], row["concurrency"]) for row in report["timeouts"]] == [(50, 2)]
 
 
+@pytest.mark.jail
 def test_arena_benchmark_measures_the_ladder_and_the_leaderboard() -> None:
     if machine_protections().jail is None:
         reason = f"no jail on this machine: {machine_protections().why_not}"
-        pytest.fail(reason) if os.environ.get("CI") else pytest.skip(reason)
+        missing(reason)
     # Exit 1 says the target was missed: speed is not what this test is about.
     report = benchmark_json(
         "arena.py", "--seconds", "1", "--bots", "2", "--clients", "2", exit_codes=(0, 1)

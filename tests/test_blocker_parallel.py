@@ -8,7 +8,7 @@ from referee.errors import IllegalMoveError
 from referee.games import get_game
 from referee.games.blocker_parallel import State
 from referee.games.boards import crossing
-from tests.conftest import crossing_masks, play
+from tests.support.boards import crossing_masks, play
 
 game = get_game("blocker-parallel")
 EMPTY = ".... .... .... ...."

@@ -11,12 +11,8 @@ import pytest
 from referee.games import Move, get_game
 from referee.games.boards.picture import Board
 from referee.games.gdl.game import GdlGame, load_rulesheet
-from tests.conftest import EXAMPLES, RULES, alternate, play
-
-
-def winning(board: Board) -> set[tuple[str, str]]:
-    """The winning cells as (row label, column label), as a reader of the board names them."""
-    return {(board.rows[r][0], board.columns[c]) for r, c in board.winning}
+from tests.support.boards import alternate, play, winning
+from tests.support.paths import EXAMPLES, RULES
 
 
 def owners(board: Board) -> dict[str, str | None]:

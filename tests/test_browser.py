@@ -21,12 +21,13 @@ from referee.records.replay import verify_file
 from referee.report.pages import asset
 from referee.report.site import match_viewer
 from referee.tournaments.config import load_config
-from tests.browsers import Browser, chromium
-from tests.conftest import RULES, states_of
-from tests.test_boards import winning
-from tests.test_report import tampered_copy
-from tests.test_tournament import run, seeded, write_config
+from tests.support.boards import states_of, winning
+from tests.support.browsers import Browser, chromium
+from tests.support.paths import RULES
+from tests.support.reports import tampered_copy
+from tests.support.tournaments import run, seeded, write_config
 
+pytestmark = pytest.mark.browser
 runner = CliRunner()
 
 

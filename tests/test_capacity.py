@@ -20,7 +20,7 @@ from referee.tournaments.config import load_config
 from referee.tournaments.runner import run_tournament
 from referee.tournaments.schedule import Dispatcher, ScheduledMatch, capacities, schedule
 from tests.players.ggp_player import Handler, Player, parse
-from tests.test_tournament import Recorder, seeded
+from tests.support.tournaments import Recorder, seeded
 
 # Far beyond what the waits here take: a fake that waits this long has found a failure.
 HANG_GUARD_S = 60

@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 
 from referee.cli import app, main
 from referee.games import GAMES, get_game
-from tests.conftest import RULES
+from tests.support.paths import RULES
 
 # Every transcript these tests write must replay and verify (issue: replay).
 pytestmark = pytest.mark.usefixtures("every_transcript_verifies")
@@ -232,7 +232,7 @@ def test_sigterm_ends_the_players_and_records_the_match_as_aborted(tmp_path) -> 
     import subprocess
     import sys
 
-    from tests.referees import bot_copy, running
+    from tests.support.referees import bot_copy, running
 
     slow = bot_copy(tmp_path)
     out = tmp_path / "m.json"

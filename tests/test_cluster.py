@@ -32,9 +32,9 @@ from referee.tournaments.host import Job, MatchHost, MatchOrder, Played
 from referee.tournaments.runner import run_tournament
 from referee.tournaments.schedule import schedule
 from referee.tournaments.withdrawal import withdrawal
-from tests.conftest import missing
-from tests.referees import bot_copy
-from tests.test_tournament import (
+from tests.support.facilities import missing
+from tests.support.referees import bot_copy
+from tests.support.tournaments import (
     Recorder,
     referee_processes,
     run,
@@ -43,7 +43,7 @@ from tests.test_tournament import (
     write_config,
 )
 
-pytestmark = pytest.mark.usefixtures("every_transcript_verifies")
+pytestmark = [pytest.mark.cluster, pytest.mark.usefixtures("every_transcript_verifies")]
 runner = CliRunner()
 MACHINE = sorted(os.sched_getaffinity(0))
 PATIENCE_S = 240

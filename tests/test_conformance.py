@@ -12,7 +12,7 @@ from referee.cli import app
 from referee.errors import ConformanceFileError
 from referee.games import GAMES, as_gdl, builtin_with_rules, get_game, load_text
 from referee.records.conformance import check_file
-from tests.conftest import CONFORMANCE, REFERENCE_FILES
+from tests.support.paths import CONFORMANCE, REFERENCE_FILES
 
 runner = CliRunner()
 

@@ -30,8 +30,9 @@ from referee.tournaments.config import load_config
 from referee.tournaments.playing import _shares
 from referee.tournaments.runner import run_tournament
 from referee.tournaments.schedule import schedule
-from tests.referees import bot_copy
-from tests.test_tournament import Recorder, transcripts, write_config
+from tests.support.facilities import missing
+from tests.support.referees import bot_copy
+from tests.support.tournaments import Recorder, transcripts, write_config
 
 MACHINE = sorted(os.sched_getaffinity(0))
 
@@ -142,8 +143,8 @@ def run_cores(
 def test_each_match_runs_on_a_core_of_its_own_that_its_players_cannot_widen(
     tmp_path: Path,
 ) -> None:
-    if machine_protections().cpuset is None and not os.environ.get("CI"):
-        pytest.skip("no writable cpuset cgroup: a player could widen its CPU affinity")
+    if machine_protections().cpuset is None:
+        missing("no writable cpuset cgroup: a player could widen its CPU affinity")
     recorder, said = run_cores(tmp_path, "concurrency: 2\nreuse: true\n")
     allowed = min(2, len(MACHINE))
     assert recorder.notes == []
@@ -164,8 +165,8 @@ def test_each_match_runs_on_a_core_of_its_own_that_its_players_cannot_widen(
 def test_seats_that_think_at_once_each_run_on_cores_of_their_own(
     tmp_path: Path, games: str, extra: str
 ) -> None:
-    if (machine_protections().cpuset is None or len(MACHINE) < 2) and not os.environ.get("CI"):
-        pytest.skip("no writable cpuset cgroup, or one core: seats cannot have cores apart")
+    if machine_protections().cpuset is None or len(MACHINE) < 2:
+        missing("no writable cpuset cgroup, or one core: seats cannot have cores apart")
     recorder, said = run_cores(tmp_path, f"concurrency: 2\nreuse: true\n{extra}", games)
     capped = (
         f"concurrency 2 is more than the {len(MACHINE)} cores allow at 2 per match: 1 at a time"
@@ -271,8 +272,8 @@ def allowed_of(pid: int) -> str:
 def test_a_reused_process_moves_with_all_its_processes_to_its_next_match_cores(
     tmp_path: Path,
 ) -> None:
-    if len(MACHINE) < 2 and not os.environ.get("CI"):
-        pytest.skip("one core: a process cannot be moved to another")
+    if len(MACHINE) < 2:
+        missing("one core: a process cannot be moved to another")
     first, last = frozenset(MACHINE[:1]), frozenset(MACHINE[-1:])
     # A shell that forks a child that lives on: the child must move too.
     argv = ("/bin/sh", "-c", "sleep 300 & echo ready; read line; read line")

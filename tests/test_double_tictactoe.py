@@ -6,7 +6,7 @@ import pytest
 
 from referee.errors import IllegalMoveError
 from referee.games import NOOP, get_game
-from tests.conftest import play
+from tests.support.boards import play
 
 game = get_game("double-tictactoe")
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT
+from tests.support.paths import ROOT
 
 DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 # A generous bound for one command (a validation of every game, a tournament replayed on a

@@ -16,7 +16,8 @@ from referee.cli import app
 from referee.records.transcript import Transcript
 from referee.tournaments.config import load_config
 from referee.tournaments.schedule import schedule
-from tests.test_tournament import RANDOM, run, transcripts, write_config
+from tests.support.matches import RANDOM
+from tests.support.tournaments import run, transcripts, write_config
 
 pytestmark = pytest.mark.usefixtures("every_transcript_verifies")
 runner = CliRunner()

@@ -25,8 +25,8 @@ from referee.sandbox.leftovers import kind_prefix
 from referee.sandbox.limits import Limits
 from referee.sandbox.proc import own_cpu_s
 from referee.sandbox.process import ConfinedProcess
-from tests.conftest import missing
-from tests.referees import bot_copy, process_state
+from tests.support.facilities import missing
+from tests.support.referees import bot_copy, process_state
 
 FREEZABLE = Path(__file__).resolve().parent / "players" / "freezable.py"
 # The program, two children and two grandchildren (see freezable.py).

@@ -11,7 +11,7 @@ import pytest
 from referee.errors import IllegalMoveError, MoveParseError, UnknownGameError, UnknownRoleError
 from referee.games import GAMES, NOOP, canonical_spelling, format_move, get_game
 from referee.games.playout import random_steps
-from tests.conftest import REFERENCE_FILES
+from tests.support.paths import REFERENCE_FILES
 
 ALL = sorted(GAMES)
 

@@ -18,7 +18,7 @@ from referee.errors import GameFault, IllegalMoveError, MoveParseError, Ruleshee
 from referee.games import GAMES, get_game, load_text
 from referee.games.gdl.reasoner import true_bits
 from referee.records.conformance import check_file
-from tests.conftest import CONFORMANCE, EXAMPLES, GDL_REFERENCES, RULES
+from tests.support.paths import CONFORMANCE, EXAMPLES, GDL_REFERENCES, RULES
 
 runner = CliRunner()
 # The original rulesheet of each built-in game in the public corpus (its README).

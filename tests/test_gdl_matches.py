@@ -17,7 +17,7 @@ from referee.protocol import Start, parse, split_moves
 from referee.records.transcript import Seat, Transcript, read_transcript
 from referee.tournaments.schedule import groups, rotations
 from referee.tournaments.standings import compute
-from tests.conftest import EXAMPLES
+from tests.support.paths import EXAMPLES
 
 runner = CliRunner()
 

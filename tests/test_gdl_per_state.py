@@ -16,8 +16,8 @@ from referee.games.gdl.game import GdlGame
 from referee.games.gdl.per_state import PerState
 from referee.games.gdl.syntax import parse_rulesheet
 from referee.records.conformance import check_file
-from tests.conftest import EXAMPLES, GDL_REFERENCES, RULES
-from tests.test_rules_limits import dense
+from tests.support.paths import EXAMPLES, GDL_REFERENCES, RULES
+from tests.support.rulesheets import dense
 
 
 def per_state(text: str, where: str) -> GdlGame:

@@ -26,7 +26,7 @@ from referee.players.builtin import make_player, player_spec
 from referee.policy import Policy
 from referee.records.signing import results_key
 from referee.records.transcript import read_transcript
-from tests.conftest import EXAMPLES
+from tests.support.paths import EXAMPLES
 
 pytestmark = pytest.mark.usefixtures("every_transcript_verifies")
 

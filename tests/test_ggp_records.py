@@ -21,7 +21,7 @@ from referee.players.builtin import make_player, player_spec
 from referee.policy import Policy
 from referee.records.replay import Outcome, verify_file
 from referee.records.signing import results_key
-from tests.conftest import RULES
+from tests.support.paths import RULES
 
 TICTACTOE2 = RULES / "tictactoe2.kif"
 runner = CliRunner()

@@ -6,7 +6,7 @@ import pytest
 
 from referee.errors import IllegalMoveError
 from referee.games import get_game, hex_pie
-from tests.conftest import alternate, play
+from tests.support.boards import alternate, play
 
 game = get_game("hex-pie")
 

@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 
 from referee.cli import app
 from referee.players.human import move_menu
-from tests.conftest import EXAMPLES
+from tests.support.paths import EXAMPLES
 
 PROMPT = "xcplayer> "
 

@@ -28,7 +28,8 @@ from referee.sandbox.isolation import machine_protections
 from referee.sandbox.jail import SEAT_UIDS, SYSTEM_DIRECTORIES, Jail, Place, program_files
 from referee.sandbox.limits import Limits
 from referee.sandbox.process import group_members
-from tests.referees import bot_copy, running
+from tests.support.facilities import missing, needs
+from tests.support.referees import bot_copy, running
 
 HOSTILE = Path(__file__).resolve().parent / "players" / "hostile.py"
 SECRET = "keeper-secret-7f3a"
@@ -49,15 +50,18 @@ sys.stderr.flush()
 print("ready", flush=True)
 sys.stdin.readline()
 """
-ROOT_ONLY = pytest.mark.skipif(
-    os.geteuid() != 0 and not os.environ.get("CI"),
-    reason="a root referee gives each player a user of its own; this test needs root",
+ROOT_ONLY = needs(
+    os.geteuid() != 0,
+    "a root referee gives each player a user of its own; this test needs root",
 )
 
-pytestmark = pytest.mark.skipif(
-    machine_protections().jail is None and not os.environ.get("CI"),
-    reason=f"no jail on this machine: {machine_protections().why_not}",
-)
+pytestmark = [
+    pytest.mark.jail,
+    needs(
+        machine_protections().jail is None,
+        f"no jail on this machine: {machine_protections().why_not}",
+    ),
+]
 
 
 def _environ(pid: int) -> dict[str, str]:
@@ -200,7 +204,7 @@ def test_a_hostile_player_attack_fails_and_the_match_ends_as_the_rules_say(
 def test_a_player_killed_with_its_referee_leaves_nothing_even_out_of_its_session(
     tmp_path: Path,
 ) -> None:
-    from tests.referees import referee_with_one_player
+    from tests.support.referees import referee_with_one_player
 
     bot = bot_copy(tmp_path, "escaper.py", HOSTILE)
     referee, _ = referee_with_one_player(
@@ -475,9 +479,10 @@ def _proofs(report: dict) -> dict[str, Callable[[], bool]]:
 @pytest.mark.parametrize("user", ["root", "nobody"])
 def test_every_protection_doctor_calls_active_holds(user: str, shared_directory: Path) -> None:
     if os.geteuid() != 0:
-        if os.environ.get("CI"):
-            pytest.fail("CI runs as root: this test proves the protections as root and nobody")
-        pytest.skip("proving them as root and as nobody needs root")
+        missing(
+            "proving them as root and as nobody needs root",
+            under_ci="CI runs as root: this test proves the protections as root and nobody",
+        )
     prober = shared_directory / "prober.py"
     prober.write_bytes(HOSTILE.read_bytes())
     prober.chmod(0o644)

@@ -14,9 +14,9 @@ from referee.games import get_game
 from referee.policy import Policy
 from referee.records.transcript import Transcript
 from referee.tournaments.config import load_config
-from tests.test_match import RANDOM, assert_nothing_left, program, run
-from tests.test_tournament import run as run_tournament
-from tests.test_tournament import seeded, transcripts, write_config
+from tests.support.matches import RANDOM, assert_nothing_left, program, run
+from tests.support.tournaments import run as run_tournament
+from tests.support.tournaments import seeded, transcripts, write_config
 
 # Every transcript these tests write must replay and verify (issue: replay).
 pytestmark = pytest.mark.usefixtures("every_transcript_verifies")

@@ -20,43 +20,14 @@ from referee.players.process import ProgramPlayer
 from referee.players.starter import STARTERS
 from referee.policy import Policy
 from referee.records.signing import results_key
-from referee.sandbox.process import group_members
-from tests.referees import bot_copy, process_state, referee_with_one_player, running
+from tests.support.matches import QUICK, RANDOM, assert_nothing_left, program, run
+from tests.support.referees import bot_copy, process_state, referee_with_one_player
 
 # Every transcript these tests write must replay and verify (issue: replay).
 pytestmark = pytest.mark.usefixtures("every_transcript_verifies")
 
 HERE = Path(__file__).resolve().parent
 MISBEHAVING = HERE / "players" / "misbehaving.py"
-RANDOM = PROGRAMS / "random_player.py"
-QUICK = Clocks(start_ms=2_000, play_ms=300)
-
-
-def program(name: str, script: Path, *args: str) -> PlayerSpec:
-    return player_spec([sys.executable, str(script), *args], name)
-
-
-def run(
-    tmp_path: Path,
-    game_id: str,
-    specs: list[PlayerSpec],
-    policy: Policy = Policy.FORFEIT,
-    clocks: Clocks = QUICK,
-) -> tuple[dict, list[ProgramPlayer]]:
-    """Play one match; its transcript as read back from disk, and the players."""
-    out = tmp_path / "match.json"
-    players = [ProgramPlayer(spec, tmp_path / f"{spec.name}.log") for spec in specs]
-    setup = MatchSetup("m-test", get_game(game_id), players, clocks, policy, seed=7)
-    asyncio.run(play_fresh(setup, out, results_key(tmp_path, None)[0]))
-    return json.loads(out.read_text()), players
-
-
-def assert_nothing_left(players: list[ProgramPlayer], script: Path | None = None) -> None:
-    for player in players:
-        assert player.pid is not None
-        assert group_members(player.pid) == [], f"{player.spec.name} left processes"
-    if script is not None:
-        assert running(script) == [], f"processes of {script.name} are still there"
 
 
 # mode, extra arguments, (step, kind, detail) of the fault that player1 commits

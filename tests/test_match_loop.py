@@ -15,7 +15,7 @@ from referee.players.connection import ConnectedPlayer
 from referee.policy import Policy
 from referee.records.replay import replay
 from referee.records.transcript import Transcript
-from tests.fakes import Answer, Script, first_legal, scripted
+from tests.support.fakes import Answer, Script, first_legal, scripted
 
 FAST = Clocks(start_ms=200, play_ms=60)
 

@@ -5,7 +5,6 @@ validation stops as soon as the verdict is certain."""
 from __future__ import annotations
 
 import asyncio
-import os
 import shutil
 import subprocess
 import sys
@@ -18,7 +17,8 @@ from referee.games import get_game
 from referee.players.base import PlayerSpec
 from referee.validate import Check, Report, Verdict, validate
 from referee.validate.mistakes import Language, Mistake, advice, language
-from tests.conftest import PyenvShim
+from tests.support.facilities import missing
+from tests.support.pyenv import PyenvShim
 
 # Every transcript these tests write must replay and verify (issue: replay).
 pytestmark = pytest.mark.usefixtures("every_transcript_verifies")
@@ -41,8 +41,10 @@ def failing(report: Report) -> dict[str, Check]:
 def needs(program: str) -> str:
     found = shutil.which(program)
     if found is None:
-        assert not os.environ.get("CI"), f"CI installs {program} (.ci/run)"
-        pytest.skip(f"{program} is not installed on this machine")
+        missing(
+            f"{program} is not installed on this machine",
+            under_ci=f"CI installs {program} (.ci/run)",
+        )
     return found
 
 

@@ -28,7 +28,7 @@ from referee.records.replay import Outcome, verify_file
 from referee.records.signing import canonical, directory_key, public_key_text, results_key
 from referee.tournaments.config import load_config
 from referee.tournaments.runner import run_tournament
-from tests.conftest import state_after
+from tests.support.boards import state_after
 
 HERE = Path(__file__).resolve().parent
 MISBEHAVING = HERE / "players" / "misbehaving.py"

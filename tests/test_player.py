@@ -12,7 +12,7 @@ from referee.players.base import PlayerKind, PlayerSpec
 from referee.players.builtin import PROGRAMS, player_spec, program_spec
 from referee.players.connection import HELD_LIMIT_BYTES
 from referee.players.log import PlayerLog
-from tests.fakes import Answer, Script, scripted
+from tests.support.fakes import Answer, Script, scripted
 
 
 def test_a_shell_style_command_is_split_not_run_through_a_shell() -> None:

@@ -6,7 +6,7 @@ import pytest
 
 from referee.errors import IllegalMoveError
 from referee.games import NOOP, get_game, quad
-from tests.conftest import alternate, play
+from tests.support.boards import alternate, play
 
 game = get_game("quad")
 CORNERS = {(1, 1), (1, 7), (7, 1), (7, 7)}

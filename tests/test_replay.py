@@ -26,7 +26,10 @@ from referee.policy import Policy
 from referee.records.replay import Outcome, verify_file
 from referee.records.signing import results_key
 from referee.records.transcript import read_json, transcript_of
-from tests.conftest import TIMED_OUT_PLAY_MS, state_after
+from tests.support.boards import state_after
+from tests.support.matches import TIMED_OUT_PLAY_MS
+from tests.support.replays import ggp_exported, ggp_imported
+from tests.support.replays import write_data as _write
 
 HERE = Path(__file__).resolve().parent
 RANDOM = PROGRAMS / "random_player.py"
@@ -107,17 +110,6 @@ def timed_out(timed_out_results: Path) -> dict[str, Any]:
     assert data["end_reason"] == "forfeit"
     assert [(f["role"], f["kind"]) for f in data["faults"]] == [("obplayer", "timeout")]
     return data
-
-
-def _write(
-    tmp_path: Path, data: dict[str, Any], name: str = "t.json", signed: bool = False
-) -> Path:
-    """Write a transcript; unsigned unless asked, so that the checks of its content are seen."""
-    path = tmp_path / name
-    if not signed:
-        data = {key: value for key, value in data.items() if key != "signature"}
-    path.write_text(json.dumps(data, indent=2))
-    return path
 
 
 def _verdict_of(tmp_path: Path, data: dict[str, Any]):
@@ -538,28 +530,10 @@ def test_export_ggp(tmp_path: Path, played) -> None:
 
 def test_a_resignation_exports_as_ggp_base_s_nearest_code_ce(tmp_path: Path, played) -> None:
     data = played["resigned"]
-    match = _exported(tmp_path, data, "resigned")
+    match = ggp_exported(tmp_path, data, "resigned")
     assert match["isPlayerHuman"] == [True, False]
     assert (match["isCompleted"], match["isAborted"]) == (False, True)
     assert match["errors"][data["faults"][0]["step"]] == ["CE", ""]
-
-
-def _exported(tmp_path: Path, data: dict[str, Any], name: str) -> dict[str, Any]:
-    path = _write(tmp_path, data, f"{name}.json", signed=True)
-    out = tmp_path / f"{name}.ggp.json"
-    result = runner.invoke(app, ["export", str(path), "--format", "ggp", "--out", str(out)])
-    assert result.exit_code == 0, result.output
-    return json.loads(out.read_text())
-
-
-def _imported(tmp_path: Path, match: dict[str, Any], name: str, *options: str):
-    path = tmp_path / f"{name}.in.json"
-    path.write_text(json.dumps(match))
-    out = tmp_path / f"{name}.imported.json"
-    result = runner.invoke(
-        app, ["import", str(path), "--format", "ggp", "--out", str(out), *options]
-    )
-    return result, out
 
 
 @pytest.mark.parametrize("name", ["clean", "replaced", "crashed", "forfeit", "resigned"])
@@ -567,7 +541,7 @@ def test_an_export_imports_as_the_very_transcript_it_came_from(
     tmp_path: Path, played, name: str
 ) -> None:
     data = played[name]
-    result, out = _imported(tmp_path, _exported(tmp_path, data, name), name)
+    result, out = ggp_imported(tmp_path, ggp_exported(tmp_path, data, name), name)
     assert result.exit_code == 0, result.output
     assert json.loads(out.read_text()) == data
     assert verify_file(out).outcome is Outcome.VERIFIED
@@ -578,9 +552,9 @@ def test_a_match_another_manager_played_imports_and_verifies(
     tmp_path: Path, played, name: str
 ) -> None:
     data = played[name]
-    match = _exported(tmp_path, data, name)
+    match = ggp_exported(tmp_path, data, name)
     del match["x-referee-transcript"]
-    result, out = _imported(tmp_path, match, name)
+    result, out = ggp_imported(tmp_path, match, name)
     assert result.exit_code == 0, result.output
     imported = json.loads(out.read_text())
     verdict = verify_file(out)
@@ -593,10 +567,10 @@ def test_a_match_another_manager_played_imports_and_verifies(
 
 
 def test_an_imported_match_with_an_illegal_move_fails_verification(tmp_path: Path, played) -> None:
-    match = _exported(tmp_path, played["clean"], "clean")
+    match = ggp_exported(tmp_path, played["clean"], "clean")
     del match["x-referee-transcript"]
     match["moves"][0] = ["noop", "noop"]
-    result, out = _imported(tmp_path, match, "clean")
+    result, out = ggp_imported(tmp_path, match, "clean")
     assert result.exit_code == 0, result.output
     verdict = verify_file(out)
     assert verdict.outcome is Outcome.FAILED
@@ -604,9 +578,9 @@ def test_an_imported_match_with_an_illegal_move_fails_verification(tmp_path: Pat
 
 
 def test_an_export_whose_moves_were_edited_is_not_imported(tmp_path: Path, played) -> None:
-    match = _exported(tmp_path, played["clean"], "clean")
+    match = ggp_exported(tmp_path, played["clean"], "clean")
     match["moves"][2] = list(reversed(match["moves"][2]))
-    result, out = _imported(tmp_path, match, "clean")
+    result, out = ggp_imported(tmp_path, match, "clean")
     assert result.exit_code == 2
     assert "moves disagrees with the referee's record in x-referee-transcript" in result.stderr
     assert not out.exists()
@@ -615,15 +589,15 @@ def test_an_export_whose_moves_were_edited_is_not_imported(tmp_path: Path, playe
 def test_a_match_that_names_its_game_by_url_is_imported_with_its_rules(
     tmp_path: Path, played
 ) -> None:
-    match = _exported(tmp_path, played["clean"], "clean")
+    match = ggp_exported(tmp_path, played["clean"], "clean")
     del match["x-referee-transcript"]
     rules = tmp_path / "ticblock.kif"
     rules.write_text(match.pop("gameRulesheet"))
     match["gameMetaURL"] = "http://games.ggp.org/base/games/ticblock/v0/"
-    result, _ = _imported(tmp_path, match, "clean")
+    result, _ = ggp_imported(tmp_path, match, "clean")
     assert result.exit_code == 2
     assert "no rules in the match (its game is http://games.ggp.org" in result.stderr
-    result, out = _imported(tmp_path, match, "clean", "--rules", str(rules))
+    result, out = ggp_imported(tmp_path, match, "clean", "--rules", str(rules))
     assert result.exit_code == 0, result.output
     assert verify_file(out).outcome is Outcome.VERIFIED
 
@@ -779,7 +753,7 @@ def test_times_of_faulty_answers_go_with_their_faults(played) -> None:
 def test_an_imported_match_id_names_a_file_in_the_results_only(
     tmp_path: Path, played, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    match = _exported(tmp_path, played["clean"], "clean")
+    match = ggp_exported(tmp_path, played["clean"], "clean")
     del match["x-referee-transcript"]
     match["matchId"] = "../../escape"
     path = tmp_path / "in.json"

@@ -24,8 +24,11 @@ from referee.report.pages import script_data
 from referee.report.site import legend
 from referee.tournaments.config import load_config
 from referee.tournaments.standings import compute
-from tests.conftest import EXAMPLES, TIMED_OUT_PLAY_MS, play, states_of
-from tests.test_tournament import run, seeded, write_config
+from tests.support.boards import play, states_of
+from tests.support.matches import TIMED_OUT_PLAY_MS
+from tests.support.paths import EXAMPLES
+from tests.support.reports import tampered_copy
+from tests.support.tournaments import run, seeded, write_config
 
 runner = CliRunner()
 
@@ -169,19 +172,6 @@ def test_hex_pie_stones_take_their_new_owners_colour_at_the_swap() -> None:
     # player1's red stone becomes player2's: drawn in player2's colour, the one its blue
     # stones had before.
     assert colours(after)["X"] == colours(before)["O"] != colours(before)["X"]
-
-
-def tampered_copy(results: Path, copy: Path) -> Path:
-    """A copy of a results directory in which a transcript's result was changed and a file
-    is not a transcript at all; the tampered transcript's path."""
-    shutil.copytree(results, copy)
-    tampered = sorted(copy.glob("ticblock-*.json"))[0]
-    data = json.loads(tampered.read_text())
-    first = next(iter(data["goals"]))
-    data["goals"][first] = 1 if data["goals"][first] != 1 else 2
-    tampered.write_text(json.dumps(data, indent=2))
-    (copy / "garbage.json").write_text("{ not json")
-    return tampered
 
 
 def test_a_tampered_transcript_is_listed_as_failing_and_not_rendered(

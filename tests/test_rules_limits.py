@@ -38,9 +38,10 @@ from referee.records.signing import results_key
 from referee.records.transcript import RulesFault, read_transcript
 from referee.sandbox.proc import stats_of
 from referee.tournaments.config import load_config
-from tests.test_gateway import ask, served
-from tests.test_replay import _exported, _imported
-from tests.test_tournament import run, seeded, transcripts, write_config
+from tests.support.gateway import ask, served
+from tests.support.replays import ggp_exported, ggp_imported
+from tests.support.rulesheets import dense
+from tests.support.tournaments import run, seeded, transcripts, write_config
 
 ROOT = Path(__file__).resolve().parents[1]
 EXPLODING = ROOT / "tests" / "rulesheets" / "exploding.kif"
@@ -81,22 +82,6 @@ def test_a_state_past_the_memory_limit_is_a_fault_of_the_rules_outside_this_proc
     with pytest.raises(StateLimitFault) as again:
         game.legal_moves(states[4], 0)
     assert again.value is caught.value
-
-
-def dense(size: int) -> str:
-    """A small rulesheet whose whole ground program is big: a `next` rule over every pair of
-    `size` values, size * size ground rules, which compile in seconds."""
-    values = " ".join(f"(dom d{i})" for i in range(size))
-    return f"""
-        (role a) (role b) (init (step 0)) (init (c d0)) {values}
-        (succ 0 1) (succ 1 2) (succ 2 3)
-        (<= (edge ?x ?y) (dom ?x) (dom ?y))
-        (<= (legal ?r (flip ?x)) (role ?r) (dom ?x))
-        (<= (next (c ?x)) (true (c ?y)) (edge ?x ?y) (not (does a (flip ?y))))
-        (<= (next (step ?m)) (true (step ?n)) (succ ?n ?m))
-        (<= terminal (true (step 3)))
-        (<= (goal ?r 50) (role ?r))
-    """
 
 
 def test_a_game_compiled_whole_is_compiled_outside_the_referees_process(tmp_path: Path) -> None:
@@ -551,11 +536,11 @@ def test_another_managers_match_that_the_rules_failed_imports_with_its_rules_fau
     tmp_path: Path,
 ) -> None:
     out = _played(tmp_path, exploding(StateLimits(memory_mb=512, seconds=5)))
-    match = _exported(tmp_path, json.loads(out.read_text()), "m")
+    match = ggp_exported(tmp_path, json.loads(out.read_text()), "m")
     del match["x-referee-transcript"]
     assert match["isAborted"] and len(match["moves"]) == 4
     limits = ("--rules", str(EXPLODING), "--state-memory-mb", "512", "--state-seconds", "5")
-    result, imported = _imported(tmp_path, match, "m", *limits)
+    result, imported = ggp_imported(tmp_path, match, "m", *limits)
     assert result.exit_code == 0, result.output
     # Computed again by the import, under the limits it was given and the rules' own name.
     fault = read_transcript(imported).rules_fault
@@ -570,7 +555,7 @@ def test_another_managers_match_that_the_rules_failed_imports_with_its_rules_fau
     assert verdict.outcome is Outcome.VERIFIED, verdict.problem
     # Aborted where the rules compute the state: the manager's reason, not the rules'.
     match["moves"].pop()
-    result, imported = _imported(tmp_path, match, "m", *limits)
+    result, imported = ggp_imported(tmp_path, match, "m", *limits)
     assert result.exit_code == 0, result.output
     assert read_transcript(imported).rules_fault is None
 

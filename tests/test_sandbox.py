@@ -31,7 +31,8 @@ from referee.sandbox.limits import SAMPLE_EVERY_S, Limits, over_memory
 from referee.sandbox.proc import ProcessTable
 from referee.tournaments.config import load_config
 from referee.tournaments.runner import Observer, run_tournament
-from tests.referees import bot_copy, process_state, referee_with_one_player, running
+from tests.support.facilities import missing
+from tests.support.referees import bot_copy, process_state, referee_with_one_player, running
 
 pytestmark = pytest.mark.usefixtures("every_transcript_verifies")
 
@@ -44,7 +45,13 @@ def _bot(tmp_path: Path) -> Path:
     return bot_copy(tmp_path)
 
 
-@pytest.fixture(params=["as the machine allows", "without jail or cgroups"])
+# Players in the jail where the machine has one (marked `jail`), and without it.
+@pytest.fixture(
+    params=[
+        pytest.param("as the machine allows", marks=pytest.mark.jail),
+        "without jail or cgroups",
+    ]
+)
 def watched(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Protections:
     """The protections players get: this machine's, and the same less the jail and cgroups
     (processes found by their process group, the network kept out by unshare)."""
@@ -210,7 +217,7 @@ def test_a_hog_and_a_bomb_are_named_at_the_step_of_the_excess_every_time(
         # A machine without them (a user that may not make cgroups) cannot keep this promise;
         # CI, as root, must.
         reason = "this machine gives no pids or memory cgroup (referee doctor)"
-        pytest.fail(reason) if os.environ.get("CI") else pytest.skip(reason)
+        missing(reason)
     spec = PlayerSpec(
         "bot", (sys.executable, str(_bot(tmp_path)), mode, "--at", "2"), limits=limits
     )
@@ -491,7 +498,6 @@ def test_a_reused_process_keeps_its_cpu_rlimit_until_it_has_used_a_whole_allowan
 
     from referee.sandbox.cgroups import CpuCgroup
     from referee.sandbox.process import ConfinedProcess
-    from tests.conftest import missing
 
     if machine_protections().cpu is None:
         missing("no CPU cgroup here (see `referee doctor`): a player's CPU time is not counted")

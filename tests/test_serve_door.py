@@ -21,7 +21,8 @@ from referee.ggp.door import PER_ADDRESS, Door, Refusal, network
 from referee.ggp.messages import Start, format_request
 from referee.ggp.wire import post
 from referee.records.transcript import read_transcript
-from tests.test_gateway import ROOT, ask, served
+from tests.support.gateway import ask, served
+from tests.support.paths import ROOT
 
 pytestmark = pytest.mark.usefixtures("every_transcript_verifies")
 

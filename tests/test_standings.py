@@ -14,40 +14,13 @@ from typer.testing import CliRunner
 
 from referee.cli import app
 from referee.errors import FaultKind
-from referee.games import get_game
 from referee.records.transcript import Fault, Seat, Transcript, write_transcript
 from referee.tournaments.ratings import elo_of_score, pairwise
 from referee.tournaments.standings import Format, compute, render
 from referee.tournaments.withdrawal import withdrawal
+from tests.support.tournaments import result
 
 runner = CliRunner()
-
-
-def result(
-    game: str,
-    first: str,
-    second: str,
-    goals: tuple[int, int] | None,
-    faults: tuple[tuple[int, str], ...] = (),
-    reason: str = "terminal",
-) -> Transcript:
-    """A transcript of `first` against `second` in the game's role order, with these goals."""
-    roles = get_game(game).roles
-    return Transcript(
-        match_id=f"{game}-{first}-{second}",
-        game=game,
-        seed=1,
-        seats=[Seat(roles[0], first, ["x"], None), Seat(roles[1], second, ["y"], None)],
-        clocks={"start_ms": 1000, "play_ms": 100, "time_bank_ms": 0},
-        policy="forfeit",
-        started_at="2026-11-21T00:00:00.000Z",
-        ended_at="2026-11-21T00:00:01.000Z",
-        start_times_ms={},
-        steps=[],
-        faults=[Fault(step, roles[role], kind, "") for role, (step, kind) in faults],
-        end_reason=reason,
-        goals=dict(zip(roles, goals, strict=True)) if goals else None,
-    )
 
 
 def by_player(records) -> dict:

@@ -21,19 +21,16 @@ from referee.cli import app
 from referee.players.starter import STARTER_OF, STARTERS, InBot, Language, Word, command
 from referee.records.transcript import read_transcript
 from referee.sandbox.isolation import machine_protections
-from tests.conftest import EXAMPLES, ROOT, PyenvShim
+from tests.support.facilities import missing
+from tests.support.paths import EXAMPLES, ROOT
+from tests.support.pyenv import PyenvShim
 
 JAVA_BOTS = Path(__file__).resolve().parent / "players" / "java"
 # The bot's directory, as an author might name it: a space the printed commands must quote.
 BOT_DIR = "my bot"
 runner = CliRunner()
 
-pytestmark = pytest.mark.usefixtures("every_transcript_verifies")
-
-
-def _missing(reason: str) -> None:
-    """A toolchain or facility this machine lacks: a skip that says so; under CI, a failure."""
-    pytest.fail(reason) if os.environ.get("CI") else pytest.skip(reason)
+pytestmark = [pytest.mark.starters, pytest.mark.usefixtures("every_transcript_verifies")]
 
 
 def _tools(language: Language) -> list[str]:
@@ -104,7 +101,7 @@ def written(tmp_path_factory: pytest.TempPathFactory) -> dict[Language, Written 
 def _bot(written: dict[Language, Written | str], language: Language) -> Written:
     bot = written[language]
     if isinstance(bot, str):
-        _missing(f"the {language} starter cannot be built: {bot}")
+        missing(f"the {language} starter cannot be built: {bot}")
     assert isinstance(bot, Written)
     return bot
 
@@ -112,7 +109,7 @@ def _bot(written: dict[Language, Written | str], language: Language) -> Written:
 def _jail() -> None:
     # Unjailed, the address space is the only firm memory limit, and a JVM cannot start in it.
     if not machine_protections().memory_by_cgroup:
-        _missing("no memory cgroup on this machine: memory is limited by address space only")
+        missing("no memory cgroup on this machine: memory is limited by address space only")
 
 
 @pytest.mark.parametrize("language", list(Language))
@@ -237,7 +234,7 @@ def test_every_starter_is_under_60_lines_and_shown_in_the_protocol_docs() -> Non
 def keeper(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The directory of the compiled Keeper, a Java bot that keeps its argument's MiB live."""
     if shutil.which("javac") is None or shutil.which("java") is None:
-        _missing("java is not installed")
+        missing("java is not installed")
     _jail()
     out = tmp_path_factory.mktemp("keeper")
     out.chmod(0o755)  # a root referee's players run as users of their own

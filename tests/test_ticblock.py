@@ -6,7 +6,7 @@ import pytest
 
 from referee.errors import IllegalMoveError
 from referee.games import NOOP, get_game
-from tests.conftest import crossing_masks, play
+from tests.support.boards import crossing_masks, play
 
 game = get_game("ticblock")
 RESET = ("reset", "reset")

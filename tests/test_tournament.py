@@ -9,7 +9,6 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -20,98 +19,36 @@ from referee.cli import app
 from referee.cli.present import finished_line
 from referee.errors import ConfigError, FaultKind
 from referee.players.base import PlayerSpec
-from referee.players.builtin import PROGRAMS
 from referee.players.process import ProgramPlayer
 from referee.records.signing import results_key
 from referee.records.transcript import (
     RulesFault,
     Transcript,
-    read_transcript,
     write_transcript,
 )
 from referee.sandbox.process import can_wake_idle, group_members
-from referee.tournaments.config import Entrant, TournamentConfig, load_config
-from referee.tournaments.runner import Observer, PlayerPool, run_tournament
-from referee.tournaments.schedule import ScheduledMatch
+from referee.tournaments.config import Entrant, load_config
+from referee.tournaments.runner import PlayerPool
 from referee.tournaments.schedule import schedule as schedule_of
-from referee.tournaments.sprt import Verdict
 from referee.tournaments.standings import compute
-from tests.conftest import EXAMPLES
-from tests.referees import bot_copy
-from tests.test_standings import result
+from tests.support.facilities import missing
+from tests.support.paths import EXAMPLES
+from tests.support.referees import bot_copy
+from tests.support.tournaments import (
+    referee_processes,
+    result,
+    run,
+    seeded,
+    transcripts,
+    write_config,
+)
 
 # Every transcript these tests write must replay and verify (issue: replay).
 pytestmark = pytest.mark.usefixtures("every_transcript_verifies")
 
 HERE = Path(__file__).resolve().parent
-RANDOM = PROGRAMS / "random_player.py"
 MISBEHAVING = HERE / "players" / "misbehaving.py"
 runner = CliRunner()
-_MARKER = "REFEREE_TEST_TOURNAMENT"
-
-
-def write_config(
-    directory: Path,
-    players: dict[str, str],
-    games: str = "[ticblock, double-tictactoe]",
-    extra: str = "",
-    name: str = "cup",
-    play_clock: int = 2000,
-) -> Path:
-    path = directory / f"{name}.yaml"
-    # The marker lets `referee_processes` find these players, which run in private directories.
-    entries = "".join(
-        f"  - name: {n}\n    command: {c}\n    env: {{{_MARKER}: '{directory}'}}\n"
-        for n, c in players.items()
-    )
-    path.write_text(
-        f"name: {name}\nseed: 5\nstart_clock: 5000\nplay_clock: {play_clock}\ngames: {games}\n"
-        f"{extra}players:\n{entries}"
-    )
-    return path
-
-
-def seeded(seed: int) -> str:
-    return f"{sys.executable} {RANDOM} --seed {seed}"
-
-
-class Recorder(Observer):
-    def __init__(self) -> None:
-        self.plan: tuple[int, int] | None = None
-        self.played: list[str] = []
-        self.replays: list[str] = []
-        self.changes: list[str] = []
-        self.verdicts: list[str] = []
-        self.notes: list[str] = []
-
-    def planned(self, total: int, done: Sequence[Transcript]) -> None:
-        self.plan = (total, len(done))
-
-    def changed(self, line: str) -> None:
-        self.changes.append(line)
-
-    def noted(self, line: str) -> None:
-        self.notes.append(line)
-
-    def finished(self, match: ScheduledMatch, transcript: Transcript) -> None:
-        self.played.append(match.match_id)
-
-    def replaced(self, problem: str) -> None:
-        self.replays.append(problem)
-
-    def stopped(self, verdict: Verdict) -> None:
-        self.verdicts.append(str(verdict))
-
-
-def run(config: TournamentConfig, restart: bool = False) -> Recorder:
-    recorder = Recorder()
-    key, _ = results_key(config.output, None)
-    asyncio.run(run_tournament(config, key, recorder, restart))
-    return recorder
-
-
-def transcripts(directory: Path) -> dict[str, Transcript]:
-    return {path.stem: read_transcript(path) for path in sorted(directory.glob("*.json"))}
 
 
 def test_every_scheduled_match_has_one_complete_transcript(tmp_path: Path) -> None:
@@ -255,8 +192,10 @@ def test_a_spare_process_waits_in_the_idle_class_and_plays_as_every_player(
     tmp_path: Path,
 ) -> None:
     if not can_wake_idle():
-        assert not os.environ.get("CI"), "CI runs as root, who can wake a spare"
-        pytest.skip("only root can wake a process of the idle class: no spares here")
+        missing(
+            "only root can wake a process of the idle class: no spares here",
+            under_ci="CI runs as root, who can wake a spare",
+        )
     spec = PlayerSpec.from_command("p", seeded(1))
     pool = PlayerPool([Entrant(spec, reuse=False)])
 
@@ -279,8 +218,10 @@ def test_a_spare_process_waits_in_the_idle_class_and_plays_as_every_player(
 
 def test_matches_at_once_leave_one_spare_of_a_player_not_one_each(tmp_path: Path) -> None:
     if not can_wake_idle():
-        assert not os.environ.get("CI"), "CI runs as root, who can wake a spare"
-        pytest.skip("only root can wake a process of the idle class: no spares here")
+        missing(
+            "only root can wake a process of the idle class: no spares here",
+            under_ci="CI runs as root, who can wake a spare",
+        )
     pool = PlayerPool([Entrant(PlayerSpec.from_command("p", seeded(1)), reuse=False)])
 
     async def at_once() -> None:
@@ -389,22 +330,6 @@ def test_the_progress_line_of_a_match_gives_goals_or_why_there_are_none() -> Non
     assert finished_line(aborted) == "quad-ann-bob: ann, bob (aborted)"
     failed = replace(aborted, rules_fault=RulesFault(4, "quad: state 4 does not ground"))
     assert finished_line(failed) == "quad-ann-bob: ann, bob (aborted at state 4 by the rules)"
-
-
-def referee_processes(directory: Path) -> list[int]:
-    """Living processes of the players of a tournament whose config is in `directory`."""
-    marker = f"{_MARKER}={directory}\0".encode()
-    found = []
-    for entry in os.scandir("/proc"):
-        if entry.name.isdigit():
-            try:
-                environment = Path(f"/proc/{entry.name}/environ").read_bytes()
-                state = Path(f"/proc/{entry.name}/stat").read_bytes().rsplit(b")", 1)[1].split()[0]
-            except OSError:
-                continue
-            if marker in environment and state != b"Z":
-                found.append(int(entry.name))
-    return found
 
 
 @pytest.mark.parametrize(

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tests.conftest import ROOT
+from tests.support.paths import ROOT
 
 # What a started process may take to listen, or to stop, on a loaded machine.
 DEADLINE_S = 90

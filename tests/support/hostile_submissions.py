@@ -12,10 +12,11 @@ from sqlalchemy import select
 from referee.arena.db import Author, Bot, Version
 from referee.arena.home import Arena
 from referee.players.starter import STARTERS
-from tests.arena.archive_makers import Entry, tar
+from tests.support.archives import Entry, tar
 
 RANDOM_PLAYER = STARTERS / "random_player.py"
-ATTACK = Path(__file__).with_name("attack.py")
+# The attacking bot's program, which goes into its archive.
+ATTACK = Path(__file__).resolve().parents[1] / "arena" / "hostile" / "attack.py"
 # The system's Python by its path: a pyenv shim on PATH cannot run in the jail.
 PYTHON = "/usr/bin/python3"
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from playwright.sync_api import sync_playwright
 
-from tests.conftest import missing
+from tests.support.facilities import missing
 
 CHROMIUM = "chromium"
 # No sandbox (root in a container), no GPU, and nothing of Chromium's own that would reach

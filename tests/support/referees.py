@@ -10,7 +10,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-MISBEHAVING = Path(__file__).resolve().parent / "players" / "misbehaving.py"
+MISBEHAVING = Path(__file__).resolve().parents[1] / "players" / "misbehaving.py"
 
 
 def bot_copy(directory: Path, name: str = "zoo_bot.py", script: Path = MISBEHAVING) -> Path:

@@ -28,7 +28,7 @@ import pytest
 from psycopg import sql
 
 from referee.arena.home import Arena, init_arena, open_arena
-from tests.conftest import missing
+from tests.support.facilities import missing
 
 # Where Debian's packages put each major version's programs.
 DEBIAN_POSTGRESQL = Path("/usr/lib/postgresql")
@@ -225,7 +225,7 @@ def postgres_server() -> Iterator[PostgresServer]:
         server.stop()
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
 def arena_databases(request: pytest.FixtureRequest) -> Iterator[Databases]:
     """The kind of database the test runs on, once for each."""
     server = request.getfixturevalue("postgres_server") if request.param == "postgresql" else None

@@ -1,0 +1,260 @@
+"""The arena in tests: the configs tests share, the tokens its commands print, waiting for
+what a served arena does, a version put straight on the ladder, and a site of the JSON API
+(an arena, a test client, a stand-in for the intake and the ladder) with its data seeded."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import json
+import re
+import shutil
+import sys
+import time
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import select
+from starlette.testclient import TestClient
+
+from referee.arena.api import Hooks, create_app
+from referee.arena.db import (
+    Author,
+    Bot,
+    Match,
+    MatchState,
+    Seat,
+    Step,
+    StepKind,
+    StepState,
+    Version,
+    VersionState,
+)
+from referee.arena.home import Arena, add_author
+from referee.clock import Clocks
+from referee.games import get_game
+from referee.match import Match as PlayedMatch
+from referee.match import MatchSetup
+from referee.records.transcript import write_transcript
+from referee.tournaments.results import LOGS
+from tests.support.arena_databases import ArenaMaker
+from tests.support.arena_serving import DEADLINE_S
+from tests.support.fakes import first_legal, scripted
+from tests.support.referees import MISBEHAVING
+
+# An arena served as its users meet it (tests/test_arena_service.py, test_arena_pages.py).
+SERVICE_CONFIG = """\
+name: service
+games: [ticblock]
+start_clock: 5000
+play_clock: 1000
+arena:
+  placement_matches: 2
+  submission: {per_hour: 100}
+  build: {seconds: 120, memory_mb: 1024}
+"""
+# An arena of the JSON API's tests (tests/test_arena_api.py, test_arena_web.py): format it
+# with `public`, whether the leaderboard is public.
+API_CONFIG = """\
+name: api-test
+games: [ticblock]
+arena:
+  submission: {{max_mb: 1, max_files: 10, per_hour: 3}}
+  public_leaderboard: {public}
+"""
+# The arguments of the tests' zoo player (MISBEHAVING), which plays random moves and needs
+# nothing of the referee's package (hidden in a jail), for a misdeed that never comes: a
+# player that plays on.
+NEVER = "exit --at 1000000000"
+# The line of `referee arena init` and `arena author add` that shows a new token.
+TOKEN_LINE = re.compile(r"token \(shown once, kept only as its hash\): (\S+)$")
+
+
+def token_of(output: str) -> str:
+    """The token a command printed on its last line."""
+    found = TOKEN_LINE.search(output.strip().splitlines()[-1])
+    assert found is not None, output
+    return found.group(1)
+
+
+def wait_for(what: str, done: Callable[[], bool]) -> None:
+    """Until `done()`, for at most DEADLINE_S: what a served arena does takes its time."""
+    deadline = time.monotonic() + DEADLINE_S
+    while not done():
+        assert time.monotonic() < deadline, f"still waiting for {what}"
+        time.sleep(0.2)
+
+
+def add_version(
+    arena: Arena, bot_name: str, program: str = "random", script: str = MISBEHAVING.name
+) -> int:
+    """A version of a new bot, straight to `placing`: a player that plays random moves (the
+    tests' random player copied as `script`), or a program that exits at once."""
+    with arena.database.session() as session:
+        author = session.scalar(select(Author))
+        bot = Bot(author=author, name=bot_name)
+        version = Version(
+            bot=bot,
+            number=1,
+            state=VersionState.PLACING,
+            run=f"{sys.executable} {f'{script} {NEVER}' if program == 'random' else 'crash.py'}",
+            archive_sha256="0" * 64,
+        )
+        session.add(version)
+        session.flush()
+        version_id = version.id
+    directory = arena.bot_directory(version_id)
+    directory.mkdir(parents=True)
+    if program == "random":
+        shutil.copy(MISBEHAVING, directory / script)
+    else:
+        (directory / "crash.py").write_text("import sys\nsys.exit(3)\n")
+    return version_id
+
+
+@dataclass
+class StandIn:
+    """The intake and the ladder, as the API sees them: what it told them."""
+
+    submitted: list[int] = field(default_factory=list)
+    paused: list[bool] = field(default_factory=list)
+    changed: int = 0
+    # For each status asked: whether the cluster's address was asked for.
+    addresses: list[bool] = field(default_factory=list)
+
+    def hooks(self) -> Hooks:
+        return Hooks(
+            submitted=self.submitted.append,
+            field_changed=self._changed,
+            ladder_status=self._status,
+            set_paused=self.paused.append,
+        )
+
+    def _changed(self) -> None:
+        self.changed += 1
+
+    def _status(self, address: bool) -> Mapping[str, Any]:
+        self.addresses.append(address)
+        return {"paused": bool(self.paused and self.paused[-1]), "queued": 0}
+
+
+@dataclass
+class Site:
+    arena: Arena
+    client: TestClient
+    ladder: StandIn
+    tokens: dict[str, str]
+
+    def get(self, path: str, who: str | None = None, **kwargs: Any) -> Any:
+        return self.client.get(path, headers=self.auth(who), **kwargs)
+
+    def post(self, path: str, who: str | None = None, **kwargs: Any) -> Any:
+        return self.client.post(path, headers=self.auth(who), **kwargs)
+
+    def auth(self, who: str | None) -> dict[str, str]:
+        return {} if who is None else {"Authorization": f"Bearer {self.tokens[who]}"}
+
+
+def make_site(make_arena: ArenaMaker, public: bool = True) -> Iterator[Site]:
+    arena = make_arena(config_text=API_CONFIG.format(public=str(public).lower()))
+    tokens = {"organiser": make_arena.organiser_token(arena)}
+    for name in ("alice", "bob"):
+        tokens[name] = add_author(arena, name)
+    ladder = StandIn()
+    with TestClient(create_app(arena, ladder.hooks())) as client:
+        yield Site(arena, client, ladder, tokens)
+
+
+def seed(site: Site) -> dict[str, Any]:
+    """alice's bot `ace` (version 1 failed, version 2 rated), bob's `bee` (rated, better),
+    bob's `cub` (placing, no rating), and one match of ace against bee with logs."""
+    arena = site.arena
+    now = dt.datetime.now(dt.UTC)
+    with arena.database.session() as session:
+        alice = session.query(Author).filter_by(name="alice").one()
+        bob = session.query(Author).filter_by(name="bob").one()
+        ace = Bot(author_id=alice.id, name="ace")
+        bee = Bot(author_id=bob.id, name="bee")
+        cub = Bot(author_id=bob.id, name="cub")
+        failed = Version(
+            bot=ace,
+            number=1,
+            state=VersionState.FAILED,
+            reason="SECRET-REASON",
+            advice="SECRET-ADVICE\nflush after each line",
+            archive_sha256="0" * 64,
+            run="python3 SECRET-RUN.py",
+        )
+        failed.steps.append(
+            Step(
+                kind=StepKind.BUILD,
+                state=StepState.FAILED,
+                verdict="SECRET-VERDICT",
+                log="SECRET-BUILD-LOG",
+                finished_at=now,
+            )
+        )
+        ace2 = Version(
+            bot=ace,
+            number=2,
+            state=VersionState.RATED,
+            archive_sha256="1" * 64,
+            rating=10.0,
+            margin=30.0,
+            matches=4,
+            faults=1,
+        )
+        bee1 = Version(
+            bot=bee,
+            number=1,
+            state=VersionState.RATED,
+            archive_sha256="2" * 64,
+            rating=50.0,
+            margin=20.0,
+            matches=4,
+        )
+        cub1 = Version(bot=cub, number=1, state=VersionState.PLACING, archive_sha256="3" * 64)
+        session.add_all([ace, bee, cub, failed, ace2, bee1, cub1])
+        session.flush()
+        match = Match(
+            key="arena-000001",
+            game="ticblock",
+            seed=7,
+            state=MatchState.DONE,
+            finished_at=now,
+            transcript="results/arena-000001.json",
+            summary="bee.1 won",
+        )
+        match.seats = [
+            Seat(index=0, role="xcplayer", version_id=ace2.id, points=0.0),
+            Seat(index=1, role="obplayer", version_id=bee1.id, points=100.0),
+        ]
+        session.add(match)
+        ids = {"failed": failed.id, "ace": ace2.id, "bee": bee1.id}
+    (arena.results / "arena-000001.json").write_text(json.dumps({"match_id": "arena-000001"}))
+    logs = arena.results / LOGS
+    logs.mkdir(exist_ok=True)
+    (logs / "arena-000001.xcplayer.log").write_text("ace says SECRET-LOG\n")
+    (logs / "arena-000001.obplayer.log").write_text("bee says hello\n")
+    return ids
+
+
+def played_match(site: Site, key: str) -> Path:
+    """A real match of ticblock, its transcript signed with the arena's key, and its row."""
+    (one, _), (two, _) = scripted("one", first_legal()), scripted("two", first_legal())
+    setup = MatchSetup(key, get_game("ticblock"), [one, two], Clocks(5000, 2000), seed=3)
+    path = site.arena.results / f"{key}.json"
+    write_transcript(path, asyncio.run(PlayedMatch(setup).run()), site.arena.key)
+    with site.arena.database.session() as session:
+        session.add(
+            Match(
+                key=key,
+                game="ticblock",
+                seed=3,
+                state=MatchState.DONE,
+                transcript=str(path.relative_to(site.arena.directory)),
+            )
+        )
+    return path
