@@ -36,9 +36,9 @@ from referee.clock import Clocks
 from referee.games import get_game
 from referee.match import Match as PlayedMatch
 from referee.match import MatchSetup
-from referee.records.replay import FileVerdict, Outcome
 from referee.records.signing import results_key
 from referee.records.transcript import read_transcript, write_transcript
+from referee.records.verify import FileVerdict, Outcome
 from referee.tournaments.results import LOGS
 from tests.arena_databases import ArenaMaker
 from tests.fakes import first_legal, scripted

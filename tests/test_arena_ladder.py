@@ -40,7 +40,7 @@ from referee.arena.ladder import (
     venue_name,
 )
 from referee.players.base import fingerprint
-from referee.records.replay import Outcome, verify_file
+from referee.records.verify import Outcome, verify_file
 from referee.tournaments.cluster import Workers
 from referee.tournaments.ratings import Rating
 from referee.tournaments.runner import LocalVenue, Observer

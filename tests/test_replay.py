@@ -23,9 +23,9 @@ from referee.players.builtin import PROGRAMS, player_spec
 from referee.players.human import HumanPlayer
 from referee.players.process import ProgramPlayer
 from referee.policy import Policy
-from referee.records.replay import Outcome, verify_file
 from referee.records.signing import results_key
 from referee.records.transcript import read_json, transcript_of
+from referee.records.verify import Outcome, verify_file
 from tests.conftest import TIMED_OUT_PLAY_MS, state_after
 
 HERE = Path(__file__).resolve().parent

@@ -49,9 +49,9 @@ from referee.players.trace import trace_channel
 from referee.policy import MAX_SEED, Policy
 from referee.records.files import check_writable, write_atomic
 from referee.records.ggp import from_ggp, to_ggp
-from referee.records.replay import Outcome, verify_file, verify_paths
 from referee.records.signing import SIGNATURE_FIELD, results_key
 from referee.records.transcript import read_json, read_transcript, transcript_files
+from referee.records.verify import Outcome, verify_file, verify_paths
 from referee.sandbox.limits import Limits
 
 
