@@ -22,9 +22,9 @@ from referee.match import MatchSetup, play_fresh
 from referee.players.builtin import PROGRAMS, player_spec
 from referee.players.process import ProgramPlayer
 from referee.policy import Policy
-from referee.records.replay import Outcome, verify_file
 from referee.records.signing import results_key
 from referee.records.transcript import SCHEMA
+from referee.records.verify import Outcome, verify_file
 
 # The arena's tests run on each database: `database_url`, `make_arena`.
 pytest_plugins = ["tests.arena_databases"]

@@ -32,7 +32,7 @@ from referee.arena.db import (
 )
 from referee.arena.home import Arena
 from referee.errors import ArenaError
-from referee.records.replay import FileVerdict, verify_file
+from referee.records.verify import FileVerdict, verify_file
 from referee.tournaments.results import LOGS
 
 # The largest id a row may have on every database (a 32-bit integer column).

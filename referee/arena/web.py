@@ -31,8 +31,8 @@ from referee.arena.auth import Gate
 from referee.arena.bodies import SMALL_BODY_SECONDS, read_body
 from referee.arena.db import Author
 from referee.arena.home import Arena
-from referee.records.replay import Outcome
 from referee.records.transcript import Seat
+from referee.records.verify import Outcome
 from referee.report import pages as report_pages
 from referee.report.site import match_viewer
 
