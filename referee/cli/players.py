@@ -1,5 +1,5 @@
-"""`referee validate`, `new-bot`, `serve`, `doctor`: a player program judged, started,
-entered in GGP competitions, and the protections this machine gives it."""
+"""`referee validate`, `new-bot`, `serve`, `doctor`: a player program judged, begun from a
+starter, entered in GGP competitions; and the protections this machine gives it."""
 
 from __future__ import annotations
 
