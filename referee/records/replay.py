@@ -16,7 +16,7 @@ from datetime import datetime
 from pathlib import Path
 
 from referee import policy
-from referee.clock import Clocks, TimeBank
+from referee.clock import Clocks
 from referee.errors import (
     ConfigError,
     FaultKind,
@@ -28,6 +28,7 @@ from referee.errors import (
 from referee.games import Game, Move, StateLimits, get_game, load_text, rulesheet_sha256
 from referee.policy import MAX_SEED, Policy
 from referee.protocol import EndReason
+from referee.records.answer_times import AnswerTimes
 from referee.records.replayed import Discrepancy, Frame, Mismatch, Replay, mismatch, step_mismatch
 from referee.records.rules_fault import check_rules_fault_header, recorded_limits, rules_fault_note
 from referee.records.transcript import (
@@ -95,6 +96,9 @@ def _recorded_rules(sheet: Rulesheet, limits: StateLimits) -> tuple[Game, str | 
 class _Replayer:
     """The checks of one replay, in the order the match made its decisions."""
 
+    # The answers' judge, made by the header's check once the clocks are known.
+    times: AnswerTimes
+
     def __init__(self, transcript: Transcript, game: Game, frames: list[Frame]) -> None:
         self.t = transcript
         self.game = game
@@ -105,8 +109,6 @@ class _Replayer:
         self.opening = policy.opening_rng(transcript.seed)
         self.faults: dict[int, dict[str, Fault]] = defaultdict(dict)
         self.out: frozenset[int] = frozenset()
-        self.clocks = Clocks()
-        self.banks: list[TimeBank] = []
         # People are not timed: their times are recorded, but no clock judges them. Only they
         # can resign.
         self.untimed = {seat.role for seat in transcript.seats if seat.human}
@@ -115,8 +117,6 @@ class _Replayer:
         self.ggp = {
             game.roles.index(s.role) for s in transcript.seats if s.ggp and s.role in game.roles
         }
-        # No answer can have taken longer than the whole match (set by the header check).
-        self.longest_ms = 0.0
         # A match another manager played: its times and its own draws were not recorded, so
         # only the moves, the end and the goals can be checked.
         self.imported = transcript.origin is not None
@@ -130,7 +130,8 @@ class _Replayer:
         self._check_header()
         self._index_faults()
         start_faults = self.faults.get(0, {})
-        self._check_start(start_faults)
+        if not self.imported:
+            self.times.check_start(start_faults, self.t.start_times_ms)
         faulty = [self.roles.index(role) for role in start_faults]
         _, self.out = policy.start_outcome(Policy(self.t.policy), faulty)
         state = self.game.initial_state()
@@ -199,10 +200,9 @@ class _Replayer:
                 "clocks", f"fields {sorted(self.t.clocks)}, expected {sorted(CLOCK_FIELDS)}"
             )
         try:
-            self.clocks = Clocks(**self.t.clocks)
+            clocks = Clocks(**self.t.clocks)
         except ConfigError as error:
             raise mismatch("clocks", str(error)) from None
-        self.banks = [TimeBank(self.clocks.time_bank_ms) for _ in self.roles]
         if self.t.opening < 0:
             raise mismatch("opening", f"{self.t.opening} steps: an opening cannot be negative")
         if self.t.lost_attempts < 0:
@@ -214,7 +214,9 @@ class _Replayer:
             raise mismatch(
                 "ended_at", f"{self.t.ended_at} is before started_at {self.t.started_at}"
             )
-        self.longest_ms = (ended - started).total_seconds() * 1000 + _WALL_CLOCK_SLACK_MS
+        # No answer can have taken longer than the whole match.
+        longest_ms = (ended - started).total_seconds() * 1000 + _WALL_CLOCK_SLACK_MS
+        self.times = AnswerTimes(clocks, self.roles, self.untimed, longest_ms)
         check_rules_fault_header(self.t, self.game)
         if seats_disagree(self.t):
             players = " vs ".join(seat.player for seat in self.t.seats)
@@ -271,93 +273,6 @@ class _Replayer:
             role = next(iter(self.faults[0]))
             raise step_mismatch(1, "played after a start fault under the forfeit policy", role)
 
-    def _check_start(self, faults: dict[str, Fault]) -> None:
-        """Every role answered `ready` within the start clock, or has a fault for the start."""
-        if self.imported:
-            return
-        for name in self.roles:
-            fault, time_ms = faults.get(name), self.t.start_times_ms.get(name)
-            if fault is None and time_ms is None:
-                raise step_mismatch(0, "neither a start time nor a start fault is recorded", name)
-            if fault is not None:
-                if fault.replacement is not None:
-                    raise step_mismatch(0, "a start fault has no replacement move", name)
-                if fault.kind in (FaultKind.ILLEGAL, FaultKind.RESIGNED):
-                    # A person is ready at once: the prompt, and its quit, come with a move.
-                    raise step_mismatch(
-                        0, f"{fault.kind} at the start, where no move is asked", name
-                    )
-                if time_ms is not None:
-                    raise step_mismatch(
-                        0, "a start time and a start fault: one answer, two fates", name
-                    )
-                self._check_fault(fault, self.clocks.start_ms)
-            elif time_ms is not None:
-                self._check_time(0, name, time_ms)
-                if time_ms > self.clocks.start_ms and name not in self.untimed:
-                    raise step_mismatch(0, _late(time_ms, self.clocks.start_ms), name)
-
-    def _check_time(self, step: int, role: str, time_ms: float) -> None:
-        """A recorded answer time is a real one: finite, not negative, within the match."""
-        if not 0 <= time_ms <= self.longest_ms:
-            raise step_mismatch(
-                step,
-                f"an answer time of {time_ms} ms (the match lasted {self.longest_ms:.0f} ms)",
-                role,
-            )
-
-    def _check_fault(self, fault: Fault, allowance_ms: int) -> None:
-        """A fault's kind agrees with its recorded answer time and the time the role had.
-
-        A timeout came late or not at all; an illegal move was an answer in time; a protocol
-        fault may have been an answer in time; a crash, a resource fault or a resignation
-        answered nothing.
-        """
-        time_ms, kind, step, role = fault.time_ms, fault.kind, fault.step, fault.role
-        if time_ms is None:
-            if kind is FaultKind.ILLEGAL:
-                raise step_mismatch(step, "an illegal move, but no answer time is recorded", role)
-            return
-        self._check_time(step, role, time_ms)
-        if kind is FaultKind.TIMEOUT:
-            if time_ms <= allowance_ms:
-                raise step_mismatch(
-                    step,
-                    f"a timeout, but its answer came after {time_ms} ms,"
-                    f" within the {allowance_ms} ms it had",
-                    role,
-                )
-        elif kind in (FaultKind.CRASH, FaultKind.RESOURCE, FaultKind.RESIGNED):
-            raise step_mismatch(step, f"a {kind} fault, yet an answer time is recorded", role)
-        elif time_ms > allowance_ms:
-            raise step_mismatch(
-                step, f"{_late(time_ms, allowance_ms)}: a timeout, not {kind}", role
-            )
-
-    def _check_times(self, number: int, asked: Iterable[str], step: Step) -> None:
-        """Each asked role has its answer time or a fault, and the clocks agree with both."""
-        faults = self.faults.get(number, {})
-        for name in asked:
-            time_ms, fault = step.times_ms.get(name), faults.get(name)
-            if time_ms is None and fault is None:
-                raise step_mismatch(number, "asked for a move, but no answer time or fault", name)
-            if time_ms is not None and fault is not None:
-                raise step_mismatch(
-                    number, "an answer time for its move and a fault: one answer, two fates", name
-                )
-            bank = self.banks[self.roles.index(name)]
-            allowance_ms = bank.allowance_ms(self.clocks.play_ms)
-            if fault is not None:
-                self._check_fault(fault, allowance_ms)
-                time_ms = fault.time_ms if fault.kind is not FaultKind.TIMEOUT else None
-            if time_ms is None:
-                continue
-            self._check_time(number, name, time_ms)
-            if name not in self.untimed and bank.charge(self.clocks.play_ms, time_ms) is not None:
-                raise step_mismatch(
-                    number, f"{_late(time_ms, allowance_ms)}, yet no timeout is recorded", name
-                )
-
     def _step(self, number: int, step: Step, state: Hashable) -> Hashable:
         recorded, moves, times_ms = step.step, step.moves, step.times_ms
         if recorded != number:
@@ -370,7 +285,7 @@ class _Replayer:
         self._known_roles(moves, number)
         self._known_roles(times_ms, number)
         if step.at_ms is not None:
-            if not self.last_at_ms <= step.at_ms <= self.longest_ms:
+            if not self.last_at_ms <= step.at_ms <= self.times.longest_ms:
                 raise step_mismatch(
                     number, f"decided at {step.at_ms} ms, out of the match's course"
                 )
@@ -395,7 +310,7 @@ class _Replayer:
                 out = self.roles.index(name) in self.out
                 why = "it was out of the match" if out else "it had no choice"
                 raise step_mismatch(number, f"recorded as asked for a move, but {why}", name)
-        self._check_times(number, [name for name in self.roles if name in asked], step)
+        self.times.check_times(number, [name for name in self.roles if name in asked], step, faults)
         answers: dict[int, Move | FaultKind] = {
             role: faults[name].kind if name in faults else joint[role]
             for role, name in enumerate(self.roles)
@@ -547,9 +462,7 @@ class _Replayer:
         for name, fault in faulty.items():
             if self.roles.index(name) not in asked or step <= self.t.opening:
                 raise step_mismatch(step, "a forfeit by a role that was not asked for a move", name)
-            self._check_fault(
-                fault, self.banks[self.roles.index(name)].allowance_ms(self.clocks.play_ms)
-            )
+            self.times.check_fault(fault, self.times.allowance_ms(name))
         assert self.policy is not None  # the header's check
         # The moves of the roles that answered are not recorded; they draw nothing either.
         answers: dict[int, Move | FaultKind] = {
@@ -569,10 +482,6 @@ class _Replayer:
                     f"{self.t.goals[name]} is recorded, {source} {expected[name]}",
                     name,
                 )
-
-
-def _late(time_ms: float, allowance_ms: int) -> str:
-    return f"answered after {time_ms} ms, over the {allowance_ms} ms it had"
 
 
 # How far the wall clock that stamps started_at and ended_at may lag the monotonic clock that
