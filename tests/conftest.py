@@ -17,9 +17,9 @@ from referee.match import MatchSetup, play_fresh
 from referee.players.builtin import PROGRAMS, player_spec
 from referee.players.process import ProgramPlayer
 from referee.policy import Policy
-from referee.records.replay import Outcome, verify_file
 from referee.records.signing import results_key
 from referee.records.transcript import SCHEMA
+from referee.records.verify import Outcome, verify_file
 from tests.support.facilities import check_needs, missing
 from tests.support.matches import TIMED_OUT_PLAY_MS
 from tests.support.paths import CORPUS, CORPUS_MISSING, ROOT

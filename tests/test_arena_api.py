@@ -23,9 +23,9 @@ from referee.arena.db import (
     VersionState,
 )
 from referee.arena.home import Arena
-from referee.records.replay import FileVerdict, Outcome
 from referee.records.signing import results_key
 from referee.records.transcript import read_transcript, write_transcript
+from referee.records.verify import FileVerdict, Outcome
 from tests.support.arena import Site, make_site, played_match, seed
 from tests.support.arena_databases import ArenaMaker
 

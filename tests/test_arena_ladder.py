@@ -30,7 +30,7 @@ from referee.arena.ladder import Ladder, LadderObserver, venue_name
 from referee.arena.match_queue import match_key, set_paused
 from referee.arena.rating_fits import POINT_MOVE, POINT_S, save_ratings
 from referee.players.base import fingerprint
-from referee.records.replay import Outcome, verify_file
+from referee.records.verify import Outcome, verify_file
 from referee.tournaments.cluster import Workers
 from referee.tournaments.ratings import Rating
 from referee.tournaments.runner import LocalVenue, Observer

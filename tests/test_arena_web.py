@@ -13,7 +13,7 @@ from starlette.testclient import TestClient
 from referee.arena import views
 from referee.arena.api import create_app
 from referee.arena.home import Arena
-from referee.records.replay import FileVerdict
+from referee.records.verify import FileVerdict
 from tests.support.arena import API_CONFIG as CONFIG
 from tests.support.arena import Site, StandIn, make_site, played_match, seed
 from tests.support.arena_databases import ArenaMaker

@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 
 from referee.cli import app
 from referee.games import GAMES
-from referee.records.replay import verify_file
+from referee.records.verify import verify_file
 from referee.report.pages import asset
 from referee.report.site import match_viewer
 from referee.tournaments.config import load_config

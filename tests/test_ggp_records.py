@@ -19,8 +19,8 @@ from referee.games import GAMES, get_game
 from referee.match import MatchSetup, play_fresh
 from referee.players.builtin import make_player, player_spec
 from referee.policy import Policy
-from referee.records.replay import Outcome, verify_file
 from referee.records.signing import results_key
+from referee.records.verify import Outcome, verify_file
 from tests.support.paths import RULES
 
 TICTACTOE2 = RULES / "tictactoe2.kif"

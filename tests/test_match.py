@@ -319,7 +319,7 @@ def test_a_player_dies_with_the_referee_even_when_it_never_reads_its_input(
 
 def test_a_person_is_not_timed(tmp_path: Path) -> None:
     from referee.players.human import HumanPlayer
-    from referee.records.replay import Outcome, verify_file
+    from referee.records.verify import Outcome, verify_file
 
     cells = iter(f"(mark{board} {m} {n})" for board in (1, 2) for m in (1, 2, 3) for n in (1, 2, 3))
 

@@ -24,8 +24,8 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from referee.errors import FaultKind
 from referee.games import get_game
-from referee.records.replay import Outcome, verify_file
 from referee.records.signing import canonical, directory_key, public_key_text, results_key
+from referee.records.verify import Outcome, verify_file
 from referee.tournaments.config import load_config
 from referee.tournaments.runner import run_tournament
 from tests.support.boards import state_after

@@ -23,9 +23,9 @@ from referee.players.builtin import PROGRAMS, player_spec
 from referee.players.human import HumanPlayer
 from referee.players.process import ProgramPlayer
 from referee.policy import Policy
-from referee.records.replay import Outcome, verify_file
 from referee.records.signing import results_key
 from referee.records.transcript import read_json, transcript_of
+from referee.records.verify import Outcome, verify_file
 from tests.support.boards import state_after
 from tests.support.matches import TIMED_OUT_PLAY_MS
 from tests.support.replays import ggp_exported, ggp_imported
@@ -461,7 +461,7 @@ def test_cli_a_step_past_the_end_is_told_before_the_match_is_replayed(
 ) -> None:
     path = _write(tmp_path, played["clean"])
     replays: list[tuple[object, ...]] = []
-    monkeypatch.setattr("referee.cli.commands.verify_file", lambda *args: replays.append(args))
+    monkeypatch.setattr("referee.cli.matches.verify_file", lambda *args: replays.append(args))
     result = runner.invoke(app, ["replay", str(path), "--step", "99"])
     assert result.exit_code == 2
     steps = len(played["clean"]["steps"])

@@ -33,9 +33,9 @@ from referee.match import MatchSetup, play_fresh
 from referee.players.builtin import make_player, player_spec
 from referee.policy import Policy
 from referee.protocol import LINE_LIMIT
-from referee.records.replay import FileVerdict, Outcome, verify_file
 from referee.records.signing import results_key
 from referee.records.transcript import RulesFault, read_transcript
+from referee.records.verify import FileVerdict, Outcome, verify_file
 from referee.sandbox.proc import stats_of
 from referee.tournaments.config import load_config
 from tests.support.gateway import ask, served

@@ -37,7 +37,7 @@ from referee.arena.home import Arena
 from referee.arena.replays import Replays
 from referee.arena.submissions import Refusal, SubmissionRefused
 from referee.errors import ArenaError, SubmissionError
-from referee.records.replay import Outcome
+from referee.records.verify import Outcome
 
 # Archives read at once: each is held in memory up to its cap until it is stored.
 UPLOADS_AT_ONCE = 4

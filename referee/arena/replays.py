@@ -8,7 +8,7 @@ import threading
 from referee.arena import views
 from referee.arena.errors import Busy
 from referee.arena.home import Arena
-from referee.records.replay import FileVerdict
+from referee.records.verify import FileVerdict
 
 # Transcripts replayed at once, by one `Replays`.
 REPLAYS_AT_ONCE = 2

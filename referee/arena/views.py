@@ -34,7 +34,7 @@ from referee.arena.errors import Forbidden, NotFound
 from referee.arena.home import Arena
 from referee.arena.rows import WITH_SEATS, bot_named, match_by_key, version_by_id
 from referee.errors import ArenaError
-from referee.records.replay import FileVerdict, verify_file
+from referee.records.verify import FileVerdict, verify_file
 from referee.tournaments.results import LOGS
 
 # A page of matches: what one request may ask for, and gets unasked.

@@ -38,7 +38,7 @@ from referee.arena.errors import Busy, Forbidden, NotFound, Unauthorised
 from referee.arena.home import Arena
 from referee.arena.replays import Replays
 from referee.errors import ArenaError
-from referee.records.replay import Outcome
+from referee.records.verify import Outcome
 from referee.report import pages as report_pages
 from referee.report.site import match_viewer
 

@@ -1,5 +1,5 @@
 """The command line: the only place that parses arguments, prints, or exits."""
 
-from referee.cli.commands import app, main
+from referee.cli.app import app, main
 
 __all__ = ["app", "main"]

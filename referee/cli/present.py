@@ -31,8 +31,9 @@ from referee.match import StepCallback
 from referee.players import startup
 from referee.players.base import Player
 from referee.players.connection import ConnectedPlayer
-from referee.records.replay import DirectoryReport, FileVerdict, Frame, Outcome, Replay
+from referee.records.replayed import Frame, Replay
 from referee.records.transcript import Fault, RulesFault, Transcript
+from referee.records.verify import DirectoryReport, FileVerdict, Outcome
 from referee.tournaments.config import TournamentConfig
 from referee.tournaments.runner import Observer
 from referee.tournaments.schedule import ScheduledMatch

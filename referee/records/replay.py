@@ -10,139 +10,44 @@ from __future__ import annotations
 
 import random
 from collections import defaultdict
-from collections.abc import Callable, Hashable, Iterable, Sequence
-from dataclasses import asdict, dataclass, field, fields
+from collections.abc import Hashable, Iterable, Sequence
+from dataclasses import fields
 from datetime import datetime
-from enum import StrEnum
 from pathlib import Path
-from typing import Any
 
 from referee import policy
-from referee.clock import Clocks, TimeBank
+from referee.clock import Clocks
 from referee.errors import (
     ConfigError,
     FaultKind,
     GameFault,
     MoveParseError,
     RulesheetError,
-    SchemaVersionError,
-    StateLimit,
-    StateLimitFault,
-    TranscriptError,
     UnknownGameError,
 )
-from referee.games import (
-    Game,
-    GdlGame,
-    Move,
-    StateLimits,
-    get_game,
-    load_text,
-    rulesheet_sha256,
-)
-from referee.games.gdl.remote import DEFAULT_LIMITS
+from referee.games import Game, Move, StateLimits, get_game, load_text, rulesheet_sha256
 from referee.policy import MAX_SEED, Policy
 from referee.protocol import EndReason
-from referee.records.signing import SignatureCheck
+from referee.records.answer_times import AnswerTimes
+from referee.records.replayed import Discrepancy, Frame, Mismatch, Replay, mismatch, step_mismatch
+from referee.records.rules_fault import check_rules_fault_header, recorded_limits, rules_fault_note
 from referee.records.transcript import (
     GGP_ORIGIN,
     UNFINISHED,
     Fault,
-    RulesFault,
     Rulesheet,
     Step,
     Transcript,
-    read_signed,
     seats_disagree,
-    state_limits,
 )
 
-
-@dataclass(frozen=True)
-class Discrepancy:
-    """Where a transcript and the rules disagree: a step (or a part of the file), a role, what."""
-
-    where: str
-    what: str
-    step: int | None = None
-    role: str | None = None
-
-    def __str__(self) -> str:
-        return ": ".join(part for part in (self.where, self.role, self.what) if part)
-
-    def to_json(self) -> dict[str, Any]:
-        return {"where": self.where, "step": self.step, "role": self.role, "what": self.what}
-
-
-@dataclass(frozen=True)
-class Frame:
-    """The state after a step (step 0: the start), with the moves, response times and faults.
-
-    The step a forfeit ended the match at completed no joint move: its frame has no moves,
-    its state is the one the step was asked in, and its faults are the forfeit's.
-    """
-
-    step: int
-    state: Hashable
-    moves: dict[str, str] = field(default_factory=dict)
-    times_ms: dict[str, float] = field(default_factory=dict)
-    faults: list[Fault] = field(default_factory=list)
-
-    @property
-    def played(self) -> bool:
-        """Whether a joint move was completed at this step (the start: nothing to play)."""
-        return self.step == 0 or bool(self.moves)
-
-    def to_json(self, game: Game) -> dict[str, Any]:
-        """The frame as JSON-ready data, with the board as text."""
-        return {
-            "step": self.step,
-            "played": self.played,
-            "moves": self.moves,
-            "times_ms": self.times_ms,
-            "faults": [asdict(fault) for fault in self.faults],
-            "terminal": _terminal(game, self.state),
-            "board": game.render(self.state),
-        }
-
-
-def _terminal(game: Game, state: Hashable) -> bool | None:
-    """Whether a state is terminal; None for the state the rules failed on."""
-    try:
-        return game.is_terminal(state)
-    except GameFault:
-        return None
-
-
-@dataclass(frozen=True)
-class Replay:
-    """A transcript replayed: the frames as far as they agree with the rules, and what did not."""
-
-    transcript: Transcript
-    game: Game | None
-    frames: list[Frame]
-    problem: Discrepancy | None
-    # Something to know that is not a discrepancy: a rulesheet changed since the match.
-    note: str | None = None
-
-    @property
-    def verified(self) -> bool:
-        return self.problem is None
-
-
 CLOCK_FIELDS = tuple(f.name for f in fields(Clocks))
-
-
-class _Mismatch(Exception):
-    def __init__(self, discrepancy: Discrepancy) -> None:
-        super().__init__(str(discrepancy))
-        self.discrepancy = discrepancy
 
 
 def _check_replacement(step: int, role: str, fault: Fault, drawn: Move | None) -> None:
     """The replacement a fault records must be the one the match seed draws (None: none)."""
     if fault.replacement != drawn:
-        raise _at_step(
+        raise step_mismatch(
             step,
             f"the replacement drawn with the match seed is {drawn},"
             f" but the fault records {fault.replacement}",
@@ -150,19 +55,11 @@ def _check_replacement(step: int, role: str, fault: Fault, drawn: Move | None) -
         )
 
 
-def _at_step(step: int, what: str, role: str | None = None) -> _Mismatch:
-    return _Mismatch(Discrepancy(f"step {step}", what, step, role))
-
-
-def _at(where: str, what: str, role: str | None = None) -> _Mismatch:
-    return _Mismatch(Discrepancy(where, what, None, role))
-
-
 def replay(transcript: Transcript) -> Replay:
     """Re-apply a transcript's steps with the rules; stops at the first discrepancy."""
     note = None
     try:
-        limits = _recorded_limits(transcript)
+        limits = recorded_limits(transcript)
         if transcript.rulesheet is None:
             game = get_game(transcript.game, limits)
         else:
@@ -173,21 +70,9 @@ def replay(transcript: Transcript) -> Replay:
     replayer = _Replayer(transcript, game, frames)
     try:
         replayer.run()
-    except _Mismatch as mismatch:
+    except Mismatch as mismatch:
         return Replay(transcript, game, frames, mismatch.discrepancy, note)
     return Replay(transcript, game, frames, None, replayer.note or note)
-
-
-def _recorded_limits(transcript: Transcript) -> StateLimits:
-    """The limits a match's states were computed within, as far as its record says: those
-    of its rules fault; else the defaults, which a match that ended did not pass."""
-    fault = transcript.rules_fault
-    if fault is None or fault.state_memory_mb is None or fault.state_seconds is None:
-        return DEFAULT_LIMITS
-    try:
-        return StateLimits(fault.state_memory_mb, fault.state_seconds)
-    except ConfigError:
-        return DEFAULT_LIMITS  # told as a discrepancy by the header's check
 
 
 def _recorded_rules(sheet: Rulesheet, limits: StateLimits) -> tuple[Game, str | None]:
@@ -211,6 +96,9 @@ def _recorded_rules(sheet: Rulesheet, limits: StateLimits) -> tuple[Game, str | 
 class _Replayer:
     """The checks of one replay, in the order the match made its decisions."""
 
+    # The answers' judge, made by the header's check once the clocks are known.
+    times: AnswerTimes
+
     def __init__(self, transcript: Transcript, game: Game, frames: list[Frame]) -> None:
         self.t = transcript
         self.game = game
@@ -221,8 +109,6 @@ class _Replayer:
         self.opening = policy.opening_rng(transcript.seed)
         self.faults: dict[int, dict[str, Fault]] = defaultdict(dict)
         self.out: frozenset[int] = frozenset()
-        self.clocks = Clocks()
-        self.banks: list[TimeBank] = []
         # People are not timed: their times are recorded, but no clock judges them. Only they
         # can resign.
         self.untimed = {seat.role for seat in transcript.seats if seat.human}
@@ -231,8 +117,6 @@ class _Replayer:
         self.ggp = {
             game.roles.index(s.role) for s in transcript.seats if s.ggp and s.role in game.roles
         }
-        # No answer can have taken longer than the whole match (set by the header check).
-        self.longest_ms = 0.0
         # A match another manager played: its times and its own draws were not recorded, so
         # only the moves, the end and the goals can be checked.
         self.imported = transcript.origin is not None
@@ -246,7 +130,8 @@ class _Replayer:
         self._check_header()
         self._index_faults()
         start_faults = self.faults.get(0, {})
-        self._check_start(start_faults)
+        if not self.imported:
+            self.times.check_start(start_faults, self.t.start_times_ms)
         faulty = [self.roles.index(role) for role in start_faults]
         _, self.out = policy.start_outcome(Policy(self.t.policy), faulty)
         state = self.game.initial_state()
@@ -273,58 +158,12 @@ class _Replayer:
                 self._check_aborted_by_rules()
                 return
             if recorded is None or recorded.step != self.at:
-                raise _at_step(self.at, f"the rules fail at this state: {fault}") from None
+                raise step_mismatch(self.at, f"the rules fail at this state: {fault}") from None
             found = fault
-        self._check_rules_fault(found)
+        recorded = self.t.rules_fault
+        assert recorded is not None  # without one, the end was checked above
+        self.note = rules_fault_note(recorded, found, self.game)
         self._check_aborted_by_rules()
-
-    def _check_rules_fault(self, found: GameFault | None) -> None:
-        """The recorded fault of the last state against what the rules meet there here,
-        `found` (None: the state computes). What every machine meets alike must be recorded
-        as met; what depends on the machine (a deadline; which of two limits a state passes
-        first) is noted, if its detail is one the limits could have given."""
-        fault = self.t.rules_fault
-        assert fault is not None
-        at = f"state {fault.step}"
-        passed = found.limit if isinstance(found, StateLimitFault) else None
-        if found is not None and passed is None:
-            # A fault of the rules as written, or of their grounder: the same on any machine.
-            if fault.limit is not None:
-                raise _at(
-                    "rules_fault",
-                    f"recorded as past its {fault.limit} limit, but the rules fail at {at} as"
-                    f" written: {found}",
-                )
-            if fault.detail != str(found):
-                raise _at("rules_fault", f"the rules fail at {at} with another detail: {found}")
-            return
-        if passed is not None and passed == fault.limit:
-            if fault.detail != str(found):
-                raise _at(
-                    "rules_fault",
-                    f"{at} passes its {passed} limit here with another detail: {found}",
-                )
-            return
-        if found is None and fault.limit != StateLimit.TIME:
-            said = f"past its {fault.limit} limit" if fault.limit else "a fault of the rules"
-            raise _at("rules_fault", f"{at} computes here, yet it is recorded as {said}")
-        _check_unreproduced(fault)
-        if found is None:
-            limits = state_limits(self.game)
-            within = f"within {limits.seconds:g} s" if limits else "(the game compiled whole)"
-            self.note = (
-                f"{at} computes here {within}; the match's machine gave up on it: {fault.detail}"
-            )
-        elif fault.limit is None:
-            self.note = (
-                f"{at} passes its {passed} limit here, so the fault of the rules recorded there"
-                f" cannot be checked: {fault.detail}"
-            )
-        else:
-            self.note = (
-                f"{at} passes its {passed} limit here, its {fault.limit} limit on the match's"
-                f" machine (which comes first depends on the machine): {fault.detail}"
-            )
 
     def _check_aborted_by_rules(self) -> None:
         """A match the rules ended (aborted, no goals: the header's checks) has no later
@@ -332,88 +171,67 @@ class _Replayer:
         late = [step for step in self.faults if step > self.at]
         if late:
             role = next(iter(self.faults[late[0]]))
-            raise _at_step(late[0], "a fault at a step that was never played", role)
+            raise step_mismatch(late[0], "a fault at a step that was never played", role)
 
     def _check_header(self) -> None:
         roles = [seat.role for seat in self.t.seats]
         if roles != list(self.roles):
-            raise _at("seats", f"roles {roles}, but {self.game.id} has {list(self.roles)}")
+            raise mismatch("seats", f"roles {roles}, but {self.game.id} has {list(self.roles)}")
         if self.t.origin not in (None, GGP_ORIGIN):
-            raise _at("origin", f"unknown origin {self.t.origin!r}")
+            raise mismatch("origin", f"unknown origin {self.t.origin!r}")
         if self.t.policy not in set(Policy):
-            raise _at("policy", f"unknown policy {self.t.policy!r}")
+            raise mismatch("policy", f"unknown policy {self.t.policy!r}")
         if self.t.end_reason not in {*EndReason, UNFINISHED}:
-            raise _at("end_reason", f"unknown end reason {self.t.end_reason!r}")
+            raise mismatch("end_reason", f"unknown end reason {self.t.end_reason!r}")
         if self.t.end_reason == UNFINISHED and self.t.origin != GGP_ORIGIN:
-            raise _at("end_reason", "unfinished, but only a match another manager played can be")
+            raise mismatch(
+                "end_reason", "unfinished, but only a match another manager played can be"
+            )
         unended = self.t.end_reason in (EndReason.ABORTED, UNFINISHED)
         if unended and self.t.goals is not None:
-            raise _at("goals", f"recorded, but an {self.t.end_reason} match has none")
+            raise mismatch("goals", f"recorded, but an {self.t.end_reason} match has none")
         if not unended and self.t.goals is None:
-            raise _at("goals", f"missing, but the match ended ({self.t.end_reason})")
+            raise mismatch("goals", f"missing, but the match ended ({self.t.end_reason})")
         if self.t.goals is not None and list(self.t.goals) != list(self.roles):
-            raise _at("goals", f"roles {list(self.t.goals)}, expected {list(self.roles)}")
+            raise mismatch("goals", f"roles {list(self.t.goals)}, expected {list(self.roles)}")
         self._known_roles(self.t.start_times_ms, "start_times_ms")
         if sorted(self.t.clocks) != sorted(CLOCK_FIELDS):
-            raise _at("clocks", f"fields {sorted(self.t.clocks)}, expected {sorted(CLOCK_FIELDS)}")
+            raise mismatch(
+                "clocks", f"fields {sorted(self.t.clocks)}, expected {sorted(CLOCK_FIELDS)}"
+            )
         try:
-            self.clocks = Clocks(**self.t.clocks)
+            clocks = Clocks(**self.t.clocks)
         except ConfigError as error:
-            raise _at("clocks", str(error)) from None
-        self.banks = [TimeBank(self.clocks.time_bank_ms) for _ in self.roles]
+            raise mismatch("clocks", str(error)) from None
         if self.t.opening < 0:
-            raise _at("opening", f"{self.t.opening} steps: an opening cannot be negative")
+            raise mismatch("opening", f"{self.t.opening} steps: an opening cannot be negative")
         if self.t.lost_attempts < 0:
-            raise _at("lost_attempts", f"{self.t.lost_attempts}: a count cannot be negative")
+            raise mismatch("lost_attempts", f"{self.t.lost_attempts}: a count cannot be negative")
         if not 0 <= self.t.seed <= MAX_SEED:
-            raise _at("seed", f"{self.t.seed} is not a seed (0 to {MAX_SEED})")
+            raise mismatch("seed", f"{self.t.seed} is not a seed (0 to {MAX_SEED})")
         started, ended = (self._time_of(where) for where in ("started_at", "ended_at"))
         if ended < started:
-            raise _at("ended_at", f"{self.t.ended_at} is before started_at {self.t.started_at}")
-        self.longest_ms = (ended - started).total_seconds() * 1000 + _WALL_CLOCK_SLACK_MS
-        self._check_rules_fault_header()
+            raise mismatch(
+                "ended_at", f"{self.t.ended_at} is before started_at {self.t.started_at}"
+            )
+        # No answer can have taken longer than the whole match.
+        longest_ms = (ended - started).total_seconds() * 1000 + _WALL_CLOCK_SLACK_MS
+        self.times = AnswerTimes(clocks, self.roles, self.untimed, longest_ms)
+        check_rules_fault_header(self.t, self.game)
         if seats_disagree(self.t):
             players = " vs ".join(seat.player for seat in self.t.seats)
-            raise _at("seats", f"{players}, in this order, is not the seating of {self.t.match_id}")
-
-    def _check_rules_fault_header(self) -> None:
-        fault = self.t.rules_fault
-        if fault is None:
-            return
-        if self.t.end_reason != EndReason.ABORTED:
-            raise _at("end", f"recorded as {self.t.end_reason}, but the rules failed the match")
-        if fault.step != len(self.t.steps):
-            raise _at(
-                "rules_fault",
-                f"at state {fault.step}, but the match ends after step {len(self.t.steps)}",
+            raise mismatch(
+                "seats", f"{players}, in this order, is not the seating of {self.t.match_id}"
             )
-        if fault.limit is not None and fault.limit not in set(StateLimit):
-            raise _at("rules_fault", f"unknown limit {fault.limit!r}")
-        if not isinstance(self.game, GdlGame):
-            # A built-in game's engine computes every state: none can pass a limit, and
-            # none was given one. (A GDL game compiled whole here may have been played one
-            # state at a time on a slower machine: its state computes here, checked below.)
-            unlimited = f"the states of {self.game.id} are computed under no limits"
-            if fault.limit is not None:
-                raise _at("rules_fault", f"past its {fault.limit} limit, but {unlimited}")
-            if fault.state_memory_mb is not None or fault.state_seconds is not None:
-                raise _at("rules_fault", f"the limits of a state recorded, but {unlimited}")
-        if (fault.state_memory_mb is None) != (fault.state_seconds is None):
-            raise _at("rules_fault", "one limit of a state recorded without the other")
-        if fault.state_memory_mb is not None and fault.state_seconds is not None:
-            try:
-                StateLimits(fault.state_memory_mb, fault.state_seconds)
-            except ConfigError as error:
-                raise _at("rules_fault", str(error)) from None
 
     def _time_of(self, where: str) -> datetime:
         text = getattr(self.t, where)
         try:
             moment = datetime.fromisoformat(text)
         except ValueError:
-            raise _at(where, f"{text!r} is not an ISO 8601 time") from None
+            raise mismatch(where, f"{text!r} is not an ISO 8601 time") from None
         if moment.tzinfo is None:
-            raise _at(where, f"{text!r} has no time zone (the referee writes UTC, with Z)")
+            raise mismatch(where, f"{text!r} has no time zone (the referee writes UTC, with Z)")
         return moment
 
     def _known_roles(self, roles: Iterable[str], place: str | int) -> None:
@@ -421,131 +239,56 @@ class _Replayer:
         for role in roles:
             if role not in self.roles:
                 what = f"{role!r} is not a role of {self.game.id}"
-                raise _at_step(place, what) if isinstance(place, int) else _at(place, what)
+                raise (
+                    step_mismatch(place, what) if isinstance(place, int) else mismatch(place, what)
+                )
 
     def _index_faults(self) -> None:
         previous = 0
         for fault in self.t.faults:
             self._known_roles([fault.role], fault.step)
             if fault.step < previous:
-                raise _at_step(fault.step, f"fault listed after one at step {previous}", fault.role)
+                raise step_mismatch(
+                    fault.step, f"fault listed after one at step {previous}", fault.role
+                )
             if fault.role in self.faults[fault.step]:
-                raise _at_step(fault.step, "two faults recorded for one request", fault.role)
+                raise step_mismatch(fault.step, "two faults recorded for one request", fault.role)
             if fault.kind is FaultKind.RESIGNED and fault.role not in self.untimed:
-                raise _at_step(
+                raise step_mismatch(
                     fault.step,
                     "resigned, but only a person can, and a program played it",
                     fault.role,
                 )
             if self.t.policy == Policy.FORFEIT and fault.replacement is not None:
-                raise _at_step(
+                raise step_mismatch(
                     fault.step, "a fault under the forfeit policy has no replacement", fault.role
                 )
             if fault.kind in policy.CONCEDED and fault.replacement is not None:
-                raise _at_step(
+                raise step_mismatch(
                     fault.step, f"{fault.kind}, which forfeits, yet has a replacement", fault.role
                 )
             self.faults[fault.step][fault.role] = fault
             previous = fault.step
         if self.t.policy == Policy.FORFEIT and self.t.steps and 0 in self.faults:
             role = next(iter(self.faults[0]))
-            raise _at_step(1, "played after a start fault under the forfeit policy", role)
-
-    def _check_start(self, faults: dict[str, Fault]) -> None:
-        """Every role answered `ready` within the start clock, or has a fault for the start."""
-        if self.imported:
-            return
-        for name in self.roles:
-            fault, time_ms = faults.get(name), self.t.start_times_ms.get(name)
-            if fault is None and time_ms is None:
-                raise _at_step(0, "neither a start time nor a start fault is recorded", name)
-            if fault is not None:
-                if fault.replacement is not None:
-                    raise _at_step(0, "a start fault has no replacement move", name)
-                if fault.kind in (FaultKind.ILLEGAL, FaultKind.RESIGNED):
-                    # A person is ready at once: the prompt, and its quit, come with a move.
-                    raise _at_step(0, f"{fault.kind} at the start, where no move is asked", name)
-                if time_ms is not None:
-                    raise _at_step(0, "a start time and a start fault: one answer, two fates", name)
-                self._check_fault(fault, self.clocks.start_ms)
-            elif time_ms is not None:
-                self._check_time(0, name, time_ms)
-                if time_ms > self.clocks.start_ms and name not in self.untimed:
-                    raise _at_step(0, _late(time_ms, self.clocks.start_ms), name)
-
-    def _check_time(self, step: int, role: str, time_ms: float) -> None:
-        """A recorded answer time is a real one: finite, not negative, within the match."""
-        if not 0 <= time_ms <= self.longest_ms:
-            raise _at_step(
-                step,
-                f"an answer time of {time_ms} ms (the match lasted {self.longest_ms:.0f} ms)",
-                role,
-            )
-
-    def _check_fault(self, fault: Fault, allowance_ms: int) -> None:
-        """A fault's kind agrees with its recorded answer time and the time the role had.
-
-        A timeout came late or not at all; an illegal move was an answer in time; a protocol
-        fault may have been an answer in time; a crash, a resource fault or a resignation
-        answered nothing.
-        """
-        time_ms, kind, step, role = fault.time_ms, fault.kind, fault.step, fault.role
-        if time_ms is None:
-            if kind is FaultKind.ILLEGAL:
-                raise _at_step(step, "an illegal move, but no answer time is recorded", role)
-            return
-        self._check_time(step, role, time_ms)
-        if kind is FaultKind.TIMEOUT:
-            if time_ms <= allowance_ms:
-                raise _at_step(
-                    step,
-                    f"a timeout, but its answer came after {time_ms} ms,"
-                    f" within the {allowance_ms} ms it had",
-                    role,
-                )
-        elif kind in (FaultKind.CRASH, FaultKind.RESOURCE, FaultKind.RESIGNED):
-            raise _at_step(step, f"a {kind} fault, yet an answer time is recorded", role)
-        elif time_ms > allowance_ms:
-            raise _at_step(step, f"{_late(time_ms, allowance_ms)}: a timeout, not {kind}", role)
-
-    def _check_times(self, number: int, asked: Iterable[str], step: Step) -> None:
-        """Each asked role has its answer time or a fault, and the clocks agree with both."""
-        faults = self.faults.get(number, {})
-        for name in asked:
-            time_ms, fault = step.times_ms.get(name), faults.get(name)
-            if time_ms is None and fault is None:
-                raise _at_step(number, "asked for a move, but no answer time or fault", name)
-            if time_ms is not None and fault is not None:
-                raise _at_step(
-                    number, "an answer time for its move and a fault: one answer, two fates", name
-                )
-            bank = self.banks[self.roles.index(name)]
-            allowance_ms = bank.allowance_ms(self.clocks.play_ms)
-            if fault is not None:
-                self._check_fault(fault, allowance_ms)
-                time_ms = fault.time_ms if fault.kind is not FaultKind.TIMEOUT else None
-            if time_ms is None:
-                continue
-            self._check_time(number, name, time_ms)
-            if name not in self.untimed and bank.charge(self.clocks.play_ms, time_ms) is not None:
-                raise _at_step(
-                    number, f"{_late(time_ms, allowance_ms)}, yet no timeout is recorded", name
-                )
+            raise step_mismatch(1, "played after a start fault under the forfeit policy", role)
 
     def _step(self, number: int, step: Step, state: Hashable) -> Hashable:
         recorded, moves, times_ms = step.step, step.moves, step.times_ms
         if recorded != number:
             if recorded > number:
-                raise _at_step(number, f"missing: the next step recorded is step {recorded}")
-            raise _at_step(number, f"numbered {recorded}: steps must count up from 1")
+                raise step_mismatch(number, f"missing: the next step recorded is step {recorded}")
+            raise step_mismatch(number, f"numbered {recorded}: steps must count up from 1")
         self.at = number - 1
         if self.game.is_terminal(state):
-            raise _at_step(number, f"played after the game ended at step {number - 1}")
+            raise step_mismatch(number, f"played after the game ended at step {number - 1}")
         self._known_roles(moves, number)
         self._known_roles(times_ms, number)
         if step.at_ms is not None:
-            if not self.last_at_ms <= step.at_ms <= self.longest_ms:
-                raise _at_step(number, f"decided at {step.at_ms} ms, out of the match's course")
+            if not self.last_at_ms <= step.at_ms <= self.times.longest_ms:
+                raise step_mismatch(
+                    number, f"decided at {step.at_ms} ms, out of the match's course"
+                )
             self.last_at_ms = step.at_ms
         legal = [self.game.legal_moves(state, role) for role in range(len(self.roles))]
         joint = [self._legal_move(number, role, moves, legal[role]) for role in range(len(legal))]
@@ -566,8 +309,8 @@ class _Replayer:
             if name not in asked:
                 out = self.roles.index(name) in self.out
                 why = "it was out of the match" if out else "it had no choice"
-                raise _at_step(number, f"recorded as asked for a move, but {why}", name)
-        self._check_times(number, [name for name in self.roles if name in asked], step)
+                raise step_mismatch(number, f"recorded as asked for a move, but {why}", name)
+        self.times.check_times(number, [name for name in self.roles if name in asked], step, faults)
         answers: dict[int, Move | FaultKind] = {
             role: faults[name].kind if name in faults else joint[role]
             for role, name in enumerate(self.roles)
@@ -591,13 +334,13 @@ class _Replayer:
         """A step of the opening: nobody asked, and the moves the seed draws."""
         asked = [*step.times_ms, *faults]
         if asked:
-            raise _at_step(
+            raise step_mismatch(
                 number, "recorded as asked for a move, but it is in the opening", asked[0]
             )
         drawn = policy.opening_move(legal, self.opening)
         for role, name in enumerate(self.roles):
             if joint[role] != drawn[role]:
-                raise _at_step(
+                raise step_mismatch(
                     number,
                     f"the opening's move drawn with the match seed is {drawn[role]},"
                     f" but the transcript has {joint[role]}",
@@ -609,7 +352,7 @@ class _Replayer:
     ) -> Move:
         name = self.roles[role]
         if name not in moves:
-            raise _at_step(step, "no move recorded", name)
+            raise step_mismatch(step, "no move recorded", name)
         text = moves[name]
         if text in legal:
             return Move(text)
@@ -617,8 +360,8 @@ class _Replayer:
         try:
             self.game.parse_move(text)
         except MoveParseError:
-            raise _at_step(step, f"{text!r} is not a move of {self.game.id}", name) from None
-        raise _at_step(step, f"played {text}, which is not legal here (legal: {shown})", name)
+            raise step_mismatch(step, f"{text!r} is not a move of {self.game.id}", name) from None
+        raise step_mismatch(step, f"played {text}, which is not legal here (legal: {shown})", name)
 
     def _check_drawn_moves(
         self,
@@ -630,7 +373,7 @@ class _Replayer:
         """The moves the referee chose itself must be the ones the match seed draws, in order."""
         for role, drawn in decided.drawn.items():
             if joint[role] != drawn:
-                raise _at_step(
+                raise step_mismatch(
                     step,
                     f"out of the match, so its move is drawn with the match seed: {drawn},"
                     f" but the transcript has {joint[role]}",
@@ -641,7 +384,7 @@ class _Replayer:
             if fault is None:
                 continue
             if role in decided.forfeits:
-                raise _at_step(
+                raise step_mismatch(
                     step,
                     f"a {fault.kind} fault under the {self.t.policy} policy, yet the match went on",
                     name,
@@ -649,7 +392,7 @@ class _Replayer:
             drawn = decided.replacements[role]
             _check_replacement(step, name, fault, drawn)
             if joint[role] != drawn:
-                raise _at_step(
+                raise step_mismatch(
                     step,
                     f"played {joint[role]}, but its fault records the replacement {drawn}",
                     name,
@@ -664,9 +407,9 @@ class _Replayer:
         late = [step for step in self.faults if step > last and step != 0]
         if late and late != [forfeit_step]:
             role = next(iter(self.faults[late[0]]))
-            raise _at_step(late[0], "a fault at a step that was never played", role)
+            raise step_mismatch(late[0], "a fault at a step that was never played", role)
         if terminal and reason != EndReason.TERMINAL:
-            raise _at("end", f"recorded as {reason}, but the game is over {after}")
+            raise mismatch("end", f"recorded as {reason}, but the game is over {after}")
         ending = [
             (step, fault)
             for step, faults in self.faults.items()
@@ -675,14 +418,14 @@ class _Replayer:
         ]
         if reason == EndReason.ABORTED and ending:
             step, fault = ending[0]
-            raise _at(
+            raise mismatch(
                 "end",
                 f"recorded as aborted, but under the {self.t.policy} policy the {fault.kind}"
                 f" fault at step {step} ended the match",
             )
         if reason == EndReason.TERMINAL:
             if not terminal:
-                raise _at(
+                raise mismatch(
                     "end", f"recorded as ended by the rules, but the game is not over {after}"
                 )
             self._check_goals(
@@ -692,11 +435,11 @@ class _Replayer:
             assert self.policy is not None and forfeit_step is not None  # the header's check
             faulty = self.faults.get(forfeit_step, {})
             if not faulty:
-                raise _at(
+                raise mismatch(
                     "end", f"recorded as a forfeit, but no fault is recorded at step {forfeit_step}"
                 )
             if not any(policy.forfeits(self.policy, fault.kind) for fault in faulty.values()):
-                raise _at("end", f"a forfeit, but the policy is {self.t.policy}")
+                raise mismatch("end", f"a forfeit, but the policy is {self.t.policy}")
             losers = [
                 self.roles.index(name)
                 for name, fault in faulty.items()
@@ -718,10 +461,8 @@ class _Replayer:
         asked = policy.asked(legal, self.out, answered)
         for name, fault in faulty.items():
             if self.roles.index(name) not in asked or step <= self.t.opening:
-                raise _at_step(step, "a forfeit by a role that was not asked for a move", name)
-            self._check_fault(
-                fault, self.banks[self.roles.index(name)].allowance_ms(self.clocks.play_ms)
-            )
+                raise step_mismatch(step, "a forfeit by a role that was not asked for a move", name)
+            self.times.check_fault(fault, self.times.allowance_ms(name))
         assert self.policy is not None  # the header's check
         # The moves of the roles that answered are not recorded; they draw nothing either.
         answers: dict[int, Move | FaultKind] = {
@@ -736,148 +477,13 @@ class _Replayer:
         assert self.t.goals is not None
         for name in self.roles:
             if self.t.goals[name] != expected[name]:
-                raise _at(
+                raise mismatch(
                     "goals",
                     f"{self.t.goals[name]} is recorded, {source} {expected[name]}",
                     name,
                 )
 
 
-# The most a rules fault's detail that the replay cannot reproduce may have: the referee's own
-# is a line (the rulesheet's path and the limit).
-DETAIL_CHARS = 1_000
-# The setting each limit's fault names (the referee's texts: referee/games/gdl/remote.py).
-_LIMIT_SETTINGS = {StateLimit.MEMORY: "state_memory_mb", StateLimit.TIME: "state_seconds"}
-
-
-def _check_unreproduced(fault: RulesFault) -> None:
-    """A detail the replay does not reproduce is at most a line, naming the limit passed."""
-    if len(fault.detail) > DETAIL_CHARS:
-        raise _at(
-            "rules_fault",
-            f"a detail of {len(fault.detail):,} characters, where one the replay does not"
-            f" reproduce has at most {DETAIL_CHARS:,}",
-        )
-    setting = _LIMIT_SETTINGS[StateLimit(fault.limit)] if fault.limit else None
-    if setting is not None and setting not in fault.detail:
-        raise _at("rules_fault", f"past its {fault.limit} limit, but its detail names no {setting}")
-
-
-def _late(time_ms: float, allowance_ms: int) -> str:
-    return f"answered after {time_ms} ms, over the {allowance_ms} ms it had"
-
-
 # How far the wall clock that stamps started_at and ended_at may lag the monotonic clock that
 # times answers: the two are read at different moments.
 _WALL_CLOCK_SLACK_MS = 1_000
-
-
-class Outcome(StrEnum):
-    """What verifying one file found."""
-
-    VERIFIED = "verified"
-    FAILED = "failed"
-    OTHER_VERSION = "other schema version"
-    UNREADABLE = "unreadable"
-
-
-@dataclass(frozen=True)
-class FileVerdict:
-    """The verdict on one transcript file; `problem` says what is wrong unless it verified."""
-
-    path: Path
-    outcome: Outcome
-    game: str | None = None
-    problem: str | None = None
-    replayed: Replay | None = None
-    signature: SignatureCheck | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        discrepancy = self.replayed.problem if self.replayed else None
-        return {
-            "file": str(self.path),
-            "outcome": str(self.outcome),
-            "game": self.game,
-            "signature": self.signature.to_json() if self.signature else None,
-            "problem": self.problem,
-            "discrepancy": discrepancy.to_json() if discrepancy else None,
-            "note": self.replayed.note if self.replayed else None,
-            "end": _end_json(self.replayed.transcript) if self.replayed else None,
-        }
-
-
-def _end_json(transcript: Transcript) -> dict[str, Any]:
-    """How a match ended: why, at which step (a forfeit's, else the last played), each role's
-    goal (null: aborted), the faults that forfeited it, and what ended it as a person reads it
-    (null: its rules, as played)."""
-    return {
-        "reason": transcript.end_reason,
-        "step": transcript.last_step,
-        "goals": transcript.goals,
-        "faults": [asdict(fault) for fault in transcript.forfeit_faults],
-        "why": transcript.why_ended(),
-    }
-
-
-def verify_file(path: Path, expected_key: str | None = None) -> FileVerdict:
-    """Check a transcript file's signature, then replay it; never raises for a bad file.
-
-    With `expected_key`, the transcript must be signed with that public key.
-    """
-    try:
-        transcript, signature = read_signed(path, expected_key)
-    except SchemaVersionError as error:
-        return FileVerdict(path, Outcome.OTHER_VERSION, problem=str(error))
-    except TranscriptError as error:
-        return FileVerdict(path, Outcome.UNREADABLE, problem=str(error))
-    replayed = replay(transcript)
-    game = transcript.game
-    if signature.fails:
-        return FileVerdict(path, Outcome.FAILED, game, f"{path}: {signature}", replayed, signature)
-    if replayed.problem is None:
-        return FileVerdict(path, Outcome.VERIFIED, game, replayed=replayed, signature=signature)
-    problem = f"{path}: {replayed.problem}"
-    return FileVerdict(path, Outcome.FAILED, game, problem, replayed, signature)
-
-
-@dataclass(frozen=True)
-class DirectoryReport:
-    """The verdicts on every transcript of a results directory."""
-
-    directory: Path
-    verdicts: list[FileVerdict]
-
-    @property
-    def failed(self) -> int:
-        return sum(verdict.outcome is not Outcome.VERIFIED for verdict in self.verdicts)
-
-    def by_game(self) -> list[tuple[str, int, int]]:
-        """Per game (unreadable files under "-"): how many files verified and how many failed."""
-        counts: dict[str, list[int]] = defaultdict(lambda: [0, 0])
-        for verdict in self.verdicts:
-            counts[verdict.game or "-"][verdict.outcome is not Outcome.VERIFIED] += 1
-        return [(game, counts[game][0], counts[game][1]) for game in sorted(counts)]
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "directory": str(self.directory),
-            "verified": len(self.verdicts) - self.failed,
-            "failed": self.failed,
-            "by_game": [{"game": g, "verified": v, "failed": f} for g, v, f in self.by_game()],
-            "files": [verdict.to_json() for verdict in self.verdicts],
-        }
-
-
-def verify_paths(
-    directory: Path,
-    paths: Sequence[Path],
-    expected_key: str | None,
-    progress: Callable[[int, int], None] | None = None,
-) -> DirectoryReport:
-    """Verify the transcripts `paths` of a directory; `progress(done, total)` after each."""
-    verdicts = []
-    for done, path in enumerate(paths, start=1):
-        verdicts.append(verify_file(path, expected_key))
-        if progress is not None:
-            progress(done, len(paths))
-    return DirectoryReport(directory, verdicts)

@@ -20,8 +20,9 @@ from referee.errors import RefereeError
 from referee.games import Game
 from referee.games.boards.picture import Board
 from referee.records.files import check_writable_dir, write_atomic
-from referee.records.replay import FileVerdict, Frame, Outcome, verify_paths
+from referee.records.replayed import Frame
 from referee.records.transcript import Transcript, transcript_files
+from referee.records.verify import FileVerdict, Outcome, verify_paths
 from referee.report.charts import ratings_chart, times_chart
 from referee.report.colours import role_colour, symbol_colour
 from referee.report.pages import options, page, script_data, table

@@ -1,51 +1,44 @@
 """Tournament configs: YAML checked as a whole before anything starts, errors as file:line.
 
-The shape (keys, types, ranges) is checked by pydantic models; what needs the rest of the
-referee (game ids, player commands) is checked after. Every error is located by walking the
-YAML node tree along the error's key path. The format is documented in `docs/tournaments.md`.
+The shape (keys, types, ranges) is checked by the pydantic models of config_models.py;
+what needs the rest of the referee (game ids, player commands) is checked after, as the
+config is built. Every error is located by walking the YAML node tree along the error's
+key path. The format is documented in `docs/tournaments.md`.
 """
 
 from __future__ import annotations
 
-import difflib
 import math
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import ValidationError
 
 from referee.clock import Clocks, ggp_seconds
 from referee.errors import ConfigError, RefereeError, RulesheetError
-from referee.games import (
-    GAMES,
-    Game,
-    StateLimits,
-    is_rulesheet,
-    load_rulesheet,
-    nearest_game,
-)
-from referee.games.gdl.remote import (
-    DEFAULT_LIMITS,
-    MEMORY_MB,
-    SECONDS,
-    STATE_MEMORY_MB,
-    STATE_SECONDS,
-)
+from referee.games import GAMES, Game, StateLimits, is_rulesheet, load_rulesheet, nearest_game
+from referee.games.gdl.remote import DEFAULT_LIMITS
 from referee.players.base import PlayerKind, PlayerSpec
 from referee.players.builtin import program_spec
 from referee.players.chance import competing
-from referee.policy import MAX_SEED, Policy
+from referee.policy import Policy
 from referee.records.files import field_path, read_text, yaml_problem
 from referee.sandbox.limits import Limits
+from referee.tournaments.config_models import (
+    ConfigFile,
+    GameEntry,
+    LimitsEntry,
+    Location,
+    PlayerEntry,
+    error_message,
+)
 from referee.tournaments.sprt import SprtSettings
 
-# Names become parts of match ids and file names: no spaces, no slashes.
-NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$"
 # A config is small and shallow: bounds no real one comes near, which keep a hostile one
 # from taking the referee's memory or time before it is even checked.
 MAX_CONFIG_BYTES = 1024 * 1024
@@ -53,93 +46,11 @@ MAX_CONFIG_DEPTH = 32
 MAX_CONFIG_NODES = 100_000
 # The most matches a tournament may schedule: days of play for instant players.
 MAX_MATCHES = 1_000_000
-# The longest opening: past it a match is more the referee's than the players'.
-MAX_OPENING = 1000
-# More cores than any machine a tournament runs on has.
-MAX_CORES_PER_MATCH = 1024
 # The matches a URL player is in at once unless its entry says more: a GGP player, as
 # ggp-base's are, plays one match and answers `busy` to the next START.
 URL_CAPACITY = 1
 # Where `trace: true` writes the lines exchanged with the players, in the results directory.
 TRACE_FILE = "trace.log"
-
-Positive = Annotated[int, Field(gt=0)]
-NonNegative = Annotated[int, Field(ge=0)]
-Name = Annotated[str, Field(pattern=NAME_PATTERN)]
-Location = tuple[int | str, ...]
-
-
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
-
-
-class _GameEntry(_Strict):
-    id: str
-    rounds: Positive | None = None
-    start_clock: Positive | None = None
-    play_clock: Positive | None = None
-    time_bank: NonNegative | None = None
-
-
-class _LimitsEntry(_Strict):
-    memory_mb: Positive | None = None
-    cpu_s: Positive | None = None
-    processes: Positive | None = None
-    open_files: Positive | None = None
-    file_size_mb: Positive | None = None
-
-    def over(self, limits: Limits) -> Limits:
-        """`limits` with the ones given here in their place."""
-        return replace(limits, **self.model_dump(exclude_none=True))
-
-
-class _SprtEntry(_Strict):
-    elo0: float
-    elo1: float
-    alpha: float = 0.05
-    beta: float = 0.05
-
-
-class _PlayerEntry(_Strict):
-    name: Name
-    command: str | list[str] | None = None
-    # A GGP player: http://host:port, instead of a command.
-    url: str | None = None
-    cwd: str | None = None
-    env: dict[str, str] = Field(default_factory=dict)
-    reuse: bool | None = None
-    limits: _LimitsEntry = Field(default_factory=_LimitsEntry)
-    # A URL player: how many matches it takes at once.
-    capacity: Positive | None = None
-
-
-class _ConfigFile(_Strict):
-    name: Name
-    games: Annotated[list[_GameEntry], Field(min_length=1)]
-    players: Annotated[list[_PlayerEntry], Field(min_length=2)]
-    rounds: Positive = 1
-    start_clock: Positive = 10_000
-    play_clock: Positive = 1_000
-    time_bank: NonNegative = 0
-    policy: Literal["forfeit", "random"] = "forfeit"
-    concurrency: Positive = 1
-    cores_per_match: Annotated[int, Field(ge=0, le=MAX_CORES_PER_MATCH)] = 1
-    ponder: bool = False
-    cores_per_seat: Annotated[int, Field(ge=0, le=MAX_CORES_PER_MATCH)] = 1
-    seed: Annotated[int, Field(ge=0, le=MAX_SEED)] = 0
-    reuse: bool = True
-    limits: _LimitsEntry = Field(default_factory=_LimitsEntry)
-    output: str | None = None
-    trace: bool = False
-    format: Literal["round-robin", "gauntlet", "sprt"] = "round-robin"
-    challengers: Positive | None = None
-    sprt: _SprtEntry | None = None
-    openings: Annotated[int, Field(ge=0, le=MAX_OPENING)] = 0
-    rating_interval: NonNegative = 0
-    anchor: Name | None = None
-    state_memory_mb: Annotated[int, Field(ge=MEMORY_MB[0], le=MEMORY_MB[1])] = STATE_MEMORY_MB
-    state_seconds: Annotated[float, Field(gt=0, le=SECONDS)] = STATE_SECONDS
-    withdraw_after: Positive = 3
 
 
 class TournamentFormat(StrEnum):
@@ -291,13 +202,13 @@ def parse_config(path: Path, text: str) -> TournamentConfig:
     if isinstance(games, list):
         data["games"] = [{"id": g} if isinstance(g, str) else g for g in games]
     try:
-        raw = _ConfigFile.model_validate(data)
+        raw = ConfigFile.model_validate(data)
     except ValidationError as error:
         # The first in the file, and a misspelt key before the key it leaves missing.
         first = min(
             error.errors(), key=lambda e: (e["type"] != "extra_forbidden", locate.line(e["loc"]))
         )
-        raise locate.error(first["loc"], _message(first)) from None
+        raise locate.error(first["loc"], error_message(first)) from None
     try:
         return replace(_build(path, raw, locate), text=text)
     except _Located as error:
@@ -311,7 +222,7 @@ class _Located(Exception):
         self.message = message
 
 
-def _build(path: Path, raw: _ConfigFile, locate: Locator) -> TournamentConfig:
+def _build(path: Path, raw: ConfigFile, locate: Locator) -> TournamentConfig:
     base = path.resolve().parent
     games = []
     seen: set[str] = set()
@@ -404,7 +315,7 @@ def _groups(players: int, challengers: int, roles: int) -> int:
     return math.comb(players, roles)
 
 
-def _challengers(raw: _ConfigFile, fmt: TournamentFormat, games: Sequence[GameSettings]) -> int:
+def _challengers(raw: ConfigFile, fmt: TournamentFormat, games: Sequence[GameSettings]) -> int:
     if fmt is not TournamentFormat.GAUNTLET:
         if raw.challengers is not None:
             raise _Located(("challengers",), "only a gauntlet has challengers (format: gauntlet)")
@@ -429,7 +340,7 @@ def _challengers(raw: _ConfigFile, fmt: TournamentFormat, games: Sequence[GameSe
 
 
 def _sprt(
-    raw: _ConfigFile, fmt: TournamentFormat, games: Sequence[GameSettings]
+    raw: ConfigFile, fmt: TournamentFormat, games: Sequence[GameSettings]
 ) -> SprtSettings | None:
     if fmt is not TournamentFormat.SPRT:
         if raw.sprt is not None:
@@ -455,7 +366,7 @@ def _sprt(
     return settings
 
 
-def _limits(entry: _LimitsEntry, under: Limits, loc: Location) -> Limits:
+def _limits(entry: LimitsEntry, under: Limits, loc: Location) -> Limits:
     """The limits `entry` sets over `under`, or an error at `loc` for one out of range."""
     try:
         return entry.over(under)
@@ -467,7 +378,7 @@ def _pick(override: Any, default: Any) -> Any:
     return default if override is None else override
 
 
-def _clocks(raw: _ConfigFile, entry: _GameEntry, where: Location) -> Clocks:
+def _clocks(raw: ConfigFile, entry: GameEntry, where: Location) -> Clocks:
     try:
         return Clocks(
             _pick(entry.start_clock, raw.start_clock),
@@ -478,7 +389,7 @@ def _clocks(raw: _ConfigFile, entry: _GameEntry, where: Location) -> Clocks:
         raise _Located(where, str(error)) from None
 
 
-def _spec(entry: _PlayerEntry, base: Path, where: Location) -> PlayerSpec:
+def _spec(entry: PlayerEntry, base: Path, where: Location) -> PlayerSpec:
     if (entry.command is None) == (entry.url is None):
         raise _Located(where, "give a player either a command or a url")
     if entry.url is not None:
@@ -498,7 +409,7 @@ def _spec(entry: _PlayerEntry, base: Path, where: Location) -> PlayerSpec:
         raise _Located((*where, "command"), str(error)) from None
 
 
-def _capacity(entry: _PlayerEntry, spec: PlayerSpec, where: Location) -> int | None:
+def _capacity(entry: PlayerEntry, spec: PlayerSpec, where: Location) -> int | None:
     """The matches a player may be in at once: URL players only; None for no limit."""
     if spec.kind is PlayerKind.HTTP:
         return _pick(entry.capacity, URL_CAPACITY)
@@ -526,52 +437,6 @@ def _game(game_id: str, base: Path, loc: Location, states: StateLimits) -> Game:
 def _hint(game_id: str) -> str:
     close = nearest_game(game_id)
     return f" (did you mean {close}?)" if close else f" (known: {', '.join(GAMES)})"
-
-
-def _key_hint(key: Any, parent: Location) -> str:
-    models: dict[tuple[str, ...], type[_Strict]] = {
-        (): _ConfigFile,
-        ("players",): _PlayerEntry,
-        ("games",): _GameEntry,
-        ("sprt",): _SprtEntry,
-        ("limits",): _LimitsEntry,
-        ("players", "limits"): _LimitsEntry,
-    }
-    model = models.get(tuple(part for part in parent if isinstance(part, str)), _ConfigFile)
-    close = difflib.get_close_matches(str(key), list(model.model_fields), n=1)
-    return f" (did you mean {close[0]}?)" if close else ""
-
-
-_TYPE_NAMES = {
-    "int_type": "an integer",
-    "float_type": "a number",
-    "string_type": "text",
-    "bool_type": "true or false",
-    "dict_type": "a mapping",
-    "model_type": "a mapping",
-    "list_type": "a list",
-}
-
-
-def _message(error: Any) -> str:
-    """A pydantic error in the words of a config file."""
-    kind, loc = error["type"], error["loc"]
-    key = loc[-1] if loc else ""
-    if kind == "missing":
-        return f"missing key {key!r}"
-    if kind == "extra_forbidden":
-        return f"unknown key {key!r}{_key_hint(key, loc[:-1])}"
-    if "str" in loc:
-        return f"expected a command: text, or a list of words; got {error['input']!r}"
-    if kind in _TYPE_NAMES:
-        return f"expected {_TYPE_NAMES[kind]}, got {error['input']!r}"
-    if kind == "string_pattern_mismatch":
-        return f"{error['input']!r}: use letters, digits and _ . + - only, no spaces"
-    if kind == "too_short" and loc == ("players",):
-        return "a tournament needs at least two players"
-    if kind == "too_short":
-        return "must not be empty"
-    return error["msg"].replace("Input should be", "must be") + f", got {error['input']!r}"
 
 
 def _keys(loc: Sequence[int | str]) -> Location:

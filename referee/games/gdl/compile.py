@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from types import CodeType
 from typing import Any
 
-from referee.games.gdl.reasoner import State, true_bits
+from referee.games.gdl.reasoner import QuestionControls, State, true_bits
 
 
 @dataclass(frozen=True)
@@ -43,7 +43,7 @@ class Unstratified(Exception):
 
 
 @dataclass(frozen=True)
-class Compiled:
+class Compiled(QuestionControls):
     """The compiled rules of one game: roles, every move and fact by index, four queries."""
 
     roles: tuple[str, ...]

@@ -87,21 +87,16 @@ class GdlGame(Game[State]):
         """Questions of the rules still unanswered at `moment` (time.monotonic()) raise
         GameFault, as a search player that must answer by then wants; None: no such moment.
         Only a game computed one state at a time in a child can be waiting that long."""
-        if isinstance(self.reasoner, RemotePerState):
-            self.reasoner.give_up_at = moment
+        self.reasoner.give_up_at(moment)
 
     def close(self) -> None:
-        if isinstance(self.reasoner, RemotePerState):
-            self.reasoner.close()
+        self.reasoner.close()
 
     def asked(self, given_up: threading.Event) -> contextlib.AbstractContextManager[None]:
-        if isinstance(self.reasoner, RemotePerState):
-            return self.reasoner.asked(given_up)
-        return contextlib.nullcontext()
+        return self.reasoner.asked(given_up)
 
     def interrupt(self) -> None:
-        if isinstance(self.reasoner, RemotePerState):
-            self.reasoner.interrupt()
+        self.reasoner.interrupt()
 
     def all_moves(self) -> Iterable[Move]:
         """Every move of the game; for a per-state reasoner, those met so far."""

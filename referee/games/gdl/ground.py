@@ -73,7 +73,7 @@ def _run(text: str, where: str, mode: Mode) -> subprocess.CompletedProcess[bytes
     # The child gives up grounding the whole game at WHOLE_SECONDS itself, and then has
     # COMPILE_SECONDS to compile it: this deadline is for a child that cannot stop.
     deadline = seconds + COMPILE_SECONDS if mode is Mode.WHOLE else seconds
-    command = [sys.executable, "-m", "referee.games.gdl.grounder", where, mode.value]
+    command = [sys.executable, "-m", "referee.games.gdl.ground_child", where, mode.value]
     try:
         return subprocess.run(
             [*command, str(GROUND_MEMORY), str(WHOLE_RULES), str(seconds), str(WHOLE_BYTES)],

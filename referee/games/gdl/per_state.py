@@ -27,7 +27,7 @@ from referee.errors import GameFault
 from referee.games.gdl.asp import Names, game_program
 from referee.games.gdl.check import Rule, negation_cycle
 from referee.games.gdl.magic import magic_rules
-from referee.games.gdl.reasoner import State, StateView, true_bits
+from referee.games.gdl.reasoner import QuestionControls, State, StateView, true_bits
 from referee.games.gdl.render import describe_facts
 from referee.games.gdl.syntax import format_term, name_of
 
@@ -45,7 +45,7 @@ class _View(StateView):
     control: clingo.Control
 
 
-class PerState:
+class PerState(QuestionControls):
     """The queries of a game's rules, each state grounded when it is first asked about."""
 
     complete = False

@@ -9,6 +9,8 @@ them never sees which one it has.
 
 from __future__ import annotations
 
+import contextlib
+import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
@@ -39,7 +41,31 @@ class StateView:
     goals: tuple[tuple[int, ...], ...]
 
 
-class Reasoner(Protocol):
+class QuestionControls(Protocol):
+    """How a reasoner's questions are given up and what it holds is let go. A reasoner that
+    answers in this process, to the end, has nothing to do: these defaults. The one whose
+    child can wait past a player's clock (`remote.RemotePerState`) overrides them."""
+
+    def give_up_at(self, moment: float | None) -> None:
+        """Questions still unanswered at `moment` (time.monotonic()) are given up; None:
+        never."""
+        return None  # a body: mypy takes a protocol method without one as abstract
+
+    def close(self) -> None:
+        """Let go of what answering holds (a child process); the next question starts anew."""
+        return None
+
+    def asked(self, given_up: threading.Event) -> contextlib.AbstractContextManager[None]:
+        """The questions this thread asks meanwhile are given up once `given_up` is set."""
+        return contextlib.nullcontext()
+
+    def interrupt(self) -> None:
+        """Wake, from any thread, a question waiting for its answer, so that it ends if it
+        has been given up."""
+        return None
+
+
+class Reasoner(QuestionControls, Protocol):
     """The queries of the rules, over states and moves by index."""
 
     @property

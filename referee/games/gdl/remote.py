@@ -33,7 +33,7 @@ from enum import Enum
 from typing import Any
 
 from referee.errors import ConfigError, GameFault, StateLimit, StateLimitFault
-from referee.games.gdl.reasoner import State, StateView, true_bits
+from referee.games.gdl.reasoner import QuestionControls, State, StateView, true_bits
 
 # Default limits, from the corpus (docs/benchmarks.md): its heaviest per-state game needs a
 # few hundred MiB of address space and its slowest state under a second.
@@ -88,7 +88,7 @@ class OutOfTime(GameFault):
     known of the state."""
 
 
-class RemotePerState:
+class RemotePerState(QuestionControls):
     """The `Reasoner` of a game played one state at a time, its clingo in a limited child."""
 
     complete = False
@@ -112,7 +112,7 @@ class RemotePerState:
         self._over: StateLimitFault | None = None
         # When set (time.monotonic()), a question still unanswered then is given up, as a
         # search player gives up what its clock cannot wait for: OutOfTime, not a fault.
-        self.give_up_at: float | None = None
+        self._give_up_at: float | None = None
         self._facts: list[str] = []
         self._fact_symbols: list[str] = []
         self._moves: list[list[str]] = []
@@ -156,6 +156,9 @@ class RemotePerState:
 
     def fact_texts(self, state: State) -> list[str]:
         return sorted(self._facts[i] for i in true_bits(state))
+
+    def give_up_at(self, moment: float | None) -> None:
+        self._give_up_at = moment
 
     def close(self) -> None:
         """End the child; the next question starts another."""
@@ -206,7 +209,7 @@ class RemotePerState:
         if failed is not None:
             raise failed
         if self._given_up() or (
-            self.give_up_at is not None and time.monotonic() >= self.give_up_at
+            self._give_up_at is not None and time.monotonic() >= self._give_up_at
         ):
             raise OutOfTime(f"{self._where}: out of the asker's time")
         try:
@@ -251,7 +254,7 @@ class RemotePerState:
             child.stdin.write(json.dumps(request, separators=(",", ":")).encode() + b"\n")
             child.stdin.flush()
             limit_at = time.monotonic() + self.limits.seconds
-            asker_at = self.give_up_at if self.give_up_at is not None else limit_at
+            asker_at = self._give_up_at if self._give_up_at is not None else limit_at
             line = self._read_line(child, min(limit_at, asker_at))
         except BrokenPipeError:
             line = _Silence.GONE

@@ -1,6 +1,6 @@
 """The child process of `ground.py`: parse, check, ground and compile a rulesheet.
 
-Run as `python -m referee.games.gdl.grounder WHERE MODE MEMORY RULES SECONDS BYTES` with
+Run as `python -m referee.games.gdl.ground_child WHERE MODE MEMORY RULES SECONDS BYTES` with
 the rulesheet on standard input. In the WHOLE mode it grounds the whole game and writes it
 compiled (`compile.Translation`), or exits TOO_BIG once the program passes RULES rules,
 TOO_SLOW when grounding passes SECONDS, TOO_LARGE when the compiled game passes

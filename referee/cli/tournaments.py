@@ -1,0 +1,200 @@
+"""`referee tournament`, `standings`, `report`: a tournament run, and its results directory
+as standings or a site."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from referee.cli import present
+from referee.cli.failures import EXIT_FAILED, say_error, user_errors
+from referee.cli.options import FormatOption, JsonOption, KeyOption, SigningKeyOption, TraceOption
+from referee.cli.results import expected_key, key_note, results_directory
+from referee.cli.running import counting, open_trace, run_interruptible
+from referee.cli.sandbox import prepare_sandbox
+from referee.errors import RefereeError
+from referee.records.files import check_writable_dir
+from referee.records.signing import results_key
+from referee.report.live import with_fresh_report
+from referee.report.site import REPORT_DIRECTORY, write_report
+from referee.tournaments.config import load_config
+from referee.tournaments.results import directory_standings, result_files
+from referee.tournaments.runner import OpenVenue, run_tournament
+from referee.tournaments.standings import Format, load_results, render
+
+
+def _print_standings(results: Path, fmt: Format, as_json: bool, pinned: str | None) -> None:
+    """Compute standings from a results directory and print them; exit 1 if a file was bad.
+
+    The directory's tournament info, when there is one, says how many matches were
+    scheduled, how ratings are anchored, and what the SPRT tests.
+    """
+    if not results.is_dir():
+        raise RefereeError(f"{results}: no such results directory")
+    transcripts, problems = load_results(results, expected_key(results, pinned))
+    for problem in problems:
+        say_error(f"left out of the standings: {problem}")
+    standings = directory_standings(results, transcripts)
+    typer.echo(render(standings, Format.JSON if as_json else fmt))
+    if problems:
+        raise typer.Exit(EXIT_FAILED)
+
+
+@user_errors
+def tournament(
+    config: Annotated[Path, typer.Argument(metavar="CONFIG", help="Tournament config, YAML.")],
+    restart: Annotated[
+        bool,
+        typer.Option(
+            "--restart", help="Delete earlier results (asking first on a terminal) and start over."
+        ),
+    ] = False,
+    fmt: FormatOption = Format.TABLE,
+    as_json: JsonOption = False,
+    signing_key: SigningKeyOption = None,
+    trace: TraceOption = None,
+    workers: Annotated[
+        int | None,
+        typer.Option(
+            min=1,
+            metavar="N",
+            help="Play the matches in N local worker processes (a Dask cluster on this machine).",
+        ),
+    ] = None,
+    cluster: Annotated[
+        str | None,
+        typer.Option(
+            metavar="ADDRESS",
+            help="Play the matches on the workers of the Dask scheduler at ADDRESS"
+            " (tcp://host:8786).",
+        ),
+    ] = None,
+    report: Annotated[
+        bool,
+        typer.Option(
+            "--report",
+            help="Keep the HTML report (RESULTS/report/index.html) fresh as matches finish.",
+        ),
+    ] = False,
+) -> None:
+    """Run a tournament (round robin, gauntlet or SPRT), or resume it, and print the standings.
+
+    \b
+    Examples:
+      referee tournament matches/demo.yaml
+      referee tournament cup.yaml --restart --format markdown
+      referee tournament cup.yaml --workers 2
+      referee tournament cup.yaml --cluster tcp://10.0.0.5:8786
+      referee tournament cup.yaml --report
+    """
+    settings = load_config(config)
+    venue = _venue(workers, cluster, trace or settings.trace)
+    check_writable_dir(settings.output, str(config), "output ")
+    if restart and sys.stdin.isatty():
+        doomed = len(result_files(settings))
+        if doomed and not typer.confirm(
+            f"delete the {doomed} transcripts in {settings.output}, their logs and the matches"
+            " set aside, and start over?"
+        ):
+            raise typer.Exit(EXIT_FAILED)
+    key, created = results_key(settings.output, signing_key)
+    prepare_sandbox(entrant.spec for entrant in settings.players)
+    bar = present.TournamentProgress(settings)
+    with contextlib.ExitStack() as stack:
+        tracer = open_trace(stack, trace or settings.trace)
+        work = run_tournament(settings, key, bar, restart, tracer, venue)
+        site = settings.output / REPORT_DIRECTORY
+        try:
+            run_interruptible(
+                with_fresh_report(work, settings.output, site, key.public) if report else work,
+                "interrupted; run the same command again to play the remaining matches",
+                bar.close,
+            )
+        finally:
+            bar.close()
+            if report:  # what was played, interrupted or not
+                written = write_report(settings.output, site, key.public)
+                typer.echo(f"report: {written.index}", err=True)
+    typer.echo(f"results: {settings.output}", err=True)
+    typer.echo(key_note(key, created, settings.output), err=True)
+    _print_standings(settings.output, fmt, as_json, key.public)
+
+
+def _venue(workers: int | None, cluster: str | None, trace: Path | None) -> OpenVenue | None:
+    """Where `--workers` or `--cluster` send the matches; None: this process."""
+    if workers is None and cluster is None:
+        return None
+    if workers is not None and cluster is not None:
+        raise RefereeError("give --workers or --cluster, not both")
+    if trace is not None:
+        raise RefereeError(
+            "a trace follows players in this process; it cannot with --workers or --cluster"
+        )
+    # Only now: Dask takes a moment to import, which the other commands do not need.
+    from referee.tournaments.cluster import Workers, on_cluster
+
+    return on_cluster(Workers(workers or 0, cluster))
+
+
+@user_errors
+def standings(
+    results: Annotated[
+        Path, typer.Argument(metavar="DIRECTORY", help="A tournament's results directory.")
+    ],
+    fmt: FormatOption = Format.TABLE,
+    as_json: JsonOption = False,
+    key: KeyOption = None,
+) -> None:
+    """Compute standings from the transcripts in a results directory.
+
+    \b
+    Example:
+      referee standings matches/results/demo --format csv
+    """
+    results_directory(results)
+    _print_standings(results, fmt, as_json, key)
+
+
+@user_errors
+def report_command(
+    results: Annotated[
+        Path, typer.Argument(metavar="DIRECTORY", help="A tournament's results directory.")
+    ],
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            metavar="DIRECTORY", help="Where to write the site (default: DIRECTORY/report)."
+        ),
+    ] = None,
+    as_json: JsonOption = False,
+    key: KeyOption = None,
+) -> None:
+    """Write a results directory as a static site: standings, matches, a page per match.
+
+    Every transcript is verified first; one that fails is listed, not rendered (exit 1). The
+    site needs no server and no network: open its index.html.
+
+    \b
+    Example:
+      referee report matches/results/demo
+    """
+    results_directory(results)
+    target = out if out is not None else results / REPORT_DIRECTORY
+    with counting("verify") as counted:
+        site = write_report(results, target, expected_key(results, key), counted)
+    if as_json:
+        data = {"index": str(site.index), "listed": site.listed, "rendered": site.rendered}
+        typer.echo(json.dumps(dict(data, failed=site.failed), indent=2))
+    else:
+        failed = (
+            f", {site.failed} failed verification (listed, not rendered)" if site.failed else ""
+        )
+        listed = present.counted(site.listed, "match", "matches")
+        typer.echo(f"{site.index}: {listed}, {site.rendered} rendered{failed}")
+    if site.failed:
+        raise typer.Exit(EXIT_FAILED)
