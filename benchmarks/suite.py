@@ -86,7 +86,7 @@ def main() -> int:
         for r in shown
     ]
     headers = ("file", "tests", "seconds", "share", "failed", "skipped")
-    print(tabulate(table, headers=headers, disablenumparse=True))
+    print(tabulate(table, headers=headers))
     tests = sum(row.tests for row in rows)
     print(f"\n{tests} tests in {len(rows)} files: {total:.0f} s of tests", end="")
     print(f", {wall:.0f} s of wall time" if wall is not None else "")
