@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -28,6 +29,13 @@ from tests.support.tournaments import run, seeded, write_config
 
 # The arena's tests run on each database: `database_url`, `make_arena`.
 pytest_plugins = ["tests.support.arena_databases"]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # The referee wraps its tables to COLUMNS when it is set, and pytest-xdist sets it in
+    # its workers (to the terminal's width): the tests read the output of a pipe, unwrapped,
+    # however the suite is run. A test that wants a width sets it.
+    os.environ.pop("COLUMNS", None)
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:

@@ -109,6 +109,7 @@ def served(arena: tuple[Path, str]) -> Iterator[tuple[Path, str, str, subprocess
         yield directory, served.url, organiser, served.process
 
 
+@pytest.mark.slow
 def test_serve_answers_and_stops_cleanly_on_sigterm(
     served: tuple[Path, str, str, subprocess.Popen[str]],
 ) -> None:

@@ -169,6 +169,7 @@ def test_a_bot_that_does_not_build_fails_with_the_exit_status(arena: Arena) -> N
     assert StepKind.VALIDATE not in steps
 
 
+@pytest.mark.slow
 def test_a_bot_with_unflushed_output_fails_with_validates_advice(arena: Arena) -> None:
     needs_cc()
     archive = c_bot(MISTAKES / "unflushed.c", "cc -o bot bot.c")

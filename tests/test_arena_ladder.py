@@ -205,6 +205,7 @@ def test_a_bot_that_always_crashes_is_suspended_with_its_first_fault(arena: Aren
     check_recorded(arena)
 
 
+@pytest.mark.slow
 def test_pause_starts_nothing_and_resume_goes_on(arena: Arena) -> None:
     for name in ("ann", "bob", "cat"):
         add_version(arena, name)

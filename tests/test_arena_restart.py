@@ -250,6 +250,7 @@ def serve() -> Iterator[Callable[[Path], Served]]:
             served.process.wait()
 
 
+@pytest.mark.slow
 def test_killed_twice_while_playing_the_arena_loses_nothing_and_plays_on(
     make_arena: ArenaMaker, serve: Callable[[Path], Served]
 ) -> None:

@@ -77,6 +77,7 @@ def authors(tmp_path: Path, database_url: str | None) -> tuple[Path, dict[str, s
     return directory, tokens
 
 
+@pytest.mark.slow
 def test_good_bots_climb_and_the_others_are_told_why(
     authors: tuple[Path, dict[str, str]], tmp_path: Path
 ) -> None:

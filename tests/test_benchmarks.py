@@ -55,6 +55,7 @@ def test_engine_benchmark_reports_every_game() -> None:
         assert isinstance(row["meets_floor"], bool)
 
 
+@pytest.mark.slow
 def test_tournament_benchmark_reports_every_game_and_setting() -> None:
     report = benchmark_json(
         "tournament.py", "--rounds", "1", "--worker-rounds", "4", "--think-rounds", "1",
@@ -87,6 +88,7 @@ def test_pinning_benchmark_reports_a_run_with_and_without_pinning() -> None:
         assert row["moves"] > 0 and 30 <= row["median_ms"] <= row["p99_ms"] <= row["worst_ms"]
 
 
+@pytest.mark.slow
 def test_sandbox_benchmark_reports_each_way_of_watching_a_player() -> None:
     report = benchmark_json("sandbox.py", "--samples", "5", "--background", "20")
     assert report["processes_on_machine"] >= 20 + report["player_processes"]
@@ -112,6 +114,7 @@ def test_jail_benchmark_reports_a_start_in_and_out_of_the_jail() -> None:
         assert row["jail_costs_ms"] == pytest.approx(row["jailed_ms"] - row["bare_ms"])
 
 
+@pytest.mark.slow
 def test_mcts_clocks_benchmark_reports_each_match() -> None:
     report = benchmark_json("mcts_clocks.py", "ticblock")
     (row,) = report["results"]
@@ -125,6 +128,7 @@ def test_mcts_clocks_benchmark_reports_each_match() -> None:
     assert report["failed"] == 0
 
 
+@pytest.mark.slow
 def test_fairness_benchmark_reports_each_opponent_and_every_sleeper_cell() -> None:
     report = benchmark_json(
         "fairness.py", "--parts", "contention,timeouts", "--work-clock", "60",

@@ -227,6 +227,7 @@ def test_human_player_is_asked_again_after_a_bad_move(tmp_path) -> None:
     assert transcript["faults"] == []
 
 
+@pytest.mark.slow
 def test_sigterm_ends_the_players_and_records_the_match_as_aborted(tmp_path) -> None:
     import signal
     import subprocess

@@ -160,6 +160,7 @@ def test_the_examples_are_found_and_every_block_not_run_says_why() -> None:
     [document for document in DOCUMENTS if runnable(document)],
     ids=lambda document: str(document.relative_to(ROOT)),
 )
+@pytest.mark.slow
 def test_every_command_of_a_document_runs_as_written(after_the_demo: Path, document: Path) -> None:
     for step in steps_of(document):
         if isinstance(step, File):

@@ -180,6 +180,7 @@ def sprt_config(
     )
 
 
+@pytest.mark.slow
 def test_an_sprt_of_mcts_against_random_stops_at_its_upper_bound(tmp_path: Path) -> None:
     # mcts thinks for its whole play clock: a short one keeps it far stronger than random.
     path = sprt_config(tmp_path, "mcts", "random", elo1=100, limit=100, play_clock=100)

@@ -53,6 +53,7 @@ def play(tmp_path: Path, game: Game, port: int, seat: int) -> None:
 
 
 @pytest.mark.parametrize("game_id", [*GAMES, "tictactoe"])
+@pytest.mark.slow
 def test_a_served_program_plays_every_built_in_game_and_a_gdl_game(
     tmp_path: Path, game_id: str
 ) -> None:
@@ -62,6 +63,7 @@ def test_a_served_program_plays_every_built_in_game_and_a_gdl_game(
             play(tmp_path, game, port, seat)
 
 
+@pytest.mark.slow
 def test_a_served_program_is_busy_with_one_match_and_answers_every_request_form(
     tmp_path: Path,
 ) -> None:
@@ -87,6 +89,7 @@ def test_a_served_program_is_busy_with_one_match_and_answers_every_request_form(
         assert ask(port, start.replace("m1", "m3")) == (200, "ready")
 
 
+@pytest.mark.slow
 def test_a_request_that_never_ends_does_not_hold_the_player(tmp_path: Path) -> None:
     with served(tmp_path) as port, socket_to(port) as stalled:
         stalled.sendall(b"POST / HTTP/1.0\r\nContent-Length: 100\r\n\r\n(INF")
@@ -100,6 +103,7 @@ def socket_to(port: int) -> Iterator[socket.socket]:
         yield connection
 
 
+@pytest.mark.slow
 def test_serve_refuses_a_port_in_use(tmp_path: Path) -> None:
     with served(tmp_path) as port:
         result = subprocess.run(
@@ -125,6 +129,7 @@ def test_serve_refuses_a_port_in_use(tmp_path: Path) -> None:
     assert "Traceback" not in result.stderr
 
 
+@pytest.mark.slow
 def test_a_match_id_cannot_put_the_log_outside_the_logs_directory(tmp_path: Path) -> None:
     rules = as_gdl(get_game("ticblock")).one_line
     start = format_request(Start("../../escape", "xcplayer", rules, 10, 2))
@@ -137,6 +142,7 @@ def test_a_match_id_cannot_put_the_log_outside_the_logs_directory(tmp_path: Path
     assert not (tmp_path.parent / "escape.log").exists()
 
 
+@pytest.mark.slow
 def test_a_fault_of_the_rules_a_manager_sent_ends_the_match_on_the_players_side(
     tmp_path: Path,
 ) -> None:
@@ -153,6 +159,7 @@ def test_a_fault_of_the_rules_a_manager_sent_ends_the_match_on_the_players_side(
     assert "m1: aborted" in said, said  # no goals: the match has none
 
 
+@pytest.mark.slow
 def test_a_play_that_reaches_the_end_ends_the_match_and_is_refused(tmp_path: Path) -> None:
     # A manager should STOP at the game's end; one that sends PLAY there is told that no
     # move exists, and the program is sent the game's end, never a `go` without moves.
@@ -186,6 +193,7 @@ def test_a_play_that_reaches_the_end_ends_the_match_and_is_refused(tmp_path: Pat
     assert "m9: terminal, goals 50 50" in said
 
 
+@pytest.mark.slow
 def test_a_stop_before_the_end_ends_the_match_without_goals(tmp_path: Path) -> None:
     # Not terminal: the rules give no goals there (here none at all), which is no fault.
     rules = "(role r) (init (at 0)) (<= (legal r go) (true (at 0))) (<= terminal (true (at 1)))"
@@ -199,6 +207,7 @@ def test_a_stop_before_the_end_ends_the_match_without_goals(tmp_path: Path) -> N
 
 
 @pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+@pytest.mark.slow
 def test_serving_stopped_in_a_match_ends_it_and_its_program_without_an_error(
     tmp_path: Path, stop: signal.Signals
 ) -> None:
@@ -209,6 +218,7 @@ def test_serving_stopped_in_a_match_ends_it_and_its_program_without_an_error(
     assert not [line for line in said if "Traceback" in line or "error" in line], said
 
 
+@pytest.mark.slow
 def test_a_flood_of_connections_is_dropped_beyond_a_bound(tmp_path: Path) -> None:
     with served(tmp_path) as port, contextlib.ExitStack() as stack:
         stalled = [stack.enter_context(socket_to(port)) for _ in range(PER_ADDRESS)]
@@ -363,6 +373,7 @@ def game_server(port: int, name: str, seat: int) -> int:
 
 @pytest.mark.corpus
 @pytest.mark.parametrize("name", ["snake2p", "bomberman2p", "ghostMaze2p", "ticTacToe"])
+@pytest.mark.slow
 def test_serve_answers_each_move_as_the_managers_rulesheet_spells_it(
     tmp_path: Path, name: str
 ) -> None:
@@ -371,6 +382,7 @@ def test_serve_answers_each_move_as_the_managers_rulesheet_spells_it(
             assert game_server(port, name, seat) > 0
 
 
+@pytest.mark.slow
 def test_a_forced_move_is_answered_in_the_rulesheets_spelling(tmp_path: Path) -> None:
     rules = (
         "(role Red) (init (At 0)) (<= (legal Red (Wait Here)) (true (At 0)))"

@@ -59,6 +59,7 @@ def in_a_child(function: Callable[[str], None], argument: str) -> None:
 
 @pytest.mark.corpus
 @pytest.mark.parametrize("native", sorted(ORIGINALS), ids=str)
+@pytest.mark.slow
 def test_original_rulesheets_reproduce_the_native_reference_games(native: str) -> None:
     in_a_child(reproduces_native_references, native)
 
@@ -71,6 +72,7 @@ def reproduces_native_references(native: str) -> None:
 
 @pytest.mark.corpus
 @pytest.mark.parametrize("native", sorted(ORIGINALS), ids=str)
+@pytest.mark.slow
 def test_original_rulesheets_agree_with_the_native_engines_on_random_playouts(
     native: str,
 ) -> None:

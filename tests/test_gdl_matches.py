@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from referee.cli import app
@@ -153,6 +154,7 @@ COIN = """
 """
 
 
+@pytest.mark.slow
 def test_the_referee_plays_the_random_role_uniformly(tmp_path: Path) -> None:
     rules = tmp_path / "coin.kif"
     rules.write_text(COIN)

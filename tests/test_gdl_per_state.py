@@ -39,6 +39,7 @@ def small_budget(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
 @pytest.mark.corpus
 @pytest.mark.parametrize("path", GDL_REFERENCES, ids=lambda p: p.stem)
+@pytest.mark.slow
 def test_per_state_reasoner_reproduces_the_gdl_reference_games(path: Path) -> None:
     report = check_file(path, per_state_file(RULES / f"{path.stem}.kif"))
     assert report.games == len(path.read_text().splitlines())
@@ -57,6 +58,7 @@ def test_per_state_reasoner_reproduces_the_gdl_reference_games(path: Path) -> No
     ],
     ids=lambda path: path.stem,
 )
+@pytest.mark.slow
 def test_per_state_and_compiled_reasoners_agree_on_random_playouts(path: Path) -> None:
     whole, one = get_game(str(path)), per_state_file(path)
     assert whole.reasoner.complete and not one.reasoner.complete
@@ -124,6 +126,7 @@ def test_a_game_that_cannot_be_compiled_within_the_memory_is_loaded_one_state_at
 
 
 @pytest.mark.corpus
+@pytest.mark.slow
 def test_chess_is_played_one_state_at_a_time(monkeypatch: pytest.MonkeyPatch) -> None:
     # Its whole ground program has millions of rules; a threat relation alone 2.9 million
     # atoms over all boards. Made to give up early here, as it would after 10 s.
@@ -160,6 +163,7 @@ def test_a_game_with_an_endless_domain_but_finite_states_is_played(
     assert game.is_terminal(state) and game.goals(state) == (100,)
 
 
+@pytest.mark.slow
 def test_a_game_whose_first_state_does_not_ground_is_refused(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

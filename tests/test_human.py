@@ -37,6 +37,7 @@ def spawn(tmp_path: Path) -> pexpect.spawn:
     )
 
 
+@pytest.mark.slow
 def test_a_person_plays_by_number_and_ctrl_c_ends_the_match_at_once(tmp_path: Path) -> None:
     child = spawn(tmp_path)
     child.expect("you are xcplayer: X, then X crossing; obplayer: O, then # blocking; . empty")
@@ -75,6 +76,7 @@ def test_a_person_plays_by_number_and_ctrl_c_ends_the_match_at_once(tmp_path: Pa
     assert waited < 30, waited
 
 
+@pytest.mark.slow
 def test_a_person_who_types_quit_resigns_and_the_record_verifies(tmp_path: Path) -> None:
     child = spawn(tmp_path)
     child.expect_exact(PROMPT)

@@ -69,6 +69,7 @@ def _no_traceback(result: subprocess.CompletedProcess[str]) -> None:
     ],
     ids=["address space", "open files", "file size"],
 )
+@pytest.mark.slow
 def test_a_referee_under_a_lower_limit_plays_and_notes_it_once(
     which: int, value: int, note: str, tmp_path: Path
 ) -> None:
@@ -79,6 +80,7 @@ def test_a_referee_under_a_lower_limit_plays_and_notes_it_once(
     assert _notes(result) == [f"note: {note}; each player's is lowered to it"]
 
 
+@pytest.mark.slow
 def test_a_tournament_notes_a_lowered_limit_once_for_all_its_matches(tmp_path: Path) -> None:
     result = _run_under({resource.RLIMIT_NOFILE: 64}, ["tournament", str(_cup(tmp_path))])
     _no_traceback(result)
@@ -105,6 +107,7 @@ def _cup(tmp_path: Path) -> Path:
     return config
 
 
+@pytest.mark.slow
 def test_a_referee_under_a_process_limit_plays(tmp_path: Path) -> None:
     """RLIMIT_NPROC does not hold root back, but each seat user of a root referee's jail has
     it; a referee that is not root notes it where it is below its backstop (its user's
@@ -157,6 +160,7 @@ def test_a_referee_under_a_process_limit_plays(tmp_path: Path) -> None:
         "referee's file size",
     ],
 )
+@pytest.mark.slow
 def test_a_limit_too_low_to_play_ends_with_one_line(
     limits: dict[int, int], line: str, tmp_path: Path
 ) -> None:
@@ -167,6 +171,7 @@ def test_a_limit_too_low_to_play_ends_with_one_line(
     assert errors == [f"referee: error: {line}"]
 
 
+@pytest.mark.slow
 def test_a_tournament_whose_referee_runs_out_of_open_files_ends_with_one_line(
     tmp_path: Path,
 ) -> None:

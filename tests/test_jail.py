@@ -34,7 +34,7 @@ from tests.support.referees import bot_copy, running
 HOSTILE = Path(__file__).resolve().parent / "players" / "hostile.py"
 SECRET = "keeper-secret-7f3a"
 # A core of its own for a probe; it says the cores it may use, tries to use them all, says
-# again, and is ready.
+# again, and once asked to start, is ready.
 ALONE = max(os.sched_getaffinity(0))
 PINNED_PROBE = """import os, sys
 def allowed():
@@ -47,6 +47,8 @@ except OSError:
     pass
 sys.stderr.write(before + " " + allowed() + "\\n")
 sys.stderr.flush()
+# Ready only once asked: a "ready" written before the start line is a line nobody asked for.
+sys.stdin.readline()
 print("ready", flush=True)
 sys.stdin.readline()
 """

@@ -131,6 +131,7 @@ def test_a_missing_program_is_a_start_error(tmp_path: Path) -> None:
 FAIR = Clocks(start_ms=2_000, play_ms=400)
 
 
+@pytest.mark.slow
 def test_an_answer_at_80_percent_of_the_play_clock_is_never_a_timeout(tmp_path: Path) -> None:
     slow = program("slow", MISBEHAVING, "late", "--at", "0", "--delay-ms", "320")
     transcript, players = run(tmp_path, "ticblock", [slow, program("random", RANDOM)], clocks=FAIR)
@@ -158,6 +159,7 @@ def asked_steps(transcript: dict, role: str) -> list[int]:
 
 
 @pytest.mark.parametrize("policy", [Policy.FORFEIT, Policy.RANDOM])
+@pytest.mark.slow
 def test_an_answer_at_120_percent_of_the_play_clock_is_always_a_timeout(
     tmp_path: Path, policy
 ) -> None:
@@ -317,6 +319,7 @@ def test_a_player_dies_with_the_referee_even_when_it_never_reads_its_input(
     assert process_state(pid) in (None, "Z"), "the player outlived the referee"
 
 
+@pytest.mark.slow
 def test_a_person_is_not_timed(tmp_path: Path) -> None:
     from referee.players.human import HumanPlayer
     from referee.records.verify import Outcome, verify_file

@@ -56,6 +56,7 @@ def compiled(tmp_path: Path, *flags: str) -> str:
     return str(binary)
 
 
+@pytest.mark.slow
 def test_a_c_bot_that_never_flushes_is_told_to_flush_and_stopped_after_one_start(
     tmp_path: Path,
 ) -> None:
@@ -78,6 +79,7 @@ def test_the_same_c_bot_flushing_passes(tmp_path: Path) -> None:
     assert report.verdict is not Verdict.FAIL, failing(report)
 
 
+@pytest.mark.slow
 def test_an_awk_bot_without_interactive_input_is_told_about_buffered_input(
     tmp_path: Path,
 ) -> None:
@@ -110,6 +112,7 @@ def test_debug_text_on_standard_output_is_sent_to_standard_error(tmp_path: Path)
 # In blocker-parallel both roles move at every step: the late first answer comes while the
 # second move's clock runs.
 @pytest.mark.parametrize("game", ["ticblock", "blocker-parallel"])
+@pytest.mark.slow
 def test_a_slow_first_move_is_told_to_set_up_before_ready(tmp_path: Path, game: str) -> None:
     report = run([sys.executable, str(MISTAKES / "slow_first_move.py")], tmp_path, game=game)
     late = failing(report)["play clock"]
@@ -267,6 +270,7 @@ def test_a_java_bot_with_contradicting_heap_flags_is_told_the_jvm_s_reason(
         assert start.stderr[-2:] == words
 
 
+@pytest.mark.slow
 def test_the_same_java_bot_passes(tmp_path: Path) -> None:
     argv = [needs("java"), *SMALL_JVM, "-cp", str(java_bot(tmp_path)), "Bot"]
     spec = PlayerSpec("submitted", tuple(argv))
@@ -305,6 +309,7 @@ def test_a_pyenv_shim_is_told_the_interpreter_it_stands_for(
     )
 
 
+@pytest.mark.slow
 def test_a_slow_start_is_measured_and_told_the_start_clock_s_key(tmp_path: Path) -> None:
     spec = PlayerSpec("submitted", (sys.executable, str(MISTAKES / "slow_start.py"), "3.5"))
     clocks = Clocks(start_ms=2_000, play_ms=1_000)

@@ -240,6 +240,7 @@ def _resigned(data: Data) -> Data:
     return signed
 
 
+@pytest.mark.slow
 def test_every_real_transcript_verifies_signed_and_unsigned(
     tmp_path: Path, corpus: list[tuple[Data, str]]
 ) -> None:

@@ -68,6 +68,7 @@ def first_states(game: GdlGame, count: int = 4) -> list[Hashable]:
     return states
 
 
+@pytest.mark.slow
 def test_a_state_past_the_memory_limit_is_a_fault_of_the_rules_outside_this_process() -> None:
     game = exploding(StateLimits(memory_mb=512, seconds=300))
     states = first_states(game)
@@ -103,6 +104,7 @@ def test_a_game_compiled_whole_is_compiled_outside_the_referees_process(tmp_path
     assert int(done.stdout) * 1024 < 200 * MIB
 
 
+@pytest.mark.slow
 def test_the_reasoner_started_again_keeps_every_state_it_had() -> None:
     game = exploding(StateLimits(memory_mb=512, seconds=300))
     states = first_states(game)
@@ -251,6 +253,7 @@ def _random_seats(tmp_path: Path, game: GdlGame) -> list:
     ]
 
 
+@pytest.mark.slow
 def test_a_match_ends_where_the_rules_cannot_compute_a_state(tmp_path: Path) -> None:
     game = exploding(StateLimits(memory_mb=4096, seconds=1))
     out = tmp_path / "m.json"
@@ -307,6 +310,7 @@ def _problem(verdict: FileVerdict) -> str:
     return str(verdict.replayed.problem)
 
 
+@pytest.mark.slow
 def test_verifying_a_rules_fault_checks_it_against_the_rules(tmp_path: Path) -> None:
     out = _played(tmp_path, exploding(StateLimits(memory_mb=4096, seconds=1)))
 
@@ -349,6 +353,7 @@ def test_verifying_a_rules_fault_checks_it_against_the_rules(tmp_path: Path) -> 
         assert problem.startswith(what), (change.__name__, problem)
 
 
+@pytest.mark.slow
 def test_a_rules_fault_claimed_of_a_state_that_computes_is_caught(tmp_path: Path) -> None:
     out = _played(tmp_path, exploding(StateLimits(memory_mb=4096, seconds=1)))
 
@@ -383,6 +388,7 @@ def test_a_rules_fault_claimed_of_a_state_that_computes_is_caught(tmp_path: Path
     (tmp_path / "tampered.json").unlink()
 
 
+@pytest.mark.slow
 def test_which_limit_a_state_passes_first_depends_on_the_machine_and_is_noted(
     tmp_path: Path,
 ) -> None:
@@ -440,6 +446,7 @@ def _no_goal(tmp_path: Path, grows: bool) -> GdlGame:
     return load_rulesheet(path, StateLimits(memory_mb=512, seconds=5))
 
 
+@pytest.mark.slow
 def test_a_fault_of_the_rules_as_written_is_recorded_word_for_word(tmp_path: Path) -> None:
     game = _no_goal(tmp_path, grows=True)
     assert game.state_limits == StateLimits(memory_mb=512, seconds=5)
@@ -532,6 +539,7 @@ def test_no_limit_can_be_recorded_for_a_built_in_game(tmp_path: Path) -> None:
     )
 
 
+@pytest.mark.slow
 def test_another_managers_match_that_the_rules_failed_imports_with_its_rules_fault(
     tmp_path: Path,
 ) -> None:
@@ -560,6 +568,7 @@ def test_another_managers_match_that_the_rules_failed_imports_with_its_rules_fau
     assert read_transcript(imported).rules_fault is None
 
 
+@pytest.mark.slow
 def test_a_tournament_records_the_rules_fault_and_plays_its_other_matches(
     tmp_path: Path,
 ) -> None:
@@ -592,6 +601,7 @@ def test_a_tournament_records_the_rules_fault_and_plays_its_other_matches(
     assert again.plan == (8, 8) and again.played == []
 
 
+@pytest.mark.slow
 def test_referee_play_of_the_exploding_game_one_line_exit_2_and_a_small_referee(
     tmp_path: Path,
 ) -> None:
@@ -627,6 +637,7 @@ def test_referee_play_of_the_exploding_game_one_line_exit_2_and_a_small_referee(
     assert transcript.rules_fault is not None and transcript.rules_fault.limit == "memory"
 
 
+@pytest.mark.slow
 def test_serve_ends_a_match_whose_rules_blow_up_and_goes_on_serving(tmp_path: Path) -> None:
     start = format_request(Start("m1", "red", one_line(EXPLODING.read_text()), 120, 30))
     output: list[str] = []
@@ -731,6 +742,7 @@ def _gone(pid: int, seconds: float) -> bool:
 
 
 @pytest.mark.parametrize("signal_number", [signal.SIGINT, signal.SIGTERM])
+@pytest.mark.slow
 def test_ctrl_c_or_sigterm_give_up_a_state_being_computed(
     tmp_path: Path, signal_number: int
 ) -> None:
@@ -758,6 +770,7 @@ def slow_game() -> tuple[GdlGame, list[State], JointMove]:
     return game, states, joint
 
 
+@pytest.mark.slow
 def test_a_query_given_up_between_two_of_its_questions_asks_the_second_in_vain() -> None:
     # The give-up lands after the first question's answer was read, as it can when Ctrl-C
     # comes just then: the query's next question, state 5, ends at once; it is not asked of
@@ -773,6 +786,7 @@ def test_a_query_given_up_between_two_of_its_questions_asks_the_second_in_vain()
     assert time.monotonic() - began < 60
 
 
+@pytest.mark.slow
 def test_a_query_given_up_while_it_waits_ends_and_the_next_is_answered() -> None:
     game, states, joint = slow_game()
     cancelled: list[bool] = []
@@ -799,6 +813,7 @@ def test_a_query_given_up_while_it_waits_ends_and_the_next_is_answered() -> None
     )
 
 
+@pytest.mark.slow
 def test_a_reasoner_child_ends_soon_after_its_referee_is_killed(tmp_path: Path) -> None:
     with computing_state_5(tmp_path) as (process, child):
         process.kill()

@@ -64,6 +64,7 @@ def watched(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> 
     return protections
 
 
+@pytest.mark.slow
 def test_a_tournament_of_misbehaving_players_ends_with_every_fault_named(
     tmp_path: Path, watched: Protections
 ) -> None:
@@ -207,6 +208,7 @@ async def _faulty_request(spec: PlayerSpec, log: Path, *lines: str) -> tuple[int
     ],
     ids=["memory-hog", "fork-bomb"],
 )
+@pytest.mark.slow
 def test_a_hog_and_a_bomb_are_named_at_the_step_of_the_excess_every_time(
     tmp_path: Path, mode: str, limits: Limits, named: str
 ) -> None:

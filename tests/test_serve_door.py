@@ -101,6 +101,7 @@ def foreign_start(port: int, source: str, match_id: str) -> str:
     return answer.decode(errors="replace").partition("\r\n\r\n")[2] or "closed: no answer"
 
 
+@pytest.mark.slow
 def test_strangers_neither_start_a_match_nor_stop_the_managers(tmp_path: Path) -> None:
     """100 slow connections from 127.0.0.2 and STARTs from 127.0.0.3 while the manager at
     127.0.0.1 plays a whole match with `referee play`, in each seat, through
@@ -149,6 +150,7 @@ def test_strangers_neither_start_a_match_nor_stop_the_managers(tmp_path: Path) -
     assert all(answer.startswith("closed") for answer in answers), set(answers)
 
 
+@pytest.mark.slow
 def test_the_slow_connections_of_one_address_leave_room_for_another(tmp_path: Path) -> None:
     with served(tmp_path) as port, slow_connections(port, "127.0.0.2", 3 * PER_ADDRESS):
         # Past its own bound the stranger's connections are refused, not the manager's.
@@ -158,6 +160,7 @@ def test_the_slow_connections_of_one_address_leave_room_for_another(tmp_path: Pa
         assert ask(port, "(ABORT m1)") == (200, "aborted")
 
 
+@pytest.mark.slow
 def test_serve_without_an_allow_list_says_who_can_start_a_match(tmp_path: Path) -> None:
     said: list[str] = []
     with served(tmp_path, "random", said=said) as port:

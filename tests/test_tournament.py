@@ -341,6 +341,7 @@ def test_the_progress_line_of_a_match_gives_goals_or_why_there_are_none() -> Non
     ],
     ids=["built-in", "gdl-3-players"],
 )
+@pytest.mark.slow
 def test_a_tournament_killed_with_sigkill_resumes_to_the_same_standings(
     tmp_path: Path, games: str, rounds: int
 ) -> None:
@@ -383,6 +384,7 @@ def test_a_tournament_killed_with_sigkill_resumes_to_the_same_standings(
     assert standings[0] == standings[1]
 
 
+@pytest.mark.slow
 def test_sigterm_stops_a_tournament_cleanly_and_it_resumes(tmp_path: Path) -> None:
     players = {"a": seeded(1), "b": seeded(2)}
     config = write_config(tmp_path, players, "[ticblock, quad]", "rounds: 10\nconcurrency: 2\n")

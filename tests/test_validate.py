@@ -52,6 +52,7 @@ def verdicts(report: Report) -> dict[str, Verdict]:
     ],
     ids=["random-python", "random-shell"],
 )
+@pytest.mark.slow
 def test_the_random_sample_players_pass_every_check_in_every_game(
     tmp_path: Path, command: str
 ) -> None:
@@ -60,6 +61,7 @@ def test_the_random_sample_players_pass_every_check_in_every_game(
     assert report.matches == 5 * 2 * 3
 
 
+@pytest.mark.slow
 def test_the_mcts_sample_player_passes(tmp_path: Path) -> None:
     report = run(player_spec("mcts"), ["ticblock"], tmp_path, Clocks(5_000, 300), per_role=1)
     assert report.verdict is not Verdict.FAIL, report.checks
@@ -87,6 +89,7 @@ ZOO = [
 
 
 @pytest.mark.parametrize(("mode", "args", "check", "detail"), ZOO, ids=[z[0] for z in ZOO])
+@pytest.mark.slow
 def test_a_misbehaving_player_fails_the_right_check_within_the_bound(
     tmp_path: Path, mode: str, args: tuple[str, ...], check: str, detail: str
 ) -> None:
@@ -246,6 +249,7 @@ def test_matches_the_rules_ended_are_said_in_one_line_and_warn(tmp_path: Path) -
 
 
 @pytest.mark.usefixtures("quick_load")
+@pytest.mark.slow
 def test_a_state_past_its_limits_ends_matches_the_validation_blames_on_the_rules(
     tmp_path: Path,
 ) -> None:
