@@ -3,7 +3,17 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test lint bench clean
+.PHONY: demo test check lint bench clean
+
+# The suite runs on worker processes (pytest-xdist), a test file to each in turn: a file's
+# module fixtures (a served arena, the demo played) are set up once, and its tests keep their
+# order. Most of a test's time is spent waiting on the programs it starts, so twice as many
+# workers as cores keep the cores busy; no more than 8, which a big machine's memory bears.
+WORKERS ?= $(shell n=$$(( $$(nproc) * 2 )); echo $$(( n > 8 ? 8 : n )))
+PYTEST := $(BIN)/python -m pytest -n $(WORKERS) --dist loadfile
+# What `make check` leaves out: the kinds of test that need a browser, a database server, a
+# cluster, the jail or the starters' compilers, and the tests of more than about 3 s.
+SLOW_KINDS := browser or postgres or cluster or jail or starters or slow
 
 # A line per step, and pip's own lines for the packages as it fetches them: a first run
 # takes a minute or two, which should not look like a hang.
@@ -20,7 +30,11 @@ demo: $(BIN)/referee
 	$(BIN)/referee tournament matches/demo.yaml
 
 test: lint
-	$(BIN)/python -m pytest
+	$(PYTEST)
+
+# The edit loop: lint and the quick tests, in a few minutes.
+check: lint
+	$(PYTEST) -m "not ($(SLOW_KINDS))"
 
 lint: $(BIN)/referee
 	$(BIN)/ruff check .

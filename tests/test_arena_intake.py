@@ -19,9 +19,10 @@ from referee.players.starter import STARTERS
 from referee.validate.checks import Verdict
 from tests.support.archives import Entry, tar
 from tests.support.arena_databases import ArenaMaker
+from tests.support.facilities import missing
 from tests.support.hostile_submissions import submit
+from tests.support.paths import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 MISTAKES = ROOT / "tests" / "players" / "mistakes"
 CONFIG = """\
 name: intake
@@ -135,7 +136,7 @@ def c_bot(source: Path, build: str) -> bytes:
 
 def needs_cc() -> None:
     if shutil.which("cc") is None:
-        pytest.skip("no cc on this machine")
+        missing("no cc (a C compiler) on this machine")
 
 
 def test_a_good_python_bot_reaches_placing(arena: Arena) -> None:

@@ -5,14 +5,12 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
 from referee.sandbox.isolation import machine_protections
 from tests.support.facilities import missing
-
-ROOT = Path(__file__).resolve().parents[1]
+from tests.support.paths import ROOT
 
 
 def benchmark_json(script: str, *args: str, exit_codes: tuple[int, ...] = (0,)) -> dict:

@@ -6,9 +6,8 @@ import shutil
 import subprocess
 from pathlib import Path
 
-import pytest
-
-ROOT = Path(__file__).resolve().parents[1]
+from tests.support.facilities import missing
+from tests.support.paths import ROOT
 
 
 def test_setting_up_the_environment_says_each_step_and_shows_pip_s_progress(
@@ -16,7 +15,7 @@ def test_setting_up_the_environment_says_each_step_and_shows_pip_s_progress(
 ) -> None:
     make = shutil.which("make")
     if make is None:
-        pytest.skip("make is not installed on this machine")
+        missing("make is not installed on this machine")
     venv = tmp_path / "venv"
     # -n: what it would run and say, for a virtual environment not made yet.
     planned = subprocess.run(

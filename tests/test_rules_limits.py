@@ -39,11 +39,11 @@ from referee.records.verify import FileVerdict, Outcome, verify_file
 from referee.sandbox.proc import stats_of
 from referee.tournaments.config import load_config
 from tests.support.gateway import ask, served
+from tests.support.paths import ROOT
 from tests.support.replays import ggp_exported, ggp_imported
 from tests.support.rulesheets import dense
 from tests.support.tournaments import run, seeded, transcripts, write_config
 
-ROOT = Path(__file__).resolve().parents[1]
 EXPLODING = ROOT / "tests" / "rulesheets" / "exploding.kif"
 MIB = 1 << 20
 SEATS = ("-p", "red=random", "-p", "blue=random", "--state-memory-mb", "1024")
