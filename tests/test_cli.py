@@ -422,7 +422,7 @@ def test_tables_fit_the_terminal(args: list[str], columns: int) -> None:
     assert all(len(line) <= columns for line in fitted.stdout.splitlines()), fitted.stdout
     # Wrapped or listed, not cut: every character of the wide table is there.
     missing = characters(wide.stdout) - characters(fitted.stdout)
-    assert set(missing) <= {"-"}, missing
+    assert set(missing) <= {"-"}, (missing, wide.stdout, fitted.stdout)
 
 
 def characters(output: str) -> Counter[str]:

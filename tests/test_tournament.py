@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 from referee.cli import app
 from referee.cli.present import finished_line
 from referee.errors import ConfigError, FaultKind
-from referee.players.base import PlayerSpec
+from referee.players.builtin import player_spec
 from referee.players.process import ProgramPlayer
 from referee.records.signing import results_key
 from referee.records.transcript import (
@@ -196,7 +196,7 @@ def test_a_spare_process_waits_in_the_idle_class_and_plays_as_every_player(
             "only root can wake a process of the idle class: no spares here",
             under_ci="CI runs as root, who can wake a spare",
         )
-    spec = PlayerSpec.from_command("p", seeded(1))
+    spec = player_spec(seeded(1), "p")
     pool = PlayerPool([Entrant(spec, reuse=False)])
 
     async def acquire_twice() -> None:
@@ -206,6 +206,8 @@ def test_a_spare_process_waits_in_the_idle_class_and_plays_as_every_player(
             spare = await pool._spares["p"]
             assert isinstance(first, ProgramPlayer) and spare is not None and spare is not first
             assert spare.pid is not None and os.sched_getscheduler(spare.pid) == os.SCHED_IDLE
+            # A program that runs, waiting for its match: not one that ended at its start.
+            assert first.alive and spare.alive
             await pool.release("p", first)
             assert first.pid is not None and os.sched_getscheduler(first.pid) == os.SCHED_IDLE
             second = await pool.acquire("p", tmp_path / "2.log")
@@ -222,7 +224,7 @@ def test_matches_at_once_leave_one_spare_of_a_player_not_one_each(tmp_path: Path
             "only root can wake a process of the idle class: no spares here",
             under_ci="CI runs as root, who can wake a spare",
         )
-    pool = PlayerPool([Entrant(PlayerSpec.from_command("p", seeded(1)), reuse=False)])
+    pool = PlayerPool([Entrant(player_spec(seeded(1), "p"), reuse=False)])
 
     async def at_once() -> None:
         try:

@@ -236,9 +236,10 @@ class _Validation:
                 if seen is not None:
                     for after, strays in seen.strays.items():
                         count = strays.count - before.get(after, 0)
-                        # What a program that died at its start wrote after its first line
-                        # is its last words, not lines nobody asked for.
-                        if count and not (death and after == "start"):
+                        # What a program that died at its start wrote, before its `start`
+                        # (as fast as the referee writes it, when the machine is busy) or
+                        # after, is its last words, not lines nobody asked for.
+                        if count and not (death and after in ("", "start")):
                             failed |= _stray(session, number, after, count, strays.last, evidence)
                     evidence.stderr.append((match_id, seen.stderr_bytes - stderr_before))
                 evidence.failed_by_match.append(failed)
