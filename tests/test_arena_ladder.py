@@ -35,25 +35,14 @@ from referee.tournaments.cluster import Workers
 from referee.tournaments.ratings import Rating
 from referee.tournaments.runner import LocalVenue, Observer
 from referee.tournaments.schedule import ScheduledMatch
-from tests.support.arena import NEVER, add_version
+from tests.support.arena import LADDER_CONFIG, NEVER, add_version
 from tests.support.arena_databases import ArenaMaker
 from tests.support.referees import MISBEHAVING
 
 # The random player of the tests' zoo (NEVER: a player that plays on).
 PLAYS_ON = f"{MISBEHAVING.name} {NEVER}"
 PATIENCE_S = 120
-CONFIG = """\
-name: ladder-test
-games: [ticblock]
-start_clock: 5000
-play_clock: 1000
-policy: forfeit
-openings: 2
-concurrency: 2
-arena:
-  placement_matches: 2
-  suspend: {after: 3, faults: 0.5}
-"""
+CONFIG = LADDER_CONFIG.format(game="ticblock", arena="  suspend: {after: 3, faults: 0.5}\n")
 
 
 class Told(LadderObserver):

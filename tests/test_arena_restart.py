@@ -24,7 +24,7 @@ from sqlalchemy import func, select
 from referee.arena.db import Match, MatchState, Seat, Version
 from referee.arena.home import Arena
 from referee.records.transcript import read_transcript
-from tests.support.arena import add_version
+from tests.support.arena import LADDER_CONFIG, add_version
 from tests.support.arena_databases import ArenaMaker
 from tests.support.paths import ROOT
 
@@ -36,17 +36,7 @@ MATCHES_PER_START = 10
 # A process's state in /proc when a v1 freezer cgroup holds it (stopped in the kernel's
 # refrigerator, uninterruptibly), or stopped.
 FROZEN = ("D", "T")
-CONFIG = """\
-name: restart-test
-games: [double-tictactoe]
-start_clock: 5000
-play_clock: 1000
-policy: forfeit
-openings: 2
-concurrency: 2
-arena:
-  placement_matches: 2
-"""
+CONFIG = LADDER_CONFIG.format(game="double-tictactoe", arena="")
 LISTENING = re.compile(r"listening on (http://\S+)$", re.MULTILINE)
 
 

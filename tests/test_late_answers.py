@@ -15,6 +15,7 @@ from referee.policy import Policy
 from referee.records.transcript import Transcript
 from referee.tournaments.config import load_config
 from tests.support.matches import RANDOM, assert_nothing_left, program, run
+from tests.support.referees import bot_copy
 from tests.support.tournaments import run as run_tournament
 from tests.support.tournaments import seeded, transcripts, write_config
 
@@ -44,7 +45,8 @@ def test_two_late_answers_in_a_row_then_prompt_ones_are_judged_on_the_prompt_one
     tmp_path: Path,
 ) -> None:
     # Its answers to its first two requests come together with its answer to the third.
-    late = program("late", LATE, "2", "go")
+    copy = bot_copy(tmp_path, "late.py", LATE)
+    late = program("late", copy, "2", "go")
     transcript, players = run(
         tmp_path, "ticblock", [late, program("random", RANDOM)], Policy.RANDOM, CLOCKS
     )
@@ -58,7 +60,7 @@ def test_two_late_answers_in_a_row_then_prompt_ones_are_judged_on_the_prompt_one
     for number in later:
         assert steps[number]["moves"][role] == own[number], steps[number]
         assert role in steps[number]["times_ms"]
-    assert_nothing_left(players, LATE)
+    assert_nothing_left(players, copy)
 
 
 @pytest.mark.parametrize(("until", "kept"), [("end", True), ("never", False)])

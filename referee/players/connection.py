@@ -19,6 +19,7 @@ calls `pipe_data_received`, `pipe_connection_lost` and `fail`, and is asked, thr
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -213,6 +214,12 @@ class PlayerConnection:
         """Send `line`; the answer, or None when none came within `limit_s` of the write."""
         if self._pending is not None:
             raise RuntimeError("one request at a time")
+        if self.gone is None and self._transport is not None and self._transport.is_closing():
+            # A program that exits closes its pipes a moment before its exit can be seen: its
+            # owner's word comes soon (how it exited, or that it only closed its input), and
+            # the fault says that, however busy the machine is.
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._gone_event.wait(), limit_s)
         self._raise_if_gone()
         self._read_what_was_left()
         pending: asyncio.Future[_Arrival | None] = asyncio.get_running_loop().create_future()

@@ -64,6 +64,20 @@ arena:
   submission: {{max_mb: 1, max_files: 10, per_hour: 3}}
   public_leaderboard: {public}
 """
+# A ladder of forfeit matches, two at once, that places a version after 2 matches
+# (tests/test_arena_ladder.py, test_arena_restart.py): format it with the `game` and the
+# `arena` settings besides.
+LADDER_CONFIG = """\
+name: ladder-test
+games: [{game}]
+start_clock: 5000
+play_clock: 1000
+policy: forfeit
+openings: 2
+concurrency: 2
+arena:
+  placement_matches: 2
+{arena}"""
 # The arguments of the tests' zoo player (MISBEHAVING), which plays random moves and needs
 # nothing of the referee's package (hidden in a jail), for a misdeed that never comes: a
 # player that plays on.
