@@ -38,6 +38,20 @@ def pytest_configure(config: pytest.Config) -> None:
     os.environ.pop("COLUMNS", None)
 
 
+# The files that take minutes in one process (python benchmarks/suite.py): collected first,
+# so that on workers (`make test`, a file to each) they start at once and the run does not
+# wait on one of them at its end.
+LONG_FILES = ("test_examples.py", "test_rules_limits.py", "test_gateway.py", "test_starters.py")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    def first_if_long(item: pytest.Item) -> int:
+        name = item.path.name
+        return LONG_FILES.index(name) if name in LONG_FILES else len(LONG_FILES)
+
+    items.sort(key=first_if_long)
+
+
 def pytest_runtest_setup(item: pytest.Item) -> None:
     if CORPUS is None and item.get_closest_marker("corpus"):
         missing(CORPUS_MISSING)
