@@ -289,6 +289,40 @@ def test_a_process_that_leaves_the_group_is_killed_when_cgroups_or_the_jail_are_
     assert player.ending is not None and player.ending.told_to_quit
 
 
+# A parent that forks a child into a process group of its own, says the child's pid, and
+# never reaps it: the child's end leaves a zombie in that group that is not ours to reap.
+_UNREAPED = """import os, sys, time
+child = os.fork()
+if child == 0:
+    os.setpgid(0, 0)
+    os._exit(0)
+print(child, flush=True)
+time.sleep(120)
+"""
+
+
+def test_the_probe_does_not_wait_for_a_zombie_another_process_must_reap(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # As under a service manager or a test runner that is a subreaper: the jail's init, left
+    # to it, stays a zombie in the probe's group; the probe once waited out its whole timeout
+    # for it, at the start of every command.
+    monkeypatch.setattr(sandbox, "_PROBE_TIMEOUT_S", 120.0)
+    parent = subprocess.Popen([sys.executable, "-c", _UNREAPED], stdout=subprocess.PIPE, text=True)
+    try:
+        assert parent.stdout is not None
+        child = int(parent.stdout.readline())
+        while process_state(child) != "Z":
+            time.sleep(0.01)
+        began = time.monotonic()
+        sandbox._reap_group(child)
+        assert time.monotonic() - began < 60
+        assert process_state(child) == "Z"  # left for its parent
+    finally:
+        parent.kill()
+        parent.wait()
+
+
 def test_without_a_working_bubblewrap_players_run_unjailed_and_the_referee_says_why(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -339,12 +339,14 @@ def _jail() -> tuple[Jail | None, str]:
 
 def _reap_group(pgid: int) -> None:
     """Reap what of a finished process group was left to this process (a subreaper): the
-    jail's init outlives bubblewrap by a moment."""
+    jail's init outlives bubblewrap by a moment. Done once every member has ended: one left
+    to a subreaper above this process (a service manager's, a test runner's) stays a
+    zombie until that one reaps it, which is not to be waited for."""
     deadline = time.monotonic() + _PROBE_TIMEOUT_S
     while time.monotonic() < deadline:
         members = group_stats(pgid)
         reap_zombies(members)
-        if not members:
+        if all(fields[0] == b"Z" for _, fields in members):
             return
         time.sleep(0.005)
 
