@@ -543,11 +543,12 @@ def test_no_limit_can_be_recorded_for_a_built_in_game(tmp_path: Path) -> None:
 def test_another_managers_match_that_the_rules_failed_imports_with_its_rules_fault(
     tmp_path: Path,
 ) -> None:
-    out = _played(tmp_path, exploding(StateLimits(memory_mb=512, seconds=5)))
+    # Time enough that only the memory limit ends the state, however busy the machine.
+    out = _played(tmp_path, exploding(StateLimits(memory_mb=512, seconds=300)))
     match = ggp_exported(tmp_path, json.loads(out.read_text()), "m")
     del match["x-referee-transcript"]
     assert match["isAborted"] and len(match["moves"]) == 4
-    limits = ("--rules", str(EXPLODING), "--state-memory-mb", "512", "--state-seconds", "5")
+    limits = ("--rules", str(EXPLODING), "--state-memory-mb", "512", "--state-seconds", "300")
     result, imported = ggp_imported(tmp_path, match, "m", *limits)
     assert result.exit_code == 0, result.output
     # Computed again by the import, under the limits it was given and the rules' own name.
@@ -557,7 +558,7 @@ def test_another_managers_match_that_the_rules_failed_imports_with_its_rules_fau
         f"{EXPLODING}: a state needs more than 512 MiB to ground (state_memory_mb)",
         "memory",
         512,
-        5,
+        300,
     )
     verdict = verify_file(imported)
     assert verdict.outcome is Outcome.VERIFIED, verdict.problem
@@ -619,8 +620,11 @@ def test_referee_play_of_the_exploding_game_one_line_exit_2_and_a_small_referee(
         "main()\n"
     )
     out = tmp_path / "m.json"
+    play = ["play", str(EXPLODING), *SEATS, "--out", str(out)]
+    # Time enough that only the memory limit ends the state, however busy the machine.
+    play += ["--state-seconds", "300"]
     done = subprocess.run(
-        [sys.executable, "-c", wrapper, "play", str(EXPLODING), *SEATS, "--out", str(out)],
+        [sys.executable, "-c", wrapper, *play],
         cwd=ROOT,
         capture_output=True,
         text=True,

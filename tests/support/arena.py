@@ -105,7 +105,8 @@ def add_version(
     arena: Arena, bot_name: str, program: str = "random", script: str = MISBEHAVING.name
 ) -> int:
     """A version of a new bot, straight to `placing`: a player that plays random moves (the
-    tests' random player copied as `script`), or a program that exits at once."""
+    tests' random player copied as `script`), or a program that exits at once. Test data,
+    written as rows: the arena itself moves a version only through lifecycle.py."""
     with arena.database.session() as session:
         author = session.scalar(select(Author))
         bot = Bot(author=author, name=bot_name)
