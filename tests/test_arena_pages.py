@@ -171,21 +171,14 @@ def ladder_paused(arena: Running) -> Iterator[None]:
     """The ladder paused by the organiser until the block ends: the matches a page lists stay
     those it lists (playing on, a fast ladder pushes a match out of a bot's recent 12 in a
     second or so)."""
-
-    def organiser_posts(action: str) -> None:
-        request = urllib.request.Request(
-            f"{arena.url}/api/ladder/{action}",
-            headers={"Authorization": f"Bearer {arena.tokens['organiser']}"},
-            method="POST",
-        )
-        with urllib.request.urlopen(request, timeout=DEADLINE_S) as answer:
-            assert answer.status == 200
-
-    organiser_posts("pause")
+    organiser = arena.tokens["organiser"]
+    status, said = arena.served.post("/api/ladder/pause", organiser)
+    assert status == 200, said
     try:
         yield
     finally:
-        organiser_posts("resume")
+        status, said = arena.served.post("/api/ladder/resume", organiser)
+        assert status == 200, said
 
 
 def a_match_of(arena: Running, bot: str) -> dict[str, Any]:

@@ -28,15 +28,22 @@ class Served:
 
     def get(self, path: str, token: str | None) -> tuple[int, Any]:
         """The status and JSON body of a GET, with `token` as the bearer if given."""
+        return self.request("GET", path, token)
+
+    def post(self, path: str, token: str | None) -> tuple[int, Any]:
+        """The status and JSON body of a POST with no body (an organiser's action)."""
+        return self.request("POST", path, token)
+
+    def request(self, method: str, path: str, token: str | None) -> tuple[int, Any]:
         headers = {"Authorization": f"Bearer {token}"} if token else {}
-        request = urllib.request.Request(f"{self.url}{path}", headers=headers)
+        request = urllib.request.Request(f"{self.url}{path}", headers=headers, method=method)
         try:
             with urllib.request.urlopen(request, timeout=DEADLINE_S) as answer:
                 return answer.status, json.loads(answer.read())
         except urllib.error.HTTPError as error:
             return error.code, json.loads(error.read())
         except urllib.error.URLError as error:
-            raise AssertionError(f"GET {path}: {error}; {self.said()}") from None
+            raise AssertionError(f"{method} {path}: {error}; {self.said()}") from None
 
     def said(self) -> str:
         """Whether the process still runs, and what it wrote on standard error if not."""
