@@ -16,6 +16,7 @@ import pytest
 from typer.testing import CliRunner
 
 from referee.cli import app
+from referee.clock import IDLE_CPU_ALLOWANCE_S
 from referee.players.base import PlayerSpec
 from referee.players.process import ProgramPlayer
 from referee.sandbox import isolation
@@ -332,11 +333,17 @@ def test_a_player_seen_using_cpu_time_while_paused_is_frozen_at_once_from_then_o
         try:
             await player.request(START, 5.0)
             family = await _family(bot)
+            # Running, not only started: on a busy machine a process may wait for a core
+            # longer than the grace lasts.
+            await _until(
+                lambda: sum(own_cpu_s(p) or 0 for p in family) > 10 * IDLE_CPU_ALLOWANCE_S,
+                "the bot's family did not run",
+            )
             player.pause()
             assert not player.frozen
             await _until(lambda: player.frozen, "not frozen after the grace")
             await player.request("go", 5.0)
-            # Its busy processes ran for the grace: more than a match allows.
+            # Its busy processes ran since its answer: more than a match allows.
             assert player.watched
             for _ in range(2):
                 player.pause()
