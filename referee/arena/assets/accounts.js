@@ -5,8 +5,17 @@
 
 const AUTHORS_POLL_MS = 5000;
 
-async function showAuthors() {
+let authorsShown = "";
+
+async function showAuthors(force = false) {
   const data = await api("/api/authors");
+  const shown = JSON.stringify(data.authors);
+  // Redrawn only when an account changed, so that a button asking to be clicked again is
+  // still there to click.
+  if (shown === authorsShown && !force) {
+    return;
+  }
+  authorsShown = shown;
   byId("authors").tBodies[0].replaceChildren(
     ...data.authors.map((author) =>
       el(
@@ -21,19 +30,23 @@ async function showAuthors() {
   );
 }
 
+// Each action takes two clicks: the first asks, in the button, to be sure.
 function accountActions(name) {
   const path = `/api/authors/${encodeURIComponent(name)}`;
   const actions = [
-    ["replace-token", "Replace token", `Replace ${name}'s token? The old one stops working at once.`, "token"],
-    ["revoke-token", "Revoke token", `Revoke ${name}'s token? No token is theirs until you replace it.`, "revoke"],
-    ["sign-out", "Sign out everywhere", `Sign ${name} out of every browser?`, "signout"],
+    ["replace-token", "Replace token", "token"],
+    ["revoke-token", "Revoke token", "revoke"],
+    ["sign-out", "Sign out everywhere", "signout"],
   ];
-  return actions.map(([kind, label, question, action]) => {
+  return actions.map(([kind, label, action]) => {
     const button = el("button", { type: "button", class: kind }, label);
     button.addEventListener("click", () => {
-      if (window.confirm(question)) {
-        accountAct(`${path}/${action}`);
+      if (button.dataset.armed !== "yes") {
+        button.dataset.armed = "yes";
+        button.textContent = `${label}: click again to confirm`;
+        return;
       }
+      accountAct(`${path}/${action}`);
     });
     return button;
   });
@@ -54,7 +67,7 @@ async function accountAct(path) {
       shown.replaceChildren(`${done.author}: ${done.sessions_ended} signed-in browser(s) signed out.`);
     }
     shown.hidden = false;
-    await showAuthors();
+    await showAuthors(true);
   } catch (error) {
     say("accounts-problem", sentence(error));
   }
