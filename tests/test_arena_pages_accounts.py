@@ -118,9 +118,7 @@ def test_after_signing_out_the_old_cookie_put_back_gets_401(
     browser.context.clear_cookies()
 
 
-def test_the_organiser_replaces_a_token_and_sees_it_once(
-    arena: Running, browser: Browser
-) -> None:
+def test_the_organiser_replaces_a_token_and_sees_it_once(arena: Running, browser: Browser) -> None:
     page = browser.page
     sign_in(page, arena, "grace")
     grace = session_cookie(browser)
