@@ -372,8 +372,9 @@ def _revision(url: str) -> str | None:
         engine.dispose()
 
 
-def _at_0002(url: str, names: list[str]) -> None:
-    """A database at the schema before accounts, holding authors of `names`."""
+def _at_0002(url: str, names: list[str], bots: tuple[str, ...] = ()) -> None:
+    """A database at the schema before accounts, holding authors of `names`, the first of
+    them with bots of `bots`."""
     command.upgrade(_alembic(url), "0002")
     engine = create_engine(url)
     try:
@@ -386,6 +387,14 @@ def _at_0002(url: str, names: list[str]) -> None:
                     ),
                     {"id": number, "name": name, "hash": f"{number:064x}", "now": "2025-03-01"},
                 )
+            for number, bot in enumerate(bots, 1):
+                connection.execute(
+                    text(
+                        "INSERT INTO bots (id, author_id, name, created_at)"
+                        " VALUES (:id, 1, :name, :now)"
+                    ),
+                    {"id": number, "name": bot, "now": "2025-03-01"},
+                )
     finally:
         engine.dispose()
 
@@ -394,13 +403,15 @@ def test_an_arena_before_accounts_is_upgraded_with_its_names_keys(
     tmp_path: Path, database_url: str | None
 ) -> None:
     url = database_url or f"sqlite:///{tmp_path / 'old.db'}"
-    _at_0002(url, ["organiser", "Ada-Good"])
+    _at_0002(url, ["organiser", "Ada-Good"], ("Ace", "bee"))
     upgrade(url)
     engine = create_engine(url)
     try:
         with engine.connect() as connection:
             keys = connection.execute(text("SELECT name_key FROM authors ORDER BY id")).all()
+            bots = connection.execute(text("SELECT name_key FROM bots ORDER BY id")).all()
         assert [key for (key,) in keys] == ["organiser", "ada-good"]
+        assert [key for (key,) in bots] == ["ace", "bee"]
     finally:
         engine.dispose()
 
@@ -419,6 +430,25 @@ def test_an_arena_with_names_differing_by_case_is_not_upgraded(
     )
     # Nothing changed: the arena is as it was, at the schema before.
     assert _revision(url) == "0002"
+
+
+def test_an_arena_with_bot_names_differing_by_case_is_not_upgraded(
+    tmp_path: Path, database_url: str | None
+) -> None:
+    url = database_url or f"sqlite:///{tmp_path / 'old.db'}"
+    _at_0002(url, ["organiser"], ("blocker", "Blocker"))
+    with pytest.raises(ArenaError, match="bot names 'blocker' and 'Blocker' differ only by case"):
+        upgrade(url)
+    assert _revision(url) == "0002"
+    # Renamed by the organiser, the arena upgrades: nothing was left half done.
+    engine = create_engine(url)
+    try:
+        with engine.begin() as connection:
+            connection.execute(text("UPDATE bots SET name = 'blocker-2' WHERE name = 'Blocker'"))
+    finally:
+        engine.dispose()
+    upgrade(url)
+    assert _revision(url) == "0003"
 
 
 def _public_app(make_arena: ArenaMaker, public_url: str) -> tuple[TestClient, str]:

@@ -21,9 +21,10 @@ _NAMED = (("authors", 64), ("bots", 40))
 
 
 def upgrade() -> None:
-    connection = op.get_bind()
+    # All checked before anything changes: SQLite's changes of a table are not undone.
+    for table, _ in _NAMED:
+        _refuse_look_alikes(op.get_bind(), table)
     for table, length in _NAMED:
-        _refuse_look_alikes(connection, table)
         with op.batch_alter_table(table, schema=None) as batch_op:
             batch_op.add_column(sa.Column("name_key", sa.String(length=length), nullable=True))
         op.execute(sa.text(f"UPDATE {table} SET name_key = lower(name)"))
