@@ -294,6 +294,8 @@ def test_a_flood_of_failed_sign_ins_is_bounded_and_the_right_token_still_works(
     statuses = [answer.status_code for answer in answers]
     assert statuses == [401] * audit.FAILED_PER_ADDRESS + [429] * 15
     assert "Too many failed sign-ins from your address" in answers[-1].text
+    wait = int(answers[-1].headers["retry-after"])
+    assert 0 < wait <= audit.FAILED_WINDOW.total_seconds()
     # One row each up to the bound, then one that says so; no more however long it goes on.
     actions = [row.action for row in rows(site)]
     assert actions == ["signin failed"] * audit.FAILED_PER_ADDRESS + ["signin limited"]

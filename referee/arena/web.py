@@ -231,7 +231,9 @@ class _Pages:
             wait = audit.signin_failed(database, address)
             if wait is not None:
                 line = f"Too many failed sign-ins from your address: try again in {wait} s."
-                return self._signin_page(_Viewer(None, ""), target, line, 429)
+                limited = self._signin_page(_Viewer(None, ""), target, line, 429)
+                limited.headers["Retry-After"] = str(wait)
+                return limited
             line = "That token is no author's in this arena: check it and try again."
             return self._signin_page(_Viewer(None, ""), target, line, 401)
         # A session is always a new one, whatever cookie came with the form: one planted
