@@ -42,6 +42,7 @@ from tests.support.arena_databases import ArenaMaker, PostgresServer
 # The tables of the design (docs: the arena's database), and Alembic's own.
 TABLES = {
     "authors", "bots", "versions", "steps", "matches", "seats", "settings", "rating_points",
+    "sign_ins", "audit",
 }  # fmt: skip
 # The largest seed a tournament makes (31 bits): it must fit on both databases.
 LARGEST_SEED = 2**31 - 1

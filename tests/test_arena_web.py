@@ -15,7 +15,7 @@ from referee.arena.api import create_app
 from referee.arena.home import Arena
 from referee.records.verify import FileVerdict
 from tests.support.arena import API_CONFIG as CONFIG
-from tests.support.arena import Site, StandIn, make_site, played_match, seed
+from tests.support.arena import Site, StandIn, make_site, played_match, seed, signed_in
 from tests.support.arena_databases import ArenaMaker
 
 OWN = "http://testserver"
@@ -34,7 +34,8 @@ def site(make_arena: ArenaMaker) -> Iterator[Site]:
 
 
 def cookie(site: Site, who: str) -> dict[str, str]:
-    return {"Cookie": f"referee_token={site.tokens[who]}"}
+    """The Cookie header of a new sign-in of `who`."""
+    return {"Cookie": signed_in(site.client, site.tokens[who])}
 
 
 def sign_in(site: Site, token: str, origin: str | None = OWN, target: str = "/") -> object:
@@ -43,8 +44,9 @@ def sign_in(site: Site, token: str, origin: str | None = OWN, target: str = "/")
     return site.client.post("/signin", data=form, headers=headers, follow_redirects=False)
 
 
-def csrf_of(site: Site, who: str) -> str:
-    page = site.client.get("/", headers=cookie(site, who))
+def csrf_of(site: Site, signed: dict[str, str]) -> str:
+    """The CSRF token of the pages of a sign-in (its Cookie header)."""
+    page = site.client.get("/", headers=signed)
     found = re.search(r'<meta name="csrf-token" content="([0-9a-f]{64})">', page.text)
     assert found, page.text
     return found.group(1)
@@ -55,12 +57,19 @@ def test_signing_in_sets_an_http_only_strict_cookie_and_goes_where_asked(site: S
     assert answer.status_code == 303
     assert answer.headers["location"] == "/bots/ace"
     set_cookie = answer.headers["set-cookie"]
+    site.client.cookies.clear()
     parts = [part.strip() for part in set_cookie.split(";")]
-    assert parts[0] == f"referee_token={site.tokens['alice']}"
-    assert set(parts[1:]) == {"HttpOnly", "SameSite=Strict", "Path=/"}
+    name, _, value = parts[0].partition("=")
+    # The cookie holds a session's id, never the token.
+    assert name == "referee_session" and len(value) >= 43
+    assert site.tokens["alice"] not in set_cookie
+    assert set(parts[1:]) == {"HttpOnly", "SameSite=Strict", "Path=/", "Max-Age=1209600"}
     # The cookie then names alice to the API, as her bearer token would.
-    me = site.client.get("/api/me", headers=cookie(site, "alice"))
+    me = site.client.get("/api/me", headers={"Cookie": parts[0]})
     assert me.status_code == 200 and me.json()["name"] == "alice"
+    # A cookie that holds the token itself is no one's.
+    made_up = {"Cookie": f"referee_session={site.tokens['alice']}"}
+    assert site.client.get("/api/me", headers=made_up).status_code == 401
 
 
 def test_over_https_the_cookie_is_secure(make_arena: ArenaMaker) -> None:
@@ -76,11 +85,12 @@ def test_over_https_the_cookie_is_secure(make_arena: ArenaMaker) -> None:
         )
     assert answer.status_code == 303
     parts = [part.strip() for part in answer.headers["set-cookie"].split(";")]
-    assert parts[0] == f"__Host-referee_token={token}" and "Secure" in parts
+    name, _, session_id = parts[0].partition("=")
+    assert name == "__Host-referee_session" and "Secure" in parts
     # Over https only the __Host- cookie signs in: one a sibling subdomain planted is no one's.
     with TestClient(app, base_url="https://arena.example") as client:
-        planted = client.get("/api/me", headers={"Cookie": f"referee_token={token}"})
-        kept = client.get("/api/me", headers={"Cookie": f"__Host-referee_token={token}"})
+        planted = client.get("/api/me", headers={"Cookie": f"referee_session={session_id}"})
+        kept = client.get("/api/me", headers={"Cookie": f"__Host-referee_session={session_id}"})
     assert (planted.status_code, kept.status_code) == (401, 200)
 
 
@@ -89,7 +99,7 @@ def test_an_unknown_token_gets_the_form_again_with_one_line_and_no_cookie(site: 
         answer = sign_in(site, token)
         assert answer.status_code == 401, token[:20]
         assert "set-cookie" not in answer.headers
-        assert "That token is no author&#x27;s in this arena" in answer.text
+        assert "That token is no author&#39;s in this arena" in answer.text
         assert '<form method="post" action="/signin"' in answer.text
     # A form far longer than any token's is refused before it is read.
     huge = site.client.post("/signin", content=b"token=" + b"x" * 100_000, headers={"Origin": OWN})
@@ -133,12 +143,15 @@ def test_a_cookie_change_without_the_csrf_token_or_from_another_origin_is_refuse
     site: Site,
 ) -> None:
     organiser = cookie(site, "organiser")
-    token = csrf_of(site, "organiser")
-    other = csrf_of(site, "alice")
+    token = csrf_of(site, organiser)
+    other = csrf_of(site, cookie(site, "alice"))
+    # The organiser's own, of another sign-in: bound to its session.
+    elsewhere = csrf_of(site, cookie(site, "organiser"))
     refused = [
         {},
         {"X-CSRF-Token": "0" * 64},
         {"X-CSRF-Token": other},  # another author's
+        {"X-CSRF-Token": elsewhere},
         {"X-CSRF-Token": token, "Origin": FOREIGN},
     ]
     for headers in refused:
@@ -168,7 +181,7 @@ def test_bearer_requests_need_no_csrf_token(site: Site) -> None:
 
 
 def test_an_unknown_cookie_is_no_one_and_reads_only_what_is_public(site: Site) -> None:
-    stranger = {"Cookie": "referee_token=someone-elses-arena"}
+    stranger = {"Cookie": "referee_session=someone-elses-arena"}
     assert site.client.get("/api/me", headers=stranger).status_code == 401
     assert site.client.get("/api/leaderboard", headers=stranger).status_code == 200
     page = site.client.get("/", headers=stranger)

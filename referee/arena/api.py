@@ -14,6 +14,7 @@ thread pool: the event loop, which the ladder and the intake share, never waits 
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import threading
 import time
@@ -29,9 +30,10 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from referee.arena import auth, submissions, views, web
+from referee.arena import accounts, audit, auth, submissions, views, web
+from referee.arena.audit import Action
 from referee.arena.bodies import SMALL_BODY_SECONDS, read_body
-from referee.arena.db import Author
+from referee.arena.db import Author, Version
 from referee.arena.errors import Busy, Forbidden, NotFound, Unauthorised
 from referee.arena.home import Arena
 from referee.arena.replays import Replays
@@ -53,6 +55,7 @@ _REFUSAL_STATUS = {
     Refusal.TOO_OFTEN: 429,
     Refusal.TOO_LARGE: 413,
     Refusal.TAKEN: 409,
+    Refusal.LOOK_ALIKE: 409,
 }
 _ERROR_STATUS: tuple[tuple[type[Exception], int], ...] = (
     (Unauthorised, 401),
@@ -82,7 +85,7 @@ class Hooks:
 def create_app(arena: Arena, hooks: Hooks) -> Starlette:
     """The API of `arena`, its changes told to `hooks`."""
     api = _Api(arena, hooks)
-    gate = auth.Gate.new()
+    gate = auth.Gate.new(arena.config.public_url)
     routes = [
         Route("/api/me", api.me),
         Route("/api/leaderboard", api.leaderboard),
@@ -100,6 +103,11 @@ def create_app(arena: Arena, hooks: Hooks) -> Starlette:
         Route("/api/matches/{key}/replay", api.replay, methods=["POST"]),
         Route("/api/ladder/pause", api.pause, methods=["POST"]),
         Route("/api/ladder/resume", api.resume, methods=["POST"]),
+        Route("/api/authors", api.authors),
+        Route("/api/authors/{name}/token", api.replace_token, methods=["POST"]),
+        Route("/api/authors/{name}/revoke", api.revoke_token, methods=["POST"]),
+        Route("/api/authors/{name}/signout", api.sign_out_everywhere, methods=["POST"]),
+        Route("/api/audit", api.audit),
         *web.routes(arena, gate),
     ]
     handlers: dict[Any, Callable[[Request, Exception], Response | Awaitable[Response]]] = {
@@ -201,8 +209,10 @@ class _Api:
         return JSONResponse(views.seat_log(self.arena, viewer, key, role))
 
     def replay(self, request: Request) -> Response:
-        self.organiser(request)
+        organiser = self.organiser(request)
         verdict = self.replays.verdict(request.path_params["key"])
+        said = "verified" if verdict.outcome is Outcome.VERIFIED else "does not verify"
+        self.noted(request, Action.REPLAYED, organiser, f"match {request.path_params['key']}", said)
         shown = {
             "key": request.path_params["key"],
             "verified": verdict.outcome is Outcome.VERIFIED,
@@ -213,17 +223,16 @@ class _Api:
     async def submit(self, request: Request) -> Response:
         author = await run_in_threadpool(self.author, request)
         name = request.path_params["name"]
-        # Refused before a byte of the archive is read: another's bot, one too many.
-        await run_in_threadpool(submissions.check, self.arena, author, name)
-        limit = submissions.archive_limit(self.arena.config.submission)
-        if self.uploads.locked():
-            raise HTTPException(503, "too many submissions arriving at once; try again in a minute")
-        async with self.uploads:
-            data = await read_body(request, limit)
-        if not data:
-            raise HTTPException(400, "no archive: send its bytes as the request's body")
-        async with self.storing:
-            version = await run_in_threadpool(submissions.accept, self.arena, author, name, data)
+        database, address = self.arena.database, auth.address(request.scope)
+        try:
+            version = await self._submit(request, author, name)
+        except (ArenaError, HTTPException) as error:
+            said = error.detail if isinstance(error, HTTPException) else str(error)
+            refused = functools.partial(audit.submission_refused, database, author.name)
+            await run_in_threadpool(refused, address, f"bot {name[:60]}", said)
+            raise
+        taken = functools.partial(audit.record, database, Action.SUBMITTED, author.name)
+        await run_in_threadpool(taken, address, f"bot {name} v{version.number}")
         self.hooks.submitted(version.id)
         shown = {
             "id": version.id,
@@ -234,19 +243,35 @@ class _Api:
         }
         return JSONResponse(shown, status_code=202)
 
+    async def _submit(self, request: Request, author: Author, name: str) -> Version:
+        # Refused before a byte of the archive is read: another's bot, one too many.
+        await run_in_threadpool(submissions.check, self.arena, author, name)
+        limit = submissions.archive_limit(self.arena.config.submission)
+        if self.uploads.locked():
+            raise HTTPException(503, "too many submissions arriving at once; try again in a minute")
+        async with self.uploads:
+            data = await read_body(request, limit)
+        if not data:
+            raise HTTPException(400, "no archive: send its bytes as the request's body")
+        async with self.storing:
+            return await run_in_threadpool(submissions.accept, self.arena, author, name, data)
+
     async def suspend(self, request: Request) -> Response:
-        await run_in_threadpool(self.organiser, request)
+        organiser = await run_in_threadpool(self.organiser, request)
         reason = _reason(await read_body(request, SMALL_BODY, SMALL_BODY_SECONDS))
         name = request.path_params["name"]
         version = await run_in_threadpool(submissions.suspend, self.arena, name, reason)
+        noted = functools.partial(self.noted, request, Action.SUSPENDED, organiser)
+        await run_in_threadpool(noted, f"bot {name} v{version.number}", version.reason)
         self.board = None
         self.hooks.field_changed()
         return JSONResponse({"bot": name, "version": version.number, "state": version.state})
 
     def reinstate(self, request: Request) -> Response:
-        self.organiser(request)
+        organiser = self.organiser(request)
         name = request.path_params["name"]
         version = submissions.reinstate(self.arena, name)
+        self.noted(request, Action.REINSTATED, organiser, f"bot {name} v{version.number}")
         self.board = None
         self.hooks.field_changed()
         return JSONResponse({"bot": name, "version": version.number, "state": version.state})
@@ -260,7 +285,74 @@ class _Api:
     def _set_paused(self, request: Request, paused: bool) -> Response:
         organiser = self.organiser(request)
         self.hooks.set_paused(paused)
+        self.noted(request, Action.PAUSED if paused else Action.RESUMED, organiser, "ladder")
         return JSONResponse(self._status(organiser))
+
+    def authors(self, request: Request) -> Response:
+        self.organiser(request)
+        found = accounts.accounts(self.arena.database)
+        return JSONResponse({"authors": [account.shown() for account in found]})
+
+    def replace_token(self, request: Request) -> Response:
+        organiser, name = self._account(request)
+        token = accounts.replace_token(self.arena.database, name)
+        self.noted(request, Action.TOKEN_REPLACED, organiser, f"author {name}")
+        # Shown once, here: the arena keeps only its hash.
+        return JSONResponse({"author": name, "token": token})
+
+    def revoke_token(self, request: Request) -> Response:
+        organiser, name = self._account(request)
+        ended = accounts.revoke_token(self.arena.database, name)
+        self.noted(request, Action.TOKEN_REVOKED, organiser, f"author {name}", _ended(ended))
+        return JSONResponse({"author": name, "sessions_ended": ended})
+
+    def sign_out_everywhere(self, request: Request) -> Response:
+        organiser, name = self._account(request)
+        ended = accounts.sign_out_everywhere(self.arena.database, name)
+        self.noted(request, Action.SESSIONS_REVOKED, organiser, f"author {name}", _ended(ended))
+        return JSONResponse({"author": name, "sessions_ended": ended})
+
+    def _account(self, request: Request) -> tuple[Author, str]:
+        """The organiser, and the author whose account they change: not their own, which
+        the command line changes (a slip here would lock the organiser out)."""
+        organiser = self.organiser(request)
+        name = request.path_params["name"]
+        if name == organiser.name:
+            raise ArenaError(
+                "the organiser's own token is changed on the arena's machine:"
+                f" referee arena author token DIR {organiser.name}"
+            )
+        return organiser, name
+
+    def audit(self, request: Request) -> Response:
+        self.organiser(request)
+        limit = _number(request, "limit", audit.DEFAULT_LIMIT, audit.MAX_LIMIT)
+        before = _number(request, "before", None, 2**31 - 1)
+        found = audit.entries(self.arena.database, before, limit)
+        # The cursor of the next page: the oldest row of this one, if there may be more.
+        after = found[-1].id if len(found) == limit else None
+        return JSONResponse({"entries": [entry.shown() for entry in found], "before": after})
+
+    def noted(
+        self, request: Request, action: Action, who: Author, subject: str, detail: str = ""
+    ) -> None:
+        """An organiser's action, in the audit log."""
+        address = auth.address(request.scope)
+        audit.record(self.arena.database, action, who.name, address, subject, detail)
+
+
+def _ended(count: int) -> str:
+    return f"{count} session{'' if count == 1 else 's'} ended"
+
+
+def _number(request: Request, name: str, default: int | None, most: int) -> Any:
+    """A query's whole number from 1 to `most`, or `default` without it; 400 for another."""
+    text = request.query_params.get(name)
+    if text is None:
+        return default
+    if not text.isdigit() or len(text) > 10 or not 1 <= int(text) <= most:
+        raise HTTPException(400, f"{name} {text[:20]!r}: a number from 1 to {most}")
+    return int(text)
 
 
 def _reason(body: bytes) -> str:

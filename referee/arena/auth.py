@@ -1,12 +1,13 @@
 """Who a request is, whether it may change anything, and what it may read: the one home of
-the arena's tokens as they arrive (a bearer header or the sign-in cookie), of the
-cross-site rules for the cookie, of the headers every response carries, and of the rule of
-who reads a bot's private data (`may_read_private`).
+the arena's credentials as they arrive (a bearer token, or the sign-in cookie, which holds a
+session's id and never the token: `sessions`), of the cross-site rules for the cookie, of
+the Host a request may name, of the headers every response carries, and of the rule of who
+reads a bot's private data (`may_read_private`).
 
 A browser sends the cookie with every request to this host, including those another page
 makes it send, so a request that the cookie authenticates may change nothing unless it
 shows it came from one of the arena's own pages: an `X-CSRF-Token` header holding the
-HMAC of the token's hash under this process's secret (given to each page in
+HMAC of the session id's hash under this process's secret (given to each page in
 `<meta name="csrf-token">`, which another origin cannot read), and an `Origin`, when the
 browser sends one, that is the arena's own. A bearer request is not a cookie request: no
 other page can make a browser send an Authorization header here. Sign-in and sign-out are
@@ -16,6 +17,11 @@ The secret is made at each start and kept nowhere: nothing needs it to outlive t
 (every page reads its token afresh), and a secret that is never written cannot leak from
 the arena's directory or its backups. A page opened before a restart is refused its next
 change, with a line saying to reload it.
+
+With a public URL configured (`arena: public_url`), the arena's own origin is that one,
+not whatever a request's Host says: a request naming another Host is refused (421) before
+any route sees it, so that no link, redirect or origin check is made from a Host a client
+chose; and over https every response asks the browser to come back only over https (HSTS).
 """
 
 from __future__ import annotations
@@ -32,12 +38,14 @@ from sqlalchemy import select
 from starlette.datastructures import Headers
 from starlette.requests import cookie_parser
 
+from referee.arena import sessions
 from referee.arena.db import Author
 from referee.arena.errors import Unauthorised
 from referee.arena.home import Arena
 from referee.arena.tokens import MAX_TOKEN_CHARS, token_hash
 
-COOKIE = "referee_token"
+# It holds a session's id (`sessions`), never a token.
+COOKIE = "referee_session"
 # Over https the cookie is a `__Host-` one: the browser keeps it only as set by this host,
 # Secure, for every path, so a sibling subdomain cannot plant its own to sign a victim in
 # as someone else.
@@ -59,6 +67,8 @@ SECURITY_HEADERS = {
     # For browsers older than frame-ancestors.
     "X-Frame-Options": "DENY",
 }
+# When the public URL is https: a year, renewed by every response.
+HSTS = ("Strict-Transport-Security", "max-age=31536000")
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -69,17 +79,31 @@ App = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 @dataclass(frozen=True)
 class Gate:
-    """This process's CSRF secret."""
+    """This process's CSRF secret, and the arena's public URL (an origin) if it has one."""
 
     secret: bytes
+    public: str | None = None
 
     @classmethod
-    def new(cls) -> Gate:
-        return cls(secrets.token_bytes(32))
+    def new(cls, public: str | None = None) -> Gate:
+        return cls(secrets.token_bytes(32), public)
 
-    def csrf(self, hashed: str) -> str:
-        """The CSRF token of the author whose token has the hash `hashed`."""
+    def csrf(self, session_id: str) -> str:
+        """The CSRF token of the pages of the session `session_id`: bound to that sign-in,
+        so that it is worth nothing once the session ends."""
+        hashed = token_hash(session_id)
         return hmac.new(self.secret, hashed.encode("ascii"), hashlib.sha256).hexdigest()
+
+    def misdirected(self, scope: Scope) -> str | None:
+        """Why a request must be refused for the Host it names (not the public URL's), or
+        None."""
+        if self.public is None:
+            return None
+        host = Headers(scope=scope).get("host", "").lower()
+        wanted = self.public.split("://", 1)[1]
+        if host != wanted:
+            return f"this arena is {self.public}: Host {_shown(host)} is not its host"
+        return None
 
     def refusal(self, scope: Scope) -> str | None:
         """Why an HTTP request must be refused as cross-site, or None."""
@@ -88,19 +112,19 @@ class Gate:
         headers = Headers(scope=scope)
         origin = headers.get("origin")
         origin = None if origin is None else origin.lower()
-        own = own_origin(scope, headers)
+        own = own_origin(scope, headers, self.public)
         if scope["path"] in FORM_PATHS:
             if origin != own:
                 return f"cross-origin form refused: Origin {_shown(origin)} is not {own}"
             return None
-        token = cookie_token(headers, over_https(scope))
-        if "authorization" in headers or token is None:
+        session_id = cookie_session(headers, over_https(scope, self.public))
+        if "authorization" in headers or session_id is None:
             return None
         if origin is not None and origin != own:
             return f"cross-origin request refused: Origin {_shown(origin)} is not {own}"
         given = headers.get(CSRF_HEADER.lower(), "")
         if not hmac.compare_digest(
-            given.encode("utf-8", "replace"), self.csrf(token_hash(token)).encode()
+            given.encode("utf-8", "replace"), self.csrf(session_id).encode()
         ):
             return f"the {CSRF_HEADER} header is missing or out of date: reload the page"
         return None
@@ -113,6 +137,9 @@ class Guard:
     def __init__(self, app: App, gate: Gate) -> None:
         self.app = app
         self.gate = gate
+        strict = gate.public is not None and gate.public.startswith("https://")
+        hsts = [(HSTS[0].lower().encode(), HSTS[1].encode())] if strict else []
+        self.headers = [*_RAW_HEADERS, *hsts]
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -121,7 +148,7 @@ class Guard:
 
         async def secured(message: Message) -> None:
             if message["type"] == "http.response.start":
-                headers = [*message.get("headers", []), *_RAW_HEADERS]
+                headers = [*message.get("headers", []), *self.headers]
                 # A page or an answer may hold an author's private data and the page's CSRF
                 # token: kept by no cache, nor shown by the back button after a sign-out.
                 # (The assets say their own.)
@@ -130,7 +157,8 @@ class Guard:
                 message["headers"] = headers
             await send(message)
 
-        refusal = self.gate.refusal(scope)
+        misdirected = self.gate.misdirected(scope)
+        refusal = misdirected or self.gate.refusal(scope)
         if refusal is None:
             await self.app(scope, receive, secured)
             return
@@ -138,7 +166,7 @@ class Guard:
         await secured(
             {
                 "type": "http.response.start",
-                "status": 403,
+                "status": 403 if misdirected is None else 421,
                 "headers": [
                     (b"content-type", b"application/json"),
                     (b"content-length", str(len(body)).encode()),
@@ -152,10 +180,10 @@ _RAW_HEADERS = [(k.lower().encode(), v.encode()) for k, v in SECURITY_HEADERS.it
 
 
 def viewer(arena: Arena, scope: Scope) -> Author | None:
-    """The author a request's headers name: by its bearer token, else by its cookie; None
-    without either, or for a cookie no one's here (another arena's on this host, or an
-    author's since removed: the pages then offer to sign in). Unauthorised for a bearer
-    header that is malformed, too long or no one's."""
+    """The author a request's headers name: by its bearer token, else by its cookie's
+    session; None without either, or for a cookie of no session here (ended, expired, or
+    another arena's on this host: the pages then offer to sign in). Unauthorised for a
+    bearer header that is malformed, too long or no one's."""
     headers = Headers(scope=scope)
     header = headers.get("authorization")
     if header is not None:
@@ -165,8 +193,8 @@ def viewer(arena: Arena, scope: Scope) -> Author | None:
         if found is None:
             raise Unauthorised("unknown token")
         return found
-    token = cookie_token(headers, over_https(scope))
-    return None if token is None else author_of(arena, token)
+    session_id = cookie_session(headers, over_https(scope, arena.config.public_url))
+    return None if session_id is None else sessions.author_of(arena.database, session_id)
 
 
 def may_read_private(viewer: Author | None, author_id: int) -> bool:
@@ -181,41 +209,57 @@ def may_read_leaderboard(arena: Arena, viewer: Author | None) -> None:
 
 
 def author_of(arena: Arena, token: str) -> Author | None:
-    """The author of `token`: one lookup by its hash."""
+    """The author of `token`: one lookup by its hash (a revoked token has none)."""
     if not token or len(token) > MAX_TOKEN_CHARS:
         return None
     with arena.database.session() as session:
         return session.scalar(select(Author).where(Author.token_hash == token_hash(token)))
 
 
-def over_https(scope: Scope) -> bool:
-    """Whether the request came over https (to this server, or to the proxy before it)."""
+def over_https(scope: Scope, public: str | None) -> bool:
+    """Whether the request came over https (to this server, or to the proxy before it): as
+    the public URL says, if there is one."""
+    if public is not None:
+        return public.startswith("https://")
     return bool(scope.get("scheme") == "https")
+
+
+def address(scope: Scope) -> str:
+    """The client's address, as the audit log keeps it (behind a local proxy, the one the
+    proxy says in X-Forwarded-For, which uvicorn takes from it)."""
+    client = scope.get("client")
+    return str(client[0]) if client else ""
 
 
 def cookie_name(secure: bool) -> str:
     return SECURE_COOKIE if secure else COOKIE
 
 
-def cookie_token(headers: Headers, secure: bool) -> str | None:
-    """The sign-in cookie's token, if one of a token's length is there: over https only
+def cookie_session(headers: Headers, secure: bool) -> str | None:
+    """The sign-in cookie's session id, if one of an id's length is there: over https only
     the `__Host-` cookie's."""
     cookies = cookie_parser("; ".join(headers.getlist("cookie")))
     value = cookies.get(cookie_name(secure), "")
     return value if 0 < len(value) <= MAX_TOKEN_CHARS else None
 
 
-def cookie_header(token: str, secure: bool) -> str:
-    """The Set-Cookie value that signs a browser in with `token` (empty: signs it out)."""
+def cookie_header(session_id: str, secure: bool) -> str:
+    """The Set-Cookie value that signs a browser in to the session `session_id` (empty:
+    signs it out). The browser keeps it as long as the session may last; the server ends
+    the session itself, sooner if it is signed out or idle."""
     attributes = ["HttpOnly", "SameSite=Strict", "Path=/"]
     attributes += ["Secure"] if secure else []
-    attributes += [] if token else ["Max-Age=0"]
-    return "; ".join([f"{cookie_name(secure)}={token}", *attributes])
+    lasts = int(sessions.LIFETIME.total_seconds()) if session_id else 0
+    attributes.append(f"Max-Age={lasts}")
+    return "; ".join([f"{cookie_name(secure)}={session_id}", *attributes])
 
 
-def own_origin(scope: Scope, headers: Headers) -> str:
-    """This arena's origin as the request reached it (behind a proxy, its scheme is the
-    one the proxy says in X-Forwarded-Proto, which uvicorn takes from a local proxy)."""
+def own_origin(scope: Scope, headers: Headers, public: str | None) -> str:
+    """This arena's origin: its public URL's, else as the request reached it (behind a
+    proxy, its scheme is the one the proxy says in X-Forwarded-Proto, which uvicorn takes
+    from a local proxy)."""
+    if public is not None:
+        return public
     host = headers.get("host", "")
     return f"{scope.get('scheme', 'http')}://{host}".lower()
 

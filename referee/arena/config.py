@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any, Literal
+from urllib.parse import urlsplit
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -85,6 +86,7 @@ class _ArenaSection(_Section):
     validate_: _Validate = Field(default_factory=_Validate, alias="validate")
     suspend: _Suspend = Field(default_factory=_Suspend)
     public_leaderboard: bool = True
+    public_url: Annotated[str, Field(max_length=300)] | None = None
 
 
 @dataclass(frozen=True)
@@ -133,6 +135,9 @@ class ArenaConfig:
     suspend_after: int
     suspend_faults: float
     public_leaderboard: bool
+    # The arena's origin as its users reach it (`https://arena.example.org`), or None to
+    # answer whatever Host a request names (`public_origin`).
+    public_url: str | None
 
     def field_config(self, players: Sequence[FieldPlayer], results: Path) -> TournamentConfig:
         """The tournament of the bots of the moment: what the venues play the ladder's
@@ -176,6 +181,10 @@ def parse_arena_config(path: Path, text: str) -> ArenaConfig:
     except ValidationError as error:
         first_error = error.errors()[0]
         raise locate.error((SECTION, *first_error["loc"]), _message(first_error)) from None
+    try:
+        public_url = None if raw.public_url is None else public_origin(raw.public_url)
+    except ValueError as error:
+        raise locate.error((SECTION, "public_url"), str(error)) from None
     tournament_text = "".join(blanked)
     tournament = parse_config(path, _field_text(tournament_text, (), None))
     return ArenaConfig(
@@ -192,7 +201,31 @@ def parse_arena_config(path: Path, text: str) -> ArenaConfig:
         suspend_after=raw.suspend.after,
         suspend_faults=raw.suspend.faults,
         public_leaderboard=raw.public_leaderboard,
+        public_url=public_url,
     )
+
+
+def public_origin(url: str) -> str:
+    """A public URL as an origin, `scheme://host[:port]` in lower case; ValueError for one
+    that is not http or https, holds a user, a path, a query or a fragment."""
+    parts = urlsplit(url.strip())
+    try:
+        port = parts.port
+    except ValueError:
+        port = -1
+    if (
+        parts.scheme.lower() not in ("http", "https")
+        or not parts.hostname
+        or port == -1
+        or parts.username is not None
+        or parts.path not in ("", "/")
+        or parts.query
+        or parts.fragment
+    ):
+        raise ValueError(
+            f"must be the arena's origin, http(s)://HOST[:PORT] with no path, got {url[:80]!r}"
+        )
+    return f"{parts.scheme}://{parts.netloc}".lower()
 
 
 def _field_text(text: str, players: Sequence[FieldPlayer], results: Path | None) -> str:

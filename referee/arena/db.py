@@ -133,12 +133,26 @@ class _When(TypeDecorator[dt.datetime]):
         return moment.astimezone(dt.UTC)
 
 
+def name_key(name: str) -> str:
+    """A name as the database keeps it unique: without regard to case, so that `ADA-GOOD`
+    cannot stand beside `ada-good`. Names are ASCII (`home.AUTHOR_PATTERN`,
+    `manifest.BOT_NAME`): there are no other look-alikes to fold."""
+    return name.lower()
+
+
+def _name_key_of(context: Any) -> str:
+    return name_key(context.get_current_parameters()["name"])
+
+
 class Author(Base):
     __tablename__ = "authors"
 
     id: Mapped[int] = mapped_column(primary_key=True)
     name: Mapped[str] = mapped_column(String(64), unique=True)
-    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    # `name_key(name)`, made on insert; a name never changes.
+    name_key: Mapped[str] = mapped_column(String(64), unique=True, default=_name_key_of)
+    # None once the organiser has revoked it: no token is that author's.
+    token_hash: Mapped[str | None] = mapped_column(String(64), unique=True, nullable=True)
     organiser: Mapped[bool] = mapped_column(Boolean, default=False)
     created_at: Mapped[dt.datetime] = mapped_column(_When(), default=utcnow)
 
@@ -151,6 +165,7 @@ class Bot(Base):
     id: Mapped[int] = mapped_column(primary_key=True)
     author_id: Mapped[int] = mapped_column(ForeignKey("authors.id"), index=True)
     name: Mapped[str] = mapped_column(String(40), unique=True)
+    name_key: Mapped[str] = mapped_column(String(40), unique=True, default=_name_key_of)
     created_at: Mapped[dt.datetime] = mapped_column(_When(), default=utcnow)
 
     author: Mapped[Author] = relationship(back_populates="bots")
@@ -273,6 +288,40 @@ def rating_point(
         query = query.where(RatingPoint.at <= at_or_before)
     order = RatingPoint.at.desc() if newest else RatingPoint.at
     return query.order_by(order).limit(1).scalar_subquery()
+
+
+class SignIn(Base):
+    """A browser signed in (`sessions`): its cookie's id kept only as its hash, whose author,
+    and until when. Signing out or being signed out by the organiser deletes the row."""
+
+    __tablename__ = "sign_ins"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    id_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    author_id: Mapped[int] = mapped_column(ForeignKey("authors.id"), index=True)
+    created_at: Mapped[dt.datetime] = mapped_column(_When())
+    seen_at: Mapped[dt.datetime] = mapped_column(_When())
+    expires_at: Mapped[dt.datetime] = mapped_column(_When(), index=True)
+
+
+class AuditEntry(Base):
+    """A row of the audit log (`audit`): when, who (an author's name, or none), what, of
+    which object, from which client address, and a line of detail."""
+
+    __tablename__ = "audit"
+    # A stranger's failed sign-ins of the moment are counted by address and by kind.
+    __table_args__ = (
+        Index("ix_audit_address_at", "address", "at"),
+        Index("ix_audit_action_at", "action", "at"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    at: Mapped[dt.datetime] = mapped_column(_When())
+    author: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    action: Mapped[str] = mapped_column(String(32))
+    subject: Mapped[str] = mapped_column(Text, default="")
+    address: Mapped[str] = mapped_column(String(64), default="")
+    detail: Mapped[str] = mapped_column(Text, default="")
 
 
 class Setting(Base):

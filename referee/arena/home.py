@@ -19,10 +19,11 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
 from referee.arena.config import ArenaConfig, load_arena_config, parse_arena_config
-from referee.arena.db import Author, Database, open_database
+from referee.arena.db import Author, Database, name_key, open_database
 from referee.arena.tokens import new_token, token_hash
 from referee.errors import ArenaError, ConfigError, RefereeError
 from referee.records.signing import SigningKey, results_key
@@ -168,9 +169,21 @@ def add_author(arena: Arena, name: str) -> str:
 def _add(db: Database, name: str, organiser: bool = False) -> str:
     token = new_token()
     try:
-        # The name is unique in the database, which refuses a second one.
+        # The name is unique in the database without regard to case, which refuses a second
+        # one (`name_key`); the look-up before it is only for the line that names the first.
         with db.session() as session:
+            taken = session.scalar(select(Author.name).where(Author.name_key == name_key(name)))
+            if taken is not None:
+                raise _taken(name, taken)
             session.add(Author(name=name, token_hash=token_hash(token), organiser=organiser))
     except IntegrityError:
-        raise ArenaError(f"author {name!r} is already in this arena") from None
+        raise _taken(name, name) from None
     return token
+
+
+def _taken(name: str, taken: str) -> ArenaError:
+    if taken == name:
+        return ArenaError(f"author {name!r} is already in this arena")
+    return ArenaError(
+        f"author {name!r}: {taken!r} is already in this arena (names must differ by more than case)"
+    )

@@ -20,6 +20,7 @@ from referee.arena.db import (
     Author,
     Bot,
     Version,
+    name_key,
     organisers_version,
     utcnow,
 )
@@ -45,6 +46,7 @@ class Refusal(Enum):
     TOO_OFTEN = "too often"
     TOO_LARGE = "too large"
     TAKEN = "taken meanwhile"
+    LOOK_ALIKE = "differs only by case"
 
 
 class SubmissionRefused(SubmissionError):
@@ -113,7 +115,13 @@ def _check(
             f"bot name {bot_name[:60]!r}: use 1 to {MAX_BOT_NAME} letters, digits, _ or -,"
             " starting with a letter or digit",
         )
-    bot = session.scalar(select(Bot).where(Bot.name == bot_name))
+    bot = session.scalar(select(Bot).where(Bot.name_key == name_key(bot_name)))
+    if bot is not None and bot.name != bot_name:
+        raise SubmissionRefused(
+            Refusal.LOOK_ALIKE,
+            f"bot name {bot_name!r}: bot {bot.name!r} is already in this arena"
+            " (names must differ by more than case)",
+        )
     if bot is not None and bot.author_id != author.id:
         raise SubmissionRefused(Refusal.NOT_YOURS, f"bot {bot_name!r} is another author's")
     recent = (

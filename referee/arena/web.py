@@ -5,10 +5,13 @@ viewer: a page holds nothing the viewer's token may not read. The match page is 
 exception that is rendered here: the report's viewer (`match_viewer`) of the verified
 transcript.
 
-Sign-in takes a token from a form and keeps it in an HttpOnly cookie (`auth`), which the API
-then takes as it takes a bearer token; a token never goes in a URL. Nothing a page loads
-comes from another origin: its script and style are the arena's (`/assets/`), and the
-Content-Security-Policy (`auth.SECURITY_HEADERS`) forbids anything else.
+Sign-in takes a token from a form and begins a session (`sessions`), whose id, never the
+token, goes in an HttpOnly cookie (`auth`) that the API then takes as it takes a bearer
+token; sign-out ends the session on the server. Neither a token nor a session id ever goes
+in a URL. Each sign-in, failed sign-in and sign-out is in the audit log (`audit`).
+Nothing a page loads comes from another origin: its script and style are the arena's
+(`/assets/`), and the Content-Security-Policy (`auth.SECURITY_HEADERS`) forbids anything
+else.
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
-from referee.arena import auth
+from referee.arena import audit, auth, sessions
 from referee.arena.auth import Gate
 from referee.arena.bodies import SMALL_BODY_SECONDS, read_body
 from referee.arena.db import Author
@@ -45,7 +48,7 @@ from referee.report.site import match_viewer
 _ARENA_ASSETS = resources.files("referee.arena") / "assets"
 _TYPES = {"js": "text/javascript; charset=utf-8", "css": "text/css; charset=utf-8"}
 # The assets a page may load: the arena's own, and the report's viewer's.
-_OURS = ("arena.js", "arena.css")
+_OURS = ("arena.js", "arena.css", "accounts.js")
 _REPORTS = ("report.js", "report.css")
 # A sign-in form: a token and where to go next. Anything longer is not one.
 FORM_LIMIT = 4096
@@ -105,6 +108,7 @@ def routes(arena: Arena, gate: Gate) -> list[Route]:
         Route("/bots/{name}", pages.bot),
         Route("/matches/{key}", pages.match),
         Route("/organiser", pages.organiser),
+        Route("/organiser/audit", pages.audit),
         Route("/assets/{name}", pages.asset),
     ]
 
@@ -140,8 +144,13 @@ class _Pages:
 
     def viewer(self, request: Request) -> _Viewer:
         author = auth.viewer(self.arena, request.scope)
-        csrf = "" if author is None else self.gate.csrf(author.token_hash)
+        session_id = auth.cookie_session(request.headers, self.secure(request))
+        # A page read with a bearer token needs no CSRF token: only a cookie's changes do.
+        csrf = "" if author is None or session_id is None else self.gate.csrf(session_id)
         return _Viewer(author, csrf)
+
+    def secure(self, request: Request) -> bool:
+        return auth.over_https(request.scope, self.arena.config.public_url)
 
     def page(
         self,
@@ -188,16 +197,18 @@ class _Pages:
 
     def signin_form(self, request: Request) -> Response:
         target = local_path(request.query_params.get("next", "/"))
-        return self._signin_page(self.viewer(request), target, refused=False)
+        return self._signin_page(self.viewer(request), target)
 
-    def _signin_page(self, viewer: _Viewer, target: str, refused: bool) -> Response:
-        """The sign-in form, and, if `refused`, that the token given was no one's (401)."""
+    def _signin_page(
+        self, viewer: _Viewer, target: str, refused: str = "", status: int = 200
+    ) -> Response:
+        """The sign-in form, and, if `refused`, the line that says why it was (`status`)."""
         return self.page(
             "signin.html",
             viewer,
             "Sign in",
             "signin",
-            status=401 if refused else 200,
+            status=status,
             target=target,
             refused=refused,
         )
@@ -210,16 +221,40 @@ class _Pages:
             fields = {}
         token = fields.get("token", [""])[0].strip()
         target = local_path(fields.get("next", ["/"])[0])
-        author = await run_in_threadpool(auth.author_of, self.arena, token)
+        return await run_in_threadpool(self._sign_in, request, token, target)
+
+    def _sign_in(self, request: Request, token: str, target: str) -> Response:
+        database, address = self.arena.database, auth.address(request.scope)
+        author = auth.author_of(self.arena, token)
         if author is None:
-            return self._signin_page(_Viewer(None, ""), target, refused=True)
+            # Recorded without what was given: a token mistyped is most of someone's token.
+            wait = audit.signin_failed(database, address)
+            if wait is not None:
+                line = f"Too many failed sign-ins from your address: try again in {wait} s."
+                limited = self._signin_page(_Viewer(None, ""), target, line, 429)
+                limited.headers["Retry-After"] = str(wait)
+                return limited
+            line = "That token is no author's in this arena: check it and try again."
+            return self._signin_page(_Viewer(None, ""), target, line, 401)
+        # A session is always a new one, whatever cookie came with the form: one planted
+        # before the sign-in is ended, never taken up.
+        planted = auth.cookie_session(request.headers, self.secure(request))
+        if planted is not None:
+            sessions.end(database, planted)
+        session_id = sessions.begin(database, author.id)
+        audit.record(database, audit.Action.SIGNIN, author.name, address, f"author {author.name}")
         response = RedirectResponse(target, status_code=303)
-        response.headers["set-cookie"] = auth.cookie_header(token, auth.over_https(request.scope))
+        response.headers["set-cookie"] = auth.cookie_header(session_id, self.secure(request))
         return response
 
     def signout(self, request: Request) -> Response:
+        session_id = auth.cookie_session(request.headers, self.secure(request))
+        name = None if session_id is None else sessions.end(self.arena.database, session_id)
+        if name is not None:
+            address = auth.address(request.scope)
+            audit.record(self.arena.database, audit.Action.SIGNOUT, name, address, f"author {name}")
         response = RedirectResponse("/", status_code=303)
-        response.headers["set-cookie"] = auth.cookie_header("", auth.over_https(request.scope))
+        response.headers["set-cookie"] = auth.cookie_header("", self.secure(request))
         return response
 
     @_signed_in
@@ -286,6 +321,13 @@ class _Pages:
             refusal = Forbidden("This page is the organiser's: your token may not use it.")
             return self.refused(viewer, "Organiser", refusal)
         return self.page("organiser.html", viewer, "Organiser", "organiser")
+
+    @_signed_in
+    def audit(self, request: Request, viewer: _Viewer) -> Response:
+        if not viewer.organiser:
+            refusal = Forbidden("This page is the organiser's: your token may not use it.")
+            return self.refused(viewer, "Audit log", refusal)
+        return self.page("audit.html", viewer, "Audit log", "audit")
 
     def asset(self, request: Request) -> Response:
         name = request.path_params["name"]

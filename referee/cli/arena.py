@@ -5,8 +5,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -15,6 +16,9 @@ from referee.cli.failures import EXIT_FAILED, user_errors
 from referee.cli.help import PlainCommand
 from referee.errors import RefereeError
 from referee.pauses import short_pauses
+
+if TYPE_CHECKING:
+    from referee.arena.home import Arena
 
 # The arena's modules are imported by the commands that use them: they bring the web
 # server, the database toolkit and Dask, which every other `referee` command would pay for.
@@ -97,6 +101,64 @@ def author_add(
     finally:
         arena.close()
     typer.echo(f"{name}'s token (shown once, kept only as its hash): {token}")
+
+
+@author_app.command("token", cls=PlainCommand)
+@user_errors
+def author_token(
+    directory: DirArgument,
+    name: Annotated[str, typer.Argument(metavar="NAME", help="The author's name.")],
+) -> None:
+    """Replace an author's token and print the new one (shown once). The old token stops
+    working at once, and every browser signed in with it is signed out. Also the way back
+    in for an organiser who lost theirs.
+
+    \b
+    Example:
+      referee arena author token class-arena ada
+    """
+    from referee.arena import accounts, audit
+
+    with _opened(directory) as arena:
+        token = accounts.replace_token(arena.database, name)
+        audit.record(
+            arena.database, audit.Action.TOKEN_REPLACED, None, audit.COMMAND_LINE, f"author {name}"
+        )
+    typer.echo(f"{name}'s new token (shown once, kept only as its hash): {token}")
+
+
+@author_app.command("revoke", cls=PlainCommand)
+@user_errors
+def author_revoke(
+    directory: DirArgument,
+    name: Annotated[str, typer.Argument(metavar="NAME", help="The author's name.")],
+) -> None:
+    """Revoke an author's token without giving a new one: it stops working at once, and
+    every browser signed in with it is signed out, until `author token` gives them another.
+
+    \b
+    Example:
+      referee arena author revoke class-arena ada
+    """
+    from referee.arena import accounts, audit
+
+    with _opened(directory) as arena:
+        ended = accounts.revoke_token(arena.database, name)
+        audit.record(
+            arena.database, audit.Action.TOKEN_REVOKED, None, audit.COMMAND_LINE, f"author {name}"
+        )
+    typer.echo(f"{name}'s token is revoked; {ended} signed-in browser(s) signed out")
+
+
+@contextlib.contextmanager
+def _opened(directory: Path) -> Iterator[Arena]:
+    from referee.arena.home import open_arena
+
+    arena = open_arena(directory)
+    try:
+        yield arena
+    finally:
+        arena.close()
 
 
 @app.command("serve", cls=PlainCommand)

@@ -1,0 +1,174 @@
+"""The arena's accounts in a real browser (Debian's Chromium, driven by Playwright) against
+one real `referee arena serve` on SQLite: signing out ends the session on the server, so a
+copy of the old cookie put back into the browser is no one's; the organiser replaces an
+author's token on the organiser's page and sees the new one once; the audit page lists the
+sign-ins. No request leaves the arena's origin and nothing goes wrong in the console.
+
+The tests run in order on one arena and one browser, each going on from the last."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+from playwright.sync_api import expect
+from typer.testing import CliRunner
+
+from referee.cli import app
+from tests.support.arena import SERVICE_CONFIG, token_of
+from tests.support.arena_serving import DEADLINE_S, Served, serving
+from tests.support.browsers import Browser, chromium
+
+pytestmark = pytest.mark.browser
+runner = CliRunner()
+DEADLINE_MS = DEADLINE_S * 1000
+COOKIE = "referee_session"
+
+
+@dataclass
+class Running:
+    served: Served
+    tokens: dict[str, str]
+
+    @property
+    def url(self) -> str:
+        return self.served.url
+
+
+@pytest.fixture(scope="module")
+def arena(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Running]:
+    """An arena on SQLite, served, with two authors (ada, grace) and the organiser."""
+    root = tmp_path_factory.mktemp("accounts")
+    config = root / "arena.yaml"
+    config.write_text(SERVICE_CONFIG)
+    directory = root / "arena"
+    made = runner.invoke(app, ["arena", "init", str(directory), "--config", str(config)])
+    assert made.exit_code == 0, made.output
+    tokens = {"organiser": token_of(made.stdout)}
+    for name in ("ada", "grace"):
+        added = runner.invoke(app, ["arena", "author", "add", str(directory), name])
+        assert added.exit_code == 0, added.output
+        tokens[name] = token_of(added.stdout)
+    with serving(directory) as served:
+        yield Running(served, tokens)
+
+
+@pytest.fixture(scope="module")
+def browser(arena: Running, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
+    with chromium(tmp_path_factory.mktemp("chromium-profile"), f"{arena.url}/") as opened:
+        yield opened
+
+
+@pytest.fixture(autouse=True)
+def nothing_went_wrong(browser: Browser) -> Iterator[None]:
+    """After each test: no request left the arena, no console error, no dialog."""
+    browser.errors.clear()
+    yield
+    assert browser.requests == []
+    assert browser.errors == []
+    assert browser.dialogs == []
+
+
+def sign_in(page: Any, arena: Running, who: str) -> None:
+    if page.locator("#me").count():
+        sign_out(page, arena)
+    page.goto(f"{arena.url}/signin")
+    page.fill("#token", arena.tokens[who])
+    page.click("form.signin button")
+    page.wait_for_url(f"{arena.url}/")
+    expect(page.locator("#me")).to_have_text(who)
+
+
+def sign_out(page: Any, arena: Running) -> None:
+    page.click("header form button")
+    page.wait_for_url(f"{arena.url}/")
+    expect(page.locator("header a.button")).to_have_text("Sign in")
+
+
+def session_cookie(browser: Browser) -> dict[str, Any]:
+    (found,) = [cookie for cookie in browser.context.cookies() if cookie["name"] == COOKIE]
+    return dict(found)
+
+
+def me(browser: Browser, arena: Running) -> int:
+    """The status of /api/me asked with the browser's cookies (the context's own requests
+    share its cookie jar)."""
+    return int(browser.context.request.get(f"{arena.url}/api/me").status)
+
+
+def test_after_signing_out_the_old_cookie_put_back_gets_401(
+    arena: Running, browser: Browser
+) -> None:
+    page = browser.page
+    sign_in(page, arena, "ada")
+    old = session_cookie(browser)
+    # The cookie holds a session's id, never the token, and scripts cannot read it.
+    assert old["value"] != arena.tokens["ada"] and old["httpOnly"] is True
+    assert me(browser, arena) == 200
+    sign_out(page, arena)
+    assert [c for c in browser.context.cookies() if c["name"] == COOKIE] == []
+    browser.context.add_cookies([old])
+    assert session_cookie(browser)["value"] == old["value"]
+    assert me(browser, arena) == 401
+    page.goto(f"{arena.url}/")
+    expect(page.locator("header a.button")).to_have_text("Sign in")
+    browser.context.clear_cookies()
+
+
+def test_the_organiser_replaces_a_token_and_sees_it_once(arena: Running, browser: Browser) -> None:
+    page = browser.page
+    sign_in(page, arena, "grace")
+    grace = session_cookie(browser)
+    sign_in(page, arena, "organiser")
+    page.goto(f"{arena.url}/organiser")
+    row = page.locator('#authors tr[data-author="grace"]')
+    expect(row.locator("td").nth(1)).to_have_text("active")
+    button = row.locator("button.replace-token")
+    button.click()
+    # The first click asks; nothing is replaced yet.
+    expect(button).to_have_text("Replace token: click again to confirm")
+    assert arena.served.get("/api/me", arena.tokens["grace"])[0] == 200
+    button.click()
+    shown = page.locator("#new-token-value")
+    expect(shown).to_have_text(re.compile(r"^[A-Za-z0-9_-]{43}$"), timeout=DEADLINE_MS)
+    new = shown.inner_text()
+    expect(page.locator("#new-token")).to_contain_text("grace's new token (shown once")
+    assert arena.served.get("/api/me", arena.tokens["grace"])[0] == 401
+    assert arena.served.get("/api/me", new)[0] == 200
+    arena.tokens["grace"] = new
+    # Her browser's sign-in ended with the old token.
+    organiser = session_cookie(browser)
+    browser.context.add_cookies([grace])
+    assert me(browser, arena) == 401
+    browser.context.add_cookies([organiser])
+    # Once: the page opened again shows it nowhere.
+    page.reload()
+    expect(page.locator('#authors tr[data-author="grace"]')).to_be_visible()
+    expect(page.locator("#new-token")).to_be_hidden()
+    assert new not in page.content()
+
+
+def test_the_audit_page_lists_the_sign_ins(arena: Running, browser: Browser) -> None:
+    page = browser.page
+    page.goto(f"{arena.url}/organiser")
+    page.click("text=audit log")
+    page.wait_for_url(f"{arena.url}/organiser/audit")
+    signins = page.locator('#audit tr[data-action="signin"]')
+    # ada's, grace's and the organiser's, at least (the organiser signed in twice).
+    expect(signins.first).to_be_visible(timeout=DEADLINE_MS)
+    who = set(signins.locator("td:nth-child(2)").all_inner_texts())
+    assert who == {"ada", "grace", "organiser"}
+    expect(page.locator('#audit tr[data-action="signout"]').first).to_be_visible()
+    replaced = page.locator('#audit tr[data-action="token replaced"]')
+    expect(replaced).to_have_count(1)
+    expect(replaced.locator("td").nth(3)).to_have_text("author grace")
+    text = page.content()
+    assert all(token not in text for token in arena.tokens.values())
+    # An author is refused the page.
+    sign_in(page, arena, "ada")
+    answer = page.goto(f"{arena.url}/organiser/audit")
+    assert answer is not None and answer.status == 403
+    browser.expected(403, f"{arena.url}/organiser/audit")
