@@ -56,7 +56,7 @@ SMALL = Caps(max_bytes=64 * 1024, max_files=10)
 
 
 class _Links(HTMLParser):
-    """The page's starter links: each one's href and download name, by its row's language."""
+    """The page's starter links: each one's href and download name, by its language."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -65,7 +65,7 @@ class _Links(HTMLParser):
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         values = dict(attrs)
-        if tag == "tr" and values.get("data-language"):
+        if tag == "li" and values.get("data-language"):
             self.language = values["data-language"] or ""
         if tag == "a" and values.get("class") == "starter":
             self.links[self.language] = (values["href"] or "", values["download"] or "")
