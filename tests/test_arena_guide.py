@@ -6,6 +6,7 @@ unchanged reaches the ladder."""
 
 from __future__ import annotations
 
+import contextlib
 import html
 import json
 import os
@@ -28,9 +29,11 @@ from referee.arena.guide import jail_word, starter_offer
 from referee.arena.manifest import lift, read_manifest
 from referee.cli import app
 from referee.players.starter import STARTER_OF, STARTERS, Language
+from referee.sandbox.isolation import machine_protections
 from tests.support.arena import SERVICE_CONFIG, StandIn, token_of, wait_for
 from tests.support.arena_databases import ArenaMaker
-from tests.support.arena_serving import DEADLINE_S, serving
+from tests.support.arena_serving import DEADLINE_S, Served, serving
+from tests.support.facilities import missing
 
 runner = CliRunner()
 # An arena whose every figure on the page is its own: two games, one with clocks of its own.
@@ -178,7 +181,7 @@ def test_an_interpreter_found_first_outside_the_system_is_named_by_its_path_in_t
 ) -> None:
     system = "/usr/bin"
     if not (Path(system) / "python3").is_file():
-        pytest.skip("no /usr/bin/python3 on this machine")
+        missing("no /usr/bin/python3 on this machine")
     shims = tmp_path / "shims"
     shims.mkdir()
     shim = shims / "python3"
@@ -218,10 +221,9 @@ def test_nothing_but_an_offered_starter_is_served_under_starters(
     assert "import random" not in answer.text and "[project]" not in answer.text
 
 
-@pytest.mark.slow
-def test_a_starter_downloaded_from_the_page_and_submitted_unchanged_reaches_the_ladder(
-    tmp_path: Path,
-) -> None:
+@contextlib.contextmanager
+def served_to_ada(tmp_path: Path) -> Iterator[tuple[Served, str]]:
+    """The service tests' arena, made and served, with one author: the arena and her token."""
     config = tmp_path / "arena.yaml"
     config.write_text(SERVICE_CONFIG)
     directory = tmp_path / "arena"
@@ -229,28 +231,69 @@ def test_a_starter_downloaded_from_the_page_and_submitted_unchanged_reaches_the_
     assert made.exit_code == 0, made.output
     added = runner.invoke(app, ["arena", "author", "add", str(directory), "ada"])
     assert added.exit_code == 0, added.output
-    token = token_of(added.stdout)
     with serving(directory) as served:
-        with urllib.request.urlopen(f"{served.url}/write-a-bot", timeout=DEADLINE_S) as answer:
-            href, _ = starter_links(answer.read().decode())["python"]
-        with urllib.request.urlopen(f"{served.url}{href}", timeout=DEADLINE_S) as answer:
-            archive = answer.read()
-        # The bot's name is the one its bot.yaml says, as the page tells the author.
-        name = read_manifest(unpacked(archive, tmp_path, "downloaded")).name
-        request = urllib.request.Request(
-            f"{served.url}/api/bots/{urllib.parse.quote(name)}/versions",
-            data=archive,
-            headers={"Authorization": f"Bearer {token}"},
-            method="POST",
-        )
-        with urllib.request.urlopen(request, timeout=DEADLINE_S) as answer:
-            assert answer.status == 202
-            version = int(json.loads(answer.read())["id"])
+        yield served, token_of(added.stdout)
 
-        def on_the_ladder() -> bool:
+
+def offered_links(served: Served) -> dict[str, tuple[str, str]]:
+    with urllib.request.urlopen(f"{served.url}/write-a-bot", timeout=DEADLINE_S) as answer:
+        return starter_links(answer.read().decode())
+
+
+def submit_unchanged(served: Served, token: str, href: str, tmp_path: Path) -> int:
+    """Download the archive at `href` and submit it as it is, under the name its bot.yaml
+    says (as the page tells the author): the version's id."""
+    with urllib.request.urlopen(f"{served.url}{href}", timeout=DEADLINE_S) as answer:
+        archive = answer.read()
+    name = read_manifest(unpacked(archive, tmp_path, href.rsplit("/", 1)[1])).name
+    request = urllib.request.Request(
+        f"{served.url}/api/bots/{urllib.parse.quote(name)}/versions",
+        data=archive,
+        headers={"Authorization": f"Bearer {token}"},
+        method="POST",
+    )
+    with urllib.request.urlopen(request, timeout=DEADLINE_S) as answer:
+        assert answer.status == 202
+        return int(json.loads(answer.read())["id"])
+
+
+def wait_for_the_ladder(served: Served, token: str, versions: dict[str, int]) -> None:
+    """Until every version is placing or rated; failed at once if one fails."""
+
+    def on_the_ladder() -> bool:
+        states = {}
+        for language, version in versions.items():
             status, shown = served.get(f"/api/versions/{version}", token)
             assert status == 200, shown
-            assert shown["state"] != "failed", shown
-            return shown["state"] in ("placing", "rated")
+            assert shown["state"] != "failed", (language, shown)
+            states[language] = shown["state"]
+        return all(state in ("placing", "rated") for state in states.values())
 
-        wait_for("the starter on the ladder", on_the_ladder)
+    wait_for(f"{', '.join(versions)} on the ladder", on_the_ladder)
+
+
+@pytest.mark.slow
+def test_a_starter_downloaded_from_the_page_and_submitted_unchanged_reaches_the_ladder(
+    tmp_path: Path,
+) -> None:
+    with served_to_ada(tmp_path) as (served, token):
+        href, _ = offered_links(served)["python"]
+        wait_for_the_ladder(
+            served, token, {"python": submit_unchanged(served, token, href, tmp_path)}
+        )
+
+
+@pytest.mark.slow
+@pytest.mark.starters
+def test_every_starter_the_page_offers_reaches_the_ladder_unchanged(tmp_path: Path) -> None:
+    with served_to_ada(tmp_path) as (served, token):
+        links = offered_links(served)
+        if not machine_protections().memory_by_cgroup:
+            # Limited by address space only, a JVM, Go or Node program may not start.
+            for language in ("java", "go", "javascript"):
+                links.pop(language, None)
+        versions = {
+            language: submit_unchanged(served, token, href, tmp_path)
+            for language, (href, _) in links.items()
+        }
+        wait_for_the_ladder(served, token, versions)

@@ -18,12 +18,13 @@ import os
 import shutil
 import tarfile
 from dataclasses import dataclass
-from pathlib import Path, PurePath
+from pathlib import Path
 
 from referee.arena.config import ArenaConfig, BuildLimits, SubmissionCaps
 from referee.arena.manifest import MANIFEST, Manifest, manifest_text
+from referee.arena.new_bot import starter_manifest
 from referee.arena.submissions import archive_limit
-from referee.players.starter import STARTER_OF, Language, command
+from referee.players.starter import STARTER_OF, Language
 from referee.policy import Policy
 from referee.sandbox.jail import SYSTEM_DIRECTORIES, system_roots
 from referee.sandbox.limits import Limits
@@ -37,13 +38,11 @@ _MTIME = 0
 
 @dataclass(frozen=True)
 class StarterOffer:
-    """A starter bot as this arena offers it: its language, the bot.yaml of its archive, the
-    programs it needs and those of them this arena's jail lacks (then it is not offered)."""
+    """A starter bot as this arena offers it: its language, the bot.yaml of its archive, and
+    the programs it needs that this arena's jail lacks (then it is not offered)."""
 
     language: Language
-    source: str
     manifest: Manifest
-    needs: tuple[str, ...]
     lacking: tuple[str, ...]
 
     @property
@@ -122,23 +121,23 @@ def starter_offer(language: Language, search_path: str) -> StarterOffer:
     """The starter in `language` as an arena whose PATH is `search_path` offers it."""
     starter = STARTER_OF[language]
     commands = [c for c in (starter.build, starter.run) if c is not None]
-    needs = tuple(dict.fromkeys(words[0] for words in commands if isinstance(words[0], str)))
-    found = {program: jail_word(program, search_path) for program in needs}
+    found = {
+        words[0]: jail_word(words[0], search_path)
+        for words in commands
+        if isinstance(words[0], str)
+    }
     lacking = tuple(program for program, word in found.items() if word is None)
-    here = PurePath(".")
     # The build's shell runs in the jail and finds its programs there by name; the run's
-    # program is found on the arena's PATH, outside it.
-    build = command(starter.build, here) if starter.build is not None else None
-    run = command(starter.run, here, lambda program: found[program] or program)
-    manifest = Manifest(f"my-{language}-bot", run, build)
-    return StarterOffer(language, starter.file, manifest, needs, lacking)
+    # program is found on the arena's PATH, outside it, and named as the jail has it.
+    named = starter_manifest(language, f"my-{language}-bot", lambda p: found[p] or p)
+    return StarterOffer(language, named, lacking)
 
 
 def jail_word(program: str, search_path: str) -> str | None:
     """How a bot.yaml names `program` for it to run in the jail: by name when `search_path`
     finds it first in a directory the jail shows, else by its path in the first such
     directory that holds it; None when none does."""
-    shown = [d for d in search_path.split(os.pathsep) if d and _in_jail(d)]
+    shown = [d for d in search_path.split(os.pathsep) if os.path.isabs(d) and _in_jail(d)]
     inside = shutil.which(program, path=os.pathsep.join(shown)) if shown else None
     if inside is None:
         return None
@@ -146,7 +145,8 @@ def jail_word(program: str, search_path: str) -> str | None:
 
 
 def _in_jail(directory: str) -> bool:
-    """Whether the jail shows `directory`: it is in one of the system's directories."""
+    """Whether the jail shows `directory`, an absolute path: it is in one of the system's
+    directories."""
     real = Path(os.path.realpath(directory))
     return any(real.is_relative_to(root) for root in system_roots())
 
