@@ -25,8 +25,10 @@ from typer.testing import CliRunner
 
 from referee.arena.api import create_app
 from referee.arena.archive import Caps, unpack
+from referee.arena.config import SubmissionCaps
 from referee.arena.guide import jail_word, starter_offer
 from referee.arena.manifest import lift, read_manifest
+from referee.arena.submissions import archive_limit
 from referee.cli import app
 from referee.players.starter import STARTER_OF, STARTERS, Language
 from referee.sandbox.isolation import machine_protections
@@ -34,27 +36,30 @@ from tests.support.arena import SERVICE_CONFIG, StandIn, token_of, wait_for
 from tests.support.arena_databases import ArenaMaker
 from tests.support.arena_serving import DEADLINE_S, Served, serving
 from tests.support.facilities import missing
+from tests.support.paths import EXAMPLES
 
 runner = CliRunner()
 # An arena whose every figure on the page is its own: two games, one with clocks of its own.
-CONFIG = """\
+CONFIG = f"""\
 name: guide-test
 games:
   - ticblock
-  - {id: quad, start_clock: 3000, play_clock: 250}
+  - {{id: quad, start_clock: 3000, play_clock: 250}}
+  - {EXAMPLES / "tictactoe.kif"}
 start_clock: 7000
 play_clock: 1500
 time_bank: 30000
 policy: random
-limits: {memory_mb: 384, cpu_s: 77, processes: 33}
+limits: {{memory_mb: 384, cpu_s: 77, processes: 33}}
 arena:
   placement_matches: 5
-  submission: {max_mb: 3, max_files: 123, per_hour: 9}
-  build: {seconds: 45, memory_mb: 768}
-  validate: {matches_per_role: 2}
-  suspend: {after: 17, faults: 0.25}
+  submission: {{max_mb: 3, max_files: 123, per_hour: 9}}
+  build: {{seconds: 45, memory_mb: 768}}
+  validate: {{matches_per_role: 2}}
+  suspend: {{after: 17, faults: 0.25}}
 """
 # A little over the largest starter's archive, unpacked: an archive of a starter is small.
+MIB = 1024 * 1024
 SMALL = Caps(max_bytes=64 * 1024, max_files=10)
 
 
@@ -120,17 +125,27 @@ def test_the_page_shows_the_arenas_games_clocks_and_limits_as_configured(
     assert "start clock 7 s play clock 1.5 s a move time bank 30 s a match" in ticblock
     assert "roles, in order x, o" in quad
     assert "start clock 3 s play clock 0.25 s a move" in quad
+    # A rulesheet's game: its roles read from it, its rules shown as written, escaped.
+    tictactoe = section(page, "tictactoe")
+    assert "roles, in order xplayer, oplayer" in tictactoe
+    shown = re.findall(r'<pre class="log rulesheet">([^<]*)</pre>', page)
+    assert [html.unescape(text) for text in shown] == [(EXAMPLES / "tictactoe.kif").read_text()]
     text = text_of(page)
     assert "memory 384 MiB" in text
     assert "CPU time 77 s a match" in text
     assert "processes 33 processes and threads" in text
     assert "unpacked 3 MiB at most, in 123 files and directories at most" in text
     assert "submissions 9 an hour at most" in text
+    # The archive's cap, rounded down: never more than the arena takes.
+    found = re.search(r"archive ([0-9.]+) MiB at most, as sent", text)
+    assert found, text
+    cap = archive_limit(SubmissionCaps(3 * MIB, 123, 9))
+    assert float(found[1]) * MIB <= cap < (float(found[1]) + 0.1) * MIB
     assert "build 45 s and 768 MiB of memory at most" in text
     # The policy is random: a fault costs the move, not the match.
     assert "a fault costs its move" in text and "forfeits the match" not in text
-    # 2 matches in one process and 1 in a fresh one, in each of the 4 roles of the 2 games.
-    assert "plays 2 matches in one process" in text and "(12 matches in all)" in text
+    # 2 matches in one process and 1 in a fresh one, in each of the 6 roles of the 3 games.
+    assert "plays 2 matches in one process" in text and "(18 matches in all)" in text
     assert "it plays 5 placement matches" in text
     assert "more than 25% of its matches, once it has played 17" in text
     # Everyone may read it, and the header of every page links to it.

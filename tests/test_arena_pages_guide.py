@@ -12,15 +12,20 @@ import pytest
 from typer.testing import CliRunner
 
 from referee.cli import app
-from tests.support.arena import SERVICE_CONFIG
 from tests.support.arena_serving import DEADLINE_S, Served, serving
 from tests.support.browsers import Browser, chromium
+from tests.support.paths import EXAMPLES
 
 pytestmark = pytest.mark.browser
 runner = CliRunner()
 DEADLINE_MS = DEADLINE_S * 1000
 PHONE = {"width": 390, "height": 844}
 LAPTOP = {"width": 1280, "height": 800}
+# A built-in game and a rulesheet's, whose rules the page shows as written.
+CONFIG = f"""\
+name: guide-pages
+games: [ticblock, {EXAMPLES / "tictactoe.kif"}]
+"""
 
 
 @pytest.fixture(scope="module")
@@ -28,7 +33,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     """An arena on SQLite, served."""
     root = tmp_path_factory.mktemp("guide")
     config = root / "arena.yaml"
-    config.write_text(SERVICE_CONFIG)
+    config.write_text(CONFIG)
     directory = root / "arena"
     made = runner.invoke(app, ["arena", "init", str(directory), "--config", str(config)])
     assert made.exit_code == 0, made.output
@@ -61,6 +66,10 @@ def test_the_page_fits_a_phones_width_and_is_reached_from_the_header(
     page.click("header.top nav >> text=Write a bot")
     page.wait_for_url(f"{served.url}/write-a-bot", timeout=DEADLINE_MS)
     assert page.locator("h1").inner_text() == "Write a bot"
+    # Each game's rules opened, as a reader opens them.
+    for summary in page.locator("details summary").all():
+        summary.click()
+    assert page.locator("details[open]").count() == 2
     # Nothing wider than the screen: the page does not scroll sideways.
     widths = page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
     assert widths[0] <= widths[1] == PHONE["width"], widths

@@ -24,6 +24,7 @@ from referee.arena.config import ArenaConfig, BuildLimits, SubmissionCaps
 from referee.arena.manifest import MANIFEST, Manifest, manifest_text
 from referee.arena.new_bot import starter_manifest
 from referee.arena.submissions import archive_limit
+from referee.games.gdl.game import GdlGame
 from referee.players.starter import STARTER_OF, Language
 from referee.policy import Policy
 from referee.sandbox.jail import SYSTEM_DIRECTORIES, system_roots
@@ -71,6 +72,8 @@ class Guide:
     """The facts of the page, from the arena's config and machine."""
 
     games: tuple[GameSettings, ...]
+    # The ids of the games whose rules are a rulesheet, shown as it is written.
+    rulesheets: frozenset[str]
     policy: Policy
     ponder: bool
     limits: Limits
@@ -99,6 +102,7 @@ def guide(config: ArenaConfig, search_path: str | None = None) -> Guide:
     per_role = config.validate_matches_per_role
     return Guide(
         games=tournament.games,
+        rulesheets=frozenset(s.game.id for s in tournament.games if isinstance(s.game, GdlGame)),
         policy=tournament.policy,
         ponder=tournament.ponder,
         # Every bot plays under the limits the config gives every player, as its stand-ins do.
