@@ -231,6 +231,7 @@ def test_the_assets_are_the_arenas_and_the_reports_with_their_types(site: Site) 
         "/assets/arena.js",
         "/",
         "/",
+        "/write-a-bot",
         "/signin",
     ]
 

@@ -4,6 +4,7 @@ and the commands that build it and validate it from where its author is."""
 from __future__ import annotations
 
 import shlex
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path, PurePath
 
@@ -39,10 +40,7 @@ def new_bot(language: Language, directory: Path) -> NewBot:
     if directory.is_dir() and any(directory.iterdir()):
         raise ConfigError(f"{directory}: is not empty; new-bot writes into a new or empty one")
     starter = STARTER_OF[language]
-    # In bot.yaml the commands run in the bot's directory, on the arena's machine.
-    here = PurePath(".")
-    build = command(starter.build, here) if starter.build is not None else None
-    manifest = Manifest(bot_name(directory.resolve().name), command(starter.run, here), build)
+    manifest = starter_manifest(language, bot_name(directory.resolve().name))
     files = {starter.file: starter.text(), MANIFEST: manifest_text(manifest)}
     if starter.outputs:
         files[GITIGNORE] = "".join(f"{output}\n" for output in starter.outputs)
@@ -57,6 +55,17 @@ def new_bot(language: Language, directory: Path) -> NewBot:
         command(starter.build, directory) if starter.build is not None else None,
         f"referee validate {_shell_word(run)}",
     )
+
+
+def starter_manifest(
+    language: Language, name: str, program: Callable[[str], str] = str
+) -> Manifest:
+    """The bot.yaml of the starter in `language`, named `name`: its commands run in the bot's
+    directory, on the arena's machine, a program named by name as `program` has it."""
+    starter = STARTER_OF[language]
+    here = PurePath(".")
+    build = command(starter.build, here) if starter.build is not None else None
+    return Manifest(name, command(starter.run, here, program), build)
 
 
 def _shell_word(text: str) -> str:

@@ -38,6 +38,7 @@ from referee.arena.auth import Gate
 from referee.arena.bodies import SMALL_BODY_SECONDS, read_body
 from referee.arena.db import Author
 from referee.arena.errors import Busy, Forbidden, NotFound, Unauthorised
+from referee.arena.guide import ARCHIVE_TYPE, guide
 from referee.arena.home import Arena
 from referee.arena.replays import Replays
 from referee.errors import ArenaError
@@ -110,6 +111,8 @@ def routes(arena: Arena, gate: Gate) -> list[Route]:
         Route("/organiser", pages.organiser),
         Route("/organiser/audit", pages.audit),
         Route("/assets/{name}", pages.asset),
+        Route("/write-a-bot", pages.write_a_bot),
+        Route("/starters/{file}", pages.starter),
     ]
 
 
@@ -328,6 +331,22 @@ class _Pages:
             refusal = Forbidden("This page is the organiser's: your token may not use it.")
             return self.refused(viewer, "Audit log", refusal)
         return self.page("audit.html", viewer, "Audit log", "audit")
+
+    def write_a_bot(self, request: Request) -> Response:
+        facts = guide(self.arena.config)
+        return self.page("guide.html", self.viewer(request), "Write a bot", "guide", guide=facts)
+
+    def starter(self, request: Request) -> Response:
+        """A starter bot's archive, made as it is asked for; only the starters the page
+        offers are served."""
+        offer = guide(self.arena.config).offered(request.path_params["file"])
+        if offer is None:
+            refusal = NotFound("This arena offers no starter bot of that name.")
+            return self.refused(self.viewer(request), "Starter", refusal, what="starter bot")
+        shown = f'attachment; filename="{offer.download_name}"'
+        return Response(
+            offer.archive(), media_type=ARCHIVE_TYPE, headers={"Content-Disposition": shown}
+        )
 
     def asset(self, request: Request) -> Response:
         name = request.path_params["name"]

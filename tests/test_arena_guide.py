@@ -1,0 +1,314 @@
+"""The page "Write a bot": this arena's games, clocks and limits as its config sets them; each
+starter bot offered as an archive that unpacks to a bot the arena takes, the same bytes at
+every download; only the starters the arena's jail can build and run; nothing but those
+archives served under /starters/; and a starter downloaded from the page and submitted
+unchanged reaches the ladder."""
+
+from __future__ import annotations
+
+import contextlib
+import html
+import json
+import os
+import re
+import shlex
+import stat
+import urllib.parse
+import urllib.request
+from collections.abc import Iterator
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+from starlette.testclient import TestClient
+from typer.testing import CliRunner
+
+from referee.arena.api import create_app
+from referee.arena.archive import Caps, unpack
+from referee.arena.config import SubmissionCaps
+from referee.arena.guide import jail_word, starter_offer
+from referee.arena.manifest import lift, read_manifest
+from referee.arena.submissions import archive_limit
+from referee.cli import app
+from referee.players.starter import STARTER_OF, STARTERS, Language
+from referee.sandbox.isolation import machine_protections
+from tests.support.arena import SERVICE_CONFIG, StandIn, token_of, wait_for
+from tests.support.arena_databases import ArenaMaker
+from tests.support.arena_serving import DEADLINE_S, Served, serving
+from tests.support.facilities import missing
+from tests.support.paths import EXAMPLES
+
+runner = CliRunner()
+# An arena whose every figure on the page is its own: two games, one with clocks of its own.
+CONFIG = f"""\
+name: guide-test
+games:
+  - ticblock
+  - {{id: quad, start_clock: 3000, play_clock: 250}}
+  - {EXAMPLES / "tictactoe.kif"}
+start_clock: 7000
+play_clock: 1500
+time_bank: 30000
+policy: random
+limits: {{memory_mb: 384, cpu_s: 77, processes: 33}}
+arena:
+  placement_matches: 5
+  submission: {{max_mb: 3, max_files: 123, per_hour: 9}}
+  build: {{seconds: 45, memory_mb: 768}}
+  validate: {{matches_per_role: 2}}
+  suspend: {{after: 17, faults: 0.25}}
+"""
+# A little over the largest starter's archive, unpacked: an archive of a starter is small.
+MIB = 1024 * 1024
+SMALL = Caps(max_bytes=64 * 1024, max_files=10)
+
+
+class _Links(HTMLParser):
+    """The page's starter links: each one's href and download name, by its language."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.language = ""
+        self.links: dict[str, tuple[str, str]] = {}
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        values = dict(attrs)
+        if tag == "li" and values.get("data-language"):
+            self.language = values["data-language"] or ""
+        if tag == "a" and values.get("class") == "starter":
+            self.links[self.language] = (values["href"] or "", values["download"] or "")
+
+
+def starter_links(page: str) -> dict[str, tuple[str, str]]:
+    parser = _Links()
+    parser.feed(page)
+    return parser.links
+
+
+def text_of(page: str) -> str:
+    """The page's text, tags dropped and spaces squeezed."""
+    return re.sub(r"\s+", " ", html.unescape(re.sub(r"<[^>]+>", " ", page)))
+
+
+def section(page: str, game: str) -> str:
+    found = re.search(rf'<section class="game" data-game="{game}">(.*?)</section>', page, re.S)
+    assert found, game
+    return text_of(found.group(1))
+
+
+def unpacked(data: bytes, tmp_path: Path, name: str) -> Path:
+    """An archive unpacked as the arena unpacks a submission, its one directory lifted."""
+    archive = tmp_path / f"{name}.archive"
+    archive.write_bytes(data)
+    directory = tmp_path / name
+    unpack(archive, directory, SMALL)
+    lift(directory)
+    return directory
+
+
+@pytest.fixture
+def client(make_arena: ArenaMaker) -> Iterator[TestClient]:
+    arena = make_arena(config_text=CONFIG)
+    with TestClient(create_app(arena, StandIn().hooks())) as opened:
+        yield opened
+
+
+def test_the_page_shows_the_arenas_games_clocks_and_limits_as_configured(
+    client: TestClient,
+) -> None:
+    answer = client.get("/write-a-bot")
+    assert answer.status_code == 200
+    assert answer.headers["content-type"].startswith("text/html")
+    page = answer.text
+    ticblock, quad = section(page, "ticblock"), section(page, "quad")
+    assert "roles, in order xcplayer, obplayer" in ticblock
+    assert "start clock 7 s play clock 1.5 s a move time bank 30 s a match" in ticblock
+    assert "roles, in order x, o" in quad
+    assert "start clock 3 s play clock 0.25 s a move" in quad
+    # A rulesheet's game: its roles read from it, its rules shown as written, escaped.
+    tictactoe = section(page, "tictactoe")
+    assert "roles, in order xplayer, oplayer" in tictactoe
+    shown = re.findall(r'<pre class="log rulesheet">([^<]*)</pre>', page)
+    assert [html.unescape(text) for text in shown] == [(EXAMPLES / "tictactoe.kif").read_text()]
+    text = text_of(page)
+    assert "memory 384 MiB" in text
+    assert "CPU time 77 s a match" in text
+    assert "processes 33 processes and threads" in text
+    assert "unpacked 3 MiB at most, in 123 files and directories at most" in text
+    assert "submissions 9 an hour at most" in text
+    # The archive's cap, rounded down: never more than the arena takes.
+    found = re.search(r"archive ([0-9.]+) MiB at most, as sent", text)
+    assert found, text
+    cap = archive_limit(SubmissionCaps(3 * MIB, 123, 9))
+    assert float(found[1]) * MIB <= cap < (float(found[1]) + 0.1) * MIB
+    assert "build 45 s and 768 MiB of memory at most" in text
+    # The policy is random: a fault costs the move, not the match.
+    assert "a fault costs its move" in text and "forfeits the match" not in text
+    # 2 matches in one process and 1 in a fresh one, in each of the 6 roles of the 3 games.
+    assert "plays 2 matches in one process" in text and "(18 matches in all)" in text
+    assert "it plays 5 placement matches" in text
+    assert "more than 25% of its matches, once it has played 17" in text
+    # Everyone may read it, and the header of every page links to it.
+    assert '<a href="/write-a-bot">Write a bot</a>' in client.get("/signin").text
+
+
+def test_each_starter_downloads_as_an_archive_of_a_bot_the_arena_takes(
+    client: TestClient, tmp_path: Path
+) -> None:
+    links = starter_links(client.get("/write-a-bot").text)
+    # This machine has at least the Python and shell starters' programs in its system.
+    assert {"python", "shell"} <= set(links)
+    for language, (href, download) in links.items():
+        answer = client.get(href)
+        assert answer.status_code == 200, href
+        assert answer.headers["content-type"] == "application/gzip"
+        assert answer.headers["content-disposition"] == f'attachment; filename="{download}"'
+        assert client.get(href).content == answer.content, "the same bytes at each download"
+        directory = unpacked(answer.content, tmp_path, language)
+        manifest = read_manifest(directory)
+        # The archive's one directory is the bot's, named as bot.yaml names it.
+        assert download == f"{manifest.name}.tar.gz"
+        starter = STARTER_OF[Language(language)]
+        assert sorted(p.name for p in directory.iterdir()) == sorted(["bot.yaml", starter.file])
+        assert (directory / starter.file).read_text() == (STARTERS / starter.source).read_text()
+        assert (manifest.build is None) == (starter.build is None)
+        # Its run command's program is one the arena finds where its bots run.
+        program = shlex.split(manifest.run)[0]
+        if not program.startswith("./"):
+            assert jail_word(Path(program).name, os.environ["PATH"]) == program
+
+
+def test_a_starter_whose_programs_the_jail_lacks_is_marked_and_not_served(
+    client: TestClient, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    nowhere = tmp_path / "empty"
+    nowhere.mkdir()
+    monkeypatch.setenv("PATH", str(nowhere))
+    page = client.get("/write-a-bot").text
+    assert starter_links(page) == {}
+    assert "it needs python3, which the jail does not have" in text_of(page)
+    assert "it needs javac, java, which the jail does not have" in text_of(page)
+    assert client.get("/starters/python.tar.gz").status_code == 404
+
+
+def test_an_interpreter_found_first_outside_the_system_is_named_by_its_path_in_the_system(
+    tmp_path: Path,
+) -> None:
+    system = "/usr/bin"
+    if not (Path(system) / "python3").is_file():
+        missing("no /usr/bin/python3 on this machine")
+    shims = tmp_path / "shims"
+    shims.mkdir()
+    shim = shims / "python3"
+    shim.write_text('#!/bin/sh\nexec pyenv exec python3 "$@"\n')
+    shim.chmod(shim.stat().st_mode | stat.S_IXUSR)
+    assert jail_word("python3", system) == "python3"
+    assert jail_word("python3", f"{shims}{os.pathsep}{system}") == f"{system}/python3"
+    assert jail_word("python3", str(shims)) is None
+    offer = starter_offer(Language.PYTHON, f"{shims}{os.pathsep}{system}")
+    assert offer.offered and offer.manifest.run == f"{system}/python3 bot.py"
+    # A compiled starter's build is run by the jail's shell, which finds its compiler itself.
+    c = starter_offer(Language.C, str(shims))
+    assert c.lacking == ("cc",) and c.manifest.build == "cc -O2 -o bot bot.c"
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/starters/cobol.tar.gz",
+        "/starters/python",
+        "/starters/python.zip",
+        "/starters/PYTHON.tar.gz",
+        "/starters/random_player.py",
+        "/starters/..%2Fplayers%2Fstarters%2Frandom_player.py",
+        "/starters/%2e%2e%2f%2e%2e%2fpyproject.toml",
+        "/starters/python.tar.gz%00",
+        "/starters/python.tar.gz/..",
+        "/starters/",
+    ],
+)
+def test_nothing_but_an_offered_starter_is_served_under_starters(
+    client: TestClient, path: str
+) -> None:
+    answer = client.get(path)
+    assert answer.status_code == 404, path
+    assert answer.headers["content-type"] != "application/gzip"
+    assert "import random" not in answer.text and "[project]" not in answer.text
+
+
+@contextlib.contextmanager
+def served_to_ada(tmp_path: Path) -> Iterator[tuple[Served, str]]:
+    """The service tests' arena, made and served, with one author: the arena and her token."""
+    config = tmp_path / "arena.yaml"
+    config.write_text(SERVICE_CONFIG)
+    directory = tmp_path / "arena"
+    made = runner.invoke(app, ["arena", "init", str(directory), "--config", str(config)])
+    assert made.exit_code == 0, made.output
+    added = runner.invoke(app, ["arena", "author", "add", str(directory), "ada"])
+    assert added.exit_code == 0, added.output
+    with serving(directory) as served:
+        yield served, token_of(added.stdout)
+
+
+def offered_links(served: Served) -> dict[str, tuple[str, str]]:
+    with urllib.request.urlopen(f"{served.url}/write-a-bot", timeout=DEADLINE_S) as answer:
+        return starter_links(answer.read().decode())
+
+
+def submit_unchanged(served: Served, token: str, href: str, tmp_path: Path) -> int:
+    """Download the archive at `href` and submit it as it is, under the name its bot.yaml
+    says (as the page tells the author): the version's id."""
+    with urllib.request.urlopen(f"{served.url}{href}", timeout=DEADLINE_S) as answer:
+        archive = answer.read()
+    name = read_manifest(unpacked(archive, tmp_path, href.rsplit("/", 1)[1])).name
+    request = urllib.request.Request(
+        f"{served.url}/api/bots/{urllib.parse.quote(name)}/versions",
+        data=archive,
+        headers={"Authorization": f"Bearer {token}"},
+        method="POST",
+    )
+    with urllib.request.urlopen(request, timeout=DEADLINE_S) as answer:
+        assert answer.status == 202
+        return int(json.loads(answer.read())["id"])
+
+
+def wait_for_the_ladder(served: Served, token: str, versions: dict[str, int]) -> None:
+    """Until every version is placing or rated; failed at once if one fails."""
+
+    def on_the_ladder() -> bool:
+        states = {}
+        for language, version in versions.items():
+            status, shown = served.get(f"/api/versions/{version}", token)
+            assert status == 200, shown
+            assert shown["state"] != "failed", (language, shown)
+            states[language] = shown["state"]
+        return all(state in ("placing", "rated") for state in states.values())
+
+    wait_for(f"{', '.join(versions)} on the ladder", on_the_ladder)
+
+
+@pytest.mark.slow
+def test_a_starter_downloaded_from_the_page_and_submitted_unchanged_reaches_the_ladder(
+    tmp_path: Path,
+) -> None:
+    with served_to_ada(tmp_path) as (served, token):
+        href, _ = offered_links(served)["python"]
+        wait_for_the_ladder(
+            served, token, {"python": submit_unchanged(served, token, href, tmp_path)}
+        )
+
+
+@pytest.mark.slow
+@pytest.mark.starters
+def test_every_starter_the_page_offers_reaches_the_ladder_unchanged(tmp_path: Path) -> None:
+    with served_to_ada(tmp_path) as (served, token):
+        links = offered_links(served)
+        if not machine_protections().memory_by_cgroup:
+            # Limited by address space only, a JVM, Go or Node program may not start.
+            for language in ("java", "go", "javascript"):
+                links.pop(language, None)
+        versions = {
+            language: submit_unchanged(served, token, href, tmp_path)
+            for language, (href, _) in links.items()
+        }
+        wait_for_the_ladder(served, token, versions)
