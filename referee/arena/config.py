@@ -85,6 +85,7 @@ class _ArenaSection(_Section):
     validate_: _Validate = Field(default_factory=_Validate, alias="validate")
     suspend: _Suspend = Field(default_factory=_Suspend)
     public_leaderboard: bool = True
+    rating_centre: Annotated[float, Field(ge=-1_000_000, le=1_000_000)] = 1500.0
 
 
 @dataclass(frozen=True)
@@ -133,6 +134,9 @@ class ArenaConfig:
     suspend_after: int
     suspend_faults: float
     public_leaderboard: bool
+    # Where the pages and the API centre the ratings, which the ladder fits with their mean
+    # at 0: added as they are read, so that the database and the fits stay as they are.
+    rating_centre: float
 
     def field_config(self, players: Sequence[FieldPlayer], results: Path) -> TournamentConfig:
         """The tournament of the bots of the moment: what the venues play the ladder's
@@ -192,6 +196,7 @@ def parse_arena_config(path: Path, text: str) -> ArenaConfig:
         suspend_after=raw.suspend.after,
         suspend_faults=raw.suspend.faults,
         public_leaderboard=raw.public_leaderboard,
+        rating_centre=raw.rating_centre,
     )
 
 
