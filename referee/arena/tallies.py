@@ -16,6 +16,7 @@ from sqlalchemy.orm import Session, aliased
 
 from referee.arena.db import Match, MatchState, Seat, Version
 
+
 @dataclass(frozen=True)
 class Results:
     """A version's results: its decided matches, and its last finished match, if any."""
@@ -111,8 +112,6 @@ def _last_matches(
         .subquery()
     )
     rows = session.execute(
-        select(newest.c.version_id, newest.c.key, newest.c.finished_at).where(
-            newest.c.place == 1
-        )
+        select(newest.c.version_id, newest.c.key, newest.c.finished_at).where(newest.c.place == 1)
     ).all()
     return [(version_id, key, at) for version_id, key, at in rows]

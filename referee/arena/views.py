@@ -14,7 +14,6 @@ from sqlalchemy import ColumnElement, ScalarSelect, Select, case, func, select
 from sqlalchemy.orm import Session, aliased, selectinload
 
 from referee.arena import tallies
-from referee.arena.match_lists import Cursor, MatchQuery, Result
 from referee.arena.auth import may_read_private
 from referee.arena.db import (
     IN_INTAKE,
@@ -34,6 +33,7 @@ from referee.arena.db import (
 )
 from referee.arena.errors import Forbidden, NotFound
 from referee.arena.home import Arena
+from referee.arena.match_lists import Cursor, MatchQuery, Result
 from referee.arena.rows import WITH_SEATS, bot_named, match_by_key, version_by_id
 from referee.errors import ArenaError
 from referee.records.verify import FileVerdict, verify_file
@@ -259,7 +259,7 @@ def matches(arena: Arena, viewer: Author, asked: MatchQuery) -> Json:
     return {"matches": shown, "next": following}
 
 
-def _played_by(bot_id: int) -> Select[tuple[int]]:
+def _played_by(bot_id: int) -> Select[int]:
     return select(Seat.match_id).join(Version).where(Version.bot_id == bot_id).distinct()
 
 
