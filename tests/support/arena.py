@@ -172,8 +172,10 @@ class Site:
         return {} if who is None else {"Authorization": f"Bearer {self.tokens[who]}"}
 
 
-def make_site(make_arena: ArenaMaker, public: bool = True) -> Iterator[Site]:
-    arena = make_arena(config_text=API_CONFIG.format(public=str(public).lower()))
+def make_site(make_arena: ArenaMaker, public: bool = True, arena_keys: str = "") -> Iterator[Site]:
+    """A site of API_CONFIG, with `arena_keys` (lines of the arena section) added."""
+    config = API_CONFIG.format(public=str(public).lower()) + arena_keys
+    arena = make_arena(config_text=config)
     tokens = {"organiser": make_arena.organiser_token(arena)}
     for name in ("alice", "bob"):
         tokens[name] = add_author(arena, name)
@@ -256,20 +258,33 @@ def seed(site: Site) -> dict[str, Any]:
     return ids
 
 
-def played_match(site: Site, key: str) -> Path:
-    """A real match of ticblock, its transcript signed with the arena's key, and its row."""
-    (one, _), (two, _) = scripted("one", first_legal()), scripted("two", first_legal())
+def played_match(site: Site, key: str, versions: tuple[int, int] | None = None) -> Path:
+    """A real match of ticblock, its transcript signed with the arena's key, and its row;
+    played by two of the arena's versions, if given (named as players, seated, finished),
+    else by two players of no bot's."""
+    names: tuple[str, ...] = ("one", "two")
+    if versions is not None:
+        with site.arena.database.session() as session:
+            names = tuple(session.get_one(Version, v).player_name for v in versions)
+    (one, _), (two, _) = (scripted(name, first_legal()) for name in names)
     setup = MatchSetup(key, get_game("ticblock"), [one, two], Clocks(5000, 2000), seed=3)
     path = site.arena.results / f"{key}.json"
-    write_transcript(path, asyncio.run(PlayedMatch(setup).run()), site.arena.key)
+    played = asyncio.run(PlayedMatch(setup).run())
+    write_transcript(path, played, site.arena.key)
     with site.arena.database.session() as session:
-        session.add(
-            Match(
-                key=key,
-                game="ticblock",
-                seed=3,
-                state=MatchState.DONE,
-                transcript=str(path.relative_to(site.arena.directory)),
-            )
+        match = Match(
+            key=key,
+            game="ticblock",
+            seed=3,
+            state=MatchState.DONE,
+            transcript=str(path.relative_to(site.arena.directory)),
         )
+        if versions is not None:
+            match.finished_at = dt.datetime.now(dt.UTC)
+            goals = played.goals or {}
+            match.seats = [
+                Seat(index=i, role=seat.role, version_id=version, points=goals.get(seat.role))
+                for i, (seat, version) in enumerate(zip(played.seats, versions, strict=True))
+            ]
+        session.add(match)
     return path
