@@ -259,25 +259,30 @@ def seed(site: Site) -> dict[str, Any]:
 
 
 def played_match(site: Site, key: str, versions: tuple[int, int] | None = None) -> Path:
+    """`signed_match` in the site's arena."""
+    return signed_match(site.arena, key, versions)
+
+
+def signed_match(arena: Arena, key: str, versions: tuple[int, int] | None = None) -> Path:
     """A real match of ticblock, its transcript signed with the arena's key, and its row;
     played by two of the arena's versions, if given (named as players, seated, finished),
     else by two players of no bot's."""
     names: tuple[str, ...] = ("one", "two")
     if versions is not None:
-        with site.arena.database.session() as session:
+        with arena.database.session() as session:
             names = tuple(session.get_one(Version, v).player_name for v in versions)
     (one, _), (two, _) = (scripted(name, first_legal()) for name in names)
     setup = MatchSetup(key, get_game("ticblock"), [one, two], Clocks(5000, 2000), seed=3)
-    path = site.arena.results / f"{key}.json"
+    path = arena.results / f"{key}.json"
     played = asyncio.run(PlayedMatch(setup).run())
-    write_transcript(path, played, site.arena.key)
-    with site.arena.database.session() as session:
+    write_transcript(path, played, arena.key)
+    with arena.database.session() as session:
         match = Match(
             key=key,
             game="ticblock",
             seed=3,
             state=MatchState.DONE,
-            transcript=str(path.relative_to(site.arena.directory)),
+            transcript=str(path.relative_to(arena.directory)),
         )
         if versions is not None:
             match.finished_at = dt.datetime.now(dt.UTC)

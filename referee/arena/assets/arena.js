@@ -189,7 +189,7 @@ function seatsText(seats) {
 
 // A match's seats, each linking to its bot's page.
 function seatsCell(seats) {
-  const parts = seats.map((seat, i) => [
+  const parts = seats.flatMap((seat, i) => [
     i > 0 ? " vs " : "",
     botLink(seat.bot),
     `.${seat.version} (${seat.role})`,
