@@ -38,6 +38,7 @@ from referee.games import get_game
 from referee.match import Match as PlayedMatch
 from referee.match import MatchSetup
 from referee.records.transcript import write_transcript
+from referee.tournaments.ratings import points
 from referee.tournaments.results import LOGS
 from tests.support.arena_databases import ArenaMaker
 from tests.support.arena_serving import DEADLINE_S
@@ -286,10 +287,17 @@ def signed_match(arena: Arena, key: str, versions: tuple[int, int] | None = None
         )
         if versions is not None:
             match.finished_at = dt.datetime.now(dt.UTC)
+            # Each seat's points as the arena records them: 1, ½ or 0 against the other's goal.
             goals = played.goals or {}
+            roles = [seat.role for seat in played.seats]
             match.seats = [
-                Seat(index=i, role=seat.role, version_id=version, points=goals.get(seat.role))
-                for i, (seat, version) in enumerate(zip(played.seats, versions, strict=True))
+                Seat(
+                    index=i,
+                    role=role,
+                    version_id=version,
+                    points=points(goals[role], goals[roles[1 - i]]) if goals else None,
+                )
+                for i, (role, version) in enumerate(zip(roles, versions, strict=True))
             ]
         session.add(match)
     return path

@@ -344,7 +344,6 @@ function drawHistory(box, history) {
   }
   const width = Math.max(box.clientWidth, 240);
   const height = 240;
-  const left = 48;
   const right = 12;
   const top = 12;
   const bottom = 44;
@@ -360,6 +359,8 @@ function drawHistory(box, history) {
   const ticks = niceTicks(low, high);
   low = ticks[0].value;
   high = ticks[ticks.length - 1].value;
+  // Room for the longest tick's label, at about 7 px a character of the ticks' 11 px font.
+  const left = 12 + 7 * Math.max(...ticks.map((tick) => tick.label.length));
   const first = Math.min(...times);
   const span = Math.max(Math.max(...times) - first, 1);
   const x = (time) => left + ((width - left - right) * (time - first)) / span;
