@@ -244,12 +244,14 @@ def matches(arena: Arena, viewer: Author, asked: MatchQuery) -> Json:
             | ((Match.finished_at == after.finished_at) & (Match.id < after.match_id))
         )
     with arena.database.session() as session:
-        for name in (asked.bot, asked.opponent):
-            if name is not None:
-                query = query.where(Match.id.in_(_played_by(bot_named(session, name).id)))
-        if asked.bot is not None and asked.result is not None:
+        if asked.bot is not None:
             bot_id = bot_named(session, asked.bot).id
-            query = query.where(_result_is(bot_id, asked.result))
+            query = query.where(Match.id.in_(_played_by(bot_id)))
+            if asked.result is not None:
+                query = query.where(_result_is(bot_id, asked.result))
+        if asked.opponent is not None:
+            opponent_id = bot_named(session, asked.opponent).id
+            query = query.where(Match.id.in_(_played_by(opponent_id)))
         found = session.scalars(query).all()
         shown = [_match(match) for match in found[: asked.limit]]
     last = found[asked.limit - 1] if len(found) > asked.limit else None
