@@ -144,7 +144,8 @@ def test_leaderboard_best_first_with_intervals_and_unrated_last(site: Site) -> N
         (2, "ace", 2, "alice"),
         (None, "cub", 1, "bob"),
     ]
-    assert board[1]["interval"] == [-20.0, 40.0]
+    # ace is rated 10 ± 30 by the ladder: shown centred at 1500 (the default).
+    assert board[1]["interval"] == [1480.0, 1540.0]
     assert (board[1]["matches"], board[1]["faults"], board[1]["state"]) == (4, 1, "rated")
 
 
@@ -159,13 +160,19 @@ def test_matches_are_filtered_by_bot_and_their_limit_capped(site: Site) -> None:
     first = site.get("/api/matches?bot=ace", "bob").json()["matches"]
     assert [m["key"] for m in first] == ["arena-000001"]
     assert [(s["bot"], s["points"]) for s in first[0]["seats"]] == [("ace", 0.0), ("bee", 100.0)]
-    assert site.get("/api/matches?bot=cub", "bob").json() == {"matches": []}
+    assert site.get("/api/matches?bot=cub", "bob").json() == {"matches": [], "next": None}
     full = site.get("/api/matches/arena-000001", "bob").json()
     assert full["transcript"] == {"match_id": "arena-000001"}
     with site.arena.database.session() as session:
         version = session.query(Version).filter_by(number=1, state="placing").one()
         for number in range(2, 260):
-            match = Match(key=f"arena-{number:06}", game="ticblock", seed=number, state="done")
+            match = Match(
+                key=f"arena-{number:06}",
+                game="ticblock",
+                seed=number,
+                state="done",
+                finished_at=dt.datetime.now(dt.UTC),
+            )
             match.seats = [Seat(index=0, role="xcplayer", version_id=version.id)]
             session.add(match)
     assert len(site.get("/api/matches?limit=100000", "bob").json()["matches"]) == 200
@@ -300,11 +307,11 @@ def test_the_leaderboard_gives_each_versions_change_over_a_day(site: Site) -> No
     hours = dt.timedelta(hours=1)
     # ace (rated 10): its last point at or before a day ago says 4.
     add_points(site, ids["ace"], [(30 * hours, 2.0), (25 * hours, 4.0), (2 * hours, 9.0)])
-    # bee (rated 50): no point a day old; its first says 45.
+    # bee (rated 50): no point a day old, so no change over a day yet.
     add_points(site, ids["bee"], [(3 * hours, 45.0), (1 * hours, 48.0)])
     board = site.get("/api/leaderboard").json()["leaderboard"]
     changes = {entry["bot"]: entry["change_day"] for entry in board}
-    assert changes == {"ace": 6.0, "bee": 5.0, "cub": None}
+    assert changes == {"ace": 6.0, "bee": None, "cub": None}
 
 
 def test_a_bots_history_is_its_newest_points_oldest_first(site: Site) -> None:
@@ -315,15 +322,16 @@ def test_a_bots_history_is_its_newest_points_oldest_first(site: Site) -> None:
     add_points(site, ids["bee"], [(1 * minutes, 77.0)])  # another bot's
     history = site.get("/api/bots/ace", "bob").json()["history"]
     assert len(history) == views.HISTORY_LIMIT
-    # The newest 500 of version 2's: 500 minutes ago to 1; version 1's, older, left out.
-    assert [point["rating"] for point in history] == [float(n) for n in range(500, 0, -1)]
+    # The newest 500 of version 2's: 500 minutes ago to 1; version 1's, older, left out. Each
+    # is shown centred at 1500, the default.
+    assert [point["rating"] for point in history] == [1500.0 + n for n in range(500, 0, -1)]
     assert {point["version"] for point in history} == {2}
     assert history[-1]["margin"] == 25.0
     times = [dt.datetime.fromisoformat(point["at"]) for point in history]
     assert times == sorted(times)
     add_points(site, ids["failed"], [(dt.timedelta(0), -1.0)])
     newest = site.get("/api/bots/ace", "bob").json()["history"][-1]
-    assert (newest["version"], newest["rating"]) == (1, -1.0)
+    assert (newest["version"], newest["rating"]) == (1, 1499.0)
     assert site.get("/api/bots/cub", "bob").json()["history"] == []
 
 

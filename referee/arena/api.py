@@ -6,7 +6,7 @@ cross-site changes); what each author may read is `auth.may_read_private`'s to s
 pages (`web`) are served beside the API. Every
 client is a stranger until its token is found, so what one request may cost is bounded:
 a header is measured before it is hashed, an archive is read no further than its cap and
-within a deadline, a few archives at once, and a page of matches is at most `MAX_LIMIT`.
+within a deadline, a few archives at once, and a page of matches is at most `match_lists.MAX_LIMIT`.
 The endpoints that touch the database are plain functions, which Starlette runs in its
 thread pool: the event loop, which the ladder and the intake share, never waits on them.
 """
@@ -30,7 +30,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from referee.arena import accounts, audit, auth, submissions, views, web
+from referee.arena import accounts, audit, auth, downloads, match_lists, submissions, views, web
 from referee.arena.audit import Action
 from referee.arena.bodies import SMALL_BODY_SECONDS, read_body
 from referee.arena.db import Author, Version
@@ -101,6 +101,8 @@ def create_app(arena: Arena, hooks: Hooks) -> Starlette:
         Route("/api/matches/{key}", api.match),
         Route("/api/matches/{key}/logs/{role}", api.seat_log),
         Route("/api/matches/{key}/replay", api.replay, methods=["POST"]),
+        Route("/api/matches/{key}/transcript", api.transcript),
+        Route("/api/matches/{key}/ggp", api.ggp_export),
         Route("/api/ladder/pause", api.pause, methods=["POST"]),
         Route("/api/ladder/resume", api.resume, methods=["POST"]),
         Route("/api/authors", api.authors),
@@ -132,6 +134,8 @@ class _Api:
         self.board: tuple[float, bytes] | None = None
         self.rendering = threading.Lock()
         self.replays = Replays(arena)
+        # The GGP exports' replays, apart: readers' downloads never keep the organiser waiting.
+        self.exports = Replays(arena)
 
     def viewer(self, request: Request) -> Author | None:
         """The author whose token the request carries (`auth.viewer`)."""
@@ -193,11 +197,11 @@ class _Api:
 
     def matches(self, request: Request) -> Response:
         viewer = self.author(request)
-        text = request.query_params.get("limit", str(views.DEFAULT_LIMIT))
-        if not text.isdigit() or len(text) > 6 or int(text) < 1:
-            raise HTTPException(400, f"limit {text[:20]!r}: a number from 1 to {views.MAX_LIMIT}")
-        bot = request.query_params.get("bot")
-        return JSONResponse(views.matches(self.arena, viewer, bot, int(text)))
+        try:
+            asked = match_lists.parse_query(request.query_params.multi_items())
+        except match_lists.BadQuery as error:
+            raise HTTPException(400, str(error)) from None
+        return JSONResponse(views.matches(self.arena, viewer, asked))
 
     def match(self, request: Request) -> Response:
         viewer = self.author(request)
@@ -207,6 +211,15 @@ class _Api:
         viewer = self.author(request)
         key, role = request.path_params["key"], request.path_params["role"]
         return JSONResponse(views.seat_log(self.arena, viewer, key, role))
+
+    def transcript(self, request: Request) -> Response:
+        self.author(request)
+        return _download(downloads.transcript(self.arena, request.path_params["key"]))
+
+    def ggp_export(self, request: Request) -> Response:
+        self.author(request)
+        key = request.path_params["key"]
+        return _download(downloads.ggp_export(self.arena, self.exports, key))
 
     def replay(self, request: Request) -> Response:
         organiser = self.organiser(request)
@@ -353,6 +366,12 @@ def _number(request: Request, name: str, default: int | None, most: int) -> Any:
     if not text.isdigit() or len(text) > 10 or not 1 <= int(text) <= most:
         raise HTTPException(400, f"{name} {text[:20]!r}: a number from 1 to {most}")
     return int(text)
+
+
+def _download(file: downloads.Download) -> Response:
+    disposition = f'attachment; filename="{file.name}"'
+    headers = {"Content-Disposition": disposition}
+    return Response(file.data, media_type="application/json", headers=headers)
 
 
 def _reason(body: bytes) -> str:

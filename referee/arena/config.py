@@ -87,6 +87,7 @@ class _ArenaSection(_Section):
     suspend: _Suspend = Field(default_factory=_Suspend)
     public_leaderboard: bool = True
     public_url: Annotated[str, Field(max_length=300)] | None = None
+    rating_centre: Annotated[float, Field(ge=-1_000_000, le=1_000_000)] = 1500.0
 
 
 @dataclass(frozen=True)
@@ -138,6 +139,9 @@ class ArenaConfig:
     # The arena's origin as its users reach it (`https://arena.example.org`), or None to
     # answer whatever Host a request names (`public_origin`).
     public_url: str | None
+    # Where the pages and the API centre the ratings, which the ladder fits with their mean
+    # at 0: added as they are read, so that the database and the fits stay as they are.
+    rating_centre: float
 
     def field_config(self, players: Sequence[FieldPlayer], results: Path) -> TournamentConfig:
         """The tournament of the bots of the moment: what the venues play the ladder's
@@ -202,6 +206,7 @@ def parse_arena_config(path: Path, text: str) -> ArenaConfig:
         suspend_faults=raw.suspend.faults,
         public_leaderboard=raw.public_leaderboard,
         public_url=public_url,
+        rating_centre=raw.rating_centre,
     )
 
 

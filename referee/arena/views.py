@@ -10,9 +10,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import ColumnElement, case, func, select
+from sqlalchemy import ColumnElement, ScalarSelect, Select, case, func, select
 from sqlalchemy.orm import Session, aliased, selectinload
 
+from referee.arena import tallies
 from referee.arena.auth import may_read_private
 from referee.arena.db import (
     IN_INTAKE,
@@ -32,14 +33,12 @@ from referee.arena.db import (
 )
 from referee.arena.errors import Forbidden, NotFound
 from referee.arena.home import Arena
+from referee.arena.match_lists import Cursor, MatchQuery, Result
 from referee.arena.rows import WITH_SEATS, bot_named, match_by_key, version_by_id
 from referee.errors import ArenaError
 from referee.records.verify import FileVerdict, verify_file
 from referee.tournaments.results import LOGS
 
-# A page of matches: what one request may ask for, and gets unasked.
-MAX_LIMIT = 200
-DEFAULT_LIMIT = 50
 # A bot's rating history: its newest points, enough for a chart.
 HISTORY_LIMIT = 500
 # The running matches that the status lists.
@@ -65,21 +64,21 @@ def me(arena: Arena, viewer: Author) -> Json:
 
 def leaderboard(arena: Arena) -> Json:
     """The versions on the ladder, best first; those not yet rated, then the suspended, last.
-    The same for every viewer who may read it (`auth.may_read_leaderboard`)."""
-    # The rating a day ago: the last point before then, else the first.
+    The same for every viewer who may read it (`auth.may_read_leaderboard`). A version's
+    change over a day is there once it has a rating point a day old: its last at or before
+    then."""
     day_ago = utcnow() - dt.timedelta(days=1)
-    then = func.coalesce(
-        rating_point(RatingPoint.rating, Version.id, at_or_before=day_ago),
-        rating_point(RatingPoint.rating, Version.id, newest=False),
-    )
+    then = rating_point(RatingPoint.rating, Version.id, at_or_before=day_ago)
     query = (
         select(Version, Bot.name, Author.name, then)
         .join(Bot, Version.bot_id == Bot.id)
         .join(Author, Bot.author_id == Author.id)
         .where(Version.state.in_(_LISTED))
     )
+    centre = arena.config.rating_centre
     with arena.database.session() as session:
         rows = session.execute(query).all()
+        results = tallies.results(session, [row[0].id for row in rows])
 
     def order(row: Any) -> tuple[bool, bool, float, str]:
         version, bot, _, _ = row
@@ -98,9 +97,9 @@ def leaderboard(arena: Arena) -> Json:
                 "version": version.number,
                 "author": author,
                 "state": version.state,
-                "rating": version.rating,
+                "rating": _centred(version.rating, centre),
                 "margin": version.margin,
-                "interval": _interval(version),
+                "interval": _interval(version, centre),
                 "matches": version.matches,
                 "faults": version.faults,
                 "change_day": (
@@ -108,6 +107,7 @@ def leaderboard(arena: Arena) -> Json:
                     if version.rating is None or rating_then is None
                     else version.rating - rating_then
                 ),
+                **_results(results[version.id]),
             }
         )
     return {"leaderboard": entries}
@@ -117,6 +117,7 @@ def bots(arena: Arena, viewer: Author) -> Json:
     query = (
         select(Bot).options(selectinload(Bot.versions), selectinload(Bot.author)).order_by(Bot.name)
     )
+    centre = arena.config.rating_centre
     with arena.database.session() as session:
         found = session.scalars(query).all()
         listed = [
@@ -125,8 +126,10 @@ def bots(arena: Arena, viewer: Author) -> Json:
                 "author": bot.author.name,
                 "created_at": when(bot.created_at),
                 "versions": len(bot.versions),
-                "latest": _version_summary(bot.versions[-1], False) if bot.versions else None,
-                "ladder": _summary_of(organisers_version(bot.versions)),
+                "latest": (
+                    _version_summary(bot.versions[-1], False, centre) if bot.versions else None
+                ),
+                "ladder": _summary_of(organisers_version(bot.versions), centre),
             }
             for bot in found
         ]
@@ -137,17 +140,18 @@ def bot(arena: Arena, viewer: Author, name: str) -> Json:
     with arena.database.session() as session:
         found = bot_named(session, name)
         private = may_read_private(viewer, found.author_id)
+        centre = arena.config.rating_centre
         return {
             "name": found.name,
             "author": found.author.name,
             "created_at": when(found.created_at),
-            "versions": [_version_summary(v, private) for v in reversed(found.versions)],
-            "history": _history(session, found.id),
+            "versions": [_version_summary(v, private, centre) for v in reversed(found.versions)],
+            "history": _history(session, found.id, centre),
             "head_to_head": _head_to_head(session, found.id),
         }
 
 
-def _history(session: Session, bot_id: int) -> list[Json]:
+def _history(session: Session, bot_id: int, centre: float) -> list[Json]:
     """The rating points of every version of a bot, oldest first, the newest HISTORY_LIMIT."""
     newest = session.execute(
         select(Version.number, RatingPoint.at, RatingPoint.rating, RatingPoint.margin)
@@ -157,7 +161,7 @@ def _history(session: Session, bot_id: int) -> list[Json]:
         .limit(HISTORY_LIMIT)
     ).all()
     return [
-        {"version": number, "at": when(at), "rating": rating, "margin": margin}
+        {"version": number, "at": when(at), "rating": rating + centre, "margin": margin}
         for number, at, rating, margin in reversed(newest)
     ]
 
@@ -200,7 +204,7 @@ def version(arena: Arena, viewer: Author, version_id: int) -> Json:
     with arena.database.session() as session:
         found = version_by_id(session, version_id)
         private = may_read_private(viewer, found.bot.author_id)
-        shown = _version_summary(found, private)
+        shown = _version_summary(found, private, arena.config.rating_centre)
         shown["steps"] = [_step(step, private) for step in found.steps]
         if private:
             shown["run"] = found.run
@@ -220,23 +224,65 @@ def step_log(arena: Arena, viewer: Author, version_id: int, kind: str) -> Json:
         return dict(_step(steps[-1], True), log=steps[-1].log)
 
 
-def matches(arena: Arena, viewer: Author, bot_name: str | None, limit: int) -> Json:
-    """The latest finished matches, of one bot if named: newest first, `limit` at most."""
+def matches(arena: Arena, viewer: Author, asked: MatchQuery) -> Json:
+    """The finished matches `asked` for, newest first: a page of `asked.limit` at most, and
+    the cursor of the next page (`next`, None after the last). NotFound for a bot or an
+    opponent no one has."""
+    after = asked.after
     query = (
         select(Match)
-        .where(Match.state == MatchState.DONE)
+        .where(Match.state == MatchState.DONE, Match.finished_at.is_not(None))
         .options(WITH_SEATS)
         .order_by(Match.finished_at.desc(), Match.id.desc())
-        .limit(max(1, min(limit, MAX_LIMIT)))
+        .limit(asked.limit + 1)
     )
+    if asked.game is not None:
+        query = query.where(Match.game == asked.game)
+    if after is not None:
+        query = query.where(
+            (Match.finished_at < after.finished_at)
+            | ((Match.finished_at == after.finished_at) & (Match.id < after.match_id))
+        )
     with arena.database.session() as session:
-        if bot_name is not None:
-            found = bot_named(session, bot_name)
-            played = (
-                select(Seat.match_id).join(Version).where(Version.bot_id == found.id).distinct()
-            )
-            query = query.where(Match.id.in_(played))
-        return {"matches": [_match(match) for match in session.scalars(query).all()]}
+        if asked.bot is not None:
+            bot_id = bot_named(session, asked.bot).id
+            query = query.where(Match.id.in_(_played_by(bot_id)))
+            if asked.result is not None:
+                query = query.where(_result_is(bot_id, asked.result))
+        if asked.opponent is not None:
+            opponent_id = bot_named(session, asked.opponent).id
+            query = query.where(Match.id.in_(_played_by(opponent_id)))
+        found = session.scalars(query).all()
+        shown = [_match(match) for match in found[: asked.limit]]
+    last = found[asked.limit - 1] if len(found) > asked.limit else None
+    following = None
+    if last is not None and last.finished_at is not None:
+        following = Cursor(last.finished_at, last.id).encode()
+    return {"matches": shown, "next": following}
+
+
+def _played_by(bot_id: int) -> Select[int]:
+    return select(Seat.match_id).join(Version).where(Version.bot_id == bot_id).distinct()
+
+
+def _result_is(bot_id: int, result: Result) -> ColumnElement[bool]:
+    """Whether a match ended with `result` for a bot: the best points of its seats against
+    the best of the other bots' (`tallies` counts the leaderboard's results alike)."""
+
+    def best(mine: bool) -> ScalarSelect[float | None]:
+        whose = Version.bot_id == bot_id if mine else Version.bot_id != bot_id
+        return (
+            select(func.max(Seat.points))
+            .join(Version, Version.id == Seat.version_id)
+            .where(Seat.match_id == Match.id, whose)
+            .scalar_subquery()
+        )
+
+    if result is Result.WIN:
+        return best(True) > best(False)
+    if result is Result.DRAW:
+        return best(True) == best(False)
+    return best(True) < best(False)
 
 
 def running(arena: Arena) -> list[Json]:
@@ -267,15 +313,28 @@ def match(arena: Arena, viewer: Author, key: str) -> Json:
     return shown
 
 
+def match_bots(arena: Arena, key: str) -> dict[str, str]:
+    """The bot of each player of a match, by its name as a player (`db.player_name`)."""
+    with arena.database.session() as session:
+        found = match_by_key(session, key)
+        return {seat.version.player_name: seat.version.bot.name for seat in found.seats}
+
+
 def match_replay(arena: Arena, key: str) -> FileVerdict:
     """A match's transcript, replayed by the rules and its signature checked with the arena's
     key, as `verify_file` does; NotFound for no such match or one with no transcript. It
     costs a match's worth of CPU: callers bound how many run at once (`replays.Replays`)."""
+    return verify_file(transcript_path(arena, key)[1], arena.key.public)
+
+
+def transcript_path(arena: Arena, key: str) -> tuple[str, Path]:
+    """A match's key as the database has it, and where its transcript is; NotFound for no
+    such match or one with no transcript."""
     with arena.database.session() as session:
         found = match_by_key(session, key)
     if found.transcript is None:
         raise NotFound(f"match {found.key} has no transcript")
-    return verify_file(_inside(arena.directory, found.transcript), arena.key.public)
+    return found.key, _inside(arena.directory, found.transcript)
 
 
 def seat_log(arena: Arena, viewer: Author, key: str, role: str) -> Json:
@@ -314,7 +373,7 @@ def intake_status(arena: Arena) -> Json:
     return {state.value: states.count(state) for state in waiting}
 
 
-def _version_summary(version: Version, private: bool) -> Json:
+def _version_summary(version: Version, private: bool, centre: float) -> Json:
     shown: Json = {
         "id": version.id,
         "bot": version.bot.name,
@@ -322,9 +381,9 @@ def _version_summary(version: Version, private: bool) -> Json:
         "state": version.state,
         "submitted_at": when(version.submitted_at),
         "updated_at": when(version.updated_at),
-        "rating": version.rating,
+        "rating": _centred(version.rating, centre),
         "margin": version.margin,
-        "interval": _interval(version),
+        "interval": _interval(version, centre),
         "matches": version.matches,
         "faults": version.faults,
     }
@@ -334,8 +393,8 @@ def _version_summary(version: Version, private: bool) -> Json:
     return shown
 
 
-def _summary_of(version: Version | None) -> Json | None:
-    return None if version is None else _version_summary(version, False)
+def _summary_of(version: Version | None, centre: float) -> Json | None:
+    return None if version is None else _version_summary(version, False, centre)
 
 
 def _step(step: Step, private: bool) -> Json:
@@ -373,10 +432,30 @@ def _match(match: Match) -> Json:
     }
 
 
-def _interval(version: Version) -> list[float] | None:
-    if version.rating is None or version.margin is None:
+def _results(found: tallies.Results) -> Json:
+    last = None
+    if found.last_key is not None:
+        last = {"key": found.last_key, "finished_at": when(found.last_at)}
+    return {
+        "wins": found.wins,
+        "draws": found.draws,
+        "losses": found.losses,
+        "score": found.score,
+        "last_match": last,
+    }
+
+
+def _centred(rating: float | None, centre: float) -> float | None:
+    """A rating as shown: the ladder fits them with their mean at 0; the organiser says where
+    they are centred (`ArenaConfig.rating_centre`)."""
+    return None if rating is None else rating + centre
+
+
+def _interval(version: Version, centre: float) -> list[float] | None:
+    rating = _centred(version.rating, centre)
+    if rating is None or version.margin is None:
         return None
-    return [version.rating - version.margin, version.rating + version.margin]
+    return [rating - version.margin, rating + version.margin]
 
 
 def _inside(root: Path, relative: str) -> Path:

@@ -33,7 +33,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
-from referee.arena import audit, auth, sessions
+from referee.arena import audit, auth, sessions, views
 from referee.arena.auth import Gate
 from referee.arena.bodies import SMALL_BODY_SECONDS, read_body
 from referee.arena.db import Author
@@ -49,8 +49,10 @@ from referee.report.site import match_viewer
 _ARENA_ASSETS = resources.files("referee.arena") / "assets"
 _TYPES = {"js": "text/javascript; charset=utf-8", "css": "text/css; charset=utf-8"}
 # The assets a page may load: the arena's own, and the report's viewer's.
-_OURS = ("arena.js", "arena.css", "accounts.js")
+_OURS = ("arena.js", "arena.css", "accounts.js", "board.js")
 _REPORTS = ("report.js", "report.css")
+# The matches page's filters (`match_lists`), which its form shows as given.
+_MATCH_FILTERS = ("bot", "opponent", "game", "result")
 # A sign-in form: a token and where to go next. Anything longer is not one.
 FORM_LIMIT = 4096
 # Match pages kept as rendered: a finished match's transcript never changes, so a crowd that
@@ -107,6 +109,7 @@ def routes(arena: Arena, gate: Gate) -> list[Route]:
         Route("/submit", pages.submit),
         Route("/versions/{id:int}", pages.version),
         Route("/bots/{name}", pages.bot),
+        Route("/matches", pages.matches),
         Route("/matches/{key}", pages.match),
         Route("/organiser", pages.organiser),
         Route("/organiser/audit", pages.audit),
@@ -303,8 +306,13 @@ class _Pages:
         if verdict.outcome is not Outcome.VERIFIED or replayed is None or replayed.game is None:
             shown = _Rendered(None, (), verdict.problem or "no problem given")
         else:
+            bots = views.match_bots(self.arena, key)
             # The report's viewer escapes what it shows, as the templates do.
-            html = Markup(match_viewer(replayed.transcript, replayed.game, replayed.frames))
+            html = Markup(
+                match_viewer(
+                    replayed.transcript, replayed.game, replayed.frames, _bot_pages(bots).get
+                )
+            )
             seats = tuple(
                 (role, seat.player)
                 for role in replayed.game.roles
@@ -317,6 +325,12 @@ class _Pages:
             while len(self.shown) > SHOWN_MATCHES:
                 self.shown.popitem(last=False)
         return shown
+
+    @_signed_in
+    def matches(self, request: Request, viewer: _Viewer) -> Response:
+        # The filters as given, shown in the form; the script asks the API, which checks them.
+        asked = {name: request.query_params.get(name, "")[:200] for name in _MATCH_FILTERS}
+        return self.page("matches.html", viewer, "Matches", "matches", asked=asked)
 
     @_signed_in
     def organiser(self, request: Request, viewer: _Viewer) -> Response:
@@ -359,6 +373,11 @@ class _Pages:
         kind = _TYPES[name.rsplit(".", 1)[1]]
         # Revalidated each time: an upgraded arena's pages get its new script at once.
         return Response(text, media_type=kind, headers={"Cache-Control": "no-cache"})
+
+
+def _bot_pages(bots: dict[str, str]) -> dict[str, str]:
+    """Each player's bot page, by its name as a player."""
+    return {player: f"/bots/{quote(bot, safe='')}" for player, bot in bots.items()}
 
 
 def _to_fill(

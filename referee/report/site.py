@@ -99,11 +99,25 @@ def match_page(transcript: Transcript, game: Game, frames: Sequence[Frame]) -> s
     return page(transcript.match_id, back + match_viewer(transcript, game, frames))
 
 
-def match_viewer(transcript: Transcript, game: Game, frames: Sequence[Frame]) -> str:
+def match_viewer(
+    transcript: Transcript,
+    game: Game,
+    frames: Sequence[Frame],
+    player_link: Callable[[str], str | None] | None = None,
+) -> str:
     """A match's viewer, as HTML for a page's body: its boards step by step, with the
     moves, times and faults of each. A report's page and an arena's page show it alike; the
-    page must carry the report's script and style (`report.js`, `report.css`)."""
+    page must carry the report's script and style (`report.js`, `report.css`). A player's
+    name links to where `player_link` says (an arena's page of its bot), if it says; else
+    it is plain text."""
     players = {seat.role: seat.player for seat in transcript.seats}
+
+    def player(name: str) -> str:
+        target = None if player_link is None else player_link(name)
+        if target is None:
+            return escape(name)
+        return f'<a class="player" href="{escape(target)}">{escape(name)}</a>'
+
     data = []
     for frame in frames:
         drawn = game.boards(frame.state)
@@ -111,7 +125,7 @@ def match_viewer(transcript: Transcript, game: Game, frames: Sequence[Frame]) ->
         data.append(dict(shown, legend=legend(drawn, game.roles, players)))
     rows = "".join(
         f'<tr data-role="{escape(role)}"><td>{escape(role)}</td>'
-        f"<td>{escape(players.get(role, ''))}</td>"
+        f"<td>{player(players[role]) if role in players else ''}</td>"
         '<td class="move"></td><td class="time number"></td><td class="fault-cell"></td></tr>\n'
         for role in game.roles
     )
@@ -134,7 +148,7 @@ def match_viewer(transcript: Transcript, game: Game, frames: Sequence[Frame]) ->
     )
     return (
         f"<h1>{escape(transcript.match_id)}</h1>\n"
-        f'<p class="note">{escape(transcript.game)}: {escape(_seats(transcript))}. '
+        f'<p class="note">{escape(transcript.game)}: {_seats(transcript, player)}. '
         f"{escape(_result(transcript))}</p>\n"
         f'{controls}\n<div id="board"></div>\n<div id="legend" class="legend"></div>\n{moves}\n'
         f"<h2>Answer times</h2>\n{times_chart(transcript, game.roles)}\n"
@@ -280,7 +294,7 @@ def _matches(verdicts: Sequence[FileVerdict]) -> str:
         result = _result(transcript) if verified else f"not rendered: {verdict.problem}"
         found = {"game": transcript.game, "players": " ".join(names)}
         found["winners"] = " ".join(_winners(transcript))
-        cells = [link, escape(transcript.game), escape(_seats(transcript)), escape(result)]
+        cells = [link, escape(transcript.game), _seats(transcript), escape(result)]
         rows.append(_match_row(found, cells, verified))
     filters = (
         '<p class="filters">'
@@ -305,8 +319,9 @@ def _match_row(data: dict[str, str], cells: Sequence[str], verified: bool) -> st
     return f"<tr{attributes}>" + "".join(f"<td>{cell}</td>" for cell in cells) + "</tr>\n"
 
 
-def _seats(transcript: Transcript) -> str:
-    return ", ".join(f"{seat.player} as {seat.role}" for seat in transcript.seats)
+def _seats(transcript: Transcript, player: Callable[[str], str] = escape) -> str:
+    """The seats as HTML: each player (as `player` shows it) and its role."""
+    return ", ".join(f"{player(seat.player)} as {escape(seat.role)}" for seat in transcript.seats)
 
 
 def _result(transcript: Transcript) -> str:

@@ -38,6 +38,7 @@ from referee.games import get_game
 from referee.match import Match as PlayedMatch
 from referee.match import MatchSetup
 from referee.records.transcript import write_transcript
+from referee.tournaments.ratings import points
 from referee.tournaments.results import LOGS
 from tests.support.arena_databases import ArenaMaker
 from tests.support.arena_serving import DEADLINE_S
@@ -184,8 +185,10 @@ def signed_in(client: TestClient, token: str, origin: str = "http://testserver")
     return str(answer.headers["set-cookie"]).split(";")[0]
 
 
-def make_site(make_arena: ArenaMaker, public: bool = True) -> Iterator[Site]:
-    arena = make_arena(config_text=API_CONFIG.format(public=str(public).lower()))
+def make_site(make_arena: ArenaMaker, public: bool = True, arena_keys: str = "") -> Iterator[Site]:
+    """A site of API_CONFIG, with `arena_keys` (lines of the arena section) added."""
+    config = API_CONFIG.format(public=str(public).lower()) + arena_keys
+    arena = make_arena(config_text=config)
     tokens = {"organiser": make_arena.organiser_token(arena)}
     for name in ("alice", "bob"):
         tokens[name] = add_author(arena, name)
@@ -268,20 +271,45 @@ def seed(site: Site) -> dict[str, Any]:
     return ids
 
 
-def played_match(site: Site, key: str) -> Path:
-    """A real match of ticblock, its transcript signed with the arena's key, and its row."""
-    (one, _), (two, _) = scripted("one", first_legal()), scripted("two", first_legal())
+def played_match(site: Site, key: str, versions: tuple[int, int] | None = None) -> Path:
+    """`signed_match` in the site's arena."""
+    return signed_match(site.arena, key, versions)
+
+
+def signed_match(arena: Arena, key: str, versions: tuple[int, int] | None = None) -> Path:
+    """A real match of ticblock, its transcript signed with the arena's key, and its row;
+    played by two of the arena's versions, if given (named as players, seated, finished),
+    else by two players of no bot's."""
+    names: tuple[str, ...] = ("one", "two")
+    if versions is not None:
+        with arena.database.session() as session:
+            names = tuple(session.get_one(Version, v).player_name for v in versions)
+    (one, _), (two, _) = (scripted(name, first_legal()) for name in names)
     setup = MatchSetup(key, get_game("ticblock"), [one, two], Clocks(5000, 2000), seed=3)
-    path = site.arena.results / f"{key}.json"
-    write_transcript(path, asyncio.run(PlayedMatch(setup).run()), site.arena.key)
-    with site.arena.database.session() as session:
-        session.add(
-            Match(
-                key=key,
-                game="ticblock",
-                seed=3,
-                state=MatchState.DONE,
-                transcript=str(path.relative_to(site.arena.directory)),
-            )
+    path = arena.results / f"{key}.json"
+    played = asyncio.run(PlayedMatch(setup).run())
+    write_transcript(path, played, arena.key)
+    with arena.database.session() as session:
+        match = Match(
+            key=key,
+            game="ticblock",
+            seed=3,
+            state=MatchState.DONE,
+            transcript=str(path.relative_to(arena.directory)),
         )
+        if versions is not None:
+            match.finished_at = dt.datetime.now(dt.UTC)
+            # Each seat's points as the arena records them: 1, ½ or 0 against the other's goal.
+            goals = played.goals or {}
+            roles = [seat.role for seat in played.seats]
+            match.seats = [
+                Seat(
+                    index=i,
+                    role=role,
+                    version_id=version,
+                    points=points(goals[role], goals[roles[1 - i]]) if goals else None,
+                )
+                for i, (role, version) in enumerate(zip(roles, versions, strict=True))
+            ]
+        session.add(match)
     return path

@@ -93,12 +93,21 @@ class Browser:
 
 
 @contextlib.contextmanager
-def chromium(profile: Path, home: str, offline: bool = False) -> Iterator[Browser]:
+def chromium(
+    profile: Path, home: str, offline: bool = False, timezone: str | None = None
+) -> Iterator[Browser]:
     """A Browser on a new profile in `profile`, closed when the block ends; `offline`, with
-    no network at all (not even this machine's)."""
+    no network at all (not even this machine's); in `timezone` (an IANA name) and US
+    English, if given, so that a test knows how the pages write a time."""
     with sync_playwright() as playwright:
         context = playwright.chromium.launch_persistent_context(
-            str(profile), executable_path=EXECUTABLE, args=FLAGS, headless=True, offline=offline
+            str(profile),
+            executable_path=EXECUTABLE,
+            args=FLAGS,
+            headless=True,
+            offline=offline,
+            timezone_id=timezone,
+            locale=None if timezone is None else "en-US",
         )
         try:
             yield Browser(context, home)

@@ -156,8 +156,23 @@ function withMargin(rated) {
   return `${number(rated.rating)} ± ${number(rated.margin)}`;
 }
 
-function shortTime(iso) {
-  return iso ? iso.replace("T", " ").slice(0, 19) : "–";
+// A moment (an ISO time from the API, or a Date) in the reader's time zone, the zone named:
+// every time the pages show is shown by this.
+const LOCAL_TIME = new Intl.DateTimeFormat(undefined, {
+  year: "numeric",
+  month: "short",
+  day: "numeric",
+  hour: "2-digit",
+  minute: "2-digit",
+  timeZoneName: "short",
+});
+
+function shortTime(moment) {
+  if (!moment) {
+    return "–";
+  }
+  const date = moment instanceof Date ? moment : new Date(moment);
+  return Number.isNaN(date.getTime()) ? "–" : LOCAL_TIME.format(date);
 }
 
 function stateCell(state) {
@@ -172,6 +187,30 @@ function seatsText(seats) {
   return seats.map((seat) => `${seat.bot}.${seat.version} (${seat.role})`).join(" vs ");
 }
 
+// A match's seats, each linking to its bot's page.
+function seatsCell(seats) {
+  const parts = seats.flatMap((seat, i) => [
+    i > 0 ? " vs " : "",
+    botLink(seat.bot),
+    `.${seat.version} (${seat.role})`,
+  ]);
+  return el("td", { class: "seats" }, parts);
+}
+
+// A finished match as the lists show it; its result is `name`'s if a bot is named, else
+// the match's summary.
+function matchRow(match, name) {
+  return el(
+    "tr",
+    { "data-match": match.key },
+    el("td", {}, matchLink(match.key)),
+    cell(match.game),
+    seatsCell(match.seats),
+    name ? resultCell(match, name) : cell(match.summary),
+    el("td", { class: "time" }, shortTime(match.finished_at)),
+  );
+}
+
 // The leaderboard: the bots on the ladder, best first; the suspended apart, under it.
 async function showLeaderboard() {
   const data = await api("/api/leaderboard");
@@ -183,6 +222,7 @@ async function showLeaderboard() {
     const changeClass = moved === null ? "number" : moved >= 0 ? "number up" : "number down";
     const changed = moved === null ? "–" : `${moved >= 0 ? "+" : ""}${number(moved, 1)}`;
     const rated = entry.rating !== null && entry.rating !== undefined;
+    const last = entry.last_match;
     return el(
       "tr",
       { "data-bot": entry.bot, "data-state": entry.state },
@@ -195,7 +235,10 @@ async function showLeaderboard() {
         rated ? withMargin(entry) : "placing",
       ),
       cell(entry.interval ? `${number(entry.interval[0])} to ${number(entry.interval[1])}` : "–", true),
+      el("td", { class: "number wdl" }, `${entry.wins}/${entry.draws}/${entry.losses}`),
+      cell(entry.score === null ? "–" : `${number(entry.score * 100)}%`, true),
       cell(entry.matches, true),
+      el("td", { class: "last-match" }, last ? el("a", { href: `/matches/${encodeURIComponent(last.key)}` }, shortTime(last.finished_at)) : "–"),
       el("td", { class: changeClass }, changed),
     );
   });
@@ -207,10 +250,18 @@ async function showLeaderboard() {
     ),
   );
   byId("suspended-section").hidden = suspended.length === 0;
-  byId("updated").textContent = `Updated ${new Date().toLocaleTimeString()}.`;
+  byId("updated").textContent = `Updated ${shortTime(new Date())}.`;
 }
 
 // A bot's page: its versions, its rating over time, its recent matches and head to head.
+let historyShown = [];
+
+function startBot() {
+  const box = byId("history");
+  followWidth(box, () => drawHistory(box, historyShown));
+  poll(showBot, "problem", BOT_POLL_MS);
+}
+
 async function showBot() {
   const name = document.body.dataset.bot;
   const path = encodeURIComponent(name);
@@ -234,20 +285,9 @@ async function showBot() {
       ),
     ),
   );
-  drawHistory(byId("history"), bot.history ?? []);
-  byId("matches").tBodies[0].replaceChildren(
-    ...recent.matches.map((match) =>
-      el(
-        "tr",
-        {},
-        el("td", {}, matchLink(match.key)),
-        cell(match.game),
-        cell(seatsText(match.seats)),
-        resultCell(match, name),
-        cell(shortTime(match.finished_at)),
-      ),
-    ),
-  );
+  historyShown = bot.history ?? [];
+  drawHistory(byId("history"), historyShown);
+  byId("matches").tBodies[0].replaceChildren(...recent.matches.map((match) => matchRow(match, name)));
   byId("no-matches").hidden = recent.matches.length > 0;
   byId("head-to-head").tBodies[0].replaceChildren(
     ...(bot.head_to_head ?? []).map((pair) =>
@@ -278,18 +318,35 @@ function resultCell(match, name) {
   return el("td", { class: `result ${result}` }, result + fault);
 }
 
-// The rating over time as an SVG chart: the 95% band, the line, a dot per point.
+// Round values for an axis from `low` to `high`: a step of 1, 2 or 5 times a power of ten,
+// giving about `count` of them, from a multiple of the step at or below `low` to one at or
+// above `high`.
+function niceTicks(low, high, count = 4) {
+  const rough = (high - low) / count;
+  const power = 10 ** Math.floor(Math.log10(rough));
+  const step = [1, 2, 5, 10].map((factor) => factor * power).find((each) => each >= rough);
+  const first = Math.floor(low / step);
+  const last = Math.ceil(high / step);
+  const digits = Math.max(0, -Math.floor(Math.log10(step)));
+  const ticks = [];
+  for (let i = first; i <= last; i++) {
+    ticks.push({ value: i * step, label: number(i * step, digits) });
+  }
+  return ticks;
+}
+
+// The rating over time as an SVG chart as wide as its box: the 95% band, the line, a dot
+// per point, the rating axis at round numbers.
 function drawHistory(box, history) {
   if (history.length === 0) {
     box.replaceChildren(el("p", { class: "note" }, "No rating yet: it comes with the first matches."));
     return;
   }
-  const width = 720;
-  const height = 220;
-  const left = 56;
-  const right = 16;
+  const width = Math.max(box.clientWidth, 240);
+  const height = 240;
+  const right = 12;
   const top = 12;
-  const bottom = 28;
+  const bottom = 44;
   const times = history.map((point) => Date.parse(point.at));
   const lows = history.map((point) => point.rating - (point.margin ?? 0));
   const highs = history.map((point) => point.rating + (point.margin ?? 0));
@@ -299,15 +356,20 @@ function drawHistory(box, history) {
     low -= 1;
     high += 1;
   }
+  const ticks = niceTicks(low, high);
+  low = ticks[0].value;
+  high = ticks[ticks.length - 1].value;
+  // Room for the longest tick's label, at about 7 px a character of the ticks' 11 px font.
+  const left = 12 + 7 * Math.max(...ticks.map((tick) => tick.label.length));
   const first = Math.min(...times);
   const span = Math.max(Math.max(...times) - first, 1);
   const x = (time) => left + ((width - left - right) * (time - first)) / span;
   const y = (rating) => top + ((height - top - bottom) * (high - rating)) / (high - low);
   const parts = [];
-  for (const tick of [low, (low + high) / 2, high]) {
+  for (const tick of ticks) {
     parts.push(
-      svg("line", { class: "grid", x1: left, x2: width - right, y1: y(tick), y2: y(tick) }),
-      svg("text", { class: "tick left", x: left - 6, y: y(tick) + 4 }, tick.toFixed(0)),
+      svg("line", { class: "grid", x1: left, x2: width - right, y1: y(tick.value), y2: y(tick.value) }),
+      svg("text", { class: "tick left", x: left - 6, y: y(tick.value) + 4 }, tick.label),
     );
   }
   const band = [
@@ -326,14 +388,31 @@ function drawHistory(box, history) {
       ),
     );
   });
+  // The first and the last moment, on lines of their own: a phone's chart has no room for
+  // both on one.
   const last = history.length - 1;
   parts.push(
-    svg("text", { class: "tick", x: left, y: height - 8 }, shortTime(history[0].at)),
-    svg("text", { class: "tick end", x: width - right, y: height - 8 }, shortTime(history[last].at)),
+    svg("text", { class: "tick time", x: left, y: height - 22 }, `from ${shortTime(history[0].at)}`),
+    svg("text", { class: "tick time end", x: width - right, y: height - 6 }, `to ${shortTime(history[last].at)}`),
   );
-  const chart = svg("svg", { class: "chart history", viewBox: `0 0 ${width} ${height}`, role: "img" }, parts);
+  const chart = svg(
+    "svg",
+    { class: "chart history", width, height, viewBox: `0 0 ${width} ${height}`, role: "img" },
+    parts,
+  );
   chart.prepend(svg("title", {}, "Rating over time, with its 95% interval"));
   box.replaceChildren(chart);
+}
+
+// Calls `draw` again whenever `box` changes width (a window resized, a phone turned).
+function followWidth(box, draw) {
+  let width = box.clientWidth;
+  new ResizeObserver(() => {
+    if (box.clientWidth !== width) {
+      width = box.clientWidth;
+      draw();
+    }
+  }).observe(box);
 }
 
 // A version's page: its steps as they happen, then its verdict and advice.
@@ -636,7 +715,7 @@ function startOrganiser() {
 const PAGES = {
   leaderboard: () => poll(showLeaderboard),
   // A bot's page sums all its matches (head to head): asked less often.
-  bot: () => poll(showBot, "problem", BOT_POLL_MS),
+  bot: startBot,
   version: () => poll(showVersion),
   submit: startSubmit,
   match: startMatch,

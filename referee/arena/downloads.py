@@ -1,0 +1,53 @@
+"""A match's records to download: its transcript as the arena wrote and signed it, and its
+GGP export (`referee export`'s), made from the transcript once it verifies."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+
+from referee.arena import views
+from referee.arena.errors import NotFound
+from referee.arena.home import Arena
+from referee.arena.replays import Replays
+from referee.errors import ArenaError
+from referee.records.ggp import to_ggp
+from referee.records.verify import Outcome
+
+# What a file name offered to a browser keeps of a match's key.
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
+
+
+@dataclass(frozen=True)
+class Download:
+    """A file to download: the name it is offered under, and its bytes."""
+
+    name: str
+    data: bytes
+
+
+def transcript(arena: Arena, key: str) -> Download:
+    """The match's transcript file, as written: its signature checks against it."""
+    found, path = views.transcript_path(arena, key)
+    try:
+        data = path.read_bytes()
+    except OSError as error:
+        raise NotFound(f"match {found}: its transcript cannot be read: {error.strerror}") from None
+    return Download(f"{_safe(found)}.json", data)
+
+
+def ggp_export(arena: Arena, replays: Replays, key: str) -> Download:
+    """The match in the GGP managers' match JSON, its signed transcript inside; ArenaError
+    (409) if the transcript does not verify, for an export vouches for its moves."""
+    verdict = replays.verdict(key)
+    replayed = verdict.replayed
+    if verdict.outcome is not Outcome.VERIFIED or replayed is None or replayed.game is None:
+        raise ArenaError(f"match {key[:64]!r}: its transcript does not verify, so it has no export")
+    signed = json.loads(verdict.path.read_text(encoding="utf-8"))
+    text = json.dumps(to_ggp(replayed.transcript, replayed.game, signed), indent=2) + "\n"
+    return Download(f"{_safe(replayed.transcript.match_id)}.ggp.json", text.encode())
+
+
+def _safe(key: str) -> str:
+    return _UNSAFE.sub("_", key)[:80] or "match"
