@@ -37,6 +37,7 @@ from referee.arena.db import Author
 from referee.arena.errors import Busy, Forbidden, NotFound, Unauthorised
 from referee.arena.home import Arena
 from referee.arena.replays import Replays
+from referee.arena.watching import Watching
 from referee.errors import ArenaError
 from referee.records.verify import Outcome
 from referee.report import pages as report_pages
@@ -45,7 +46,7 @@ from referee.report.site import match_viewer
 _ARENA_ASSETS = resources.files("referee.arena") / "assets"
 _TYPES = {"js": "text/javascript; charset=utf-8", "css": "text/css; charset=utf-8"}
 # The assets a page may load: the arena's own, and the report's viewer's.
-_OURS = ("arena.js", "arena.css")
+_OURS = ("arena.js", "arena.css", "live.js")
 _REPORTS = ("report.js", "report.css")
 # A sign-in form: a token and where to go next. Anything longer is not one.
 FORM_LIMIT = 4096
@@ -90,11 +91,12 @@ class _Rendered:
 _Handler = Callable[["_Pages", Request, _Viewer], Response]
 
 
-def routes(arena: Arena, gate: Gate) -> list[Route]:
+def routes(arena: Arena, gate: Gate, watching: Watching) -> list[Route]:
     """The pages' routes, served beside the API. The match pages replay their transcripts a
     few at once, apart from the organiser's replays (the API's), which a crowd of readers
-    thus never keeps waiting."""
-    pages = _Pages(arena, gate, Replays(arena))
+    thus never keeps waiting; a match not done is shown as far as it has been played, from
+    the API's `watching`."""
+    pages = _Pages(arena, gate, Replays(arena), watching)
     return [
         Route("/", pages.leaderboard),
         Route("/signin", pages.signin_form, methods=["GET"]),
@@ -130,10 +132,11 @@ def _signed_in(handler: _Handler) -> Callable[[_Pages, Request], Response]:
 
 
 class _Pages:
-    def __init__(self, arena: Arena, gate: Gate, replays: Replays) -> None:
+    def __init__(self, arena: Arena, gate: Gate, replays: Replays, watching: Watching) -> None:
         self.arena = arena
         self.gate = gate
         self.replays = replays
+        self.watching = watching
         # Match pages as rendered, by key, the most recently shown last.
         self.shown: OrderedDict[str, _Rendered] = OrderedDict()
         self.shown_lock = threading.Lock()
@@ -241,6 +244,22 @@ class _Pages:
     @_signed_in
     def match(self, request: Request, viewer: _Viewer) -> Response:
         key = request.path_params["key"]
+        try:
+            live = self.watching.page(key)
+        except NotFound as error:
+            return self.refused(viewer, key, error, what="match")
+        if live is not None:
+            html = Markup(live.html)  # the report's viewer, escaped where made
+            return self.page(
+                "watch.html",
+                viewer,
+                key,
+                "live",
+                live.data,
+                report=True,
+                viewer_html=html,
+                problem=live.problem,
+            )
         try:
             shown = self.rendered(key)
         except (NotFound, Busy) as error:
