@@ -11,13 +11,14 @@ import datetime as dt
 import json
 import re
 import threading
+import time
 from collections.abc import Hashable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from referee.arena import watching
+from referee.arena import views, watching
 from referee.arena.db import Match, MatchState, Seat
 from referee.arena.watching import Watching
 from referee.clock import Clocks
@@ -31,7 +32,7 @@ from referee.report.site import frame_data
 from referee.tournaments import live
 from referee.tournaments.config import parse_config
 from referee.tournaments.live import LiveMoves, LiveReader, LiveStep, live_path
-from tests.support.arena import Site, make_site, seed
+from tests.support.arena import Site, make_site, played_match, seed
 from tests.support.arena_databases import ArenaMaker
 from tests.support.fakes import first_legal, scripted
 
@@ -339,3 +340,35 @@ def test_a_crowd_of_watchers_replays_each_step_once(
             thread.join()
     assert made == list(range(len(steps) + 1))
     assert answers == [step for step, _ in steps for _ in range(12)]
+
+
+def test_the_watchers_of_a_match_that_has_just_ended_wait_for_one_replay_of_it(
+    site: Site, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seed(site)
+    key = "arena-00000043"
+    played_match(site, key)
+    replayed: list[str] = []
+    replay_of = views.match_replay
+
+    def slow(arena: Any, asked: str) -> Any:
+        replayed.append(asked)
+        time.sleep(0.5)  # long enough for the others to ask meanwhile
+        return replay_of(arena, asked)
+
+    monkeypatch.setattr(views, "match_replay", slow)
+    statuses: list[int] = []
+    lock = threading.Lock()
+
+    def watcher() -> None:
+        answer = site.get(f"/matches/{key}", "alice")
+        with lock:
+            statuses.append(answer.status_code)
+
+    crowd = [threading.Thread(target=watcher) for _ in range(8)]
+    for thread in crowd:
+        thread.start()
+    for thread in crowd:
+        thread.join()
+    assert statuses == [200] * 8
+    assert replayed == [key]

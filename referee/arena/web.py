@@ -140,6 +140,8 @@ class _Pages:
         # Match pages as rendered, by key, the most recently shown last.
         self.shown: OrderedDict[str, _Rendered] = OrderedDict()
         self.shown_lock = threading.Lock()
+        # The replay under way of each match page asked for, that the others wait for.
+        self.flights: dict[str, threading.Lock] = {}
 
     def viewer(self, request: Request) -> _Viewer:
         author = auth.viewer(self.arena, request.scope)
@@ -273,7 +275,21 @@ class _Pages:
 
     def rendered(self, key: str) -> _Rendered:
         """A match's viewer, or why its transcript does not verify: replayed once, then
-        kept (a finished match's transcript never changes)."""
+        kept (a finished match's transcript never changes). Who asks while it is replayed
+        waits for that replay rather than start another: the watchers of a match that has
+        just ended load its page at once, and past `replays.REPLAYS_AT_ONCE` they would be
+        refused."""
+        with self.shown_lock:
+            flight = self.flights.setdefault(key, threading.Lock())
+        try:
+            with flight:
+                return self._rendered(key)
+        finally:
+            with self.shown_lock:
+                if self.flights.get(key) is flight and not flight.locked():
+                    del self.flights[key]
+
+    def _rendered(self, key: str) -> _Rendered:
         with self.shown_lock:
             shown = self.shown.get(key)
             if shown is not None:
