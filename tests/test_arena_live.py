@@ -173,6 +173,7 @@ def test_the_arena_s_field_writes_live_files_and_an_arena_config_may_not_say_oth
 ) -> None:
     arena = make_arena(config_text="name: field\ngames: [ticblock]\n")
     assert arena.config.field_config([], arena.results).live is True
+    assert arena.config.tournament.live is False  # what validates a bot writes none
     plain = tmp_path / "plain.yaml"
     players = "players: [{name: a, command: random}, {name: b, command: random}]\n"
     plain.write_text(f"name: plain\ngames: [ticblock]\n{players}")

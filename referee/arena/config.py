@@ -198,10 +198,12 @@ def parse_arena_config(path: Path, text: str) -> ArenaConfig:
 
 def _field_text(text: str, players: Sequence[FieldPlayer], results: Path | None) -> str:
     """The tournament keys with `players` (stand-ins for those missing of two) and the
-    results directory appended: JSON strings are YAML's too, quoted whatever they hold."""
-    lines = [text.rstrip("\n"), "live: true"]
+    results directory (and `live`: the ladder's field) appended: JSON strings are YAML's
+    too, quoted whatever they hold."""
+    lines = [text.rstrip("\n")]
     if results is not None:
         lines.append(f"output: {json.dumps(str(results))}")
+        lines.append("live: true")  # the ladder's matches are watched as they are played
     lines.append("players:")
     for player in players:
         lines.append(
