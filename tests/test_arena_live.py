@@ -373,3 +373,17 @@ def test_the_watchers_of_a_match_that_has_just_ended_wait_for_one_replay_of_it(
         thread.join()
     assert statuses == [200] * 8
     assert replayed == [key]
+
+
+def test_a_match_longer_than_the_steps_followed_is_followed_no_further(
+    site: Site, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(watching, "MAX_STEPS", 2)
+    running(site)
+    steps, _ = a_match()
+    writer = LiveMoves(live_path(site.arena.results, KEY), KEY, ROLES)
+    for step, joint in steps[:4]:
+        writer.step(step, joint, None)
+    found = site.get(f"/api/matches/{KEY}/live?after=0", "alice").json()
+    assert [frame["step"] for frame in found["frames"]] == [1, 2]
+    assert found["state"] == "running" and "longer than 2 steps" in found["problem"]

@@ -28,7 +28,10 @@ from referee.report.site import frame_data, steps_viewer
 from referee.tournaments.live import LiveReader, LiveStep, live_path
 
 # Matches followed at once: those asked about most recently.
-FOLLOWED = 32
+FOLLOWED = 16
+# The steps of a match followed, each frame kept (a board's worth of JSON): a longer match is
+# followed no further.
+MAX_STEPS = 1000
 # The most frames one answer carries; the rest come with the next.
 MAX_FRAMES = 100
 
@@ -94,6 +97,9 @@ class _Followed:
 
     def _take(self, step: LiveStep) -> None:
         roles = self.game.roles
+        if step.step > MAX_STEPS:
+            self.problem = f"it is longer than {MAX_STEPS} steps"
+            return
         try:
             for index, move in enumerate(step.moves):
                 if move not in self.game.legal_moves(self.state, index):
