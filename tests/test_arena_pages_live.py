@@ -2,8 +2,8 @@
 one real `referee arena serve`: an author signed in in two browser contexts opens one of
 her matches as it is played, and both pages follow its steps without reloading (one at the
 latest step, one stepped back to the start and left there), then show the finished match.
-The leaderboard and the bot's page link to the bots' running matches. No request leaves
-the arena's origin and nothing goes wrong in the console.
+The leaderboard, the bot's page and the organiser's page link to the running matches. No
+request leaves the arena's origin and nothing goes wrong in the console.
 
 The bots answer each request after 0.8 s on a play clock of 3 s, so that a match of ticblock
 lasts long enough to be watched on a loaded machine."""
@@ -57,6 +57,7 @@ FRESH_STEPS = 2
 class Running:
     served: Served
     token: str
+    organiser: str
 
     @property
     def url(self) -> str:
@@ -76,7 +77,7 @@ def arena(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Running]:
     assert added.exit_code == 0, added.output
     put_on_the_ladder(directory, "ada")
     with serving(directory) as served:
-        yield Running(served, token_of(added.stdout))
+        yield Running(served, token_of(added.stdout), token_of(made.stdout))
 
 
 def put_on_the_ladder(directory: Path, author: str) -> None:
@@ -121,12 +122,12 @@ def nothing_went_wrong(browsers: tuple[Browser, Browser]) -> Iterator[None]:
             assert page.locator("img").count() == 0, page.url
 
 
-def sign_in(page: Any, arena: Running) -> None:
+def sign_in(page: Any, arena: Running, organiser: bool = False) -> None:
     page.goto(f"{arena.url}/signin")
-    page.fill("#token", arena.token)
+    page.fill("#token", arena.organiser if organiser else arena.token)
     page.click("form.signin button")
     page.wait_for_url(f"{arena.url}/")
-    expect(page.locator("#me")).to_have_text("ada")
+    expect(page.locator("#me")).to_have_text("organiser" if organiser else "ada")
 
 
 def a_fresh_match(arena: Running) -> str:
@@ -154,9 +155,15 @@ def steps_shown(page: Any) -> tuple[int, int]:
     return int(found.group(1)), int(found.group(2))
 
 
-def test_the_leaderboard_and_the_bot_s_page_link_to_its_running_match(
+def test_the_leaderboard_the_bot_s_page_and_the_organiser_s_link_to_its_running_match(
     arena: Running, browsers: tuple[Browser, Browser]
 ) -> None:
+    organiser = browsers[1].page
+    sign_in(organiser, arena, organiser=True)
+    organiser.goto(f"{arena.url}/organiser")
+    running = organiser.locator("#running tbody a.watch")
+    expect(running.first).to_be_visible(timeout=DEADLINE_MS)
+    assert re.fullmatch(r"/matches/arena-\d+", running.first.get_attribute("href") or "")
     page = browsers[0].page
     sign_in(page, arena)
     watch = page.locator("#leaderboard tbody tr[data-bot='ada-one'] a.watch")
