@@ -163,7 +163,8 @@ class Watching:
             problem = self._no_game(match) if followed is None else followed.why_not
         being = "being played" if match.state == MatchState.RUNNING else "waiting to be played"
         note = f"{match.game}: {match.seats}. The match is {being}: this page follows its moves."
-        data = {"match": match.key, "run": run or "", "after": str(len(frames) - 1)}
+        after = frames[-1]["step"] if frames else 0
+        data = {"match": match.key, "run": run or "", "after": str(after)}
         if not frames:
             return LivePage("", data, problem)
         roles = list(match.players)
