@@ -10,9 +10,10 @@ import asyncio
 import datetime as dt
 import json
 import re
+import sys
 import threading
 import time
-from collections.abc import Hashable, Iterator
+from collections.abc import Hashable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -29,12 +30,14 @@ from referee.match import MatchSetup
 from referee.records.replay import replay
 from referee.records.transcript import Transcript
 from referee.report.site import frame_data
-from referee.tournaments import live
-from referee.tournaments.config import parse_config
-from referee.tournaments.live import LiveMoves, LiveReader, LiveStep, live_path
-from tests.support.arena import Site, make_site, played_match, seed
+from referee.tournaments import live, playing
+from referee.tournaments.config import load_config, parse_config
+from referee.tournaments.live import LIVE, LiveMoves, LiveReader, LiveStep, live_path
+from tests.support.arena import NEVER, Site, make_site, played_match, seed
 from tests.support.arena_databases import ArenaMaker
 from tests.support.fakes import first_legal, scripted
+from tests.support.referees import MISBEHAVING
+from tests.support.tournaments import run, transcripts, write_config
 
 ROLES = ("xcplayer", "obplayer")
 KEY = "arena-00000042"
@@ -180,6 +183,39 @@ def test_the_arena_s_field_writes_live_files_and_an_arena_config_may_not_say_oth
     assert parse_config(plain, plain.read_text()).live is False
     with pytest.raises(ConfigError, match="not in an arena: an arena writes every match's moves"):
         make_arena(config_text="name: field\ngames: [ticblock]\nlive: false\n")
+
+
+def test_a_live_tournament_writes_each_step_as_it_is_played_and_removes_it_at_the_end(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    on_disk: dict[str, list[int]] = {}
+
+    class Watched(LiveMoves):
+        """The live file, read back after each step is written."""
+
+        def __init__(self, path: Path, match_id: str, roles: Sequence[str]) -> None:
+            super().__init__(path, match_id, roles)
+            self.reader = LiveReader(path, roles)
+            self.seen = on_disk.setdefault(match_id, [])
+
+        def step(self, step: int, joint: Sequence[Move], state: Hashable) -> None:
+            super().step(step, joint, state)
+            self.seen.extend(found.step for found in self.reader.read()[1])
+
+    monkeypatch.setattr(playing, "LiveMoves", Watched)
+    player = f"{sys.executable} {MISBEHAVING} {NEVER}"
+    players = {"a": player, "b": player}
+    config = load_config(write_config(tmp_path, players, "[ticblock]", "live: true\n"))
+    run(config)
+    played = transcripts(config.output)
+    assert played and on_disk.keys() == played.keys()
+    for name, transcript in played.items():
+        assert transcript.end_reason == "terminal", (name, transcript.faults)
+        assert on_disk[name] == [step.step for step in transcript.steps], name
+    assert list((config.output / LIVE).iterdir()) == []
+    quiet = load_config(write_config(tmp_path, players, "[ticblock]", name="quiet"))
+    run(quiet)
+    assert transcripts(quiet.output) and not (quiet.output / LIVE).exists()
 
 
 # -- the arena's answers
