@@ -38,6 +38,7 @@ from referee.arena.errors import Busy, Forbidden, NotFound, Unauthorised
 from referee.arena.home import Arena
 from referee.arena.replays import Replays
 from referee.arena.submissions import Refusal, SubmissionRefused
+from referee.arena.watching import Watching
 from referee.errors import ArenaError, SubmissionError
 from referee.records.verify import Outcome
 
@@ -103,6 +104,8 @@ def create_app(arena: Arena, hooks: Hooks) -> Starlette:
         Route("/api/matches/{key}/replay", api.replay, methods=["POST"]),
         Route("/api/matches/{key}/transcript", api.transcript),
         Route("/api/matches/{key}/ggp", api.ggp_export),
+        Route("/api/matches/{key}/live", api.live),
+        Route("/api/running", api.running),
         Route("/api/ladder/pause", api.pause, methods=["POST"]),
         Route("/api/ladder/resume", api.resume, methods=["POST"]),
         Route("/api/authors", api.authors),
@@ -110,7 +113,7 @@ def create_app(arena: Arena, hooks: Hooks) -> Starlette:
         Route("/api/authors/{name}/revoke", api.revoke_token, methods=["POST"]),
         Route("/api/authors/{name}/signout", api.sign_out_everywhere, methods=["POST"]),
         Route("/api/audit", api.audit),
-        *web.routes(arena, gate),
+        *web.routes(arena, gate, api.watching),
     ]
     handlers: dict[Any, Callable[[Request, Exception], Response | Awaitable[Response]]] = {
         HTTPException: _http_error,
@@ -136,6 +139,7 @@ class _Api:
         self.replays = Replays(arena)
         # The GGP exports' replays, apart: readers' downloads never keep the organiser waiting.
         self.exports = Replays(arena)
+        self.watching = Watching(arena)
 
     def viewer(self, request: Request) -> Author | None:
         """The author whose token the request carries (`auth.viewer`)."""
@@ -232,6 +236,19 @@ class _Api:
             "problem": verdict.problem,
         }
         return JSONResponse(shown)
+
+    def live(self, request: Request) -> Response:
+        """A match as it is played: its state, and the frames of the steps after `after`."""
+        self.author(request)
+        text = request.query_params.get("after", "0")
+        if not text.isdigit() or len(text) > 9:
+            raise HTTPException(400, f"after {text[:20]!r}: a step number (0: the start)")
+        return JSONResponse(self.watching.live(request.path_params["key"], int(text)))
+
+    def running(self, request: Request) -> Response:
+        """The matches being played, to watch."""
+        self.author(request)
+        return JSONResponse({"running": views.running(self.arena)})
 
     async def submit(self, request: Request) -> Response:
         author = await run_in_threadpool(self.author, request)

@@ -42,6 +42,7 @@ _ARENA_OWNS = {
     "anchor": "the ladder's ratings have their mean at 0",
     "rating_interval": "the ladder rates after every match",
     "trace": "an arena keeps each bot's log, not a trace",
+    "live": "an arena writes every match's moves as it is played, for those who watch it",
 }
 # The stand-ins that let the tournament keys be checked before any bot is submitted.
 _STAND_INS = ("random", "random")
@@ -235,10 +236,12 @@ def public_origin(url: str) -> str:
 
 def _field_text(text: str, players: Sequence[FieldPlayer], results: Path | None) -> str:
     """The tournament keys with `players` (stand-ins for those missing of two) and the
-    results directory appended: JSON strings are YAML's too, quoted whatever they hold."""
+    results directory (and `live`: the ladder's field) appended: JSON strings are YAML's
+    too, quoted whatever they hold."""
     lines = [text.rstrip("\n")]
     if results is not None:
         lines.append(f"output: {json.dumps(str(results))}")
+        lines.append("live: true")  # the ladder's matches are watched as they are played
     lines.append("players:")
     for player in players:
         lines.append(

@@ -41,6 +41,7 @@ from referee.arena.errors import Busy, Forbidden, NotFound, Unauthorised
 from referee.arena.guide import ARCHIVE_TYPE, guide
 from referee.arena.home import Arena
 from referee.arena.replays import Replays
+from referee.arena.watching import Watching
 from referee.errors import ArenaError
 from referee.records.verify import Outcome
 from referee.report import pages as report_pages
@@ -49,7 +50,7 @@ from referee.report.site import match_viewer
 _ARENA_ASSETS = resources.files("referee.arena") / "assets"
 _TYPES = {"js": "text/javascript; charset=utf-8", "css": "text/css; charset=utf-8"}
 # The assets a page may load: the arena's own, and the report's viewer's.
-_OURS = ("arena.js", "arena.css", "accounts.js", "board.js")
+_OURS = ("arena.js", "arena.css", "accounts.js", "board.js", "live.js")
 _REPORTS = ("report.js", "report.css")
 # The matches page's filters (`match_lists`), which its form shows as given.
 _MATCH_FILTERS = ("bot", "opponent", "game", "result")
@@ -96,11 +97,12 @@ class _Rendered:
 _Handler = Callable[["_Pages", Request, _Viewer], Response]
 
 
-def routes(arena: Arena, gate: Gate) -> list[Route]:
+def routes(arena: Arena, gate: Gate, watching: Watching) -> list[Route]:
     """The pages' routes, served beside the API. The match pages replay their transcripts a
     few at once, apart from the organiser's replays (the API's), which a crowd of readers
-    thus never keeps waiting."""
-    pages = _Pages(arena, gate, Replays(arena))
+    thus never keeps waiting; a match not done is shown as far as it has been played, from
+    the API's `watching`."""
+    pages = _Pages(arena, gate, Replays(arena), watching)
     return [
         Route("/", pages.leaderboard),
         Route("/signin", pages.signin_form, methods=["GET"]),
@@ -140,13 +142,16 @@ def _signed_in(handler: _Handler) -> Callable[[_Pages, Request], Response]:
 
 
 class _Pages:
-    def __init__(self, arena: Arena, gate: Gate, replays: Replays) -> None:
+    def __init__(self, arena: Arena, gate: Gate, replays: Replays, watching: Watching) -> None:
         self.arena = arena
         self.gate = gate
         self.replays = replays
+        self.watching = watching
         # Match pages as rendered, by key, the most recently shown last.
         self.shown: OrderedDict[str, _Rendered] = OrderedDict()
         self.shown_lock = threading.Lock()
+        # The replay under way of each match page asked for, that the others wait for.
+        self.flights: dict[str, threading.Lock] = {}
 
     def viewer(self, request: Request) -> _Viewer:
         author = auth.viewer(self.arena, request.scope)
@@ -283,6 +288,22 @@ class _Pages:
     def match(self, request: Request, viewer: _Viewer) -> Response:
         key = request.path_params["key"]
         try:
+            live = self.watching.page(key)
+        except NotFound as error:
+            return self.refused(viewer, key, error, what="match")
+        if live is not None:
+            html = Markup(live.html)  # the report's viewer, escaped where made
+            return self.page(
+                "watch.html",
+                viewer,
+                key,
+                "live",
+                live.data,
+                report=True,
+                viewer_html=html,
+                problem=live.problem,
+            )
+        try:
             shown = self.rendered(key)
         except (NotFound, Busy) as error:
             return self.refused(viewer, key, error, what="match")
@@ -295,7 +316,21 @@ class _Pages:
 
     def rendered(self, key: str) -> _Rendered:
         """A match's viewer, or why its transcript does not verify: replayed once, then
-        kept (a finished match's transcript never changes)."""
+        kept (a finished match's transcript never changes). Who asks while it is replayed
+        waits for that replay rather than start another: the watchers of a match that has
+        just ended load its page at once, and past `replays.REPLAYS_AT_ONCE` they would be
+        refused."""
+        with self.shown_lock:
+            flight = self.flights.setdefault(key, threading.Lock())
+        try:
+            with flight:
+                return self._rendered(key)
+        finally:
+            with self.shown_lock:
+                if self.flights.get(key) is flight and not flight.locked():
+                    del self.flights[key]
+
+    def _rendered(self, key: str) -> _Rendered:
         with self.shown_lock:
             shown = self.shown.get(key)
             if shown is not None:

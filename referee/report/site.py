@@ -118,16 +118,37 @@ def match_viewer(
             return escape(name)
         return f'<a class="player" href="{escape(target)}">{escape(name)}</a>'
 
-    data = []
-    for frame in frames:
-        drawn = game.boards(frame.state)
-        shown = dict(frame.to_json(game), boards=boards(drawn), facts=facts(game, frame))
-        data.append(dict(shown, legend=legend(drawn, game.roles, players)))
+    data = [frame_data(game, frame, players) for frame in frames]
+    note = f"{escape(transcript.game)}: {_seats(transcript, player)}. {escape(_result(transcript))}"
+    chart = f"<h2>Answer times</h2>\n{times_chart(transcript, game.roles)}\n"
+    return steps_viewer(transcript.match_id, note, game.roles, players, data, chart, player)
+
+
+def frame_data(game: Game, frame: Frame, players: dict[str, str]) -> dict[str, Any]:
+    """A frame as the viewer's script draws it: its boards, facts and legend (`players`:
+    each role's)."""
+    drawn = game.boards(frame.state)
+    shown = dict(frame.to_json(game), boards=boards(drawn), facts=facts(game, frame))
+    return dict(shown, legend=legend(drawn, game.roles, players))
+
+
+def steps_viewer(
+    title: str,
+    note: str,
+    roles: Sequence[str],
+    players: dict[str, str],
+    data: Sequence[dict[str, Any]],
+    after: str = "",
+    player: Callable[[str], str] = escape,
+) -> str:
+    """The viewer of frames already `frame_data`: titled, a note (HTML, escaped by the
+    caller) under the title, then the controls, the board, the moves of each role (each
+    player as `player` shows it), `after` (HTML) and the frames' data."""
     rows = "".join(
         f'<tr data-role="{escape(role)}"><td>{escape(role)}</td>'
         f"<td>{player(players[role]) if role in players else ''}</td>"
         '<td class="move"></td><td class="time number"></td><td class="fault-cell"></td></tr>\n'
-        for role in game.roles
+        for role in roles
     )
     moves = (
         '<table id="moves">\n<caption id="moves-caption"></caption>\n'
@@ -135,7 +156,7 @@ def match_viewer(
         '<th class="number">ms</th><th>fault</th></tr></thead>\n'
         f"<tbody>\n{rows}</tbody>\n</table>"
     )
-    last = len(frames) - 1
+    last = len(data) - 1
     controls = (
         '<div class="controls">'
         '<button id="first" title="first step (Home)">|&lt;</button>'
@@ -147,12 +168,10 @@ def match_viewer(
         '<span id="step-label"></span></div>'
     )
     return (
-        f"<h1>{escape(transcript.match_id)}</h1>\n"
-        f'<p class="note">{escape(transcript.game)}: {_seats(transcript, player)}. '
-        f"{escape(_result(transcript))}</p>\n"
+        f"<h1>{escape(title)}</h1>\n"
+        f'<p class="note">{note}</p>\n'
         f'{controls}\n<div id="board"></div>\n<div id="legend" class="legend"></div>\n{moves}\n'
-        f"<h2>Answer times</h2>\n{times_chart(transcript, game.roles)}\n"
-        f"{script_data('frames', data)}"
+        f"{after}{script_data('frames', list(data))}"
     )
 
 

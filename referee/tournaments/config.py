@@ -123,6 +123,9 @@ class TournamentConfig:
     # Start failures in a row after which a player is withdrawn: its remaining matches are
     # forfeits, its program no longer tried.
     withdraw_after: int = 3
+    # Whether each match's moves are written as it is played, for those who watch it
+    # (`live.py`).
+    live: bool = False
     # The config file's text, which a cluster's workers are sent to read it as this one did.
     text: str = field(default="", repr=False, compare=False)
 
@@ -305,6 +308,7 @@ def _build(path: Path, raw: ConfigFile, locate: Locator) -> TournamentConfig:
         anchor=raw.anchor,
         states=states,
         withdraw_after=raw.withdraw_after,
+        live=raw.live,
     )
 
 

@@ -108,6 +108,7 @@ class ConfigFile(_Strict):
     state_memory_mb: Annotated[int, Field(ge=MEMORY_MB[0], le=MEMORY_MB[1])] = STATE_MEMORY_MB
     state_seconds: Annotated[float, Field(gt=0, le=SECONDS)] = STATE_SECONDS
     withdraw_after: Positive = 3
+    live: bool = False
 
 
 def _key_hint(key: Any, parent: Location) -> str:

@@ -15,6 +15,7 @@ from referee.players.chance import competing, is_chance
 from referee.records.transcript import Transcript
 from referee.sandbox.cores import format_cores, split_cores
 from referee.tournaments.config import TournamentConfig
+from referee.tournaments.live import LiveMoves, live_path
 from referee.tournaments.pool import PlayerPool
 from referee.tournaments.schedule import ScheduledMatch
 
@@ -32,7 +33,8 @@ async def play_scheduled(
     """Play `match` and give its transcript to `record`: its players from `pool`, each role's
     log at `log_of(role)`, their processes on `cores` when given (each seat on its own share
     of them when the config keeps seats apart). A player in `withdrawn` is not started: its
-    seat fails at once, for the reason given."""
+    seat fails at once, for the reason given. The moves of a `live` tournament's match are
+    written as they are played (`live.py`)."""
     seats = list(zip(match.players, match.game.roles, strict=True))
     out = withdrawn or {}
     shares = _shares(config, match, cores, {role: pool.cores_of(name) for name, role in seats})
@@ -55,7 +57,14 @@ async def play_scheduled(
         [prints.get(name) for name in match.players],
         ponder=config.ponder,
     )
-    transcript = await play_recorded(setup, record)
+    live = None
+    if config.live:
+        live = LiveMoves(live_path(config.output, match.match_id), match.match_id, match.game.roles)
+    try:
+        transcript = await play_recorded(setup, record, live.step if live else None)
+    finally:
+        if live is not None:
+            live.close()
     await asyncio.gather(
         *(pool.release(name, player) for (name, _), player in zip(seats, players, strict=True))
     )

@@ -142,6 +142,28 @@ function matchLink(key) {
   return el("a", { href: `/matches/${encodeURIComponent(key)}` }, key);
 }
 
+// A running match's link, to watch it as it is played (`live.js`).
+function watchLink(key) {
+  return el("a", { href: `/matches/${encodeURIComponent(key)}`, class: "watch", title: `watch ${key}` }, "watch");
+}
+
+// The keys of the running matches of each bot, for a signed-in reader (none for another).
+async function playingNow() {
+  const playing = new Map();
+  if (byId("me") === null) return playing;
+  for (const match of (await api("/api/running")).running) {
+    for (const bot of new Set(match.seats.map((seat) => seat.bot))) {
+      playing.set(bot, [...(playing.get(bot) ?? []), match.key]);
+    }
+  }
+  return playing;
+}
+
+// A bot's running matches to watch, after its name.
+function watchLinks(playing, bot) {
+  return (playing.get(bot) ?? []).flatMap((key) => [" ", watchLink(key)]);
+}
+
 // A number as the tables show it, with a minus sign rather than a hyphen.
 function number(value, digits = 0) {
   if (value === null || value === undefined) {
@@ -213,7 +235,7 @@ function matchRow(match, name) {
 
 // The leaderboard: the bots on the ladder, best first; the suspended apart, under it.
 async function showLeaderboard() {
-  const data = await api("/api/leaderboard");
+  const [data, playing] = await Promise.all([api("/api/leaderboard"), playingNow()]);
   const listed = data.leaderboard.filter((entry) => entry.state !== "suspended");
   const suspended = data.leaderboard.filter((entry) => entry.state === "suspended");
   const rows = listed.map((entry) => {
@@ -227,7 +249,7 @@ async function showLeaderboard() {
       "tr",
       { "data-bot": entry.bot, "data-state": entry.state },
       cell(entry.rank ?? "–", true),
-      el("td", {}, botLink(entry.bot), el("span", { class: "version" }, ` v${entry.version}`)),
+      el("td", {}, botLink(entry.bot), el("span", { class: "version" }, ` v${entry.version}`), watchLinks(playing, entry.bot)),
       cell(entry.author),
       el(
         "td",
@@ -265,10 +287,14 @@ function startBot() {
 async function showBot() {
   const name = document.body.dataset.bot;
   const path = encodeURIComponent(name);
-  const [bot, recent] = await Promise.all([
+  const [bot, recent, playing] = await Promise.all([
     api(`/api/bots/${path}`),
     api(`/api/matches?bot=${path}&limit=12`),
+    playingNow(),
   ]);
+  const now = watchLinks(playing, name);
+  byId("playing").replaceChildren(...(now.length > 0 ? ["Playing now:", ...now] : []));
+  byId("playing").hidden = now.length === 0;
   const versions = bot.versions.length;
   byId("bot-line").textContent = `By ${bot.author}; ${versions} version${versions === 1 ? "" : "s"}.`;
   byId("versions").tBodies[0].replaceChildren(
@@ -619,7 +645,7 @@ async function showStatus() {
   const running = status.running ?? [];
   byId("running").tBodies[0].replaceChildren(
     ...running.map((match) =>
-      el("tr", {}, cell(match.key), cell(match.game), cell(seatsText(match.seats)), cell(shortTime(match.started_at))),
+      el("tr", {}, el("td", {}, matchLink(match.key), " ", watchLink(match.key)), cell(match.game), cell(seatsText(match.seats)), cell(shortTime(match.started_at))),
     ),
   );
   byId("none-running").hidden = running.length > 0;

@@ -213,7 +213,9 @@ function stepOf(hash, last) {
 }
 
 // A match page: one frame per step, moved through by the slider, the buttons, the keys and
-// the URL's `#step=N`, which follows the step shown.
+// the URL's `#step=N`, which follows the step shown. What it returns takes the frames of
+// steps played since the page was made (a match watched as it is played: `more`), and
+// shows the last step (`latest`).
 function viewMatch(frames) {
   const slider = document.getElementById("step");
   const board = document.getElementById("board");
@@ -222,7 +224,7 @@ function viewMatch(frames) {
   const caption = document.getElementById("moves-caption");
   const legend = document.getElementById("legend");
   const play = document.getElementById("play");
-  const last = frames.length - 1;
+  let last = frames.length - 1;
   let timer = null;
 
   function show(index) {
@@ -292,11 +294,25 @@ function viewMatch(frames) {
   });
   // Opened without a step, the page shows the start and leaves its address alone.
   show(stepOf(location.hash, last));
+  // New frames: the viewer follows them if it showed the last step, else stays where the
+  // reader put it.
+  function more(added) {
+    const shown = Number(slider.value);
+    const following = shown === last;
+    frames.push(...added);
+    last = frames.length - 1;
+    slider.max = String(last);
+    show(following ? last : shown);
+  }
+  return { more, latest: () => show(last) };
 }
+
+// The viewer of the page's match, once the page is loaded (null on a page with none).
+let matchViewer = null;
 
 document.addEventListener("DOMContentLoaded", () => {
   const data = document.getElementById("frames");
-  if (data !== null) viewMatch(JSON.parse(data.textContent));
+  if (data !== null) matchViewer = viewMatch(JSON.parse(data.textContent));
   if (document.getElementById("matches") !== null) {
     for (const id of ["filter-game", "filter-player", "filter-result"]) {
       document.getElementById(id).addEventListener("change", filterMatches);

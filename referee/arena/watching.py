@@ -1,0 +1,199 @@
+"""Matches watched as they are played: the frames of a match that is not done, replayed with
+the game's rules from the moves its live file has so far (`tournaments/live.py`), as the
+report's viewer draws them.
+
+A crowd of watchers costs what one does: each match followed is replayed step by step as
+its file grows, each new step once, and what is asked is served from there. One replay
+runs at a time (the rules' objects are the arena's, shared), and a few matches are kept.
+The live file is the playing process's, read as untrusted text: a move the rules do not
+take there, like a broken line, ends what is followed (the transcript shows the match once
+it ends).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Hashable
+from dataclasses import dataclass
+from html import escape
+from typing import Any
+
+from referee.arena.db import MatchState
+from referee.arena.home import Arena
+from referee.arena.rows import match_by_key
+from referee.errors import GameFault, MoveError
+from referee.games import Game, Move
+from referee.records.replayed import Frame
+from referee.report.site import frame_data, steps_viewer
+from referee.tournaments.live import LiveReader, LiveStep, live_path
+
+# Matches followed at once: those asked about most recently.
+FOLLOWED = 16
+# The steps of a match followed, each frame kept (a board's worth of JSON): a longer match is
+# followed no further.
+MAX_STEPS = 1000
+# The most frames one answer carries; the rest come with the next.
+MAX_FRAMES = 100
+
+Json = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class _Match:
+    """What the database says of a match: its key, state, game and each role's bot."""
+
+    key: str
+    state: str
+    game: str
+    players: dict[str, str]
+
+    @property
+    def seats(self) -> str:
+        return ", ".join(f"{bot} as {role}" for role, bot in self.players.items())
+
+
+@dataclass(frozen=True)
+class LivePage:
+    """A match page's viewer of a match not done: the frames so far, as HTML, and what the
+    page's script needs to follow it (`data`)."""
+
+    html: str
+    data: dict[str, str]
+    problem: str | None
+
+
+class _Followed:
+    """One match followed: its live file read so far, the state it has come to, and the
+    frames as the viewer's script takes them."""
+
+    def __init__(self, arena: Arena, match: _Match, game: Game) -> None:
+        self.game = game
+        self.players = match.players
+        self.reader = LiveReader(live_path(arena.results, match.key), game.roles)
+        self.problem: str | None = None
+        self.state: Hashable = None
+        self.frames: list[Json] = []
+        self._start()
+
+    def _start(self) -> None:
+        self.problem = None
+        self.frames = []
+        try:
+            self.state = self.game.initial_state()
+        except GameFault as fault:
+            self.problem = f"the rules fail at the start: {fault}"
+            return
+        self.frames.append(frame_data(self.game, Frame(0, self.state), self.players))
+
+    def update(self) -> None:
+        """Take in the steps written since the last update."""
+        restarted, steps = self.reader.read()
+        if restarted:
+            self._start()
+        for step in steps:
+            if self.problem is not None:
+                return
+            self._take(step)
+
+    def _take(self, step: LiveStep) -> None:
+        roles = self.game.roles
+        if step.step > MAX_STEPS:
+            self.problem = f"it is longer than {MAX_STEPS} steps"
+            return
+        try:
+            for index, move in enumerate(step.moves):
+                if move not in self.game.legal_moves(self.state, index):
+                    self.problem = f"step {step.step}: {roles[index]}'s move is not legal there"
+                    return
+            self.state = self.game.next_state(self.state, [Move(move) for move in step.moves])
+        except (GameFault, MoveError) as fault:
+            self.problem = f"step {step.step}: the rules fail: {fault}"
+            return
+        moves = dict(zip(roles, step.moves, strict=True))
+        self.frames.append(frame_data(self.game, Frame(step.step, self.state, moves), self.players))
+
+    @property
+    def why_not(self) -> str | None:
+        """Why the match is followed no further, if it is not."""
+        problem = self.problem or self.reader.problem
+        return None if problem is None else f"its moves cannot be followed here: {problem}"
+
+
+class Watching:
+    """The matches of an arena that are being watched."""
+
+    def __init__(self, arena: Arena) -> None:
+        self._arena = arena
+        self._followed: OrderedDict[str, _Followed] = OrderedDict()
+        # One replay at a time, and the cache with it.
+        self._lock = threading.Lock()
+
+    def live(self, key: str, after: int) -> Json:
+        """Where match `key` is (NotFound if there is none): its state, the run of it being
+        played, and the frames of the steps after `after`, MAX_FRAMES at most."""
+        match = self._match(key)
+        shown: Json = {"key": match.key, "state": match.state, "run": None, "frames": []}
+        if match.state == MatchState.DONE:
+            with self._lock:
+                self._followed.pop(match.key, None)
+            return dict(shown, last=None, problem=None)
+        with self._lock:
+            followed = self._follow(match)
+            if followed is None:
+                return dict(shown, last=None, problem=self._no_game(match))
+            later = [frame for frame in followed.frames if frame["step"] > after]
+            return dict(
+                shown,
+                run=followed.reader.run,
+                frames=later[:MAX_FRAMES],
+                last=followed.frames[-1]["step"] if followed.frames else None,
+                problem=followed.why_not,
+            )
+
+    def page(self, key: str) -> LivePage | None:
+        """The viewer of match `key` as far as it has been played; None once it is done
+        (NotFound if there is no such match)."""
+        match = self._match(key)
+        if match.state == MatchState.DONE:
+            return None
+        with self._lock:
+            followed = self._follow(match)
+            frames = list(followed.frames) if followed is not None else []
+            run = followed.reader.run if followed is not None else None
+            problem = self._no_game(match) if followed is None else followed.why_not
+        being = "being played" if match.state == MatchState.RUNNING else "waiting to be played"
+        note = f"{match.game}: {match.seats}. The match is {being}: this page follows its moves."
+        after = frames[-1]["step"] if frames else 0
+        data = {"match": match.key, "run": run or "", "after": str(after)}
+        if not frames:
+            return LivePage("", data, problem)
+        roles = list(match.players)
+        return LivePage(
+            steps_viewer(match.key, escape(note), roles, match.players, frames), data, problem
+        )
+
+    def _match(self, key: str) -> _Match:
+        with self._arena.database.session() as session:
+            found = match_by_key(session, key)
+            players = {seat.role: seat.version.bot.name for seat in found.seats}
+            return _Match(found.key, found.state, found.game, players)
+
+    def _follow(self, match: _Match) -> _Followed | None:
+        """The match followed, brought up to date; None when the arena has no game of its
+        name (its config changed). Called with the lock held."""
+        followed = self._followed.get(match.key)
+        if followed is None:
+            settings = self._arena.config.tournament.settings(match.game)
+            if settings is None or list(settings.game.roles) != list(match.players):
+                return None
+            followed = self._followed[match.key] = _Followed(self._arena, match, settings.game)
+            while len(self._followed) > FOLLOWED:
+                self._followed.popitem(last=False)
+        self._followed.move_to_end(match.key)
+        followed.update()
+        return followed
+
+    @staticmethod
+    def _no_game(match: _Match) -> str:
+        return f"this arena no longer plays {match.game} with these roles: it cannot be followed"

@@ -1,0 +1,210 @@
+"""A running match watched in a real browser, Debian's Chromium driven by Playwright, against
+one real `referee arena serve`: an author signed in in two browser contexts opens one of
+her matches as it is played, and both pages follow its steps without reloading (one at the
+latest step, one stepped back to the start and left there), then show the finished match.
+The leaderboard, the bot's page and the organiser's page link to the running matches. No
+request leaves the arena's origin and nothing goes wrong in the console.
+
+The bots answer each request after 0.8 s on a play clock of 3 s, so that a match of ticblock
+lasts long enough to be watched on a loaded machine."""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from playwright.sync_api import expect, sync_playwright
+from sqlalchemy import select, update
+from typer.testing import CliRunner
+
+from referee.arena.db import Author, Bot, Version
+from referee.arena.home import open_arena
+from referee.cli import app
+from tests.support.arena import add_version, token_of, wait_for
+from tests.support.arena_serving import DEADLINE_S, Served, serving
+from tests.support.browsers import EXECUTABLE, FLAGS, Browser
+
+pytestmark = pytest.mark.browser
+runner = CliRunner()
+DEADLINE_MS = DEADLINE_S * 1000
+CONFIG = """\
+name: watched
+games: [ticblock]
+start_clock: 5000
+play_clock: 3000
+arena:
+  placement_matches: 2
+"""
+# Each bot plays random moves, each after this long.
+DELAY_MS = 800
+BOTS = ("ada-one", "ada-two")
+# Whether a page's viewer has more steps than `n`, in the page as it was first loaded
+# (`notReloaded`, set by the test, is gone once the page is loaded again).
+FOLLOWS = """n => {
+  const found = /^step (\\d+) of (\\d+)$/.exec(document.getElementById("step-label").textContent);
+  return found !== null && Number(found[2]) > n && window.notReloaded === true;
+}"""
+# A match chosen to be watched has got no further than this when it is opened.
+FRESH_STEPS = 2
+
+
+@dataclass
+class Running:
+    served: Served
+    token: str
+    organiser: str
+
+    @property
+    def url(self) -> str:
+        return self.served.url
+
+
+@pytest.fixture(scope="module")
+def arena(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Running]:
+    """An arena on SQLite, served, whose ladder plays ada's two slow bots."""
+    root = tmp_path_factory.mktemp("watched")
+    config = root / "arena.yaml"
+    config.write_text(CONFIG)
+    directory = root / "arena"
+    made = runner.invoke(app, ["arena", "init", str(directory), "--config", str(config)])
+    assert made.exit_code == 0, made.output
+    added = runner.invoke(app, ["arena", "author", "add", str(directory), "ada"])
+    assert added.exit_code == 0, added.output
+    put_on_the_ladder(directory, "ada")
+    with serving(directory) as served:
+        yield Running(served, token_of(added.stdout), token_of(made.stdout))
+
+
+def put_on_the_ladder(directory: Path, author: str) -> None:
+    """The bots of BOTS, `author`'s, placing: each plays random moves DELAY_MS after each
+    request (the tests' misbehaving player, late at every step). Test data, written as rows."""
+    arena = open_arena(directory)
+    try:
+        ids = [add_version(arena, name, script="slow_bot.py") for name in BOTS]
+        with arena.database.session() as session:
+            owner = session.scalar(select(Author.id).where(Author.name == author))
+            session.execute(update(Bot).where(Bot.name.in_(BOTS)).values(author_id=owner))
+            slow = f"{sys.executable} slow_bot.py late --at 0 --delay-ms {DELAY_MS}"
+            session.execute(update(Version).where(Version.id.in_(ids)).values(run=slow))
+    finally:
+        arena.close()
+
+
+@pytest.fixture(scope="module")
+def browsers(arena: Running) -> Iterator[tuple[Browser, Browser]]:
+    """Two contexts of one Chromium, each with cookies of its own."""
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=EXECUTABLE, args=FLAGS, headless=True)
+        try:
+            home = f"{arena.url}/"
+            yield Browser(chromium.new_context(), home), Browser(chromium.new_context(), home)
+        finally:
+            chromium.close()
+
+
+@pytest.fixture(autouse=True)
+def nothing_went_wrong(browsers: tuple[Browser, Browser]) -> Iterator[None]:
+    """After each test: in both contexts, no request left the arena, no console error, no
+    alert fired, and no image was made."""
+    for browser in browsers:
+        browser.errors.clear()
+    yield
+    for browser in browsers:
+        assert browser.requests == []
+        assert browser.errors == []
+        assert browser.dialogs == []
+        for page in browser.context.pages:
+            assert page.locator("img").count() == 0, page.url
+
+
+def sign_in(page: Any, arena: Running, organiser: bool = False) -> None:
+    page.goto(f"{arena.url}/signin")
+    page.fill("#token", arena.organiser if organiser else arena.token)
+    page.click("form.signin button")
+    page.wait_for_url(f"{arena.url}/")
+    expect(page.locator("#me")).to_have_text("organiser" if organiser else "ada")
+
+
+def a_fresh_match(arena: Running) -> str:
+    """The key of a running match that has played no more than FRESH_STEPS steps."""
+    found: list[str] = []
+
+    def fresh() -> bool:
+        _, listed = arena.served.get("/api/running", arena.token)
+        for match in listed["running"]:
+            _, live = arena.served.get(f"/api/matches/{match['key']}/live", arena.token)
+            if live["state"] == "running" and (live["last"] or 0) <= FRESH_STEPS:
+                found.append(match["key"])
+                return True
+        return False
+
+    wait_for("a match that has just started", fresh)
+    return found[0]
+
+
+def steps_shown(page: Any) -> tuple[int, int]:
+    """The step the viewer shows, and the last it has."""
+    label = page.locator("#step-label").text_content()
+    found = re.fullmatch(r"step (\d+) of (\d+)", label or "")
+    assert found is not None, label
+    return int(found.group(1)), int(found.group(2))
+
+
+def test_the_leaderboard_the_bot_s_page_and_the_organiser_s_link_to_its_running_match(
+    arena: Running, browsers: tuple[Browser, Browser]
+) -> None:
+    organiser = browsers[1].page
+    sign_in(organiser, arena, organiser=True)
+    organiser.goto(f"{arena.url}/organiser")
+    running = organiser.locator("#running tbody a.watch")
+    expect(running.first).to_be_visible(timeout=DEADLINE_MS)
+    assert re.fullmatch(r"/matches/arena-\d+", running.first.get_attribute("href") or "")
+    page = browsers[0].page
+    sign_in(page, arena)
+    watch = page.locator("#leaderboard tbody tr[data-bot='ada-one'] a.watch")
+    expect(watch.first).to_be_visible(timeout=DEADLINE_MS)
+    assert re.fullmatch(r"/matches/arena-\d+", watch.first.get_attribute("href") or "")
+    page.goto(f"{arena.url}/bots/ada-two")
+    playing = page.locator("#playing a.watch")
+    expect(playing.first).to_be_visible(timeout=DEADLINE_MS)
+    playing.first.click()
+    page.wait_for_url(re.compile(r"/matches/arena-\d+$"))
+    expect(page.locator("body")).to_have_attribute("data-page", re.compile("live|match"))
+
+
+def test_an_author_watches_her_running_match_in_two_contexts_until_it_ends(
+    arena: Running, browsers: tuple[Browser, Browser]
+) -> None:
+    first, second = browsers
+    sign_in(first.page, arena)
+    sign_in(second.page, arena)
+    key = a_fresh_match(arena)
+    pages = [first.page, second.page]
+    for page in pages:
+        page.goto(f"{arena.url}/matches/{key}")
+        expect(page.locator("body")).to_have_attribute("data-page", "live")
+        expect(page.locator("#step-label")).to_have_text(re.compile(r"step \d+ of \d+"))
+        # Gone if the page is loaded again: the steps must come without a reload.
+        page.evaluate("window.notReloaded = true")
+    # The second reader, once there is a step, steps back to the start, and stays there.
+    second.page.wait_for_function(FOLLOWS, arg=0, timeout=DEADLINE_MS)
+    second.page.click("#first")
+    opened = [steps_shown(page)[1] for page in pages]
+    for page, last in zip(pages, opened, strict=True):
+        page.wait_for_function(FOLLOWS, arg=last, timeout=DEADLINE_MS)
+    shown, last = steps_shown(first.page)
+    assert shown == last > opened[0]
+    shown, last = steps_shown(second.page)
+    assert shown == 0 and last > opened[1]
+    # Done: each page shows the finished match, its bots' logs offered.
+    for page in pages:
+        expect(page.locator("body")).to_have_attribute("data-page", "match", timeout=DEADLINE_MS)
+        expect(page.locator(".log-button")).to_have_count(2)
+        assert steps_shown(page)[1] >= last
+    _, done = arena.served.get(f"/api/matches/{key}", arena.token)
+    assert done["state"] == "done" and done["transcript"] is not None
