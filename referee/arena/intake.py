@@ -51,7 +51,7 @@ POLL_S = 1.0
 # The last lines of a failed build's output that the author is shown with the reason.
 BUILD_ADVICE_LINES = 5
 # The validate step's log is its report as a terminal this wide shows it.
-LOG_WIDTH = 100
+LOG_WIDTH = 120
 
 
 class _Failed(Exception):
@@ -212,7 +212,7 @@ class Intake:
             reports.append(report)
             # What `referee validate` prints, without the paths of this machine.
             hidden = {directory: "bot", workdir: "validation", self.arena.directory: "arena"}
-            text = _without_paths(report_text(report, LOG_WIDTH), hidden)
+            text = report_text(_report_without_paths(report, hidden), LOG_WIDTH)
             if len(groups) > 1:
                 names = ", ".join(game.id for game in games)
                 text = (
@@ -304,6 +304,28 @@ def _without_paths(text: str, hidden: dict[Path, str]) -> str:
     for spelled in sorted(spellings, key=len, reverse=True):
         text = text.replace(spelled, spellings[spelled])
     return text
+
+
+def _report_without_paths(report: Report, hidden: dict[Path, str]) -> Report:
+    """The report with every path of `hidden` in what it quotes (the checks' details and
+    advice, the program's last words, why it stopped) named by its stand-in: before the
+    text is fit to its width, which may break a long path across lines."""
+
+    def shown(text: str) -> str:
+        return _without_paths(text, hidden)
+
+    checks = [
+        replace(
+            check,
+            detail=shown(check.detail),
+            advice=shown(check.advice),
+            stderr=tuple(map(shown, check.stderr)),
+            stdout=tuple(map(shown, check.stdout)),
+        )
+        for check in report.checks
+    ]
+    command = tuple(map(shown, report.command))
+    return replace(report, checks=checks, command=command, stopped=shown(report.stopped))
 
 
 def _read_log(path: Path) -> str:
