@@ -457,10 +457,13 @@ async function showLog(path) {
 // The submission page: the archive goes up by XMLHttpRequest, which tells its progress.
 function startSubmit() {
   const form = byId("submit-form");
+  const nameInput = byId("bot-name");
   const named = new URLSearchParams(window.location.search).get("bot");
   if (named) {
-    byId("bot-name").value = named;
+    nameInput.value = named;
   }
+  // A name the arena would refuse marks the field invalid as it is typed.
+  nameInput.addEventListener("input", () => nameInput.setCustomValidity(badName(form, nameInput.value.trim())));
   form.addEventListener("submit", (event) => {
     event.preventDefault();
     const name = byId("bot-name").value.trim();
@@ -510,15 +513,24 @@ function startSubmit() {
   });
 }
 
-// What the arena would refuse of a submission before reading it, in one line; "" if none.
-function unsendable(form, name, file) {
+// Why the arena would refuse a bot's name, in one line; "" if it would not.
+function badName(form, name) {
   const pattern = new RegExp(`^(?:${form.dataset.namePattern})$`);
-  const limit = Number(document.body.dataset.archiveLimit);
   if (!name) {
     return "Name the bot.";
   }
   if (!pattern.test(name)) {
     return `Bot name "${name}": use letters, digits, _ or -, starting with a letter or digit, at most ${byId("bot-name").maxLength}.`;
+  }
+  return "";
+}
+
+// What the arena would refuse of a submission before reading it, in one line; "" if none.
+function unsendable(form, name, file) {
+  const limit = Number(document.body.dataset.archiveLimit);
+  const refused = badName(form, name);
+  if (refused) {
+    return refused;
   }
   if (!file) {
     return "Choose the bot's archive.";
