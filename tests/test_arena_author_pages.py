@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -17,10 +18,17 @@ from sqlalchemy import select
 from referee.arena.db import Match, MatchState, Seat, StepKind, Version, VersionState
 from referee.arena.home import Arena, add_author
 from referee.arena.intake import Intake
-from referee.arena.ladder import Ladder
+from referee.arena.ladder import Ladder, LadderStatus
 from referee.arena.match_queue import match_key
 from tests.support.archives import Entry, tar
-from tests.support.arena import Site, add_version, make_site, played_match, seed
+from tests.support.arena import (
+    LADDER_CONFIG,
+    Site,
+    add_version,
+    make_site,
+    played_match,
+    seed,
+)
 from tests.support.arena_databases import ArenaMaker
 from tests.support.hostile_submissions import submit
 
@@ -231,3 +239,31 @@ def test_the_ladders_status_counts_the_matches_played_apart_from_those_claimed(
     status = Ladder(arena).status()
     assert (status.claimed, status.playing, status.capacity) == (3, 0, 0)
     assert not hasattr(status, "running")
+
+
+@pytest.mark.slow
+def test_a_playing_ladder_plays_no_more_than_its_capacity(make_arena: ArenaMaker) -> None:
+    arena = make_arena(config_text=LADDER_CONFIG.format(game="ticblock", arena=""))
+    for name in ("ann", "bob", "cat"):
+        add_version(arena, name)
+    ladder = Ladder(arena)
+    seen: list[LadderStatus] = []
+
+    def watch() -> None:
+        deadline = time.monotonic() + 120
+        while not seen or seen[-1].played < 6:
+            assert time.monotonic() < deadline, seen[-1:]
+            seen.append(ladder.status())
+            time.sleep(0.05)
+
+    async def main() -> None:
+        running = asyncio.create_task(ladder.run())
+        try:
+            await asyncio.to_thread(watch)
+        finally:
+            running.cancel()
+            await asyncio.gather(running, return_exceptions=True)
+
+    asyncio.run(main())
+    assert all(status.playing <= status.capacity for status in seen)
+    assert max(status.playing for status in seen) >= 1
