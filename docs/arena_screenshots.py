@@ -147,6 +147,8 @@ def shoot(url: str, tokens: dict[str, str], executable: str) -> None:
         page.goto(f"{url}/signin")
         page.fill("#token", tokens["ada"])
         page.click("form.signin button")
+        page.wait_for_url(f"{url}/me")  # an author lands on her bots
+        page.goto(f"{url}/")
         page.wait_for_selector("#leaderboard tbody tr")
         page.screenshot(path=IMAGES / "arena-leaderboard.png")
         page.goto(f"{url}/bots/magpie")

@@ -128,11 +128,17 @@ def test_unknown_things_are_404_in_json(site: Site) -> None:
 
 def test_me_names_the_author_and_their_bots(site: Site) -> None:
     seed(site)
-    assert site.get("/api/me", "bob").json() == {
+    me = site.get("/api/me", "bob").json()
+    assert {key: me[key] for key in ("name", "organiser", "bots")} == {
         "name": "bob",
         "organiser": False,
         "bots": ["bee", "cub"],
     }
+    # And each with its versions, as their author reads them (the home page's).
+    assert [(bot["name"], len(bot["versions"])) for bot in me["my_bots"]] == [
+        ("bee", 1),
+        ("cub", 1),
+    ]
     assert site.get("/api/me", "organiser").json()["organiser"] is True
 
 

@@ -118,7 +118,12 @@ def test_serve_answers_and_stops_cleanly_on_sigterm(
         f"{url}/api/me", headers={"Authorization": f"Bearer {organiser}"}
     )
     with urllib.request.urlopen(request, timeout=DEADLINE_S) as answer:
-        assert json.loads(answer.read()) == {"name": "organiser", "organiser": True, "bots": []}
+        assert json.loads(answer.read()) == {
+            "name": "organiser",
+            "organiser": True,
+            "bots": [],
+            "my_bots": [],
+        }
 
     result = runner.invoke(
         app, ["arena", "status", url, "--json"], env={"REFEREE_TOKEN": organiser}

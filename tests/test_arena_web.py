@@ -217,6 +217,8 @@ def test_the_assets_are_the_arenas_and_the_reports_with_their_types(site: Site) 
         "arena.css": "text/css",
         "report.js": "text/javascript",
         "report.css": "text/css",
+        "author.js": "text/javascript",
+        "favicon.svg": "image/svg+xml",
     }
     for name, kind in types.items():
         answer = site.client.get(f"/assets/{name}")
@@ -227,8 +229,10 @@ def test_the_assets_are_the_arenas_and_the_reports_with_their_types(site: Site) 
     # Nothing on a page comes from elsewhere.
     page = site.client.get("/").text
     assert re.findall(r'(?:src|href)="([^"]*)"', page) == [
+        "/assets/favicon.svg",
         "/assets/arena.css",
         "/assets/arena.js",
+        "/assets/author.js",
         "/",
         "/",
         "/write-a-bot",

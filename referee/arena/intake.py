@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import shutil
 import tempfile
@@ -44,12 +43,15 @@ from referee.players.builtin import program_spec
 from referee.tournaments.config import GameSettings
 from referee.validate.checks import Report, Verdict
 from referee.validate.run import validate
+from referee.validate.text import report_text
 
 logger = logging.getLogger(__name__)
 # How often the loop looks for queued versions when it is not told of one.
 POLL_S = 1.0
 # The last lines of a failed build's output that the author is shown with the reason.
 BUILD_ADVICE_LINES = 5
+# The validate step's log is its report as a terminal this wide shows it.
+LOG_WIDTH = 120
 
 
 class _Failed(Exception):
@@ -196,7 +198,9 @@ class Intake:
             raise _Failed(f"bot.yaml: run: {error}") from None
         spec = replace(spec, limits=tournament.players[0].spec.limits)
         reports: list[Report] = []
-        for clocks, games in _by_clocks(tournament.games).items():
+        groups = _by_clocks(tournament.games)
+        texts: list[str] = []
+        for clocks, games in groups.items():
             with _scratch() as workdir:
                 report = await validate(
                     spec,
@@ -206,7 +210,16 @@ class Intake:
                     workdir,
                 )
             reports.append(report)
-            step.log = json.dumps([r.to_json() for r in reports], indent=1)
+            # What `referee validate` prints, without the paths of this machine.
+            hidden = {directory: "bot", workdir: "validation", self.arena.directory: "arena"}
+            text = report_text(_report_without_paths(report, hidden), LOG_WIDTH)
+            if len(groups) > 1:
+                names = ", ".join(game.id for game in games)
+                text = (
+                    f"{names}, {clocks.start_ms} ms to start, {clocks.play_ms} ms a move:\n{text}"
+                )
+            texts.append(text)
+            step.log = "\n\n".join(texts)
             if report.verdict is Verdict.FAIL:
                 advice = "\n".join(
                     f"{c.name}: {c.advice}"
@@ -280,6 +293,39 @@ def _by_clocks(games: tuple[GameSettings, ...]) -> dict[Clocks, list[Game]]:
 def _scratch() -> Iterator[Path]:
     with tempfile.TemporaryDirectory(prefix="referee-intake-") as name:
         yield Path(name)
+
+
+def _without_paths(text: str, hidden: dict[Path, str]) -> str:
+    """`text` with each path of `hidden` (and whatever is under it) named by its stand-in:
+    an author reads no path of the arena's machine. The longest first, so that a path
+    inside another is named as its own."""
+    spellings = {str(path): name for path, name in hidden.items()}
+    spellings |= {str(path.resolve()): name for path, name in hidden.items()}
+    for spelled in sorted(spellings, key=len, reverse=True):
+        text = text.replace(spelled, spellings[spelled])
+    return text
+
+
+def _report_without_paths(report: Report, hidden: dict[Path, str]) -> Report:
+    """The report with every path of `hidden` in what it quotes (the checks' details and
+    advice, the program's last words, why it stopped) named by its stand-in: before the
+    text is fit to its width, which may break a long path across lines."""
+
+    def shown(text: str) -> str:
+        return _without_paths(text, hidden)
+
+    checks = [
+        replace(
+            check,
+            detail=shown(check.detail),
+            advice=shown(check.advice),
+            stderr=tuple(map(shown, check.stderr)),
+            stdout=tuple(map(shown, check.stdout)),
+        )
+        for check in report.checks
+    ]
+    command = tuple(map(shown, report.command))
+    return replace(report, checks=checks, command=command, stopped=shown(report.stopped))
 
 
 def _read_log(path: Path) -> str:

@@ -22,7 +22,7 @@ import asyncio
 import contextlib
 import datetime as dt
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from sqlalchemy import func, select
@@ -80,7 +80,13 @@ class LadderObserver:
 @dataclass(frozen=True)
 class LadderStatus:
     queued: int
-    running: int
+    # Matches being played now: one at each of the venue's places that has a batch in play,
+    # so never more than `capacity`.
+    playing: int
+    # Matches marked running: being played, or waiting their turn in a batch a place has
+    # claimed (a place on a cluster claims many at once); after a restart, also those left
+    # running until they are settled.
+    claimed: int
     played: int
     # Matches recorded per second over the last RATE_WINDOW_S.
     per_second: float
@@ -119,6 +125,8 @@ class Ladder:
         # suspension recorded before it, and claims no match of a version just suspended.
         self._writing = threading.Lock()
         self._capacity = 0
+        # The places playing a batch now (each plays its batch one match at a time).
+        self._playing = 0
         self._ratings = RatingFits(arena)
 
     # -- what the service calls
@@ -149,7 +157,8 @@ class Ladder:
             )
         return LadderStatus(
             queued=counts.get(MatchState.QUEUED, 0),
-            running=counts.get(MatchState.RUNNING, 0),
+            playing=self._playing,
+            claimed=counts.get(MatchState.RUNNING, 0),
             played=counts.get(MatchState.DONE, 0),
             per_second=(recent or 0) / RATE_WINDOW_S,
             paused=is_paused(self._arena),
@@ -260,7 +269,8 @@ class Ladder:
                 await asyncio.sleep(POLL_S)  # no two versions that may meet: wait for more
                 continue
             try:
-                transcripts = await venue.play([c.match for c in claimed])
+                with self._in_play():
+                    transcripts = await venue.play([c.match for c in claimed])
             except RefereeError as error:
                 self._observer.noted(f"ladder: {error}; its matches are played again")
                 for c in claimed:
@@ -270,6 +280,15 @@ class Ladder:
             played = [(c.row, t) for c, t in zip(claimed, transcripts, strict=True)]
             for recorded in await asyncio.to_thread(self._record, played):
                 self._took(recorded)
+
+    @contextlib.contextmanager
+    def _in_play(self) -> Iterator[None]:
+        """A place's batch being played: counted in `playing` while it is."""
+        self._playing += 1
+        try:
+            yield
+        finally:
+            self._playing -= 1
 
     def _took(self, recorded: Recorded) -> None:
         self._ratings.took(recorded.results)

@@ -57,9 +57,58 @@ def when(value: dt.datetime | None) -> str | None:
 
 
 def me(arena: Arena, viewer: Author) -> Json:
+    mine = my_bots(arena, viewer)
+    return {
+        "name": viewer.name,
+        "organiser": viewer.organiser,
+        "bots": [bot["name"] for bot in mine],
+        "my_bots": mine,
+    }
+
+
+def my_bots(arena: Arena, viewer: Author) -> list[Json]:
+    """The viewer's own bots by name, each with every version, newest first, as its author
+    reads it: with its reason and validate's advice (an author's home page)."""
+    query = (
+        select(Bot)
+        .where(Bot.author_id == viewer.id)
+        .options(selectinload(Bot.versions))
+        .order_by(Bot.name)
+    )
+    centre = arena.config.rating_centre
     with arena.database.session() as session:
-        names = session.scalars(select(Bot.name).where(Bot.author_id == viewer.id)).all()
-    return {"name": viewer.name, "organiser": viewer.organiser, "bots": sorted(names)}
+        return [
+            {
+                "name": bot.name,
+                "created_at": when(bot.created_at),
+                "versions": [_version_summary(v, True, centre) for v in reversed(bot.versions)],
+            }
+            for bot in session.scalars(query).all()
+        ]
+
+
+def bot_exists(arena: Arena, name: str) -> None:
+    """Nothing if a bot of that name exists; NotFound, as the API says it, if not."""
+    with arena.database.session() as session:
+        bot_named(session, name)
+
+
+def version_logs_readable(arena: Arena, viewer: Author, version_id: int) -> bool:
+    """Whether the viewer may read the version's step logs (`may_read_private`); NotFound if
+    there is no such version."""
+    with arena.database.session() as session:
+        return may_read_private(viewer, version_by_id(session, version_id).bot.author_id)
+
+
+def match_logs_readable(arena: Arena, viewer: Author, key: str) -> frozenset[str]:
+    """The roles of a match whose bots' logs the viewer may read (`may_read_private`)."""
+    with arena.database.session() as session:
+        found = match_by_key(session, key)
+        return frozenset(
+            seat.role
+            for seat in found.seats
+            if may_read_private(viewer, seat.version.bot.author_id)
+        )
 
 
 def leaderboard(arena: Arena) -> Json:

@@ -31,15 +31,17 @@ from markupsafe import Markup
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
-from starlette.routing import Route
+from starlette.routing import Match, Route
+from starlette.types import Scope
 
-from referee.arena import audit, auth, sessions, views
+from referee.arena import audit, auth, sessions, submissions, views
 from referee.arena.auth import Gate
 from referee.arena.bodies import SMALL_BODY_SECONDS, read_body
 from referee.arena.db import Author
 from referee.arena.errors import Busy, Forbidden, NotFound, Unauthorised
 from referee.arena.guide import ARCHIVE_TYPE, guide
 from referee.arena.home import Arena
+from referee.arena.manifest import BOT_NAME, MAX_BOT_NAME
 from referee.arena.replays import Replays
 from referee.arena.watching import Watching
 from referee.errors import ArenaError
@@ -48,9 +50,13 @@ from referee.report import pages as report_pages
 from referee.report.site import match_viewer
 
 _ARENA_ASSETS = resources.files("referee.arena") / "assets"
-_TYPES = {"js": "text/javascript; charset=utf-8", "css": "text/css; charset=utf-8"}
+_TYPES = {
+    "js": "text/javascript; charset=utf-8",
+    "css": "text/css; charset=utf-8",
+    "svg": "image/svg+xml",
+}
 # The assets a page may load: the arena's own, and the report's viewer's.
-_OURS = ("arena.js", "arena.css", "accounts.js", "board.js", "live.js")
+_OURS = ("arena.js", "arena.css", "accounts.js", "board.js", "live.js", "author.js", "favicon.svg")
 _REPORTS = ("report.js", "report.css")
 # The matches page's filters (`match_lists`), which its form shows as given.
 _MATCH_FILTERS = ("bot", "opponent", "game", "result")
@@ -118,7 +124,34 @@ def routes(arena: Arena, gate: Gate, watching: Watching) -> list[Route]:
         Route("/assets/{name}", pages.asset),
         Route("/write-a-bot", pages.write_a_bot),
         Route("/starters/{file}", pages.starter),
+        Route("/me", pages.home),
+        Route("/favicon.ico", pages.favicon),
+        # Last: any other page asked for is a page not found.
+        _Elsewhere("/{path:path}", pages.missing),
     ]
+
+
+class _Elsewhere(Route):
+    """A route for the pages no other route is: any path a browser GETs, but none of the
+    API's (whose 404 is JSON), nor another method (refused as the router refuses it, and 405
+    where another route has the path)."""
+
+    def matches(self, scope: Scope) -> tuple[Match, Scope]:
+        if scope["type"] != "http" or scope["method"] not in ("GET", "HEAD"):
+            return Match.NONE, {}
+        if scope["path"].startswith("/api/"):
+            return Match.NONE, {}
+        return super().matches(scope)
+
+
+def landing(author: Author) -> str:
+    """Where a sign-in that asked for no page goes: the organiser to their page, an author
+    to their bots."""
+    return "/organiser" if author.organiser else "/me"
+
+
+def _mib(size: int) -> str:
+    return f"{size / 2**20:.1f}".removesuffix(".0")
 
 
 def local_path(target: str) -> str:
@@ -207,7 +240,8 @@ class _Pages:
         return self.page("leaderboard.html", viewer, "Leaderboard", "leaderboard", closed=False)
 
     def signin_form(self, request: Request) -> Response:
-        target = local_path(request.query_params.get("next", "/"))
+        asked = request.query_params.get("next", "")
+        target = local_path(asked) if asked else ""
         return self._signin_page(self.viewer(request), target)
 
     def _signin_page(
@@ -231,7 +265,8 @@ class _Pages:
         except ValueError:
             fields = {}
         token = fields.get("token", [""])[0].strip()
-        target = local_path(fields.get("next", ["/"])[0])
+        asked = fields.get("next", [""])[0]
+        target = local_path(asked) if asked else ""
         return await run_in_threadpool(self._sign_in, request, token, target)
 
     def _sign_in(self, request: Request, token: str, target: str) -> Response:
@@ -254,6 +289,7 @@ class _Pages:
             sessions.end(database, planted)
         session_id = sessions.begin(database, author.id)
         audit.record(database, audit.Action.SIGNIN, author.name, address, f"author {author.name}")
+        target = target or landing(author)
         response = RedirectResponse(target, status_code=303)
         response.headers["set-cookie"] = auth.cookie_header(session_id, self.secure(request))
         return response
@@ -270,23 +306,51 @@ class _Pages:
 
     @_signed_in
     def submit(self, request: Request, viewer: _Viewer) -> Response:
-        limit = f"{self.arena.config.submission.max_bytes / 2**20:g}"
-        return self.page("submit.html", viewer, "Submit a bot", "submit", limit_mib=limit)
+        caps = self.arena.config.submission
+        archive = submissions.archive_limit(caps)
+        data = {"archive-limit": str(archive)}
+        return self.page(
+            "submit.html",
+            viewer,
+            "Submit a bot",
+            "submit",
+            data,
+            archive_mib=_mib(archive),
+            unpacked_mib=_mib(caps.max_bytes),
+            files=caps.max_files,
+            name_pattern=BOT_NAME.pattern,
+            name_limit=MAX_BOT_NAME,
+        )
+
+    @_signed_in
+    def home(self, request: Request, viewer: _Viewer) -> Response:
+        return self.page("home.html", viewer, "My bots", "home")
 
     @_signed_in
     def version(self, request: Request, viewer: _Viewer) -> Response:
-        version_id = str(request.path_params["id"])
-        data = {"version": version_id}
+        version_id: int = request.path_params["id"]
+        assert viewer.author is not None
+        try:
+            logs = views.version_logs_readable(self.arena, viewer.author, version_id)
+        except NotFound as error:
+            return self.refused(viewer, "", error, what="version")
+        # The step logs are offered to those who may read them: its author, the organiser.
+        data = {"version": str(version_id), "logs": "yes" if logs else "no"}
         return self.page("version.html", viewer, f"Version {version_id}", "version", data)
 
     @_signed_in
     def bot(self, request: Request, viewer: _Viewer) -> Response:
         name = request.path_params["name"]
+        try:
+            views.bot_exists(self.arena, name)
+        except NotFound as error:
+            return self.refused(viewer, "", error, what="bot")
         return self.page("bot.html", viewer, name, "bot", {"bot": name})
 
     @_signed_in
     def match(self, request: Request, viewer: _Viewer) -> Response:
         key = request.path_params["key"]
+        assert viewer.author is not None
         try:
             live = self.watching.page(key)
         except NotFound as error:
@@ -305,13 +369,24 @@ class _Pages:
             )
         try:
             shown = self.rendered(key)
+            readable = views.match_logs_readable(self.arena, viewer.author, key)
         except (NotFound, Busy) as error:
             return self.refused(viewer, key, error, what="match")
         # The problem names the transcript's path on this machine: the organiser's.
         why = shown.problem if viewer.organiser else None
         report = shown.html is not None
+        # The logs offered are those the viewer may read: their own bots', or all (organiser).
+        logs = [(role, player) for role, player in shown.seats if role in readable]
         return self.page(
-            "match.html", viewer, key, "match", {"match": key}, shown=shown, why=why, report=report
+            "match.html",
+            viewer,
+            key,
+            "match",
+            {"match": key},
+            shown=shown,
+            why=why,
+            report=report,
+            logs=logs,
         )
 
     def rendered(self, key: str) -> _Rendered:
@@ -397,6 +472,14 @@ class _Pages:
             offer.archive(), media_type=ARCHIVE_TYPE, headers={"Content-Disposition": shown}
         )
 
+    def missing(self, request: Request) -> Response:
+        """Any path that is no page: a page saying so, in the arena's layout."""
+        refusal = NotFound(f"nothing is at {request.url.path[:80]}: it is no page of this arena")
+        return self.refused(self.viewer(request), "", refusal)
+
+    def favicon(self, request: Request) -> Response:
+        return RedirectResponse("/assets/favicon.svg", status_code=308)
+
     def asset(self, request: Request) -> Response:
         name = request.path_params["name"]
         if name in _OURS:
@@ -422,7 +505,9 @@ def _to_fill(
     report's table, which escapes its headers itself."""
     flags = [header in numeric for header in headers]
     attributes = f' id="{table_id}"' + (f' class="{classes}"' if classes else "")
-    return Markup(report_pages.table(headers, [], flags, attributes))
+    # In a box of its own that scrolls sideways, rather than the page, on a narrow screen.
+    table = report_pages.table(headers, [], flags, attributes)
+    return Markup(f'<div class="table-box">{table}</div>')
 
 
 # Autoescaped whatever a template's name: every value a page shows is text, never markup,

@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import shutil
 import sys
-import textwrap
 import time
 from collections import Counter, defaultdict
 from collections.abc import Hashable, Sequence
@@ -22,12 +21,13 @@ from rich.progress import (
     TextColumn,
     TimeRemainingColumn,
 )
-from tabulate import MIN_PADDING, tabulate
 
+from referee import plaintext
 from referee.arena.new_bot import NewBot
 from referee.errors import FaultKind
 from referee.games import Game, JointMove
 from referee.match import StepCallback
+from referee.plaintext import counted
 from referee.players import startup
 from referee.players.base import Player
 from referee.players.connection import ConnectedPlayer
@@ -40,39 +40,12 @@ from referee.tournaments.schedule import ScheduledMatch
 from referee.tournaments.sprt import SprtStatus, Verdict
 from referee.tournaments.standings import compute, pairings, progress_text, table
 from referee.validate import Report
-
-
-def counted(number: int, noun: str, plural: str | None = None) -> str:
-    """`1 step`, `2 steps`, `1 match`: a count and its noun, whose plural is `plural` or
-    the regular one."""
-    return f"{number:,} {noun}" if number == 1 else f"{number:,} {plural or noun + 's'}"
-
-
-# A column is wrapped no narrower than this; a table that would need narrower ones is a list.
-NARROWEST_COLUMN = 20
-_GAP = 2  # spaces between the columns of tabulate's plain format
+from referee.validate.text import report_text
 
 
 def table_text(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
-    """Rows under their headers, fit to the terminal: as they are where they fit; else with
-    the widest columns' cells wrapped, each column as wide as the width leaves it; else,
-    where that would be narrower than NARROWEST_COLUMN, one `header: value` block a row."""
-    width = _terminal_width()
-    # tabulate makes a column wider than its header by MIN_PADDING.
-    natural = [
-        max([len(header) + MIN_PADDING, *(len(line) for c in cells for line in str(c).split("\n"))])
-        for header, *cells in zip(headers, *rows, strict=True)
-    ]
-    if width is None or sum(natural) + _GAP * (len(headers) - 1) <= width:
-        return tabulate(rows, headers=headers)
-    cap = _widest_fitting(natural, width - _GAP * (len(headers) - 1))
-    if cap < NARROWEST_COLUMN:
-        return "\n\n".join(_row_block(headers, row, width) for row in rows)
-    wrapped = [
-        [_wrapped(str(cell), cap) if natural[i] > cap else cell for i, cell in enumerate(row)]
-        for row in rows
-    ]
-    return tabulate(wrapped, headers=headers)
+    """Rows under their headers, fit to the terminal (`plaintext.table`)."""
+    return plaintext.table(headers, rows, _terminal_width())
 
 
 def _terminal_width() -> int | None:
@@ -84,35 +57,8 @@ def _terminal_width() -> int | None:
 
 
 def fitted(line: str) -> str:
-    """A long line of prose wrapped to the terminal, its continuations indented; whole for a
-    file or a pipe, as tables are."""
-    width = _terminal_width()
-    if width is None or len(line) <= width:
-        return line
-    return textwrap.fill(line, width, subsequent_indent="    ", break_on_hyphens=False)
-
-
-def _widest_fitting(natural: Sequence[int], room: int) -> int:
-    """The widest a column may be for all of them to fit in `room`, narrower ones as they are."""
-    narrow: list[int] = []
-    wide = sorted(natural)
-    while wide and wide[0] * len(wide) <= room - sum(narrow):
-        narrow.append(wide.pop(0))
-    return (room - sum(narrow)) // len(wide) if wide else room
-
-
-def _wrapped(text: str, width: int) -> str:
-    return "\n".join(
-        "\n".join(textwrap.wrap(line, width) or [""]) for line in text.splitlines() or [""]
-    )
-
-
-def _row_block(headers: Sequence[str], row: Sequence[object], width: int) -> str:
-    """A row as `header: value` lines, each value wrapped under its header, indented."""
-    return "\n".join(
-        textwrap.fill(f"{header}: {cell}", width, subsequent_indent="    ")
-        for header, cell in zip(headers, row, strict=True)
-    )
+    """A long line of prose wrapped to the terminal (`plaintext.fit`)."""
+    return plaintext.fit(line, _terminal_width())
 
 
 def step_line(step: int, moves: dict[str, str], times_ms: dict[str, float] | None = None) -> str:
@@ -316,48 +262,8 @@ def new_bot_lines(bot: NewBot) -> str:
 
 
 def validation_report(report: Report, keep: Path | None) -> str:
-    """The checks as a table; how to fix each failing one, with the program's last words
-    when it crashed; why it stopped early; then the limits, the protections and what they
-    lack (for a GGP player at a URL: the requests it was sent and what came back); the
-    verdict."""
-    rows = [(c.name, c.verdict, c.description, c.detail) for c in report.checks]
-    kept = f"; transcripts and logs in {keep}" if keep else ""
-    # One cause may fail several checks: its advice and the program's last words, once.
-    advised: dict[str, list[str]] = {}
-    last_words: dict[tuple[str, tuple[str, ...]], list[str]] = {}
-    for check in report.checks:
-        if check.advice:
-            advised.setdefault(check.advice, []).append(check.name)
-        for stream, lines in (("output", check.stdout), ("error", check.stderr)):
-            if lines:
-                last_words.setdefault((stream, lines), []).append(check.name)
-    fixes = [f"how to fix {', '.join(names)}: {advice}" for advice, names in advised.items()]
-    for (stream, lines), names in last_words.items():
-        fixes.append(f"{', '.join(names)}: the last lines it wrote to standard {stream}:")
-        fixes += [f"    {line}" for line in lines]
-    stopped = [report.stopped] if report.stopped else []
-    where: list[str] = []
-    if report.limits is not None:
-        where.append(f"limits: {report.limits.summary()}")
-    if report.protections is not None:
-        where.append(f"protections: {report.protections.summary()}")
-    where += [f"warning: {warning}" for warning in report.warnings]
-    if report.protections is None:
-        where.append(
-            f"checked over HTTP at {' '.join(report.command)}, a server that no limit or"
-            " protection of this machine reaches; sent, answered, in what time:"
-        )
-        where += [f"    {sent.summary()}" for sent in report.requests]
-    return "\n".join(
-        [
-            table_text(["check", "result", "what", "detail"], rows),
-            "",
-            *map(fitted, [*fixes, *stopped, *where]),
-            f"verdict: {report.summary()}; {counted(report.matches, 'match', 'matches')} in"
-            f" {report.seconds:.1f} s"
-            f" (bound {report.bound_s:.0f} s){kept}",
-        ]
-    )
+    """Validate's report as its text (`validate.text.report_text`), fit to the terminal."""
+    return report_text(report, _terminal_width(), f"transcripts and logs in {keep}" if keep else "")
 
 
 def frame_text(game: Game, frame: Frame) -> str:

@@ -463,7 +463,7 @@ async function showVersion() {
   byId("advice").replaceChildren(...advice.map((text) => el("li", {}, text)));
   byId("verdict").hidden = !reason && advice.length === 0;
   byId("verdict").className = version.state;
-  if (version.state === "failed" && !logOpened) {
+  if (version.state === "failed" && !logOpened && logsOffered()) {
     logOpened = true;
     const failed = version.steps.filter((step) => step.state === "failed");
     if (failed.length > 0) {
@@ -483,7 +483,7 @@ function stepRow(id, step) {
     time = ended === null ? `${seconds} s so far` : `${seconds} s`;
   }
   let log = "";
-  if (ended !== null) {
+  if (ended !== null && logsOffered()) {
     log = el("button", { type: "button", class: "small", "data-kind": step.kind }, "show");
     log.addEventListener("click", () => showStepLog(id, step.kind));
   }
@@ -496,6 +496,12 @@ function stepRow(id, step) {
     cell(time),
     el("td", {}, log),
   );
+}
+
+// Whether the viewer may read this version's step logs (its author, the organiser): the
+// page says so, and offers no log it would refuse.
+function logsOffered() {
+  return document.body.dataset.logs === "yes";
 }
 
 // The steps still to come while the intake has the version: a build only if it has one
@@ -556,15 +562,26 @@ async function showLog(path) {
 // The submission page: the archive goes up by XMLHttpRequest, which tells its progress.
 function startSubmit() {
   const form = byId("submit-form");
+  const nameInput = byId("bot-name");
+  const named = new URLSearchParams(window.location.search).get("bot");
+  if (named) {
+    nameInput.value = named;
+  }
+  // A name the arena would refuse marks the field invalid as it is typed.
+  nameInput.addEventListener("input", () => nameInput.setCustomValidity(badName(form, nameInput.value.trim())));
   form.addEventListener("submit", (event) => {
     event.preventDefault();
     const name = byId("bot-name").value.trim();
     const file = byId("archive").files[0];
-    if (!name || !file) {
+    // Refused here what the arena would refuse: no byte is sent for it.
+    const refusal = unsendable(form, name, file);
+    say("problem", refusal);
+    if (refusal) {
       return;
     }
-    say("problem", "");
     const progress = byId("progress");
+    progress.value = 0;
+    byId("progress-label").textContent = "";
     byId("upload").hidden = false;
     byId("send").disabled = true;
     const request = new XMLHttpRequest();
@@ -592,15 +609,52 @@ function startSubmit() {
         return;
       }
       const said = data && typeof data.error === "string" ? data.error : request.statusText;
-      say("problem", sentence(new ApiError(request.status, said)));
-      byId("send").disabled = false;
+      uploadEnded(sentence(new ApiError(request.status, said)));
     });
     request.addEventListener("error", () => {
-      say("problem", "The upload failed: the connection to the arena was lost.");
-      byId("send").disabled = false;
+      uploadEnded("The upload failed: the connection to the arena was lost.");
     });
     request.send(file);
   });
+}
+
+// Why the arena would refuse a bot's name, in one line; "" if it would not.
+function badName(form, name) {
+  const pattern = new RegExp(`^(?:${form.dataset.namePattern})$`);
+  if (!name) {
+    return "Name the bot.";
+  }
+  if (!pattern.test(name)) {
+    return `Bot name "${name}": use letters, digits, _ or -, starting with a letter or digit, at most ${byId("bot-name").maxLength}.`;
+  }
+  return "";
+}
+
+// What the arena would refuse of a submission before reading it, in one line; "" if none.
+function unsendable(form, name, file) {
+  const limit = Number(document.body.dataset.archiveLimit);
+  const refused = badName(form, name);
+  if (refused) {
+    return refused;
+  }
+  if (!file) {
+    return "Choose the bot's archive.";
+  }
+  if (file.size > limit) {
+    return `The archive is ${mib(file.size)}: the arena takes at most ${mib(limit)} as sent.`;
+  }
+  return "";
+}
+
+// An upload refused or lost: the line says why, and no bar is left standing.
+function uploadEnded(line) {
+  byId("upload").hidden = true;
+  say("problem", line);
+  byId("send").disabled = false;
+}
+
+function mib(bytes) {
+  return `${(bytes / 2 ** 20).toFixed(1)} MiB`;
 }
 
 function kib(bytes) {
@@ -635,9 +689,10 @@ async function showStatus() {
   byId("resume").disabled = !ladder.paused;
   facts(byId("ladder"), [
     ["venue", ladder.venue ?? "–"],
-    ["capacity", ladder.capacity],
+    // A place plays one match at a time; a batch it claimed waits its turn in it.
+    ["playing", `${ladder.playing} of ${ladder.capacity}`],
+    ["claimed", ladder.claimed],
     ["queued", ladder.queued],
-    ["running", ladder.running],
     ["played", ladder.played],
     ["matches per second", number(ladder.per_second, 2)],
   ]);
@@ -707,10 +762,17 @@ function botAction(name, acted, latest) {
 }
 
 // Posts an organiser's action, then shows what it changed (`after`: the bots by default).
+// A refusal has a line of its own, which the page's refresh leaves alone: it stays until
+// the organiser's next action.
 async function act(path, body, after = () => showBots(true)) {
+  say("action-problem", "");
   try {
     await post(path, body);
-    say("problem", "");
+  } catch (error) {
+    say("action-problem", sentence(error));
+    return;
+  }
+  try {
     await after();
   } catch (error) {
     say("problem", sentence(error));

@@ -1,0 +1,422 @@
+"""The arena's pages as an author and the organiser find them, in a real browser (Debian's
+Chromium driven by Playwright) against one real `referee arena serve`: every page at a
+phone's width (390 px) with no sideways scroll and "Sign out" in view; an author landing on
+her home after sign-in, where her failed bot says why with validate's advice; the validate
+log of a bot that never flushes its output read as `referee validate` prints it, with no
+path of the server; the upload page refusing before sending what the arena would refuse;
+and the organiser's refused Resume (a page older than a restart of the arena) staying on the
+page until the organiser's next action. Everyone signs in through the sign-in form.
+
+The tests run in order on one arena and one browser, each going on from the last."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import re
+import shutil
+import subprocess
+import sys
+import tarfile
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+from playwright.sync_api import expect
+from typer.testing import CliRunner
+
+from referee.cli import app
+from referee.players.starter import STARTERS
+from tests.support.arena import SERVICE_CONFIG, token_of, wait_for
+from tests.support.arena_serving import DEADLINE_S, Served, serving
+from tests.support.browsers import Browser, chromium
+from tests.support.facilities import missing
+from tests.support.paths import ROOT
+
+pytestmark = pytest.mark.browser
+runner = CliRunner()
+DEADLINE_MS = DEADLINE_S * 1000
+PHONE = {"width": 390, "height": 844}
+LAPTOP = {"width": 1280, "height": 800}
+# The service test's arena, validating with one match a role.
+CONFIG = f"{SERVICE_CONFIG}  validate: {{matches_per_role: 1}}\n"
+MISTAKES = ROOT / "tests" / "players" / "mistakes"
+# What `referee validate` is told of the arena's games, as CONFIG has them.
+VALIDATE_AS_THE_ARENA = [
+    "--games",
+    "ticblock",
+    "--start-clock",
+    "5000",
+    "--play-clock",
+    "1000",
+    "--matches-per-role",
+    "1",
+]
+
+
+@dataclass
+class Running:
+    """The arena, served; `restart` serves it again on the same port, as a new process."""
+
+    directory: Path
+    tokens: dict[str, str]
+    archives: Path
+    served: Served
+    stack: contextlib.ExitStack = field(default_factory=contextlib.ExitStack)
+
+    @property
+    def url(self) -> str:
+        return self.served.url
+
+    def restart(self) -> None:
+        port = urllib.parse.urlsplit(self.url).port
+        self.stack.close()
+        self.stack = contextlib.ExitStack()
+        self.served = self.stack.enter_context(serving(self.directory, "--port", str(port)))
+
+
+def archive(path: Path, manifest: str, files: dict[str, bytes]) -> Path:
+    """A bot's archive: its bot.yaml and its files."""
+    with tarfile.open(path, "w:gz") as tar:
+        for name, data in {"bot.yaml": manifest.encode(), **files}.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            info.mode = 0o644
+            tar.addfile(info, io.BytesIO(data))
+    return path
+
+
+@pytest.fixture(scope="module")
+def arena(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Running]:
+    """An arena on SQLite, served, with two authors (ada, grace) and the organiser."""
+    root = tmp_path_factory.mktemp("phone")
+    config = root / "arena.yaml"
+    config.write_text(CONFIG)
+    directory = root / "arena"
+    made = runner.invoke(app, ["arena", "init", str(directory), "--config", str(config)])
+    assert made.exit_code == 0, made.output
+    tokens = {"organiser": token_of(made.stdout)}
+    for name in ("ada", "grace"):
+        added = runner.invoke(app, ["arena", "author", "add", str(directory), name])
+        assert added.exit_code == 0, added.output
+        tokens[name] = token_of(added.stdout)
+    archives = root / "archives"
+    archives.mkdir()
+    stack = contextlib.ExitStack()
+    served = stack.enter_context(serving(directory))
+    running = Running(directory, tokens, archives, served, stack)
+    try:
+        yield running
+    finally:
+        running.stack.close()
+
+
+@pytest.fixture(scope="module")
+def browser(arena: Running, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
+    with chromium(tmp_path_factory.mktemp("chromium-profile"), f"{arena.url}/") as opened:
+        yield opened
+
+
+@pytest.fixture(autouse=True)
+def nothing_went_wrong(browser: Browser) -> Iterator[None]:
+    """After each test: no request left the arena, no console error, no alert fired, and no
+    image was made (the pages have none: one would be a hostile text's)."""
+    browser.errors.clear()
+    yield
+    assert browser.requests == []
+    assert browser.errors == []
+    assert browser.dialogs == []
+    for page in browser.context.pages:
+        assert page.locator("img").count() == 0, page.url
+
+
+def sign_in(page: Any, arena: Running, who: str) -> None:
+    """Through the sign-in form, asking for no page: where the arena sends them."""
+    if page.locator("#me").count():
+        page.click("header form button")  # sign out first
+        page.wait_for_url(f"{arena.url}/")
+    page.goto(f"{arena.url}/signin")
+    page.fill("#token", arena.tokens[who])
+    page.click("form.signin button")
+    expect(page.locator("#me")).to_have_text(who, timeout=DEADLINE_MS)
+
+
+def submitted(arena: Running, who: str, name: str, path: Path) -> int:
+    """Submit an archive through the API with a bearer token: the version's id."""
+    status, said = served_upload(arena.served, arena.tokens[who], name, path.read_bytes())
+    assert status == 202, said
+    return int(said["id"])
+
+
+def served_upload(served: Served, token: str, name: str, data: bytes) -> tuple[int, Any]:
+    request = urllib.request.Request(
+        f"{served.url}/api/bots/{urllib.parse.quote(name, safe='')}/versions",
+        data=data,
+        headers={"Authorization": f"Bearer {token}"},
+        method="POST",
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=DEADLINE_S) as answer:
+            return answer.status, json.loads(answer.read())
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read())
+
+
+def unflushed_bot(arena: Running) -> Path:
+    if shutil.which("cc") is None:
+        missing("no cc (a C compiler) on this machine")
+    return archive(
+        arena.archives / "unflushed.tar.gz",
+        "name: unflushed\nbuild: cc -o bot bot.c\nrun: ./bot\n",
+        {"bot.c": (MISTAKES / "unflushed.c").read_bytes()},
+    )
+
+
+def random_bot(arena: Running, name: str) -> Path:
+    return archive(
+        arena.archives / f"{name}.tar.gz",
+        f"name: {name}\nrun: /usr/bin/python3 bot.py\n",
+        {"bot.py": (STARTERS / "random_player.py").read_bytes()},
+    )
+
+
+def version_of(arena: Running, bot: str, state: str) -> dict[str, Any]:
+    """The newest version of `bot` once it is in `state`."""
+    found: list[dict[str, Any]] = []
+
+    def there() -> bool:
+        _, shown = arena.served.get(f"/api/bots/{bot}", arena.tokens["organiser"])
+        found[:] = shown.get("versions", [])[:1]
+        return bool(found) and found[0]["state"] == state
+
+    wait_for(f"{bot} {state}", there)
+    return found[0]
+
+
+def a_match(arena: Running) -> str:
+    found: list[str] = []
+
+    def played() -> bool:
+        _, listed = arena.served.get("/api/matches?limit=1", arena.tokens["organiser"])
+        found[:] = [match["key"] for match in listed.get("matches", [])]
+        return bool(found)
+
+    wait_for("a finished match", played)
+    return found[0]
+
+
+def test_an_author_lands_on_her_home_and_sees_why_her_bot_failed(
+    arena: Running, browser: Browser
+) -> None:
+    unflushed = submitted(arena, "ada", "unflushed", unflushed_bot(arena))
+    submitted(arena, "ada", "calm", random_bot(arena, "calm"))
+    submitted(arena, "grace", "keen", random_bot(arena, "keen"))
+    version_of(arena, "unflushed", "failed")
+    page = browser.page
+    sign_in(page, arena, "ada")
+    page.wait_for_url(f"{arena.url}/me")
+    expect(page.locator("header nav a", has_text="My bots")).to_have_attribute("href", "/me")
+    bot = page.locator('.my-bot[data-bot="unflushed"]')
+    expect(bot).to_have_count(1, timeout=DEADLINE_MS)
+    expect(bot.locator(f'tr[data-version="{unflushed}"] td.state')).to_have_text("failed")
+    why = bot.locator(f'tr.why[data-version="{unflushed}"]')
+    expect(why.locator("p.reason")).to_have_text(re.compile(r"^validation: FAIL \(start"))
+    expect(why.locator("ul.advice li").first).to_contain_text("fflush(stdout)")
+    # Her other bot is there too, and grace's is not.
+    expect(page.locator('.my-bot[data-bot="calm"]')).to_have_count(1)
+    assert page.locator('.my-bot[data-bot="keen"]').count() == 0
+    # A new version of it is one click away, its name filled in.
+    bot.locator("a.submit-next").click()
+    page.wait_for_url(f"{arena.url}/submit?bot=unflushed")
+    expect(page.locator("#bot-name")).to_have_value("unflushed")
+
+
+def table_rows(text: str) -> list[tuple[str, str]]:
+    """The check and result of each row of validate's table, wherever it is wrapped."""
+    lines = text.splitlines()
+    head = next(i for i, line in enumerate(lines) if line.split()[:2] == ["check", "result"])
+    rule = lines[head + 1]
+    starts = [match.start() for match in re.finditer(r"-+", rule)]
+    rows = []
+    for line in lines[head + 2 :]:
+        if not line.strip():
+            break
+        if not line.startswith(" "):
+            rows.append((line[: starts[1]].strip(), line[starts[1] : starts[2]].strip()))
+    return rows
+
+
+def first_paragraph(text: str) -> str:
+    """The lines before the first empty one, whitespace as one space: wrapped alike or not."""
+    return " ".join(text.split("\n\n", 1)[0].split())
+
+
+def test_the_validate_log_reads_as_validate_prints_it(arena: Running, browser: Browser) -> None:
+    page = browser.page
+    version = version_of(arena, "unflushed", "failed")
+    page.goto(f"{arena.url}/me")
+    page.locator(f'.my-bot[data-bot="unflushed"] a[href="/versions/{version["id"]}"]').click()
+    page.wait_for_url(f"{arena.url}/versions/{version['id']}")
+    # The failed step's log opens by itself for its author.
+    expect(page.locator("#log-title")).to_have_text("The validate step's log")
+    log = page.locator("#log")
+    expect(log).to_contain_text("verdict: FAIL (start)", timeout=DEADLINE_MS)
+    shown = log.inner_text()
+    # What `referee validate` prints of the same bot, as built, in the arena's games.
+    built = arena.directory / "bots" / str(version["id"]) / "bot"
+    # As a command of its own: Playwright's loop runs in this thread, and validate's would not.
+    printed = subprocess.run(
+        [sys.executable, "-m", "referee", "validate", str(built), *VALIDATE_AS_THE_ARENA],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=DEADLINE_S,
+        check=False,
+    )
+    assert printed.returncode == 1, printed.stderr
+    said = printed.stdout
+    assert shown.startswith("how to fix start: ") and said.startswith("how to fix start: ")
+    assert first_paragraph(shown) == first_paragraph(said)
+    assert table_rows(shown) == table_rows(said)
+    assert ("legal moves", "not run") in table_rows(shown)
+    assert shown.splitlines()[-1].startswith("verdict: FAIL (start); 1 match in ")
+    # No path of the server: not the arena's, not its scratch's.
+    for path in (arena.directory, arena.directory.resolve(), Path("/tmp")):
+        assert str(path) not in shown, path
+    assert "referee-intake-" not in shown
+
+
+def test_the_upload_page_refuses_before_sending_what_the_arena_would_refuse(
+    arena: Running, browser: Browser
+) -> None:
+    page = browser.page
+    page.goto(f"{arena.url}/submit")
+    limit = int(page.get_attribute("body", "data-archive-limit") or "0")
+    assert limit > 10 * 2**20
+    note = page.locator("main p.note").first
+    expect(note).to_contain_text(f"at most {limit / 2**20:.0f} MiB as sent")
+    expect(note).to_contain_text("at most 10 MiB in at most")
+    # No bar before an upload.
+    assert page.locator("#upload").is_hidden() and page.locator("#progress").is_hidden()
+    big = arena.archives / "big.tar.gz"
+    big.write_bytes(b"\0" * (limit + 1))
+    sent: list[str] = []
+
+    def posted(request: Any) -> None:
+        if request.method == "POST":
+            sent.append(request.url)
+
+    page.on("request", posted)
+    page.fill("#bot-name", "bulky")
+    page.set_input_files("#archive", str(big))
+    page.click("#send")
+    problem = page.locator("#problem")
+    expect(problem).to_contain_text("the arena takes at most")
+    page.fill("#bot-name", "-bad name")
+    assert page.eval_on_selector("#bot-name", "input => input.validity.valid") is False
+    page.click("#send")
+    expect(problem).to_contain_text('Bot name "-bad name"')
+    # Nothing was sent, no bar drawn, and the line stays.
+    page.remove_listener("request", posted)
+    assert sent == []
+    assert page.locator("#upload").is_hidden()
+    expect(problem).to_be_visible()
+
+
+def pages_of(arena: Running) -> dict[str, str]:
+    """Every page an author and the organiser open, and what shows it is filled in."""
+    version = version_of(arena, "unflushed", "failed")
+    key = a_match(arena)
+    return {
+        "/": "#leaderboard tbody tr",
+        "/me": ".my-bot, #no-bots:not([hidden])",
+        "/submit": "#submit-form",
+        "/bots/calm": "#versions tbody tr",
+        f"/versions/{version['id']}": '#steps tbody tr[data-kind="validate"]',
+        f"/matches/{key}": "#board svg",
+        "/organiser": "#bots tbody tr",
+        "/bots/nobody": "main h1",
+        "/nope": "main h1",
+    }
+
+
+def test_every_page_fits_a_phone_with_sign_out_in_view(arena: Running, browser: Browser) -> None:
+    pages = pages_of(arena)
+    page = browser.page
+    page.set_viewport_size(PHONE)
+    try:
+        for who in ("ada", "organiser"):
+            sign_in(page, arena, who)
+            for path, filled in pages.items():
+                if path == "/organiser" and who != "organiser":
+                    continue
+                page.goto(f"{arena.url}{path}")
+                expect(page.locator(filled).first).to_be_attached(timeout=DEADLINE_MS)
+                wide = page.evaluate("document.documentElement.scrollWidth")
+                assert wide <= PHONE["width"], (who, path, wide)
+                sign_out = page.get_by_role("button", name="Sign out")
+                expect(sign_out).to_be_visible()
+                # In view, and on the header's dark ground (not past its edge, on white).
+                box, header = sign_out.bounding_box(), page.locator("header.top").bounding_box()
+                assert box is not None and header is not None
+                assert box["x"] >= 0 and box["x"] + box["width"] <= PHONE["width"], (path, box)
+                assert (
+                    header["y"] <= box["y"]
+                    and box["y"] + box["height"] <= header["y"] + header["height"]
+                ), (path, box, header)
+                assert box["x"] + box["width"] <= header["x"] + header["width"], (path, box)
+            # The 404 pages were meant.
+            for path in ("/bots/nobody", "/nope"):
+                browser.expected(404, f"{arena.url}{path}")
+        # The viewer's controls stay whole buttons, each on one line.
+        page.goto(f"{arena.url}{next(p for p in pages if p.startswith('/matches/'))}")
+        heights = page.eval_on_selector_all(
+            ".controls button", "buttons => buttons.map(b => b.getBoundingClientRect().height)"
+        )
+        assert len(heights) == 5 and max(heights) < 2 * min(heights), heights
+        # A chart fits its box.
+        chart = page.locator("svg.chart").first.bounding_box()
+        assert chart is not None and chart["x"] + chart["width"] <= PHONE["width"]
+    finally:
+        page.set_viewport_size(LAPTOP)
+
+
+def test_the_organisers_refused_resume_stays_until_the_next_action(
+    arena: Running, browser: Browser
+) -> None:
+    page = browser.page
+    sign_in(page, arena, "organiser")
+    page.wait_for_url(f"{arena.url}/organiser")
+    status, said = arena.served.post("/api/ladder/pause", arena.tokens["organiser"])
+    assert status == 200, said
+    resume = page.locator("#resume")
+    expect(resume).to_be_enabled(timeout=DEADLINE_MS)
+    # The arena restarts: the page's CSRF token is now out of date.
+    arena.restart()
+    line = page.locator("#action-problem")
+    expect(page.locator("#problem")).to_be_hidden(timeout=DEADLINE_MS)  # polled again
+    resume.click()
+    expect(line).to_contain_text("reload the page")
+    refused = line.inner_text()
+    browser.expected(403, f"{arena.url}/api/ladder/resume")
+    # The page goes on refreshing (its 1.5 s poll), and the line stays.
+    page.wait_for_timeout(5000)
+    expect(line).to_be_visible()
+    assert line.inner_text() == refused
+    expect(page.locator("#ladder-line")).to_have_attribute("data-state", "paused")
+    # The organiser's next action, from the page reloaded, clears it.
+    page.reload()
+    page.locator("#resume").click()
+    expect(page.locator("#ladder-line")).to_have_attribute(
+        "data-state", "running", timeout=DEADLINE_MS
+    )
+    expect(page.locator("#action-problem")).to_be_hidden()
+    # While the arena was down, the page's polls could not reach it: meant, and said so.
+    lost = [error for error in browser.errors if "ERR_CONNECTION_REFUSED" in error]
+    browser.errors[:] = [error for error in browser.errors if error not in lost]
