@@ -7,7 +7,7 @@ page call the same functions.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
@@ -30,12 +30,7 @@ class Account:
     sessions: int
 
     def shown(self) -> dict[str, object]:
-        return {
-            "name": self.name,
-            "organiser": self.organiser,
-            "has_token": self.has_token,
-            "sessions": self.sessions,
-        }
+        return asdict(self)
 
 
 def accounts(database: Database) -> list[Account]:

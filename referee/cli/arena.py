@@ -5,9 +5,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-from collections.abc import Iterator
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 
@@ -18,7 +18,10 @@ from referee.errors import RefereeError
 from referee.pauses import short_pauses
 
 if TYPE_CHECKING:
-    from referee.arena.home import Arena
+    from referee.arena.audit import Action
+    from referee.arena.db import Database
+
+T = TypeVar("T")
 
 # The arena's modules are imported by the commands that use them: they bring the web
 # server, the database toolkit and Dask, which every other `referee` command would pay for.
@@ -119,11 +122,7 @@ def author_token(
     """
     from referee.arena import accounts, audit
 
-    with _opened(directory) as arena:
-        token = accounts.replace_token(arena.database, name)
-        audit.record(
-            arena.database, audit.Action.TOKEN_REPLACED, None, audit.COMMAND_LINE, f"author {name}"
-        )
+    token = _account_changed(directory, name, accounts.replace_token, audit.Action.TOKEN_REPLACED)
     typer.echo(f"{name}'s new token (shown once, kept only as its hash): {token}")
 
 
@@ -142,23 +141,25 @@ def author_revoke(
     """
     from referee.arena import accounts, audit
 
-    with _opened(directory) as arena:
-        ended = accounts.revoke_token(arena.database, name)
-        audit.record(
-            arena.database, audit.Action.TOKEN_REVOKED, None, audit.COMMAND_LINE, f"author {name}"
-        )
+    ended = _account_changed(directory, name, accounts.revoke_token, audit.Action.TOKEN_REVOKED)
     typer.echo(f"{name}'s token is revoked; {ended} signed-in browser(s) signed out")
 
 
-@contextlib.contextmanager
-def _opened(directory: Path) -> Iterator[Arena]:
+def _account_changed(
+    directory: Path, name: str, change: Callable[[Database, str], T], action: Action
+) -> T:
+    """`change` made to the account of author `name` in the arena in DIR, and written in its
+    audit log as the command line's."""
+    from referee.arena import audit
     from referee.arena.home import open_arena
 
     arena = open_arena(directory)
     try:
-        yield arena
+        done = change(arena.database, name)
+        audit.record(arena.database, action, None, audit.COMMAND_LINE, f"author {name}")
     finally:
         arena.close()
+    return done
 
 
 @app.command("serve", cls=PlainCommand)
