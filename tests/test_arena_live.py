@@ -41,7 +41,7 @@ from tests.support.tournaments import run, transcripts, write_config
 
 ROLES = ("xcplayer", "obplayer")
 KEY = "arena-00000042"
-PLAYERS = {"xcplayer": "ace", "obplayer": "bee"}
+PLAYERS = {"xcplayer": "ace.1", "obplayer": "bee.1"}
 
 
 def a_match() -> tuple[list[tuple[int, tuple[Move, ...]]], Transcript]:

@@ -12,6 +12,7 @@ it ends).
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections import OrderedDict
 from collections.abc import Hashable
@@ -25,7 +26,7 @@ from referee.arena.rows import match_by_key
 from referee.errors import GameFault, MoveError
 from referee.games import Game, Move
 from referee.records.replayed import Frame
-from referee.report.site import frame_data, steps_viewer
+from referee.report.site import PlayerLink, frame_data, player_html, steps_viewer
 from referee.tournaments.live import LiveReader, LiveStep, live_path
 
 # Matches followed at once: those asked about most recently.
@@ -41,16 +42,13 @@ Json = dict[str, Any]
 
 @dataclass(frozen=True)
 class _Match:
-    """What the database says of a match: its key, state, game and each role's bot."""
+    """What the database says of a match: its key, state, game and each role's player
+    (`db.player_name`)."""
 
     key: str
     state: str
     game: str
     players: dict[str, str]
-
-    @property
-    def seats(self) -> str:
-        return ", ".join(f"{bot} as {role}" for role, bot in self.players.items())
 
 
 @dataclass(frozen=True)
@@ -151,9 +149,9 @@ class Watching:
                 problem=followed.why_not,
             )
 
-    def page(self, key: str) -> LivePage | None:
-        """The viewer of match `key` as far as it has been played; None once it is done
-        (NotFound if there is no such match)."""
+    def page(self, key: str, player_link: PlayerLink | None = None) -> LivePage | None:
+        """The viewer of match `key` as far as it has been played, each player linking where
+        `player_link` says; None once it is done (NotFound if there is no such match)."""
         match = self._match(key)
         if match.state == MatchState.DONE:
             return None
@@ -163,20 +161,23 @@ class Watching:
             run = followed.reader.run if followed is not None else None
             problem = self._no_game(match) if followed is None else followed.why_not
         being = "being played" if match.state == MatchState.RUNNING else "waiting to be played"
-        note = f"{match.game}: {match.seats}. The match is {being}: this page follows its moves."
+        player = functools.partial(player_html, player_link=player_link)
+        seats = ", ".join(
+            f"{player(name)} as {escape(role)}" for role, name in match.players.items()
+        )
+        note = f"{escape(match.game)}: {seats}. The match is {being}: this page follows its moves."
         after = frames[-1]["step"] if frames else 0
         data = {"match": match.key, "run": run or "", "after": str(after)}
         if not frames:
             return LivePage("", data, problem)
         roles = list(match.players)
-        return LivePage(
-            steps_viewer(match.key, escape(note), roles, match.players, frames), data, problem
-        )
+        html = steps_viewer(match.key, note, roles, match.players, frames, player=player)
+        return LivePage(html, data, problem)
 
     def _match(self, key: str) -> _Match:
         with self._arena.database.session() as session:
             found = match_by_key(session, key)
-            players = {seat.role: seat.version.bot.name for seat in found.seats}
+            players = {seat.role: seat.version.player_name for seat in found.seats}
             return _Match(found.key, found.state, found.game, players)
 
     def _follow(self, match: _Match) -> _Followed | None:

@@ -352,7 +352,8 @@ class _Pages:
         key = request.path_params["key"]
         assert viewer.author is not None
         try:
-            live = self.watching.page(key)
+            bots = _bot_pages(views.match_bots(self.arena, key))
+            live = self.watching.page(key, bots.get)
         except NotFound as error:
             return self.refused(viewer, key, error, what="match")
         if live is not None:

@@ -9,6 +9,7 @@ atomically, so a report refreshed during a tournament is never seen half written
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from html import escape
@@ -43,6 +44,8 @@ from referee.tournaments.standings import (
 REPORT_DIRECTORY = "report"
 MATCHES = "matches"
 RESULTS = ("win", "draw", "loss", "failed")
+# Where a player's name links to, by its name (None: nowhere).
+PlayerLink = Callable[[str], str | None]
 
 
 @dataclass(frozen=True)
@@ -103,7 +106,7 @@ def match_viewer(
     transcript: Transcript,
     game: Game,
     frames: Sequence[Frame],
-    player_link: Callable[[str], str | None] | None = None,
+    player_link: PlayerLink | None = None,
 ) -> str:
     """A match's viewer, as HTML for a page's body: its boards step by step, with the
     moves, times and faults of each. A report's page and an arena's page show it alike; the
@@ -111,17 +114,20 @@ def match_viewer(
     name links to where `player_link` says (an arena's page of its bot), if it says; else
     it is plain text."""
     players = {seat.role: seat.player for seat in transcript.seats}
-
-    def player(name: str) -> str:
-        target = None if player_link is None else player_link(name)
-        if target is None:
-            return escape(name)
-        return f'<a class="player" href="{escape(target)}">{escape(name)}</a>'
-
+    player = functools.partial(player_html, player_link=player_link)
     data = [frame_data(game, frame, players) for frame in frames]
     note = f"{escape(transcript.game)}: {_seats(transcript, player)}. {escape(_result(transcript))}"
     chart = f"<h2>Answer times</h2>\n{times_chart(transcript, game.roles)}\n"
     return steps_viewer(transcript.match_id, note, game.roles, players, data, chart, player)
+
+
+def player_html(name: str, player_link: PlayerLink | None = None) -> str:
+    """A player's name as HTML: a link to where `player_link` says (an arena's page of its
+    bot), if it says; else plain text."""
+    target = None if player_link is None else player_link(name)
+    if target is None:
+        return escape(name)
+    return f'<a class="player" href="{escape(target)}">{escape(name)}</a>'
 
 
 def frame_data(game: Game, frame: Frame, players: dict[str, str]) -> dict[str, Any]:
