@@ -41,7 +41,9 @@ from tests.support.tournaments import run, transcripts, write_config
 
 ROLES = ("xcplayer", "obplayer")
 KEY = "arena-00000042"
-PLAYERS = {"xcplayer": "ace.1", "obplayer": "bee.1"}
+# The players of match KEY (`running`), as versions are named (`db.player_name`): ace v2
+# and bee v1, the rated ones `seed` makes.
+PLAYERS = {"xcplayer": "ace.2", "obplayer": "bee.1"}
 
 
 def a_match() -> tuple[list[tuple[int, tuple[Move, ...]]], Transcript]:
