@@ -47,6 +47,7 @@ from referee.arena.match_recording import Recorded, record, verified
 from referee.arena.rating_fits import RatingFits
 from referee.errors import RefereeError
 from referee.pauses import between_matches
+from referee.plaintext import counted
 from referee.players.base import fingerprint
 from referee.records.transcript import Transcript
 from referee.tournaments.cluster import Workers, on_cluster
@@ -207,7 +208,8 @@ class Ladder:
             return
         self._capacity = venue.capacity
         self._observer.noted(
-            f"ladder: {len(members)} versions on the ladder, {venue.capacity} matches at a time"
+            f"ladder: {counted(len(members), 'version')} on the ladder,"
+            f" {counted(venue.capacity, 'match', 'matches')} at a time"
         )
         stop = asyncio.Event()
         try:
