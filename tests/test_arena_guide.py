@@ -6,14 +6,11 @@ unchanged reaches the ladder."""
 
 from __future__ import annotations
 
-import contextlib
 import html
-import json
 import os
 import re
 import shlex
 import stat
-import urllib.parse
 import urllib.request
 from collections.abc import Iterator
 from html.parser import HTMLParser
@@ -21,7 +18,6 @@ from pathlib import Path
 
 import pytest
 from starlette.testclient import TestClient
-from typer.testing import CliRunner
 
 from referee.arena.api import create_app
 from referee.arena.archive import Caps, unpack
@@ -29,16 +25,15 @@ from referee.arena.config import SubmissionCaps
 from referee.arena.guide import jail_word, starter_offer
 from referee.arena.manifest import lift, read_manifest
 from referee.arena.submissions import archive_limit
-from referee.cli import app
 from referee.players.starter import STARTER_OF, STARTERS, Language
 from referee.sandbox.isolation import machine_protections
-from tests.support.arena import SERVICE_CONFIG, StandIn, token_of, wait_for
+from tests.support.arena import SERVICE_CONFIG, StandIn, wait_for
 from tests.support.arena_databases import ArenaMaker
-from tests.support.arena_serving import DEADLINE_S, Served, serving
+from tests.support.arena_pages import Running, arena_served, upload_by_api
+from tests.support.arena_serving import DEADLINE_S
 from tests.support.facilities import missing
 from tests.support.paths import EXAMPLES
 
-runner = CliRunner()
 # An arena whose every figure on the page is its own: two games, one with clocks of its own.
 CONFIG = f"""\
 name: guide-test
@@ -236,49 +231,29 @@ def test_nothing_but_an_offered_starter_is_served_under_starters(
     assert "import random" not in answer.text and "[project]" not in answer.text
 
 
-@contextlib.contextmanager
-def served_to_ada(tmp_path: Path) -> Iterator[tuple[Served, str]]:
-    """The service tests' arena, made and served, with one author: the arena and her token."""
-    config = tmp_path / "arena.yaml"
-    config.write_text(SERVICE_CONFIG)
-    directory = tmp_path / "arena"
-    made = runner.invoke(app, ["arena", "init", str(directory), "--config", str(config)])
-    assert made.exit_code == 0, made.output
-    added = runner.invoke(app, ["arena", "author", "add", str(directory), "ada"])
-    assert added.exit_code == 0, added.output
-    with serving(directory) as served:
-        yield served, token_of(added.stdout)
-
-
-def offered_links(served: Served) -> dict[str, tuple[str, str]]:
-    with urllib.request.urlopen(f"{served.url}/write-a-bot", timeout=DEADLINE_S) as answer:
+def offered_links(arena: Running) -> dict[str, tuple[str, str]]:
+    with urllib.request.urlopen(f"{arena.url}/write-a-bot", timeout=DEADLINE_S) as answer:
         return starter_links(answer.read().decode())
 
 
-def submit_unchanged(served: Served, token: str, href: str, tmp_path: Path) -> int:
-    """Download the archive at `href` and submit it as it is, under the name its bot.yaml
-    says (as the page tells the author): the version's id."""
-    with urllib.request.urlopen(f"{served.url}{href}", timeout=DEADLINE_S) as answer:
+def submit_unchanged(arena: Running, href: str, tmp_path: Path) -> int:
+    """Download the archive at `href` and submit it as it is, as ada, under the name its
+    bot.yaml says (as the page tells the author): the version's id."""
+    with urllib.request.urlopen(f"{arena.url}{href}", timeout=DEADLINE_S) as answer:
         archive = answer.read()
     name = read_manifest(unpacked(archive, tmp_path, href.rsplit("/", 1)[1])).name
-    request = urllib.request.Request(
-        f"{served.url}/api/bots/{urllib.parse.quote(name)}/versions",
-        data=archive,
-        headers={"Authorization": f"Bearer {token}"},
-        method="POST",
-    )
-    with urllib.request.urlopen(request, timeout=DEADLINE_S) as answer:
-        assert answer.status == 202
-        return int(json.loads(answer.read())["id"])
+    status, said = upload_by_api(arena, "ada", name, archive)
+    assert status == 202, said
+    return int(said["id"])
 
 
-def wait_for_the_ladder(served: Served, token: str, versions: dict[str, int]) -> None:
+def wait_for_the_ladder(arena: Running, versions: dict[str, int]) -> None:
     """Until every version is placing or rated; failed at once if one fails."""
 
     def on_the_ladder() -> bool:
         states = {}
         for language, version in versions.items():
-            status, shown = served.get(f"/api/versions/{version}", token)
+            status, shown = arena.served.get(f"/api/versions/{version}", arena.tokens["ada"])
             assert status == 200, shown
             assert shown["state"] != "failed", (language, shown)
             states[language] = shown["state"]
@@ -291,24 +266,22 @@ def wait_for_the_ladder(served: Served, token: str, versions: dict[str, int]) ->
 def test_a_starter_downloaded_from_the_page_and_submitted_unchanged_reaches_the_ladder(
     tmp_path: Path,
 ) -> None:
-    with served_to_ada(tmp_path) as (served, token):
-        href, _ = offered_links(served)["python"]
-        wait_for_the_ladder(
-            served, token, {"python": submit_unchanged(served, token, href, tmp_path)}
-        )
+    with arena_served(tmp_path, SERVICE_CONFIG, ("ada",)) as arena:
+        href, _ = offered_links(arena)["python"]
+        wait_for_the_ladder(arena, {"python": submit_unchanged(arena, href, tmp_path)})
 
 
 @pytest.mark.slow
 @pytest.mark.starters
 def test_every_starter_the_page_offers_reaches_the_ladder_unchanged(tmp_path: Path) -> None:
-    with served_to_ada(tmp_path) as (served, token):
-        links = offered_links(served)
+    with arena_served(tmp_path, SERVICE_CONFIG, ("ada",)) as arena:
+        links = offered_links(arena)
         if not machine_protections().memory_by_cgroup:
             # Limited by address space only, a JVM, Go or Node program may not start.
             for language in ("java", "go", "javascript"):
                 links.pop(language, None)
         versions = {
-            language: submit_unchanged(served, token, href, tmp_path)
+            language: submit_unchanged(arena, href, tmp_path)
             for language, (href, _) in links.items()
         }
-        wait_for_the_ladder(served, token, versions)
+        wait_for_the_ladder(arena, versions)

@@ -13,36 +13,36 @@ from __future__ import annotations
 
 import contextlib
 import http.server
-import io
 import json
 import re
-import tarfile
 import threading
-import urllib.error
-import urllib.parse
-import urllib.request
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
 from playwright.sync_api import expect
-from typer.testing import CliRunner
 
-from referee.cli import app
 from referee.players.starter import STARTERS
-from tests.support.arena import SERVICE_CONFIG, token_of, wait_for
-from tests.support.arena_serving import DEADLINE_S, Served, serving
-from tests.support.browsers import Browser, chromium
+from tests.support.arena_pages import (
+    DEADLINE_MS,
+    VALIDATING_CONFIG,
+    Running,
+    archive,
+    arena_served,
+    browsing,
+    finished_match,
+    nothing_goes_wrong,
+    random_bot,
+    sign_in,
+    submitted,
+    upload_by_api,
+)
+from tests.support.browsers import Browser
 from tests.support.paths import ROOT
 
 pytestmark = pytest.mark.browser
-runner = CliRunner()
-DEADLINE_MS = DEADLINE_S * 1000
 HOSTILE = "<img src=x onerror=alert(1)>"
-# The service test's arena, validating with one match a role.
-CONFIG = f"{SERVICE_CONFIG}  validate: {{matches_per_role: 1}}\n"
 MISTAKES = ROOT / "tests" / "players" / "mistakes"
 # grace's bot writes this to its log, standard error, at the start of each match.
 SEA_LOG = f"</script>{HOSTILE} sea is ready"
@@ -63,89 +63,23 @@ runpy.run_path("random_player.py", run_name="__main__")
 """
 
 
-@dataclass
-class Running:
-    served: Served
-    tokens: dict[str, str]
-    archives: Path
-
-    @property
-    def url(self) -> str:
-        return self.served.url
-
-
-def archive(path: Path, manifest: str, files: dict[str, bytes]) -> Path:
-    """A bot's archive: its bot.yaml and its files."""
-    with tarfile.open(path, "w:gz") as tar:
-        for name, data in {"bot.yaml": manifest.encode(), **files}.items():
-            info = tarfile.TarInfo(name)
-            info.size = len(data)
-            info.mode = 0o644
-            tar.addfile(info, io.BytesIO(data))
-    return path
-
-
 @pytest.fixture(scope="module")
 def arena(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Running]:
     """An arena on SQLite, served, with two authors (ada, grace) and the organiser."""
-    root = tmp_path_factory.mktemp("pages")
-    config = root / "arena.yaml"
-    config.write_text(CONFIG)
-    directory = root / "arena"
-    made = runner.invoke(app, ["arena", "init", str(directory), "--config", str(config)])
-    assert made.exit_code == 0, made.output
-    tokens = {"organiser": token_of(made.stdout)}
-    for name in ("ada", "grace"):
-        added = runner.invoke(app, ["arena", "author", "add", str(directory), name])
-        assert added.exit_code == 0, added.output
-        tokens[name] = token_of(added.stdout)
-    archives = root / "archives"
-    archives.mkdir()
-    with serving(directory) as served:
-        yield Running(served, tokens, archives)
+    with arena_served(tmp_path_factory.mktemp("pages"), VALIDATING_CONFIG) as running:
+        yield running
 
 
 @pytest.fixture(scope="module")
 def browser(arena: Running, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
-    with chromium(tmp_path_factory.mktemp("chromium-profile"), f"{arena.url}/") as opened:
+    with browsing(arena, tmp_path_factory) as opened:
         yield opened
 
 
 @pytest.fixture(autouse=True)
 def nothing_went_wrong(browser: Browser) -> Iterator[None]:
-    """After each test: no request left the arena, no console error, no alert fired, and no
-    image was made (the pages have none: one would be a hostile text's)."""
-    browser.errors.clear()
-    yield
-    assert browser.requests == []
-    assert browser.errors == []
-    assert browser.dialogs == []
-    for page in browser.context.pages:
-        assert page.locator("img").count() == 0, page.url
-
-
-def sign_in(page: Any, arena: Running, who: str) -> None:
-    if page.locator("#me").count():
-        page.click("header form button")  # sign out first
-        page.wait_for_url(f"{arena.url}/")
-    page.goto(f"{arena.url}/signin")
-    page.fill("#token", arena.tokens[who])
-    page.click("form.signin button")
-    # Home: an author's bots, or the organiser's page.
-    page.wait_for_url(f"{arena.url}/{'organiser' if who == 'organiser' else 'me'}")
-    expect(page.locator("#me")).to_have_text(who)
-
-
-def api_submit(arena: Running, who: str, name: str, path: Path) -> int:
-    """Submit an archive through the API with a bearer token: the version's id."""
-    request = urllib.request.Request(
-        f"{arena.url}/api/bots/{urllib.parse.quote(name, safe='')}/versions",
-        data=path.read_bytes(),
-        headers={"Authorization": f"Bearer {arena.tokens[who]}"},
-        method="POST",
-    )
-    with urllib.request.urlopen(request, timeout=DEADLINE_S) as answer:
-        return int(json.loads(answer.read())["id"])
+    with nothing_goes_wrong(browser):
+        yield
 
 
 def upload(page: Any, arena: Running, name: str, path: Path) -> str:
@@ -182,19 +116,6 @@ def ladder_paused(arena: Running) -> Iterator[None]:
         assert status == 200, said
 
 
-def a_match_of(arena: Running, bot: str) -> dict[str, Any]:
-    """A finished match of `bot`, once there is one."""
-    found: list[dict[str, Any]] = []
-
-    def played() -> bool:
-        _, listed = arena.served.get(f"/api/matches?bot={bot}&limit=1", arena.tokens["organiser"])
-        found[:] = listed["matches"]
-        return bool(found)
-
-    wait_for(f"a match of {bot}", played)
-    return found[0]
-
-
 def test_an_author_uploads_a_bot_through_the_page_and_it_reaches_the_leaderboard(
     arena: Running, browser: Browser
 ) -> None:
@@ -206,12 +127,8 @@ def test_an_author_uploads_a_bot_through_the_page_and_it_reaches_the_leaderboard
             "random_player.py": (STARTERS / "random_player.py").read_bytes(),
         },
     )
-    api_submit(arena, "grace", "sea", sea)
-    snake = archive(
-        arena.archives / "snake.tar.gz",
-        "name: snake\nrun: /usr/bin/python3 bot.py\n",
-        {"bot.py": (STARTERS / "random_player.py").read_bytes()},
-    )
+    submitted(arena, "grace", "sea", sea)
+    snake = random_bot(arena, "snake")
     page = browser.page
     sign_in(page, arena, "ada")
     upload(page, arena, "snake", snake)
@@ -232,10 +149,10 @@ def test_an_author_uploads_a_bot_through_the_page_and_it_reaches_the_leaderboard
 def test_a_match_of_the_bot_opens_on_its_first_position_and_steps_through(
     arena: Running, browser: Browser
 ) -> None:
-    a_match_of(arena, "snake")
+    finished_match(arena, "snake")
     with ladder_paused(arena):
         # The newest now; the few matches running when the ladder paused may still finish.
-        match = a_match_of(arena, "snake")
+        match = finished_match(arena, "snake")
         page = browser.page
         page.goto(f"{arena.url}/bots/snake")
         link = page.locator(f'#matches a[href="/matches/{match["key"]}"]')
@@ -296,9 +213,8 @@ def test_a_bot_named_with_an_image_tag_is_refused_and_its_name_shown_as_text(
     page.goto(f"{arena.url}/submit")
     page.fill("#bot-name", HOSTILE)
     assert page.eval_on_selector("#bot-name", "input => input.validity.valid") is False
-    with pytest.raises(urllib.error.HTTPError) as refused:
-        api_submit(arena, "ada", HOSTILE, plain)
-    assert refused.value.code == 400
+    status, said = upload_by_api(arena, "ada", HOSTILE, plain.read_bytes())
+    assert status == 400, said
     # Named so in its bot.yaml: the intake refuses it, and the reason quotes it as text.
     upload(page, arena, "imgtag", plain)
     expect(page.locator("#state-line")).to_have_attribute(
@@ -311,7 +227,7 @@ def test_another_author_is_refused_the_first_authors_logs(arena: Running, browse
     page = browser.page
     _, quiet = arena.served.get("/api/bots/quiet", arena.tokens["ada"])
     version_id = quiet["versions"][0]["id"]
-    match = a_match_of(arena, "snake")
+    match = finished_match(arena, "snake")
     roles = {seat["bot"]: seat["role"] for seat in match["seats"]}
     sign_in(page, arena, "grace")
 
@@ -413,7 +329,7 @@ def test_the_organiser_suspends_a_bot_and_it_leaves_the_open_leaderboard(
     expect(board.locator('#leaderboard tr[data-bot="snake"]')).to_have_count(1)
 
     # The organiser replays one of its matches: it verifies.
-    match = a_match_of(arena, "sea")
+    match = finished_match(arena, "sea")
     organiser.fill("#replay-key", match["key"])
     organiser.click("#replay-form button")
     result = organiser.locator("#replay-result")

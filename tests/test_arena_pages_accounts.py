@@ -10,82 +10,44 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any
 
 import pytest
 from playwright.sync_api import expect
-from typer.testing import CliRunner
 
-from referee.cli import app
-from tests.support.arena import SERVICE_CONFIG, token_of
-from tests.support.arena_serving import DEADLINE_S, Served, serving
-from tests.support.browsers import Browser, chromium
+from tests.support.arena import SERVICE_CONFIG
+from tests.support.arena_pages import (
+    DEADLINE_MS,
+    Running,
+    arena_served,
+    browsing,
+    nothing_goes_wrong,
+    sign_in,
+    sign_out,
+)
+from tests.support.browsers import Browser
 
 pytestmark = pytest.mark.browser
-runner = CliRunner()
-DEADLINE_MS = DEADLINE_S * 1000
 COOKIE = "referee_session"
-
-
-@dataclass
-class Running:
-    served: Served
-    tokens: dict[str, str]
-
-    @property
-    def url(self) -> str:
-        return self.served.url
 
 
 @pytest.fixture(scope="module")
 def arena(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Running]:
     """An arena on SQLite, served, with two authors (ada, grace) and the organiser."""
-    root = tmp_path_factory.mktemp("accounts")
-    config = root / "arena.yaml"
-    config.write_text(SERVICE_CONFIG)
-    directory = root / "arena"
-    made = runner.invoke(app, ["arena", "init", str(directory), "--config", str(config)])
-    assert made.exit_code == 0, made.output
-    tokens = {"organiser": token_of(made.stdout)}
-    for name in ("ada", "grace"):
-        added = runner.invoke(app, ["arena", "author", "add", str(directory), name])
-        assert added.exit_code == 0, added.output
-        tokens[name] = token_of(added.stdout)
-    with serving(directory) as served:
-        yield Running(served, tokens)
+    with arena_served(tmp_path_factory.mktemp("accounts"), SERVICE_CONFIG) as running:
+        yield running
 
 
 @pytest.fixture(scope="module")
 def browser(arena: Running, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
-    with chromium(tmp_path_factory.mktemp("chromium-profile"), f"{arena.url}/") as opened:
+    with browsing(arena, tmp_path_factory) as opened:
         yield opened
 
 
 @pytest.fixture(autouse=True)
 def nothing_went_wrong(browser: Browser) -> Iterator[None]:
-    """After each test: no request left the arena, no console error, no dialog."""
-    browser.errors.clear()
-    yield
-    assert browser.requests == []
-    assert browser.errors == []
-    assert browser.dialogs == []
-
-
-def sign_in(page: Any, arena: Running, who: str) -> None:
-    if page.locator("#me").count():
-        sign_out(page, arena)
-    page.goto(f"{arena.url}/signin")
-    page.fill("#token", arena.tokens[who])
-    page.click("form.signin button")
-    page.wait_for_url(f"{arena.url}/")
-    expect(page.locator("#me")).to_have_text(who)
-
-
-def sign_out(page: Any, arena: Running) -> None:
-    page.click("header form button")
-    page.wait_for_url(f"{arena.url}/")
-    expect(page.locator("header a.button")).to_have_text("Sign in")
+    with nothing_goes_wrong(browser):
+        yield
 
 
 def session_cookie(browser: Browser) -> dict[str, Any]:
@@ -122,7 +84,14 @@ def test_the_organiser_replaces_a_token_and_sees_it_once(arena: Running, browser
     page = browser.page
     sign_in(page, arena, "grace")
     grace = session_cookie(browser)
+    # The organiser in a browser of their own: grace's stays signed in (a sign-in in hers
+    # would end her session, and with it what this test shows of replacing her token).
+    browser.context.clear_cookies()
     sign_in(page, arena, "organiser")
+    organiser = session_cookie(browser)
+    browser.context.add_cookies([grace])
+    assert me(browser, arena) == 200
+    browser.context.add_cookies([organiser])
     page.goto(f"{arena.url}/organiser")
     row = page.locator('#authors tr[data-author="grace"]')
     expect(row.locator("td").nth(1)).to_have_text("active")
@@ -140,7 +109,6 @@ def test_the_organiser_replaces_a_token_and_sees_it_once(arena: Running, browser
     assert arena.served.get("/api/me", new)[0] == 200
     arena.tokens["grace"] = new
     # Her browser's sign-in ended with the old token.
-    organiser = session_cookie(browser)
     browser.context.add_cookies([grace])
     assert me(browser, arena) == 401
     browser.context.add_cookies([organiser])

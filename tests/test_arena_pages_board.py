@@ -22,7 +22,6 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 from sqlalchemy import select
-from typer.testing import CliRunner
 
 from referee.arena.db import (
     Author,
@@ -36,16 +35,21 @@ from referee.arena.db import (
 )
 from referee.arena.home import open_arena
 from referee.arena.match_queue import set_paused
-from referee.cli import app
 from referee.records.ggp import EXTRA
 from referee.records.verify import Outcome, verify_file
-from tests.support.arena import SERVICE_CONFIG, signed_match, token_of
-from tests.support.arena_serving import DEADLINE_S, Served, serving
-from tests.support.browsers import Browser, chromium
+from tests.support.arena import SERVICE_CONFIG, signed_match
+from tests.support.arena_pages import (
+    DEADLINE_MS,
+    Running,
+    browsing,
+    new_arena,
+    nothing_goes_wrong,
+    served,
+    sign_in,
+)
+from tests.support.browsers import Browser
 
 pytestmark = pytest.mark.browser
-runner = CliRunner()
-DEADLINE_MS = DEADLINE_S * 1000
 ZONE = "Asia/Kolkata"
 OFFSET = dt.timedelta(hours=5, minutes=30)
 SHOWN_ZONE = "GMT+5:30"
@@ -60,19 +64,14 @@ EASTS = 3
 
 
 @dataclass
-class Running:
-    served: Served
-    token: str
-    key: str
-    # north's matches, newest first, and when the newest finished.
+class Ladder:
+    """What `write_rows` wrote: north's matches, newest first, when the newest finished,
+    north's wins, draws and losses, and the arena's public key."""
+
     north: list[str]
     last_at: dt.datetime
-    # north's wins, draws and losses.
     results: tuple[int, int, int]
-
-    @property
-    def url(self) -> str:
-        return self.served.url
+    key: str
 
 
 def north_points(n: int) -> float:
@@ -83,7 +82,7 @@ def north_points(n: int) -> float:
     return (1.0, 0.5, 0.0)[n % 3]
 
 
-def write_rows(directory: Path) -> tuple[list[str], dt.datetime, tuple[int, int, int], str]:
+def write_rows(directory: Path) -> Ladder:
     """Three bots on the ladder (ada's north and south, grace's east), their matches, north's
     rating a day and more ago, and a played match of south and east with its transcript."""
     arena = open_arena(directory)
@@ -137,50 +136,45 @@ def write_rows(directory: Path) -> tuple[list[str], dt.datetime, tuple[int, int,
     last_at = start + dt.timedelta(minutes=PAIRS + EASTS - 1)
     played = [north_points(n) for n in range(PAIRS + EASTS)]
     results = (played.count(1.0), played.count(0.5), played.count(0.0))
-    return keys[::-1], last_at, results, arena.key.public
+    return Ladder(keys[::-1], last_at, results, arena.key.public)
 
 
 @pytest.fixture(scope="module")
-def arena(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Running]:
-    root = tmp_path_factory.mktemp("board")
-    config = root / "arena.yaml"
-    config.write_text(SERVICE_CONFIG)
-    directory = root / "arena"
-    made = runner.invoke(app, ["arena", "init", str(directory), "--config", str(config)])
-    assert made.exit_code == 0, made.output
-    tokens = {}
-    for name in ("ada", "grace"):
-        added = runner.invoke(app, ["arena", "author", "add", str(directory), name])
-        assert added.exit_code == 0, added.output
-        tokens[name] = token_of(added.stdout)
-    north, last_at, results, key = write_rows(directory)
-    with serving(directory) as served:
-        yield Running(served, tokens["ada"], key, north, last_at, results)
+def board(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Running, Ladder]]:
+    """An arena on SQLite, its rows written before it is served."""
+    directory, tokens = new_arena(
+        tmp_path_factory.mktemp("board"), SERVICE_CONFIG, ("ada", "grace")
+    )
+    ladder = write_rows(directory)
+    with served(directory, tokens) as running:
+        yield running, ladder
+
+
+@pytest.fixture(scope="module")
+def arena(board: tuple[Running, Ladder]) -> Running:
+    return board[0]
+
+
+@pytest.fixture(scope="module")
+def ladder(board: tuple[Running, Ladder]) -> Ladder:
+    return board[1]
 
 
 @pytest.fixture(scope="module")
 def browser(arena: Running, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
-    profile = tmp_path_factory.mktemp("chromium-profile")
-    with chromium(profile, f"{arena.url}/", timezone=ZONE) as opened:
+    with browsing(arena, tmp_path_factory, timezone=ZONE) as opened:
         yield opened
 
 
 @pytest.fixture
 def page(browser: Browser, arena: Running) -> Iterator[Any]:
-    """The browser's page, signed in as ada, at laptop width; afterwards, no request left the
-    arena and nothing went wrong in the console."""
-    browser.errors.clear()
-    shown = browser.page
-    shown.set_viewport_size({"width": 1280, "height": 900})
-    if shown.locator("#me").count() == 0:
-        shown.goto(f"{arena.url}/signin")
-        shown.fill("#token", arena.token)
-        shown.click("form.signin button")
-        expect(shown.locator("#me")).to_have_text("ada")
-    yield shown
-    assert browser.requests == []
-    assert browser.errors == []
-    assert browser.dialogs == []
+    """The browser's page, signed in as ada, at laptop width; afterwards, nothing went wrong."""
+    with nothing_goes_wrong(browser):
+        shown = browser.page
+        shown.set_viewport_size({"width": 1280, "height": 900})
+        if shown.locator("#me").count() == 0:
+            sign_in(shown, arena, "ada")
+        yield shown
 
 
 def local(moment: dt.datetime) -> str:
@@ -193,20 +187,20 @@ def cells(row: Any) -> list[str]:
 
 
 def test_the_leaderboard_shows_results_the_last_match_and_zoned_times(
-    page: Any, arena: Running
+    page: Any, arena: Running, ladder: Ladder
 ) -> None:
     page.goto(f"{arena.url}/")
     headers = page.locator("#leaderboard th").all_inner_texts()
     north = page.locator('#leaderboard tr[data-bot="north"]')
     expect(north).to_be_visible()
     shown = dict(zip(headers, cells(north), strict=True))
-    wins, draws, losses = arena.results
+    wins, draws, losses = ladder.results
     assert shown["W/D/L"] == f"{wins}/{draws}/{losses}"
     decided = wins + draws + losses
     assert shown["score"] == f"{round(100 * (wins + draws / 2) / decided)}%"
     link = north.locator("td.last-match a")
-    assert link.get_attribute("href") == f"/matches/{arena.north[0]}"
-    assert local(arena.last_at) in shown["last match"] and SHOWN_ZONE in shown["last match"]
+    assert link.get_attribute("href") == f"/matches/{ladder.north[0]}"
+    assert local(ladder.last_at) in shown["last match"] and SHOWN_ZONE in shown["last match"]
     # north has a rating point 30 hours old: a change; south's are minutes old: none yet.
     assert re.fullmatch(rf"[+{MINUS}]\d+\.\d", shown["24 h change"]), shown
     south = dict(
@@ -256,9 +250,12 @@ def test_the_rating_chart_ticks_at_round_numbers_and_fits_a_phone(
             )
         )
 
+    # Drawn again for the narrowed box. The style scales the wide chart into the box at once,
+    # before the page draws it again: what is waited for is the new drawing.
     page.wait_for_function(
         "() => { const svg = document.querySelector('svg.chart.history');"
-        " return svg && svg.getBoundingClientRect().right <= window.innerWidth; }",
+        " return svg !== null && svg.getAttribute('width')"
+        " === String(document.getElementById('history').clientWidth); }",
         timeout=DEADLINE_MS,
     )
     chart, box = right_edges()
@@ -273,16 +270,16 @@ def test_the_rating_chart_ticks_at_round_numbers_and_fits_a_phone(
     assert ticks_on_a_phone == ticks
 
 
-def test_the_matches_page_filters_and_pages(page: Any, arena: Running) -> None:
+def test_the_matches_page_filters_and_pages(page: Any, arena: Running, ladder: Ladder) -> None:
     page.goto(f"{arena.url}/matches?bot=north")
     rows = page.locator("#matches tbody tr")
     expect(rows).to_have_count(50, timeout=DEADLINE_MS)
     expect(page.locator("#more")).to_be_visible()
     page.click("#more")
-    expect(rows).to_have_count(len(arena.north), timeout=DEADLINE_MS)
+    expect(rows).to_have_count(len(ladder.north), timeout=DEADLINE_MS)
     expect(page.locator("#more")).to_be_hidden()
     shown = rows.evaluate_all("rows => rows.map(r => r.dataset.match)")
-    assert shown == arena.north
+    assert shown == ladder.north
     assert SHOWN_ZONE in rows.first.locator("td.time").inner_text()
     page.fill("#filter-opponent", "east")
     page.click("#match-filters button")
@@ -293,12 +290,12 @@ def test_the_matches_page_filters_and_pages(page: Any, arena: Running) -> None:
     page.select_option("#filter-result", "loss")
     page.click("#match-filters button")
     page.wait_for_url(f"{arena.url}/matches?bot=north&result=loss")
-    expect(rows).to_have_count(arena.results[2], timeout=DEADLINE_MS)
+    expect(rows).to_have_count(ladder.results[2], timeout=DEADLINE_MS)
     assert set(rows.locator("td.result").all_inner_texts()) == {"loss"}
 
 
 def test_the_match_page_links_its_seats_and_its_transcript_downloads_and_verifies(
-    page: Any, arena: Running, tmp_path: Path
+    page: Any, arena: Running, ladder: Ladder, tmp_path: Path
 ) -> None:
     page.goto(f"{arena.url}/matches/signed-1")
     players = page.locator("#moves a.player")
@@ -313,7 +310,7 @@ def test_the_match_page_links_its_seats_and_its_transcript_downloads_and_verifie
     assert download.suggested_filename == "signed-1.json"
     saved = tmp_path / download.suggested_filename
     download.save_as(saved)
-    assert verify_file(saved, arena.key).outcome is Outcome.VERIFIED
+    assert verify_file(saved, ladder.key).outcome is Outcome.VERIFIED
     with page.expect_download() as started:
         page.click("#download-ggp")
     exported = tmp_path / "exported.json"

@@ -9,16 +9,19 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from referee.cli import app
-from tests.support.arena_serving import DEADLINE_S, Served, serving
-from tests.support.browsers import Browser, chromium
+from tests.support.arena_pages import (
+    DEADLINE_MS,
+    Running,
+    arena_served,
+    browsing,
+    nothing_goes_wrong,
+)
+from tests.support.arena_serving import DEADLINE_S
+from tests.support.browsers import Browser
 from tests.support.paths import EXAMPLES
 
 pytestmark = pytest.mark.browser
-runner = CliRunner()
-DEADLINE_MS = DEADLINE_S * 1000
 PHONE = {"width": 390, "height": 844}
 LAPTOP = {"width": 1280, "height": 800}
 # A built-in game and a rulesheet's, whose rules the page shows as written.
@@ -29,42 +32,32 @@ games: [ticblock, {EXAMPLES / "tictactoe.kif"}]
 
 
 @pytest.fixture(scope="module")
-def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    """An arena on SQLite, served."""
-    root = tmp_path_factory.mktemp("guide")
-    config = root / "arena.yaml"
-    config.write_text(CONFIG)
-    directory = root / "arena"
-    made = runner.invoke(app, ["arena", "init", str(directory), "--config", str(config)])
-    assert made.exit_code == 0, made.output
-    with serving(directory) as running:
+def arena(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Running]:
+    """An arena on SQLite, served, with no author but the organiser."""
+    with arena_served(tmp_path_factory.mktemp("guide"), CONFIG, authors=()) as running:
         yield running
 
 
 @pytest.fixture(scope="module")
-def browser(served: Served, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
-    with chromium(tmp_path_factory.mktemp("chromium-profile"), f"{served.url}/") as opened:
+def browser(arena: Running, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
+    with browsing(arena, tmp_path_factory) as opened:
         yield opened
 
 
 @pytest.fixture(autouse=True)
 def nothing_went_wrong(browser: Browser) -> Iterator[None]:
-    """After each test: no request left the arena, no console error, no alert fired."""
-    browser.errors.clear()
-    yield
-    assert browser.requests == []
-    assert browser.errors == []
-    assert browser.dialogs == []
+    with nothing_goes_wrong(browser):
+        yield
 
 
 def test_the_page_fits_a_phones_width_and_is_reached_from_the_header(
-    served: Served, browser: Browser
+    arena: Running, browser: Browser
 ) -> None:
     page = browser.page
     page.set_viewport_size(PHONE)
-    page.goto(f"{served.url}/")
+    page.goto(f"{arena.url}/")
     page.click("header.top nav >> text=Write a bot")
-    page.wait_for_url(f"{served.url}/write-a-bot", timeout=DEADLINE_MS)
+    page.wait_for_url(f"{arena.url}/write-a-bot", timeout=DEADLINE_MS)
     assert page.locator("h1").inner_text() == "Write a bot"
     # Each game's rules opened, as a reader opens them.
     for summary in page.locator("details summary").all():
@@ -81,11 +74,11 @@ def test_the_page_fits_a_phones_width_and_is_reached_from_the_header(
 
 
 def test_a_starters_link_downloads_the_archive_the_arena_serves(
-    served: Served, browser: Browser, tmp_path: Path
+    arena: Running, browser: Browser, tmp_path: Path
 ) -> None:
     page = browser.page
     page.set_viewport_size(LAPTOP)
-    page.goto(f"{served.url}/write-a-bot")
+    page.goto(f"{arena.url}/write-a-bot")
     link = page.locator("li[data-language=python] a.starter")
     href = link.get_attribute("href")
     assert href is not None
@@ -96,5 +89,5 @@ def test_a_starters_link_downloads_the_archive_the_arena_serves(
     assert download.suggested_filename == "my-python-bot.tar.gz"
     saved = tmp_path / download.suggested_filename
     download.save_as(saved)
-    with urllib.request.urlopen(f"{served.url}{href}", timeout=DEADLINE_S) as answer:
+    with urllib.request.urlopen(f"{arena.url}{href}", timeout=DEADLINE_S) as answer:
         assert saved.read_bytes() == answer.read()

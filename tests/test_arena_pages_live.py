@@ -13,25 +13,27 @@ from __future__ import annotations
 import re
 import sys
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 from playwright.sync_api import expect, sync_playwright
 from sqlalchemy import select, update
-from typer.testing import CliRunner
 
 from referee.arena.db import Author, Bot, Version
 from referee.arena.home import open_arena
-from referee.cli import app
-from tests.support.arena import add_version, token_of, wait_for
-from tests.support.arena_serving import DEADLINE_S, Served, serving
+from tests.support.arena import add_version, wait_for
+from tests.support.arena_pages import (
+    DEADLINE_MS,
+    Running,
+    new_arena,
+    nothing_goes_wrong,
+    served,
+    sign_in,
+)
 from tests.support.browsers import EXECUTABLE, FLAGS, Browser
 
 pytestmark = pytest.mark.browser
-runner = CliRunner()
-DEADLINE_MS = DEADLINE_S * 1000
 CONFIG = """\
 name: watched
 games: [ticblock]
@@ -53,31 +55,13 @@ FOLLOWS = """n => {
 FRESH_STEPS = 2
 
 
-@dataclass
-class Running:
-    served: Served
-    token: str
-    organiser: str
-
-    @property
-    def url(self) -> str:
-        return self.served.url
-
-
 @pytest.fixture(scope="module")
 def arena(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Running]:
     """An arena on SQLite, served, whose ladder plays ada's two slow bots."""
-    root = tmp_path_factory.mktemp("watched")
-    config = root / "arena.yaml"
-    config.write_text(CONFIG)
-    directory = root / "arena"
-    made = runner.invoke(app, ["arena", "init", str(directory), "--config", str(config)])
-    assert made.exit_code == 0, made.output
-    added = runner.invoke(app, ["arena", "author", "add", str(directory), "ada"])
-    assert added.exit_code == 0, added.output
+    directory, tokens = new_arena(tmp_path_factory.mktemp("watched"), CONFIG, ("ada",))
     put_on_the_ladder(directory, "ada")
-    with serving(directory) as served:
-        yield Running(served, token_of(added.stdout), token_of(made.stdout))
+    with served(directory, tokens) as running:
+        yield running
 
 
 def put_on_the_ladder(directory: Path, author: str) -> None:
@@ -109,25 +93,8 @@ def browsers(arena: Running) -> Iterator[tuple[Browser, Browser]]:
 
 @pytest.fixture(autouse=True)
 def nothing_went_wrong(browsers: tuple[Browser, Browser]) -> Iterator[None]:
-    """After each test: in both contexts, no request left the arena, no console error, no
-    alert fired, and no image was made."""
-    for browser in browsers:
-        browser.errors.clear()
-    yield
-    for browser in browsers:
-        assert browser.requests == []
-        assert browser.errors == []
-        assert browser.dialogs == []
-        for page in browser.context.pages:
-            assert page.locator("img").count() == 0, page.url
-
-
-def sign_in(page: Any, arena: Running, organiser: bool = False) -> None:
-    page.goto(f"{arena.url}/signin")
-    page.fill("#token", arena.organiser if organiser else arena.token)
-    page.click("form.signin button")
-    page.wait_for_url(f"{arena.url}/")
-    expect(page.locator("#me")).to_have_text("organiser" if organiser else "ada")
+    with nothing_goes_wrong(*browsers):
+        yield
 
 
 def a_fresh_match(arena: Running) -> str:
@@ -135,9 +102,9 @@ def a_fresh_match(arena: Running) -> str:
     found: list[str] = []
 
     def fresh() -> bool:
-        _, listed = arena.served.get("/api/running", arena.token)
+        _, listed = arena.served.get("/api/running", arena.tokens["ada"])
         for match in listed["running"]:
-            _, live = arena.served.get(f"/api/matches/{match['key']}/live", arena.token)
+            _, live = arena.served.get(f"/api/matches/{match['key']}/live", arena.tokens["ada"])
             if live["state"] == "running" and (live["last"] or 0) <= FRESH_STEPS:
                 found.append(match["key"])
                 return True
@@ -155,24 +122,25 @@ def steps_shown(page: Any) -> tuple[int, int]:
     return int(found.group(1)), int(found.group(2))
 
 
+def a_watch_link(page: Any, url: str, links: str) -> Any:
+    """The first of `links` on the page at `url`, once shown: a link to a running match."""
+    page.goto(url)
+    link = page.locator(links).first
+    expect(link).to_be_visible(timeout=DEADLINE_MS)
+    assert re.fullmatch(r"/matches/arena-\d+", link.get_attribute("href") or "")
+    return link
+
+
 def test_the_leaderboard_the_bot_s_page_and_the_organiser_s_link_to_its_running_match(
     arena: Running, browsers: tuple[Browser, Browser]
 ) -> None:
     organiser = browsers[1].page
-    sign_in(organiser, arena, organiser=True)
-    organiser.goto(f"{arena.url}/organiser")
-    running = organiser.locator("#running tbody a.watch")
-    expect(running.first).to_be_visible(timeout=DEADLINE_MS)
-    assert re.fullmatch(r"/matches/arena-\d+", running.first.get_attribute("href") or "")
+    sign_in(organiser, arena, "organiser")
+    a_watch_link(organiser, f"{arena.url}/organiser", "#running tbody a.watch")
     page = browsers[0].page
-    sign_in(page, arena)
-    watch = page.locator("#leaderboard tbody tr[data-bot='ada-one'] a.watch")
-    expect(watch.first).to_be_visible(timeout=DEADLINE_MS)
-    assert re.fullmatch(r"/matches/arena-\d+", watch.first.get_attribute("href") or "")
-    page.goto(f"{arena.url}/bots/ada-two")
-    playing = page.locator("#playing a.watch")
-    expect(playing.first).to_be_visible(timeout=DEADLINE_MS)
-    playing.first.click()
+    sign_in(page, arena, "ada")
+    a_watch_link(page, f"{arena.url}/", "#leaderboard tbody tr[data-bot='ada-one'] a.watch")
+    a_watch_link(page, f"{arena.url}/bots/ada-two", "#playing a.watch").click()
     page.wait_for_url(re.compile(r"/matches/arena-\d+$"))
     expect(page.locator("body")).to_have_attribute("data-page", re.compile("live|match"))
 
@@ -181,8 +149,8 @@ def test_an_author_watches_her_running_match_in_two_contexts_until_it_ends(
     arena: Running, browsers: tuple[Browser, Browser]
 ) -> None:
     first, second = browsers
-    sign_in(first.page, arena)
-    sign_in(second.page, arena)
+    sign_in(first.page, arena, "ada")
+    sign_in(second.page, arena, "ada")
     key = a_fresh_match(arena)
     pages = [first.page, second.page]
     for page in pages:
@@ -206,5 +174,5 @@ def test_an_author_watches_her_running_match_in_two_contexts_until_it_ends(
         expect(page.locator("body")).to_have_attribute("data-page", "match", timeout=DEADLINE_MS)
         expect(page.locator(".log-button")).to_have_count(2)
         assert steps_shown(page)[1] >= last
-    _, done = arena.served.get(f"/api/matches/{key}", arena.token)
+    _, done = arena.served.get(f"/api/matches/{key}", arena.tokens["ada"])
     assert done["state"] == "done" and done["transcript"] is not None

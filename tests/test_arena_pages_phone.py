@@ -11,43 +11,42 @@ The tests run in order on one arena and one browser, each going on from the last
 
 from __future__ import annotations
 
-import contextlib
-import io
-import json
 import re
 import shutil
 import subprocess
 import sys
-import tarfile
-import urllib.error
-import urllib.parse
-import urllib.request
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
 from playwright.sync_api import expect
-from typer.testing import CliRunner
 
-from referee.cli import app
-from referee.players.starter import STARTERS
-from tests.support.arena import SERVICE_CONFIG, token_of, wait_for
-from tests.support.arena_serving import DEADLINE_S, Served, serving
-from tests.support.browsers import Browser, chromium
+from tests.support.arena import wait_for
+from tests.support.arena_pages import (
+    DEADLINE_MS,
+    VALIDATING_CONFIG,
+    Running,
+    archive,
+    arena_served,
+    browsing,
+    finished_match,
+    nothing_goes_wrong,
+    random_bot,
+    sign_in,
+    sign_out_button,
+    submitted,
+)
+from tests.support.arena_serving import DEADLINE_S
+from tests.support.browsers import Browser
 from tests.support.facilities import missing
 from tests.support.paths import ROOT
 
 pytestmark = pytest.mark.browser
-runner = CliRunner()
-DEADLINE_MS = DEADLINE_S * 1000
 PHONE = {"width": 390, "height": 844}
 LAPTOP = {"width": 1280, "height": 800}
-# The service test's arena, validating with one match a role.
-CONFIG = f"{SERVICE_CONFIG}  validate: {{matches_per_role: 1}}\n"
 MISTAKES = ROOT / "tests" / "players" / "mistakes"
-# What `referee validate` is told of the arena's games, as CONFIG has them.
+# What `referee validate` is told of the arena's games, as VALIDATING_CONFIG has them.
 VALIDATE_AS_THE_ARENA = [
     "--games",
     "ticblock",
@@ -60,112 +59,23 @@ VALIDATE_AS_THE_ARENA = [
 ]
 
 
-@dataclass
-class Running:
-    """The arena, served; `restart` serves it again on the same port, as a new process."""
-
-    directory: Path
-    tokens: dict[str, str]
-    archives: Path
-    served: Served
-    stack: contextlib.ExitStack = field(default_factory=contextlib.ExitStack)
-
-    @property
-    def url(self) -> str:
-        return self.served.url
-
-    def restart(self) -> None:
-        port = urllib.parse.urlsplit(self.url).port
-        self.stack.close()
-        self.stack = contextlib.ExitStack()
-        self.served = self.stack.enter_context(serving(self.directory, "--port", str(port)))
-
-
-def archive(path: Path, manifest: str, files: dict[str, bytes]) -> Path:
-    """A bot's archive: its bot.yaml and its files."""
-    with tarfile.open(path, "w:gz") as tar:
-        for name, data in {"bot.yaml": manifest.encode(), **files}.items():
-            info = tarfile.TarInfo(name)
-            info.size = len(data)
-            info.mode = 0o644
-            tar.addfile(info, io.BytesIO(data))
-    return path
-
-
 @pytest.fixture(scope="module")
 def arena(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Running]:
     """An arena on SQLite, served, with two authors (ada, grace) and the organiser."""
-    root = tmp_path_factory.mktemp("phone")
-    config = root / "arena.yaml"
-    config.write_text(CONFIG)
-    directory = root / "arena"
-    made = runner.invoke(app, ["arena", "init", str(directory), "--config", str(config)])
-    assert made.exit_code == 0, made.output
-    tokens = {"organiser": token_of(made.stdout)}
-    for name in ("ada", "grace"):
-        added = runner.invoke(app, ["arena", "author", "add", str(directory), name])
-        assert added.exit_code == 0, added.output
-        tokens[name] = token_of(added.stdout)
-    archives = root / "archives"
-    archives.mkdir()
-    stack = contextlib.ExitStack()
-    served = stack.enter_context(serving(directory))
-    running = Running(directory, tokens, archives, served, stack)
-    try:
+    with arena_served(tmp_path_factory.mktemp("phone"), VALIDATING_CONFIG) as running:
         yield running
-    finally:
-        running.stack.close()
 
 
 @pytest.fixture(scope="module")
 def browser(arena: Running, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
-    with chromium(tmp_path_factory.mktemp("chromium-profile"), f"{arena.url}/") as opened:
+    with browsing(arena, tmp_path_factory) as opened:
         yield opened
 
 
 @pytest.fixture(autouse=True)
 def nothing_went_wrong(browser: Browser) -> Iterator[None]:
-    """After each test: no request left the arena, no console error, no alert fired, and no
-    image was made (the pages have none: one would be a hostile text's)."""
-    browser.errors.clear()
-    yield
-    assert browser.requests == []
-    assert browser.errors == []
-    assert browser.dialogs == []
-    for page in browser.context.pages:
-        assert page.locator("img").count() == 0, page.url
-
-
-def sign_in(page: Any, arena: Running, who: str) -> None:
-    """Through the sign-in form, asking for no page: where the arena sends them."""
-    if page.locator("#me").count():
-        page.click("header form button")  # sign out first
-        page.wait_for_url(f"{arena.url}/")
-    page.goto(f"{arena.url}/signin")
-    page.fill("#token", arena.tokens[who])
-    page.click("form.signin button")
-    expect(page.locator("#me")).to_have_text(who, timeout=DEADLINE_MS)
-
-
-def submitted(arena: Running, who: str, name: str, path: Path) -> int:
-    """Submit an archive through the API with a bearer token: the version's id."""
-    status, said = served_upload(arena.served, arena.tokens[who], name, path.read_bytes())
-    assert status == 202, said
-    return int(said["id"])
-
-
-def served_upload(served: Served, token: str, name: str, data: bytes) -> tuple[int, Any]:
-    request = urllib.request.Request(
-        f"{served.url}/api/bots/{urllib.parse.quote(name, safe='')}/versions",
-        data=data,
-        headers={"Authorization": f"Bearer {token}"},
-        method="POST",
-    )
-    try:
-        with urllib.request.urlopen(request, timeout=DEADLINE_S) as answer:
-            return answer.status, json.loads(answer.read())
-    except urllib.error.HTTPError as error:
-        return error.code, json.loads(error.read())
+    with nothing_goes_wrong(browser):
+        yield
 
 
 def unflushed_bot(arena: Running) -> Path:
@@ -175,14 +85,6 @@ def unflushed_bot(arena: Running) -> Path:
         arena.archives / "unflushed.tar.gz",
         "name: unflushed\nbuild: cc -o bot bot.c\nrun: ./bot\n",
         {"bot.c": (MISTAKES / "unflushed.c").read_bytes()},
-    )
-
-
-def random_bot(arena: Running, name: str) -> Path:
-    return archive(
-        arena.archives / f"{name}.tar.gz",
-        f"name: {name}\nrun: /usr/bin/python3 bot.py\n",
-        {"bot.py": (STARTERS / "random_player.py").read_bytes()},
     )
 
 
@@ -199,18 +101,6 @@ def version_of(arena: Running, bot: str, state: str) -> dict[str, Any]:
     return found[0]
 
 
-def a_match(arena: Running) -> str:
-    found: list[str] = []
-
-    def played() -> bool:
-        _, listed = arena.served.get("/api/matches?limit=1", arena.tokens["organiser"])
-        found[:] = [match["key"] for match in listed.get("matches", [])]
-        return bool(found)
-
-    wait_for("a finished match", played)
-    return found[0]
-
-
 def test_an_author_lands_on_her_home_and_sees_why_her_bot_failed(
     arena: Running, browser: Browser
 ) -> None:
@@ -220,7 +110,6 @@ def test_an_author_lands_on_her_home_and_sees_why_her_bot_failed(
     version_of(arena, "unflushed", "failed")
     page = browser.page
     sign_in(page, arena, "ada")
-    page.wait_for_url(f"{arena.url}/me")
     expect(page.locator("header nav a", has_text="My bots")).to_have_attribute("href", "/me")
     bot = page.locator('.my-bot[data-bot="unflushed"]')
     expect(bot).to_have_count(1, timeout=DEADLINE_MS)
@@ -332,7 +221,7 @@ def test_the_upload_page_refuses_before_sending_what_the_arena_would_refuse(
 def pages_of(arena: Running) -> dict[str, str]:
     """Every page an author and the organiser open, and what shows it is filled in."""
     version = version_of(arena, "unflushed", "failed")
-    key = a_match(arena)
+    key = finished_match(arena)["key"]
     return {
         "/": "#leaderboard tbody tr",
         "/me": ".my-bot, #no-bots:not([hidden])",
@@ -360,10 +249,10 @@ def test_every_page_fits_a_phone_with_sign_out_in_view(arena: Running, browser: 
                 expect(page.locator(filled).first).to_be_attached(timeout=DEADLINE_MS)
                 wide = page.evaluate("document.documentElement.scrollWidth")
                 assert wide <= PHONE["width"], (who, path, wide)
-                sign_out = page.get_by_role("button", name="Sign out")
-                expect(sign_out).to_be_visible()
+                button = sign_out_button(page)
+                expect(button).to_be_visible()
                 # In view, and on the header's dark ground (not past its edge, on white).
-                box, header = sign_out.bounding_box(), page.locator("header.top").bounding_box()
+                box, header = button.bounding_box(), page.locator("header.top").bounding_box()
                 assert box is not None and header is not None
                 assert box["x"] >= 0 and box["x"] + box["width"] <= PHONE["width"], (path, box)
                 assert (
@@ -392,7 +281,6 @@ def test_the_organisers_refused_resume_stays_until_the_next_action(
 ) -> None:
     page = browser.page
     sign_in(page, arena, "organiser")
-    page.wait_for_url(f"{arena.url}/organiser")
     status, said = arena.served.post("/api/ladder/pause", arena.tokens["organiser"])
     assert status == 200, said
     resume = page.locator("#resume")
@@ -417,6 +305,6 @@ def test_the_organisers_refused_resume_stays_until_the_next_action(
         "data-state", "running", timeout=DEADLINE_MS
     )
     expect(page.locator("#action-problem")).to_be_hidden()
-    # While the arena was down, the page's polls could not reach it: meant, and said so.
-    lost = [error for error in browser.errors if "ERR_CONNECTION_REFUSED" in error]
-    browser.errors[:] = [error for error in browser.errors if error not in lost]
+    # While the arena was down, the page's requests (each of its polls) could not reach it:
+    # meant, and said so.
+    browser.unreached(f"{arena.url}/")

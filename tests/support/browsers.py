@@ -5,6 +5,7 @@ pages' own origin (each one refused)."""
 from __future__ import annotations
 
 import contextlib
+import re
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -27,6 +28,11 @@ FLAGS = [
     "--disable-sync",
 ]
 
+# How the console says that a load found no server: refused, or the connection closed before
+# an answer (a server stopped while it was asked).
+UNREACHED = re.compile(
+    r"Failed to load resource: net::ERR_(CONNECTION_(REFUSED|RESET|CLOSED)|EMPTY_RESPONSE) "
+)
 
 EXECUTABLE = shutil.which(CHROMIUM)
 if EXECUTABLE is None:
@@ -77,6 +83,16 @@ class Browser:
         meant = [error for error in self.errors if said in error and error.endswith(f"({url})")]
         assert meant, (status, url, self.errors)
         self.errors[:] = [error for error in self.errors if error not in meant]
+
+    def unreached(self, home: str) -> None:
+        """Take from the errors the console's lines on loads under `home` that found no server
+        there, refused or cut off mid-answer: what a page's requests meet while the test
+        restarts the server, meant (there may be none, if no request fell in that time)."""
+        self.errors[:] = [
+            error
+            for error in self.errors
+            if not (UNREACHED.search(error) and error.endswith(")") and f" ({home}" in error)
+        ]
 
     @contextlib.contextmanager
     def also_allowing(self, home: str) -> Iterator[None]:
