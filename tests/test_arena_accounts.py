@@ -10,20 +10,17 @@ from __future__ import annotations
 import datetime as dt
 import json
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from alembic import command
-from alembic.config import Config
-from alembic.migration import MigrationContext
-from sqlalchemy import create_engine, select, text, update
+from sqlalchemy import select, text, update
 from sqlalchemy.exc import IntegrityError
 from starlette.testclient import TestClient
 from typer.testing import CliRunner
 
 from referee.arena import audit, sessions
 from referee.arena.api import create_app
-from referee.arena.db import MIGRATIONS, AuditEntry, Author, Bot, SignIn, upgrade
+from referee.arena.db import AuditEntry, Author, Bot, SignIn, upgrade
 from referee.arena.home import add_author
 from referee.cli import app
 from referee.errors import ArenaError, ConfigError
@@ -38,6 +35,7 @@ from tests.support.arena import (
     token_of,
 )
 from tests.support.arena_databases import ArenaMaker
+from tests.support.migrations import alembic_config, engine_on, revision
 
 OWN = "http://testserver"
 PUBLIC = "https://arena.example.org"
@@ -358,70 +356,42 @@ def test_a_bot_name_differing_only_by_case_is_refused_409(site: Site) -> None:
         assert session.scalars(select(Bot.name)).all() == ["ada-good"]
 
 
-def _alembic(url: str) -> Config:
-    config = Config()
-    config.set_main_option("script_location", str(MIGRATIONS))
-    config.set_main_option("sqlalchemy.url", url.replace("%", "%%"))
-    return config
-
-
-def _revision(url: str) -> str | None:
-    engine = create_engine(url)
-    try:
-        with engine.connect() as connection:
-            return MigrationContext.configure(connection).get_current_revision()
-    finally:
-        engine.dispose()
-
-
 def _at_0002(url: str, names: list[str], bots: tuple[str, ...] = ()) -> None:
     """A database at the schema before accounts, holding authors of `names`, the first of
     them with bots of `bots`."""
-    command.upgrade(_alembic(url), "0002")
-    engine = create_engine(url)
-    try:
-        with engine.begin() as connection:
-            for number, name in enumerate(names, 1):
-                connection.execute(
-                    text(
-                        "INSERT INTO authors (id, name, token_hash, organiser, created_at)"
-                        " VALUES (:id, :name, :hash, false, :now)"
-                    ),
-                    {"id": number, "name": name, "hash": f"{number:064x}", "now": "2025-03-01"},
-                )
-            for number, bot in enumerate(bots, 1):
-                connection.execute(
-                    text(
-                        "INSERT INTO bots (id, author_id, name, created_at)"
-                        " VALUES (:id, 1, :name, :now)"
-                    ),
-                    {"id": number, "name": bot, "now": "2025-03-01"},
-                )
-    finally:
-        engine.dispose()
+    command.upgrade(alembic_config(url), "0002")
+    with engine_on(url) as engine, engine.begin() as connection:
+        for number, name in enumerate(names, 1):
+            connection.execute(
+                text(
+                    "INSERT INTO authors (id, name, token_hash, organiser, created_at)"
+                    " VALUES (:id, :name, :hash, false, :now)"
+                ),
+                {"id": number, "name": name, "hash": f"{number:064x}", "now": "2025-03-01"},
+            )
+        for number, bot in enumerate(bots, 1):
+            connection.execute(
+                text(
+                    "INSERT INTO bots (id, author_id, name, created_at)"
+                    " VALUES (:id, 1, :name, :now)"
+                ),
+                {"id": number, "name": bot, "now": "2025-03-01"},
+            )
 
 
-def test_an_arena_before_accounts_is_upgraded_with_its_names_keys(
-    tmp_path: Path, database_url: str | None
-) -> None:
-    url = database_url or f"sqlite:///{tmp_path / 'old.db'}"
+def test_an_arena_before_accounts_is_upgraded_with_its_names_keys(old_database_url: str) -> None:
+    url = old_database_url
     _at_0002(url, ["organiser", "Ada-Good"], ("Ace", "bee"))
     upgrade(url)
-    engine = create_engine(url)
-    try:
-        with engine.connect() as connection:
-            keys = connection.execute(text("SELECT name_key FROM authors ORDER BY id")).all()
-            bots = connection.execute(text("SELECT name_key FROM bots ORDER BY id")).all()
-        assert [key for (key,) in keys] == ["organiser", "ada-good"]
-        assert [key for (key,) in bots] == ["ace", "bee"]
-    finally:
-        engine.dispose()
+    with engine_on(url) as engine, engine.connect() as connection:
+        keys = connection.execute(text("SELECT name_key FROM authors ORDER BY id")).all()
+        bots = connection.execute(text("SELECT name_key FROM bots ORDER BY id")).all()
+    assert [key for (key,) in keys] == ["organiser", "ada-good"]
+    assert [key for (key,) in bots] == ["ace", "bee"]
 
 
-def test_an_arena_with_names_differing_by_case_is_not_upgraded(
-    tmp_path: Path, database_url: str | None
-) -> None:
-    url = database_url or f"sqlite:///{tmp_path / 'old.db'}"
+def test_an_arena_with_names_differing_by_case_is_not_upgraded(old_database_url: str) -> None:
+    url = old_database_url
     _at_0002(url, ["organiser", "ada-good", "ADA-GOOD"])
     with pytest.raises(ArenaError) as raised:
         upgrade(url)
@@ -431,26 +401,22 @@ def test_an_arena_with_names_differing_by_case_is_not_upgraded(
         " table, then start the arena again"
     )
     # Nothing changed: the arena is as it was, at the schema before.
-    assert _revision(url) == "0002"
+    assert revision(url) == "0002"
 
 
 def test_an_arena_with_bot_names_differing_by_case_is_not_upgraded(
-    tmp_path: Path, database_url: str | None
+    old_database_url: str,
 ) -> None:
-    url = database_url or f"sqlite:///{tmp_path / 'old.db'}"
+    url = old_database_url
     _at_0002(url, ["organiser"], ("blocker", "Blocker"))
     with pytest.raises(ArenaError, match="bot names 'blocker' and 'Blocker' differ only by case"):
         upgrade(url)
-    assert _revision(url) == "0002"
+    assert revision(url) == "0002"
     # Renamed by the organiser, the arena upgrades: nothing was left half done.
-    engine = create_engine(url)
-    try:
-        with engine.begin() as connection:
-            connection.execute(text("UPDATE bots SET name = 'blocker-2' WHERE name = 'Blocker'"))
-    finally:
-        engine.dispose()
+    with engine_on(url) as engine, engine.begin() as connection:
+        connection.execute(text("UPDATE bots SET name = 'blocker-2' WHERE name = 'Blocker'"))
     upgrade(url)
-    assert _revision(url) == "0003"
+    assert revision(url) == "0003"
 
 
 def _public_app(make_arena: ArenaMaker, public_url: str) -> tuple[TestClient, str]:

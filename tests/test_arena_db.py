@@ -11,14 +11,12 @@ from pathlib import Path
 import pytest
 from alembic import command
 from alembic.autogenerate import compare_metadata
-from alembic.config import Config
 from alembic.migration import MigrationContext
 from alembic.script import ScriptDirectory
-from sqlalchemy import create_engine, inspect, select, text
+from sqlalchemy import inspect, select, text
 from sqlalchemy.exc import IntegrityError, StatementError
 
 from referee.arena.db import (
-    MIGRATIONS,
     Author,
     Base,
     Bot,
@@ -38,6 +36,7 @@ from referee.arena.db import (
 from referee.arena.home import add_author, init_arena, open_arena
 from referee.errors import ArenaError
 from tests.support.arena_databases import ArenaMaker, PostgresServer
+from tests.support.migrations import alembic_config, engine_on, revision
 
 # The tables of the design (docs: the arena's database), and Alembic's own.
 TABLES = {
@@ -48,27 +47,10 @@ TABLES = {
 LARGEST_SEED = 2**31 - 1
 
 
-def _config(url: str | None = None) -> Config:
-    config = Config()
-    config.set_main_option("script_location", str(MIGRATIONS))
-    if url is not None:
-        config.set_main_option("sqlalchemy.url", url.replace("%", "%%"))
-    return config
-
-
 def _head() -> str:
-    head = ScriptDirectory.from_config(_config()).get_current_head()
+    head = ScriptDirectory.from_config(alembic_config()).get_current_head()
     assert head is not None
     return head
-
-
-def _revision(url: str) -> str | None:
-    engine = create_engine(url)
-    try:
-        with engine.connect() as connection:
-            return MigrationContext.configure(connection).get_current_revision()
-    finally:
-        engine.dispose()
 
 
 def test_the_migrations_make_the_schema_from_nothing(
@@ -80,7 +62,7 @@ def test_the_migrations_make_the_schema_from_nothing(
         engine = arena.database.engine
         assert engine.dialect.name == request.node.callspec.params["arena_databases"]
         assert set(inspect(engine).get_table_names()) == TABLES | {"alembic_version"}
-        assert _revision(arena.database.url) == _head()
+        assert revision(arena.database.url) == _head()
         with arena.database.session() as session:
             organisers = session.scalars(select(Author)).all()
         assert [(a.name, a.organiser) for a in organisers] == [("organiser", True)]
@@ -106,7 +88,7 @@ def test_running_the_migrations_again_changes_nothing(make_arena: ArenaMaker) ->
     for _ in range(2):
         again = open_arena(arena.directory)
         try:
-            assert _revision(again.database.url) == _head()
+            assert revision(again.database.url) == _head()
             with again.database.session() as session:
                 names = sorted(session.scalars(select(Author.name)).all())
             assert names == ["ada", "organiser"]
@@ -115,13 +97,10 @@ def test_running_the_migrations_again_changes_nothing(make_arena: ArenaMaker) ->
             again.close()
 
 
-def test_an_arena_made_at_the_first_schema_is_upgraded_in_place(
-    tmp_path: Path, database_url: str | None
-) -> None:
-    url = database_url or f"sqlite:///{tmp_path / 'old.db'}"
-    command.upgrade(_config(url), "0001")
-    engine = create_engine(url)
-    try:
+def test_an_arena_made_at_the_first_schema_is_upgraded_in_place(old_database_url: str) -> None:
+    url = old_database_url
+    command.upgrade(alembic_config(url), "0001")
+    with engine_on(url) as engine:
         assert "rating_points" not in inspect(engine).get_table_names()
         with engine.begin() as connection:
             # As an arena of the first schema holds them: written without today's models.
@@ -146,10 +125,8 @@ def test_an_arena_made_at_the_first_schema_is_upgraded_in_place(
                 ),
                 {"sha": "0" * 64, "now": _moment(0)},
             )
-    finally:
-        engine.dispose()
     upgrade(url)
-    assert _revision(url) == _head()
+    assert revision(url) == _head()
     database = Database(url)
     try:
         with database.session() as session:
@@ -400,17 +377,16 @@ def test_a_transaction_that_raises_leaves_nothing(make_arena: ArenaMaker) -> Non
 def test_the_postgresql_server_is_the_suites_own(postgres_server: PostgresServer) -> None:
     """Reached through its unix socket only, with no TCP port, running as no superuser of
     the machine, and fast because it is thrown away."""
-    with postgres_server.database() as url:
-        engine = create_engine(url)
-        try:
-            with engine.connect() as connection:
-                shown = {
-                    name: connection.execute(text(f"SHOW {name}")).scalar_one()
-                    for name in ("listen_addresses", "unix_socket_directories", "fsync")
-                }
-                directory = connection.execute(text("SHOW data_directory")).scalar_one()
-        finally:
-            engine.dispose()
+    with (
+        postgres_server.database() as url,
+        engine_on(url) as engine,
+        engine.connect() as connection,
+    ):
+        shown = {
+            name: connection.execute(text(f"SHOW {name}")).scalar_one()
+            for name in ("listen_addresses", "unix_socket_directories", "fsync")
+        }
+        directory = connection.execute(text("SHOW data_directory")).scalar_one()
     assert shown == {
         "listen_addresses": "",
         "unix_socket_directories": str(postgres_server.socket),

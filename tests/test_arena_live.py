@@ -68,6 +68,13 @@ def append(path: Path, text: str) -> None:
 # -- the live file
 
 
+@pytest.fixture
+def begun(tmp_path: Path) -> tuple[Path, LiveMoves]:
+    """Match m's live file of ROLES, begun by its writer: where it is, and the writer."""
+    path = tmp_path / "m.jsonl"
+    return path, LiveMoves(path, "m", ROLES)
+
+
 def test_the_reader_takes_each_step_once_and_a_torn_last_line_when_it_is_whole(
     tmp_path: Path,
 ) -> None:
@@ -90,11 +97,10 @@ def test_the_reader_takes_each_step_once_and_a_torn_last_line_when_it_is_whole(
 
 
 def test_a_file_past_its_bound_is_followed_no_further(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    begun: tuple[Path, LiveMoves], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(live, "MAX_BYTES", 400)
-    path = tmp_path / "m.jsonl"
-    writer = LiveMoves(path, "m", ROLES)
+    path, writer = begun
     for step in range(1, 41):
         writer.step(step, (Move("(mark 1 1)"), Move("noop")), None)
     assert path.stat().st_size > 400
@@ -108,11 +114,10 @@ def test_a_file_past_its_bound_is_followed_no_further(
 
 
 def test_a_line_longer_than_its_bound_ends_what_is_read_even_unfinished(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    begun: tuple[Path, LiveMoves], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(live, "MAX_LINE", 100)
-    path = tmp_path / "m.jsonl"
-    LiveMoves(path, "m", ROLES)
+    path, _ = begun
     append(path, '{"step":1,"moves":["' + "x" * 200)
     reader = LiveReader(path, ROLES)
     assert reader.read() == (False, [])
@@ -131,9 +136,10 @@ def test_a_line_longer_than_its_bound_ends_what_is_read_even_unfinished(
         '{"step": 2, "moves": "a b"}',
     ],
 )
-def test_a_line_that_is_no_next_step_ends_what_is_read(tmp_path: Path, line: str) -> None:
-    path = tmp_path / "m.jsonl"
-    writer = LiveMoves(path, "m", ROLES)
+def test_a_line_that_is_no_next_step_ends_what_is_read(
+    begun: tuple[Path, LiveMoves], line: str
+) -> None:
+    path, writer = begun
     writer.step(1, (Move("a"), Move("b")), None)
     append(path, line + "\n" + '{"step": 2, "moves": ["c", "d"]}\n')
     reader = LiveReader(path, ROLES)
@@ -150,9 +156,10 @@ def test_a_file_of_another_match_s_roles_is_not_read(tmp_path: Path) -> None:
     assert reader.problem is not None and "roles" in reader.problem
 
 
-def test_a_match_played_again_is_another_run_read_from_its_start(tmp_path: Path) -> None:
-    path = tmp_path / "m.jsonl"
-    first = LiveMoves(path, "m", ROLES)
+def test_a_match_played_again_is_another_run_read_from_its_start(
+    begun: tuple[Path, LiveMoves],
+) -> None:
+    path, first = begun
     for step in (1, 2, 3):
         first.step(step, (Move("a"), Move("b")), None)
     reader = LiveReader(path, ROLES)

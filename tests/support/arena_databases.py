@@ -240,6 +240,13 @@ def database_url(arena_databases: Databases) -> str | None:
 
 
 @pytest.fixture
+def old_database_url(tmp_path: Path, database_url: str | None) -> str:
+    """The URL of a new empty database that a test takes to an older schema itself:
+    `database_url`, or on SQLite a file of its own."""
+    return database_url or f"sqlite:///{tmp_path / 'old.db'}"
+
+
+@pytest.fixture
 def make_arena(tmp_path: Path, arena_databases: Databases) -> Iterator[ArenaMaker]:
     """Makes arenas on the test's kind of database; they are closed after the test."""
     with contextlib.ExitStack() as stack:
