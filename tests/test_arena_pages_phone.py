@@ -4,8 +4,11 @@ phone's width (390 px) with no sideways scroll and "Sign out" in view; an author
 her home after sign-in, where her failed bot says why with validate's advice; the validate
 log of a bot that never flushes its output read as `referee validate` prints it, with no
 path of the server; the upload page refusing before sending what the arena would refuse;
-and the organiser's refused Resume (a page older than a restart of the arena) staying on the
-page until the organiser's next action. Everyone signs in through the sign-in form.
+a bot named like another but for case refused with one line; the organiser's ladder never
+showing more matches playing than it plays at once; a page of nothing a 404 page, an icon, and
+no change over a day for a bot minutes old; and the organiser's refused Resume (a page older
+than a restart of the arena) staying on the page until the organiser's next action. Everyone
+signs in through the sign-in form.
 
 The tests run in order on one arena and one browser, each going on from the last."""
 
@@ -216,6 +219,64 @@ def test_the_upload_page_refuses_before_sending_what_the_arena_would_refuse(
     assert sent == []
     assert page.locator("#upload").is_hidden()
     expect(problem).to_be_visible()
+
+
+def test_a_bot_named_like_another_but_for_case_is_refused_with_one_line(
+    arena: Running, browser: Browser
+) -> None:
+    submitted(arena, "ada", "ada-good", random_bot(arena, "ada-good"))
+    page = browser.page
+    sign_in(page, arena, "grace")
+    page.goto(f"{arena.url}/submit")
+    page.fill("#bot-name", "ADA-GOOD")
+    page.set_input_files("#archive", str(random_bot(arena, "ADA-GOOD")))
+    page.click("#send")
+    problem = page.locator("#problem")
+    expect(problem).to_have_text(
+        "bot name 'ADA-GOOD': bot 'ada-good' is already in this arena"
+        " (names must differ by more than case)."
+    )
+    browser.expected(409, f"{arena.url}/api/bots/ADA-GOOD/versions")
+    assert page.url == f"{arena.url}/submit"
+    _, mine = arena.served.get("/api/me", arena.tokens["grace"])
+    assert mine["bots"] == ["keen"]
+
+
+def test_the_organiser_sees_no_more_matches_playing_than_the_ladder_plays_at_once(
+    arena: Running, browser: Browser
+) -> None:
+    page = browser.page
+    sign_in(page, arena, "organiser")
+    facts = page.locator("#ladder")
+    expect(facts.locator("dt", has_text="playing")).to_have_count(1, timeout=DEADLINE_MS)
+    for _ in range(5):
+        shown = facts.locator("dt:text-is('playing') + dd").inner_text()
+        playing, capacity = (int(figure) for figure in shown.split(" of "))
+        assert 0 <= playing <= capacity, shown
+        page.wait_for_timeout(1600)  # the page's next refresh
+
+
+def test_a_page_of_nothing_is_a_404_page_and_the_arena_has_an_icon(
+    arena: Running, browser: Browser
+) -> None:
+    page = browser.page
+    sign_in(page, arena, "ada")
+    for path, title in (("/bots/nobody", "No such bot"), ("/nope", "No such page")):
+        answer = page.goto(f"{arena.url}{path}")
+        assert answer is not None and answer.status == 404, path
+        assert answer.headers["content-type"].startswith("text/html"), path
+        expect(page.locator("main h1")).to_have_text(title)
+        expect(page.locator("header.top")).to_be_visible()
+        browser.expected(404, f"{arena.url}{path}")
+    icon = page.get_attribute('link[rel="icon"]', "href")
+    assert icon is not None
+    fetched = page.request.get(f"{arena.url}{icon}")
+    assert fetched.status == 200 and fetched.headers["content-type"].startswith("image/svg")
+    # A bot minutes old has no change over a day to show.
+    page.goto(f"{arena.url}/")
+    calm = page.locator('#leaderboard tr[data-bot="calm"]')
+    expect(calm).to_have_count(1, timeout=DEADLINE_MS)
+    expect(calm.locator("td").last).to_have_text("\N{EN DASH}")
 
 
 def pages_of(arena: Running) -> dict[str, str]:
