@@ -319,7 +319,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 phase(server, "ladder + clients", args.seconds, args.clients),
             ]
             pause(server, True)
-            server.until("the paused ladder's matches ending", lambda s: s["running"] == 0)
+            server.until("the paused ladder's matches ending", lambda s: s["claimed"] == 0)
             phases.append(phase(server, "paused + clients", args.seconds, args.clients))
         finally:
             server.stop()

@@ -22,6 +22,7 @@ from referee.arena.ladder import Ladder, LadderStatus
 from referee.arena.match_queue import match_key
 from tests.support.archives import Entry, tar
 from tests.support.arena import (
+    INTAKE_CONFIG,
     LADDER_CONFIG,
     Site,
     add_version,
@@ -33,15 +34,6 @@ from tests.support.arena_databases import ArenaMaker
 from tests.support.hostile_submissions import submit
 
 OWN = "http://testserver"
-INTAKE_CONFIG = """\
-name: intake
-games: [ticblock]
-start_clock: 2000
-play_clock: 500
-policy: forfeit
-arena:
-  validate: {matches_per_role: 1}
-"""
 # A bot that says where it is, on standard error, and dies at its start.
 SAYS_WHERE = b"""\
 import os

@@ -17,22 +17,13 @@ from referee.arena.manifest import Manifest, lift, read_manifest
 from referee.errors import SubmissionError
 from referee.players.starter import STARTERS
 from tests.support.archives import Entry, tar
+from tests.support.arena import INTAKE_CONFIG
 from tests.support.arena_databases import ArenaMaker
 from tests.support.facilities import missing
 from tests.support.hostile_submissions import submit
 from tests.support.paths import ROOT
 
 MISTAKES = ROOT / "tests" / "players" / "mistakes"
-CONFIG = """\
-name: intake
-games: [ticblock]
-start_clock: 2000
-play_clock: 500
-policy: forfeit
-arena:
-  validate: {matches_per_role: 1}
-  build: {seconds: 60, memory_mb: 512}
-"""
 
 
 # bot.yaml
@@ -97,7 +88,7 @@ def test_a_single_top_directory_is_lifted(tmp_path: Path) -> None:
 @pytest.fixture
 def arena(make_arena: ArenaMaker) -> Arena:
     """An arena with one author, on each database."""
-    made = make_arena(config_text=CONFIG)
+    made = make_arena(config_text=INTAKE_CONFIG)
     add_author(made, "ada")
     return made
 

@@ -68,6 +68,17 @@ arena:
 # A ladder of forfeit matches, two at once, that places a version after 2 matches
 # (tests/test_arena_ladder.py, test_arena_restart.py): format it with the `game` and the
 # `arena` settings besides.
+# An arena whose intake validates with one match a role, and builds within a minute.
+INTAKE_CONFIG = """\
+name: intake
+games: [ticblock]
+start_clock: 2000
+play_clock: 500
+policy: forfeit
+arena:
+  validate: {matches_per_role: 1}
+  build: {seconds: 60, memory_mb: 512}
+"""
 LADDER_CONFIG = """\
 name: ladder-test
 games: [{game}]
