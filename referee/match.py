@@ -42,6 +42,7 @@ from referee.records.transcript import (
     Transcript,
     rules_fault,
     rulesheet_of,
+    state_limits,
     utc_now,
 )
 from referee.sandbox.cores import current_core
@@ -359,6 +360,7 @@ class Match:
             )
             for role, player, print_ in zip(self.roles, self.setup.players, prints, strict=True)
         ]
+        limits = state_limits(self.game)
         return Transcript(
             match_id=self.setup.match_id,
             game=self.game.id,
@@ -377,6 +379,8 @@ class Match:
             rulesheet=rulesheet_of(self.game),
             opening=self.setup.opening,
             rules_fault=self.rules_fault,
+            state_memory_mb=None if limits is None else limits.memory_mb,
+            state_seconds=None if limits is None else limits.seconds,
         )
 
 

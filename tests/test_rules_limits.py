@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import json
 import os
 import re
@@ -33,6 +34,7 @@ from referee.match import MatchSetup, play_fresh
 from referee.players.builtin import make_player, player_spec
 from referee.policy import Policy
 from referee.protocol import LINE_LIMIT
+from referee.records.rules_fault import recorded_limits
 from referee.records.signing import results_key
 from referee.records.transcript import RulesFault, read_transcript
 from referee.records.verify import FileVerdict, Outcome, verify_file
@@ -328,6 +330,15 @@ def test_verifying_a_rules_fault_checks_it_against_the_rules(tmp_path: Path) -> 
     def memory(data: dict) -> None:
         data["rules_fault"]["state_memory_mb"] = 10
 
+    def own_memory(data: dict) -> None:
+        data["state_memory_mb"] = 10
+
+    def one_own_limit(data: dict) -> None:
+        data["state_seconds"] = None
+
+    def other_limits(data: dict) -> None:
+        data["state_seconds"] = 2
+
     def later_fault(data: dict) -> None:
         data["faults"] = [{"step": 5, "role": "red", "kind": "timeout", "detail": "late"}]
 
@@ -342,6 +353,9 @@ def test_verifying_a_rules_fault_checks_it_against_the_rules(tmp_path: Path) -> 
         ended: "end: recorded as terminal, but the rules failed the match",
         no_fault: "step 4: the rules fail at this state",
         memory: "rules_fault: state_memory_mb: 10 MiB is not in [256, 1048576]",
+        own_memory: "state_limits: state_memory_mb: 10 MiB is not in [256, 1048576]",
+        one_own_limit: "state_limits: one limit of a state recorded without the other",
+        other_limits: "rules_fault: its limits of a state are not the match's",
         later_fault: "step 5: red: a fault at a step that was never played",
         # Once the rules fail at a state, no move is played from it.
         later_step: "rules_fault: at state 4, but the match ends after step 5",
@@ -351,6 +365,14 @@ def test_verifying_a_rules_fault_checks_it_against_the_rules(tmp_path: Path) -> 
     for change, what in expected.items():
         problem = _problem(_verdict(tmp_path, out, change))
         assert problem.startswith(what), (change.__name__, problem)
+    # The match recorded the limits its states had, and a replay computes its states within
+    # them, whatever they were: not within the defaults, which a slow state of a match given
+    # more time may pass on a busy machine, nor within those of a fault it may not have.
+    played = read_transcript(out)
+    assert (played.state_memory_mb, played.state_seconds) == (4096, 1)
+    assert recorded_limits(played) == StateLimits(memory_mb=4096, seconds=1)
+    ended_well = dataclasses.replace(played, rules_fault=None, state_seconds=300.0)
+    assert recorded_limits(ended_well) == StateLimits(memory_mb=4096, seconds=300)
 
 
 @pytest.mark.slow

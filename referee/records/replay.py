@@ -30,7 +30,12 @@ from referee.policy import MAX_SEED, Policy
 from referee.protocol import EndReason
 from referee.records.answer_times import AnswerTimes
 from referee.records.replayed import Discrepancy, Frame, Mismatch, Replay, mismatch, step_mismatch
-from referee.records.rules_fault import check_rules_fault_header, recorded_limits, rules_fault_note
+from referee.records.rules_fault import (
+    check_rules_fault_header,
+    check_state_limits_header,
+    recorded_limits,
+    rules_fault_note,
+)
 from referee.records.transcript import (
     GGP_ORIGIN,
     UNFINISHED,
@@ -218,6 +223,7 @@ class _Replayer:
         longest_ms = (ended - started).total_seconds() * 1000 + _WALL_CLOCK_SLACK_MS
         self.times = AnswerTimes(clocks, self.roles, self.untimed, longest_ms)
         check_rules_fault_header(self.t, self.game)
+        check_state_limits_header(self.t, self.game)
         if seats_disagree(self.t):
             players = " vs ".join(seat.player for seat in self.t.seats)
             raise mismatch(

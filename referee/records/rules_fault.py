@@ -12,15 +12,44 @@ from referee.records.transcript import RulesFault, Transcript, state_limits
 
 
 def recorded_limits(transcript: Transcript) -> StateLimits:
-    """The limits a match's states were computed within, as far as its record says: those
-    of its rules fault; else the defaults, which a match that ended did not pass."""
+    """The limits a match's states were computed within, as far as its record says: its
+    own, else those of its rules fault (a record made before the match recorded its own);
+    else the defaults."""
     fault = transcript.rules_fault
-    if fault is None or fault.state_memory_mb is None or fault.state_seconds is None:
-        return DEFAULT_LIMITS
+    recorded = [(transcript.state_memory_mb, transcript.state_seconds)]
+    if fault is not None:
+        recorded.append((fault.state_memory_mb, fault.state_seconds))
+    for memory_mb, seconds in recorded:
+        if memory_mb is not None and seconds is not None:
+            try:
+                return StateLimits(memory_mb, seconds)
+            except ConfigError:
+                return DEFAULT_LIMITS  # told as a discrepancy by the header's check
+    return DEFAULT_LIMITS
+
+
+def check_state_limits_header(transcript: Transcript, game: Game) -> None:
+    """A match's own limits of a state: both or neither, limits a state can have, only for
+    a GDL game, and those of its rules fault if that records them too."""
+    memory_mb, seconds = transcript.state_memory_mb, transcript.state_seconds
+    if memory_mb is None and seconds is None:
+        return
+    if memory_mb is None or seconds is None:
+        raise mismatch("state_limits", "one limit of a state recorded without the other")
+    if not isinstance(game, GdlGame):
+        raise mismatch(
+            "state_limits",
+            f"the limits of a state recorded, but the states of {game.id} are computed under"
+            " no limits",
+        )
     try:
-        return StateLimits(fault.state_memory_mb, fault.state_seconds)
-    except ConfigError:
-        return DEFAULT_LIMITS  # told as a discrepancy by the header's check
+        StateLimits(memory_mb, seconds)
+    except ConfigError as error:
+        raise mismatch("state_limits", str(error)) from None
+    fault = transcript.rules_fault
+    faults_own = None if fault is None else (fault.state_memory_mb, fault.state_seconds)
+    if faults_own not in (None, (None, None), (memory_mb, seconds)):
+        raise mismatch("rules_fault", "its limits of a state are not the match's")
 
 
 def check_rules_fault_header(transcript: Transcript, game: Game) -> None:

@@ -191,6 +191,10 @@ class Transcript:
     # Set when the match ended because the rules could not compute a state (then it is
     # aborted, with no goals): a fault of the game, no player's.
     rules_fault: RulesFault | None = None
+    # The limits each state had, for a GDL game computed one state at a time (None for
+    # others): a replay computes the states within them, as the match did.
+    state_memory_mb: int | None = None
+    state_seconds: float | None = None
     # The CPU time each role's processes used to answer `start` (where it was counted).
     start_cpu_ms: dict[str, float] = field(default_factory=dict)
     signature: Signature | None = None
