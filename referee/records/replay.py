@@ -8,9 +8,11 @@ recorded. The first thing that differs is reported as a `Discrepancy`.
 
 from __future__ import annotations
 
+import contextlib
 import random
+import time
 from collections import defaultdict
-from collections.abc import Hashable, Iterable, Sequence
+from collections.abc import Hashable, Iterable, Iterator, Sequence
 from dataclasses import fields
 from datetime import datetime
 from pathlib import Path
@@ -25,7 +27,16 @@ from referee.errors import (
     RulesheetError,
     UnknownGameError,
 )
-from referee.games import Game, Move, StateLimits, get_game, load_text, rulesheet_sha256
+from referee.games import (
+    Game,
+    GdlGame,
+    Move,
+    StateLimits,
+    get_game,
+    load_text,
+    rulesheet_sha256,
+)
+from referee.games.gdl.remote import DEFAULT_LIMITS
 from referee.policy import MAX_SEED, Policy
 from referee.protocol import EndReason
 from referee.records.answer_times import AnswerTimes
@@ -144,7 +155,8 @@ class _Replayer:
         found: GameFault | None = None
         try:
             for number, step in enumerate(self.t.steps, start=1):
-                state = self._step(number, step, state)
+                with self._deciding(number):
+                    state = self._step(number, step, state)
             self.at = len(self.t.steps)
             if self.t.rules_fault is None:
                 self._check_end(state)
@@ -169,6 +181,26 @@ class _Replayer:
         assert recorded is not None  # without one, the end was checked above
         self.note = rules_fault_note(recorded, found, self.game)
         self._check_aborted_by_rules()
+
+    @contextlib.contextmanager
+    def _deciding(self, number: int) -> Iterator[None]:
+        """Around step `number`: the state after the last step of a match aborted while its
+        rules computed it decides nothing (`run`), so it is given no more time here than
+        the defaults give a state, however long the match's limits were."""
+        game = self.game
+        undecided = (
+            number == len(self.t.steps)
+            and self.t.end_reason == EndReason.ABORTED
+            and self.t.rules_fault is None
+        )
+        if undecided and isinstance(game, GdlGame):
+            game.give_up_at(time.monotonic() + DEFAULT_LIMITS.seconds)
+            try:
+                yield
+            finally:
+                game.give_up_at(None)
+        else:
+            yield
 
     def _check_aborted_by_rules(self) -> None:
         """A match the rules ended (aborted, no goals: the header's checks) has no later
