@@ -143,6 +143,8 @@ def test_the_page_shows_the_arenas_games_clocks_and_limits_as_configured(
     assert "plays 2 matches in one process" in text and "(18 matches in all)" in text
     assert "it plays 5 placement matches" in text
     assert "more than 25% of its matches, once it has played 17" in text
+    # How to check a transcript, with the arena's key (the match page's names the same).
+    assert re.search(r"referee replay --verify FILE --key ed25519:[A-Za-z0-9+/=]{40,}", text)
     # Everyone may read it, and the header of every page links to it.
     assert '<a href="/write-a-bot">Write a bot</a>' in client.get("/signin").text
 

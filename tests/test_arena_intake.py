@@ -192,7 +192,10 @@ def test_an_archive_going_up_fails_at_unpack_naming_the_member(arena: Arena) -> 
 
 def test_a_manifest_naming_another_bot_fails(arena: Arena) -> None:
     version, _ = process(arena, submit(arena, "ada", "other", python_bot("pybot")))
-    assert version.reason == "bot.yaml: name 'pybot' is not this bot's ('other')"
+    assert version.reason == (
+        "bot.yaml: name 'pybot' is not this bot's ('other'):"
+        " change its name to 'other', or submit it as 'pybot'"
+    )
 
 
 def test_a_new_version_placed_retires_the_one_on_the_ladder(arena: Arena) -> None:

@@ -311,6 +311,8 @@ def test_the_match_page_links_its_seats_and_its_transcript_downloads_and_verifie
     saved = tmp_path / download.suggested_filename
     download.save_as(saved)
     assert verify_file(saved, ladder.key).outcome is Outcome.VERIFIED
+    # The page names the arena's key, with which the download verifies.
+    expect(page.locator("p.downloads")).to_contain_text(f"--key {ladder.key}")
     with page.expect_download() as started:
         page.click("#download-ggp")
     exported = tmp_path / "exported.json"

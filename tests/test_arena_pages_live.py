@@ -169,10 +169,14 @@ def test_an_author_watches_her_running_match_in_two_contexts_until_it_ends(
     assert shown == last > opened[0]
     shown, last = steps_shown(second.page)
     assert shown == 0 and last > opened[1]
-    # Done: each page shows the finished match, its bots' logs offered.
+    # Done: each page shows the finished match, its bots' logs offered, where its reader was:
+    # the one who followed at its end, the one who stepped back at the start.
     for page in pages:
         expect(page.locator("body")).to_have_attribute("data-page", "match", timeout=DEADLINE_MS)
         expect(page.locator(".log-button")).to_have_count(2)
         assert steps_shown(page)[1] >= last
+    shown, last = steps_shown(first.page)
+    assert shown == last
+    assert steps_shown(second.page)[0] == 0
     _, done = arena.served.get(f"/api/matches/{key}", arena.tokens["ada"])
     assert done["state"] == "done" and done["transcript"] is not None

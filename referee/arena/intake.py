@@ -176,7 +176,8 @@ class Intake:
         manifest = read_manifest(directory)
         if manifest.name != submitted.bot_name:
             raise SubmissionError(
-                f"bot.yaml: name {manifest.name!r} is not this bot's ({submitted.bot_name!r})"
+                f"bot.yaml: name {manifest.name!r} is not this bot's ({submitted.bot_name!r}):"
+                f" change its name to {submitted.bot_name!r}, or submit it as {manifest.name!r}"
             )
         return manifest
 

@@ -17,6 +17,7 @@ else.
 from __future__ import annotations
 
 import functools
+import math
 import re
 import threading
 from collections import OrderedDict
@@ -151,7 +152,9 @@ def landing(author: Author) -> str:
 
 
 def _mib(size: int) -> str:
-    return f"{size / 2**20:.1f}".removesuffix(".0")
+    """A size as the pages say it, rounded down to a tenth of a MiB: a limit so said is
+    never more than the arena takes."""
+    return f"{math.floor(size / 2**20 * 10) / 10:g} MiB"
 
 
 def local_path(target: str) -> str:
@@ -212,6 +215,8 @@ class _Pages:
         viewer."""
         text = _TEMPLATES.get_template(template).render(
             arena=self.arena.config.tournament.name,
+            # What checks the arena's transcripts (`referee replay --verify --key`).
+            arena_key=self.arena.key.public,
             viewer=viewer,
             title=title,
             page=page,
@@ -315,8 +320,8 @@ class _Pages:
             "Submit a bot",
             "submit",
             data,
-            archive_mib=_mib(archive),
-            unpacked_mib=_mib(caps.max_bytes),
+            archive=archive,
+            unpacked=caps.max_bytes,
             files=caps.max_files,
             name_pattern=BOT_NAME.pattern,
             name_limit=MAX_BOT_NAME,
@@ -522,3 +527,4 @@ _TEMPLATES = Environment(
     keep_trailing_newline=True,
 )
 _TEMPLATES.globals["to_fill"] = _to_fill
+_TEMPLATES.globals["mib"] = _mib

@@ -277,6 +277,8 @@ async function showLeaderboard() {
 
 // A bot's page: its versions, its rating over time, its recent matches and head to head.
 let historyShown = [];
+// What the chart says while there is no history (a bot on its way, or one that failed).
+let historyEmpty = "";
 
 function startBot() {
   const box = byId("history");
@@ -312,6 +314,9 @@ async function showBot() {
     ),
   );
   historyShown = bot.history ?? [];
+  historyEmpty = bot.versions.some((version) => MOVING.has(version.state) || version.state === "rated")
+    ? "No rating yet: it comes with the first matches."
+    : "No rating: no version of this bot has played on the ladder.";
   drawHistory(byId("history"), historyShown);
   byId("matches").tBodies[0].replaceChildren(...recent.matches.map((match) => matchRow(match, name)));
   byId("no-matches").hidden = recent.matches.length > 0;
@@ -365,7 +370,7 @@ function niceTicks(low, high, count = 4) {
 // per point, the rating axis at round numbers.
 function drawHistory(box, history) {
   if (history.length === 0) {
-    box.replaceChildren(el("p", { class: "note" }, "No rating yet: it comes with the first matches."));
+    box.replaceChildren(el("p", { class: "note" }, historyEmpty));
     return;
   }
   const width = Math.max(box.clientWidth, 240);
@@ -523,8 +528,9 @@ function placementRow(version) {
   if (!state) {
     return [];
   }
-  const verdict =
-    state === "waiting" ? "" : `${version.matches} match${version.matches === 1 ? "" : "es"} played`;
+  // The version's matches so far: its placement's while it places, then all it played.
+  const played = `${version.matches} match${version.matches === 1 ? "" : "es"}`;
+  const verdict = { waiting: "", running: `${played} played so far` }[state] ?? `placed; ${played} played in all`;
   return [
     el(
       "tr",

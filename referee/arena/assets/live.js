@@ -18,6 +18,7 @@ function startLive() {
     const live = await api(`${path}?after=${Math.max(0, after)}`);
     const again = run !== null && live.run !== null && live.run !== run;
     if (live.state === "done" || again) {
+      if (live.state === "done") keepPlace();
       location.reload();
       return false;
     }
@@ -38,6 +39,16 @@ function startLive() {
     return true;
   }
   poll(follow, "live-problem", LIVE_POLL_MS);
+}
+
+// The step the reader was at, kept in the address for the finished match's page: its last
+// if they followed the match (a step past the end is the nearest there is, the last).
+function keepPlace() {
+  const slider = byId("step");
+  if (slider === null) return;
+  const at = Number(slider.value);
+  const step = at === Number(slider.max) ? 999999999 : at;
+  history.replaceState(null, "", `#step=${step}`);
 }
 
 PAGES.live = startLive;
