@@ -126,7 +126,10 @@ class Gate:
         if not hmac.compare_digest(
             given.encode("utf-8", "replace"), self.csrf(session_id).encode()
         ):
-            return f"the {CSRF_HEADER} header is missing or out of date: reload the page"
+            return (
+                f"this page is out of date (its {CSRF_HEADER} header is missing, or from"
+                " before the arena last started): reload the page"
+            )
         return None
 
 
