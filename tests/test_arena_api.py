@@ -472,3 +472,30 @@ def test_replays_past_the_bound_are_refused_at_once(
         release.set()
         assert [done.result().json()["verified"] for done in first] == [True] * len(first)
     assert site.post(path, "organiser").json()["verified"] is True
+
+
+def test_what_a_client_may_send_amiss_is_a_400_or_404_with_one_line(site: Site) -> None:
+    seed(site)
+    # Digits Python calls digits that int() refuses; a NUL, which PostgreSQL refuses in text.
+    answers = {
+        "/api/matches?limit=²": 400,
+        "/api/matches?limit=٣": 400,
+        "/api/matches?game=a%00b": 400,
+        "/api/matches?bot=a%00b": 400,
+        "/api/matches/arena-1%00": 404,
+        "/api/bots/a%00b": 404,
+        "/api/matches/arena-1/live?after=²": 400,
+    }
+    for path, status in answers.items():
+        answer = site.get(path, "bob")
+        error = answer.json()["error"]
+        assert answer.status_code == status, (path, answer.text)
+        assert error and "\n" not in error, path
+    # An organiser's body nested past the parser's depth, or a reason that is no text.
+    deep = b'{"reason": ' + b"[" * 2000 + b"]" * 2000 + b"}"
+    lone = b'{"reason": "\\ud800"}'
+    for body in (deep, lone):
+        answer = site.post("/api/bots/ace/suspend", "organiser", content=body)
+        assert answer.status_code == 400, answer.text
+        assert "\n" not in answer.json()["error"]
+    assert site.get("/api/bots/ace", "bob").json()["versions"][0]["state"] == "rated"

@@ -36,6 +36,7 @@ from referee.arena.bodies import SMALL_BODY_SECONDS, read_body
 from referee.arena.db import Author, Version
 from referee.arena.errors import Busy, Forbidden, NotFound, Unauthorised
 from referee.arena.home import Arena
+from referee.arena.queries import storable, whole_number
 from referee.arena.replays import Replays
 from referee.arena.submissions import Refusal, SubmissionRefused
 from referee.arena.watching import Watching
@@ -241,9 +242,10 @@ class _Api:
         """A match as it is played: its state, and the frames of the steps after `after`."""
         self.author(request)
         text = request.query_params.get("after", "0")
-        if not text.isdigit() or len(text) > 9:
+        after = whole_number(text, 9)
+        if after is None:
             raise HTTPException(400, f"after {text[:20]!r}: a step number (0: the start)")
-        return JSONResponse(self.watching.live(request.path_params["key"], int(text)))
+        return JSONResponse(self.watching.live(request.path_params["key"], after))
 
     def running(self, request: Request) -> Response:
         """The matches being played, to watch."""
@@ -380,9 +382,10 @@ def _number(request: Request, name: str, default: int | None, most: int) -> Any:
     text = request.query_params.get(name)
     if text is None:
         return default
-    if not text.isdigit() or len(text) > 10 or not 1 <= int(text) <= most:
+    number = whole_number(text, 10)
+    if number is None or not 1 <= number <= most:
         raise HTTPException(400, f"{name} {text[:20]!r}: a number from 1 to {most}")
-    return int(text)
+    return number
 
 
 def _download(file: downloads.Download) -> Response:
@@ -397,11 +400,14 @@ def _reason(body: bytes) -> str:
         return ""
     try:
         data = json.loads(body)
-    except ValueError:
+    except (ValueError, RecursionError):
+        # RecursionError: JSON nested past the parser's depth.
         raise HTTPException(400, 'the body must be JSON: {"reason": "..."}') from None
     reason = data.get("reason", "") if isinstance(data, dict) else None
     if not isinstance(reason, str):
         raise HTTPException(400, 'the body must be JSON: {"reason": "..."}')
+    if not storable(reason):
+        raise HTTPException(400, "the reason must be text: no NUL, no lone surrogate")
     return reason
 
 

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
+from referee.arena.queries import storable, whole_number
 from referee.arena.rows import MAX_ID
 
 # A page of matches: what one request may ask for, and gets unasked.
@@ -55,10 +56,10 @@ class Cursor:
             raw = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4)).decode()
             moment, number = raw.split("|")
             finished_at = dt.datetime.fromisoformat(moment)
-            match_id = int(number)
         except (binascii.Error, UnicodeDecodeError, ValueError):
             raise problem from None
-        if finished_at.tzinfo is None or not number.isdigit() or match_id > MAX_ID:
+        match_id = whole_number(number, 10)
+        if finished_at.tzinfo is None or match_id is None or match_id > MAX_ID:
             raise problem
         return cls(finished_at, match_id)
 
@@ -85,12 +86,13 @@ def parse_query(items: Sequence[tuple[str, str]]) -> MatchQuery:
             raise BadQuery(f"unknown parameter {name[:40]!r}: give {', '.join(_PARAMETERS)}")
         if name in given:
             raise BadQuery(f"{name}: give it once")
-        if not value or len(value) > MAX_TEXT:
-            raise BadQuery(f"{name}: give a value of 1 to {MAX_TEXT} characters")
+        if not value or len(value) > MAX_TEXT or not storable(value):
+            raise BadQuery(f"{name}: give a value of 1 to {MAX_TEXT} characters, none a NUL")
         given[name] = value
-    limit = given.get("limit", str(DEFAULT_LIMIT))
-    if not limit.isdigit() or len(limit) > 6 or int(limit) < 1:
-        raise BadQuery(f"limit {limit[:20]!r}: a number from 1 to {MAX_LIMIT}")
+    text = given.get("limit", str(DEFAULT_LIMIT))
+    limit = whole_number(text, 6)
+    if limit is None or limit < 1:
+        raise BadQuery(f"limit {text[:20]!r}: a number from 1 to {MAX_LIMIT}")
     result = given.get("result")
     if result is not None and result not in set(Result):
         raise BadQuery(f"result {result[:20]!r}: one of {', '.join(Result)}")
@@ -103,5 +105,5 @@ def parse_query(items: Sequence[tuple[str, str]]) -> MatchQuery:
         game=given.get("game"),
         result=None if result is None else Result(result),
         after=None if cursor is None else Cursor.decode(cursor),
-        limit=min(int(limit), MAX_LIMIT),
+        limit=min(limit, MAX_LIMIT),
     )

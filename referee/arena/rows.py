@@ -9,6 +9,7 @@ from sqlalchemy.orm import Session, selectinload
 
 from referee.arena.db import Bot, Match, Seat, Version
 from referee.arena.errors import NotFound
+from referee.arena.queries import storable
 
 # The largest id a row may have on every database (a 32-bit integer column).
 MAX_ID = 2**31 - 1
@@ -18,7 +19,10 @@ WITH_SEATS = selectinload(Match.seats).selectinload(Seat.version).selectinload(V
 
 def bot_named(session: Session, name: str) -> Bot:
     """The bot of that name, its versions loaded (by number); NotFound if none."""
-    found = session.scalar(select(Bot).where(Bot.name == name).options(selectinload(Bot.versions)))
+    found = None
+    if storable(name):
+        query = select(Bot).where(Bot.name == name).options(selectinload(Bot.versions))
+        found = session.scalar(query)
     if found is None:
         raise NotFound(f"no bot {name[:60]!r}")
     return found
@@ -35,7 +39,9 @@ def version_by_id(session: Session, version_id: int) -> Version:
 
 def match_by_key(session: Session, key: str) -> Match:
     """The match of that key, its seats loaded (`WITH_SEATS`); NotFound if none."""
-    found = session.scalar(select(Match).where(Match.key == key).options(WITH_SEATS))
+    found = None
+    if storable(key):
+        found = session.scalar(select(Match).where(Match.key == key).options(WITH_SEATS))
     if found is None:
         raise NotFound(f"no match {key[:64]!r}")
     return found
