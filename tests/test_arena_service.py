@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import io
 import shutil
+import subprocess
+import sys
 import tarfile
 from pathlib import Path
 
@@ -20,7 +22,7 @@ from referee.cli import app
 from referee.players.starter import STARTERS
 from tests.support.arena import SERVICE_CONFIG as CONFIG
 from tests.support.arena import token_of, wait_for
-from tests.support.arena_serving import Served, serving
+from tests.support.arena_serving import DEADLINE_S, Served, serving
 from tests.support.paths import ROOT
 
 runner = CliRunner()
@@ -180,3 +182,23 @@ def assert_private(served: Served, tokens: dict[str, str]) -> None:
             assert version["reason"] not in text and "advice" not in text
             assert served.get(log, tokens[other])[0] == 403
         assert served.get(log, None)[0] == 401
+
+
+def test_a_second_serve_of_one_arena_is_refused_in_one_line(
+    authors: tuple[Path, dict[str, str]],
+) -> None:
+    directory, _ = authors
+    second = [sys.executable, "-m", "referee", "arena", "serve", str(directory), "--port", "0"]
+    with serving(directory) as served:
+        refused = subprocess.run(
+            second, capture_output=True, text=True, timeout=DEADLINE_S, cwd=ROOT, check=False
+        )
+        assert refused.returncode == 2, refused.stderr
+        errors = [line for line in refused.stderr.splitlines() if line.startswith("referee:")]
+        assert len(errors) == 1, refused.stderr
+        assert "another `referee arena serve` is serving this arena" in errors[0]
+        # The first goes on.
+        assert served.get("/api/leaderboard", None)[0] == 200
+    # Once it has stopped (killed: the system lets its lock go), the arena is served again.
+    with serving(directory) as again:
+        assert again.get("/api/leaderboard", None)[0] == 200

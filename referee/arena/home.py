@@ -4,6 +4,7 @@ results, the archives as submitted and the bots as built.
     DIR/arena.yaml          the config (docs/arena.md)
     DIR/arena.json          where the database is: null for DIR/arena.db (SQLite)
     DIR/signing.key         the key every transcript is signed with (0600)
+    DIR/serve.lock          locked by the one `serve` of an arena on SQLite (`serving_lock`)
     DIR/results/            the transcripts and the bots' logs: the record
     DIR/submissions/ID      each version's archive as received
     DIR/bots/ID/            each version unpacked and built; it runs there

@@ -190,6 +190,7 @@ def serve(
     from referee.arena.home import open_arena
     from referee.arena.ladder import LadderObserver
     from referee.arena.service import serve as serve_arena
+    from referee.arena.serving_lock import serving
     from referee.cli.sandbox import prepare_sandbox
     from referee.tournaments.cluster import Workers
 
@@ -218,7 +219,7 @@ def serve(
     # clocks, as `referee tournament` does; the ladder makes the full passes that are due.
     pauses = short_pauses() if venue is None else contextlib.nullcontext()
     try:
-        with pauses:
+        with serving(arena), pauses:
             asyncio.run(serve_arena(arena, host, port, venue, ready, Said()))
     finally:
         arena.close()
