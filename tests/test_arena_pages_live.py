@@ -174,6 +174,8 @@ def test_an_author_watches_her_running_match_in_two_contexts_until_it_ends(
     for page in pages:
         expect(page.locator("body")).to_have_attribute("data-page", "match", timeout=DEADLINE_MS)
         expect(page.locator(".log-button")).to_have_count(2)
+        # The viewer fills its label once the page has loaded.
+        expect(page.locator("#step-label")).to_have_text(re.compile(r"step \d+ of \d+"))
         assert steps_shown(page)[1] >= last
     shown, last = steps_shown(first.page)
     assert shown == last
