@@ -3,13 +3,16 @@ one-line refusals."""
 
 from __future__ import annotations
 
+import contextlib
 import gc
+import http.server
 import io
 import json
 import re
 import signal
 import subprocess
 import tarfile
+import threading
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,6 +21,7 @@ import pytest
 from sqlalchemy import select
 from typer.testing import CliRunner
 
+from referee.arena import client
 from referee.arena.db import Author
 from referee.arena.home import open_arena
 from referee.arena.tokens import token_hash
@@ -181,3 +185,67 @@ def test_serve_keeps_the_collectors_pauses_short_where_it_plays_the_matches_itse
     assert result.exit_code == 0, result.output
     assert seen == [short]
     assert gc.get_threshold()[2] < 1_000_000, "the collector's own counts again after serve"
+
+
+class _Busy(http.server.BaseHTTPRequestHandler):
+    """An arena that is busy (503) for its first `busy` submissions, then takes one and
+    says its version is rated; each POST counted."""
+
+    busy = 2
+    posts = 0
+    refusal = 503
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers["Content-Length"]))
+        type(self).posts += 1
+        if type(self).posts <= type(self).busy:
+            self.answer(self.refusal, {"error": "too many submissions arriving at once"}, "1")
+        else:
+            self.answer(202, {"id": 7, "bot": "calm", "number": 1, "state": "queued"})
+
+    def do_GET(self) -> None:
+        self.answer(200, {"id": 7, "number": 1, "state": "rated", "steps": []})
+
+    def answer(self, status: int, body: dict[str, object], retry_after: str = "") -> None:
+        data = json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        if retry_after:
+            self.send_header("Retry-After", retry_after)
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *_args: object) -> None:
+        pass
+
+
+@contextlib.contextmanager
+def busy_arena(busy: int, refusal: int = 503) -> Iterator[str]:
+    """An arena's API that refuses the first `busy` submissions with `refusal`: its URL."""
+    handler = type("Handler", (_Busy,), {"busy": busy, "posts": 0, "refusal": refusal})
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert handler.posts == (busy + 1 if refusal == 503 else 1)
+
+
+def test_a_submission_to_a_busy_arena_is_sent_again_and_says_so(tmp_path: Path) -> None:
+    archive = tmp_path / "calm.tar.gz"
+    archive.write_bytes(b"an archive")
+    lines: list[str] = []
+    with busy_arena(2) as url:
+        done = client.submit(client.Api(url, "t0ken"), archive, "calm", lines.append, 0.0)
+    assert done.reached_ladder
+    waits = [line for line in lines if line.startswith("the arena is busy")]
+    # The wait doubles from 1 s (its Retry-After asks for 1 s).
+    assert [line.rsplit(" in ", 1)[1] for line in waits] == ["1 s", "2 s"], waits
+    assert "503" in waits[0] and "too many submissions" in waits[0]
+    # Any other refusal is not sent again: it is the one line the command exits with.
+    with busy_arena(1, refusal=429) as url, pytest.raises(client.ClientError, match="429"):
+        client.submit(client.Api(url, "t0ken"), archive, "calm", lines.append, 0.0)

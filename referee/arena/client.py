@@ -26,6 +26,13 @@ CLIENT_CAPS = Caps(max_bytes=1024 * 1024 * 1024, max_files=100_000)
 ANSWER_LIMIT = 64 * 1024 * 1024
 REQUEST_S = 60
 POLL_S = 1.0
+# A busy arena (503: as many uploads under way as it takes) is sent the submission again,
+# after a wait that doubles from BACKOFF_S to BACKOFF_MAX_S (longer if its Retry-After says
+# so), for RETRY_FOR_S in all: a class submitting at a deadline gets in, one after another.
+BACKOFF_S = 1.0
+BACKOFF_MAX_S = 30.0
+RETRY_FOR_S = 300.0
+BUSY = 503
 # Where a submission's following ends: on the ladder, or off it.
 _ENDED = (*ON_LADDER, VersionState.FAILED, VersionState.SUSPENDED, VersionState.RETIRED)
 
@@ -35,9 +42,12 @@ Json = dict[str, Any]
 class ClientError(ArenaError):
     """The arena refused a request, or could not be reached: one line saying which."""
 
-    def __init__(self, message: str, status: int | None = None) -> None:
+    def __init__(
+        self, message: str, status: int | None = None, retry_after_s: float | None = None
+    ) -> None:
         super().__init__(message)
         self.status = status
+        self.retry_after_s = retry_after_s
 
 
 @dataclass(frozen=True)
@@ -89,8 +99,11 @@ class Api:
         except urllib.error.HTTPError as error:
             with error:
                 said = _said(error.read(64 * 1024))
+            wait = error.headers.get("Retry-After", "")
             raise ClientError(
-                f"{method} {path}: {error.code} {error.reason}: {said}", error.code
+                f"{method} {path}: {error.code} {error.reason}: {said}",
+                error.code,
+                float(wait) if wait.isascii() and wait.isdigit() else None,
             ) from None
         except urllib.error.URLError as error:
             raise ClientError(f"cannot reach {self.url}: {error.reason}") from None
@@ -126,11 +139,36 @@ def submit(
         data = path.read_bytes()
     else:
         raise SubmissionError(f"{path}: no such directory or archive file")
-    sent = api.request("POST", f"/api/bots/{urllib.parse.quote(name, safe='')}/versions", data)
+    where = f"/api/bots/{urllib.parse.quote(name, safe='')}/versions"
+    sent = _sent(api, where, data, progress)
     try:
         return _follow(api, name, sent, len(data), progress, poll_s)
     except (KeyError, TypeError, ValueError) as error:
         raise ClientError(f"{api.url}: an answer is not an arena's: {error!r}") from None
+
+
+def _sent(
+    api: Api,
+    path: str,
+    data: bytes,
+    progress: Callable[[str], None],
+    sleep: Callable[[float], None] = time.sleep,
+) -> Json:
+    """The submission POSTed, and sent again while the arena answers that it is busy (503,
+    which takes nothing), each wait told to `progress`; past RETRY_FOR_S, its refusal."""
+    waited, backoff = 0.0, BACKOFF_S
+    while True:
+        try:
+            return api.request("POST", path, data)
+        except ClientError as error:
+            if error.status != BUSY or waited >= RETRY_FOR_S:
+                raise
+            wait = min(max(backoff, error.retry_after_s or 0.0), BACKOFF_MAX_S)
+            wait = min(wait, RETRY_FOR_S - waited)
+            progress(f"the arena is busy ({error}); sending again in {wait:g} s")
+            sleep(wait)
+            waited += wait
+            backoff = min(2 * backoff, BACKOFF_MAX_S)
 
 
 def _follow(
