@@ -28,7 +28,7 @@ from tests.support.pyenv import PyenvShim
 from tests.support.tournaments import run, seeded, write_config
 
 # The arena's tests run on each database: `database_url`, `make_arena`.
-pytest_plugins = ["tests.support.arena_databases"]
+pytest_plugins = ["tests.support.arena_databases", "tests.support.arena_browsing"]
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -30,9 +30,7 @@ from tests.support.arena_pages import (
     Running,
     archive,
     arena_served,
-    browsing,
     finished_match,
-    nothing_goes_wrong,
     random_bot,
     sign_in,
     submitted,
@@ -41,7 +39,7 @@ from tests.support.arena_pages import (
 from tests.support.browsers import Browser
 from tests.support.paths import ROOT
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("nothing_went_wrong")]
 HOSTILE = "<img src=x onerror=alert(1)>"
 MISTAKES = ROOT / "tests" / "players" / "mistakes"
 # grace's bot writes this to its log, standard error, at the start of each match.
@@ -68,18 +66,6 @@ def arena(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Running]:
     """An arena on SQLite, served, with two authors (ada, grace) and the organiser."""
     with arena_served(tmp_path_factory.mktemp("pages"), VALIDATING_CONFIG) as running:
         yield running
-
-
-@pytest.fixture(scope="module")
-def browser(arena: Running, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
-    with browsing(arena, tmp_path_factory) as opened:
-        yield opened
-
-
-@pytest.fixture(autouse=True)
-def nothing_went_wrong(browser: Browser) -> Iterator[None]:
-    with nothing_goes_wrong(browser):
-        yield
 
 
 def upload(page: Any, arena: Running, name: str, path: Path) -> str:

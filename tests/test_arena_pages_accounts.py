@@ -20,14 +20,12 @@ from tests.support.arena_pages import (
     DEADLINE_MS,
     Running,
     arena_served,
-    browsing,
-    nothing_goes_wrong,
     sign_in,
     sign_out,
 )
 from tests.support.browsers import Browser
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("nothing_went_wrong")]
 COOKIE = "referee_session"
 
 
@@ -36,18 +34,6 @@ def arena(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Running]:
     """An arena on SQLite, served, with two authors (ada, grace) and the organiser."""
     with arena_served(tmp_path_factory.mktemp("accounts"), SERVICE_CONFIG) as running:
         yield running
-
-
-@pytest.fixture(scope="module")
-def browser(arena: Running, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
-    with browsing(arena, tmp_path_factory) as opened:
-        yield opened
-
-
-@pytest.fixture(autouse=True)
-def nothing_went_wrong(browser: Browser) -> Iterator[None]:
-    with nothing_goes_wrong(browser):
-        yield
 
 
 def session_cookie(browser: Browser) -> dict[str, Any]:

@@ -14,14 +14,12 @@ from tests.support.arena_pages import (
     DEADLINE_MS,
     Running,
     arena_served,
-    browsing,
-    nothing_goes_wrong,
 )
 from tests.support.arena_serving import DEADLINE_S
 from tests.support.browsers import Browser
 from tests.support.paths import EXAMPLES
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("nothing_went_wrong")]
 PHONE = {"width": 390, "height": 844}
 LAPTOP = {"width": 1280, "height": 800}
 # A built-in game and a rulesheet's, whose rules the page shows as written.
@@ -36,18 +34,6 @@ def arena(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Running]:
     """An arena on SQLite, served, with no author but the organiser."""
     with arena_served(tmp_path_factory.mktemp("guide"), CONFIG, authors=()) as running:
         yield running
-
-
-@pytest.fixture(scope="module")
-def browser(arena: Running, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
-    with browsing(arena, tmp_path_factory) as opened:
-        yield opened
-
-
-@pytest.fixture(autouse=True)
-def nothing_went_wrong(browser: Browser) -> Iterator[None]:
-    with nothing_goes_wrong(browser):
-        yield
 
 
 def test_the_page_fits_a_phones_width_and_is_reached_from_the_header(

@@ -32,9 +32,7 @@ from tests.support.arena_pages import (
     Running,
     archive,
     arena_served,
-    browsing,
     finished_match,
-    nothing_goes_wrong,
     random_bot,
     sign_in,
     sign_out_button,
@@ -45,7 +43,7 @@ from tests.support.browsers import Browser
 from tests.support.facilities import missing
 from tests.support.paths import ROOT
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("nothing_went_wrong")]
 PHONE = {"width": 390, "height": 844}
 LAPTOP = {"width": 1280, "height": 800}
 MISTAKES = ROOT / "tests" / "players" / "mistakes"
@@ -67,18 +65,6 @@ def arena(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Running]:
     """An arena on SQLite, served, with two authors (ada, grace) and the organiser."""
     with arena_served(tmp_path_factory.mktemp("phone"), VALIDATING_CONFIG) as running:
         yield running
-
-
-@pytest.fixture(scope="module")
-def browser(arena: Running, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
-    with browsing(arena, tmp_path_factory) as opened:
-        yield opened
-
-
-@pytest.fixture(autouse=True)
-def nothing_went_wrong(browser: Browser) -> Iterator[None]:
-    with nothing_goes_wrong(browser):
-        yield
 
 
 def unflushed_bot(arena: Running) -> Path:
