@@ -12,7 +12,6 @@ import re
 import signal
 import subprocess
 import tarfile
-import threading
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -28,6 +27,7 @@ from referee.arena.tokens import token_hash
 from referee.cli import app
 from tests.support.arena import token_of
 from tests.support.arena_serving import DEADLINE_S, serving
+from tests.support.local_http import local_http
 
 runner = CliRunner()
 
@@ -224,14 +224,8 @@ class _Busy(http.server.BaseHTTPRequestHandler):
 def busy_arena(busy: int, refusal: int = 503) -> Iterator[str]:
     """An arena's API that refuses the first `busy` submissions with `refusal`: its URL."""
     handler = type("Handler", (_Busy,), {"busy": busy, "posts": 0, "refusal": refusal})
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with local_http(handler) as url:
+        yield url
     assert handler.posts == (busy + 1 if refusal == 503 else 1)
 
 

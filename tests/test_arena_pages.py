@@ -15,7 +15,6 @@ import contextlib
 import http.server
 import json
 import re
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, ClassVar
@@ -37,6 +36,7 @@ from tests.support.arena_pages import (
     upload_by_api,
 )
 from tests.support.browsers import Browser
+from tests.support.local_http import local_http
 from tests.support.paths import ROOT
 
 pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("nothing_went_wrong")]
@@ -269,23 +269,15 @@ def test_a_form_posted_from_another_origin_is_refused(arena: Running, browser: B
         "/pause": form_to(f"{arena.url}/api/ladder/pause", {"x": "1"}),
         "/signin": form_to(f"{arena.url}/signin", {"token": arena.tokens["grace"]}),
     }
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Foreign)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    foreign = f"http://127.0.0.1:{server.server_address[1]}"
-    try:
-        with browser.also_allowing(f"{foreign}/"):
-            attacked = browser.new_page()
-            for path, target in (("/pause", "/api/ladder/pause"), ("/signin", "/signin")):
-                with attacked.expect_response(f"{arena.url}{target}") as answer:
-                    attacked.goto(f"{foreign}{path}")
-                assert answer.value.status == 403, path
-                assert "cross-origin" in answer.value.text()
-                browser.expected(403, f"{arena.url}{target}")
-            attacked.close()
-    finally:
-        server.shutdown()
-        server.server_close()
+    with local_http(_Foreign) as foreign, browser.also_allowing(f"{foreign}/"):
+        attacked = browser.new_page()
+        for path, target in (("/pause", "/api/ladder/pause"), ("/signin", "/signin")):
+            with attacked.expect_response(f"{arena.url}{target}") as answer:
+                attacked.goto(f"{foreign}{path}")
+            assert answer.value.status == 403, path
+            assert "cross-origin" in answer.value.text()
+            browser.expected(403, f"{arena.url}{target}")
+        attacked.close()
     _, status = arena.served.get("/api/status", arena.tokens["organiser"])
     assert status["ladder"]["paused"] is False
     # Still the organiser: the foreign sign-in as grace changed nothing.

@@ -5,10 +5,7 @@ in more running matches than that."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import threading
-from collections.abc import Iterator
-from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -20,6 +17,7 @@ from referee.tournaments.config import load_config
 from referee.tournaments.runner import run_tournament
 from referee.tournaments.schedule import Dispatcher, ScheduledMatch, capacities, schedule
 from tests.players.ggp_player import Handler, Player, parse
+from tests.support.local_http import local_http
 from tests.support.tournaments import Recorder, seeded
 
 # Far beyond what the waits here take: a fake that waits this long has found a failure.
@@ -61,20 +59,6 @@ class Seats:
         return player.answer(message)
 
 
-@contextlib.contextmanager
-def serving(seats: Seats) -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    server.player = seats  # type: ignore[attr-defined]
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
-
-
 def write(tmp_path: Path, url: str, others: int, extra: str = "") -> Path:
     path = tmp_path / "web.yaml"
     entries = "".join(f"  - {{name: p{i}, command: {seeded(i)}}}\n" for i in range(others))
@@ -98,7 +82,7 @@ def test_a_url_player_is_in_one_match_at_a_time_while_others_play_beside(
     tmp_path: Path,
 ) -> None:
     seats = Seats()
-    with serving(seats) as url:
+    with local_http(Handler, player=seats) as url:
         path = write(tmp_path, url, others=2)
         recorder = play(path)
     assert seats.overlaps == []
@@ -112,7 +96,7 @@ def test_a_url_player_is_in_one_match_at_a_time_while_others_play_beside(
 
 def test_more_concurrency_than_the_url_players_take_is_said_and_not_used(tmp_path: Path) -> None:
     seats = Seats()
-    with serving(seats) as url:
+    with local_http(Handler, player=seats) as url:
         recorder = play(write(tmp_path, url, others=1))
     assert seats.overlaps == [] and seats.most == 1
     assert recorder.notes == [
@@ -124,7 +108,7 @@ def test_more_concurrency_than_the_url_players_take_is_said_and_not_used(tmp_pat
 def test_a_capacity_of_two_lets_a_url_player_be_in_two_matches(tmp_path: Path) -> None:
     # The fake answers START only once two matches are open: they overlap, or it waits.
     seats = Seats(meet=2)
-    with serving(seats) as url:
+    with local_http(Handler, player=seats) as url:
         recorder = play(write(tmp_path, url, others=1, extra="    capacity: 2\n"))
     assert seats.overlaps == [] and seats.most == 2
     assert recorder.notes == []
