@@ -8,11 +8,9 @@ recorded. The first thing that differs is reported as a `Discrepancy`.
 
 from __future__ import annotations
 
-import contextlib
 import random
-import time
 from collections import defaultdict
-from collections.abc import Hashable, Iterable, Iterator, Sequence
+from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import fields
 from datetime import datetime
 from pathlib import Path
@@ -27,16 +25,7 @@ from referee.errors import (
     RulesheetError,
     UnknownGameError,
 )
-from referee.games import (
-    Game,
-    GdlGame,
-    Move,
-    StateLimits,
-    get_game,
-    load_text,
-    rulesheet_sha256,
-)
-from referee.games.gdl.remote import DEFAULT_LIMITS
+from referee.games import Game, Move, StateLimits, get_game, load_text, rulesheet_sha256
 from referee.policy import MAX_SEED, Policy
 from referee.protocol import EndReason
 from referee.records.answer_times import AnswerTimes
@@ -155,8 +144,7 @@ class _Replayer:
         found: GameFault | None = None
         try:
             for number, step in enumerate(self.t.steps, start=1):
-                with self._deciding(number):
-                    state = self._step(number, step, state)
+                state = self._step(number, step, state)
             self.at = len(self.t.steps)
             if self.t.rules_fault is None:
                 self._check_end(state)
@@ -181,26 +169,6 @@ class _Replayer:
         assert recorded is not None  # without one, the end was checked above
         self.note = rules_fault_note(recorded, found, self.game)
         self._check_aborted_by_rules()
-
-    @contextlib.contextmanager
-    def _deciding(self, number: int) -> Iterator[None]:
-        """Around step `number`: the state after the last step of a match aborted while its
-        rules computed it decides nothing (`run`), so it is given no more time here than
-        the defaults give a state, however long the match's limits were."""
-        game = self.game
-        undecided = (
-            number == len(self.t.steps)
-            and self.t.end_reason == EndReason.ABORTED
-            and self.t.rules_fault is None
-        )
-        if undecided and isinstance(game, GdlGame):
-            game.give_up_at(time.monotonic() + DEFAULT_LIMITS.seconds)
-            try:
-                yield
-            finally:
-                game.give_up_at(None)
-        else:
-            yield
 
     def _check_aborted_by_rules(self) -> None:
         """A match the rules ended (aborted, no goals: the header's checks) has no later
