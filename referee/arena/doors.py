@@ -77,6 +77,9 @@ class Doors:
         return uvicorn.Config(
             app,
             http=cast("type[asyncio.Protocol]", protocol),
+            # The arena speaks no WebSocket: an upgraded connection would leave these doors
+            # (its protocol replaced), uncounted and under no deadline.
+            ws="none",
             limit_concurrency=self.limits.in_all,
             timeout_keep_alive=self.limits.idle_s,
             forwarded_allow_ips=sorted(self.limits.proxies),
