@@ -11,7 +11,7 @@ import json
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -45,6 +45,8 @@ CLOSED = (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError)
 
 @dataclass
 class OpenArena:
+    """An arena, and its authors' tokens by name."""
+
     arena: Arena
     tokens: dict[str, str]
 
@@ -80,7 +82,8 @@ def served(arena: Arena, limits: Limits, uploads: Uploads | None = None) -> Iter
         listener.close()
 
 
-def wait_until(what: str, done: Any) -> None:
+def wait_until(what: str, done: Callable[[], object]) -> None:
+    """Until `done()`, for at most PATIENCE_S."""
     deadline = time.monotonic() + PATIENCE_S
     while not done():
         assert time.monotonic() < deadline, f"still waiting for {what}"
