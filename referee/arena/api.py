@@ -5,8 +5,9 @@ pages' sign-in cookie, looked up once by its hash (`auth`, which also refuses a 
 cross-site changes); what each author may read is `auth.may_read_private`'s to say. The
 pages (`web`) are served beside the API. Every
 client is a stranger until its token is found, so what one request may cost is bounded:
-a header is measured before it is hashed, an archive is read no further than its cap and
-within a deadline, a few archives at once, and a page of matches is at most `match_lists.MAX_LIMIT`.
+a header is measured before it is hashed, an archive is read no further than its cap,
+within a deadline and at a pace, a few archives at once and one an author (`uploads`), and a
+page of matches is at most `match_lists.MAX_LIMIT`.
 The endpoints that touch the database are plain functions, which Starlette runs in its
 thread pool: the event loop, which the ladder and the intake share, never waits on them.
 """
@@ -32,19 +33,18 @@ from starlette.routing import Route
 
 from referee.arena import accounts, audit, auth, downloads, match_lists, submissions, views, web
 from referee.arena.audit import Action
-from referee.arena.bodies import SMALL_BODY_SECONDS, read_body
+from referee.arena.bodies import SMALL_BODY_SECONDS, Stalled, read_body
 from referee.arena.db import Author, Version
 from referee.arena.errors import Busy, Forbidden, NotFound, Unauthorised
 from referee.arena.home import Arena
 from referee.arena.queries import storable, whole_number
 from referee.arena.replays import Replays
 from referee.arena.submissions import Refusal, SubmissionRefused
+from referee.arena.uploads import Uploads
 from referee.arena.watching import Watching
 from referee.errors import ArenaError, SubmissionError
 from referee.records.verify import Outcome
 
-# Archives read at once: each is held in memory up to its cap until it is stored.
-UPLOADS_AT_ONCE = 4
 # The organiser's small JSON bodies (a reason).
 SMALL_BODY = 4096
 # How long the leaderboard, once rendered, is served as it is. Ratings are refitted at most
@@ -84,9 +84,10 @@ class Hooks:
     set_paused: Callable[[bool], None]
 
 
-def create_app(arena: Arena, hooks: Hooks) -> Starlette:
-    """The API of `arena`, its changes told to `hooks`."""
-    api = _Api(arena, hooks)
+def create_app(arena: Arena, hooks: Hooks, uploads: Uploads | None = None) -> Starlette:
+    """The API of `arena`, its changes told to `hooks`, its archives read in `uploads`'
+    slots (by default, `uploads.SLOTS` at `bodies.Pace()`)."""
+    api = _Api(arena, hooks, uploads or Uploads())
     gate = auth.Gate.new(arena.config.public_url)
     routes = [
         Route("/api/me", api.me),
@@ -127,13 +128,13 @@ def create_app(arena: Arena, hooks: Hooks) -> Starlette:
 
 
 class _Api:
-    def __init__(self, arena: Arena, hooks: Hooks) -> None:
+    def __init__(self, arena: Arena, hooks: Hooks, uploads: Uploads) -> None:
         self.arena = arena
         self.hooks = hooks
         # A bot's version numbers are counted in the database; one submission at a time is
         # stored, so that two of one bot never take the same number.
         self.storing = asyncio.Lock()
-        self.uploads = asyncio.Semaphore(UPLOADS_AT_ONCE)
+        self.uploads = uploads
         # The leaderboard's JSON and when it was rendered; None after an organiser's change.
         self.board: tuple[float, bytes] | None = None
         self.rendering = threading.Lock()
@@ -258,6 +259,11 @@ class _Api:
         database, address = self.arena.database, auth.address(request.scope)
         try:
             version = await self._submit(request, author, name)
+        except Stalled as error:
+            # Recorded apart from the refusals: stalls count in the author's hourly cap.
+            stalled = functools.partial(audit.record, database, Action.UPLOAD_STALLED, author.name)
+            await run_in_threadpool(stalled, address, f"bot {name[:60]}", error.detail)
+            raise
         except (ArenaError, HTTPException) as error:
             said = error.detail if isinstance(error, HTTPException) else str(error)
             refused = functools.partial(audit.submission_refused, database, author.name)
@@ -279,10 +285,7 @@ class _Api:
         # Refused before a byte of the archive is read: another's bot, one too many.
         await run_in_threadpool(submissions.check, self.arena, author, name)
         limit = submissions.archive_limit(self.arena.config.submission)
-        if self.uploads.locked():
-            raise HTTPException(503, "too many submissions arriving at once; try again in a minute")
-        async with self.uploads:
-            data = await read_body(request, limit)
+        data = await self.uploads.read(request, author.id, limit)
         if not data:
             raise HTTPException(400, "no archive: send its bytes as the request's body")
         async with self.storing:

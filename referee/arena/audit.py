@@ -11,7 +11,9 @@ past either a single row says that no more are recorded until the window has pas
 author's refused submissions are bounded alike (`REFUSED_PER_AUTHOR`); a request with no
 author's token is refused before it is anyone's, and is not recorded. The
 address over its bound is also answered 429 for a wrong token (a right one still signs in:
-a class behind one address is not locked out by one student's typing).
+a class behind one address is not locked out by one student's typing). An author's upload
+that stalled is a row of its own, never left out: it counts in the author's hourly cap of
+submissions, which bounds these rows too.
 """
 
 from __future__ import annotations
@@ -49,6 +51,8 @@ class Action(StrEnum):
     SUBMISSION_REFUSED = "submission refused"
     # No more refused submissions of an author are recorded for a while.
     SUBMISSIONS_LIMITED = "submissions limited"
+    # An author's archive came too slowly and was refused (`uploads`).
+    UPLOAD_STALLED = "upload stalled"
     SUSPENDED = "suspend"
     REINSTATED = "reinstate"
     PAUSED = "pause"
@@ -152,6 +156,23 @@ def submission_refused(
                 detail=_line(detail),
             )
         )
+
+
+def stalled_uploads(
+    session: Session, author: str, since: dt.datetime, limit: int
+) -> list[dt.datetime]:
+    """When the author's uploads stalled after `since`: the oldest `limit`, oldest first."""
+    stalled = (
+        select(AuditEntry.at)
+        .where(
+            AuditEntry.action == Action.UPLOAD_STALLED,
+            AuditEntry.author == author,
+            AuditEntry.at > since,
+        )
+        .order_by(AuditEntry.at)
+        .limit(limit)
+    )
+    return list(session.scalars(stalled).all())
 
 
 def _note_limit(

@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterator
 import uvicorn
 
 from referee.arena.api import Hooks, create_app
+from referee.arena.doors import Doors
 from referee.arena.home import Arena
 from referee.arena.intake import Intake
 from referee.arena.ladder import Ladder, LadderObserver
@@ -25,8 +26,6 @@ from referee.arena.match_queue import set_paused
 from referee.errors import ArenaError
 from referee.tournaments.cluster import Workers
 
-# Connections the API holds at once; past them a client is answered 503 at once.
-MAX_CONNECTIONS = 256
 # What a stop waits for the requests under way, before it cuts them.
 GRACE_S = 5
 
@@ -72,12 +71,12 @@ async def serve(
         set_paused=paused,
     )
     listener = _listen(host, port)
-    config = uvicorn.Config(
+    # The connections' deadlines and caps (per address and in all) are the doors'.
+    config = Doors().config(
         create_app(arena, hooks),
         log_level="warning",
         access_log=False,
         lifespan="off",
-        limit_concurrency=MAX_CONNECTIONS,
         timeout_graceful_shutdown=GRACE_S,
         server_header=False,
     )

@@ -13,7 +13,7 @@ from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from referee.arena import lifecycle
+from referee.arena import audit, lifecycle
 from referee.arena.config import SubmissionCaps
 from referee.arena.db import (
     ON_LADDER,
@@ -108,7 +108,8 @@ def _check(
     session: Session, caps: SubmissionCaps, author: Author, bot_name: str, now: dt.datetime
 ) -> Bot | None:
     """The bot of that name if it is the author's, None if there is none yet; refused if it is
-    another's, or the author has submitted their hour's worth."""
+    another's, or the author has submitted their hour's worth (an upload that stalled
+    counts as a submission)."""
     if not BOT_NAME.fullmatch(bot_name):
         raise SubmissionRefused(
             Refusal.BAD_NAME,
@@ -130,13 +131,15 @@ def _check(
         .where(Bot.author_id == author.id, Version.submitted_at > now - WINDOW)
         .order_by(Version.submitted_at)
     )
-    times = session.scalars(recent.limit(caps.per_hour)).all()
+    stalled = audit.stalled_uploads(session, author.name, now - WINDOW, caps.per_hour)
+    times = sorted([*session.scalars(recent.limit(caps.per_hour)).all(), *stalled])
     if len(times) >= caps.per_hour:
         frees = times[0] + WINDOW
         wait = max(1, math.ceil((frees - now).total_seconds()))
         raise SubmissionRefused(
             Refusal.TOO_OFTEN,
-            f"{caps.per_hour} submissions in the last hour; the next one may come at"
+            f"{caps.per_hour} submissions in the last hour (an upload that stalled counts as"
+            f" one); the next one may come at"
             f" {frees.isoformat(timespec='seconds')} (in {wait} s)",
             retry_after_s=wait,
         )

@@ -1,0 +1,206 @@
+"""The API's doors: how long a connection may take to say what it wants, and how many
+connections one client may hold, so that no stranger can hold the arena's connections.
+
+uvicorn serves the API with its h11 protocol, subclassed here (`Doors.config` gives it to
+uvicorn). Every connection is under one deadline at a time, by where its request is:
+- its request line and headers must all have come within `header_s` of the connection, or
+  of the end of the answer before it: a header sent a byte at a time does not extend it;
+- what is left of a body the arena did not read (it answered first: a refusal, a 404) must
+  have come within `body_s` of that answer; a body the arena reads is read by
+  `bodies.read_body`, within its own deadline and pace;
+- a kept-alive connection with no byte of a next request is closed after `idle_s`
+  (uvicorn's keep-alive);
+- while the arena works on a request, or answers it, the client is under no deadline.
+Past its deadline a connection is closed, without an answer.
+
+Connections are counted by client address (an IPv6 client by its /64, which one machine
+commonly has whole). An address holds at most `per_address`: a new connection past them
+closes the address's longest idle one (kept alive after an answer, no byte of a next
+request yet), which browsers expect of kept-alive connections and send again on a new one,
+or, if none is idle, is itself closed at once. (A connection that has had no answer is
+never idle: its request may be on its way.)
+The arena holds at most `in_all`, past which uvicorn answers 503. A local proxy's
+connections carry all its clients' requests (it names each in X-Forwarded-For), so the
+proxy's addresses are counted in all only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any, cast
+
+import h11
+import uvicorn
+from uvicorn.protocols.http.h11_impl import H11Protocol
+from uvicorn.server import ServerState
+
+# A local proxy, as uvicorn's own default: the addresses it believes X-Forwarded-For from.
+LOCAL_PROXIES = frozenset({"127.0.0.1", "::1"})
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What a connection may take: seconds, and connections."""
+
+    # From the connection, or the end of the previous answer, to a request's last header.
+    header_s: float = 10.0
+    # From an answer to the end of the body the arena did not read.
+    body_s: float = 10.0
+    # A kept-alive connection with no byte of a next request (whole seconds: uvicorn's).
+    idle_s: int = 5
+    per_address: int = 32
+    in_all: int = 256
+    proxies: frozenset[str] = LOCAL_PROXIES
+
+
+class _Wait(Enum):
+    """What the arena waits for on a connection."""
+
+    HEAD = "a request's line and headers"
+    REST = "the rest of a body it did not read"
+    NOTHING = "nothing: it works on a request or answers it"
+
+
+class Doors:
+    """The limits of one server's connections, and the connections open, by address."""
+
+    def __init__(self, limits: Limits | None = None) -> None:
+        self.limits = limits or Limits()
+        self._open: dict[str, dict[_Door, None]] = {}
+
+    def config(self, app: Any, **options: Any) -> uvicorn.Config:
+        """uvicorn's config for `app` behind these doors; `options` are uvicorn's others."""
+        protocol = type("ArenaDoor", (_Door,), {"doors": self})
+        return uvicorn.Config(
+            app,
+            http=cast("type[asyncio.Protocol]", protocol),
+            # The arena speaks no WebSocket: an upgraded connection would leave these doors
+            # (its protocol replaced), uncounted and under no deadline.
+            ws="none",
+            limit_concurrency=self.limits.in_all,
+            timeout_keep_alive=self.limits.idle_s,
+            forwarded_allow_ips=sorted(self.limits.proxies),
+            **options,
+        )
+
+    def enter(self, door: _Door, address: str) -> bool:
+        """Count a new connection from `address`; False if it must be closed at once."""
+        if address in self.limits.proxies:
+            return True
+        key = _client(address)
+        held = self._open.setdefault(key, {})
+        if len(held) >= self.limits.per_address:
+            idle = next((other for other in held if other.idle), None)
+            if idle is None:
+                return False
+            del held[idle]
+            idle.shut()
+        held[door] = None
+        return True
+
+    def leave(self, door: _Door, address: str) -> None:
+        """A connection counted by `enter` has ended (or was shut by it)."""
+        key = _client(address)
+        held = self._open.get(key, {})
+        held.pop(door, None)
+        if not held:
+            self._open.pop(key, None)
+
+
+class _Door(H11Protocol):
+    """uvicorn's h11 protocol under the doors' deadlines and counts."""
+
+    doors: Doors
+
+    def __init__(
+        self,
+        config: uvicorn.Config,
+        server_state: ServerState,
+        app_state: dict[str, Any],
+        _loop: asyncio.AbstractEventLoop | None = None,
+    ) -> None:
+        super().__init__(config, server_state, app_state, _loop)
+        self._address: str | None = None
+        self._waiting = _Wait.NOTHING
+        self._timer: asyncio.TimerHandle | None = None
+        self._answered = False
+
+    @property
+    def idle(self) -> bool:
+        """Whether it is kept alive after an answer, and no byte of a next request has come."""
+        return self._answered and self._waiting is _Wait.HEAD and not self.conn.trailing_data[0]
+
+    def shut(self) -> None:
+        """Close it, without an answer."""
+        self._disarm()
+        self.transport.close()
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        address = self.client[0] if self.client else ""
+        if not self.doors.enter(self, address):
+            transport.close()
+            return
+        self._address = address
+        self._watch()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._disarm()
+        if self._address is not None:
+            self.doors.leave(self, self._address)
+            self._address = None
+        super().connection_lost(exc)
+
+    def data_received(self, data: bytes) -> None:
+        super().data_received(data)
+        self._watch()
+
+    def on_response_complete(self) -> None:
+        self._answered = True
+        super().on_response_complete()
+        self._watch()
+
+    def _watch(self) -> None:
+        """Put the connection under the deadline of what the arena now waits for: a new
+        deadline when that changes, the same one while it does not."""
+        if self.transport.is_closing():
+            self._disarm()
+            return
+        waiting = self._now_waiting()
+        if waiting is self._waiting:
+            return
+        self._waiting = waiting
+        self._disarm()
+        seconds = {_Wait.HEAD: self.doors.limits.header_s, _Wait.REST: self.doors.limits.body_s}
+        if waiting in seconds:
+            self._timer = self.loop.call_later(seconds[waiting], self.shut)
+
+    def _now_waiting(self) -> _Wait:
+        theirs, ours = self.conn.their_state, self.conn.our_state
+        if theirs is h11.IDLE and ours is h11.IDLE:
+            return _Wait.HEAD
+        if theirs is h11.SEND_BODY and ours is h11.DONE:
+            return _Wait.REST
+        return _Wait.NOTHING
+
+    def _disarm(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
+
+def _client(address: str) -> str:
+    """Whose connections are counted together: an IPv4 address (one mapped into IPv6 too),
+    an IPv6 address's /64, or the text itself if it is neither."""
+    try:
+        host = ipaddress.ip_address(address.split("%", 1)[0])
+    except ValueError:
+        return address
+    if isinstance(host, ipaddress.IPv6Address):
+        if host.ipv4_mapped is not None:
+            return str(host.ipv4_mapped)
+        return str(ipaddress.IPv6Network((host, 64), strict=False))
+    return str(host)
