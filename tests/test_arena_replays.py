@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import threading
 import time
+import urllib.request
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future
 from dataclasses import replace
@@ -24,8 +26,18 @@ from referee.arena.replay_work import Replayed
 from referee.arena.replays import Replays, TurnTaken
 from referee.records.signing import results_key
 from referee.records.transcript import read_transcript, write_transcript
-from tests.support.arena import Site, StandIn, make_site, played_match, signed_in, wait_for
+from tests.support.arena import (
+    API_CONFIG,
+    Site,
+    StandIn,
+    make_site,
+    played_match,
+    signed_in,
+    signed_match,
+    wait_for,
+)
 from tests.support.arena_databases import ArenaMaker
+from tests.support.arena_serving import DEADLINE_S, serving
 from tests.support.replay_workers import SPIN_S, hold, let_go, observed, replays_of
 
 KEY = "arena-000002"
@@ -222,3 +234,34 @@ def test_the_organisers_replay_is_done_again_each_time(site: Site) -> None:
         answer = site.post(f"/api/matches/{KEY}/replay", "organiser")
         assert answer.json() == {"key": KEY, "verified": True, "problem": None}
     assert len(replays_of(path)) == 2 and kept_files(site) == []
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def test_a_served_arena_replays_in_its_workers_which_end_with_it(make_arena: ArenaMaker) -> None:
+    """`referee arena serve` as a person runs it: the page is made by a worker, not the
+    arena's process, and the workers end when the arena stops."""
+    arena = make_arena(config_text=API_CONFIG.format(public="true"))
+    token = make_arena.organiser_token(arena)
+    signed_match(arena, KEY)
+    with serving(arena.directory) as served:
+        asked = urllib.request.Request(
+            f"{served.url}/matches/{KEY}", headers={"Authorization": f"Bearer {token}"}
+        )
+        with urllib.request.urlopen(asked, timeout=DEADLINE_S) as answer:
+            assert answer.status == 200 and 'id="frames"' in answer.read().decode()
+        [kept] = sorted((arena.directory / replays.DIRECTORY).glob("*.json"))
+        worker = json.loads(kept.read_text())["replayed"]["made_by"]
+        assert worker not in (served.process.pid, os.getpid()) and alive(worker)
+        served.process.send_signal(signal.SIGTERM)
+        assert served.process.wait(DEADLINE_S) == 0, served.said()
+        assert served.process.stderr is not None
+        said = served.process.stderr.read()
+        assert "Traceback" not in said and "leaked" not in said, said
+    wait_for("the replay worker to end with the arena", lambda: not alive(worker))
