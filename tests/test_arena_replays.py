@@ -20,10 +20,10 @@ from typing import Any, TypeVar
 import pytest
 from starlette.testclient import TestClient
 
-from referee.arena import replay_cache, replay_work, replays
+from referee.arena import auth, replay_cache, replay_work, replays
 from referee.arena.api import create_app
 from referee.arena.replay_work import Replayed
-from referee.arena.replays import Replays, TurnTaken
+from referee.arena.replays import Replays, TurnTaken, requester
 from referee.records.signing import results_key
 from referee.records.transcript import read_transcript, write_transcript
 from tests.support.arena import (
@@ -42,7 +42,8 @@ from tests.support.replay_workers import SPIN_S, hold, let_go, observed, replays
 
 KEY = "arena-000002"
 OTHER = "arena-000003"
-ALICE, BOB = "author 2", "author 3"
+# Requesters as `replays.requester` names them: an author, and a reader with no token.
+ALICE, STRANGER = "author 2", "address 192.0.2.7"
 T = TypeVar("T")
 
 
@@ -110,7 +111,7 @@ def test_a_kept_replay_torn_altered_stale_or_of_another_transcript_is_not_truste
     first = pool.page(ALICE, KEY, {})
     assert first.verified and first.html
     [kept] = kept_files(site)
-    assert pool.page(BOB, KEY, {}) == first and len(replays_of(path)) == 1
+    assert pool.page(STRANGER, KEY, {}) == first and len(replays_of(path)) == 1
     whole = kept.read_bytes()
     # Torn: half a file.
     kept.write_bytes(whole[: len(whole) // 2])
@@ -265,3 +266,13 @@ def test_a_served_arena_replays_in_its_workers_which_end_with_it(make_arena: Are
         said = served.process.stderr.read()
         assert "Traceback" not in said and "leaked" not in said, said
     wait_for("the replay worker to end with the arena", lambda: not alive(worker))
+
+
+def test_a_requester_is_the_signed_in_author_wherever_they_are_else_the_address(
+    site: Site,
+) -> None:
+    alice = auth.author_of(site.arena, site.tokens["alice"])
+    assert alice is not None
+    assert requester(alice, "192.0.2.1") == requester(alice, "192.0.2.2")
+    assert requester(None, "192.0.2.1") != requester(None, "192.0.2.2")
+    assert requester(None, "192.0.2.1") != requester(alice, "192.0.2.1")
