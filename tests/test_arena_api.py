@@ -6,13 +6,12 @@ from __future__ import annotations
 import concurrent.futures
 import datetime as dt
 import json
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from referee.arena import errors, replays, views
+from referee.arena import errors, replay_work, replays, views
 from referee.arena.db import (
     Bot,
     Match,
@@ -22,16 +21,14 @@ from referee.arena.db import (
     Version,
     VersionState,
 )
-from referee.arena.home import Arena
 from referee.records.signing import results_key
 from referee.records.transcript import read_transcript, write_transcript
-from referee.records.verify import FileVerdict, Outcome
-from tests.support.arena import Site, make_site, played_match, seed
+from referee.records.verify import Outcome, verify_file
+from tests.support.arena import Site, make_site, played_match, seed, wait_for
 from tests.support.arena_databases import ArenaMaker
+from tests.support.replay_workers import hold, let_go, observed, replays_of
 
 # What only the author of alice's bot (and the organiser) may read.
-# How long a test waits for what it started: generous, the machine is shared.
-PATIENCE_S = 60
 SECRETS = ("SECRET-REASON", "SECRET-ADVICE", "SECRET-VERDICT", "SECRET-BUILD-LOG", "SECRET-LOG")
 
 
@@ -419,7 +416,7 @@ def test_the_organiser_replays_a_match_and_a_tampered_one_fails(site: Site) -> N
         "verified": True,
         "problem": None,
     }
-    verdict = views.match_replay(site.arena, "arena-000002")
+    verdict = verify_file(path, site.arena.key.public)
     assert verdict.replayed is not None and verdict.replayed.problem is None
     # A move flipped: another legal first move than the one played.
     data = json.loads(path.read_text())
@@ -434,7 +431,7 @@ def test_the_organiser_replays_a_match_and_a_tampered_one_fails(site: Site) -> N
         answer = site.post(f"/api/matches/{missing}/replay", "organiser")
         assert answer.status_code == 404 and missing in answer.json()["error"]
     with pytest.raises(errors.NotFound, match="no transcript"):
-        views.match_replay(site.arena, "m-none")
+        views.transcript_path(site.arena, "m-none")
 
 
 def test_a_transcript_signed_with_another_key_is_not_verified(site: Site, tmp_path: Path) -> None:
@@ -442,35 +439,29 @@ def test_a_transcript_signed_with_another_key_is_not_verified(site: Site, tmp_pa
     other = results_key(tmp_path / "elsewhere", None)[0]
     transcript = read_transcript(path)
     write_transcript(path, transcript, other)
-    verdict = views.match_replay(site.arena, "arena-000003")
-    assert verdict.outcome is not Outcome.VERIFIED and verdict.problem
+    shown = site.post("/api/matches/arena-000003/replay", "organiser").json()
+    assert shown["verified"] is False and shown["problem"]
+    assert verify_file(path, site.arena.key.public).outcome is not Outcome.VERIFIED
 
 
-def test_replays_past_the_bound_are_refused_at_once(
+def test_replays_past_the_requesters_turn_are_refused_at_once(
     site: Site, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """While REPLAYS_AT_ONCE replays are under way (held, as a long match's would be), one
-    more is refused at once: 503, not a queue; once they end, it is taken."""
-    played_match(site, "arena-000004")
-    replay = views.match_replay
-    entered = threading.Semaphore(0)
-    release = threading.Event()
-
-    def held(arena: Arena, key: str) -> FileVerdict:
-        entered.release()
-        assert release.wait(PATIENCE_S)
-        return replay(arena, key)
-
-    monkeypatch.setattr(views, "match_replay", held)
+    """While the organiser's replay is under way (held, as a long match's would be), another
+    of theirs is refused at once: 503 with Retry-After, not a queue; once it ends, it is
+    taken."""
+    monkeypatch.setattr(replay_work, "replayed", observed)
+    transcript = played_match(site, "arena-000004")
+    hold(transcript)
     path = "/api/matches/arena-000004/replay"
-    with concurrent.futures.ThreadPoolExecutor(replays.REPLAYS_AT_ONCE) as pool:
-        first = [pool.submit(site.post, path, "organiser") for _ in range(replays.REPLAYS_AT_ONCE)]
-        for _ in first:
-            assert entered.acquire(timeout=PATIENCE_S)
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        first = pool.submit(site.post, path, "organiser")
+        wait_for("the replay to start", lambda: bool(replays_of(transcript)))
         answer = site.post(path, "organiser")
-        assert answer.status_code == 503 and "replays under way" in answer.json()["error"]
-        release.set()
-        assert [done.result().json()["verified"] for done in first] == [True] * len(first)
+        assert answer.status_code == 503 and "replay under way" in answer.json()["error"]
+        assert answer.headers["Retry-After"] == str(replays.RETRY_AFTER_S)
+        let_go(transcript)
+        assert first.result().json()["verified"] is True
     assert site.post(path, "organiser").json()["verified"] is True
 
 

@@ -12,14 +12,13 @@ import json
 import re
 import sys
 import threading
-import time
 from collections.abc import Hashable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from referee.arena import views, watching
+from referee.arena import replay_work, watching
 from referee.arena.db import Match, MatchState, Seat
 from referee.arena.watching import Watching
 from referee.clock import Clocks
@@ -33,10 +32,11 @@ from referee.report.site import frame_data
 from referee.tournaments import live, playing
 from referee.tournaments.config import load_config, parse_config
 from referee.tournaments.live import LIVE, LiveMoves, LiveReader, LiveStep, live_path
-from tests.support.arena import NEVER, Site, make_site, played_match, seed
+from tests.support.arena import NEVER, Site, make_site, played_match, seed, wait_for
 from tests.support.arena_databases import ArenaMaker
 from tests.support.fakes import first_legal, scripted
 from tests.support.referees import MISBEHAVING
+from tests.support.replay_workers import hold, let_go, observed, replays_of
 from tests.support.tournaments import run, transcripts, write_config
 
 ROLES = ("xcplayer", "obplayer")
@@ -393,16 +393,10 @@ def test_the_watchers_of_a_match_that_has_just_ended_wait_for_one_replay_of_it(
 ) -> None:
     seed(site)
     key = "arena-00000043"
-    played_match(site, key)
-    replayed: list[str] = []
-    replay_of = views.match_replay
-
-    def slow(arena: Any, asked: str) -> Any:
-        replayed.append(asked)
-        time.sleep(0.5)  # long enough for the others to ask meanwhile
-        return replay_of(arena, asked)
-
-    monkeypatch.setattr(views, "match_replay", slow)
+    path = played_match(site, key)
+    # Held until it has begun: who asks meanwhile waits for it, past its requester's turn.
+    monkeypatch.setattr(replay_work, "replayed", observed)
+    hold(path)
     statuses: list[int] = []
     lock = threading.Lock()
 
@@ -414,10 +408,12 @@ def test_the_watchers_of_a_match_that_has_just_ended_wait_for_one_replay_of_it(
     crowd = [threading.Thread(target=watcher) for _ in range(8)]
     for thread in crowd:
         thread.start()
+    wait_for("the replay to start", lambda: bool(replays_of(path)))
+    let_go(path)
     for thread in crowd:
         thread.join()
     assert statuses == [200] * 8
-    assert replayed == [key]
+    assert len(replays_of(path)) == 1
 
 
 def test_a_match_longer_than_the_steps_followed_is_followed_no_further(

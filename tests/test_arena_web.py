@@ -10,13 +10,12 @@ from collections.abc import Iterator
 import pytest
 from starlette.testclient import TestClient
 
-from referee.arena import views
+from referee.arena import replay_work
 from referee.arena.api import create_app
-from referee.arena.home import Arena
-from referee.records.verify import FileVerdict
 from tests.support.arena import API_CONFIG as CONFIG
 from tests.support.arena import Site, StandIn, make_site, played_match, seed, signed_in
 from tests.support.arena_databases import ArenaMaker
+from tests.support.replay_workers import observed, replays_of
 
 OWN = "http://testserver"
 FOREIGN = "http://evil.example"
@@ -289,19 +288,12 @@ def test_a_match_whose_transcript_does_not_verify_is_not_rendered(site: Site) ->
 def test_a_match_page_replays_its_transcript_once_for_every_reader(
     site: Site, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    played_match(site, "arena-000002")
-    replayed: list[str] = []
-    replay = views.match_replay
-
-    def counted(arena: Arena, key: str) -> FileVerdict:
-        replayed.append(key)
-        return replay(arena, key)
-
-    monkeypatch.setattr(views, "match_replay", counted)
+    monkeypatch.setattr(replay_work, "replayed", observed)
+    path = played_match(site, "arena-000002")
     pages = [
         site.client.get("/matches/arena-000002", headers=cookie(site, who))
         for who in ("alice", "bob", "alice")
     ]
     assert [page.status_code for page in pages] == [200, 200, 200]
     assert all('id="frames"' in page.text for page in pages)
-    assert replayed == ["arena-000002"]
+    assert len(replays_of(path)) == 1

@@ -15,11 +15,12 @@ thread pool: the event loop, which the ladder and the intake share, never waits 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import json
 import threading
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,12 +39,11 @@ from referee.arena.db import Author, Version
 from referee.arena.errors import Busy, Forbidden, NotFound, Unauthorised
 from referee.arena.home import Arena
 from referee.arena.queries import storable, whole_number
-from referee.arena.replays import Replays
+from referee.arena.replays import Replays, TurnTaken, requester
 from referee.arena.submissions import Refusal, SubmissionRefused
 from referee.arena.uploads import Uploads
 from referee.arena.watching import Watching
 from referee.errors import ArenaError, SubmissionError
-from referee.records.verify import Outcome
 
 # The organiser's small JSON bodies (a reason).
 SMALL_BODY = 4096
@@ -115,7 +115,7 @@ def create_app(arena: Arena, hooks: Hooks, uploads: Uploads | None = None) -> St
         Route("/api/authors/{name}/revoke", api.revoke_token, methods=["POST"]),
         Route("/api/authors/{name}/signout", api.sign_out_everywhere, methods=["POST"]),
         Route("/api/audit", api.audit),
-        *web.routes(arena, gate, api.watching),
+        *web.routes(arena, gate, api.watching, api.replays),
     ]
     handlers: dict[Any, Callable[[Request, Exception], Response | Awaitable[Response]]] = {
         HTTPException: _http_error,
@@ -124,7 +124,18 @@ def create_app(arena: Arena, hooks: Hooks, uploads: Uploads | None = None) -> St
         500: _internal_error,
     }
     guard = Middleware(auth.Guard, gate=gate)
-    return Starlette(routes=routes, exception_handlers=handlers, middleware=[guard])
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_app: Starlette) -> AsyncIterator[None]:
+        try:
+            yield
+        finally:
+            # The replays' workers end with the app, and the replays under way with them.
+            await asyncio.to_thread(api.replays.close)
+
+    return Starlette(
+        routes=routes, exception_handlers=handlers, middleware=[guard], lifespan=lifespan
+    )
 
 
 class _Api:
@@ -138,9 +149,9 @@ class _Api:
         # The leaderboard's JSON and when it was rendered; None after an organiser's change.
         self.board: tuple[float, bytes] | None = None
         self.rendering = threading.Lock()
+        # The replays of the match pages, the GGP exports and the organiser's, in one pool of
+        # workers, each requester in their turn.
         self.replays = Replays(arena)
-        # The GGP exports' replays, apart: readers' downloads never keep the organiser waiting.
-        self.exports = Replays(arena)
         self.watching = Watching(arena)
 
     def viewer(self, request: Request) -> Author | None:
@@ -223,18 +234,19 @@ class _Api:
         return _download(downloads.transcript(self.arena, request.path_params["key"]))
 
     def ggp_export(self, request: Request) -> Response:
-        self.author(request)
+        asker = requester(self.author(request), auth.address(request.scope))
         key = request.path_params["key"]
-        return _download(downloads.ggp_export(self.arena, self.exports, key))
+        return _download(downloads.ggp_export(self.replays, asker, key))
 
     def replay(self, request: Request) -> Response:
         organiser = self.organiser(request)
-        verdict = self.replays.verdict(request.path_params["key"])
-        said = "verified" if verdict.outcome is Outcome.VERIFIED else "does not verify"
+        asker = requester(organiser, auth.address(request.scope))
+        verdict = self.replays.verdict(asker, request.path_params["key"])
+        said = "verified" if verdict.verified else "does not verify"
         self.noted(request, Action.REPLAYED, organiser, f"match {request.path_params['key']}", said)
         shown = {
             "key": request.path_params["key"],
-            "verified": verdict.outcome is Outcome.VERIFIED,
+            "verified": verdict.verified,
             "problem": verdict.problem,
         }
         return JSONResponse(shown)
@@ -434,6 +446,8 @@ def _refused(_request: Request, error: Exception) -> Response:
 def _arena_error(_request: Request, error: Exception) -> Response:
     status = next(code for kind, code in _ERROR_STATUS if isinstance(error, kind))
     headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
+    if isinstance(error, TurnTaken):
+        headers = {"Retry-After": str(error.retry_after_s)}
     return _error(status, str(error), headers)
 
 

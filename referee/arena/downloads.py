@@ -1,9 +1,9 @@
 """A match's records to download: its transcript as the arena wrote and signed it, and its
-GGP export (`referee export`'s), made from the transcript once it verifies."""
+GGP export (`referee export`'s), made from the transcript once it verifies, by a replay
+worker (`replays`)."""
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 
@@ -12,8 +12,6 @@ from referee.arena.errors import NotFound
 from referee.arena.home import Arena
 from referee.arena.replays import Replays
 from referee.errors import ArenaError
-from referee.records.ggp import to_ggp
-from referee.records.verify import Outcome
 
 # What a file name offered to a browser keeps of a match's key.
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
@@ -37,16 +35,14 @@ def transcript(arena: Arena, key: str) -> Download:
     return Download(f"{_safe(found)}.json", data)
 
 
-def ggp_export(arena: Arena, replays: Replays, key: str) -> Download:
-    """The match in the GGP managers' match JSON, its signed transcript inside; ArenaError
-    (409) if the transcript does not verify, for an export vouches for its moves."""
-    verdict = replays.verdict(key)
-    replayed = verdict.replayed
-    if verdict.outcome is not Outcome.VERIFIED or replayed is None or replayed.game is None:
+def ggp_export(replays: Replays, asker: str, key: str) -> Download:
+    """The match in the GGP managers' match JSON, its signed transcript inside, replayed in
+    `asker`'s turn; ArenaError (409) if the transcript does not verify, for an export vouches
+    for its moves."""
+    replayed = replays.export(asker, key)
+    if not replayed.verified:
         raise ArenaError(f"match {key[:64]!r}: its transcript does not verify, so it has no export")
-    signed = json.loads(verdict.path.read_text(encoding="utf-8"))
-    text = json.dumps(to_ggp(replayed.transcript, replayed.game, signed), indent=2) + "\n"
-    return Download(f"{_safe(replayed.transcript.match_id)}.ggp.json", text.encode())
+    return Download(f"{_safe(replayed.export_name)}.ggp.json", replayed.export.encode())
 
 
 def _safe(key: str) -> str:

@@ -6,6 +6,7 @@ results, the archives as submitted and the bots as built.
     DIR/signing.key         the key every transcript is signed with (0600)
     DIR/serve.lock          locked by the one `serve` of an arena on SQLite (`serving_lock`)
     DIR/results/            the transcripts and the bots' logs: the record
+    DIR/replays/            what replays of the transcripts showed, kept (`replay_cache`)
     DIR/submissions/ID      each version's archive as received
     DIR/bots/ID/            each version unpacked and built; it runs there
 """

@@ -76,7 +76,7 @@ async def serve(
         create_app(arena, hooks),
         log_level="warning",
         access_log=False,
-        lifespan="off",
+        lifespan="on",
         timeout_graceful_shutdown=GRACE_S,
         server_header=False,
     )

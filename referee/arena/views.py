@@ -36,7 +36,6 @@ from referee.arena.home import Arena
 from referee.arena.match_lists import Cursor, MatchQuery, Result
 from referee.arena.rows import WITH_SEATS, bot_named, match_by_key, version_by_id
 from referee.errors import ArenaError
-from referee.records.verify import FileVerdict, verify_file
 from referee.tournaments.results import LOGS
 
 # A bot's rating history: its newest points, enough for a chart.
@@ -367,13 +366,6 @@ def match_bots(arena: Arena, key: str) -> dict[str, str]:
     with arena.database.session() as session:
         found = match_by_key(session, key)
         return {seat.version.player_name: seat.version.bot.name for seat in found.seats}
-
-
-def match_replay(arena: Arena, key: str) -> FileVerdict:
-    """A match's transcript, replayed by the rules and its signature checked with the arena's
-    key, as `verify_file` does; NotFound for no such match or one with no transcript. It
-    costs a match's worth of CPU: callers bound how many run at once (`replays.Replays`)."""
-    return verify_file(transcript_path(arena, key)[1], arena.key.public)
 
 
 def transcript_path(arena: Arena, key: str) -> tuple[str, Path]:

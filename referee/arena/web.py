@@ -3,7 +3,7 @@ every value escaped, that the arena's script (`assets/arena.js`) fills from the 
 the same origin and keeps live by polling it. What a page shows is what the API gives its
 viewer: a page holds nothing the viewer's token may not read. The match page is the
 exception that is rendered here: the report's viewer (`match_viewer`) of the verified
-transcript.
+transcript, which a replay worker makes (`replays`).
 
 Sign-in takes a token from a form and begins a session (`sessions`), whose id, never the
 token, goes in an HttpOnly cookie (`auth`) that the API then takes as it takes a bearer
@@ -43,12 +43,10 @@ from referee.arena.errors import Busy, Forbidden, NotFound, Unauthorised
 from referee.arena.guide import ARCHIVE_TYPE, guide
 from referee.arena.home import Arena
 from referee.arena.manifest import BOT_NAME, MAX_BOT_NAME
-from referee.arena.replays import Replays
+from referee.arena.replays import Replays, TurnTaken, requester
 from referee.arena.watching import Watching
 from referee.errors import ArenaError
-from referee.records.verify import Outcome
 from referee.report import pages as report_pages
-from referee.report.site import match_viewer
 
 _ARENA_ASSETS = resources.files("referee.arena") / "assets"
 _TYPES = {
@@ -104,12 +102,11 @@ class _Rendered:
 _Handler = Callable[["_Pages", Request, _Viewer], Response]
 
 
-def routes(arena: Arena, gate: Gate, watching: Watching) -> list[Route]:
-    """The pages' routes, served beside the API. The match pages replay their transcripts a
-    few at once, apart from the organiser's replays (the API's), which a crowd of readers
-    thus never keeps waiting; a match not done is shown as far as it has been played, from
-    the API's `watching`."""
-    pages = _Pages(arena, gate, Replays(arena), watching)
+def routes(arena: Arena, gate: Gate, watching: Watching, replays: Replays) -> list[Route]:
+    """The pages' routes, served beside the API. The match pages replay their transcripts
+    in the API's `replays`, a few at once for each reader; a match not done is shown as far
+    as it has been played, from the API's `watching`."""
+    pages = _Pages(arena, gate, replays, watching)
     return [
         Route("/", pages.leaderboard),
         Route("/signin", pages.signin_form, methods=["GET"]),
@@ -234,7 +231,10 @@ class _Pages:
         status, page, line = next(row[1:] for row in _REFUSALS if isinstance(error, row[0]))
         titled = f"No such {what}" if isinstance(error, NotFound) else title
         problem = line.format(error=error)
-        return self.page("problem.html", viewer, titled, page, status=status, problem=problem)
+        shown = self.page("problem.html", viewer, titled, page, status=status, problem=problem)
+        if isinstance(error, TurnTaken):
+            shown.headers["Retry-After"] = str(error.retry_after_s)
+        return shown
 
     def leaderboard(self, request: Request) -> Response:
         viewer = self.viewer(request)
@@ -374,7 +374,8 @@ class _Pages:
                 problem=live.problem,
             )
         try:
-            shown = self.rendered(key)
+            asker = requester(viewer.author, auth.address(request.scope))
+            shown = self.rendered(key, asker, bots)
             readable = views.match_logs_readable(self.arena, viewer.author, key)
         except (NotFound, Busy) as error:
             return self.refused(viewer, key, error, what="match")
@@ -395,47 +396,34 @@ class _Pages:
             logs=logs,
         )
 
-    def rendered(self, key: str) -> _Rendered:
-        """A match's viewer, or why its transcript does not verify: replayed once, then
-        kept (a finished match's transcript never changes). Who asks while it is replayed
-        waits for that replay rather than start another: the watchers of a match that has
-        just ended load its page at once, and past `replays.REPLAYS_AT_ONCE` they would be
-        refused."""
+    def rendered(self, key: str, asker: str, bot_pages: dict[str, str]) -> _Rendered:
+        """A match's viewer, or why its transcript does not verify: replayed once (in
+        `asker`'s turn), then kept (a finished match's transcript never changes). Who asks
+        while it is replayed waits for that replay rather than start another: the watchers
+        of a match that has just ended load its page at once, and past their turns
+        (`replays`) they would be refused."""
         with self.shown_lock:
             flight = self.flights.setdefault(key, threading.Lock())
         try:
             with flight:
-                return self._rendered(key)
+                return self._rendered(key, asker, bot_pages)
         finally:
             with self.shown_lock:
                 if self.flights.get(key) is flight and not flight.locked():
                     del self.flights[key]
 
-    def _rendered(self, key: str) -> _Rendered:
+    def _rendered(self, key: str, asker: str, bot_pages: dict[str, str]) -> _Rendered:
         with self.shown_lock:
             shown = self.shown.get(key)
             if shown is not None:
                 self.shown.move_to_end(key)
                 return shown
-        verdict = self.replays.verdict(key)
-        replayed = verdict.replayed
-        if verdict.outcome is not Outcome.VERIFIED or replayed is None or replayed.game is None:
-            shown = _Rendered(None, (), verdict.problem or "no problem given")
-        else:
-            bots = views.match_bots(self.arena, key)
+        replayed = self.replays.page(asker, key, bot_pages)
+        if replayed.verified:
             # The report's viewer escapes what it shows, as the templates do.
-            html = Markup(
-                match_viewer(
-                    replayed.transcript, replayed.game, replayed.frames, _bot_pages(bots).get
-                )
-            )
-            seats = tuple(
-                (role, seat.player)
-                for role in replayed.game.roles
-                for seat in replayed.transcript.seats
-                if seat.role == role
-            )
-            shown = _Rendered(html, seats, None)
+            shown = _Rendered(Markup(replayed.html), replayed.seats, None)
+        else:
+            shown = _Rendered(None, (), replayed.problem)
         with self.shown_lock:
             self.shown[key] = shown
             while len(self.shown) > SHOWN_MATCHES:
