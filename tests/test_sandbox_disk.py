@@ -29,7 +29,7 @@ pytestmark = [
 
 # A player that says on standard error, at each start, who it is (a name drawn when its
 # process starts), what its TMPDIR holds and how its write of 16 MiB there went; the tidy
-# one writes 1 MiB and removes it at the match's end. It imports nothing of the referee.
+# one writes 1 MiB and removes it at once. It imports nothing of the referee.
 WRITER = r"""import os, random, re, sys
 me = os.urandom(6).hex()
 tidy = sys.argv[1] == "tidy"
@@ -60,13 +60,13 @@ for line in sys.stdin:
                     out.flush()
         except OSError as error:
             said = os.strerror(error.errno)
+        if tidy:
+            os.remove(os.path.join(place, "scratch"))
         sys.stderr.write(f"{me} {held} {said}\n")
         sys.stderr.flush()
         print("ready", flush=True)
     elif words[0] == "go":
         print(random.choice(moves(words[3])), flush=True)
-    elif words[0] == "end" and tidy:
-        os.remove(os.path.join(place, "scratch"))
     elif words[0] == "quit":
         break
 """

@@ -292,21 +292,27 @@ class ConfinedProcess:
     def private_holds_files(self) -> bool:
         """Whether its private directory holds anything: an entry, or in the jail space that a
         file deleted but still open keeps. In the jail the directory is seen through one of
-        its processes (its mount namespace); if none can be, it is taken to hold files."""
+        its processes (its mount namespace): none while the jail is being built, when it holds
+        nothing yet; if it cannot be seen, it is taken to hold files."""
         if self._protections.jail is None:
             return _holds_files(self._private)
-        ours = _mount_namespace("self")
+        ours, outside = _mount_namespace("self"), self._private.stat().st_dev
+        unseen = False
         for pid in self.pids():
             theirs = _mount_namespace(str(pid))
             if theirs is None or theirs == ours:
                 continue  # gone, or bubblewrap's own process outside the jail
+            seen = Path(f"/proc/{pid}/root{self._private}")
             try:
-                seen = Path(f"/proc/{pid}/root{self._private}")
+                if seen.stat().st_dev == outside:
+                    continue  # its file system not mounted yet
                 space = os.statvfs(seen)
                 return space.f_blocks != space.f_bfree or _holds_files(seen)
+            except FileNotFoundError:
+                continue  # its jail not built yet, or the process gone
             except OSError:
-                continue
-        return True
+                unseen = True
+        return unseen
 
     @property
     def frozen(self) -> bool:
