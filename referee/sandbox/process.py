@@ -293,10 +293,14 @@ class ConfinedProcess:
         """Whether its private directory holds anything: an entry, or in the jail space that a
         file deleted but still open keeps. In the jail the directory is seen through one of
         its processes (its mount namespace): none while the jail is being built, when it holds
-        nothing yet; if it cannot be seen, it is taken to hold files."""
-        if self._protections.jail is None:
-            return _holds_files(self._private)
-        ours, outside = _mount_namespace("self"), self._private.stat().st_dev
+        nothing yet. If it cannot be seen, it is taken to hold files."""
+        try:
+            if self._protections.jail is None:
+                return _holds_files(self._private)
+            outside = self._private.stat().st_dev
+        except OSError:
+            return True
+        ours = _mount_namespace("self")
         unseen = False
         for pid in self.pids():
             theirs = _mount_namespace(str(pid))
