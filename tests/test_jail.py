@@ -461,6 +461,8 @@ def _proofs(report: dict) -> dict[str, Callable[[], bool]]:
         "private working directory": lambda: (
             seen["cwd"] == private == seen["environment"]["TMPDIR"]
             and Path(private).name.startswith("referee-player-")
+            # A file system of its own, of disk_mb.
+            and seen["private_bytes"] == Limits().disk_mb * 1024 * 1024
         ),
         "minimal environment": lambda: (
             set(seen["environment"])
