@@ -135,14 +135,14 @@ class Intake:
             await self._steps(submitted)
         except _Failed as failure:
             self._move(version_id, VersionState.FAILED, failure.reason, failure.advice)
-            await asyncio.to_thread(discard, self.arena, version_id)
+            await asyncio.to_thread(_discard, self.arena, version_id)
             return
         except Exception as error:
             # A fault of the referee, not of the bot: the version ends, the intake goes on.
             logger.exception("the intake failed on version %s", version_id)
             reason = f"the arena failed to take it in ({type(error).__name__}); tell the organiser"
             self._move(version_id, VersionState.FAILED, reason, "")
-            await asyncio.to_thread(discard, self.arena, version_id)
+            await asyncio.to_thread(_discard, self.arena, version_id)
             return
         self._place(submitted)
 
@@ -159,7 +159,7 @@ class Intake:
                 session.scalars(select(Version.id).where(Version.state == VersionState.FAILED))
             )
         for version_id in sorted(kept & failed):
-            discard(self.arena, version_id)
+            _discard(self.arena, version_id)
 
     async def _steps(self, submitted: _Submitted) -> None:
         arena = self.arena
@@ -291,7 +291,7 @@ class Intake:
             row.finished_at = utcnow()
 
 
-def discard(arena: Arena, version_id: int) -> None:
+def _discard(arena: Arena, version_id: int) -> None:
     """Remove a failed version's files: its directory under bots/ and its archive. What
     cannot be removed is logged, and left."""
     directory = arena.bot_directory(version_id)
