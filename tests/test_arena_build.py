@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import shlex
 import shutil
 import socket
@@ -163,7 +164,6 @@ def test_a_build_over_its_memory_is_killed_and_named(bot: Path) -> None:
     [
         # Files each under the size limit of one file, and more of them than the cap in all.
         ("its directory", "i=0; while :; do head -c 4M /dev/zero > f$i; i=$((i+1)); done"),
-        ("its HOME", 'i=0; while :; do head -c 4M /dev/zero > "$HOME/f$i"; i=$((i+1)); done'),
         # Empty files take no blocks but an inode each.
         ("files", "i=0; while :; do : > e$i; i=$((i+1)); done"),
     ],
@@ -176,3 +176,17 @@ def test_a_build_filling_the_disk_is_killed_while_it_runs(
     result = run(bot, script, BuildLimits(seconds=120, memory_mb=512))
     assert not result.passed
     assert result.verdict == "killed: it wrote more than 32 MiB or 2000 files", where
+
+
+def test_a_build_filling_its_home_meets_a_full_disk(
+    bot: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Its HOME is a file system of the cap's size in the jail: the write past it fails.
+    monkeypatch.setattr(arena_build, "DISK_MB", 32)
+    # Two files, each under the size limit of one file.
+    fill = 'head -c 20M /dev/zero > "$HOME/a" && head -c 20M /dev/zero > "$HOME/b"'
+    script = f'{fill} || {{ du -sm "$HOME"; exit 9; }}'
+    result = run(bot, script, BuildLimits(seconds=120, memory_mb=512))
+    assert result.verdict == "exit status 9"
+    assert "No space left on device" in result.log_tail
+    assert re.search(r"^32\s", result.log_tail, re.MULTILINE), result.log_tail

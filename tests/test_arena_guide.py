@@ -45,7 +45,7 @@ start_clock: 7000
 play_clock: 1500
 time_bank: 30000
 policy: random
-limits: {{memory_mb: 384, cpu_s: 77, processes: 33}}
+limits: {{memory_mb: 384, cpu_s: 77, processes: 33, disk_mb: 48}}
 arena:
   placement_matches: 5
   submission: {{max_mb: 3, max_files: 123, per_hour: 9}}
@@ -129,6 +129,7 @@ def test_the_page_shows_the_arenas_games_clocks_and_limits_as_configured(
     assert "memory 384 MiB" in text
     assert "CPU time 77 s a match" in text
     assert "processes 33 processes and threads" in text
+    assert "disk 48 MiB in HOME and TMPDIR" in text
     assert "unpacked 3 MiB at most, in 123 files and directories at most" in text
     assert "submissions 9 an hour at most" in text
     # The archive's cap, rounded down: never more than the arena takes.

@@ -135,7 +135,9 @@ def first_paragraph(text: str) -> str:
     return " ".join(text.split("\n\n", 1)[0].split())
 
 
-def test_the_validate_log_reads_as_validate_prints_it(arena: Running, browser: Browser) -> None:
+def test_the_validate_log_reads_as_validate_prints_it(
+    arena: Running, browser: Browser, tmp_path: Path
+) -> None:
     page = browser.page
     version = version_of(arena, "unflushed", "failed")
     page.goto(f"{arena.url}/me")
@@ -146,8 +148,13 @@ def test_the_validate_log_reads_as_validate_prints_it(arena: Running, browser: B
     log = page.locator("#log")
     expect(log).to_contain_text("verdict: FAIL (start)", timeout=DEADLINE_MS)
     shown = log.inner_text()
-    # What `referee validate` prints of the same bot, as built, in the arena's games.
-    built = arena.directory / "bots" / str(version["id"]) / "bot"
+    # The arena kept nothing of the failed version but its steps' logs.
+    assert not (arena.directory / "bots" / str(version["id"])).exists()
+    # What `referee validate` prints of the same bot, built as the arena built it, in the
+    # arena's games.
+    shutil.copy(MISTAKES / "unflushed.c", tmp_path / "bot.c")
+    subprocess.run(["cc", "-o", "bot", "bot.c"], cwd=tmp_path, check=True, timeout=DEADLINE_S)
+    built = tmp_path / "bot"
     # As a command of its own: Playwright's loop runs in this thread, and validate's would not.
     printed = subprocess.run(
         [sys.executable, "-m", "referee", "validate", str(built), *VALIDATE_AS_THE_ARENA],

@@ -142,7 +142,8 @@ class Attack:
     def _keeper_home(self) -> Path | None:
         for pid in running(self.keeper):
             home = _environ(pid).get("HOME")
-            if home and Path(home, "secret.txt").exists():
+            # Its HOME is a file system of its jail's, seen here through its process.
+            if home and Path(f"/proc/{pid}/root{home}", "secret.txt").exists():
                 return Path(home)
         return None
 
@@ -460,6 +461,8 @@ def _proofs(report: dict) -> dict[str, Callable[[], bool]]:
         "private working directory": lambda: (
             seen["cwd"] == private == seen["environment"]["TMPDIR"]
             and Path(private).name.startswith("referee-player-")
+            # A file system of its own, of disk_mb.
+            and seen["private_bytes"] == Limits().disk_mb * 1024 * 1024
         ),
         "minimal environment": lambda: (
             set(seen["environment"])
@@ -544,7 +547,8 @@ def test_a_command_naming_the_root_or_the_system_binds_only_the_system_read_only
     command = Jail("/usr/bin/bwrap").command(argv, place, None)
     binds = [command[i + 1] for i, word in enumerate(command) if word == "--ro-bind"]
     assert binds and set(binds) <= set(SYSTEM_DIRECTORIES), binds
-    assert "--bind" in command and command[command.index("--bind") + 1] == "/tmp/p"
+    # The private directory is a file system of its own, not the directory outside.
+    assert "--bind" not in command and command[command.index("/tmp/p") - 1] == "--tmpfs"
 
 
 def test_a_private_directory_outside_tmp_is_reachable_and_writable_in_the_jail(

@@ -36,6 +36,7 @@ from referee.arena import accounts, audit, auth, downloads, match_lists, submiss
 from referee.arena.audit import Action
 from referee.arena.bodies import SMALL_BODY_SECONDS, Stalled, read_body
 from referee.arena.db import Author, Version
+from referee.arena.disk_use import DiskMeter
 from referee.arena.errors import Busy, Forbidden, NotFound, Unauthorised
 from referee.arena.home import Arena
 from referee.arena.queries import storable, whole_number
@@ -115,6 +116,7 @@ def create_app(arena: Arena, hooks: Hooks, uploads: Uploads | None = None) -> St
         Route("/api/authors/{name}/revoke", api.revoke_token, methods=["POST"]),
         Route("/api/authors/{name}/signout", api.sign_out_everywhere, methods=["POST"]),
         Route("/api/audit", api.audit),
+        Route("/api/disk", api.disk),
         *web.routes(arena, gate, api.watching, api.replays),
     ]
     handlers: dict[Any, Callable[[Request, Exception], Response | Awaitable[Response]]] = {
@@ -153,6 +155,8 @@ class _Api:
         # workers, each requester in their turn.
         self.replays = Replays(arena)
         self.watching = Watching(arena)
+        # The disk by author, for the organiser: measured in the thread pool, kept a while.
+        self.meter = DiskMeter(arena)
 
     def viewer(self, request: Request) -> Author | None:
         """The author whose token the request carries (`auth.viewer`)."""
@@ -379,6 +383,11 @@ class _Api:
         # The cursor of the next page: the oldest row of this one, if there may be more.
         after = found[-1].id if len(found) == limit else None
         return JSONResponse({"entries": [entry.shown() for entry in found], "before": after})
+
+    def disk(self, request: Request) -> Response:
+        """What each author's bots take of the arena's disk (`disk_use`)."""
+        self.organiser(request)
+        return JSONResponse(self.meter.current().shown())
 
     def noted(
         self, request: Request, action: Action, who: Author, subject: str, detail: str = ""

@@ -110,6 +110,8 @@ async def build(directory: Path, command: str, limits: BuildLimits, log: Path) -
         processes=PROCESSES,
         open_files=1024,
         file_size_mb=DISK_MB,
+        # Its HOME and TMPDIR: a compiler's temporary files, in memory.
+        disk_mb=DISK_MB,
     )
     output = _Output()
     ended: asyncio.Future[ProcessEnd] = asyncio.get_running_loop().create_future()
@@ -155,8 +157,9 @@ async def _watch(
     pipes = [_Pipe(output), _Pipe(output)]
     for pipe, stream in zip(pipes, (popen.stdout, popen.stderr), strict=True):
         await loop.connect_read_pipe(lambda pipe=pipe: pipe, stream)  # type: ignore[misc]
-    # A file is capped by its size limit, the directories a build writes to only by this:
-    # what it has written is looked at while it runs, and a build past the cap is killed.
+    # A file is capped by its size limit, the bot's directory only by this (and the private
+    # one by it too where there is no jail to cap it): what it has written is looked at while
+    # it runs, and a build past the cap is killed.
     disk = asyncio.create_task(_over_disk((directory, process.private)))
     try:
         done, _ = await asyncio.wait((ended, disk), timeout=limits.seconds, return_when=FIRST)

@@ -5,7 +5,8 @@ queued -> building (unpack, build) -> validating -> placing | failed
 
 Each step is a row, `running` while it runs so that the author sees how far it has gone,
 then passed or failed with its verdict and log. Whatever goes wrong with one version ends
-that version, never the loop.
+that version, never the loop. A failed version's files (what it unpacked and built, and
+its archive) are removed: nothing reads them again, and its steps' logs are rows.
 """
 
 from __future__ import annotations
@@ -103,6 +104,8 @@ class Intake:
 
     async def run(self) -> None:
         """Process queued versions, oldest first, one at a time, forever (cancel to stop)."""
+        # Those left by an arena stopped between a failure and its removal, or by one older.
+        await asyncio.to_thread(self._discard_failed)
         while True:
             version_id = self._next()
             if version_id is not None:
@@ -132,14 +135,31 @@ class Intake:
             await self._steps(submitted)
         except _Failed as failure:
             self._move(version_id, VersionState.FAILED, failure.reason, failure.advice)
+            await asyncio.to_thread(_discard, self.arena, version_id)
             return
         except Exception as error:
             # A fault of the referee, not of the bot: the version ends, the intake goes on.
             logger.exception("the intake failed on version %s", version_id)
             reason = f"the arena failed to take it in ({type(error).__name__}); tell the organiser"
             self._move(version_id, VersionState.FAILED, reason, "")
+            await asyncio.to_thread(_discard, self.arena, version_id)
             return
         self._place(submitted)
+
+    def _discard_failed(self) -> None:
+        """Remove the files of every failed version that still has some."""
+        # Where every version's directory and archive are.
+        bots, archives = self.arena.bot_directory(0).parent, self.arena.archive(0).parent
+        kept = {int(entry.name) for entry in bots.iterdir() if entry.name.isdigit()}
+        kept |= {int(entry.stem) for entry in archives.glob("*.archive") if entry.stem.isdigit()}
+        if not kept:
+            return
+        with self.arena.database.session() as session:
+            failed = set(
+                session.scalars(select(Version.id).where(Version.state == VersionState.FAILED))
+            )
+        for version_id in sorted(kept & failed):
+            _discard(self.arena, version_id)
 
     async def _steps(self, submitted: _Submitted) -> None:
         arena = self.arena
@@ -269,6 +289,18 @@ class Intake:
             row = session.get_one(Step, step_id)
             row.state, row.verdict, row.log = state, verdict, log[:STEP_LOG_LIMIT]
             row.finished_at = utcnow()
+
+
+def _discard(arena: Arena, version_id: int) -> None:
+    """Remove a failed version's files: its directory under bots/ and its archive. What
+    cannot be removed is logged, and left."""
+    directory = arena.bot_directory(version_id)
+    try:
+        if directory.exists():
+            shutil.rmtree(directory)
+        arena.archive(version_id).unlink(missing_ok=True)
+    except OSError as error:
+        logger.warning("cannot remove the files of failed version %s: %s", version_id, error)
 
 
 class _Running:

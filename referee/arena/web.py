@@ -55,7 +55,16 @@ _TYPES = {
     "svg": "image/svg+xml",
 }
 # The assets a page may load: the arena's own, and the report's viewer's.
-_OURS = ("arena.js", "arena.css", "accounts.js", "board.js", "live.js", "author.js", "favicon.svg")
+_OURS = (
+    "arena.js",
+    "arena.css",
+    "accounts.js",
+    "board.js",
+    "live.js",
+    "author.js",
+    "favicon.svg",
+    "disk.js",
+)
 _REPORTS = ("report.js", "report.css")
 # The matches page's filters (`match_lists`), which its form shows as given.
 _MATCH_FILTERS = ("bot", "opponent", "game", "result")

@@ -74,6 +74,7 @@ _LIMIT_OPTIONS = {
     "processes": ("N", "Processes and threads a player may have."),
     "open_files": ("N", "Open files per player process."),
     "file_size_mb": ("MIB", "Largest file a player may write, MiB."),
+    "disk_mb": ("MIB", "What a player's private directory (HOME, TMPDIR) may hold, MiB."),
 }
 # The same for the limits of computing one state of a rulesheet played one state at a time.
 _STATE_OPTIONS = {

@@ -200,6 +200,10 @@ class ProgramPlayer(ConnectedPlayer):
         if self._process is not None:
             self._process.new_match()
 
+    def left_files(self) -> bool:
+        """Whether its private directory (HOME, TMPDIR) holds anything."""
+        return self._process is not None and self._process.private_holds_files()
+
     def set_idle(self, idle: bool) -> None:
         """Run only when nothing else wants its cores (a spare before its match, a player
         leaving after one), or as every player runs."""

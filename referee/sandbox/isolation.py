@@ -204,7 +204,17 @@ class Protections:
             ),
             ("own IPC and UTS namespaces", jailed, "bubblewrap" if jailed else no_jail),
             ("no network", self.network, self.network_how),
-            ("private working directory", True, "a fresh directory, also TMPDIR and HOME"),
+            (
+                "private working directory",
+                True,
+                "a fresh directory, also TMPDIR and HOME"
+                + (
+                    f"; in the jail an empty file system in memory of disk_mb"
+                    f" ({Limits().disk_mb} MiB by default): a full disk past it"
+                    if jailed
+                    else "; not capped without the jail"
+                ),
+            ),
             (
                 "minimal environment",
                 True,

@@ -6,6 +6,10 @@ and nothing else of the machine. Under a root referee each player process also g
 of its own: bubblewrap runs as root to build the jail, and `setpriv` then drops to the seat's
 uid, with no groups and no capabilities, before the program starts. (bubblewrap's own
 `--uid` would not do: run by root, it maps that uid to root outside the jail.)
+
+The private directory is a file system in memory of its own, of a size: a program that
+fills it gets ENOSPC, and what it wrote is gone with the jail's last process. Its pages
+count against the memory cgroup of the process that wrote them.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from referee.sandbox.leftovers import kind_prefix
+from referee.sandbox.limits import MIB, Limits
 
 # What a program may need of the system: programs, libraries, configuration.
 SYSTEM_DIRECTORIES = (
@@ -49,6 +54,8 @@ _STREAMS_ASIDE = 'exec 7<&0 8>&1 </dev/null >/dev/null; exec "$0" "$@"'
 _JOIN = 'echo $$ >{procs} || {{ echo "referee: cannot join {procs}" >&2; exit 125; }}; '
 _STREAMS_BACK = 'unset PWD; exec <&7 >&8 7<&- 8>&-; exec "$0" "$@"'
 _SHELL = "/bin/sh"
+# How the private directory is mounted, among the binds and the hidden directories' tmpfs.
+_PRIVATE = "private"
 _NAMESPACES = (
     "--unshare-pid",
     "--unshare-net",
@@ -66,7 +73,8 @@ class Place:
     writable `private` directory (its HOME and TMPDIR), where it starts (`cwd`), the
     referee's own directories, which are hidden even inside a directory it may read, and the
     size of its shared memory (/dev/shm). `writable` directories are bound writable where
-    they are (a bot's directory while it is built)."""
+    they are (a bot's directory while it is built). The private directory is an empty file
+    system of `private_bytes` at the path of the directory outside, which stays empty."""
 
     private: Path
     cwd: Path
@@ -76,6 +84,7 @@ class Place:
     # The cgroups the jail is started in.
     cgroups: tuple[Path, ...] = ()
     writable: tuple[Path, ...] = ()
+    private_bytes: int = Limits.disk_mb * MIB
 
 
 @dataclass(frozen=True)
@@ -108,7 +117,8 @@ class Jail:
         mounts = sorted(
             [(path, "--tmpfs") for path in hidden]
             + [(path, "--ro-bind") for path in readable]
-            + [(path, "--bind") for path in (place.private, *place.writable)],
+            + [(path, "--bind") for path in place.writable]
+            + [(place.private, _PRIVATE)],
             key=lambda mount: (len(mount[0].parts), mount[1] != "--tmpfs"),
         )
         made = {Path("/"), Path("/tmp")}
@@ -119,7 +129,15 @@ class Jail:
                     options += ["--perms", "0755", "--dir", str(parent)]
                     made.add(parent)
             made.add(path)
-            options += [how, str(path)] if how == "--tmpfs" else [how, str(path), str(path)]
+            if how == _PRIVATE:
+                # Its seat user's to write in, though root's under a root referee: it is the
+                # only user in the jail.
+                size = str(place.private_bytes)
+                options += ["--perms", "01777", "--size", size, "--tmpfs", str(path)]
+            elif how == "--tmpfs":
+                options += [how, str(path)]
+            else:
+                options += [how, str(path), str(path)]
         options += ["--chdir", str(place.cwd)]
         # The file systems bubblewrap made are writable by the user who owns the jail, which
         # in a user namespace is the player: read-only once built.

@@ -28,13 +28,15 @@ SAMPLE_EVERY_S = 0.1
 
 @dataclass(frozen=True)
 class Limits:
-    """What one player may use; each limit is named in the fault of a player that exceeds it."""
+    """What one player may use; each limit is named in the fault of a player that exceeds it,
+    but for `disk_mb`, which the program meets as a full disk (ENOSPC) where the jail caps it."""
 
     memory_mb: int = 1024  # resident memory of all its processes together
     cpu_s: int = 300  # CPU seconds per match, all its processes together
     processes: int = 64  # processes and threads
     open_files: int = 256  # per process
     file_size_mb: int = 64  # largest file it may write
+    disk_mb: int = 256  # what its private directory (HOME and TMPDIR) may hold, in memory
 
     def __post_init__(self) -> None:
         highest = ceilings()
@@ -54,6 +56,7 @@ class Limits:
             "processes": f"process limit {self.processes} processes and threads",
             "open_files": f"open-file limit {self.open_files}",
             "file_size_mb": f"file-size limit {self.file_size_mb} MiB",
+            "disk_mb": f"disk limit {self.disk_mb} MiB in its private directory",
         }
         return words[name]
 
@@ -75,6 +78,8 @@ def ceilings() -> dict[str, tuple[int, str]]:
         "processes": (_PID_MAX_LIMIT, "the most processes a Linux kernel allows"),
         "open_files": (open_files, "the most open files a process may have here"),
         "file_size_mb": (MIB, "1 TiB"),
+        # The private directory is a file system in memory.
+        "disk_mb": (memory, "this machine's memory"),
     }
 
 

@@ -289,6 +289,35 @@ class ConfinedProcess:
         """Its private directory: its HOME and TMPDIR, removed when it ends."""
         return self._private
 
+    def private_holds_files(self) -> bool:
+        """Whether its private directory holds anything: an entry, or in the jail space that a
+        file deleted but still open keeps. In the jail the directory is seen through one of
+        its processes (its mount namespace): none while the jail is being built, when it holds
+        nothing yet. If it cannot be seen, it is taken to hold files."""
+        try:
+            if self._protections.jail is None:
+                return _holds_files(self._private)
+            outside = self._private.stat().st_dev
+        except OSError:
+            return True
+        ours = _mount_namespace("self")
+        unseen = False
+        for pid in self.pids():
+            theirs = _mount_namespace(str(pid))
+            if theirs is None or theirs == ours:
+                continue  # gone, or bubblewrap's own process outside the jail
+            seen = Path(f"/proc/{pid}/root{self._private}")
+            try:
+                if seen.stat().st_dev == outside:
+                    continue  # its file system not mounted yet
+                space = os.statvfs(seen)
+                return space.f_blocks != space.f_bfree or _holds_files(seen)
+            except FileNotFoundError:
+                continue  # its jail not built yet, or the process gone
+            except OSError:
+                unseen = True
+        return unseen
+
     @property
     def frozen(self) -> bool:
         """Whether its processes are stopped (`freeze`) until `thaw`."""
@@ -524,6 +553,7 @@ def _jailed(
         limits.memory_mb * MIB,
         tuple(cgroup.path for cgroup in cgroups),
         tuple(writable),
+        limits.disk_mb * MIB,
     )
     return jail.command(argv, place, uid)
 
@@ -534,6 +564,20 @@ def _give(directory: Path, uid: int) -> None:
     for parent, directories, files in os.walk(directory):
         for name in (*directories, *files):
             os.lchown(os.path.join(parent, name), uid, uid)
+
+
+def _holds_files(directory: Path) -> bool:
+    """Whether a directory has an entry; OSError if it cannot be read."""
+    with os.scandir(directory) as entries:
+        return next(entries, None) is not None
+
+
+def _mount_namespace(pid: str) -> int | None:
+    """The mount namespace a process is in, or None if it is gone or cannot be seen."""
+    try:
+        return os.stat(f"/proc/{pid}/ns/mnt").st_ino
+    except OSError:
+        return None
 
 
 def _clean_up(private: Path, cgroups: Sequence[Cgroup]) -> None:

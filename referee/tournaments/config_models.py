@@ -49,6 +49,7 @@ class LimitsEntry(_Strict):
     processes: Positive | None = None
     open_files: Positive | None = None
     file_size_mb: Positive | None = None
+    disk_mb: Positive | None = None
 
     def over(self, limits: Limits) -> Limits:
         """`limits` with the ones given here in their place."""

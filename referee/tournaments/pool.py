@@ -11,6 +11,8 @@ A reused process starts its next match clean: one whose answer came late (at the
 last step, say) is let run, in the background, to write the late answers it owes, which
 are dropped; one that does not write them in time is replaced. What it left in its pipe
 besides is read and dropped as it is handed out, so a stale move can never answer `start`.
+One that left anything in its private directory (HOME, TMPDIR) is replaced too: every
+match starts with an empty one, and nothing a program wrote is taken from under it.
 """
 
 from __future__ import annotations
@@ -65,7 +67,7 @@ class PlayerPool:
                 player = idle.pop()
                 # What it wrote while idle is dropped now; a flood of it is no fault of the
                 # match to come, whose player is a fresh process instead.
-                if await player.connection.drained(0.0):
+                if await player.connection.drained(0.0) and not player.left_files():
                     player.resume()
                     return _given(player, log_path, cores)
                 self._leave(player)

@@ -148,6 +148,11 @@ def keep() -> None:
         file.write(SECRET)
 
 
+def _size(path: str) -> int:
+    space = os.statvfs(path)
+    return space.f_blocks * space.f_frsize
+
+
 def probe() -> None:
     """What this process sees of its sandbox."""
 
@@ -197,6 +202,8 @@ def probe() -> None:
         "cwd": os.getcwd(),
         "environment": dict(os.environ),
         "write_private": can(lambda: write_into(os.environ["HOME"])),
+        # The size of the file system its private directory is (a tmpfs of disk_mb).
+        "private_bytes": _size(os.environ["TMPDIR"]),
         "write_program": can(lambda: write_into(here)),
         "write_system": can(lambda: write_into("/usr")),
         "write_tmp": can(lambda: write_into("/tmp")),
