@@ -33,7 +33,16 @@ from typing import Any, NoReturn
 
 from sqlalchemy import func, select
 
-from referee.arena.db import Author, Bot, Match, MatchState, Seat, Version, VersionState
+from referee.arena.db import (
+    ON_LADDER,
+    Author,
+    Bot,
+    Match,
+    MatchState,
+    Seat,
+    Version,
+    VersionState,
+)
 from referee.arena.home import add_author, open_arena
 from referee.players.starter import STARTERS
 
@@ -413,6 +422,22 @@ def done_between(directory: Path, begun: dt.datetime, ended: dt.datetime) -> int
                 )
                 or 0
             )
+    finally:
+        arena.close()
+
+
+def on_ladder(directory: Path, bots: list[str]) -> list[str]:
+    """Those of `bots` with a version on the ladder (placing or rated)."""
+    arena = open_arena(directory)
+    try:
+        with arena.database.session() as session:
+            found = session.scalars(
+                select(Bot.name)
+                .join(Version, Version.bot_id == Bot.id)
+                .where(Bot.name.in_(bots), Version.state.in_(ON_LADDER))
+                .distinct()
+            )
+            return sorted(found)
     finally:
         arena.close()
 

@@ -97,7 +97,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     deadline = Deadline.after(args.limit)
     moments = random.Random(args.seed)
     with contextlib.ExitStack() as stack:
-        temporary = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="arena-kills-")))
+        temporary = Path(
+            stack.enter_context(
+                tempfile.TemporaryDirectory(prefix="arena-kills-", ignore_cleanup_errors=True)
+            )
+        )
         postgres = None
         if args.database == "postgresql":
             progress("starting a PostgreSQL server")
@@ -114,7 +118,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         kills = []
         for number in range(1, args.kills + 1):
             serving = Serving.start(directory, logs, deadline, options=options)
-            stack.callback(serving.kill)
+            stack.callback(serving.stop)
             after = round(moments.uniform(0.0, args.most), 2)
             deadline.wait(max(0.0, serving.started + after - time.monotonic()))
             exited = None if serving.alive() else serving.said()
@@ -124,7 +128,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             progress(f"kill {number}/{args.kills} at {after:g} s: {done} done, {running} running")
         progress("the last start: playing on, then stopped")
         serving = Serving.start(directory, logs, deadline, options=options)
-        stack.callback(serving.kill)
+        stack.callback(serving.stop)
         before = counts(arena)[0]
 
         def played() -> bool:

@@ -53,6 +53,7 @@ import urllib.parse
 import urllib.request
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field, replace
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
@@ -76,6 +77,7 @@ from _arena_run import (  # isort: skip
     disk_use,
     done_between,
     end_ladder,
+    on_ladder,
     percentiles,
     place_bots,
     progress,
@@ -104,7 +106,7 @@ PADDING = 900 * 1024
 # or takes longer than REQUEST_S counts as REQUEST_S.
 POLL_S = 0.2
 REQUEST_S = 10.0
-PAGE_S = 120.0
+PAGE_S = 30.0
 # The holders: from this many addresses (127.0.0.2, ...), a header line every HOLD_EVERY_S,
 # at most OPEN_PER_S connections opened a second.
 HOLDER_ADDRESSES = 10
@@ -119,7 +121,7 @@ TARGET_P95_MS = 200.0
 TARGET_RATE_SHARE = 0.5
 
 
-class Database:
+class Database(StrEnum):
     SQLITE = "sqlite"
     POSTGRESQL = "postgresql"
 
@@ -128,7 +130,7 @@ class Database:
 class Plan:
     """How big and how long the soak is."""
 
-    database: str
+    database: Database
     seconds: float
     baseline: float
     authors: int
@@ -177,6 +179,8 @@ def hold(stop: threading.Event, port: int, count: int, found: Held) -> None:
     try:
         while not stop.is_set():
             for _ in range(min(count - len(held), int(OPEN_PER_S * 0.5))):
+                if stop.is_set():
+                    break
                 address = f"127.0.0.{2 + number % HOLDER_ADDRESSES}"
                 number += 1
                 try:
@@ -477,7 +481,11 @@ def tmpfs(directory: Path, mib: int) -> Iterator[Path]:
 def run(plan: Plan) -> dict[str, Any]:
     deadline = Deadline.after(plan.limit)
     with contextlib.ExitStack() as stack:
-        temporary = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="arena-soak-")))
+        temporary = Path(
+            stack.enter_context(
+                tempfile.TemporaryDirectory(prefix="arena-soak-", ignore_cleanup_errors=True)
+            )
+        )
         postgres = mount = None
         if plan.database == Database.POSTGRESQL:
             progress("starting a PostgreSQL server")
@@ -514,9 +522,7 @@ def run(plan: Plan) -> dict[str, Any]:
 
         options = ("--workers", str(plan.workers)) if plan.workers else ()
         serving = Serving.start(directory, logs, deadline, {"TMPDIR": str(scratch)}, options)
-        stack.callback(serving.kill)
-        port = urllib.parse.urlsplit(serving.url).port
-        assert port is not None
+        stack.callback(serving.stop)
         progress(f"{serving.url}: waiting for matches to flow")
 
         def flowing() -> bool:
@@ -532,20 +538,11 @@ def run(plan: Plan) -> dict[str, Any]:
             quiet_begun, quiet_from = time.monotonic(), utcnow()
             deadline.wait(plan.baseline)
             quiet_ended, quiet_to = time.monotonic(), utcnow()
-            report = soak(
-                plan,
-                stack,
-                serving,
-                port,
-                tokens,
-                bots,
-                logs,
-                postgres,
-                mount,
-                (directory, scratch),
+            site = Site(
+                plan, stack, serving, tokens, bots, logs, postgres, mount, (directory, scratch),
                 deadline,
-                honest_client,
-            )
+            )  # fmt: skip
+            report = soak(site, honest_client)
         report["baseline"] = {
             "seconds": round(quiet_ended - quiet_begun, 1),
             "matches": done_between(directory, quiet_from, quiet_to),
@@ -560,45 +557,69 @@ def run(plan: Plan) -> dict[str, Any]:
             # recorded, matches left running played again): the record is audited after that.
             progress("serve started again, to settle its record")
             serving = Serving.start(directory, logs, deadline, {"TMPDIR": str(scratch)}, options)
-            stack.callback(serving.kill)
+            stack.callback(serving.stop)
         exit_code = end_ladder(serving, organiser, deadline)
         report["serve"]["stopped_cleanly"] = exit_code == 0
         report["serve"]["said"] = serving.said()
+        # Placed is on the ladder at the end, whatever its client saw.
+        placed = on_ladder(directory, [f"{name}-bot" for name in [*honest, "hostile"]])
+        report["submissions"]["placed"] = sum(name != "hostile-bot" for name in placed)
+        report["hostile"]["placed"] = "hostile-bot" in placed
         report["disk"]["end_mib"] = round(disk_use(directory, scratch) / 2**20, 1)
         report["record"] = audit(directory, deadline).to_json()
     return report
 
 
-def soak(
-    plan: Plan,
-    stack: contextlib.ExitStack,
-    serving: Serving,
-    port: int,
-    tokens: dict[str, str],
-    bots: Path,
-    logs: Path,
-    postgres: Postgres | None,
-    mount: Path | None,
-    disk: tuple[Path, Path],
-    deadline: Deadline,
-    honest_client: Answers,
-) -> dict[str, Any]:
+@dataclass
+class Exited:
+    """When `serve` was first seen to have exited (seconds into the soak), and what it said."""
+
+    at_s: float | None = None
+    said: str | None = None
+
+    def look(self, serving: Serving, begun: float) -> None:
+        if self.at_s is None and not serving.alive():
+            self.at_s = round(time.monotonic() - begun, 1)
+            self.said = f"exit {serving.process.poll()}: {serving.said()}"
+            progress(f"referee arena serve exited: {self.said}")
+
+
+@dataclass(frozen=True)
+class Site:
+    """The served arena the soak is made against, and what it needs to make it."""
+
+    plan: Plan
+    stack: contextlib.ExitStack
+    serving: Serving
+    tokens: dict[str, str]
+    bots: Path
+    logs: Path
+    postgres: Postgres | None
+    mount: Path | None
+    # The arena's directory, and its players' temporary directories.
+    disk: tuple[Path, Path]
+    deadline: Deadline
+
+
+def soak(site: Site, honest_client: Answers) -> dict[str, Any]:
     """Everything at once for plan.seconds, then the submissions given plan.grace to end."""
+    plan, serving, tokens, deadline = site.plan, site.serving, site.tokens, site.deadline
+    port = urllib.parse.urlsplit(serving.url).port
     progress(f"soak: {plan.seconds:g} s")
     held, trickled, pages, faults, seen = Held(), Trickled(), Answers(), [], []
     asked: set[str] = set()
     lock = threading.Lock()
     begun, begun_at = time.monotonic(), utcnow()
     submitters = [
-        submit(serving.url, tokens[name], bots / f"{name}-bot", logs)
+        submit(serving.url, tokens[name], site.bots / f"{name}-bot", site.logs)
         for name in tokens
         if name.startswith("author") or name == "hostile"
     ]
-    stack.callback(lambda: [s.process.kill() for s in submitters if s.process.poll() is None])
+    site.stack.callback(lambda: [s.process.kill() for s in submitters if s.process.poll() is None])
     attackers: list[tuple[Any, ...]] = [
         (hold, port, plan.holders, held),
-        (watch_disk, disk, seen),
-        (fault, plan, postgres, mount, begun, faults),
+        (watch_disk, site.disk, seen),
+        (fault, plan, site.postgres, site.mount, begun, faults),
         *(
             (
                 trickle,
@@ -615,19 +636,18 @@ def soak(
             for _ in range(plan.readers)
         ),
     ]
-    died_at, died_said = None, None
+    exited = Exited()
     with threads(*attackers):
         while time.monotonic() < begun + plan.seconds:
             deadline.wait(1.0)
-            if died_at is None and not serving.alive():
-                died_at = round(time.monotonic() - begun, 1)
-                died_said = f"exit {serving.process.poll()}: {serving.said()}"
-                progress(f"referee arena serve exited: {died_said}")
+            exited.look(serving, begun)
     ended, ended_at = time.monotonic(), utcnow()
     progress(f"soak over; the submissions have {plan.grace:g} s more to end")
     grace = min(time.monotonic() + plan.grace, deadline.at)
     while any(s.process.poll() is None for s in submitters) and time.monotonic() < grace:
         time.sleep(1.0)
+        exited.look(serving, begun)
+    exited.look(serving, begun)
     for submitter in submitters:
         if submitter.process.poll() is None:
             submitter.process.kill()
@@ -642,17 +662,19 @@ def soak(
         },
         "submissions": {
             "authors": len(honest),
-            "placed": sum(s.process.returncode == 0 for s in honest),
+            "clients_saw_placed": sum(s.process.returncode == 0 for s in honest),
             "busy_answers": sum(s.retries() for s in honest),
-            "not_placed": [f"{s.name}: {s.said()}" for s in honest if s.process.returncode != 0],
+            "clients_failed": [
+                f"{s.name}: {s.said()}" for s in honest if s.process.returncode != 0
+            ],
         },
-        "hostile": {"placed": hostile.process.returncode == 0, "said": hostile.said()},
+        "hostile": {"said": hostile.said()},
         "holders": {
             "wanted": plan.holders,
             "opened": held.opened,
             "refused": held.refused,
             "closed_by_arena": held.closed,
-            "held_median": statistics.median(held.held) if held.held else 0,
+            "held_median": int(statistics.median(held.held)) if held.held else 0,
         },
         "trickles": {
             "wanted": plan.trickles,
@@ -662,7 +684,7 @@ def soak(
         },
         "pages": {**pages.between(begun, ended), "statuses": pages.statuses},
         "faults": [asdict(f) for f in faults],
-        "serve": {"exited_during_soak_at_s": died_at, "exited_saying": died_said},
+        "serve": {"exited_at_s": exited.at_s, "exited_saying": exited.said},
         "disk": {
             "max_mib": round(max(seen, default=0) / 2**20, 1),
             "bound_mib": plan.disk_bound_mib,
@@ -684,7 +706,7 @@ def criteria(report: dict[str, Any]) -> list[Criterion]:
     p95 = report["soak"]["latency"]["p95_ms"]
     quiet, busy = report["baseline"]["matches_per_s"], report["soak"]["matches_per_s"]
     disk = report["disk"]
-    died = report["serve"]["exited_during_soak_at_s"]
+    died = report["serve"]["exited_at_s"]
     return [
         Criterion(
             "serve rode out the soak",
@@ -773,12 +795,13 @@ def print_table(report: dict[str, Any]) -> None:
     pages, serve = report["pages"], report["serve"]
     print()
     print(
-        f"submissions: {submissions['placed']}/{submissions['authors']} placed,"
-        f" {submissions['busy_answers']} busy answers retried; hostile bot placed:"
-        f" {report['hostile']['placed']}"
+        f"submissions: {submissions['placed']}/{submissions['authors']} on the ladder at the"
+        f" end, {submissions['clients_saw_placed']} seen so by their client,"
+        f" {submissions['busy_answers']} busy answers retried; the hostile bot placed:"
+        f" {report['hostile']['placed']} ({report['hostile']['said']})"
     )
-    for line in submissions["not_placed"][:5]:
-        print(f"  not placed: {line}")
+    for line in submissions["clients_failed"][:5]:
+        print(f"  its client failed: {line}")
     print(
         f"held connections: {holders['opened']} opened, {holders['closed_by_arena']} closed by"
         f" the arena, {holders['refused']} refused, {holders['held_median']} held (median)"
@@ -793,9 +816,9 @@ def print_table(report: dict[str, Any]) -> None:
     )
     for row in report["faults"]:
         print(f"fault at {row['at_s']} s: {row['what']} ({row['detail']}), {row['took_s']} s")
-    died = serve["exited_during_soak_at_s"]
+    died = serve["exited_at_s"]
     if died is not None:
-        print(f"serve exited at {died} s ({serve['exited_saying']}); started again after the soak")
+        print(f"serve seen exited at {died} s ({serve['exited_saying']}); started again after")
     print(f"serve stopped cleanly at the end: {serve['stopped_cleanly']} ({serve['said']})")
     print(f"disk: max {report['disk']['max_mib']} MiB, {report['disk']['end_mib']} MiB at the end")
     examples = report["record"]["examples"]
@@ -833,9 +856,7 @@ def seconds(text: str) -> float:
 def parse(argv: list[str] | None = None) -> tuple[Plan, bool]:
     """The plan the options ask for, and whether to print JSON."""
     parser = Parser(description=__doc__.splitlines()[0])
-    parser.add_argument(
-        "--database", choices=[Database.SQLITE, Database.POSTGRESQL], default=Database.SQLITE
-    )
+    parser.add_argument("--database", choices=[kind.value for kind in Database])
     parser.add_argument("--quick", action="store_true", help="a trial: smaller and shorter")
     parser.add_argument("--seconds", type=seconds, help="the soak (default 300, quick 45)")
     parser.add_argument("--baseline", type=seconds, help="the quiet baseline (30, quick 10)")
@@ -857,6 +878,8 @@ def parse(argv: list[str] | None = None) -> tuple[Plan, bool]:
     chosen = {key: value for key, value in vars(args).items() if value is not None}
     for key in ("quick", "json"):
         chosen.pop(key)
+    if args.database is not None:
+        chosen["database"] = Database(args.database)
     return replace(QUICK if args.quick else FULL, **chosen), args.json
 
 
