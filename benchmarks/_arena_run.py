@@ -166,7 +166,7 @@ class Postgres:
             server._ctl("start")
             server._run("createdb", f"--host={server.socket}", f"--username={server.user}", "arena")
         except BaseException:
-            shutil.rmtree(directory, ignore_errors=True)
+            server.stop()
             raise
         return server
 
@@ -334,9 +334,11 @@ class Serving:
         return serving
 
     def said(self) -> str:
-        """The last line it wrote to its standard error."""
+        """The last error it wrote to its standard error (a database's error is followed by
+        lines of its own), else its last line."""
         lines = self.stderr.read_text(errors="replace").strip().splitlines()
-        return lines[-1][:300] if lines else "(nothing on its standard error)"
+        errors = [line for line in lines if line.startswith("referee: error")]
+        return (errors or lines or ["(nothing on its standard error)"])[-1][:300]
 
     def alive(self) -> bool:
         return self.process.poll() is None

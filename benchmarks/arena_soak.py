@@ -4,7 +4,8 @@ Whether the honest authors are served, the ladder plays on, and the record stays
 
 Usage: python benchmarks/arena_soak.py [--database sqlite|postgresql] [--quick]
            [--seconds S] [--baseline S] [--authors N] [--holders N] [--trickles N]
-           [--readers N] [--workers N] [--disk-bound MIB] [--limit S] [--json]
+           [--readers N] [--workers N] [--disk-bound MIB] [--grace S] [--limit S]
+           [--json]
 
 Loopback only. Makes an arena in a temporary directory (SQLite: on a tmpfs of its own, which
 needs root; PostgreSQL: a throwaway server made with initdb beside it) that plays
@@ -25,12 +26,15 @@ latency: GET /api/leaderboard every 0.2 s on a new connection), then for --secon
   faults        at a third and two thirds of the soak, PostgreSQL restarted (pg_ctl restart
                 -m fast), or SQLite's disk filled to the last byte and freed 15 s later
 
-The honest client polls throughout. After the soak, the submissions are given --grace to
-end, the ladder is paused and `serve` stopped, and the record audited: every finished match
-in the database against the transcripts in results/, all verified (`referee replay
---verify`), each version's count of matches against its seats. Exit 1 when a criterion of
-the issue is missed (all submissions placed, p95 under 200 ms, at least half the quiet
-rate, a whole record, the disk under --disk-bound), 2 when the soak could not run.
+The defaults are the issue's (30 authors, 300 held connections, 4 trickled uploads, 4
+readers, 300 s); --quick is a trial (4, 40, 2, 2, 45 s). The honest client polls throughout.
+After the soak, the submissions are given --grace to end; then the ladder is paused and
+`serve` stopped (started again first if it had exited, so that what it decided is settled
+as at any start), and the record audited: every finished match in the database against the
+transcripts in results/, all verified (`referee replay --verify`), each version's count of
+matches against its seats. Exit 1 when a criterion of the issue is missed (serve ran
+throughout, every honest bot on the ladder, p95 under 200 ms, at least half the quiet rate,
+a whole record, the disk under --disk-bound), 2 when the soak could not run.
 """
 
 from __future__ import annotations
@@ -173,7 +177,7 @@ def hold(stop: threading.Event, port: int, count: int, found: Held) -> None:
     """Keep `count` half-sent requests open from HOLDER_ADDRESSES addresses, a header line
     on each every HOLD_EVERY_S; one the arena closes (or answers) is opened again."""
     chosen = selectors.DefaultSelector()
-    held: dict[socket.socket, str] = {}
+    held: set[socket.socket] = set()
     next_line = time.monotonic() + HOLD_EVERY_S
     number = 0
     try:
@@ -193,10 +197,12 @@ def hold(stop: threading.Event, port: int, count: int, found: Held) -> None:
                     continue
                 connection.setblocking(False)
                 chosen.register(connection, selectors.EVENT_READ)
-                held[connection] = address
+                held.add(connection)
                 found.opened += 1
             for key, _ in chosen.select(0.5):
-                _let_go(chosen, held, key.fileobj)  # type: ignore[arg-type]
+                closed = key.fileobj
+                assert isinstance(closed, socket.socket)
+                _let_go(chosen, held, closed)
                 found.closed += 1
             if time.monotonic() >= next_line:
                 next_line = time.monotonic() + HOLD_EVERY_S
@@ -214,10 +220,10 @@ def hold(stop: threading.Event, port: int, count: int, found: Held) -> None:
 
 
 def _let_go(
-    chosen: selectors.BaseSelector, held: dict[socket.socket, str], connection: socket.socket
+    chosen: selectors.BaseSelector, held: set[socket.socket], connection: socket.socket
 ) -> None:
     chosen.unregister(connection)
-    del held[connection]
+    held.discard(connection)
     connection.close()
 
 
@@ -351,6 +357,8 @@ def read_pages(
 
 @dataclass
 class Fault:
+    """One of the database's faults: what, when (seconds into the soak), for how long."""
+
     what: str
     at_s: float
     took_s: float
@@ -362,15 +370,15 @@ def fill_disk(mount: Path, hold_s: float, stop: threading.Event) -> str:
     filler = mount / "filler"
     written = 0
     try:
-        with filler.open("wb") as out:
-            chunk = b"\0" * (1024 * 1024)
-            while True:
-                try:
-                    out.write(chunk)
-                    out.flush()
-                except OSError:
-                    break
-                written += len(chunk)
+        with filler.open("wb", buffering=0) as out:
+            # MiB by MiB, then the last of it by pages.
+            for size in (1024 * 1024, 4096):
+                chunk = bytes(size)
+                while True:
+                    try:
+                        written += out.write(chunk) or 0
+                    except OSError:
+                        break
         full = time.monotonic()
         stop.wait(hold_s)
     finally:
@@ -556,7 +564,13 @@ def run(plan: Plan) -> dict[str, Any]:
             # What it decided before it ended is settled at its next start (transcripts on disk
             # recorded, matches left running played again): the record is audited after that.
             progress("serve started again, to settle its record")
-            serving = Serving.start(directory, logs, deadline, {"TMPDIR": str(scratch)}, options)
+            try:
+                serving = Serving.start(
+                    directory, logs, deadline, {"TMPDIR": str(scratch)}, options
+                )
+            except BenchError as error:
+                progress(f"{error}: the record is audited as it is")
+                report["serve"]["restart_failed"] = str(error)
             stack.callback(serving.stop)
         exit_code = end_ladder(serving, organiser, deadline)
         report["serve"]["stopped_cleanly"] = exit_code == 0
@@ -674,6 +688,7 @@ def soak(site: Site, honest_client: Answers) -> dict[str, Any]:
             "opened": held.opened,
             "refused": held.refused,
             "closed_by_arena": held.closed,
+            "held_most": max(held.held, default=0),
             "held_median": int(statistics.median(held.held)) if held.held else 0,
         },
         "trickles": {
@@ -804,7 +819,8 @@ def print_table(report: dict[str, Any]) -> None:
         print(f"  its client failed: {line}")
     print(
         f"held connections: {holders['opened']} opened, {holders['closed_by_arena']} closed by"
-        f" the arena, {holders['refused']} refused, {holders['held_median']} held (median)"
+        f" the arena, {holders['refused']} refused; {holders['held_most']} held at most,"
+        f" {holders['held_median']} at the median"
     )
     print(
         f"trickled uploads: {trickles['begun']} begun, {trickles['bytes']} bytes sent,"
@@ -819,6 +835,8 @@ def print_table(report: dict[str, Any]) -> None:
     died = serve["exited_at_s"]
     if died is not None:
         print(f"serve seen exited at {died} s ({serve['exited_saying']}); started again after")
+    if "restart_failed" in serve:
+        print(f"serve did not start again: {serve['restart_failed']}")
     print(f"serve stopped cleanly at the end: {serve['stopped_cleanly']} ({serve['said']})")
     print(f"disk: max {report['disk']['max_mib']} MiB, {report['disk']['end_mib']} MiB at the end")
     examples = report["record"]["examples"]
