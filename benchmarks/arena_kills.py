@@ -137,8 +137,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             return counts(arena)[0] >= before + LAST_MATCHES
 
         until(f"{LAST_MATCHES} matches after the last start", played, deadline, 120.0)
-        exited = end_ladder(serving, organiser, deadline)
-        last = {"stopped_cleanly": exited == 0, "said": serving.said()}
+        last = {
+            "stopped_cleanly": end_ladder(serving, organiser, deadline) == 0,
+            "said": serving.said(),
+        }
         record = audit(directory, deadline).to_json()
     return {
         "database": args.database,

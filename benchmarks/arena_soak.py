@@ -448,6 +448,14 @@ def submit(url: str, token: str, bot: Path, logs: Path) -> Submitter:
     return Submitter(bot.name, process, output)
 
 
+def end_submitters(submitters: list[Submitter]) -> None:
+    """Kill those still running (their bots stay where the intake has them)."""
+    for submitter in submitters:
+        if submitter.process.poll() is None:
+            submitter.process.kill()
+            submitter.process.wait()
+
+
 @contextlib.contextmanager
 def threads(*targets: tuple[Any, ...]) -> Iterator[threading.Event]:
     """Each (function, arguments...) called in a thread of its own as function(stop,
@@ -620,7 +628,9 @@ def soak(site: Site, honest_client: Answers) -> dict[str, Any]:
     plan, serving, tokens, deadline = site.plan, site.serving, site.tokens, site.deadline
     port = urllib.parse.urlsplit(serving.url).port
     progress(f"soak: {plan.seconds:g} s")
-    held, trickled, pages, faults, seen = Held(), Trickled(), Answers(), [], []
+    held, trickled, pages = Held(), Trickled(), Answers()
+    faults: list[Fault] = []
+    seen: list[int] = []
     asked: set[str] = set()
     lock = threading.Lock()
     begun, begun_at = time.monotonic(), utcnow()
@@ -629,7 +639,7 @@ def soak(site: Site, honest_client: Answers) -> dict[str, Any]:
         for name in tokens
         if name.startswith("author") or name == "hostile"
     ]
-    site.stack.callback(lambda: [s.process.kill() for s in submitters if s.process.poll() is None])
+    site.stack.callback(end_submitters, submitters)
     attackers: list[tuple[Any, ...]] = [
         (hold, port, plan.holders, held),
         (watch_disk, site.disk, seen),
@@ -662,10 +672,7 @@ def soak(site: Site, honest_client: Answers) -> dict[str, Any]:
         time.sleep(1.0)
         exited.look(serving, begun)
     exited.look(serving, begun)
-    for submitter in submitters:
-        if submitter.process.poll() is None:
-            submitter.process.kill()
-            submitter.process.wait()
+    end_submitters(submitters)
     hostile = next(s for s in submitters if s.name == "hostile-bot")
     honest = [s for s in submitters if s is not hostile]
     return {
