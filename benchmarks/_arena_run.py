@@ -460,12 +460,15 @@ class Audit:
     # Versions whose count of matches is not their seats in done matches: a match counted
     # twice, or lost.
     miscounted: list[str] = field(default_factory=list)
+    # A match of a pair (its seating) done more than once: played and recorded twice.
+    duplicated: list[str] = field(default_factory=list)
 
     @property
     def clean(self) -> bool:
         """Every finished match there once, with one verifying transcript, counted once."""
         return (
-            not (self.missing or self.orphans or self.misnamed or self.failed or self.miscounted)
+            not (self.missing or self.orphans or self.misnamed or self.failed)
+            and not (self.miscounted or self.duplicated)
             and self.verified == self.transcripts == self.done
         )
 
@@ -479,6 +482,7 @@ class Audit:
             "orphans": len(self.orphans),
             "misnamed": len(self.misnamed),
             "miscounted": len(self.miscounted),
+            "duplicated": len(self.duplicated),
             "clean": self.clean,
             # The first few of each, to look at.
             "examples": {
@@ -489,6 +493,7 @@ class Audit:
                     ("orphans", self.orphans),
                     ("misnamed", self.misnamed),
                     ("miscounted", self.miscounted),
+                    ("duplicated", self.duplicated),
                 )
                 if values
             },
@@ -515,6 +520,14 @@ def audit(directory: Path, deadline: Deadline) -> Audit:
                 ).all()
             )
             counted = dict(session.execute(select(Version.id, Version.matches)).all())
+            # The seats of a pair's two matches are swapped: the first seat tells them apart.
+            seatings = session.execute(
+                select(Match.pair, Seat.version_id, func.count())
+                .join(Seat, Seat.match_id == Match.id)
+                .where(Match.state == MatchState.DONE, Seat.index == 0)
+                .group_by(Match.pair, Seat.version_id)
+                .having(func.count() > 1)
+            ).all()
         results = arena.results
     finally:
         arena.close()
@@ -527,6 +540,10 @@ def audit(directory: Path, deadline: Deadline) -> Audit:
         f"version {version}: {counted[version]} matches counted, {seats.get(version, 0)} played"
         for version in sorted(counted)
         if counted[version] != seats.get(version, 0)
+    ]
+    found.duplicated = [
+        f"pair {pair}, version {version} first: done {times} times"
+        for pair, version, times in seatings
     ]
     if files:
         progress(f"verifying {len(files)} transcripts (referee replay --verify)")

@@ -16,8 +16,9 @@ again, pauses the ladder, lets the matches in flight end and stops it (SIGTERM),
 the record: every finished match in the database against the transcripts in results/ (one
 each, no transcript of no finished match), all verified by `referee replay --verify`, and
 each version's count of matches against its seats in finished matches (none lost, none
-counted twice). Exit 1 when the record is not whole or a start failed, 2 when the run could
-not be made.
+counted twice), and no match of a pair (its seating) done twice. Exit 1 when the record is
+not whole or `serve` had exited by itself before a kill, 2 when the run could not be made
+(a start that did not come up among them).
 """
 
 from __future__ import annotations
@@ -181,7 +182,8 @@ def print_table(report: dict[str, Any]) -> None:
         f"finished matches {record['done']}, transcripts {record['transcripts']}, verified"
         f" {record['verified']}, failed {record['failed']}; done without a transcript"
         f" {record['missing']}, transcripts of no finished match {record['orphans']}, misnamed"
-        f" {record['misnamed']}, versions miscounted {record['miscounted']}"
+        f" {record['misnamed']}, versions miscounted {record['miscounted']}, matches done twice"
+        f" {record['duplicated']}"
     )
     for kind, values in record["examples"].items():
         for value in values:

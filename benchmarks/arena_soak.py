@@ -32,9 +32,10 @@ After the soak, the submissions are given --grace to end; then the ladder is pau
 `serve` stopped (started again first if it had exited, so that what it decided is settled
 as at any start), and the record audited: every finished match in the database against the
 transcripts in results/, all verified (`referee replay --verify`), each version's count of
-matches against its seats. Exit 1 when a criterion of the issue is missed (serve ran
-throughout, every honest bot on the ladder, p95 under 200 ms, at least half the quiet rate,
-a whole record, the disk under --disk-bound), 2 when the soak could not run.
+matches against its seats, no match of a pair done twice. Exit 1 when a criterion of the
+issue is missed (serve ran throughout, every honest bot on the ladder, p95 under 200 ms, at
+least half the quiet rate, a whole record, the disk under --disk-bound), 2 when the soak
+could not run.
 """
 
 from __future__ import annotations
@@ -758,7 +759,7 @@ def criteria(report: dict[str, Any]) -> list[Criterion]:
             "every finished match: one verifying transcript",
             f"{record['done']} done, {record['transcripts']} transcripts, "
             f"{record['verified']} verify; {record['missing']} missing, {record['orphans']}"
-            f" orphans, {record['miscounted']} miscounted",
+            f" orphans, {record['miscounted']} miscounted, {record['duplicated']} duplicated",
             "all, once",
             record["clean"],
         ),
