@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+import tempfile
+from pathlib import Path
 
 import pytest
 
@@ -208,3 +211,90 @@ def test_arena_benchmark_refuses_a_bad_option_in_one_line() -> None:
     )  # fmt: skip
     assert result.returncode == 2
     assert result.stderr.count("\n") == 1 and "unknown game 'chess'" in result.stderr
+
+
+def arena_soak_leftovers() -> tuple[set[str], set[str]]:
+    """The arena soak's temporary directories, and its tmpfs mounts, on this machine now."""
+    directories = {path.name for path in Path(tempfile.gettempdir()).glob("arena-soak-*")}
+    mounts = {
+        line for line in Path("/proc/mounts").read_text().splitlines() if "arena-soak-" in line
+    }
+    return directories, mounts
+
+
+@pytest.mark.jail
+@pytest.mark.slow
+def test_arena_soak_benchmark_reports_each_criterion_and_leaves_nothing_behind() -> None:
+    if os.geteuid() != 0:
+        missing("the arena soak on SQLite mounts a tmpfs of its own, which needs root")
+    if machine_protections().jail is None:
+        missing(f"no jail on this machine: {machine_protections().why_not}")
+    before = arena_soak_leftovers()
+    # Exit 1 says a criterion was missed: what is tested here is the soak and its report.
+    report = benchmark_json(
+        "arena_soak.py", "--seconds", "3", "--baseline", "2", "--authors", "1", "--holders",
+        "2", "--trickles", "1", "--readers", "1", "--grace", "5", exit_codes=(0, 1),
+    )  # fmt: skip
+    assert [criterion["name"] for criterion in report["criteria"]] == [
+        "serve rode out the soak",
+        "honest submissions placed",
+        "API p95 of the honest client",
+        "ladder rate, soak vs quiet",
+        "every finished match: one verifying transcript",
+        "arena's disk (max seen)",
+    ]
+    assert report["passed"] is all(criterion["passed"] for criterion in report["criteria"])
+    baseline, soak = report["baseline"], report["soak"]
+    assert baseline["matches"] > 0 and baseline["matches_per_s"] > 0
+    for phase in (baseline, soak):
+        latency = phase["latency"]
+        assert latency["requests"] >= 2 and 0 <= latency["failed"] <= latency["requests"]
+        assert 0 < latency["median_ms"] <= latency["p95_ms"] <= latency["max_ms"]
+    # Every attack was made: the held connections, the trickled upload, the submissions.
+    assert report["holders"]["opened"] >= 2 and report["trickles"]["begun"] >= 1
+    assert report["submissions"]["authors"] == 1
+    assert report["faults"][0]["what"] == "disk filled"
+    record = report["record"]
+    assert record["done"] >= baseline["matches"] and record["transcripts"] > 0
+    assert record["verified"] + record["failed"] == record["transcripts"]
+    assert report["disk"]["max_mib"] > 0 and report["disk"]["bound_mib"] == 512
+    # Stopped, unmounted and removed: nothing of the soak is left on the machine.
+    assert arena_soak_leftovers() == before
+
+
+@pytest.mark.jail
+@pytest.mark.slow
+def test_arena_kills_benchmark_kills_serve_and_audits_the_record() -> None:
+    if machine_protections().jail is None:
+        missing(f"no jail on this machine: {machine_protections().why_not}")
+    # Exit 1 says the record was not whole: what is tested here is the run and its report.
+    report = benchmark_json(
+        "arena_kills.py", "--kills", "2", "--most", "3", "--seed", "7", exit_codes=(0, 1)
+    )
+    kills = report["kills"]
+    assert report["seed"] == 7 and [kill["number"] for kill in kills] == [1, 2]
+    assert all(0 <= kill["after_s"] <= 3 for kill in kills)
+    # What is done stays done; the last start plays on before it is stopped.
+    assert kills[0]["done"] <= kills[1]["done"] < report["record"]["done"]
+    record = report["record"]
+    assert record["verified"] + record["failed"] == record["transcripts"]
+    assert report["last_start"]["stopped_cleanly"] is True
+
+
+@pytest.mark.parametrize(
+    ("script", "options", "said"),
+    [
+        ("arena_soak.py", ["--authors", "0"], "--authors: '0': a whole number from 1 to 1000"),
+        ("arena_soak.py", ["--database", "mysql"], "--database: invalid choice: 'mysql'"),
+        ("arena_kills.py", ["--most", "soon"], "--most: 'soon': not a number"),
+    ],
+)
+def test_arena_fault_benchmarks_refuse_a_bad_option_in_one_line(
+    script: str, options: list[str], said: str
+) -> None:
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / script), *options],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert result.returncode == 2
+    assert result.stderr.count("\n") == 1 and said in result.stderr
