@@ -243,3 +243,35 @@ def test_a_submission_to_a_busy_arena_is_sent_again_and_says_so(tmp_path: Path) 
     # Any other refusal is not sent again: it is the one line the command exits with.
     with busy_arena(1, refusal=429) as url, pytest.raises(client.ClientError, match="429"):
         client.submit(client.Api(url, "t0ken"), archive, "calm", lines.append, 0.0)
+
+
+class _Unsteady(client.Api):
+    """An arena that, while a submission is followed, is out of reach once (restarted),
+    then busy once (its database out), then says the version is rated."""
+
+    def __init__(self) -> None:
+        super().__init__("http://arena.invalid", "t0ken")
+        self.refusals = [
+            client.ClientError("cannot reach http://arena.invalid: Connection refused"),
+            client.ClientError("GET /api/versions/7: 503 Service Unavailable: out", 503, 4.0),
+        ]
+
+    def request(self, method: str, path: str, body: bytes | None = None) -> client.Json:
+        assert (method, path) == ("GET", "/api/versions/7")
+        if self.refusals:
+            raise self.refusals.pop(0)
+        return {"id": 7, "number": 1, "state": "rated", "steps": []}
+
+
+def test_a_submission_is_followed_through_a_restart_and_an_outage() -> None:
+    lines: list[str] = []
+    waits: list[float] = []
+    sent = {"id": 7, "number": 1, "state": "queued"}
+    done = client._follow(_Unsteady(), "calm", sent, 10, lines.append, 0.0, waits.append)
+    assert done.reached_ladder
+    # Out of reach: 1 s; then busy, asking for 4 s, which is more than the doubled 2 s.
+    assert waits[:2] == [1.0, 4.0], waits
+    said = [line for line in lines if line.startswith("the arena is")]
+    assert said[0].startswith("the arena is out of reach (cannot reach"), said
+    assert said[1].startswith("the arena is busy (GET /api/versions/7: 503"), said
+    assert all(line.endswith(("asking again in 1 s", "asking again in 4 s")) for line in said)

@@ -155,30 +155,58 @@ def _sent(
     sleep: Callable[[float], None] = time.sleep,
 ) -> Json:
     """The submission POSTed, and sent again while the arena answers that it is busy (503,
-    which takes nothing), each wait told to `progress`; past RETRY_FOR_S, its refusal."""
+    which takes nothing), each wait told to `progress`; past RETRY_FOR_S, its refusal. A
+    failure to reach it is not tried again: a submission cut off may have been taken."""
+    return _patiently(
+        lambda: api.request("POST", path, data), "sending again", progress, False, sleep
+    )
+
+
+def _patiently(
+    call: Callable[[], Json],
+    again: str,
+    progress: Callable[[str], None],
+    unreached: bool,
+    sleep: Callable[[float], None],
+) -> Json:
+    """`call`'s answer, asked again while the arena is busy (503: its uploads all under way,
+    or its database out for a while), and while it cannot be reached if `unreached` (an
+    arena restarted), with a wait that doubles, each told to `progress`; past RETRY_FOR_S,
+    the last refusal."""
     waited, backoff = 0.0, BACKOFF_S
     while True:
         try:
-            return api.request("POST", path, data)
+            return call()
         except ClientError as error:
-            if error.status != BUSY or waited >= RETRY_FOR_S:
+            retried = error.status == BUSY or (unreached and error.status is None)
+            if not retried or waited >= RETRY_FOR_S:
                 raise
             wait = min(max(backoff, error.retry_after_s or 0.0), BACKOFF_MAX_S)
             wait = min(wait, RETRY_FOR_S - waited)
-            progress(f"the arena is busy ({error}); sending again in {wait:g} s")
+            shown = "busy" if error.status == BUSY else "out of reach"
+            progress(f"the arena is {shown} ({error}); {again} in {wait:g} s")
             sleep(wait)
             waited += wait
             backoff = min(2 * backoff, BACKOFF_MAX_S)
 
 
 def _follow(
-    api: Api, name: str, sent: Json, size: int, progress: Callable[[str], None], poll_s: float
+    api: Api,
+    name: str,
+    sent: Json,
+    size: int,
+    progress: Callable[[str], None],
+    poll_s: float,
+    sleep: Callable[[float], None] = time.sleep,
 ) -> Submitted:
+    """The submission followed until it ends; an arena busy or restarted meanwhile is asked
+    again (`_patiently`), since what was sent is the arena's already."""
     progress(f"{name}: version {sent['number']} submitted ({size} bytes), queued")
     seen: dict[str, str] = {}
     state = sent["state"]
+    where = f"/api/versions/{int(sent['id'])}"
     while True:
-        version = api.get(f"/api/versions/{int(sent['id'])}")
+        version = _patiently(lambda: api.get(where), "asking again", progress, True, sleep)
         for step in version.get("steps", []):
             shown = step["state"] + (f": {step['verdict']}" if step.get("verdict") else "")
             if seen.get(step["kind"]) != shown:
@@ -189,7 +217,7 @@ def _follow(
             progress(f"{player_name(name, version['number'])}: {state}")
         if version["state"] in _ENDED:
             return Submitted(version)
-        time.sleep(poll_s)
+        sleep(poll_s)
 
 
 def status(api: Api) -> Json:
