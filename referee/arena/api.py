@@ -36,6 +36,7 @@ from referee.arena.bodies import SMALL_BODY_SECONDS, read_body
 from referee.arena.db import Author, Version
 from referee.arena.errors import Busy, Forbidden, NotFound, Unauthorised
 from referee.arena.home import Arena
+from referee.arena.outages import DatabaseUnavailable
 from referee.arena.queries import storable, whole_number
 from referee.arena.replays import Replays
 from referee.arena.submissions import Refusal, SubmissionRefused
@@ -431,6 +432,8 @@ def _refused(_request: Request, error: Exception) -> Response:
 def _arena_error(_request: Request, error: Exception) -> Response:
     status = next(code for kind, code in _ERROR_STATUS if isinstance(error, kind))
     headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
+    if isinstance(error, DatabaseUnavailable):
+        headers = {"Retry-After": str(error.retry_after_s)}
     return _error(status, str(error), headers)
 
 

@@ -15,6 +15,7 @@ from sqlalchemy import delete, func, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, selectinload
 
+from referee.arena import lifecycle
 from referee.arena.config import ArenaConfig
 from referee.arena.db import (
     ON_LADDER,
@@ -48,7 +49,7 @@ def is_paused(arena: Arena) -> bool:
 
 def keep_pause_row(arena: Arena) -> None:
     """The pause's row, made if missing: a claim locks it (see `claim`)."""
-    with contextlib.suppress(IntegrityError), arena.database.session() as session:
+    with contextlib.suppress(IntegrityError), arena.database.session(write=True) as session:
         if session.get(Setting, PAUSED_SETTING) is None:
             session.add(Setting(key=PAUSED_SETTING, value="0"))
 
@@ -101,7 +102,7 @@ def open_field(arena: Arena, members: dict[int, Member], config: TournamentConfi
     """The field's planning state, its queue rid of the matches it can no longer play. Its
     games are those of `config` of two players: the ladder plays no others."""
     games = [s.game.id for s in config.games if competing(s.game.roles) == 2]
-    with arena.database.session() as session:
+    with arena.database.session(write=True) as session:
         stale = set(
             session.scalars(
                 select(Match.id)
@@ -171,14 +172,14 @@ def claim(
     ).all()
     # The field as the database has it now: a version suspended, retired or taken off by
     # the organiser since the field opened plays no more.
-    on_ladder = set(
-        session.scalars(
-            select(Version.id).where(
-                Version.id.in_({seat.version_id for row in rows for seat in row.seats}),
-                Version.state.in_(list(ON_LADDER)),
-            )
-        )
-    )
+    # Locked, so that a suspension waits for the claim: the claim's matches are then
+    # running, and the suspension's field change stops them.
+    seated = {seat.version_id for row in rows for seat in row.seats}
+    on_ladder = {
+        version.id
+        for version in lifecycle.locked(session, Version.id.in_(seated))
+        if version.state in ON_LADDER
+    }
     claimed = []
     now = utcnow()
     for row in rows:
@@ -294,7 +295,7 @@ def running_key(arena: Arena, row: int) -> str | None:
 
 def requeue(arena: Arena, row: int) -> None:
     """Match `row`, if still running, queued again: to be played anew."""
-    with arena.database.session() as session:
+    with arena.database.session(write=True) as session:
         session.execute(
             update(Match)
             .where(Match.id == row, Match.state == MatchState.RUNNING)

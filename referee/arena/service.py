@@ -22,6 +22,7 @@ from referee.arena.home import Arena
 from referee.arena.intake import Intake
 from referee.arena.ladder import Ladder, LadderObserver
 from referee.arena.match_queue import set_paused
+from referee.arena.outages import DatabaseLost, Rider
 from referee.errors import ArenaError
 from referee.tournaments.cluster import Workers
 
@@ -49,11 +50,16 @@ async def serve(
 ) -> None:
     """Run the arena until SIGINT or SIGTERM; `ready` is told the API's URL once it listens.
     ArenaError if it cannot listen; a task that fails stops the others, and its error is
-    raised."""
+    raised; DatabaseLost, in one line, if the database does not answer for the config's
+    `database_wait_s`."""
+    told = observer or LadderObserver()
+    # An outage's start and end, in the arena's log; meanwhile the API answers 503.
+    arena.database.watch.listen(told.noted)
     intake = Intake(arena)
-    ladder = Ladder(arena, workers, observer)
-    await asyncio.to_thread(intake.recover)
-    await asyncio.to_thread(ladder.recover)
+    ladder = Ladder(arena, workers, told)
+    ride = Rider(arena.database.watch, arena.config.database_wait_s)
+    await ride(intake.recover)
+    await ride(ladder.recover)
     loop = asyncio.get_running_loop()
     intake.on_placed = lambda _version: ladder.notify()
 
@@ -109,9 +115,26 @@ async def serve(
             task.cancel()
         results = await asyncio.gather(*tasks, return_exceptions=True)
         listener.close()
+    for result in results:
+        lost = _lost(result)
+        if lost is not None:
+            raise lost
     for task, result in zip(tasks, results, strict=True):
         if isinstance(result, BaseException) and not isinstance(result, asyncio.CancelledError):
             raise ArenaError(f"the arena's {task.get_name()} failed: {result}") from result
+
+
+def _lost(result: object) -> DatabaseLost | None:
+    """The DatabaseLost a task ended with, if it did: itself, or within the group of a
+    task's own tasks (the ladder's places)."""
+    if isinstance(result, DatabaseLost):
+        return result
+    if isinstance(result, BaseExceptionGroup):
+        found: BaseException | None = result.subgroup(DatabaseLost)
+        while isinstance(found, BaseExceptionGroup):
+            found = found.exceptions[0]
+        return found if isinstance(found, DatabaseLost) else None
+    return None
 
 
 def _listen(host: str, port: int) -> socket.socket:

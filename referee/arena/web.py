@@ -43,6 +43,7 @@ from referee.arena.errors import Busy, Forbidden, NotFound, Unauthorised
 from referee.arena.guide import ARCHIVE_TYPE, guide
 from referee.arena.home import Arena
 from referee.arena.manifest import BOT_NAME, MAX_BOT_NAME
+from referee.arena.outages import DatabaseUnavailable
 from referee.arena.replays import Replays
 from referee.arena.watching import Watching
 from referee.errors import ArenaError
@@ -234,7 +235,10 @@ class _Pages:
         status, page, line = next(row[1:] for row in _REFUSALS if isinstance(error, row[0]))
         titled = f"No such {what}" if isinstance(error, NotFound) else title
         problem = line.format(error=error)
-        return self.page("problem.html", viewer, titled, page, status=status, problem=problem)
+        shown = self.page("problem.html", viewer, titled, page, status=status, problem=problem)
+        if isinstance(error, DatabaseUnavailable):
+            shown.headers["Retry-After"] = str(error.retry_after_s)
+        return shown
 
     def leaderboard(self, request: Request) -> Response:
         viewer = self.viewer(request)

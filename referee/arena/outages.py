@@ -1,0 +1,183 @@
+"""Riding out the database: what counts as its outage, what the arena does meanwhile, and
+for how long.
+
+An outage is the database not answering (a lost connection, a server restarting or
+stopped) or not writing (a full disk, a database made read-only). Every session notes it
+here (`Database.session`): a request is answered 503 with Retry-After
+(`DatabaseUnavailable`), and the ladder and the intake, whose database work runs through
+`Rider`, try it again with a growing wait. A database that does not answer for the arena's
+`database_wait_s` ends `serve` with its own error (`DatabaseLost`); a full disk is waited
+out however long it lasts, since only room made on it ends it, and the arena goes on by
+itself once a write passes again.
+
+A retried piece of work must be idempotent: each of the ladder's and the intake's reads its
+rows again, and writes only what is not yet written (a match recorded is done, and is not
+recorded twice).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import errno
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TypeVar
+
+from sqlalchemy.exc import (
+    DBAPIError,
+    DisconnectionError,
+    InterfaceError,
+    OperationalError,
+)
+from sqlalchemy.exc import TimeoutError as PoolTimeout
+
+from referee.arena.errors import Busy
+from referee.errors import ArenaError
+
+T = TypeVar("T")
+
+# What a client is told to wait before it asks again.
+RETRY_AFTER_S = 5
+# The waits between tries of a piece of work: doubling from the first to the last.
+FIRST_WAIT_S = 0.2
+LAST_WAIT_S = 5.0
+# The words by which a database says its disk is full, and its errno for a file's write.
+_DISK_FULL = ("database or disk is full", "no space left on device", "disk quota exceeded")
+_DISK_ERRNOS = (errno.ENOSPC, errno.EDQUOT)
+_READ_ONLY_ERRNOS = (errno.EROFS,)
+
+
+class DatabaseUnavailable(Busy):
+    """The database does not answer or cannot write, for now (HTTP 503, Retry-After)."""
+
+    def __init__(self, outage: Outage) -> None:
+        super().__init__(outage.line())
+        self.outage = outage
+        self.retry_after_s = RETRY_AFTER_S
+
+
+class DatabaseLost(ArenaError):
+    """The database stayed unavailable for longer than the arena waits for it."""
+
+
+@dataclass(frozen=True)
+class Outage:
+    """The database's trouble of the moment: its own error, whether the disk is full, and
+    since when (a monotonic time)."""
+
+    problem: str
+    disk_full: bool
+    since: float
+
+    def line(self) -> str:
+        """What a client refused is told: why, without the database's own words, which
+        may name the arena's machine."""
+        if self.disk_full:
+            return (
+                "the arena's disk is full: it takes no submission and plays no match until"
+                " there is room; try again later"
+            )
+        return "the arena's database is unavailable for a moment; try again shortly"
+
+    def logged(self) -> str:
+        """What the arena's log and its organiser are told: the database's own error too."""
+        if self.disk_full:
+            return (
+                f"the arena's disk is full ({self.problem}): no submission is taken and no"
+                " match played until there is room"
+            )
+        return (
+            f"the arena's database is unavailable ({self.problem}): the ladder and the intake"
+            " wait for it"
+        )
+
+
+def disk_full(error: BaseException) -> bool | None:
+    """Whether `error`, if it is an outage, is a full disk (else the database not answering
+    or read-only); None for any other error (a broken rule, a bug), not tried again."""
+    if isinstance(error, OSError):
+        if error.errno in _DISK_ERRNOS or error.errno in _READ_ONLY_ERRNOS:
+            return error.errno in _DISK_ERRNOS
+        return None
+    lost = isinstance(error, DBAPIError) and error.connection_invalidated
+    kinds = OperationalError | InterfaceError | DisconnectionError | PoolTimeout
+    if not (lost or isinstance(error, kinds)):
+        return None
+    said = str(getattr(error, "orig", None) or error).lower()
+    return any(words in said for words in _DISK_FULL)
+
+
+class Watch:
+    """An arena's database as its sessions find it: the outage under way, if any. Shared by
+    the API's threads, the ladder and the intake; `told` hears its start and its end."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._outage: Outage | None = None
+        self._listeners: list[Callable[[str], None]] = []
+
+    def listen(self, told: Callable[[str], None]) -> None:
+        """Tell `told` a line when an outage starts, changes its kind, and ends."""
+        self._listeners.append(told)
+
+    @property
+    def outage(self) -> Outage | None:
+        return self._outage
+
+    def failed(self, problem: str, disk_full: bool) -> DatabaseUnavailable:
+        """A session failed for `problem`: the outage it is part of, as the error to raise."""
+        with self._lock:
+            now = self._outage
+            started = now is None or now.disk_full != disk_full
+            if started:
+                since = now.since if now is not None else time.monotonic()
+                self._outage = Outage(problem, disk_full, since)
+            outage = self._outage
+        assert outage is not None
+        if started:
+            self._tell(outage.logged())
+        return DatabaseUnavailable(outage)
+
+    def answered(self, wrote: bool) -> None:
+        """A session committed: the database answers, and it writes if `wrote`."""
+        with self._lock:
+            ended = self._outage
+            if ended is None or (ended.disk_full and not wrote):
+                return
+            self._outage = None
+        self._tell(f"the arena's database answers again, after {_took(ended)}")
+
+    def _tell(self, line: str) -> None:
+        for told in self._listeners:
+            told(line)
+
+
+def _took(outage: Outage) -> str:
+    return f"{time.monotonic() - outage.since:.1f} s"
+
+
+class Rider:
+    """Database work (blocking) run in a thread, and run again with a growing wait for as
+    long as the database is unavailable: DatabaseLost once it has not answered for
+    `wait_s`; a full disk is waited out."""
+
+    def __init__(self, watch: Watch, wait_s: float) -> None:
+        self._watch = watch
+        self._wait_s = wait_s
+
+    async def __call__(self, work: Callable[[], T]) -> T:
+        wait = FIRST_WAIT_S
+        while True:
+            try:
+                return await asyncio.to_thread(work)
+            except DatabaseUnavailable as error:
+                outage = error.outage
+                if not outage.disk_full and time.monotonic() - outage.since >= self._wait_s:
+                    raise DatabaseLost(
+                        f"the arena's database did not answer for {self._wait_s:g} s:"
+                        f" {outage.problem}"
+                    ) from None
+            await asyncio.sleep(wait)
+            wait = min(2 * wait, LAST_WAIT_S)
