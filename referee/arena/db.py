@@ -41,7 +41,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, relationship
 from sqlalchemy.sql.selectable import ScalarSelect
 
-from referee.arena.outages import Watch, disk_full
+from referee.arena.outages import Watch, trouble_of
 from referee.errors import ArenaError
 
 MIGRATIONS = Path(__file__).with_name("migrations")
@@ -357,10 +357,10 @@ class Database:
             with Session(engine, expire_on_commit=False) as session, session.begin():
                 yield session
         except (SQLAlchemyError, OSError) as error:
-            full = disk_full(error)
-            if full is None:
+            trouble = trouble_of(error)
+            if trouble is None:
                 raise
-            raise self.watch.failed(database_problem(error), full) from error
+            raise self.watch.failed(database_problem(error), trouble) from error
         self.watch.answered(wrote=write)
 
     def setting(self, key: str, default: str = "") -> str:

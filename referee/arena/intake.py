@@ -91,7 +91,8 @@ class Intake:
 
     def recover(self) -> None:
         """After a restart: versions the intake was working on are queued again (their
-        steps, cut short, failed), to be taken up from the start."""
+        steps, cut short, failed), to be taken up from the start; archives of no version
+        are removed."""
         with self.arena.database.session(write=True) as session:
             ids = select(Version.id).where(Version.state.in_(list(IN_INTAKE)))
             session.execute(
@@ -104,6 +105,13 @@ class Intake:
                 )
             )
             lifecycle.requeue_interrupted(session)
+            known = set(session.scalars(select(Version.id)))
+        # An archive stored by a submission whose row was never committed (the arena
+        # stopped between the two): no version's, and never to be one's.
+        submissions = self.arena.archive(0).parent
+        for path in submissions.glob("*.archive") if submissions.is_dir() else ():
+            if not path.stem.isdigit() or int(path.stem) not in known:
+                path.unlink(missing_ok=True)
 
     async def run(self) -> None:
         """Process queued versions, oldest first, one at a time, forever (cancel to stop)."""
@@ -117,6 +125,8 @@ class Intake:
             self._wake.clear()
 
     def _next(self) -> int | None:
+        # No build begun on a disk with no room for it.
+        self.arena.database.watch.room(self.arena.directory)
         with self.arena.database.session() as session:
             return session.scalar(
                 select(Version.id)

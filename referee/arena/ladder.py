@@ -99,6 +99,9 @@ class LadderStatus:
     capacity: int
     # Where it plays: "this process", "N local workers" or "cluster ADDRESS".
     venue: str
+    # Why it waits, if it does: its database is unavailable or its disk full (`outages`);
+    # with the database's own words for the organiser.
+    outage: str | None = None
 
 
 def venue_name(workers: Workers | None, address: bool = True) -> str:
@@ -154,6 +157,7 @@ class Ladder:
         """How the ladder is doing; without its cluster's address unless `address`: a Dask
         scheduler runs what it is sent, and only the organiser needs to know where it is."""
         since = utcnow() - dt.timedelta(seconds=RATE_WINDOW_S)
+        outage = self._arena.database.watch.outage
         with self._arena.database.session() as session:
             counts = dict(
                 session.execute(select(Match.state, func.count()).group_by(Match.state)).all()
@@ -170,6 +174,7 @@ class Ladder:
             paused=is_paused(self._arena),
             capacity=self._capacity,
             venue=venue_name(self._workers, address),
+            outage=None if outage is None else outage.logged() if address else outage.line(),
         )
 
     async def run(self) -> None:
@@ -191,6 +196,9 @@ class Ladder:
                 await self._play_field(members)
         finally:
             rating.cancel()
+            # Its end taken, whatever it was: a database lost ends the ladder by its own tries.
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await rating
             self._capacity = 0
 
     # -- the field and its venue
@@ -319,7 +327,11 @@ class Ladder:
         return is_paused(self._arena), members
 
     def _claim(self, the_field: Field, wanted: int, target: int) -> list[Claimed]:
-        with self._writing, self._arena.database.session(write=True) as session:
+        database = self._arena.database
+        with self._writing, database.session(write=True) as session:
+            # No match started on a disk with no room for its transcript: looked at in the
+            # claim's transaction, which on SQLite holds the database from its start.
+            database.watch.room(self._arena.directory)
             return claim(session, self._arena.config, the_field, wanted, target)
 
     def _record(self, played: Sequence[tuple[int, Transcript]]) -> list[Recorded]:

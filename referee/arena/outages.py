@@ -19,10 +19,13 @@ from __future__ import annotations
 
 import asyncio
 import errno
+import shutil
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from enum import Enum
+from pathlib import Path
 from typing import TypeVar
 
 from sqlalchemy.exc import (
@@ -47,6 +50,10 @@ LAST_WAIT_S = 5.0
 _DISK_FULL = ("database or disk is full", "no space left on device", "disk quota exceeded")
 _DISK_ERRNOS = (errno.ENOSPC, errno.EDQUOT)
 _READ_ONLY_ERRNOS = (errno.EROFS,)
+# The room the arena keeps on its disk: below it, it takes no submission and plays no match,
+# whose archives, builds and transcripts would fill it, and waits for room to be made.
+MIN_FREE_BYTES = 32 * 1024 * 1024
+_MIB = 1024 * 1024
 
 
 class DatabaseUnavailable(Busy):
@@ -62,14 +69,28 @@ class DatabaseLost(ArenaError):
     """The database stayed unavailable for longer than the arena waits for it."""
 
 
+class Trouble(Enum):
+    """What is wrong: the database does not answer (or is read-only); a write failed for a
+    full disk; the arena's disk has less than MIN_FREE_BYTES free."""
+
+    DOWN = "down"
+    FULL = "full"
+    LOW = "low"
+
+
 @dataclass(frozen=True)
 class Outage:
-    """The database's trouble of the moment: its own error, whether the disk is full, and
-    since when (a monotonic time)."""
+    """The database's trouble of the moment: its own error (or the room left), what kind
+    of trouble, and since when (a monotonic time)."""
 
     problem: str
-    disk_full: bool
+    trouble: Trouble
     since: float
+
+    @property
+    def disk_full(self) -> bool:
+        """Waited out however long it lasts: only room made on the disk ends it."""
+        return self.trouble is not Trouble.DOWN
 
     def line(self) -> str:
         """What a client refused is told: why, without the database's own words, which
@@ -93,25 +114,32 @@ class Outage:
             " wait for it"
         )
 
+    def over(self) -> str:
+        """What the arena's log is told when it ends."""
+        took = f"{time.monotonic() - self.since:.1f} s"
+        if self.disk_full:
+            return f"the arena's disk has room again, after {took}: it takes submissions and plays"
+        return f"the arena's database answers again, after {took}"
 
-def disk_full(error: BaseException) -> bool | None:
-    """Whether `error`, if it is an outage, is a full disk (else the database not answering
-    or read-only); None for any other error (a broken rule, a bug), not tried again."""
+
+def trouble_of(error: BaseException) -> Trouble | None:
+    """The trouble `error` is, if it is an outage; None for any other error (a broken rule,
+    a bug), which is not tried again."""
     if isinstance(error, OSError):
-        if error.errno in _DISK_ERRNOS or error.errno in _READ_ONLY_ERRNOS:
-            return error.errno in _DISK_ERRNOS
-        return None
+        if error.errno in _DISK_ERRNOS:
+            return Trouble.FULL
+        return Trouble.DOWN if error.errno in _READ_ONLY_ERRNOS else None
     lost = isinstance(error, DBAPIError) and error.connection_invalidated
     kinds = OperationalError | InterfaceError | DisconnectionError | PoolTimeout
     if not (lost or isinstance(error, kinds)):
         return None
     said = str(getattr(error, "orig", None) or error).lower()
-    return any(words in said for words in _DISK_FULL)
+    return Trouble.FULL if any(words in said for words in _DISK_FULL) else Trouble.DOWN
 
 
 class Watch:
     """An arena's database as its sessions find it: the outage under way, if any. Shared by
-    the API's threads, the ladder and the intake; `told` hears its start and its end."""
+    the API's threads, the ladder and the intake; its listeners hear its start and end."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -126,14 +154,17 @@ class Watch:
     def outage(self) -> Outage | None:
         return self._outage
 
-    def failed(self, problem: str, disk_full: bool) -> DatabaseUnavailable:
+    def failed(self, problem: str, trouble: Trouble) -> DatabaseUnavailable:
         """A session failed for `problem`: the outage it is part of, as the error to raise."""
         with self._lock:
             now = self._outage
-            started = now is None or now.disk_full != disk_full
+            # A disk found short of room stays so until room is found: a write that failed
+            # for it meanwhile says no more.
+            kept = now is not None and now.trouble is Trouble.LOW and trouble is Trouble.FULL
+            started = (now is None or now.trouble is not trouble) and not kept
             if started:
                 since = now.since if now is not None else time.monotonic()
-                self._outage = Outage(problem, disk_full, since)
+                self._outage = Outage(problem, trouble, since)
             outage = self._outage
         assert outage is not None
         if started:
@@ -141,21 +172,34 @@ class Watch:
         return DatabaseUnavailable(outage)
 
     def answered(self, wrote: bool) -> None:
-        """A session committed: the database answers, and it writes if `wrote`."""
+        """A session committed: the database answers, and it writes if `wrote`; a disk
+        found short of room (`room`) is not over until room is found."""
+        self._end({Trouble.DOWN, Trouble.FULL} if wrote else {Trouble.DOWN})
+
+    def room(self, directory: Path) -> None:
+        """DatabaseUnavailable if the disk of `directory` (the arena's: its database on
+        SQLite, its archives, builds and transcripts) has less than MIN_FREE_BYTES free."""
+        try:
+            free = shutil.disk_usage(directory).free
+        except OSError:
+            return  # the arena's own work will say what is wrong
+        if free < MIN_FREE_BYTES:
+            raise self.failed(
+                f"{free // _MIB} MiB free, less than {MIN_FREE_BYTES // _MIB} MiB", Trouble.LOW
+            )
+        self._end({Trouble.LOW})
+
+    def _end(self, troubles: set[Trouble]) -> None:
         with self._lock:
             ended = self._outage
-            if ended is None or (ended.disk_full and not wrote):
+            if ended is None or ended.trouble not in troubles:
                 return
             self._outage = None
-        self._tell(f"the arena's database answers again, after {_took(ended)}")
+        self._tell(ended.over())
 
     def _tell(self, line: str) -> None:
         for told in self._listeners:
             told(line)
-
-
-def _took(outage: Outage) -> str:
-    return f"{time.monotonic() - outage.since:.1f} s"
 
 
 class Rider:

@@ -83,6 +83,7 @@ def accept(arena: Arena, author: Author, bot_name: str, archive: bytes) -> Versi
         raise SubmissionRefused(
             Refusal.TOO_LARGE, f"the archive is larger than {archive_limit(caps)} bytes"
         )
+    arena.database.watch.room(arena.directory)
     stored: Path | None = None
     try:
         with arena.database.session(write=True) as session:

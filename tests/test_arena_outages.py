@@ -1,0 +1,326 @@
+"""A served arena rides out its database (issue 51): PostgreSQL stopped under a ladder in play,
+for a moment or for a while, and SQLite's disk filled and freed. Meanwhile the API answers 503
+with Retry-After, `serve` runs on, and afterwards the ladder goes on with every match recorded
+once; a database gone for longer than the config's wait ends `serve` with one line, exit 1."""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import errno
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from email.message import Message
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import func, select
+
+from referee.arena.db import Match, MatchState, Version
+from referee.arena.home import Arena, init_arena, open_arena
+from referee.records.transcript import read_transcript
+from tests.support.arena import LADDER_CONFIG, add_version
+from tests.support.arena_databases import PACKAGE, PostgresServer, postgresql_bin
+from tests.support.facilities import missing
+from tests.support.paths import ROOT
+
+# What a state may take to come on a loaded machine: a start, a few matches, an exit.
+DEADLINE_S = 120
+LISTENING = re.compile(r"listening on (http://\S+)$", re.MULTILINE)
+# A SQLite arena's disk of its own: room for the arena and what the ladder writes, and the
+# room the arena keeps (`outages.MIN_FREE_BYTES`).
+DISK = "96m"
+
+
+def config(wait_s: int = 300) -> str:
+    return LADDER_CONFIG.format(game="double-tictactoe", arena=f"  database_wait_s: {wait_s}\n")
+
+
+@dataclass
+class Served:
+    """`referee arena serve DIR --port 0`, its standard error kept in a file."""
+
+    process: subprocess.Popen[bytes]
+    url: str
+    stderr: Path
+
+    def said(self) -> str:
+        return self.stderr.read_text(errors="replace")
+
+    def ask(self, method: str, path: str, token: str, body: bytes | None = None) -> Answer:
+        request = urllib.request.Request(
+            f"{self.url}{path}",
+            data=body,
+            method=method,
+            headers={"Authorization": f"Bearer {token}"},
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=DEADLINE_S) as answer:
+                return Answer(answer.status, _lower(answer.headers), json.loads(answer.read()))
+        except urllib.error.HTTPError as error:
+            return Answer(error.code, _lower(error.headers), json.loads(error.read()))
+
+    def stop(self) -> None:
+        """A clean stop by SIGTERM: exit 0, no traceback."""
+        self.process.send_signal(signal.SIGTERM)
+        assert self.process.wait(DEADLINE_S) == 0, self.said()
+        assert "Traceback" not in self.said(), self.said()
+
+
+@dataclass(frozen=True)
+class Answer:
+    status: int
+    # By their names in lower case.
+    headers: dict[str, str]
+    body: Any
+
+
+def _lower(headers: Message) -> dict[str, str]:
+    return {name.lower(): value for name, value in headers.items()}
+
+
+@contextlib.contextmanager
+def serving(directory: Path, logs: Path) -> Iterator[Served]:
+    """The arena in `directory` served, what it says kept in `logs`."""
+    out, err = logs / "serve.out", logs / "serve.err"
+    with out.open("wb") as stdout, err.open("wb") as stderr:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "referee", "arena", "serve", str(directory), "--port", "0"],
+            cwd=ROOT,
+            stdin=subprocess.DEVNULL,
+            stdout=stdout,
+            stderr=stderr,
+            start_new_session=True,
+        )
+    try:
+        wait_for(
+            lambda: LISTENING.search(out.read_text()) is not None or process.poll() is not None,
+            "the arena to listen",
+        )
+        found = LISTENING.search(out.read_text())
+        assert found is not None, f"the arena did not listen: {err.read_text()}"
+        yield Served(process, found.group(1), err)
+    finally:
+        if process.poll() is None:
+            process.kill()
+        process.wait(DEADLINE_S)
+
+
+def wait_for(condition: Callable[[], bool], what: str) -> None:
+    deadline = time.monotonic() + DEADLINE_S
+    while not condition():
+        assert time.monotonic() < deadline, f"not within {DEADLINE_S} s: {what}"
+        time.sleep(0.2)
+
+
+def done(arena: Arena) -> int:
+    with arena.database.session() as session:
+        return (
+            session.scalar(
+                select(func.count()).select_from(Match).where(Match.state == MatchState.DONE)
+            )
+            or 0
+        )
+
+
+def recorded_once(arena: Arena) -> None:
+    """Every match done has its transcript, and was counted once in each of its versions."""
+    with arena.database.session() as session:
+        keys = list(session.scalars(select(Match.key).where(Match.state == MatchState.DONE)))
+        counted = session.scalar(select(func.sum(Version.matches))) or 0
+    assert keys
+    for key in keys:
+        assert read_transcript(arena.results / f"{key}.json").match_id == key
+    assert counted == 2 * len(keys)
+
+
+# -- PostgreSQL
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[PostgresServer]:
+    """A PostgreSQL server of this module's own, which its tests stop and start."""
+    bin = postgresql_bin()
+    if bin is None:
+        missing(f"these tests need Debian's {PACKAGE}: apt-get install {PACKAGE}")
+    started = PostgresServer.start(bin)
+    try:
+        yield started
+    finally:
+        started.stop()
+
+
+@contextlib.contextmanager
+def arena_on(server: PostgresServer, tmp_path: Path, wait_s: int) -> Iterator[tuple[Arena, str]]:
+    """An arena on a new database of `server`, two bots on its ladder; and the organiser's
+    token."""
+    with server.database() as url:
+        path = tmp_path / "arena.yaml"
+        path.write_text(config(wait_s), encoding="utf-8")
+        token = init_arena(tmp_path / "arena", path, database=url)
+        arena = open_arena(tmp_path / "arena")
+        try:
+            for name in ("ann", "bob"):
+                add_version(arena, name)
+            yield arena, token
+        finally:
+            arena.close()
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("held", [False, True], ids=["restarted", "stopped-a-while"])
+def test_a_postgresql_restart_under_the_ladder_is_ridden_out(
+    server: PostgresServer, tmp_path: Path, held: bool
+) -> None:
+    with (
+        arena_on(server, tmp_path, wait_s=300) as (arena, token),
+        serving(arena.directory, tmp_path) as served,
+    ):
+        wait_for(lambda: done(arena) >= 4, "four matches done")
+        server.halt()
+        try:
+            if held:
+                # Down: every answer is 503, with when to ask again.
+                down = served.ask("GET", "/api/status", token)
+                assert down.status == 503, down
+                assert int(down.headers["retry-after"]) > 0
+                assert "database is unavailable" in down.body["error"], down.body
+        finally:
+            server.resume()
+        wait_for(lambda: served.ask("GET", "/api/status", token).status == 200, "200 again")
+        after = done(arena)
+        wait_for(lambda: done(arena) >= after + 4, "the ladder to play on")
+        assert served.process.poll() is None
+        served.stop()
+        said = served.said()
+        if held:
+            assert "the arena's database is unavailable (OperationalError:" in said, said
+            assert "the arena's database answers again, after" in said, said
+        recorded_once(arena)
+
+
+@pytest.mark.postgres
+def test_postgresql_gone_for_longer_than_the_wait_ends_serve_in_one_line(
+    server: PostgresServer, tmp_path: Path
+) -> None:
+    with (
+        arena_on(server, tmp_path, wait_s=3) as (arena, _),
+        serving(arena.directory, tmp_path) as served,
+    ):
+        wait_for(lambda: done(arena) >= 2, "two matches done")
+        server.halt()
+        try:
+            code = served.process.wait(DEADLINE_S)
+        finally:
+            server.resume()
+    said = served.said()
+    assert code == 1, said
+    errors = [line for line in said.splitlines() if line.startswith("referee: error:")]
+    assert errors == [said.strip().splitlines()[-1]], said
+    assert errors[0].startswith(
+        "referee: error: the arena's database did not answer for 3 s: OperationalError:"
+    ), said
+    assert "Traceback" not in said, said
+
+
+# -- SQLite, on a disk of its own
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path) -> Iterator[Path]:
+    """A tmpfs of DISK mounted for the test, unmounted after."""
+    if os.geteuid() != 0:
+        missing("filling a disk of the arena's own needs root, to mount a tmpfs")
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={DISK}", "tmpfs", str(disk)], check=True)
+    try:
+        yield disk
+    finally:
+        subprocess.run(["umount", "--lazy", str(disk)], check=True)
+
+
+def fill(disk: Path) -> Path:
+    """`disk` filled, to its last byte, by a file: the file."""
+    filler = disk / "filler"
+    chunk = b"\0" * (1 << 20)
+    with filler.open("wb", buffering=0) as file:
+        while True:
+            try:
+                file.write(chunk)
+            except OSError as error:
+                assert error.errno == errno.ENOSPC, error
+                break
+    return filler
+
+
+def archives_have_rows(arena: Arena) -> None:
+    """No archive without its version's row: a submission refused left none."""
+    with arena.database.session() as session:
+        ids = set(session.scalars(select(Version.id)))
+    stored = {int(path.stem) for path in (arena.directory / "submissions").glob("*.archive")}
+    assert stored <= ids, (stored, ids)
+
+
+def test_a_full_disk_stops_submissions_and_the_ladder_until_there_is_room(
+    small_disk: Path,
+) -> None:
+    path = small_disk.parent / "arena.yaml"
+    path.write_text(config(), encoding="utf-8")
+    token = init_arena(small_disk / "arena", path)
+    arena = open_arena(small_disk / "arena")
+    try:
+        for name in ("ann", "bob"):
+            add_version(arena, name)
+        with serving(arena.directory, small_disk.parent) as served:
+            wait_for(lambda: done(arena) >= 2, "two matches done")
+            filler = fill(small_disk)
+
+            def said_full() -> bool:
+                status = served.ask("GET", "/api/status", token)
+                outage = status.body["ladder"]["outage"] if status.status == 200 else None
+                return outage is not None and "disk is full" in outage
+
+            wait_for(said_full, "the organiser's status to say the disk is full")
+            full_since = dt.datetime.now(dt.UTC)
+            refused = served.ask("POST", "/api/bots/cat/versions", token, b"an archive")
+            assert refused.status == 503, refused
+            assert int(refused.headers["retry-after"]) > 0
+            assert "disk is full" in refused.body["error"], refused.body
+            archives_have_rows(arena)
+            # The matches in play end; no other starts.
+            wait_for(
+                lambda: served.ask("GET", "/api/status", token).body["ladder"]["playing"] == 0,
+                "the ladder to stop playing",
+            )
+            freed_at = dt.datetime.now(dt.UTC)
+            filler.unlink()
+            wait_for(
+                lambda: served.ask("GET", "/api/status", token).body["ladder"]["outage"] is None,
+                "the arena to find room",
+            )
+            after = done(arena)
+            wait_for(lambda: done(arena) >= after + 4, "the ladder to play on")
+            taken = served.ask("POST", "/api/bots/cat/versions", token, b"an archive")
+            assert taken.status == 202, taken
+            served.stop()
+            said = served.said()
+            assert "the arena's disk is full" in said, said
+            assert "the arena's disk has room again, after" in said, said
+        with arena.database.session() as session:
+            started = list(session.scalars(select(Match.started_at)))
+        assert not [at for at in started if at is not None and full_since < at < freed_at]
+        archives_have_rows(arena)
+        recorded_once(arena)
+    finally:
+        arena.close()
