@@ -5,6 +5,7 @@ once; a database gone for longer than the config's wait ends `serve` with one li
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import datetime as dt
 import errno
@@ -24,13 +25,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import func, select
+from sqlalchemy import create_engine, func, select, update
+from sqlalchemy.exc import OperationalError
 
-from referee.arena.db import Match, MatchState, Version
+from referee.arena import lifecycle
+from referee.arena.db import Match, MatchState, Version, VersionState
 from referee.arena.home import Arena, init_arena, open_arena
+from referee.arena.outages import DatabaseLost, Rider, Trouble, Watch
 from referee.records.transcript import read_transcript
 from tests.support.arena import LADDER_CONFIG, add_version
-from tests.support.arena_databases import PACKAGE, PostgresServer, postgresql_bin
+from tests.support.arena_databases import PACKAGE, ArenaMaker, PostgresServer, postgresql_bin
 from tests.support.facilities import missing
 from tests.support.paths import ROOT
 
@@ -324,3 +328,80 @@ def test_a_full_disk_stops_submissions_and_the_ladder_until_there_is_room(
         recorded_once(arena)
     finally:
         arena.close()
+
+
+# -- the rules, without a served arena
+
+
+def test_work_is_tried_again_while_the_database_is_unavailable() -> None:
+    watch = Watch()
+    tries: list[int] = []
+
+    def work() -> str:
+        tries.append(1)
+        if len(tries) < 3:
+            raise watch.failed("OperationalError: the server is starting", Trouble.DOWN)
+        return "done"
+
+    assert asyncio.run(Rider(watch, wait_s=DEADLINE_S)(work)) == "done"
+    assert len(tries) == 3
+
+
+def test_a_database_unavailable_past_the_wait_is_lost_in_its_own_words() -> None:
+    watch = Watch()
+
+    def work() -> None:
+        raise watch.failed("OperationalError: connection refused", Trouble.DOWN)
+
+    with pytest.raises(DatabaseLost) as lost:
+        asyncio.run(Rider(watch, wait_s=0)(work))
+    assert str(lost.value) == (
+        "the arena's database did not answer for 0 s: OperationalError: connection refused"
+    )
+
+
+def test_a_full_disk_is_waited_out_past_the_wait() -> None:
+    watch = Watch()
+    told: list[str] = []
+    watch.listen(told.append)
+    tries: list[int] = []
+
+    def work() -> str:
+        tries.append(1)
+        if len(tries) < 3:
+            raise watch.failed("OperationalError: database or disk is full", Trouble.FULL)
+        watch.answered(wrote=True)
+        return "done"
+
+    assert asyncio.run(Rider(watch, wait_s=0)(work)) == "done"
+    assert watch.outage is None
+    assert len(told) == 2
+    assert told[0].startswith("the arena's disk is full (OperationalError: database or disk")
+    assert told[1].startswith("the arena's disk has room again, after")
+
+
+def test_a_session_that_writes_holds_what_it_read(make_arena: ArenaMaker) -> None:
+    """What a writing session read (a version's state) no other writer changes before it
+    commits: SQLite's write lock from the session's start, PostgreSQL's row lock."""
+    arena = make_arena(config_text=config())
+    version = add_version(arena, "ann")
+    other = create_engine(arena.database.url, connect_args=impatient(arena.database.url))
+    try:
+        with arena.database.session(write=True) as session:
+            (read,) = lifecycle.locked(session, Version.id == version)
+            assert read.state == VersionState.PLACING
+            with pytest.raises(OperationalError), other.begin() as connection:
+                if other.dialect.name == "postgresql":
+                    connection.exec_driver_sql("SET lock_timeout = '200ms'")
+                connection.execute(
+                    update(Version).where(Version.id == version).values(reason="meanwhile")
+                )
+        with other.begin() as connection:
+            connection.execute(update(Version).where(Version.id == version).values(reason="after"))
+    finally:
+        other.dispose()
+
+
+def impatient(url: str) -> dict[str, Any]:
+    """A connection's arguments that make a writer give up waiting for a lock at once."""
+    return {"timeout": 0.2} if url.startswith("sqlite") else {}
