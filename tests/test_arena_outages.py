@@ -31,6 +31,7 @@ from sqlalchemy.exc import OperationalError
 from referee.arena import lifecycle
 from referee.arena.db import Match, MatchState, Version, VersionState
 from referee.arena.home import Arena, init_arena, open_arena
+from referee.arena.intake import Intake
 from referee.arena.outages import DatabaseLost, Rider, Trouble, Watch
 from referee.records.transcript import read_transcript
 from tests.support.arena import LADDER_CONFIG, add_version
@@ -405,3 +406,17 @@ def test_a_session_that_writes_holds_what_it_read(make_arena: ArenaMaker) -> Non
 def impatient(url: str) -> dict[str, Any]:
     """A connection's arguments that make a writer give up waiting for a lock at once."""
     return {"timeout": 0.2} if url.startswith("sqlite") else {}
+
+
+def test_an_archive_of_no_version_is_removed_at_the_start(make_arena: ArenaMaker) -> None:
+    """A submission's archive stored before its row, the row never committed (the arena
+    stopped between the two): removed when the arena starts again; the others kept."""
+    arena = make_arena(config_text=config())
+    version = add_version(arena, "ann")
+    kept, orphan = arena.archive(version), arena.archive(version + 1)
+    kept.parent.mkdir(parents=True, exist_ok=True)
+    kept.write_bytes(b"an archive")
+    orphan.write_bytes(b"an archive")
+    Intake(arena).recover()
+    assert kept.exists()
+    assert not orphan.exists()
