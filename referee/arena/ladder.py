@@ -21,7 +21,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import datetime as dt
-import errno
 import functools
 import threading
 from collections.abc import Iterator, Sequence
@@ -46,7 +45,7 @@ from referee.arena.match_queue import (
     running_key,
 )
 from referee.arena.match_recording import Recorded, record, verified
-from referee.arena.outages import DatabaseLost, Rider
+from referee.arena.outages import DatabaseLost, Rider, Trouble, trouble_of
 from referee.arena.rating_fits import RatingFits
 from referee.errors import RefereeError
 from referee.pauses import between_matches
@@ -291,7 +290,7 @@ class Ladder:
                     transcripts = await venue.play([c.match for c in claimed])
             except (RefereeError, OSError) as error:
                 # A full disk, too, ends the batch: its transcripts cannot be written.
-                if isinstance(error, OSError) and error.errno not in (errno.ENOSPC, errno.EDQUOT):
+                if isinstance(error, OSError) and trouble_of(error) is not Trouble.FULL:
                     raise
                 self._observer.noted(f"ladder: {error}; its matches are played again")
                 for c in claimed:

@@ -59,9 +59,9 @@ def may_move(state: str, to: VersionState) -> bool:
 def locked(session: Session, *where: ColumnExpressionArgument[bool]) -> Sequence[Version]:
     """The versions `where` says, by id, read afresh and locked until `session` ends: a move
     decided on a version's state is made on the state it has. On PostgreSQL their rows are
-    locked (in the order of their ids, which every locker keeps, so that two never wait for
-    each other); on SQLite the session that writes holds the database from its start
-    (`Database.session`)."""
+    locked, in the order of their ids, which every locker keeps, so that no two each wait
+    for a row the other holds; on SQLite the session that writes holds the database from
+    its start (`Database.session`)."""
     return session.scalars(
         select(Version)
         .where(*where)

@@ -87,9 +87,11 @@ def save_ratings(session: Session, ratings: Sequence[Rating], now: dt.datetime) 
     fitted = {int(r.player): r for r in ratings}
     if not fitted:
         return
+    # By id, the order in which every writer locks versions (`lifecycle.locked`): no two
+    # writers each wait for a row the other holds.
     session.execute(
         update(Version),
-        [{"id": v, "rating": r.elo, "margin": r.margin} for v, r in fitted.items()],
+        [{"id": v, "rating": r.elo, "margin": r.margin} for v, r in sorted(fitted.items())],
     )
     last = session.execute(
         select(
