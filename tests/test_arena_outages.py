@@ -29,9 +29,11 @@ from sqlalchemy import create_engine, func, select, update
 from sqlalchemy.exc import OperationalError
 
 from referee.arena import lifecycle
+from referee.arena.config import FieldPlayer
 from referee.arena.db import Match, MatchState, Version, VersionState
 from referee.arena.home import Arena, init_arena, open_arena
 from referee.arena.intake import Intake
+from referee.arena.match_queue import claim, ladder_members, open_field
 from referee.arena.outages import DatabaseLost, Rider, Trouble, Watch
 from referee.records.transcript import read_transcript
 from tests.support.arena import LADDER_CONFIG, add_version
@@ -269,6 +271,12 @@ def fill(disk: Path) -> Path:
     return filler
 
 
+def ladder(served: Served, token: str) -> dict[str, Any]:
+    """The ladder's part of the organiser's status; empty while the status is refused."""
+    status = served.ask("GET", "/api/status", token)
+    return dict(status.body["ladder"]) if status.status == 200 else {}
+
+
 def archives_have_rows(arena: Arena) -> None:
     """No archive without its version's row: a submission refused left none."""
     with arena.database.session() as session:
@@ -292,8 +300,7 @@ def test_a_full_disk_stops_submissions_and_the_ladder_until_there_is_room(
             filler = fill(small_disk)
 
             def said_full() -> bool:
-                status = served.ask("GET", "/api/status", token)
-                outage = status.body["ladder"]["outage"] if status.status == 200 else None
+                outage = ladder(served, token).get("outage")
                 return outage is not None and "disk is full" in outage
 
             wait_for(said_full, "the organiser's status to say the disk is full")
@@ -305,13 +312,13 @@ def test_a_full_disk_stops_submissions_and_the_ladder_until_there_is_room(
             archives_have_rows(arena)
             # The matches in play end; no other starts.
             wait_for(
-                lambda: served.ask("GET", "/api/status", token).body["ladder"]["playing"] == 0,
+                lambda: ladder(served, token).get("playing") == 0,
                 "the ladder to stop playing",
             )
             freed_at = dt.datetime.now(dt.UTC)
             filler.unlink()
             wait_for(
-                lambda: served.ask("GET", "/api/status", token).body["ladder"]["outage"] is None,
+                lambda: ladder(served, token).get("outage", "") is None,
                 "the arena to find room",
             )
             after = done(arena)
@@ -420,3 +427,26 @@ def test_an_archive_of_no_version_is_removed_at_the_start(make_arena: ArenaMaker
     Intake(arena).recover()
     assert kept.exists()
     assert not orphan.exists()
+
+
+def test_a_claim_tried_again_claims_what_its_first_try_did(make_arena: ArenaMaker) -> None:
+    """A claim whose commit went unanswered, though it was made, is tried again at the
+    same moment: it hands out the matches the first try marked running, and no others."""
+    arena = make_arena(config_text=config())
+    for name in ("ann", "bob"):
+        add_version(arena, name)
+    members = ladder_members(arena)
+    players = [FieldPlayer(m.name, m.run, arena.bot_directory(m.version)) for m in members.values()]
+    the_field = open_field(arena, members, arena.config.field_config(players, arena.results))
+    now = dt.datetime.now(dt.UTC)
+    with arena.database.session(write=True) as session:
+        first = claim(session, arena.config, the_field, 2, 8, now)
+    with arena.database.session(write=True) as session:
+        again = claim(session, arena.config, the_field, 2, 8, now)
+    assert len(first) == 2
+    assert again == first
+    with arena.database.session() as session:
+        running = session.scalar(
+            select(func.count()).select_from(Match).where(Match.state == MatchState.RUNNING)
+        )
+    assert running == 2

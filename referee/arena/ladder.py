@@ -280,7 +280,8 @@ class Ladder:
             async with self._claiming:
                 wanted = venue.batch(1 << 30)
                 target = QUEUE_FACTOR * venue.capacity * wanted
-                claim = functools.partial(self._claim, the_field, wanted, target)
+                # One moment for every try: a claim tried again finds its own (`claim`).
+                claim = functools.partial(self._claim, the_field, wanted, target, utcnow())
                 claimed = await self._ride(claim)
             if not claimed:
                 await asyncio.sleep(POLL_S)  # no two versions that may meet: wait for more
@@ -325,13 +326,13 @@ class Ladder:
         members = ladder_members(self._arena)
         return is_paused(self._arena), members
 
-    def _claim(self, the_field: Field, wanted: int, target: int) -> list[Claimed]:
+    def _claim(self, the_field: Field, wanted: int, target: int, now: dt.datetime) -> list[Claimed]:
         database = self._arena.database
         with self._writing, database.session(write=True) as session:
             # No match started on a disk with no room for its transcript: looked at in the
             # claim's transaction, which on SQLite holds the database from its start.
             database.watch.room(self._arena.directory)
-            return claim(session, self._arena.config, the_field, wanted, target)
+            return claim(session, self._arena.config, the_field, wanted, target, now)
 
     def _record(self, played: Sequence[tuple[int, Transcript]]) -> list[Recorded]:
         """The batch recorded, with its matches marked done, in one transaction: tried again
