@@ -28,14 +28,15 @@ import pytest
 from sqlalchemy import create_engine, func, select, update
 from sqlalchemy.exc import OperationalError
 
-from referee.arena import lifecycle
+from referee.arena import lifecycle, submissions
 from referee.arena.config import FieldPlayer
-from referee.arena.db import Match, MatchState, Version, VersionState
+from referee.arena.db import Author, Match, MatchState, Version, VersionState
 from referee.arena.home import Arena, init_arena, open_arena
 from referee.arena.intake import Intake
 from referee.arena.match_queue import claim, ladder_members, open_field
 from referee.arena.outages import DatabaseLost, Rider, Trouble, Watch
 from referee.records.transcript import read_transcript
+from tests.support.archives import Entry, tar
 from tests.support.arena import LADDER_CONFIG, add_version
 from tests.support.arena_databases import PACKAGE, ArenaMaker, PostgresServer, postgresql_bin
 from tests.support.facilities import missing
@@ -47,6 +48,8 @@ LISTENING = re.compile(r"listening on (http://\S+)$", re.MULTILINE)
 # A SQLite arena's disk of its own: room for the arena and what the ladder writes, and the
 # room the arena keeps (`outages.MIN_FREE_BYTES`).
 DISK = "96m"
+# A bot's file that a disk filled but for half of it cannot take.
+BIG = bytes(2 << 20)
 
 
 def config(wait_s: int = 300) -> str:
@@ -351,7 +354,7 @@ def test_work_is_tried_again_while_the_database_is_unavailable() -> None:
             raise watch.failed("OperationalError: the server is starting", Trouble.DOWN)
         return "done"
 
-    assert asyncio.run(Rider(watch, wait_s=DEADLINE_S)(work)) == "done"
+    assert asyncio.run(Rider(wait_s=DEADLINE_S)(work)) == "done"
     assert len(tries) == 3
 
 
@@ -362,7 +365,7 @@ def test_a_database_unavailable_past_the_wait_is_lost_in_its_own_words() -> None
         raise watch.failed("OperationalError: connection refused", Trouble.DOWN)
 
     with pytest.raises(DatabaseLost) as lost:
-        asyncio.run(Rider(watch, wait_s=0)(work))
+        asyncio.run(Rider(wait_s=0)(work))
     assert str(lost.value) == (
         "the arena's database did not answer for 0 s: OperationalError: connection refused"
     )
@@ -381,7 +384,7 @@ def test_a_full_disk_is_waited_out_past_the_wait() -> None:
         watch.answered(wrote=True)
         return "done"
 
-    assert asyncio.run(Rider(watch, wait_s=0)(work)) == "done"
+    assert asyncio.run(Rider(wait_s=0)(work)) == "done"
     assert watch.outage is None
     assert len(told) == 2
     assert told[0].startswith("the arena's disk is full (OperationalError: database or disk")
@@ -450,3 +453,25 @@ def test_a_claim_tried_again_claims_what_its_first_try_did(make_arena: ArenaMake
             select(func.count()).select_from(Match).where(Match.state == MatchState.RUNNING)
         )
     assert running == 2
+
+
+def test_a_version_the_full_disk_cut_short_is_queued_again_not_failed(small_disk: Path) -> None:
+    path = small_disk.parent / "arena.yaml"
+    path.write_text(config(), encoding="utf-8")
+    init_arena(small_disk / "arena", path)
+    arena = open_arena(small_disk / "arena")
+    try:
+        with arena.database.session() as session:
+            author = session.scalars(select(Author)).one()
+        archive = tar([Entry("bot.yaml", b"name: cat\nrun: ./bot\n"), Entry("big", BIG)])
+        version = submissions.accept(arena, author, "cat", archive)
+        filler = fill(small_disk)
+        # Room for the database's few pages, not for the bot's file.
+        with filler.open("r+b") as file:
+            file.truncate(filler.stat().st_size - len(BIG) // 2)
+        asyncio.run(Intake(arena).process(version.id))
+        with arena.database.session() as session:
+            row = session.get_one(Version, version.id)
+            assert (row.state, row.reason) == (VersionState.QUEUED, "")
+    finally:
+        arena.close()

@@ -37,7 +37,7 @@ from referee.arena.db import (
 )
 from referee.arena.home import Arena
 from referee.arena.manifest import Manifest, lift, read_manifest
-from referee.arena.outages import DatabaseLost, Rider
+from referee.arena.outages import LAST_WAIT_S, DatabaseLost, Rider, Trouble, trouble_of
 from referee.clock import Clocks
 from referee.errors import RefereeError, SubmissionError
 from referee.games import Game
@@ -83,7 +83,7 @@ class Intake:
         self.on_placed: Callable[[int], None] | None = None
         self._wake = asyncio.Event()
         # Its database work, tried again while the database is unavailable (`outages`).
-        self._ride = Rider(arena.database.watch, arena.config.database_wait_s)
+        self._ride = Rider(arena.config.database_wait_s)
 
     def notify(self) -> None:
         """A version was queued: look now, not at the next poll."""
@@ -148,6 +148,13 @@ class Intake:
         except DatabaseLost:
             raise
         except Exception as error:
+            if trouble_of(error) is Trouble.FULL:
+                # Not the bot's doing: taken up again from the start once there is room
+                # (`_next` waits for it), not failed.
+                logger.warning("version %s: the arena's disk is full; queued again", version_id)
+                await self._move(version_id, VersionState.QUEUED)
+                await asyncio.sleep(LAST_WAIT_S)
+                return
             # A fault of the referee, not of the bot: the version ends, the intake goes on.
             logger.exception("the intake failed on version %s", version_id)
             reason = f"the arena failed to take it in ({type(error).__name__}); tell the organiser"

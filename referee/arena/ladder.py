@@ -134,7 +134,7 @@ class Ladder:
         # The places playing a batch now (each plays its batch one match at a time).
         self._playing = 0
         # Its database work, tried again while the database is unavailable (`outages`).
-        self._ride = Rider(arena.database.watch, arena.config.database_wait_s)
+        self._ride = Rider(arena.config.database_wait_s)
         self._ratings = RatingFits(arena, self._ride)
 
     # -- what the service calls

@@ -8,7 +8,7 @@ here (`Database.session`): a request is answered 503 with Retry-After
 `Rider`, try it again with a growing wait. A database that does not answer for the arena's
 `database_wait_s` ends `serve` with its own error (`DatabaseLost`); a full disk is waited
 out however long it lasts, since only room made on it ends it, and the arena goes on by
-itself once a write passes again.
+itself once there is room again.
 
 A retried piece of work must be idempotent: each of the ladder's and the intake's reads its
 rows again, and writes only what is not yet written (a match recorded is done, and is not
@@ -207,8 +207,7 @@ class Rider:
     long as the database is unavailable: DatabaseLost once it has not answered for
     `wait_s`; a full disk is waited out."""
 
-    def __init__(self, watch: Watch, wait_s: float) -> None:
-        self._watch = watch
+    def __init__(self, wait_s: float) -> None:
         self._wait_s = wait_s
 
     async def __call__(self, work: Callable[[], T]) -> T:

@@ -57,7 +57,7 @@ async def serve(
     arena.database.watch.listen(told.noted)
     intake = Intake(arena)
     ladder = Ladder(arena, workers, told)
-    ride = Rider(arena.database.watch, arena.config.database_wait_s)
+    ride = Rider(arena.config.database_wait_s)
     await ride(intake.recover)
     await ride(ladder.recover)
     loop = asyncio.get_running_loop()
