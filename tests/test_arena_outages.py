@@ -210,6 +210,31 @@ def test_a_postgresql_restart_under_the_ladder_is_ridden_out(
         wait_for(lambda: served.ask("GET", "/api/status", token).status == 200, "200 again")
         after = done(arena)
         wait_for(lambda: done(arena) >= after + 4, "the ladder to play on")
+        # Its lock, gone with the server's connections, is its own again: a second `serve`
+        # is refused.
+        wait_for(
+            lambda: "lock, lost with its database connection, is held again" in served.said(),
+            "the lock again",
+        )
+        second = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "referee",
+                "arena",
+                "serve",
+                str(arena.directory),
+                "--port",
+                "0",
+            ],
+            cwd=ROOT,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=DEADLINE_S,
+        )
+        assert second.returncode == 2, second
+        assert "another `referee arena serve` is serving this arena" in second.stderr, second
         assert served.process.poll() is None
         served.stop()
         said = served.said()

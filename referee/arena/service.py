@@ -30,6 +30,8 @@ from referee.tournaments.cluster import Workers
 MAX_CONNECTIONS = 256
 # What a stop waits for the requests under way, before it cuts them.
 GRACE_S = 5
+# How often the arena makes sure it still holds its lock (`serving_lock.Held.keep`).
+LOCK_S = 2.0
 
 
 class _Server(uvicorn.Server):
@@ -47,6 +49,7 @@ async def serve(
     workers: Workers | None = None,
     ready: Callable[[str], None] | None = None,
     observer: LadderObserver | None = None,
+    keep_lock: Callable[[], bool] | None = None,
 ) -> None:
     """Run the arena until SIGINT or SIGTERM; `ready` is told the API's URL once it listens.
     ArenaError if it cannot listen; a task that fails stops the others, and its error is
@@ -96,6 +99,8 @@ async def serve(
         asyncio.create_task(intake.run(), name="intake"),
         asyncio.create_task(ladder.run(), name="ladder"),
     ]
+    if keep_lock is not None:
+        tasks.append(asyncio.create_task(_keep(keep_lock, ride, told), name="lock"))
     stopping = asyncio.create_task(stop.wait())
     try:
         while not server.started and not stopping.done():
@@ -122,6 +127,14 @@ async def serve(
     for task, result in zip(tasks, results, strict=True):
         if isinstance(result, BaseException) and not isinstance(result, asyncio.CancelledError):
             raise ArenaError(f"the arena's {task.get_name()} failed: {result}") from result
+
+
+async def _keep(keep_lock: Callable[[], bool], ride: Rider, told: LadderObserver) -> None:
+    """The arena's lock kept for as long as it is served: taken again after an outage."""
+    while True:
+        if await ride(keep_lock):
+            told.noted("the arena's lock, lost with its database connection, is held again")
+        await asyncio.sleep(LOCK_S)
 
 
 def _lost(result: object) -> DatabaseLost | None:

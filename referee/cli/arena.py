@@ -220,8 +220,8 @@ def serve(
     # clocks, as `referee tournament` does; the ladder makes the full passes that are due.
     pauses = short_pauses() if venue is None else contextlib.nullcontext()
     try:
-        with serving(arena), pauses:
-            asyncio.run(serve_arena(arena, host, port, venue, ready, Said()))
+        with serving(arena) as held, pauses:
+            asyncio.run(serve_arena(arena, host, port, venue, ready, Said(), held.keep))
     except DatabaseLost as error:
         # Not a mistake of the command line (exit 2): the arena failed, and says why.
         say_error(str(error))
