@@ -80,6 +80,17 @@ class Served:
         except urllib.error.HTTPError as error:
             return Answer(error.code, _lower(error.headers), json.loads(error.read()))
 
+    def page(self, path: str, token: str) -> Answer:
+        """A page's status and headers (its body as text)."""
+        request = urllib.request.Request(
+            f"{self.url}{path}", headers={"Authorization": f"Bearer {token}"}
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=DEADLINE_S) as answer:
+                return Answer(answer.status, _lower(answer.headers), answer.read().decode())
+        except urllib.error.HTTPError as error:
+            return Answer(error.code, _lower(error.headers), error.read().decode())
+
     def stop(self) -> None:
         """A clean stop by SIGTERM: exit 0, no traceback."""
         self.process.send_signal(signal.SIGTERM)
@@ -205,6 +216,9 @@ def test_a_postgresql_restart_under_the_ladder_is_ridden_out(
                 assert down.status == 503, down
                 assert int(down.headers["retry-after"]) > 0
                 assert "database is unavailable" in down.body["error"], down.body
+                page = served.page("/bots/ann", token)
+                assert page.status == 503, page
+                assert int(page.headers["retry-after"]) > 0
         finally:
             server.resume()
         wait_for(lambda: served.ask("GET", "/api/status", token).status == 200, "200 again")
