@@ -280,7 +280,7 @@ class Intake:
         when it was placed before (by a try whose commit went unanswered)."""
         with self.arena.database.session(write=True) as session:
             (version,) = lifecycle.locked(session, Version.id == submitted.id)
-            if version.state != VersionState.PLACING:
+            if version.state == VersionState.VALIDATING:
                 lifecycle.place(session, version)
 
     @contextlib.asynccontextmanager
