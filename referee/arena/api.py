@@ -40,7 +40,7 @@ from referee.arena.disk_use import DiskMeter
 from referee.arena.errors import Busy, Forbidden, NotFound, Unauthorised
 from referee.arena.home import Arena
 from referee.arena.queries import storable, whole_number
-from referee.arena.replays import Replays, TurnTaken, requester
+from referee.arena.replays import Replays, requester
 from referee.arena.submissions import Refusal, SubmissionRefused
 from referee.arena.uploads import Uploads
 from referee.arena.watching import Watching
@@ -455,7 +455,7 @@ def _refused(_request: Request, error: Exception) -> Response:
 def _arena_error(_request: Request, error: Exception) -> Response:
     status = next(code for kind, code in _ERROR_STATUS if isinstance(error, kind))
     headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
-    if isinstance(error, TurnTaken):
+    if isinstance(error, Busy) and error.retry_after_s is not None:
         headers = {"Retry-After": str(error.retry_after_s)}
     return _error(status, str(error), headers)
 

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import IO
 
+from referee.arena.outages import Trouble, trouble_of
 from referee.errors import SubmissionError
 
 # How deep a member may be, in directories, and how long its name, in bytes (a component
@@ -284,6 +285,8 @@ def _unpack_tar(stream: IO[bytes] | io.BufferedIOBase, writer: _Writer, caps: Ca
     except SubmissionError:
         raise
     except _CORRUPT as error:
+        if trouble_of(error) is Trouble.FULL:
+            raise  # the arena's disk, not the archive: the intake takes it up again
         raise SubmissionError(f"{current}: truncated or corrupt archive ({error})") from None
 
 
@@ -325,6 +328,8 @@ def _unpack_zip(source: IO[bytes], writer: _Writer) -> None:
     except SubmissionError:
         raise
     except _CORRUPT as error:
+        if trouble_of(error) is Trouble.FULL:
+            raise  # the arena's disk, not the archive: the intake takes it up again
         raise SubmissionError(f"{current}: truncated or corrupt archive ({error})") from None
 
 

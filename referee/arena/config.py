@@ -44,6 +44,8 @@ _ARENA_OWNS = {
     "trace": "an arena keeps each bot's log, not a trace",
     "live": "an arena writes every match's moves as it is played, for those who watch it",
 }
+# How long the arena waits for a database that does not answer before `serve` ends.
+DATABASE_WAIT_S = 300
 # The stand-ins that let the tournament keys be checked before any bot is submitted.
 _STAND_INS = ("random", "random")
 
@@ -89,6 +91,7 @@ class _ArenaSection(_Section):
     public_leaderboard: bool = True
     public_url: Annotated[str, Field(max_length=300)] | None = None
     rating_centre: Annotated[float, Field(ge=-1_000_000, le=1_000_000)] = 1500.0
+    database_wait_s: Annotated[int, Field(gt=0, le=86_400)] = DATABASE_WAIT_S
 
 
 @dataclass(frozen=True)
@@ -143,6 +146,9 @@ class ArenaConfig:
     # Where the pages and the API centre the ratings, which the ladder fits with their mean
     # at 0: added as they are read, so that the database and the fits stay as they are.
     rating_centre: float
+    # How long the ladder and the intake wait for a database that does not answer (lost, or
+    # read-only) before `serve` ends; a full disk is waited out (`outages`).
+    database_wait_s: int = DATABASE_WAIT_S
 
     def field_config(self, players: Sequence[FieldPlayer], results: Path) -> TournamentConfig:
         """The tournament of the bots of the moment: what the venues play the ladder's
@@ -208,6 +214,7 @@ def parse_arena_config(path: Path, text: str) -> ArenaConfig:
         public_leaderboard=raw.public_leaderboard,
         public_url=public_url,
         rating_centre=raw.rating_centre,
+        database_wait_s=raw.database_wait_s,
     )
 
 

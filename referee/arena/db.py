@@ -21,6 +21,7 @@ from alembic.config import Config
 from sqlalchemy import (
     Boolean,
     ColumnExpressionArgument,
+    Connection,
     DateTime,
     Engine,
     Float,
@@ -40,6 +41,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, relationship
 from sqlalchemy.sql.selectable import ScalarSelect
 
+from referee.arena.outages import Watch, trouble_of
 from referee.errors import ArenaError
 
 MIGRATIONS = Path(__file__).with_name("migrations")
@@ -47,6 +49,8 @@ MIGRATIONS = Path(__file__).with_name("migrations")
 STEP_LOG_LIMIT = 256 * 1024
 # A SQLite writer waits this long for another's transaction before it fails.
 SQLITE_BUSY_S = 30
+# The execution option of the engine whose transactions write (`Database.session`).
+_WRITES = "referee_writes"
 
 
 def utcnow() -> dt.datetime:
@@ -332,17 +336,32 @@ class Setting(Base):
 
 
 class Database:
-    """An arena's database: its engine, and sessions that commit as a whole or not at all."""
+    """An arena's database: its engine, sessions that commit as a whole or not at all, and
+    the watch on its outages (`outages`)."""
 
     def __init__(self, url: str) -> None:
         self.url = url
         self.engine = _engine(url)
+        self._writer = self.engine.execution_options(**{_WRITES: True})
+        self.watch = Watch()
 
     @contextlib.contextmanager
-    def session(self) -> Iterator[Session]:
-        """A transaction: committed when the block ends, rolled back when it raises."""
-        with Session(self.engine, expire_on_commit=False) as session, session.begin():
-            yield session
+    def session(self, write: bool = False) -> Iterator[Session]:
+        """A transaction: committed when the block ends, rolled back when it raises. One
+        that `write`s what it reads holds the database's write lock from its start on
+        SQLite, whose transactions otherwise take it only at their first write, after
+        their reads (on PostgreSQL such reads lock their rows: `lifecycle.locked`).
+        DatabaseUnavailable (503) if the database does not answer or cannot write."""
+        try:
+            engine = self._writer if write else self.engine
+            with Session(engine, expire_on_commit=False) as session, session.begin():
+                yield session
+        except (SQLAlchemyError, OSError) as error:
+            trouble = trouble_of(error)
+            if trouble is None:
+                raise
+            raise self.watch.failed(database_problem(error), trouble) from error
+        self.watch.answered(wrote=write)
 
     def setting(self, key: str, default: str = "") -> str:
         with self.session() as session:
@@ -350,7 +369,7 @@ class Database:
             return found.value if found is not None else default
 
     def set_setting(self, key: str, value: str) -> None:
-        with self.session() as session:
+        with self.session(write=True) as session:
             session.merge(Setting(key=key, value=value))
 
     def close(self) -> None:
@@ -362,6 +381,7 @@ def _engine(url: str) -> Engine:
         if url.startswith("sqlite"):
             engine = create_engine(url, connect_args={"timeout": SQLITE_BUSY_S})
             event.listen(engine, "connect", _sqlite_pragmas)
+            event.listen(engine, "begin", _sqlite_begin)
             return engine
         return create_engine(url, pool_pre_ping=True)
     except (SQLAlchemyError, ImportError, ValueError) as error:
@@ -372,7 +392,9 @@ def database_problem(error: Exception) -> str:
     """What went wrong with a database, in one line: the driver's own first line, without
     SQLAlchemy's wrapping, its statement or its link to a page of background."""
     cause = getattr(error, "orig", None) or error
-    lines = [line.strip() for line in str(cause).splitlines() if line.strip()]
+    # A file's error without its path: the database's own words are enough.
+    said = cause.strerror if isinstance(cause, OSError) and cause.strerror else str(cause)
+    lines = [line.strip() for line in said.splitlines() if line.strip()]
     return f"{type(cause).__name__}: {lines[0] if lines else 'no detail'}"
 
 
@@ -383,6 +405,13 @@ def _sqlite_pragmas(connection: Any, _record: Any) -> None:
     cursor.execute("PRAGMA synchronous=NORMAL")
     cursor.execute("PRAGMA foreign_keys=ON")
     cursor.close()
+    # The transactions are begun by `_sqlite_begin`, not by the driver at the first write.
+    connection.isolation_level = None
+
+
+def _sqlite_begin(connection: Connection) -> None:
+    writes = connection.get_execution_options().get(_WRITES, False)
+    connection.exec_driver_sql("BEGIN IMMEDIATE" if writes else "BEGIN")
 
 
 def _shown(url: str) -> str:

@@ -20,4 +20,7 @@ class Unauthorised(ArenaError):
 
 
 class Busy(ArenaError):
-    """As much of that under way as the arena takes at once (HTTP 503)."""
+    """As much of that under way as the arena takes at once, or the arena unable to do it
+    for now (HTTP 503); with `retry_after_s`, when to ask again (its Retry-After)."""
+
+    retry_after_s: int | None = None

@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import shutil
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -37,6 +38,7 @@ from referee.arena.db import (
 )
 from referee.arena.home import Arena
 from referee.arena.manifest import Manifest, lift, read_manifest
+from referee.arena.outages import LAST_WAIT_S, DatabaseLost, Rider, Trouble, trouble_of
 from referee.clock import Clocks
 from referee.errors import RefereeError, SubmissionError
 from referee.games import Game
@@ -81,6 +83,8 @@ class Intake:
         self.arena = arena
         self.on_placed: Callable[[int], None] | None = None
         self._wake = asyncio.Event()
+        # Its database work, tried again while the database is unavailable (`outages`).
+        self._ride = Rider(arena.config.database_wait_s)
 
     def notify(self) -> None:
         """A version was queued: look now, not at the next poll."""
@@ -88,8 +92,9 @@ class Intake:
 
     def recover(self) -> None:
         """After a restart: versions the intake was working on are queued again (their
-        steps, cut short, failed), to be taken up from the start."""
-        with self.arena.database.session() as session:
+        steps, cut short, failed), to be taken up from the start; archives of no version
+        are removed."""
+        with self.arena.database.session(write=True) as session:
             ids = select(Version.id).where(Version.state.in_(list(IN_INTAKE)))
             session.execute(
                 update(Step)
@@ -101,13 +106,20 @@ class Intake:
                 )
             )
             lifecycle.requeue_interrupted(session)
+            known = set(session.scalars(select(Version.id)))
+        # An archive stored by a submission whose row was never committed (the arena
+        # stopped between the two): no version's, and never to be one's.
+        submissions = self.arena.archive(0).parent
+        for path in submissions.glob("*.archive") if submissions.is_dir() else ():
+            if not path.stem.isdigit() or int(path.stem) not in known:
+                path.unlink(missing_ok=True)
 
     async def run(self) -> None:
         """Process queued versions, oldest first, one at a time, forever (cancel to stop)."""
         # Those left by an arena stopped between a failure and its removal, or by one older.
-        await asyncio.to_thread(self._discard_failed)
+        await self._ride(self._discard_failed)
         while True:
-            version_id = self._next()
+            version_id = await self._ride(self._next)
             if version_id is not None:
                 await self.process(version_id)
                 continue
@@ -116,6 +128,8 @@ class Intake:
             self._wake.clear()
 
     def _next(self) -> int | None:
+        # No build begun on a disk with no room for it.
+        self.arena.database.watch.room(self.arena.directory)
         with self.arena.database.session() as session:
             return session.scalar(
                 select(Version.id)
@@ -126,25 +140,41 @@ class Intake:
 
     async def process(self, version_id: int) -> None:
         """Take one version through the intake, to `placing` or `failed`."""
-        with self.arena.database.session() as session:
-            version = session.get(Version, version_id)
-            if version is None:
-                return
-            submitted = _Submitted(version.id, version.bot.name, version.player_name)
+        submitted = await self._ride(functools.partial(self._submitted, version_id))
+        if submitted is None:
+            return
         try:
             await self._steps(submitted)
         except _Failed as failure:
-            self._move(version_id, VersionState.FAILED, failure.reason, failure.advice)
+            await self._move(version_id, VersionState.FAILED, failure.reason, failure.advice)
             await asyncio.to_thread(_discard, self.arena, version_id)
             return
+        except DatabaseLost:
+            raise
         except Exception as error:
+            if trouble_of(error) is Trouble.FULL:
+                # Not the bot's doing: taken up again from the start once there is room
+                # (`_next` waits for it), not failed.
+                logger.warning("version %s: the arena's disk is full; queued again", version_id)
+                await self._move(version_id, VersionState.QUEUED)
+                await asyncio.sleep(LAST_WAIT_S)
+                return
             # A fault of the referee, not of the bot: the version ends, the intake goes on.
             logger.exception("the intake failed on version %s", version_id)
             reason = f"the arena failed to take it in ({type(error).__name__}); tell the organiser"
-            self._move(version_id, VersionState.FAILED, reason, "")
+            await self._move(version_id, VersionState.FAILED, reason, "")
             await asyncio.to_thread(_discard, self.arena, version_id)
             return
-        self._place(submitted)
+        await self._ride(functools.partial(self._place, submitted))
+        if self.on_placed is not None:
+            self.on_placed(submitted.id)
+
+    def _submitted(self, version_id: int) -> _Submitted | None:
+        with self.arena.database.session() as session:
+            version = session.get(Version, version_id)
+            if version is None:
+                return None
+            return _Submitted(version.id, version.bot.name, version.player_name)
 
     def _discard_failed(self) -> None:
         """Remove the files of every failed version that still has some."""
@@ -164,28 +194,32 @@ class Intake:
     async def _steps(self, submitted: _Submitted) -> None:
         arena = self.arena
         directory = arena.bot_directory(submitted.id)
-        self._move(submitted.id, VersionState.BUILDING)
-        with self._step(submitted.id, StepKind.UNPACK) as step:
+        await self._move(submitted.id, VersionState.BUILDING)
+        async with self._step(submitted.id, StepKind.UNPACK) as step:
             manifest = await asyncio.to_thread(self._unpack, submitted, directory)
             step.passed(f"unpacked; bot.yaml: run {manifest.run!r}")
-        with arena.database.session() as session:
-            version = session.get_one(Version, submitted.id)
-            version.run, version.build = manifest.run, manifest.build
+        await self._ride(functools.partial(self._keep_manifest, submitted.id, manifest))
         if manifest.build is not None:
-            with self._step(submitted.id, StepKind.BUILD) as step, _scratch() as scratch:
-                log = scratch / "build.log"
-                result = await build(directory, manifest.build, arena.config.build, log)
-                step.log = _read_log(log)
+            async with self._step(submitted.id, StepKind.BUILD) as step:
+                with _scratch() as scratch:
+                    log = scratch / "build.log"
+                    result = await build(directory, manifest.build, arena.config.build, log)
+                    step.log = _read_log(log)
                 if not result.passed:
                     # What the compiler said is what the author needs; its last lines here.
                     said = [line for line in result.log_tail.splitlines() if line.strip()]
                     advice = "\n".join(f"build: {line}" for line in said[-BUILD_ADVICE_LINES:])
                     raise _Failed(f"the build failed: {result.verdict}", advice)
                 step.passed(result.verdict)
-        self._move(submitted.id, VersionState.VALIDATING)
-        with self._step(submitted.id, StepKind.VALIDATE) as step:
+        await self._move(submitted.id, VersionState.VALIDATING)
+        async with self._step(submitted.id, StepKind.VALIDATE) as step:
             report = await self._validate(submitted, manifest, directory, step)
             step.passed(report)
+
+    def _keep_manifest(self, version_id: int, manifest: Manifest) -> None:
+        with self.arena.database.session(write=True) as session:
+            version = session.get_one(Version, version_id)
+            version.run, version.build = manifest.run, manifest.build
 
     def _unpack(self, submitted: _Submitted, directory: Path) -> Manifest:
         """Unpack the archive as kept (again, after a restart) and read its bot.yaml."""
@@ -250,42 +284,59 @@ class Intake:
                 raise _Failed(f"validation: {report.summary()}", advice)
         return "; ".join(report.summary() for report in reports)
 
-    def _move(
+    async def _move(
         self, version_id: int, state: VersionState, reason: str = "", advice: str = ""
     ) -> None:
-        with self.arena.database.session() as session:
-            lifecycle.move(session.get_one(Version, version_id), state, reason, advice)
+        def moved() -> None:
+            with self.arena.database.session(write=True) as session:
+                (version,) = lifecycle.locked(session, Version.id == version_id)
+                if version.state != state:  # else moved by a try whose commit went unanswered
+                    lifecycle.move(version, state, reason, advice)
+
+        await self._ride(moved)
 
     def _place(self, submitted: _Submitted) -> None:
-        """On the ladder: placing, and the bot's earlier version on it retired."""
-        with self.arena.database.session() as session:
-            lifecycle.place(session, session.get_one(Version, submitted.id))
-        if self.on_placed is not None:
-            self.on_placed(submitted.id)
+        """On the ladder: placing, and the bot's earlier version on it retired; nothing
+        when it was placed before (by a try whose commit went unanswered)."""
+        with self.arena.database.session(write=True) as session:
+            (version,) = lifecycle.locked(session, Version.id == submitted.id)
+            if version.state == VersionState.VALIDATING:
+                lifecycle.place(session, version)
 
-    @contextlib.contextmanager
-    def _step(self, version_id: int, kind: StepKind) -> Iterator[_Running]:
+    @contextlib.asynccontextmanager
+    async def _step(self, version_id: int, kind: StepKind) -> AsyncIterator[_Running]:
         """A step's row: running while the block runs; passed with the verdict the block
         gives, else failed, with the one line of the SubmissionError or _Failed it raised."""
-        with self.arena.database.session() as session:
-            row = Step(version_id=version_id, kind=kind, state=StepState.RUNNING)
-            session.add(row)
-            session.flush()
-            step_id = row.id
+        step_id = await self._ride(functools.partial(self._started, version_id, kind))
         running = _Running()
         try:
             yield running
         except (SubmissionError, _Failed) as error:
             failure = error if isinstance(error, _Failed) else _Failed(str(error))
-            self._finish(step_id, StepState.FAILED, failure.reason, running.log)
+            await self._ride(
+                functools.partial(
+                    self._finish, step_id, StepState.FAILED, failure.reason, running.log
+                )
+            )
             raise failure from None
         except BaseException as error:
-            self._finish(step_id, StepState.FAILED, f"stopped ({type(error).__name__})", "")
+            # Stopped, or the database lost: said if it can be now, else by `recover`.
+            with contextlib.suppress(Exception):
+                self._finish(step_id, StepState.FAILED, f"stopped ({type(error).__name__})", "")
             raise
-        self._finish(step_id, StepState.PASSED, running.verdict, running.log)
+        await self._ride(
+            functools.partial(self._finish, step_id, StepState.PASSED, running.verdict, running.log)
+        )
+
+    def _started(self, version_id: int, kind: StepKind) -> int:
+        with self.arena.database.session(write=True) as session:
+            row = Step(version_id=version_id, kind=kind, state=StepState.RUNNING)
+            session.add(row)
+            session.flush()
+            return row.id
 
     def _finish(self, step_id: int, state: StepState, verdict: str, log: str) -> None:
-        with self.arena.database.session() as session:
+        with self.arena.database.session(write=True) as session:
             row = session.get_one(Step, step_id)
             row.state, row.verdict, row.log = state, verdict, log[:STEP_LOG_LIMIT]
             row.finished_at = utcnow()

@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import datetime as dt
+import functools
 import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -44,6 +45,7 @@ from referee.arena.match_queue import (
     running_key,
 )
 from referee.arena.match_recording import Recorded, record, verified
+from referee.arena.outages import DatabaseLost, Rider, Trouble, trouble_of
 from referee.arena.rating_fits import RatingFits
 from referee.errors import RefereeError
 from referee.pauses import between_matches
@@ -96,6 +98,9 @@ class LadderStatus:
     capacity: int
     # Where it plays: "this process", "N local workers" or "cluster ADDRESS".
     venue: str
+    # Why it waits, if it does: its database is unavailable or its disk full (`outages`);
+    # with the database's own words for the organiser.
+    outage: str | None = None
 
 
 def venue_name(workers: Workers | None, address: bool = True) -> str:
@@ -128,7 +133,9 @@ class Ladder:
         self._capacity = 0
         # The places playing a batch now (each plays its batch one match at a time).
         self._playing = 0
-        self._ratings = RatingFits(arena)
+        # Its database work, tried again while the database is unavailable (`outages`).
+        self._ride = Rider(arena.config.database_wait_s)
+        self._ratings = RatingFits(arena, self._ride)
 
     # -- what the service calls
 
@@ -149,6 +156,7 @@ class Ladder:
         """How the ladder is doing; without its cluster's address unless `address`: a Dask
         scheduler runs what it is sent, and only the organiser needs to know where it is."""
         since = utcnow() - dt.timedelta(seconds=RATE_WINDOW_S)
+        outage = self._arena.database.watch.outage
         with self._arena.database.session() as session:
             counts = dict(
                 session.execute(select(Match.state, func.count()).group_by(Match.state)).all()
@@ -165,18 +173,19 @@ class Ladder:
             paused=is_paused(self._arena),
             capacity=self._capacity,
             venue=venue_name(self._workers, address),
+            outage=None if outage is None else outage.logged() if address else outage.line(),
         )
 
     async def run(self) -> None:
         """Play on, forever; cancel to stop (matches in flight stay `running`)."""
         self._loop = asyncio.get_running_loop()
         self._wake = asyncio.Event()
-        await asyncio.to_thread(keep_pause_row, self._arena)
+        await self._ride(functools.partial(keep_pause_row, self._arena))
         await self._ratings.load()
         rating = asyncio.create_task(self._ratings.run())
         try:
             while True:
-                paused, members = await asyncio.to_thread(self._look)
+                paused, members = await self._ride(self._look)
                 if paused or len({m.bot for m in members.values()}) < 2:
                     # No ladder match is under way: a full pass of the collector, if due,
                     # falls here (under short pauses only `between_matches` makes one).
@@ -186,6 +195,9 @@ class Ladder:
                 await self._play_field(members)
         finally:
             rating.cancel()
+            # Its end taken, whatever it was: a database lost ends the ladder by its own tries.
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await rating
             self._capacity = 0
 
     # -- the field and its venue
@@ -197,8 +209,10 @@ class Ladder:
         ]
         try:
             config = await asyncio.to_thread(arena.config.field_config, players, arena.results)
-            the_field = await asyncio.to_thread(self._open_field, members, config)
+            the_field = await self._ride(functools.partial(self._open_field, members, config))
             venue = await self._venue(config)
+        except DatabaseLost:
+            raise
         except RefereeError as error:
             # A field that cannot be played waits for a change, or for the cluster to return.
             self._observer.noted(f"ladder: {error}; tried again in {RETRY_S} s")
@@ -248,7 +262,7 @@ class Ladder:
         """Stop the field's places when the ladder is paused or its field has changed."""
         while True:
             await self._doze()
-            paused, members = await asyncio.to_thread(self._look)
+            paused, members = await self._ride(self._look)
             if paused or members.keys() != the_field.members.keys():
                 stop.set()
                 return
@@ -266,21 +280,26 @@ class Ladder:
             async with self._claiming:
                 wanted = venue.batch(1 << 30)
                 target = QUEUE_FACTOR * venue.capacity * wanted
-                claimed = await asyncio.to_thread(self._claim, the_field, wanted, target)
+                # One moment for every try: a claim tried again finds its own (`claim`).
+                claim = functools.partial(self._claim, the_field, wanted, target, utcnow())
+                claimed = await self._ride(claim)
             if not claimed:
                 await asyncio.sleep(POLL_S)  # no two versions that may meet: wait for more
                 continue
             try:
                 with self._in_play():
                     transcripts = await venue.play([c.match for c in claimed])
-            except RefereeError as error:
+            except (RefereeError, OSError) as error:
+                # A full disk, too, ends the batch: its transcripts cannot be written.
+                if isinstance(error, OSError) and trouble_of(error) is not Trouble.FULL:
+                    raise
                 self._observer.noted(f"ladder: {error}; its matches are played again")
                 for c in claimed:
-                    await asyncio.to_thread(self._settle, c.row)
+                    await self._ride(functools.partial(self._settle, c.row))
                 await asyncio.sleep(POLL_S)
                 continue
             played = [(c.row, t) for c, t in zip(claimed, transcripts, strict=True)]
-            for recorded in await asyncio.to_thread(self._record, played):
+            for recorded in await self._ride(functools.partial(self._record, played)):
                 self._took(recorded)
 
     @contextlib.contextmanager
@@ -307,12 +326,18 @@ class Ladder:
         members = ladder_members(self._arena)
         return is_paused(self._arena), members
 
-    def _claim(self, the_field: Field, wanted: int, target: int) -> list[Claimed]:
-        with self._writing, self._arena.database.session() as session:
-            return claim(session, self._arena.config, the_field, wanted, target)
+    def _claim(self, the_field: Field, wanted: int, target: int, now: dt.datetime) -> list[Claimed]:
+        database = self._arena.database
+        with self._writing, database.session(write=True) as session:
+            # No match started on a disk with no room for its transcript: looked at in the
+            # claim's transaction, which on SQLite holds the database from its start.
+            database.watch.room(self._arena.directory)
+            return claim(session, self._arena.config, the_field, wanted, target, now)
 
     def _record(self, played: Sequence[tuple[int, Transcript]]) -> list[Recorded]:
-        with self._writing, self._arena.database.session() as session:
+        """The batch recorded, with its matches marked done, in one transaction: tried again
+        after an outage, it records none of them twice (`record` skips a match done)."""
+        with self._writing, self._arena.database.session(write=True) as session:
             return record(session, self._arena, played)
 
     def _settle(self, row: int) -> None:

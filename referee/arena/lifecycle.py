@@ -12,10 +12,10 @@ move gives them (why it failed, was suspended or retired; validate's advice for 
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 
-from sqlalchemy import select, update
+from sqlalchemy import ColumnExpressionArgument, select, update
 from sqlalchemy.orm import Session
 
 from referee.arena.db import IN_INTAKE, ON_LADDER, Bot, Version, VersionState, utcnow
@@ -54,6 +54,21 @@ class MoveRefused(ArenaError):
 def may_move(state: str, to: VersionState) -> bool:
     """Whether a version in `state` may move to `to`."""
     return to in MOVES[VersionState(state)]
+
+
+def locked(session: Session, *where: ColumnExpressionArgument[bool]) -> Sequence[Version]:
+    """The versions `where` says, by id, read afresh and locked until `session` ends: a move
+    decided on a version's state is made on the state it has. On PostgreSQL their rows are
+    locked, in the order of their ids, which every locker keeps, so that no two each wait
+    for a row the other holds; on SQLite the session that writes holds the database from
+    its start (`Database.session`)."""
+    return session.scalars(
+        select(Version)
+        .where(*where)
+        .order_by(Version.id)
+        .with_for_update()
+        .execution_options(populate_existing=True)
+    ).all()
 
 
 def submitted(bot: Bot, number: int, archive_sha256: str, now: dt.datetime) -> Version:
@@ -98,16 +113,11 @@ def requeue_interrupted(session: Session) -> None:
 def place(session: Session, version: Version) -> None:
     """Put `version` on the ladder, placing, and retire its bot's other version on it: a
     bot plays the ladder with one version at a time, its newest."""
+    versions = locked(session, Version.bot_id == version.bot_id)
     move(version, VersionState.PLACING)
-    earlier = session.scalars(
-        select(Version).where(
-            Version.bot_id == version.bot_id,
-            Version.id != version.id,
-            Version.state.in_(list(ON_LADDER)),
-        )
-    )
-    for old in earlier:
-        move(old, VersionState.RETIRED, f"replaced by version {version.number}")
+    for old in versions:
+        if old.id != version.id and old.state in ON_LADDER:
+            move(old, VersionState.RETIRED, f"replaced by version {version.number}")
 
 
 def suspend(version: Version, reason: str) -> None:

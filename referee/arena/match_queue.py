@@ -7,6 +7,7 @@ queue hands out no match.
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
 import random
 import uuid
 from dataclasses import dataclass
@@ -15,6 +16,7 @@ from sqlalchemy import delete, func, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, selectinload
 
+from referee.arena import lifecycle
 from referee.arena.config import ArenaConfig
 from referee.arena.db import (
     ON_LADDER,
@@ -26,7 +28,6 @@ from referee.arena.db import (
     Version,
     VersionState,
     player_name,
-    utcnow,
 )
 from referee.arena.home import Arena
 from referee.arena.pairing import Entry, Pair, plan, waits, window
@@ -48,7 +49,7 @@ def is_paused(arena: Arena) -> bool:
 
 def keep_pause_row(arena: Arena) -> None:
     """The pause's row, made if missing: a claim locks it (see `claim`)."""
-    with contextlib.suppress(IntegrityError), arena.database.session() as session:
+    with contextlib.suppress(IntegrityError), arena.database.session(write=True) as session:
         if session.get(Setting, PAUSED_SETTING) is None:
             session.add(Setting(key=PAUSED_SETTING, value="0"))
 
@@ -101,7 +102,7 @@ def open_field(arena: Arena, members: dict[int, Member], config: TournamentConfi
     """The field's planning state, its queue rid of the matches it can no longer play. Its
     games are those of `config` of two players: the ladder plays no others."""
     games = [s.game.id for s in config.games if competing(s.game.roles) == 2]
-    with arena.database.session() as session:
+    with arena.database.session(write=True) as session:
         stale = set(
             session.scalars(
                 select(Match.id)
@@ -142,11 +143,17 @@ def open_field(arena: Arena, members: dict[int, Member], config: TournamentConfi
 
 
 def claim(
-    session: Session, config: ArenaConfig, the_field: Field, wanted: int, target: int
+    session: Session,
+    config: ArenaConfig,
+    the_field: Field,
+    wanted: int,
+    target: int,
+    now: dt.datetime,
 ) -> list[Claimed]:
-    """Up to `wanted` queued matches of the field, marked running in `session`; the queue
-    topped up to `target` first. None while the ladder is paused."""
-    members = the_field.members
+    """Up to `wanted` queued matches of the field, marked running in `session` as started
+    `now`; the queue topped up to `target` first. None while the ladder is paused. Tried
+    again with the same `now` after a commit that went unanswered, it claims the matches of
+    the try that did commit, not others besides."""
     # A write first, then the read: the claim holds SQLite's write lock, or the setting's row
     # on PostgreSQL, from before it reads the pause until it commits. A pause committed
     # before is seen; one committed meanwhile waits for the claim, whose matches are then
@@ -157,6 +164,17 @@ def claim(
     paused = session.scalar(select(Setting.value).where(Setting.key == PAUSED_SETTING))
     if paused == "1":
         return []
+    # A try whose commit went unanswered may have claimed them: those, and no more.
+    again = session.scalars(
+        select(Match)
+        .where(Match.state == MatchState.RUNNING, Match.started_at == now)
+        .options(selectinload(Match.seats))
+        .order_by(Match.id)
+    ).all()
+    if again:
+        return [
+            Claimed(row.id, scheduled) for row in again if (scheduled := _scheduled(the_field, row))
+        ]
     queued = session.scalar(
         select(func.count()).select_from(Match).where(Match.state == MatchState.QUEUED)
     )
@@ -170,40 +188,41 @@ def claim(
         .limit(wanted)
     ).all()
     # The field as the database has it now: a version suspended, retired or taken off by
-    # the organiser since the field opened plays no more.
-    on_ladder = set(
-        session.scalars(
-            select(Version.id).where(
-                Version.id.in_({seat.version_id for row in rows for seat in row.seats}),
-                Version.state.in_(list(ON_LADDER)),
-            )
-        )
-    )
+    # the organiser since the field opened plays no more. Locked, so that a suspension
+    # waits for the claim, whose matches are then running, stopped by its field change.
+    seated = {seat.version_id for row in rows for seat in row.seats}
+    on_ladder = {
+        version.id
+        for version in lifecycle.locked(session, Version.id.in_(seated))
+        if version.state in ON_LADDER
+    }
     claimed = []
-    now = utcnow()
     for row in rows:
-        versions = [seat.version_id for seat in row.seats]
-        settings = the_field.config.settings(row.game)
-        if settings is None or any(v not in members or v not in on_ladder for v in versions):
+        scheduled = _scheduled(the_field, row)
+        if scheduled is None or any(seat.version_id not in on_ladder for seat in row.seats):
             continue  # left the field since: deleted when the next one opens
         row.state, row.started_at = MatchState.RUNNING, now
-        game = settings.game
-        names = tuple(members[v].name for v in versions)
-        claimed.append(
-            Claimed(
-                row.id,
-                ScheduledMatch(
-                    match_id=row.key,
-                    game=game,
-                    players=with_chance(game.roles, names),
-                    round=0,
-                    clocks=settings.clocks,
-                    seed=row.seed,
-                    opening=row.opening,
-                ),
-            )
-        )
+        claimed.append(Claimed(row.id, scheduled))
     return claimed
+
+
+def _scheduled(the_field: Field, row: Match) -> ScheduledMatch | None:
+    """Match `row` as the field's venue plays it; None if it is no longer the field's."""
+    settings = the_field.config.settings(row.game)
+    versions = [seat.version_id for seat in row.seats]
+    if settings is None or any(v not in the_field.members for v in versions):
+        return None
+    game = settings.game
+    names = tuple(the_field.members[v].name for v in versions)
+    return ScheduledMatch(
+        match_id=row.key,
+        game=game,
+        players=with_chance(game.roles, names),
+        round=0,
+        clocks=settings.clocks,
+        seed=row.seed,
+        opening=row.opening,
+    )
 
 
 def _top_up(session: Session, config: ArenaConfig, the_field: Field, count: int) -> None:
@@ -294,7 +313,7 @@ def running_key(arena: Arena, row: int) -> str | None:
 
 def requeue(arena: Arena, row: int) -> None:
     """Match `row`, if still running, queued again: to be played anew."""
-    with arena.database.session() as session:
+    with arena.database.session(write=True) as session:
         session.execute(
             update(Match)
             .where(Match.id == row, Match.state == MatchState.RUNNING)

@@ -64,10 +64,16 @@ def record(
     """Record the results of a batch of matches (their rows and transcripts) in `session`:
     a commit and a thread's turn per batch, not per match, which the ladder's rate is bound
     by. What each recording did; none for a match recorded before."""
+    rows = [row for row, _ in played]
+    # Their versions locked first: what recording reads of them (a placement's state, its
+    # counts) is what it writes over, and the organiser may suspend one meanwhile.
+    lifecycle.locked(
+        session, Version.id.in_(select(Seat.version_id).where(Seat.match_id.in_(rows)))
+    )
     # Loaded at once, with what recording reads of them; found by `get` below.
     session.scalars(
         select(Match)
-        .where(Match.id.in_([row for row, _ in played]))
+        .where(Match.id.in_(rows))
         .options(selectinload(Match.seats).selectinload(Seat.version).selectinload(Version.bot))
     ).all()
     found = (_record_one(session, arena, row, t) for row, t in played)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import functools
 from collections.abc import Mapping, Sequence
 
 from sqlalchemy import func, select, update
@@ -14,6 +15,7 @@ from sqlalchemy.orm import Session, aliased
 
 from referee.arena.db import Match, MatchState, RatingPoint, Seat, Version, rating_point, utcnow
 from referee.arena.home import Arena
+from referee.arena.outages import Rider
 from referee.tournaments.ratings import Pairing, Rating, fit
 
 # Ratings are fitted at most this often: a fit of a large field takes a good part of it.
@@ -29,14 +31,15 @@ class RatingFits:
     """The ratings of an arena's ladder: each pair of versions' results (the lower id first:
     games and the first's points), refitted at most every RATE_S when they changed."""
 
-    def __init__(self, arena: Arena) -> None:
+    def __init__(self, arena: Arena, ride: Rider) -> None:
         self._arena = arena
+        self._ride = ride
         self._results: dict[tuple[int, int], tuple[float, float]] = {}
         self._unrated = False
 
     async def load(self) -> None:
         """The results so far, from the database: before any match is recorded."""
-        self._results = await asyncio.to_thread(_load_results, self._arena)
+        self._results = await self._ride(functools.partial(_load_results, self._arena))
         self._unrated = True
 
     def took(self, results: Sequence[tuple[int, int, float]]) -> None:
@@ -51,7 +54,7 @@ class RatingFits:
         while True:
             if self._unrated:
                 self._unrated = False
-                await asyncio.to_thread(_fit, self._arena, dict(self._results))
+                await self._ride(functools.partial(_fit, self._arena, dict(self._results)))
             await asyncio.sleep(RATE_S)
 
 
@@ -84,9 +87,11 @@ def save_ratings(session: Session, ratings: Sequence[Rating], now: dt.datetime) 
     fitted = {int(r.player): r for r in ratings}
     if not fitted:
         return
+    # By id, the order in which every writer locks versions (`lifecycle.locked`): no two
+    # writers each wait for a row the other holds.
     session.execute(
         update(Version),
-        [{"id": v, "rating": r.elo, "margin": r.margin} for v, r in fitted.items()],
+        [{"id": v, "rating": r.elo, "margin": r.margin} for v, r in sorted(fitted.items())],
     )
     last = session.execute(
         select(

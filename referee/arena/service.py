@@ -23,11 +23,14 @@ from referee.arena.home import Arena
 from referee.arena.intake import Intake
 from referee.arena.ladder import Ladder, LadderObserver
 from referee.arena.match_queue import set_paused
+from referee.arena.outages import DatabaseLost, Rider
 from referee.errors import ArenaError
 from referee.tournaments.cluster import Workers
 
 # What a stop waits for the requests under way, before it cuts them.
 GRACE_S = 5
+# How often the arena makes sure it still holds its lock (`serving_lock.Held.keep`).
+LOCK_S = 2.0
 
 
 class _Server(uvicorn.Server):
@@ -45,14 +48,20 @@ async def serve(
     workers: Workers | None = None,
     ready: Callable[[str], None] | None = None,
     observer: LadderObserver | None = None,
+    keep_lock: Callable[[], bool] | None = None,
 ) -> None:
     """Run the arena until SIGINT or SIGTERM; `ready` is told the API's URL once it listens.
     ArenaError if it cannot listen; a task that fails stops the others, and its error is
-    raised."""
+    raised; DatabaseLost, in one line, if the database does not answer for the config's
+    `database_wait_s`."""
+    told = observer or LadderObserver()
+    # An outage's start and end, in the arena's log; meanwhile the API answers 503.
+    arena.database.watch.listen(told.noted)
     intake = Intake(arena)
-    ladder = Ladder(arena, workers, observer)
-    await asyncio.to_thread(intake.recover)
-    await asyncio.to_thread(ladder.recover)
+    ladder = Ladder(arena, workers, told)
+    ride = Rider(arena.config.database_wait_s)
+    await ride(intake.recover)
+    await ride(ladder.recover)
     loop = asyncio.get_running_loop()
     intake.on_placed = lambda _version: ladder.notify()
 
@@ -89,6 +98,8 @@ async def serve(
         asyncio.create_task(intake.run(), name="intake"),
         asyncio.create_task(ladder.run(), name="ladder"),
     ]
+    if keep_lock is not None:
+        tasks.append(asyncio.create_task(_keep(keep_lock, ride, told), name="lock"))
     stopping = asyncio.create_task(stop.wait())
     try:
         while not server.started and not stopping.done():
@@ -108,9 +119,34 @@ async def serve(
             task.cancel()
         results = await asyncio.gather(*tasks, return_exceptions=True)
         listener.close()
+    for result in results:
+        lost = _lost(result)
+        if lost is not None:
+            raise lost
     for task, result in zip(tasks, results, strict=True):
         if isinstance(result, BaseException) and not isinstance(result, asyncio.CancelledError):
             raise ArenaError(f"the arena's {task.get_name()} failed: {result}") from result
+
+
+async def _keep(keep_lock: Callable[[], bool], ride: Rider, told: LadderObserver) -> None:
+    """The arena's lock kept for as long as it is served: taken again after an outage."""
+    while True:
+        if await ride(keep_lock):
+            told.noted("the arena's lock, lost with its database connection, is held again")
+        await asyncio.sleep(LOCK_S)
+
+
+def _lost(result: object) -> DatabaseLost | None:
+    """The DatabaseLost a task ended with, if it did: itself, or within the group of a
+    task's own tasks (the ladder's places)."""
+    if isinstance(result, DatabaseLost):
+        return result
+    if isinstance(result, BaseExceptionGroup):
+        found: BaseException | None = result.subgroup(DatabaseLost)
+        while isinstance(found, BaseExceptionGroup):
+            found = found.exceptions[0]
+        return found if isinstance(found, DatabaseLost) else None
+    return None
 
 
 def _listen(host: str, port: int) -> socket.socket:

@@ -6,6 +6,10 @@ held by a connection of its own for as long as the arena is served, so that a se
 `serve` on any machine is refused; on SQLite, whose database is a file in the arena's
 directory, a lock on a file beside it. Either is let go by the system when the process
 ends, however it ends (a `kill -9` leaves no lock behind).
+
+A PostgreSQL server restarted under the arena, which rides it out (`outages`), lets the
+advisory lock go with the connection: `Held.keep` takes it again once the server is back,
+or ends `serve` if another has taken it meanwhile.
 """
 
 from __future__ import annotations
@@ -13,13 +17,14 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
-from sqlalchemy import func, select
+from sqlalchemy import Connection, func, select
 from sqlalchemy.exc import SQLAlchemyError
 
 from referee.arena.db import database_problem
 from referee.arena.home import Arena
+from referee.arena.outages import Trouble
 from referee.errors import ArenaError
 
 LOCK_FILE = "serve.lock"
@@ -29,16 +34,30 @@ ADVISORY_KEY = int.from_bytes(b"referee!", "big") - 2**63
 _REFUSED = "another `referee arena serve` is serving this arena"
 
 
+class Held:
+    """The arena's lock, held: `keep` makes sure it still is."""
+
+    def __init__(self, keep: Callable[[], bool] = lambda: False) -> None:
+        self._keep = keep
+
+    def keep(self) -> bool:
+        """Take the lock again if its connection was lost (a database server restarted):
+        whether it had to; ArenaError if another `serve` took it meanwhile;
+        DatabaseUnavailable while the database does not answer. Blocking: run it in a
+        thread."""
+        return self._keep()
+
+
 @contextlib.contextmanager
-def serving(arena: Arena) -> Iterator[None]:
+def serving(arena: Arena) -> Iterator[Held]:
     """Hold the arena's one lock while the block runs; ArenaError, in one line, if another
     process holds it."""
     if arena.database.url.startswith("sqlite"):
         with _file_lock(arena):
-            yield
+            yield Held()
     else:
-        with _advisory_lock(arena):
-            yield
+        with _advisory_lock(arena) as held:
+            yield held
 
 
 @contextlib.contextmanager
@@ -63,21 +82,59 @@ def _file_lock(arena: Arena) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def _advisory_lock(arena: Arena) -> Iterator[None]:
+def _advisory_lock(arena: Arena) -> Iterator[Held]:
     try:
         connection = arena.database.engine.connect()
     except SQLAlchemyError as error:
         raise ArenaError(f"the arena's database: {database_problem(error)}") from None
+    # The connection that holds the lock; None once lost, until it is taken again.
+    holder: list[Connection | None] = [connection]
+
+    def keep() -> bool:
+        current = holder[0]
+        if current is not None:
+            try:
+                current.exec_driver_sql("SELECT 1")
+                current.commit()
+                return False
+            except SQLAlchemyError:
+                holder[0] = None
+                _let_go(current)
+        with arena.database.session() as session:
+            session.execute(select(1))  # DatabaseUnavailable while the database is away
+        fresh = arena.database.engine.connect()
+        try:
+            _take(arena, fresh, "another `serve` took it while the database was away")
+        except SQLAlchemyError as error:
+            _let_go(fresh)
+            raise arena.database.watch.failed(database_problem(error), Trouble.DOWN) from None
+        except BaseException:
+            _let_go(fresh)
+            raise
+        holder[0] = fresh
+        return True
+
     try:
         try:
-            held = connection.scalar(select(func.pg_try_advisory_lock(ADVISORY_KEY)))
-            connection.commit()
+            _take(arena, connection, "its database is locked")
         except SQLAlchemyError as error:
             raise ArenaError(f"the arena's database: {database_problem(error)}") from None
-        if not held:
-            raise ArenaError(f"{arena.directory}: {_REFUSED} (its database is locked)")
-        yield
+        yield Held(keep)
     finally:
-        # Closing the session's connection lets the lock go with it.
+        if holder[0] is not None:
+            _let_go(holder[0])
+
+
+def _let_go(connection: Connection) -> None:
+    """Closing the lock's connection, not to the pool, lets the lock go with it."""
+    with contextlib.suppress(SQLAlchemyError):
         connection.invalidate()
         connection.close()
+
+
+def _take(arena: Arena, connection: Connection, why: str) -> None:
+    """The advisory lock taken on `connection`; ArenaError if another holds it."""
+    held = connection.scalar(select(func.pg_try_advisory_lock(ADVISORY_KEY)))
+    connection.commit()
+    if not held:
+        raise ArenaError(f"{arena.directory}: {_REFUSED} ({why})")

@@ -8,6 +8,7 @@ import datetime as dt
 import hashlib
 import math
 from enum import Enum
+from pathlib import Path
 
 from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
@@ -73,14 +74,19 @@ def check(arena: Arena, author: Author, bot_name: str) -> None:
 
 def accept(arena: Arena, author: Author, bot_name: str, archive: bytes) -> Version:
     """Take in a submission: a new version of `bot_name` (made if new, and then the author's),
-    queued for the intake, its archive stored at `arena.archive(id)`."""
+    queued for the intake, its archive stored at `arena.archive(id)`. The archive is written
+    before the row is committed, so that the intake never sees a row without it, and removed
+    if the row is not: a failed submission leaves neither. DatabaseUnavailable (503) while
+    the database does not answer or the disk is full."""
     caps = arena.config.submission
     if len(archive) > archive_limit(caps):
         raise SubmissionRefused(
             Refusal.TOO_LARGE, f"the archive is larger than {archive_limit(caps)} bytes"
         )
+    arena.database.watch.room(arena.directory)
+    stored: Path | None = None
     try:
-        with arena.database.session() as session:
+        with arena.database.session(write=True) as session:
             now = utcnow()
             bot = _check(session, caps, author, bot_name, now)
             if bot is None:
@@ -93,14 +99,18 @@ def accept(arena: Arena, author: Author, bot_name: str, archive: bytes) -> Versi
             )
             session.add(version)
             session.flush()
-            # Stored before the version is committed: the intake never sees one without it.
-            write_atomic(arena.archive(version.id), archive)
-    except IntegrityError:
-        raise SubmissionRefused(
-            Refusal.TAKEN, f"bot {bot_name!r} was just submitted by someone else; try again"
-        ) from None
-    except OSError as error:
-        raise ArenaError(f"cannot store the archive: {error.strerror}") from None
+            stored = arena.archive(version.id)
+            write_atomic(stored, archive)
+    except BaseException as error:
+        if stored is not None:
+            stored.unlink(missing_ok=True)
+        if isinstance(error, IntegrityError):
+            raise SubmissionRefused(
+                Refusal.TAKEN, f"bot {bot_name!r} was just submitted by someone else; try again"
+            ) from None
+        if isinstance(error, OSError):
+            raise ArenaError(f"cannot store the archive: {error.strerror}") from None
+        raise
     return version
 
 
@@ -149,8 +159,8 @@ def _check(
 def suspend(arena: Arena, bot_name: str, reason: str) -> Version:
     """Take a bot's version off the ladder, with the organiser's reason shown to its author.
     The version the ladder plays, whatever newer one the intake is working on."""
-    with arena.database.session() as session:
-        version = organisers_version(bot_named(session, bot_name).versions)
+    with arena.database.session(write=True) as session:
+        version = organisers_version(_locked_versions(session, bot_name))
         if version is None or version.state not in ON_LADDER:
             raise ArenaError(f"bot {bot_name!r} has no version on the ladder")
         # One line, and short: it is shown in tables.
@@ -162,11 +172,19 @@ def suspend(arena: Arena, bot_name: str, reason: str) -> Version:
 def reinstate(arena: Arena, bot_name: str) -> Version:
     """Put a bot's suspended version back on the ladder: rated if it has a rating, else
     placing; refused while another of its versions is on the ladder."""
-    with arena.database.session() as session:
-        version = organisers_version(bot_named(session, bot_name).versions)
+    with arena.database.session(write=True) as session:
+        version = organisers_version(_locked_versions(session, bot_name))
         if version is not None and version.state in ON_LADDER:
             raise ArenaError(f"bot {bot_name!r}: its version {version.number} is on the ladder")
         if version is None:
             raise ArenaError(f"bot {bot_name!r} has no suspended version to reinstate")
         lifecycle.reinstate(version)
         return version
+
+
+def _locked_versions(session: Session, bot_name: str) -> list[Version]:
+    """A bot's versions by number, locked (`lifecycle.locked`): the organiser's move is
+    made on the state the ladder left, not on one read before its last recording."""
+    bot = bot_named(session, bot_name)
+    versions = lifecycle.locked(session, Version.bot_id == bot.id)
+    return sorted(versions, key=lambda version: version.number)

@@ -43,7 +43,7 @@ from referee.arena.errors import Busy, Forbidden, NotFound, Unauthorised
 from referee.arena.guide import ARCHIVE_TYPE, guide
 from referee.arena.home import Arena
 from referee.arena.manifest import BOT_NAME, MAX_BOT_NAME
-from referee.arena.replays import Replays, TurnTaken, requester
+from referee.arena.replays import Replays, requester
 from referee.arena.watching import Watching
 from referee.errors import ArenaError
 from referee.report import pages as report_pages
@@ -241,7 +241,7 @@ class _Pages:
         titled = f"No such {what}" if isinstance(error, NotFound) else title
         problem = line.format(error=error)
         shown = self.page("problem.html", viewer, titled, page, status=status, problem=problem)
-        if isinstance(error, TurnTaken):
+        if isinstance(error, Busy) and error.retry_after_s is not None:
             shown.headers["Retry-After"] = str(error.retry_after_s)
         return shown
 

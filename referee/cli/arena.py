@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 import typer
 
 from referee.cli import present
-from referee.cli.failures import EXIT_FAILED, user_errors
+from referee.cli.failures import EXIT_FAILED, say_error, user_errors
 from referee.cli.help import PlainCommand
 from referee.errors import RefereeError
 from referee.pauses import short_pauses
@@ -189,6 +189,7 @@ def serve(
     """
     from referee.arena.home import open_arena
     from referee.arena.ladder import LadderObserver
+    from referee.arena.outages import DatabaseLost
     from referee.arena.service import serve as serve_arena
     from referee.arena.serving_lock import serving
     from referee.cli.sandbox import prepare_sandbox
@@ -219,8 +220,12 @@ def serve(
     # clocks, as `referee tournament` does; the ladder makes the full passes that are due.
     pauses = short_pauses() if venue is None else contextlib.nullcontext()
     try:
-        with serving(arena), pauses:
-            asyncio.run(serve_arena(arena, host, port, venue, ready, Said()))
+        with serving(arena) as held, pauses:
+            asyncio.run(serve_arena(arena, host, port, venue, ready, Said(), held.keep))
+    except DatabaseLost as error:
+        # Not a mistake of the command line (exit 2): the arena failed, and says why.
+        say_error(str(error))
+        raise typer.Exit(EXIT_FAILED) from None
     finally:
         arena.close()
     typer.echo(f"arena {directory} stopped", err=True)

@@ -84,12 +84,7 @@ class PostgresServer:
                 "initdb", "--auth=trust", "--no-sync", f"--username={server.user}",
                 f"--pgdata={server.data}",
             )  # fmt: skip
-            server._run(
-                "pg_ctl", "start", "--wait", f"--timeout={SERVER_WAIT_S}",
-                f"--pgdata={server.data}", f"--log={directory / 'server.log'}",
-                "--options",
-                f"-c listen_addresses='' -k {shlex.quote(str(server.socket))} {THROWAWAY}",
-            )  # fmt: skip
+            server.resume()
         except BaseException:
             server._remove()
             raise
@@ -97,9 +92,22 @@ class PostgresServer:
 
     def stop(self) -> None:
         try:
-            self._run("pg_ctl", "stop", "--wait", "-m", "immediate", f"--pgdata={self.data}")
+            self.halt()
         finally:
             self._remove()
+
+    def halt(self) -> None:
+        """The server stopped at once, its clients cut off, its data kept (`resume`)."""
+        self._run("pg_ctl", "stop", "--wait", "-m", "immediate", f"--pgdata={self.data}")
+
+    def resume(self) -> None:
+        """The server started on its data, as it was, once it listens."""
+        self._run(
+            "pg_ctl", "start", "--wait", f"--timeout={SERVER_WAIT_S}",
+            f"--pgdata={self.data}", f"--log={self.directory / 'server.log'}",
+            "--options",
+            f"-c listen_addresses='' -k {shlex.quote(str(self.socket))} {THROWAWAY}",
+        )  # fmt: skip
 
     def url(self, database: str) -> str:
         return f"postgresql+psycopg://{self.user}@/{database}?host={self.socket}"

@@ -1,0 +1,516 @@
+"""A served arena rides out its database (issue 51): PostgreSQL stopped under a ladder in play,
+for a moment or for a while, and SQLite's disk filled and freed. Meanwhile the API answers 503
+with Retry-After, `serve` runs on, and afterwards the ladder goes on with every match recorded
+once; a database gone for longer than the config's wait ends `serve` with one line, exit 1."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import datetime as dt
+import errno
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from email.message import Message
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import create_engine, func, select, update
+from sqlalchemy.exc import OperationalError
+
+from referee.arena import lifecycle, submissions
+from referee.arena.config import FieldPlayer
+from referee.arena.db import Author, Match, MatchState, Version, VersionState
+from referee.arena.home import Arena, init_arena, open_arena
+from referee.arena.intake import Intake
+from referee.arena.match_queue import claim, ladder_members, open_field
+from referee.arena.outages import DatabaseLost, Rider, Trouble, Watch
+from referee.records.transcript import read_transcript
+from tests.support.archives import Entry, tar
+from tests.support.arena import LADDER_CONFIG, add_version
+from tests.support.arena_databases import PACKAGE, ArenaMaker, PostgresServer, postgresql_bin
+from tests.support.facilities import missing
+from tests.support.paths import ROOT
+
+# What a state may take to come on a loaded machine: a start, a few matches, an exit.
+DEADLINE_S = 120
+LISTENING = re.compile(r"listening on (http://\S+)$", re.MULTILINE)
+# A SQLite arena's disk of its own: room for the arena and what the ladder writes, and the
+# room the arena keeps (`outages.MIN_FREE_BYTES`).
+DISK = "96m"
+# A bot's file that a disk filled but for half of it cannot take.
+BIG = bytes(2 << 20)
+
+
+def config(wait_s: int = 300) -> str:
+    return LADDER_CONFIG.format(game="double-tictactoe", arena=f"  database_wait_s: {wait_s}\n")
+
+
+@dataclass
+class Served:
+    """`referee arena serve DIR --port 0`, its standard error kept in a file."""
+
+    process: subprocess.Popen[bytes]
+    url: str
+    stderr: Path
+
+    def said(self) -> str:
+        return self.stderr.read_text(errors="replace")
+
+    def ask(self, method: str, path: str, token: str, body: bytes | None = None) -> Answer:
+        request = urllib.request.Request(
+            f"{self.url}{path}",
+            data=body,
+            method=method,
+            headers={"Authorization": f"Bearer {token}"},
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=DEADLINE_S) as answer:
+                return Answer(answer.status, _lower(answer.headers), json.loads(answer.read()))
+        except urllib.error.HTTPError as error:
+            return Answer(error.code, _lower(error.headers), json.loads(error.read()))
+
+    def page(self, path: str, token: str) -> Answer:
+        """A page's status and headers (its body as text)."""
+        request = urllib.request.Request(
+            f"{self.url}{path}", headers={"Authorization": f"Bearer {token}"}
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=DEADLINE_S) as answer:
+                return Answer(answer.status, _lower(answer.headers), answer.read().decode())
+        except urllib.error.HTTPError as error:
+            return Answer(error.code, _lower(error.headers), error.read().decode())
+
+    def stop(self) -> None:
+        """A clean stop by SIGTERM: exit 0, no traceback."""
+        self.process.send_signal(signal.SIGTERM)
+        assert self.process.wait(DEADLINE_S) == 0, self.said()
+        assert "Traceback" not in self.said(), self.said()
+
+
+@dataclass(frozen=True)
+class Answer:
+    status: int
+    # By their names in lower case.
+    headers: dict[str, str]
+    body: Any
+
+
+def _lower(headers: Message) -> dict[str, str]:
+    return {name.lower(): value for name, value in headers.items()}
+
+
+@contextlib.contextmanager
+def serving(directory: Path, logs: Path) -> Iterator[Served]:
+    """The arena in `directory` served, what it says kept in `logs`."""
+    out, err = logs / "serve.out", logs / "serve.err"
+    with out.open("wb") as stdout, err.open("wb") as stderr:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "referee", "arena", "serve", str(directory), "--port", "0"],
+            cwd=ROOT,
+            stdin=subprocess.DEVNULL,
+            stdout=stdout,
+            stderr=stderr,
+            start_new_session=True,
+        )
+    try:
+        wait_for(
+            lambda: LISTENING.search(out.read_text()) is not None or process.poll() is not None,
+            "the arena to listen",
+        )
+        found = LISTENING.search(out.read_text())
+        assert found is not None, f"the arena did not listen: {err.read_text()}"
+        yield Served(process, found.group(1), err)
+    finally:
+        if process.poll() is None:
+            process.kill()
+        process.wait(DEADLINE_S)
+
+
+def wait_for(condition: Callable[[], bool], what: str) -> None:
+    deadline = time.monotonic() + DEADLINE_S
+    while not condition():
+        assert time.monotonic() < deadline, f"not within {DEADLINE_S} s: {what}"
+        time.sleep(0.2)
+
+
+def done(arena: Arena) -> int:
+    with arena.database.session() as session:
+        return (
+            session.scalar(
+                select(func.count()).select_from(Match).where(Match.state == MatchState.DONE)
+            )
+            or 0
+        )
+
+
+def recorded_once(arena: Arena) -> None:
+    """Every match done has its transcript, and was counted once in each of its versions."""
+    with arena.database.session() as session:
+        keys = list(session.scalars(select(Match.key).where(Match.state == MatchState.DONE)))
+        counted = session.scalar(select(func.sum(Version.matches))) or 0
+    assert keys
+    for key in keys:
+        assert read_transcript(arena.results / f"{key}.json").match_id == key
+    assert counted == 2 * len(keys)
+
+
+# -- PostgreSQL
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[PostgresServer]:
+    """A PostgreSQL server of this module's own, which its tests stop and start."""
+    bin = postgresql_bin()
+    if bin is None:
+        missing(f"these tests need Debian's {PACKAGE}: apt-get install {PACKAGE}")
+    started = PostgresServer.start(bin)
+    try:
+        yield started
+    finally:
+        started.stop()
+
+
+@contextlib.contextmanager
+def arena_on(server: PostgresServer, tmp_path: Path, wait_s: int) -> Iterator[tuple[Arena, str]]:
+    """An arena on a new database of `server`, two bots on its ladder; and the organiser's
+    token."""
+    with server.database() as url:
+        path = tmp_path / "arena.yaml"
+        path.write_text(config(wait_s), encoding="utf-8")
+        token = init_arena(tmp_path / "arena", path, database=url)
+        arena = open_arena(tmp_path / "arena")
+        try:
+            for name in ("ann", "bob"):
+                add_version(arena, name)
+            yield arena, token
+        finally:
+            arena.close()
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("held", [False, True], ids=["restarted", "stopped-a-while"])
+def test_a_postgresql_restart_under_the_ladder_is_ridden_out(
+    server: PostgresServer, tmp_path: Path, held: bool
+) -> None:
+    with (
+        arena_on(server, tmp_path, wait_s=300) as (arena, token),
+        serving(arena.directory, tmp_path) as served,
+    ):
+        wait_for(lambda: done(arena) >= 4, "four matches done")
+        server.halt()
+        try:
+            if held:
+                # Down: every answer is 503, with when to ask again.
+                down = served.ask("GET", "/api/status", token)
+                assert down.status == 503, down
+                assert int(down.headers["retry-after"]) > 0
+                assert "database is unavailable" in down.body["error"], down.body
+                page = served.page("/bots/ann", token)
+                assert page.status == 503, page
+                assert int(page.headers["retry-after"]) > 0
+        finally:
+            server.resume()
+        wait_for(lambda: served.ask("GET", "/api/status", token).status == 200, "200 again")
+        after = done(arena)
+        wait_for(lambda: done(arena) >= after + 4, "the ladder to play on")
+        # Its lock, gone with the server's connections, is its own again: a second `serve`
+        # is refused.
+        wait_for(
+            lambda: "lock, lost with its database connection, is held again" in served.said(),
+            "the lock again",
+        )
+        second = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "referee",
+                "arena",
+                "serve",
+                str(arena.directory),
+                "--port",
+                "0",
+            ],
+            cwd=ROOT,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=DEADLINE_S,
+        )
+        assert second.returncode == 2, second
+        assert "another `referee arena serve` is serving this arena" in second.stderr, second
+        assert served.process.poll() is None
+        served.stop()
+        said = served.said()
+        if held:
+            assert "the arena's database is unavailable (OperationalError:" in said, said
+            assert "the arena's database answers again, after" in said, said
+        recorded_once(arena)
+
+
+@pytest.mark.postgres
+def test_postgresql_gone_for_longer_than_the_wait_ends_serve_in_one_line(
+    server: PostgresServer, tmp_path: Path
+) -> None:
+    with (
+        arena_on(server, tmp_path, wait_s=3) as (arena, _),
+        serving(arena.directory, tmp_path) as served,
+    ):
+        wait_for(lambda: done(arena) >= 2, "two matches done")
+        server.halt()
+        try:
+            code = served.process.wait(DEADLINE_S)
+        finally:
+            server.resume()
+    said = served.said()
+    assert code == 1, said
+    errors = [line for line in said.splitlines() if line.startswith("referee: error:")]
+    assert errors == [said.strip().splitlines()[-1]], said
+    assert errors[0].startswith(
+        "referee: error: the arena's database did not answer for 3 s: OperationalError:"
+    ), said
+    assert "Traceback" not in said, said
+
+
+# -- SQLite, on a disk of its own
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path) -> Iterator[Path]:
+    """A tmpfs of DISK mounted for the test, unmounted after."""
+    if os.geteuid() != 0:
+        missing("filling a disk of the arena's own needs root, to mount a tmpfs")
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={DISK}", "tmpfs", str(disk)], check=True)
+    try:
+        yield disk
+    finally:
+        subprocess.run(["umount", "--lazy", str(disk)], check=True)
+
+
+def fill(disk: Path) -> Path:
+    """`disk` filled, to its last byte, by a file: the file."""
+    filler = disk / "filler"
+    chunk = b"\0" * (1 << 20)
+    with filler.open("wb", buffering=0) as file:
+        while True:
+            try:
+                file.write(chunk)
+            except OSError as error:
+                assert error.errno == errno.ENOSPC, error
+                break
+    return filler
+
+
+def ladder(served: Served, token: str) -> dict[str, Any]:
+    """The ladder's part of the organiser's status; empty while the status is refused."""
+    status = served.ask("GET", "/api/status", token)
+    return dict(status.body["ladder"]) if status.status == 200 else {}
+
+
+def archives_have_rows(arena: Arena) -> None:
+    """No archive without its version's row: a submission refused left none."""
+    with arena.database.session() as session:
+        ids = set(session.scalars(select(Version.id)))
+    stored = {int(path.stem) for path in (arena.directory / "submissions").glob("*.archive")}
+    assert stored <= ids, (stored, ids)
+
+
+def test_a_full_disk_stops_submissions_and_the_ladder_until_there_is_room(
+    small_disk: Path,
+) -> None:
+    path = small_disk.parent / "arena.yaml"
+    path.write_text(config(), encoding="utf-8")
+    token = init_arena(small_disk / "arena", path)
+    arena = open_arena(small_disk / "arena")
+    try:
+        for name in ("ann", "bob"):
+            add_version(arena, name)
+        with serving(arena.directory, small_disk.parent) as served:
+            wait_for(lambda: done(arena) >= 2, "two matches done")
+            filler = fill(small_disk)
+
+            def said_full() -> bool:
+                outage = ladder(served, token).get("outage")
+                return outage is not None and "disk is full" in outage
+
+            wait_for(said_full, "the organiser's status to say the disk is full")
+            full_since = dt.datetime.now(dt.UTC)
+            refused = served.ask("POST", "/api/bots/cat/versions", token, b"an archive")
+            assert refused.status == 503, refused
+            assert int(refused.headers["retry-after"]) > 0
+            assert "disk is full" in refused.body["error"], refused.body
+            archives_have_rows(arena)
+            # The matches in play end; no other starts.
+            wait_for(
+                lambda: ladder(served, token).get("playing") == 0,
+                "the ladder to stop playing",
+            )
+            freed_at = dt.datetime.now(dt.UTC)
+            filler.unlink()
+            wait_for(
+                lambda: ladder(served, token).get("outage", "") is None,
+                "the arena to find room",
+            )
+            after = done(arena)
+            wait_for(lambda: done(arena) >= after + 4, "the ladder to play on")
+            taken = served.ask("POST", "/api/bots/cat/versions", token, b"an archive")
+            assert taken.status == 202, taken
+            served.stop()
+            said = served.said()
+            assert "the arena's disk is full" in said, said
+            assert "the arena's disk has room again, after" in said, said
+        with arena.database.session() as session:
+            started = list(session.scalars(select(Match.started_at)))
+        assert not [at for at in started if at is not None and full_since < at < freed_at]
+        archives_have_rows(arena)
+        recorded_once(arena)
+    finally:
+        arena.close()
+
+
+# -- the rules, without a served arena
+
+
+def test_work_is_tried_again_while_the_database_is_unavailable() -> None:
+    watch = Watch()
+    tries: list[int] = []
+
+    def work() -> str:
+        tries.append(1)
+        if len(tries) < 3:
+            raise watch.failed("OperationalError: the server is starting", Trouble.DOWN)
+        return "done"
+
+    assert asyncio.run(Rider(wait_s=DEADLINE_S)(work)) == "done"
+    assert len(tries) == 3
+
+
+def test_a_database_unavailable_past_the_wait_is_lost_in_its_own_words() -> None:
+    watch = Watch()
+
+    def work() -> None:
+        raise watch.failed("OperationalError: connection refused", Trouble.DOWN)
+
+    with pytest.raises(DatabaseLost) as lost:
+        asyncio.run(Rider(wait_s=0)(work))
+    assert str(lost.value) == (
+        "the arena's database did not answer for 0 s: OperationalError: connection refused"
+    )
+
+
+def test_a_full_disk_is_waited_out_past_the_wait() -> None:
+    watch = Watch()
+    told: list[str] = []
+    watch.listen(told.append)
+    tries: list[int] = []
+
+    def work() -> str:
+        tries.append(1)
+        if len(tries) < 3:
+            raise watch.failed("OperationalError: database or disk is full", Trouble.FULL)
+        watch.answered(wrote=True)
+        return "done"
+
+    assert asyncio.run(Rider(wait_s=0)(work)) == "done"
+    assert watch.outage is None
+    assert len(told) == 2
+    assert told[0].startswith("the arena's disk is full (OperationalError: database or disk")
+    assert told[1].startswith("the arena's disk has room again, after")
+
+
+def test_a_session_that_writes_holds_what_it_read(make_arena: ArenaMaker) -> None:
+    """What a writing session read (a version's state) no other writer changes before it
+    commits: SQLite's write lock from the session's start, PostgreSQL's row lock."""
+    arena = make_arena(config_text=config())
+    version = add_version(arena, "ann")
+    other = create_engine(arena.database.url, connect_args=impatient(arena.database.url))
+    try:
+        with arena.database.session(write=True) as session:
+            (read,) = lifecycle.locked(session, Version.id == version)
+            assert read.state == VersionState.PLACING
+            with pytest.raises(OperationalError), other.begin() as connection:
+                if other.dialect.name == "postgresql":
+                    connection.exec_driver_sql("SET lock_timeout = '200ms'")
+                connection.execute(
+                    update(Version).where(Version.id == version).values(reason="meanwhile")
+                )
+        with other.begin() as connection:
+            connection.execute(update(Version).where(Version.id == version).values(reason="after"))
+    finally:
+        other.dispose()
+
+
+def impatient(url: str) -> dict[str, Any]:
+    """A connection's arguments that make a writer give up waiting for a lock at once."""
+    return {"timeout": 0.2} if url.startswith("sqlite") else {}
+
+
+def test_an_archive_of_no_version_is_removed_at_the_start(make_arena: ArenaMaker) -> None:
+    """A submission's archive stored before its row, the row never committed (the arena
+    stopped between the two): removed when the arena starts again; the others kept."""
+    arena = make_arena(config_text=config())
+    version = add_version(arena, "ann")
+    kept, orphan = arena.archive(version), arena.archive(version + 1)
+    kept.parent.mkdir(parents=True, exist_ok=True)
+    kept.write_bytes(b"an archive")
+    orphan.write_bytes(b"an archive")
+    Intake(arena).recover()
+    assert kept.exists()
+    assert not orphan.exists()
+
+
+def test_a_claim_tried_again_claims_what_its_first_try_did(make_arena: ArenaMaker) -> None:
+    """A claim whose commit went unanswered, though it was made, is tried again at the
+    same moment: it hands out the matches the first try marked running, and no others."""
+    arena = make_arena(config_text=config())
+    for name in ("ann", "bob"):
+        add_version(arena, name)
+    members = ladder_members(arena)
+    players = [FieldPlayer(m.name, m.run, arena.bot_directory(m.version)) for m in members.values()]
+    the_field = open_field(arena, members, arena.config.field_config(players, arena.results))
+    now = dt.datetime.now(dt.UTC)
+    with arena.database.session(write=True) as session:
+        first = claim(session, arena.config, the_field, 2, 8, now)
+    with arena.database.session(write=True) as session:
+        again = claim(session, arena.config, the_field, 2, 8, now)
+    assert len(first) == 2
+    assert again == first
+    with arena.database.session() as session:
+        running = session.scalar(
+            select(func.count()).select_from(Match).where(Match.state == MatchState.RUNNING)
+        )
+    assert running == 2
+
+
+def test_a_version_the_full_disk_cut_short_is_queued_again_not_failed(small_disk: Path) -> None:
+    path = small_disk.parent / "arena.yaml"
+    path.write_text(config(), encoding="utf-8")
+    init_arena(small_disk / "arena", path)
+    arena = open_arena(small_disk / "arena")
+    try:
+        with arena.database.session() as session:
+            author = session.scalars(select(Author)).one()
+        archive = tar([Entry("bot.yaml", b"name: cat\nrun: ./bot\n"), Entry("big", BIG)])
+        version = submissions.accept(arena, author, "cat", archive)
+        filler = fill(small_disk)
+        # Room for the database's few pages, not for the bot's file.
+        with filler.open("r+b") as file:
+            file.truncate(filler.stat().st_size - len(BIG) // 2)
+        asyncio.run(Intake(arena).process(version.id))
+        with arena.database.session() as session:
+            row = session.get_one(Version, version.id)
+            assert (row.state, row.reason) == (VersionState.QUEUED, "")
+    finally:
+        arena.close()
