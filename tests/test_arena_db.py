@@ -31,6 +31,7 @@ from referee.arena.db import (
     StepState,
     Version,
     VersionState,
+    open_database,
     upgrade,
 )
 from referee.arena.home import add_author, init_arena, open_arena
@@ -394,3 +395,18 @@ def test_the_postgresql_server_is_the_suites_own(postgres_server: PostgresServer
     }
     assert Path(directory).stat().st_uid != 0
     assert Path(directory).is_relative_to(postgres_server.directory)
+
+
+def test_a_session_that_read_before_another_wrote_can_still_write_on_sqlite(
+    tmp_path: Path,
+) -> None:
+    database = open_database(f"sqlite:///{tmp_path / 'arena.db'}")
+    database.set_setting("visits", "0")
+    with database.session() as reading:
+        assert reading.get(Setting, "visits") is not None
+        # Another connection writes meanwhile, as the ladder records a match while a page
+        # is answered: a transaction begun at that read could no longer write at all.
+        database.set_setting("ladder", "recorded")
+        reading.merge(Setting(key="visits", value="1"))
+    assert database.setting("visits") == "1" and database.setting("ladder") == "recorded"
+    database.close()

@@ -405,13 +405,20 @@ def _sqlite_pragmas(connection: Any, _record: Any) -> None:
     cursor.execute("PRAGMA synchronous=NORMAL")
     cursor.execute("PRAGMA foreign_keys=ON")
     cursor.close()
-    # The transactions are begun by `_sqlite_begin`, not by the driver at the first write.
-    connection.isolation_level = None
 
 
 def _sqlite_begin(connection: Connection) -> None:
-    writes = connection.get_execution_options().get(_WRITES, False)
-    connection.exec_driver_sql("BEGIN IMMEDIATE" if writes else "BEGIN")
+    """A session that writes what it reads takes the write lock before its first read. Any
+    other reads outside a transaction, and the driver begins one (IMMEDIATE: it waits its
+    turn) at its first write: a transaction begun at its first read could not write once
+    another had written since (SQLite refuses it at once, without waiting), and a page's
+    small write, a sign-out, would fail whenever the ladder had just recorded a match."""
+    driver = connection.connection.dbapi_connection
+    if connection.get_execution_options().get(_WRITES, False):
+        driver.isolation_level = None  # type: ignore[union-attr]
+        connection.exec_driver_sql("BEGIN IMMEDIATE")
+    else:
+        driver.isolation_level = "IMMEDIATE"  # type: ignore[union-attr]
 
 
 def _shown(url: str) -> str:
