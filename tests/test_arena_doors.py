@@ -258,14 +258,27 @@ def test_a_local_proxy_is_counted_in_all_only(site: OpenArena) -> None:
             sock.close()
 
 
-def test_past_the_cap_in_all_every_address_is_answered_503(site: OpenArena) -> None:
-    limits = Limits(header_s=LASTING.header_s, in_all=4)
+def test_past_the_cap_in_all_a_half_sent_request_of_the_fullest_address_gives_way(
+    site: OpenArena,
+) -> None:
+    limits = Limits(header_s=LASTING.header_s, in_all=6)
     with served(site.arena, limits) as port:
-        held = [half_sent(port, STRANGER) for _ in range(limits.in_all)]
-        assert get(port, HONEST) == 503
-        for sock in held:
+        # Strangers from two addresses hold every connection, half-sent: 4 and 2.
+        most = [half_sent(port, STRANGER) for _ in range(4)]
+        fewer = [half_sent(port, OTHER) for _ in range(2)]
+        assert get(port, HONEST) == 200
+        # The longest held of the address holding the most gave way; no other did.
+        assert closed_by_arena(most[0])
+        assert not any(ended(sock) for sock in [*most[1:], *fewer])
+        # The stranger comes back, into the place the honest request left (the listener
+        # takes connections in order); at the next, the longest held of its address gives
+        # way again, the fullest still.
+        again = half_sent(port, STRANGER)
+        assert get(port, HONEST) == 200
+        assert closed_by_arena(most[1])
+        assert not any(ended(sock) for sock in [*most[2:], *fewer, again])
+        for sock in [*most, *fewer, again]:
             sock.close()
-        wait_until("the connections to close", lambda: get(port, HONEST) == 200)
 
 
 def test_headers_sent_a_byte_at_a_time_are_cut_off_at_the_header_deadline(

@@ -19,7 +19,11 @@ closes the address's longest idle one (kept alive after an answer, no byte of a 
 request yet), which browsers expect of kept-alive connections and send again on a new one,
 or, if none is idle, is itself closed at once. (A connection that has had no answer is
 never idle: its request may be on its way.)
-The arena holds at most `in_all`, past which uvicorn answers 503. A local proxy's
+The arena holds at most `in_all`. Past them a new connection takes the place of one the
+arena is waiting on for a request's headers (half-sent, or kept alive idle), the longest
+held of the address that holds the most: strangers who hold many connections from a few
+addresses give theirs up to one another, while a client that sends its request at once is
+served. If every connection is under way, the new one is closed at once. A local proxy's
 connections carry all its clients' requests (it names each in X-Forwarded-For), so the
 proxy's addresses are counted in all only.
 """
@@ -80,7 +84,9 @@ class Doors:
             # The arena speaks no WebSocket: an upgraded connection would leave these doors
             # (its protocol replaced), uncounted and under no deadline.
             ws="none",
-            limit_concurrency=self.limits.in_all,
+            # The cap in all is the doors' (`enter`): uvicorn's would answer 503 to every
+            # request while half-sent ones held it.
+            limit_concurrency=None,
             timeout_keep_alive=self.limits.idle_s,
             forwarded_allow_ips=sorted(self.limits.proxies),
             **options,
@@ -88,26 +94,44 @@ class Doors:
 
     def enter(self, door: _Door, address: str) -> bool:
         """Count a new connection from `address`; False if it must be closed at once."""
-        if address in self.limits.proxies:
-            return True
-        key = _client(address)
+        proxy = address in self.limits.proxies
+        key = address if proxy else _client(address)
         held = self._open.setdefault(key, {})
-        if len(held) >= self.limits.per_address:
+        if not proxy and len(held) >= self.limits.per_address:
             idle = next((other for other in held if other.idle), None)
             if idle is None:
+                self._forget(key)
                 return False
             del held[idle]
             idle.shut()
+        if sum(map(len, self._open.values())) >= self.limits.in_all and not self._make_room():
+            self._forget(key)
+            return False
         held[door] = None
         return True
 
     def leave(self, door: _Door, address: str) -> None:
         """A connection counted by `enter` has ended (or was shut by it)."""
-        key = _client(address)
-        held = self._open.get(key, {})
-        held.pop(door, None)
-        if not held:
-            self._open.pop(key, None)
+        key = address if address in self.limits.proxies else _client(address)
+        self._open.get(key, {}).pop(door, None)
+        self._forget(key)
+
+    def _make_room(self) -> bool:
+        """Shut the connection waited on for headers longest of the address that holds the
+        most; False if every connection is under way."""
+        for key in sorted(self._open, key=lambda key: len(self._open[key]), reverse=True):
+            held = self._open[key]
+            waiting = next((door for door in held if door.awaits_headers), None)
+            if waiting is not None:
+                del held[waiting]
+                waiting.shut()
+                self._forget(key)
+                return True
+        return False
+
+    def _forget(self, key: str) -> None:
+        if not self._open.get(key, True):
+            del self._open[key]
 
 
 class _Door(H11Protocol):
@@ -127,6 +151,12 @@ class _Door(H11Protocol):
         self._waiting = _Wait.NOTHING
         self._timer: asyncio.TimerHandle | None = None
         self._answered = False
+
+    @property
+    def awaits_headers(self) -> bool:
+        """Whether the arena waits on it for a request's headers: none has come whole since
+        it was made or since its last answer."""
+        return self._waiting is _Wait.HEAD and not self.transport.is_closing()
 
     @property
     def idle(self) -> bool:
