@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 import uvicorn
 
-from referee.arena import audit, auth, submissions
+from referee.arena import audit, auth, service, submissions
 from referee.arena.api import create_app
 from referee.arena.audit import Action
 from referee.arena.bodies import Pace
@@ -277,6 +277,13 @@ def test_past_the_cap_in_all_a_half_sent_request_of_the_fullest_address_gives_wa
         assert get(port, HONEST) == 200
         assert closed_by_arena(most[1])
         assert not any(ended(sock) for sock in [*most[2:], *fewer, again])
+        # The arena full again, of two addresses holding 3 each: a stranger's new connection
+        # is refused, not let in for another's, which would only be opened again at once.
+        fewer.append(half_sent(port, OTHER))
+        assert closed_by_arena(half_sent(port, STRANGER))
+        assert closed_by_arena(half_sent(port, OTHER))
+        assert not any(ended(sock) for sock in [*most[2:], *fewer, again])
+        assert get(port, HONEST) == 200
         for sock in [*most, *fewer, again]:
             sock.close()
 
@@ -369,3 +376,21 @@ def test_a_served_arena_answers_while_a_stranger_holds_260_half_sent_requests(
         assert get(port, HONEST) == 200
         for sock in held:
             sock.close()
+
+
+@pytest.mark.parametrize(
+    ("soft", "hard", "raised_to", "in_all"),
+    [
+        (1024, 1024, None, 1024 - service.FILES_BESIDE),
+        (1024, 524288, Limits().in_all + service.FILES_BESIDE, Limits().in_all),
+        (100_000, 100_000, None, Limits().in_all),
+    ],
+)
+def test_serve_raises_its_open_files_to_hold_the_connections_or_holds_fewer(
+    monkeypatch: pytest.MonkeyPatch, soft: int, hard: int, raised_to: int | None, in_all: int
+) -> None:
+    set_to: list[tuple[int, int]] = []
+    monkeypatch.setattr(service.resource, "getrlimit", lambda _which: (soft, hard))
+    monkeypatch.setattr(service.resource, "setrlimit", lambda _which, pair: set_to.append(pair))
+    assert service._doors_limits().in_all == in_all
+    assert set_to == ([] if raised_to is None else [(raised_to, hard)])

@@ -21,9 +21,10 @@ or, if none is idle, is itself closed at once. (A connection that has had no ans
 never idle: its request may be on its way.)
 The arena holds at most `in_all`. Past them a new connection takes the place of one the
 arena is waiting on for a request's headers (half-sent, or kept alive idle), the longest
-held of the address that holds the most: strangers who hold many connections from a few
-addresses give theirs up to one another, while a client that sends its request at once is
-served. If every connection is under way, the new one is closed at once. A local proxy's
+held of the address that holds the most, if that holds more than the new one's address
+(one more, with the new one): a client that sends its request at once is served, while
+strangers holding many connections from a few addresses do not shut one another's in turn.
+Otherwise the new one is closed at once. A local proxy's
 connections carry all its clients' requests (it names each in X-Forwarded-For), so the
 proxy's addresses are counted in all only.
 """
@@ -56,7 +57,9 @@ class Limits:
     # A kept-alive connection with no byte of a next request (whole seconds: uvicorn's).
     idle_s: int = 5
     per_address: int = 32
-    in_all: int = 256
+    # A half-sent connection costs a socket and a few KiB: enough that 32 addresses are
+    # needed to fill them (`serve` raises its open files' limit to hold them).
+    in_all: int = 1024
     proxies: frozenset[str] = LOCAL_PROXIES
 
 
@@ -104,7 +107,8 @@ class Doors:
                 return False
             del held[idle]
             idle.shut()
-        if sum(map(len, self._open.values())) >= self.limits.in_all and not self._make_room():
+        full = sum(map(len, self._open.values())) >= self.limits.in_all
+        if full and not self._make_room(0 if proxy else len(held)):
             self._forget(key)
             return False
         held[door] = None
@@ -116,11 +120,18 @@ class Doors:
         self._open.get(key, {}).pop(door, None)
         self._forget(key)
 
-    def _make_room(self) -> bool:
+    def _make_room(self, share: int) -> bool:
         """Shut the connection waited on for headers longest of the address that holds the
-        most; False if every connection is under way."""
-        for key in sorted(self._open, key=lambda key: len(self._open[key]), reverse=True):
+        most, if it holds more than the new connection's address would (its `share` and the
+        new one); False if none may give way. (A stranger's connection shut for another of
+        the same few addresses would only be opened again at once, and shut another: the new
+        one is refused instead.) A local proxy's connections, each another client's, are
+        never the most, and its new one holds no share."""
+        strangers = [key for key in self._open if key not in self.limits.proxies]
+        for key in sorted(strangers, key=lambda key: len(self._open[key]), reverse=True):
             held = self._open[key]
+            if len(held) <= share + 1:
+                return False
             waiting = next((door for door in held if door.awaits_headers), None)
             if waiting is not None:
                 del held[waiting]

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import resource
 import signal
 import socket
 from collections.abc import Callable, Iterator
@@ -18,7 +19,7 @@ from collections.abc import Callable, Iterator
 import uvicorn
 
 from referee.arena.api import Hooks, create_app
-from referee.arena.doors import Doors
+from referee.arena.doors import Doors, Limits
 from referee.arena.home import Arena
 from referee.arena.intake import Intake
 from referee.arena.ladder import Ladder, LadderObserver
@@ -29,6 +30,9 @@ from referee.tournaments.cluster import Workers
 
 # What a stop waits for the requests under way, before it cuts them.
 GRACE_S = 5
+# The files `serve` keeps open besides the API's connections: the database's, the players'
+# pipes and logs, the replay workers'.
+FILES_BESIDE = 512
 # How often the arena makes sure it still holds its lock (`serving_lock.Held.keep`).
 LOCK_S = 2.0
 
@@ -81,7 +85,7 @@ async def serve(
     )
     listener = _listen(host, port)
     # The connections' deadlines and caps (per address and in all) are the doors'.
-    config = Doors().config(
+    config = Doors(_doors_limits()).config(
         create_app(arena, hooks),
         log_level="warning",
         access_log=False,
@@ -147,6 +151,22 @@ def _lost(result: object) -> DatabaseLost | None:
             found = found.exceptions[0]
         return found if isinstance(found, DatabaseLost) else None
     return None
+
+
+def _doors_limits() -> Limits:
+    """The doors' limits, with their connections in all within the open files the system
+    allows: the soft limit raised to them if the hard one allows (a soft limit of 1024 is
+    common), else the connections fewer."""
+    limits = Limits()
+    wanted = limits.in_all + FILES_BESIDE
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    allowed = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
+    if soft != resource.RLIM_INFINITY and soft < allowed:
+        soft = allowed
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+    if soft == resource.RLIM_INFINITY or soft >= wanted:
+        return limits
+    return dataclasses.replace(limits, in_all=max(soft - FILES_BESIDE, limits.per_address))
 
 
 def _listen(host: str, port: int) -> socket.socket:
