@@ -18,11 +18,13 @@ from typing import Any
 
 import pytest
 import uvicorn
+from sqlalchemy import select
 
 from referee.arena import audit, auth, service, submissions
 from referee.arena.api import create_app
 from referee.arena.audit import Action
 from referee.arena.bodies import Pace
+from referee.arena.db import AuditEntry
 from referee.arena.doors import Doors, Limits
 from referee.arena.home import Arena, add_author, init_arena, open_arena
 from referee.arena.submissions import Refusal, SubmissionRefused
@@ -362,6 +364,25 @@ def test_stalled_uploads_count_in_the_authors_hourly_cap(make_arena: ArenaMaker)
     assert "stalled" in str(refused.value)
     assert refused.value.retry_after_s is not None
     submissions.check(arena, bob, "bee")
+
+
+def test_after_a_stalled_upload_its_author_waits_a_minute_for_a_slot(
+    make_arena: ArenaMaker,
+) -> None:
+    arena = make_arena(config_text=API_CONFIG.format(public="true"))
+    alice = auth.author_of(arena, add_author(arena, "alice"))
+    assert alice is not None
+    audit.record(arena.database, Action.UPLOAD_STALLED, "alice", STRANGER, "bot ace")
+    with pytest.raises(SubmissionRefused) as refused:
+        submissions.check(arena, alice, "ace")
+    assert refused.value.why is Refusal.TOO_OFTEN
+    assert "your last upload stalled" in str(refused.value)
+    assert refused.value.retry_after_s is not None and 1 <= refused.value.retry_after_s <= 60
+    # A minute later, it may send again.
+    with arena.database.session(write=True) as session:
+        for entry in session.scalars(select(AuditEntry)):
+            entry.at -= submissions.STALL_PAUSE
+    submissions.check(arena, alice, "ace")
 
 
 def test_a_served_arena_answers_while_a_stranger_holds_260_half_sent_requests(

@@ -175,6 +175,16 @@ def stalled_uploads(
     return list(session.scalars(stalled).all())
 
 
+def last_stall(session: Session, author: str, since: dt.datetime) -> dt.datetime | None:
+    """When the author's last upload after `since` stalled; None if none did."""
+    latest = select(func.max(AuditEntry.at)).where(
+        AuditEntry.action == Action.UPLOAD_STALLED,
+        AuditEntry.author == author,
+        AuditEntry.at > since,
+    )
+    return session.scalar(latest)
+
+
 def _note_limit(
     session: Session, action: Action, author: str | None, address: str, now: dt.datetime
 ) -> None:

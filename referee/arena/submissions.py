@@ -36,6 +36,10 @@ from referee.records.files import write_atomic
 _PER_MEMBER = 1024
 _SLACK = 64 * 1024
 WINDOW = dt.timedelta(hours=1)
+# What an author waits after an upload of theirs stalled, before the next: a stalled upload
+# held a slot for its grace, and a few authors sending slowly in turn would keep the slots
+# between them.
+STALL_PAUSE = dt.timedelta(seconds=60)
 REASON_CHARS = 200
 
 
@@ -151,6 +155,15 @@ def _check(
             f"{caps.per_hour} submissions in the last hour (an upload that stalled counts as"
             f" one); the next one may come at"
             f" {frees.isoformat(timespec='seconds')} (in {wait} s)",
+            retry_after_s=wait,
+        )
+    stall = audit.last_stall(session, author.name, now - STALL_PAUSE)
+    if stall is not None:
+        wait = max(1, math.ceil((stall + STALL_PAUSE - now).total_seconds()))
+        raise SubmissionRefused(
+            Refusal.TOO_OFTEN,
+            f"your last upload stalled at {stall.isoformat(timespec='seconds')}; the next one"
+            f" may come {STALL_PAUSE.seconds} s after it (in {wait} s)",
             retry_after_s=wait,
         )
     return bot
