@@ -276,3 +276,21 @@ def test_a_requester_is_the_signed_in_author_wherever_they_are_else_the_address(
     assert requester(alice, "192.0.2.1") == requester(alice, "192.0.2.2")
     assert requester(None, "192.0.2.1") != requester(None, "192.0.2.2")
     assert requester(None, "192.0.2.1") != requester(alice, "192.0.2.1")
+
+
+def test_the_kept_pages_stay_within_their_bound_the_newest_kept(tmp_path: Path) -> None:
+    def page(number: int) -> Replayed:
+        html = f"<p>{number}</p>" + "x" * 1000
+        return Replayed(replay_work.Kind.PAGE, f"{number:064x}", os.getpid(), None, html=html)
+
+    directory = tmp_path / "replays"
+    one = len(json.dumps({"replayed": page(0).to_json()})) + 200
+    cache = replay_cache.ReplayCache(directory, limit_bytes=5 * one)
+    for number in range(12):
+        cache.put(f"page-{number}", page(number))
+        kept = [path.stat().st_size for path in directory.iterdir()]
+        assert sum(kept) <= 5 * one, number
+    # Counted once, then by what is written: the oldest went, the four newest are there.
+    names = {path.name for path in directory.iterdir()}
+    assert {cache.path(f"page-{number}").name for number in range(8, 12)} <= names
+    assert cache.path("page-0").name not in names

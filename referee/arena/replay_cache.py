@@ -18,6 +18,7 @@ import hashlib
 import json
 import os
 import tempfile
+import threading
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -53,6 +54,11 @@ class ReplayCache:
         self.directory = directory
         self.limit_bytes = limit_bytes
         self.code = code_version()
+        # What the files take, as far as this process has written them since it counted
+        # them (None: not yet counted): a count of the directory at every page written
+        # would cost the arena's process a file status for every page kept.
+        self._taken: int | None = None
+        self._counting = threading.Lock()
 
     def entry(
         self, kind: Kind, transcript: str, public_key: str, bot_pages: Mapping[str, str]
@@ -90,6 +96,7 @@ class ReplayCache:
             try:
                 with os.fdopen(handle, "w", encoding="utf-8") as file:
                     json.dump(data, file)
+                    written = file.tell()
                 os.replace(temporary, self.path(entry))
             except BaseException:
                 with contextlib.suppress(OSError):
@@ -97,10 +104,15 @@ class ReplayCache:
                 raise
         except OSError:
             return
-        self.trim()
+        with self._counting:
+            if self._taken is not None:
+                self._taken += written
+            if self._taken is None or self._taken > self.limit_bytes:
+                self._taken = self.trim()
 
-    def trim(self) -> None:
-        """Remove the oldest files until those left take `limit_bytes` at most."""
+    def trim(self) -> int:
+        """Remove the oldest files until those left take `limit_bytes` at most: what they
+        take, as counted."""
         files: list[tuple[float, int, Path]] = []
         try:
             with os.scandir(self.directory) as listing:
@@ -109,7 +121,7 @@ class ReplayCache:
                         status = found.stat(follow_symlinks=False)
                         files.append((status.st_mtime, status.st_size, Path(found.path)))
         except OSError:
-            return
+            return 0
         total = sum(size for _, size, _ in files)
         for _, size, path in sorted(files):
             if total <= self.limit_bytes:
@@ -117,6 +129,7 @@ class ReplayCache:
             with contextlib.suppress(OSError):
                 path.unlink()
             total -= size
+        return total
 
 
 def _sha256(record: Any) -> str:
