@@ -18,8 +18,6 @@ import asyncio
 import contextlib
 import functools
 import json
-import threading
-import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -38,6 +36,7 @@ from referee.arena.bodies import SMALL_BODY_SECONDS, Stalled, read_body
 from referee.arena.db import Author, Version
 from referee.arena.disk_use import DiskMeter
 from referee.arena.errors import Busy, Forbidden, NotFound, Unauthorised
+from referee.arena.fresh import Fresh
 from referee.arena.home import Arena
 from referee.arena.queries import storable, whole_number
 from referee.arena.replays import Replays, requester
@@ -48,9 +47,10 @@ from referee.errors import ArenaError, SubmissionError
 
 # The organiser's small JSON bodies (a reason).
 SMALL_BODY = 4096
-# How long the leaderboard, once rendered, is served as it is. Ratings are refitted at most
-# once a second; a crowd reading it then costs a query per this, not one each.
+# How long the leaderboard and the lists of matches, once rendered, are served as they are
+# (`fresh`). Ratings are refitted at most once a second, and a match is played in a few.
 LEADERBOARD_S = 0.5
+MATCHES_S = 1.0
 
 _REFUSAL_STATUS = {
     Refusal.BAD_NAME: 400,
@@ -149,8 +149,11 @@ class _Api:
         self.storing = asyncio.Lock()
         self.uploads = uploads
         # The leaderboard's JSON and when it was rendered; None after an organiser's change.
-        self.board: tuple[float, bytes] | None = None
-        self.rendering = threading.Lock()
+        self.board = Fresh(LEADERBOARD_S)
+        # The lists of matches, by what was asked: a list of 200 is a query of 200 matches
+        # with their seats, which an author asking for it in a loop would make again and
+        # again in the ladder's process.
+        self.lists = Fresh(MATCHES_S)
         # The replays of the match pages, the GGP exports and the organiser's, in one pool of
         # workers, each requester in their turn.
         self.replays = Replays(arena)
@@ -180,13 +183,8 @@ class _Api:
 
     def leaderboard(self, request: Request) -> Response:
         auth.may_read_leaderboard(self.arena, self.viewer(request))
-        # Those that come while it is rendered wait for it, rather than render it again.
-        with self.rendering:
-            board = self.board
-            if board is None or time.monotonic() - board[0] > LEADERBOARD_S:
-                shown = JSONResponse(views.leaderboard(self.arena)).body
-                board = self.board = (time.monotonic(), bytes(shown))
-        return Response(board[1], media_type="application/json")
+        shown = self.board.get("", lambda: _json(views.leaderboard(self.arena)))
+        return Response(shown, media_type="application/json")
 
     def status(self, request: Request) -> Response:
         return JSONResponse(self._status(self.author(request)))
@@ -222,7 +220,8 @@ class _Api:
             asked = match_lists.parse_query(request.query_params.multi_items())
         except match_lists.BadQuery as error:
             raise HTTPException(400, str(error)) from None
-        return JSONResponse(views.matches(self.arena, viewer, asked))
+        shown = self.lists.get(asked, lambda: _json(views.matches(self.arena, viewer, asked)))
+        return Response(shown, media_type="application/json")
 
     def match(self, request: Request) -> Response:
         viewer = self.author(request)
@@ -314,7 +313,7 @@ class _Api:
         version = await run_in_threadpool(submissions.suspend, self.arena, name, reason)
         noted = functools.partial(self.noted, request, Action.SUSPENDED, organiser)
         await run_in_threadpool(noted, f"bot {name} v{version.number}", version.reason)
-        self.board = None
+        self.board.clear()
         self.hooks.field_changed()
         return JSONResponse({"bot": name, "version": version.number, "state": version.state})
 
@@ -323,7 +322,7 @@ class _Api:
         name = request.path_params["name"]
         version = submissions.reinstate(self.arena, name)
         self.noted(request, Action.REINSTATED, organiser, f"bot {name} v{version.number}")
-        self.board = None
+        self.board.clear()
         self.hooks.field_changed()
         return JSONResponse({"bot": name, "version": version.number, "state": version.state})
 
@@ -463,3 +462,7 @@ def _arena_error(_request: Request, error: Exception) -> Response:
 def _internal_error(_request: Request, _error_: Exception) -> Response:
     # Answered outside the middleware, which puts these on every other response.
     return _error(500, "internal error", auth.SECURITY_HEADERS)
+
+
+def _json(shown: Any) -> bytes:
+    return bytes(JSONResponse(shown).body)
