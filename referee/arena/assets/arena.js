@@ -688,9 +688,15 @@ async function showStatus() {
   const status = await api("/api/status");
   const ladder = status.ladder;
   const line = byId("ladder-line");
-  line.textContent = ladder.paused ? "Paused: no new match starts." : "Running.";
-  line.dataset.state = ladder.paused ? "paused" : "running";
-  line.className = `state-line ${ladder.paused ? "state-suspended" : "state-rated"}`;
+  // Waiting out its database or a full disk, it starts nothing, paused or not: that first.
+  const state = ladder.outage ? "waiting" : ladder.paused ? "paused" : "running";
+  line.textContent = {
+    waiting: `Waiting: ${ladder.outage}. No new match starts until it is over.`,
+    paused: "Paused: no new match starts.",
+    running: "Running.",
+  }[state];
+  line.dataset.state = state;
+  line.className = `state-line ${state === "running" ? "state-rated" : "state-failed"}`;
   byId("pause").disabled = ladder.paused;
   byId("resume").disabled = !ladder.paused;
   facts(byId("ladder"), [
