@@ -17,7 +17,7 @@ from referee.records.replay import replay
 from referee.records.transcript import Transcript
 from tests.support.fakes import Answer, Script, first_legal, scripted
 
-FAST = Clocks(start_ms=200, play_ms=60)
+FAST = Clocks(start_ms=200, play_ms=250)
 
 
 def play(
@@ -38,7 +38,7 @@ def test_a_whole_match_runs_to_the_rules_end_and_every_player_follows_it() -> No
     game = get_game("ticblock")
     assert transcript.goals is not None
     assert sum(transcript.goals.values()) in (100, 125, 150)
-    assert lines[0] == f"start m-fake ticblock {game.roles[0]} 200 60"
+    assert lines[0] == f"start m-fake ticblock {game.roles[0]} {FAST.start_ms} {FAST.play_ms}"
     assert sum(line.startswith("moves ") for line in lines) == len(transcript.steps)
     assert lines[-1].startswith("end ") and lines[-1].endswith(" terminal")
 
