@@ -35,13 +35,11 @@ from sqlalchemy import func, select
 
 from referee.arena.db import (
     ON_LADDER,
-    Author,
     Bot,
     Match,
     MatchState,
     Seat,
     Version,
-    VersionState,
 )
 from referee.arena.home import add_author, open_arena
 from referee.players.starter import STARTERS
@@ -246,32 +244,6 @@ def write_bot(
     if padding:
         (directory / "data.bin").write_bytes(os.urandom(padding))
     return directory
-
-
-def place_bots(directory: Path, count: int) -> None:
-    """`count` random players, each its own author's, put on the ladder directly as versions
-    placing: the intake is not what is measured."""
-    arena = open_arena(directory)
-    try:
-        for index in range(count):
-            add_author(arena, f"seed{index}")
-            with arena.database.session() as session:
-                author = session.scalar(select(Author).where(Author.name == f"seed{index}"))
-                version = Version(
-                    bot=Bot(author=author, name=f"seed{index}"),
-                    number=1,
-                    state=VersionState.PLACING,
-                    run=RUN,
-                    archive_sha256="0" * 64,
-                )
-                session.add(version)
-                session.flush()
-                version_id = version.id
-            bot = arena.bot_directory(version_id)
-            bot.mkdir(parents=True)
-            shutil.copy(BOT, bot / BOT.name)
-    finally:
-        arena.close()
 
 
 def authors(directory: Path, names: list[str]) -> dict[str, str]:

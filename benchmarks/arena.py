@@ -187,17 +187,17 @@ def make_bot(directory: Path) -> Path:
     return directory
 
 
-def place_bots(directory: Path, count: int) -> list[str]:
-    """`count` bots, each its own author's, put on the ladder directly as versions placing;
-    the authors' tokens."""
+def place_bots(directory: Path, count: int, prefix: str = "") -> list[str]:
+    """`count` bots (`PREFIXbotN`), each its own author's (`PREFIXauthorN`), put on the ladder
+    directly as versions placing: the intake is not what is measured. The authors' tokens."""
     arena = open_arena(directory)
     tokens = []
     try:
         for index in range(count):
-            name = f"bot{index}"
-            tokens.append(add_author(arena, f"author{index}"))
+            name, author_name = f"{prefix}bot{index}", f"{prefix}author{index}"
+            tokens.append(add_author(arena, author_name))
             with arena.database.session() as session:
-                author = session.scalar(select(Author).where(Author.name == f"author{index}"))
+                author = session.scalar(select(Author).where(Author.name == author_name))
                 version = Version(
                     bot=Bot(author=author, name=name),
                     number=1,

@@ -43,6 +43,7 @@ from referee.arena.db import Match, MatchState
 from referee.arena.home import Arena, init_arena, open_arena
 from referee.errors import RefereeError
 
+from arena import place_bots  # isort: skip
 from _arena_run import (  # isort: skip
     BenchError,
     Deadline,
@@ -51,7 +52,6 @@ from _arena_run import (  # isort: skip
     Serving,
     audit,
     end_ladder,
-    place_bots,
     progress,
     until,
 )
@@ -112,7 +112,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         config = temporary / "arena.yaml"
         config.write_text(CONFIG, encoding="utf-8")
         organiser = init_arena(directory, config, postgres.url if postgres else None)
-        place_bots(directory, args.bots)
+        place_bots(directory, args.bots, prefix="seed-")
         arena = open_arena(directory)
         stack.callback(arena.close)
         options = ("--workers", str(args.workers)) if args.workers else ()

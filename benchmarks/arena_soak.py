@@ -67,6 +67,7 @@ from tabulate import tabulate
 from referee.arena.home import init_arena
 from referee.errors import RefereeError
 
+from arena import place_bots  # isort: skip
 from _arena_run import (  # isort: skip
     BOT,
     REFEREE,
@@ -84,7 +85,6 @@ from _arena_run import (  # isort: skip
     end_ladder,
     on_ladder,
     percentiles,
-    place_bots,
     progress,
     until,
     utcnow,
@@ -522,7 +522,7 @@ def run(plan: Plan) -> dict[str, Any]:
         config = temporary / "arena.yaml"
         config.write_text(CONFIG, encoding="utf-8")
         organiser = init_arena(directory, config, postgres.url if postgres else None)
-        place_bots(directory, SEEDS)
+        place_bots(directory, SEEDS, prefix="seed-")
         honest = [f"author{index}" for index in range(plan.authors)]
         tricklers = [f"trickler{index}" for index in range(plan.trickles)]
         tokens = authors(directory, [*honest, "hostile", "reader", *tricklers])
