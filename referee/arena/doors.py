@@ -98,7 +98,7 @@ class Doors:
     def enter(self, door: _Door, address: str) -> bool:
         """Count a new connection from `address`; False if it must be closed at once."""
         proxy = address in self.limits.proxies
-        key = address if proxy else _client(address)
+        key = self._key(address)
         held = self._open.setdefault(key, {})
         if not proxy and len(held) >= self.limits.per_address:
             idle = next((other for other in held if other.idle), None)
@@ -116,9 +116,14 @@ class Doors:
 
     def leave(self, door: _Door, address: str) -> None:
         """A connection counted by `enter` has ended (or was shut by it)."""
-        key = address if address in self.limits.proxies else _client(address)
+        key = self._key(address)
         self._open.get(key, {}).pop(door, None)
         self._forget(key)
+
+    def _key(self, address: str) -> str:
+        """Whose connections `address`'s are counted with: a local proxy's its own, any
+        other's its client's (`_client`)."""
+        return address if address in self.limits.proxies else _client(address)
 
     def _make_room(self, share: int) -> bool:
         """Shut the connection waited on for headers longest of the address that holds the
