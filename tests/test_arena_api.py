@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from referee.arena import errors, replay_work, replays, views
+from referee.arena import errors, match_facts, replay_work, replays, views
 from referee.arena.db import (
     Bot,
     Match,
@@ -431,7 +431,7 @@ def test_the_organiser_replays_a_match_and_a_tampered_one_fails(site: Site) -> N
         answer = site.post(f"/api/matches/{missing}/replay", "organiser")
         assert answer.status_code == 404 and missing in answer.json()["error"]
     with pytest.raises(errors.NotFound, match="no transcript"):
-        views.transcript_path(site.arena, "m-none")
+        match_facts.read(site.arena, "m-none").transcript_in(site.arena.directory)
 
 
 def test_a_transcript_signed_with_another_key_is_not_verified(site: Site, tmp_path: Path) -> None:

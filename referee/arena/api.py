@@ -38,6 +38,7 @@ from referee.arena.disk_use import DiskMeter
 from referee.arena.errors import Busy, Forbidden, NotFound, Unauthorised
 from referee.arena.fresh import Fresh
 from referee.arena.home import Arena
+from referee.arena.match_facts import Kept
 from referee.arena.queries import storable, whole_number
 from referee.arena.replays import Replays, requester
 from referee.arena.submissions import Refusal, SubmissionRefused
@@ -117,7 +118,7 @@ def create_app(arena: Arena, hooks: Hooks, uploads: Uploads | None = None) -> St
         Route("/api/authors/{name}/signout", api.sign_out_everywhere, methods=["POST"]),
         Route("/api/audit", api.audit),
         Route("/api/disk", api.disk),
-        *web.routes(arena, gate, api.watching, api.replays),
+        *web.routes(arena, gate, api.facts, api.watching, api.replays),
     ]
     handlers: dict[Any, Callable[[Request, Exception], Response | Awaitable[Response]]] = {
         HTTPException: _http_error,
@@ -156,8 +157,11 @@ class _Api:
         self.lists = Fresh(MATCHES_S)
         # The replays of the match pages, the GGP exports and the organiser's, in one pool of
         # workers, each requester in their turn.
-        self.replays = Replays(arena)
-        self.watching = Watching(arena)
+        # The matches' facts that their pages, replays and live views ask for, finished
+        # ones kept.
+        self.facts = Kept(arena)
+        self.replays = Replays(arena, self.facts)
+        self.watching = Watching(arena, self.facts)
         # The disk by author, for the organiser: measured in the thread pool, kept a while.
         self.meter = DiskMeter(arena)
 
@@ -234,7 +238,7 @@ class _Api:
 
     def transcript(self, request: Request) -> Response:
         self.author(request)
-        return _download(downloads.transcript(self.arena, request.path_params["key"]))
+        return _download(downloads.transcript(self.arena, self.facts, request.path_params["key"]))
 
     def ggp_export(self, request: Request) -> Response:
         asker = requester(self.author(request), auth.address(request.scope))

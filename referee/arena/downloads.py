@@ -7,9 +7,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from referee.arena import views
 from referee.arena.errors import NotFound
 from referee.arena.home import Arena
+from referee.arena.match_facts import Kept
 from referee.arena.replays import Replays
 from referee.errors import ArenaError
 
@@ -25,14 +25,17 @@ class Download:
     data: bytes
 
 
-def transcript(arena: Arena, key: str) -> Download:
+def transcript(arena: Arena, facts: Kept, key: str) -> Download:
     """The match's transcript file, as written: its signature checks against it."""
-    found, path = views.transcript_path(arena, key)
+    found = facts.of(key)
+    path = found.transcript_in(arena.directory)
     try:
         data = path.read_bytes()
     except OSError as error:
-        raise NotFound(f"match {found}: its transcript cannot be read: {error.strerror}") from None
-    return Download(f"{_safe(found)}.json", data)
+        raise NotFound(
+            f"match {found.key}: its transcript cannot be read: {error.strerror}"
+        ) from None
+    return Download(f"{_safe(found.key)}.json", data)
 
 
 def ggp_export(replays: Replays, asker: str, key: str) -> Download:

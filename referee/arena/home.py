@@ -26,6 +26,7 @@ from sqlalchemy.exc import IntegrityError
 
 from referee.arena.config import ArenaConfig, load_arena_config, parse_arena_config
 from referee.arena.db import Author, Database, name_key, open_database
+from referee.arena.errors import NotFound
 from referee.arena.tokens import new_token, token_hash
 from referee.errors import ArenaError, ConfigError, RefereeError
 from referee.records.signing import SigningKey, results_key
@@ -79,6 +80,15 @@ class Arena:
 
     def close(self) -> None:
         self.database.close()
+
+
+def inside(root: Path, relative: str) -> Path:
+    """`relative` under `root`, refused if it would lead out (the database is trusted, but a
+    path read from it is still checked before it is opened)."""
+    path = (root / relative).resolve()
+    if not path.is_relative_to(root.resolve()):
+        raise NotFound(f"{relative[:80]!r}: not in the arena")
+    return path
 
 
 def sqlite_url(directory: Path) -> str:

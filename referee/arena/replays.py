@@ -22,10 +22,11 @@ from collections.abc import Iterator, Mapping
 from concurrent.futures import CancelledError, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 
-from referee.arena import replay_work, views
+from referee.arena import replay_work
 from referee.arena.db import Author
 from referee.arena.errors import Busy
 from referee.arena.home import Arena
+from referee.arena.match_facts import Kept
 from referee.arena.replay_cache import ReplayCache
 from referee.arena.replay_work import Kind, Replayed
 
@@ -52,10 +53,12 @@ def requester(author: Author | None, address: str) -> str:
 
 
 class Replays:
-    """The arena's replays: kept, else computed by its workers, a few at once each."""
+    """The arena's replays: kept, else computed by its workers, a few at once each; the
+    matches' transcripts found through `facts` (by default, its own)."""
 
-    def __init__(self, arena: Arena, workers: int = WORKERS) -> None:
+    def __init__(self, arena: Arena, facts: Kept | None = None, workers: int = WORKERS) -> None:
         self._arena = arena
+        self._facts = facts or Kept(arena)
         self._workers = workers
         self._cache = ReplayCache(arena.directory / DIRECTORY)
         self._lock = threading.Lock()
@@ -86,7 +89,7 @@ class Replays:
     ) -> Replayed:
         """`kind`'s replay of match `key`, as kept, else computed by a worker in `asker`'s
         turn; NotFound for no such match or one with no transcript."""
-        path = views.transcript_path(self._arena, key)[1]
+        path = self._facts.of(key).transcript_in(self._arena.directory)
         public_key = self._arena.key.public
         try:
             sha256 = replay_work.digest(path)

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from pathlib import Path
 from typing import Any
 
 from sqlalchemy import ColumnElement, ScalarSelect, Select, case, func, select
@@ -32,7 +31,7 @@ from referee.arena.db import (
     utcnow,
 )
 from referee.arena.errors import Forbidden, NotFound
-from referee.arena.home import Arena
+from referee.arena.home import Arena, inside
 from referee.arena.match_lists import Cursor, MatchQuery, Result
 from referee.arena.rows import WITH_SEATS, bot_named, match_by_key, version_by_id
 from referee.errors import ArenaError
@@ -97,17 +96,6 @@ def version_logs_readable(arena: Arena, viewer: Author, version_id: int) -> bool
     there is no such version."""
     with arena.database.session() as session:
         return may_read_private(viewer, version_by_id(session, version_id).bot.author_id)
-
-
-def match_logs_readable(arena: Arena, viewer: Author, key: str) -> frozenset[str]:
-    """The roles of a match whose bots' logs the viewer may read (`may_read_private`)."""
-    with arena.database.session() as session:
-        found = match_by_key(session, key)
-        return frozenset(
-            seat.role
-            for seat in found.seats
-            if may_read_private(viewer, seat.version.bot.author_id)
-        )
 
 
 def leaderboard(arena: Arena) -> Json:
@@ -353,29 +341,12 @@ def match(arena: Arena, viewer: Author, key: str) -> Json:
         shown = _match(found)
     shown["transcript"] = None
     if found.transcript is not None:
-        path = _inside(arena.directory, found.transcript)
+        path = inside(arena.directory, found.transcript)
         try:
             shown["transcript"] = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             shown["transcript"] = None
     return shown
-
-
-def match_bots(arena: Arena, key: str) -> dict[str, str]:
-    """The bot of each player of a match, by its name as a player (`db.player_name`)."""
-    with arena.database.session() as session:
-        found = match_by_key(session, key)
-        return {seat.version.player_name: seat.version.bot.name for seat in found.seats}
-
-
-def transcript_path(arena: Arena, key: str) -> tuple[str, Path]:
-    """A match's key as the database has it, and where its transcript is; NotFound for no
-    such match or one with no transcript."""
-    with arena.database.session() as session:
-        found = match_by_key(session, key)
-    if found.transcript is None:
-        raise NotFound(f"match {found.key} has no transcript")
-    return found.key, _inside(arena.directory, found.transcript)
 
 
 def seat_log(arena: Arena, viewer: Author, key: str, role: str) -> Json:
@@ -388,7 +359,7 @@ def seat_log(arena: Arena, viewer: Author, key: str, role: str) -> Json:
         if not may_read_private(viewer, seats[0].version.bot.author_id):
             raise Forbidden(f"match {found.key}, {role}: the log is its bot's author's")
     # Named from the database's key and role, never from the request's text.
-    path = _inside(arena.results, f"{LOGS}/{found.key}.{seats[0].role}.log")
+    path = inside(arena.results, f"{LOGS}/{found.key}.{seats[0].role}.log")
     try:
         with path.open("rb") as source:
             data = source.read(LOG_LIMIT + 1)
@@ -497,12 +468,3 @@ def _interval(version: Version, centre: float) -> list[float] | None:
     if rating is None or version.margin is None:
         return None
     return [rating - version.margin, rating + version.margin]
-
-
-def _inside(root: Path, relative: str) -> Path:
-    """`relative` under `root`, refused if it would lead out (the database is trusted, but a
-    path read from it is still checked before it is opened)."""
-    path = (root / relative).resolve()
-    if not path.is_relative_to(root.resolve()):
-        raise NotFound(f"{relative[:80]!r}: not in the arena")
-    return path

@@ -22,7 +22,7 @@ from typing import Any
 
 from referee.arena.db import MatchState
 from referee.arena.home import Arena
-from referee.arena.rows import match_by_key
+from referee.arena.match_facts import Facts, Kept
 from referee.errors import GameFault, MoveError
 from referee.games import Game, Move
 from referee.records.replayed import Frame
@@ -41,17 +41,6 @@ Json = dict[str, Any]
 
 
 @dataclass(frozen=True)
-class _Match:
-    """What the database says of a match: its key, state, game and each role's player
-    (`db.player_name`)."""
-
-    key: str
-    state: str
-    game: str
-    players: dict[str, str]
-
-
-@dataclass(frozen=True)
 class LivePage:
     """A match page's viewer of a match not done: the frames so far, as HTML, and what the
     page's script needs to follow it (`data`)."""
@@ -65,7 +54,7 @@ class _Followed:
     """One match followed: its live file read so far, the state it has come to, and the
     frames as the viewer's script takes them."""
 
-    def __init__(self, arena: Arena, match: _Match, game: Game) -> None:
+    def __init__(self, arena: Arena, match: Facts, game: Game) -> None:
         self.game = game
         self.players = match.players
         self.reader = LiveReader(live_path(arena.results, match.key), game.roles)
@@ -119,10 +108,12 @@ class _Followed:
 
 
 class Watching:
-    """The matches of an arena that are being watched."""
+    """The matches of an arena that are being watched, found through `facts` (by default,
+    its own)."""
 
-    def __init__(self, arena: Arena) -> None:
+    def __init__(self, arena: Arena, facts: Kept | None = None) -> None:
         self._arena = arena
+        self._facts = facts or Kept(arena)
         self._followed: OrderedDict[str, _Followed] = OrderedDict()
         # One replay at a time, and the cache with it.
         self._lock = threading.Lock()
@@ -130,7 +121,7 @@ class Watching:
     def live(self, key: str, after: int) -> Json:
         """Where match `key` is (NotFound if there is none): its state, the run of it being
         played, and the frames of the steps after `after`, MAX_FRAMES at most."""
-        match = self._match(key)
+        match = self._facts.of(key)
         shown: Json = {"key": match.key, "state": match.state, "run": None, "frames": []}
         if match.state == MatchState.DONE:
             with self._lock:
@@ -149,10 +140,9 @@ class Watching:
                 problem=followed.why_not,
             )
 
-    def page(self, key: str, player_link: PlayerLink | None = None) -> LivePage | None:
-        """The viewer of match `key` as far as it has been played, each player linking where
-        `player_link` says; None once it is done (NotFound if there is no such match)."""
-        match = self._match(key)
+    def page(self, match: Facts, player_link: PlayerLink | None = None) -> LivePage | None:
+        """The viewer of `match` as far as it has been played, each player linking where
+        `player_link` says; None once it is done."""
         if match.state == MatchState.DONE:
             return None
         with self._lock:
@@ -174,13 +164,7 @@ class Watching:
         html = steps_viewer(match.key, note, roles, match.players, frames, player=player)
         return LivePage(html, data, problem)
 
-    def _match(self, key: str) -> _Match:
-        with self._arena.database.session() as session:
-            found = match_by_key(session, key)
-            players = {seat.role: seat.version.player_name for seat in found.seats}
-            return _Match(found.key, found.state, found.game, players)
-
-    def _follow(self, match: _Match) -> _Followed | None:
+    def _follow(self, match: Facts) -> _Followed | None:
         """The match followed, brought up to date; None when the arena has no game of its
         name (its config changed). Called with the lock held."""
         followed = self._followed.get(match.key)
@@ -196,5 +180,5 @@ class Watching:
         return followed
 
     @staticmethod
-    def _no_game(match: _Match) -> str:
+    def _no_game(match: Facts) -> str:
         return f"this arena no longer plays {match.game} with these roles: it cannot be followed"

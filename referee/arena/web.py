@@ -43,6 +43,7 @@ from referee.arena.errors import Busy, Forbidden, NotFound, Unauthorised
 from referee.arena.guide import ARCHIVE_TYPE, guide
 from referee.arena.home import Arena
 from referee.arena.manifest import BOT_NAME, MAX_BOT_NAME
+from referee.arena.match_facts import Kept
 from referee.arena.replays import Replays, requester
 from referee.arena.watching import Watching
 from referee.errors import ArenaError
@@ -111,11 +112,13 @@ class _Rendered:
 _Handler = Callable[["_Pages", Request, _Viewer], Response]
 
 
-def routes(arena: Arena, gate: Gate, watching: Watching, replays: Replays) -> list[Route]:
-    """The pages' routes, served beside the API. The match pages replay their transcripts
-    in the API's `replays`, a few at once for each reader; a match not done is shown as far
-    as it has been played, from the API's `watching`."""
-    pages = _Pages(arena, gate, replays, watching)
+def routes(
+    arena: Arena, gate: Gate, facts: Kept, watching: Watching, replays: Replays
+) -> list[Route]:
+    """The pages' routes, served beside the API. The match pages find their matches in the
+    API's `facts` and replay their transcripts in its `replays`, a few at once for each
+    reader; a match not done is shown as far as it has been played, from its `watching`."""
+    pages = _Pages(arena, gate, facts, replays, watching)
     return [
         Route("/", pages.leaderboard),
         Route("/signin", pages.signin_form, methods=["GET"]),
@@ -184,9 +187,12 @@ def _signed_in(handler: _Handler) -> Callable[[_Pages, Request], Response]:
 
 
 class _Pages:
-    def __init__(self, arena: Arena, gate: Gate, replays: Replays, watching: Watching) -> None:
+    def __init__(
+        self, arena: Arena, gate: Gate, facts: Kept, replays: Replays, watching: Watching
+    ) -> None:
         self.arena = arena
         self.gate = gate
+        self.facts = facts
         self.replays = replays
         self.watching = watching
         # Match pages as rendered, by key, the most recently shown last.
@@ -366,10 +372,11 @@ class _Pages:
         key = request.path_params["key"]
         assert viewer.author is not None
         try:
-            bots = _bot_pages(views.match_bots(self.arena, key))
-            live = self.watching.page(key, bots.get)
+            facts = self.facts.of(key)
         except NotFound as error:
             return self.refused(viewer, key, error, what="match")
+        bots = _bot_pages(facts.bots)
+        live = self.watching.page(facts, bots.get)
         if live is not None:
             html = Markup(live.html)  # the report's viewer, escaped where made
             return self.page(
@@ -385,13 +392,13 @@ class _Pages:
         try:
             asker = requester(viewer.author, auth.address(request.scope))
             shown = self.rendered(key, asker, bots)
-            readable = views.match_logs_readable(self.arena, viewer.author, key)
         except (NotFound, Busy) as error:
             return self.refused(viewer, key, error, what="match")
         # The problem names the transcript's path on this machine: the organiser's.
         why = shown.problem if viewer.organiser else None
         report = shown.html is not None
         # The logs offered are those the viewer may read: their own bots', or all (organiser).
+        readable = facts.readable(viewer.author)
         logs = [(role, player) for role, player in shown.seats if role in readable]
         return self.page(
             "match.html",
