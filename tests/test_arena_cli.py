@@ -9,8 +9,6 @@ import http.server
 import io
 import json
 import re
-import signal
-import subprocess
 import tarfile
 import urllib.request
 from collections.abc import Iterator
@@ -26,7 +24,7 @@ from referee.arena.home import open_arena
 from referee.arena.tokens import token_hash
 from referee.cli import app
 from tests.support.arena import token_of
-from tests.support.arena_serving import DEADLINE_S, serving
+from tests.support.arena_serving import DEADLINE_S, Served, serving
 from tests.support.local_http import local_http
 
 runner = CliRunner()
@@ -105,19 +103,19 @@ def test_the_clients_refuse_bad_inputs_before_sending(tmp_path: Path) -> None:
 
 
 @pytest.fixture
-def served(arena: tuple[Path, str]) -> Iterator[tuple[Path, str, str, subprocess.Popen[str]]]:
+def served(arena: tuple[Path, str]) -> Iterator[tuple[Path, str, str, Served]]:
     """`referee arena serve` on a free port: the arena's directory, its URL, the organiser's
-    token, the process."""
+    token, the served process."""
     directory, organiser = arena
     with serving(directory) as served:
-        yield directory, served.url, organiser, served.process
+        yield directory, served.url, organiser, served
 
 
 @pytest.mark.slow
 def test_serve_answers_and_stops_cleanly_on_sigterm(
-    served: tuple[Path, str, str, subprocess.Popen[str]],
+    served: tuple[Path, str, str, Served],
 ) -> None:
-    directory, url, organiser, process = served
+    directory, url, organiser, running = served
     request = urllib.request.Request(
         f"{url}/api/me", headers={"Authorization": f"Bearer {organiser}"}
     )
@@ -159,11 +157,7 @@ def test_serve_answers_and_stops_cleanly_on_sigterm(
     )
     assert "403" in line and "another author's" in line
 
-    process.send_signal(signal.SIGTERM)
-    assert process.wait(DEADLINE_S) == 0
-    assert process.stderr is not None
-    said = process.stderr.read()
-    assert "Traceback" not in said
+    said = running.stop()
     assert said.strip().endswith("stopped")
 
 

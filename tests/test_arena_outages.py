@@ -9,18 +9,10 @@ import asyncio
 import contextlib
 import datetime as dt
 import errno
-import json
 import os
-import re
-import signal
 import subprocess
-import sys
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
-from email.message import Message
 from pathlib import Path
 from typing import Any
 
@@ -39,12 +31,12 @@ from referee.records.transcript import read_transcript
 from tests.support.archives import Entry, tar
 from tests.support.arena import LADDER_CONFIG, add_version
 from tests.support.arena_databases import PACKAGE, ArenaMaker, PostgresServer, postgresql_bin
+from tests.support.arena_serving import Served, serve_command, serving
 from tests.support.facilities import missing
 from tests.support.paths import ROOT
 
 # What a state may take to come on a loaded machine: a start, a few matches, an exit.
 DEADLINE_S = 120
-LISTENING = re.compile(r"listening on (http://\S+)$", re.MULTILINE)
 # A SQLite arena's disk of its own: room for the arena and what the ladder writes, and the
 # room the arena keeps (`outages.MIN_FREE_BYTES`).
 DISK = "96m"
@@ -54,87 +46,6 @@ BIG = bytes(2 << 20)
 
 def config(wait_s: int = 300) -> str:
     return LADDER_CONFIG.format(game="double-tictactoe", arena=f"  database_wait_s: {wait_s}\n")
-
-
-@dataclass
-class Served:
-    """`referee arena serve DIR --port 0`, its standard error kept in a file."""
-
-    process: subprocess.Popen[bytes]
-    url: str
-    stderr: Path
-
-    def said(self) -> str:
-        return self.stderr.read_text(errors="replace")
-
-    def ask(self, method: str, path: str, token: str, body: bytes | None = None) -> Answer:
-        request = urllib.request.Request(
-            f"{self.url}{path}",
-            data=body,
-            method=method,
-            headers={"Authorization": f"Bearer {token}"},
-        )
-        try:
-            with urllib.request.urlopen(request, timeout=DEADLINE_S) as answer:
-                return Answer(answer.status, _lower(answer.headers), json.loads(answer.read()))
-        except urllib.error.HTTPError as error:
-            return Answer(error.code, _lower(error.headers), json.loads(error.read()))
-
-    def page(self, path: str, token: str) -> Answer:
-        """A page's status and headers (its body as text)."""
-        request = urllib.request.Request(
-            f"{self.url}{path}", headers={"Authorization": f"Bearer {token}"}
-        )
-        try:
-            with urllib.request.urlopen(request, timeout=DEADLINE_S) as answer:
-                return Answer(answer.status, _lower(answer.headers), answer.read().decode())
-        except urllib.error.HTTPError as error:
-            return Answer(error.code, _lower(error.headers), error.read().decode())
-
-    def stop(self) -> None:
-        """A clean stop by SIGTERM: exit 0, no traceback."""
-        self.process.send_signal(signal.SIGTERM)
-        assert self.process.wait(DEADLINE_S) == 0, self.said()
-        assert "Traceback" not in self.said(), self.said()
-
-
-@dataclass(frozen=True)
-class Answer:
-    status: int
-    # By their names in lower case.
-    headers: dict[str, str]
-    body: Any
-
-
-def _lower(headers: Message) -> dict[str, str]:
-    return {name.lower(): value for name, value in headers.items()}
-
-
-@contextlib.contextmanager
-def serving(directory: Path, logs: Path) -> Iterator[Served]:
-    """The arena in `directory` served, what it says kept in `logs`."""
-    out, err = logs / "serve.out", logs / "serve.err"
-    with out.open("wb") as stdout, err.open("wb") as stderr:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "referee", "arena", "serve", str(directory), "--port", "0"],
-            cwd=ROOT,
-            stdin=subprocess.DEVNULL,
-            stdout=stdout,
-            stderr=stderr,
-            start_new_session=True,
-        )
-    try:
-        wait_for(
-            lambda: LISTENING.search(out.read_text()) is not None or process.poll() is not None,
-            "the arena to listen",
-        )
-        found = LISTENING.search(out.read_text())
-        assert found is not None, f"the arena did not listen: {err.read_text()}"
-        yield Served(process, found.group(1), err)
-    finally:
-        if process.poll() is None:
-            process.kill()
-        process.wait(DEADLINE_S)
 
 
 def wait_for(condition: Callable[[], bool], what: str) -> None:
@@ -205,7 +116,7 @@ def test_a_postgresql_restart_under_the_ladder_is_ridden_out(
 ) -> None:
     with (
         arena_on(server, tmp_path, wait_s=300) as (arena, token),
-        serving(arena.directory, tmp_path) as served,
+        serving(arena.directory, logs=tmp_path) as served,
     ):
         wait_for(lambda: done(arena) >= 4, "four matches done")
         server.halt()
@@ -227,20 +138,11 @@ def test_a_postgresql_restart_under_the_ladder_is_ridden_out(
         # Its lock, gone with the server's connections, is its own again: a second `serve`
         # is refused.
         wait_for(
-            lambda: "lock, lost with its database connection, is held again" in served.said(),
+            lambda: "lock, lost with its database connection, is held again" in served.stderr(),
             "the lock again",
         )
         second = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "referee",
-                "arena",
-                "serve",
-                str(arena.directory),
-                "--port",
-                "0",
-            ],
+            serve_command(arena.directory),
             cwd=ROOT,
             stdin=subprocess.DEVNULL,
             capture_output=True,
@@ -250,8 +152,7 @@ def test_a_postgresql_restart_under_the_ladder_is_ridden_out(
         assert second.returncode == 2, second
         assert "another `referee arena serve` is serving this arena" in second.stderr, second
         assert served.process.poll() is None
-        served.stop()
-        said = served.said()
+        said = served.stop()
         if held:
             assert "the arena's database is unavailable (OperationalError:" in said, said
             assert "the arena's database answers again, after" in said, said
@@ -264,7 +165,7 @@ def test_postgresql_gone_for_longer_than_the_wait_ends_serve_in_one_line(
 ) -> None:
     with (
         arena_on(server, tmp_path, wait_s=3) as (arena, _),
-        serving(arena.directory, tmp_path) as served,
+        serving(arena.directory, logs=tmp_path) as served,
     ):
         wait_for(lambda: done(arena) >= 2, "two matches done")
         server.halt()
@@ -272,7 +173,7 @@ def test_postgresql_gone_for_longer_than_the_wait_ends_serve_in_one_line(
             code = served.process.wait(DEADLINE_S)
         finally:
             server.resume()
-    said = served.said()
+    said = served.stderr()
     assert code == 1, said
     errors = [line for line in said.splitlines() if line.startswith("referee: error:")]
     assert errors == [said.strip().splitlines()[-1]], said
@@ -337,7 +238,7 @@ def test_a_full_disk_stops_submissions_and_the_ladder_until_there_is_room(
     try:
         for name in ("ann", "bob"):
             add_version(arena, name)
-        with serving(arena.directory, small_disk.parent) as served:
+        with serving(arena.directory, logs=small_disk.parent) as served:
             wait_for(lambda: done(arena) >= 2, "two matches done")
             filler = fill(small_disk)
 
@@ -367,8 +268,7 @@ def test_a_full_disk_stops_submissions_and_the_ladder_until_there_is_room(
             wait_for(lambda: done(arena) >= after + 4, "the ladder to play on")
             taken = served.ask("POST", "/api/bots/cat/versions", token, b"an archive")
             assert taken.status == 202, taken
-            served.stop()
-            said = served.said()
+            said = served.stop()
             assert "the arena's disk is full" in said, said
             assert "the arena's disk has room again, after" in said, said
         with arena.database.session() as session:

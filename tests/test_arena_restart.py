@@ -7,12 +7,9 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import re
 import signal
 import subprocess
-import sys
 import time
-import urllib.request
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -26,9 +23,9 @@ from referee.arena.home import Arena
 from referee.records.transcript import read_transcript
 from tests.support.arena import LADDER_CONFIG, add_version
 from tests.support.arena_databases import ArenaMaker
+from tests.support.arena_serving import REFEREE, Served, serving
 from tests.support.paths import ROOT
 
-REFEREE = Path(sys.executable).parent / "referee"
 # What a state may take to come on a loaded machine: a start, twenty matches, an exit.
 DEADLINE_S = 120
 # Matches each start of the arena plays before it is stopped.
@@ -37,90 +34,51 @@ MATCHES_PER_START = 10
 # refrigerator, uninterruptibly), or stopped.
 FROZEN = ("D", "T")
 CONFIG = LADDER_CONFIG.format(game="double-tictactoe", arena="")
-LISTENING = re.compile(r"listening on (http://\S+)$", re.MULTILINE)
 
 
-@dataclass
-class Served:
-    """`referee arena serve DIR --port 0`, its real command line, in a session of its own."""
+def hold(served: Served, arena: Arena) -> None:
+    """Stopped (SIGSTOP) at a moment the database shows a match running."""
+    while True:
+        served.process.send_signal(signal.SIGSTOP)
+        # The signal is sent, not yet taken: each thread stops when it is next scheduled.
+        wait_for(lambda: stopped(served.process.pid), "the arena to stop")
+        if keys(arena, MatchState.RUNNING):
+            return
+        served.process.send_signal(signal.SIGCONT)
+        wait_for(lambda: bool(keys(arena, MatchState.RUNNING)), "a match running")
 
-    process: subprocess.Popen[bytes]
-    url: str
-    stderr: Path
 
-    @classmethod
-    def start(cls, directory: Path, run: int) -> Served:
-        out, err = directory.parent / f"serve{run}.out", directory.parent / f"serve{run}.err"
-        with out.open("wb") as stdout, err.open("wb") as stderr:
-            process = subprocess.Popen(
-                [str(REFEREE), "arena", "serve", str(directory), "--port", "0"],
-                cwd=ROOT,
-                stdin=subprocess.DEVNULL,
-                stdout=stdout,
-                stderr=stderr,
-                start_new_session=True,
-            )
-        try:
-            wait_for(
-                lambda: LISTENING.search(out.read_text()) is not None or process.poll() is not None,
-                "the arena to listen",
-            )
-            found = LISTENING.search(out.read_text())
-            assert found is not None, f"the arena did not listen: {err.read_text()}"
-        except BaseException:
-            process.kill()
-            process.wait()
-            raise
-        return cls(process, found.group(1), err)
+def kill(served: Served, arena: Arena, script: str) -> tuple[set[str], set[Proc]]:
+    """SIGKILL while matches run. The keys of the matches it left running, and its
+    processes then: its players die with it, but for a seat frozen while not asked,
+    which on cgroup v1 dies only once thawed, by the next start (docs/sandbox.md)."""
+    hold(served, arena)
+    before = descendants(served.process.pid)
+    players = [p for p in before if p.args[1:2] and p.args[1].endswith(f"/{script}")]
+    assert len(players) >= 2, before
+    served.process.kill()
+    assert served.process.wait(DEADLINE_S) == -signal.SIGKILL
+    wait_for(
+        lambda: all(p.state in FROZEN for p in alive(before, script)),
+        "what the killed arena left to end, or to be a frozen seat",
+    )
+    return keys(arena, MatchState.RUNNING), before
 
-    def hold(self, arena: Arena) -> None:
-        """Stopped (SIGSTOP) at a moment the database shows a match running."""
-        while True:
-            self.process.send_signal(signal.SIGSTOP)
-            # The signal is sent, not yet taken: each thread stops when it is next scheduled.
-            wait_for(lambda: stopped(self.process.pid), "the arena to stop")
-            if keys(arena, MatchState.RUNNING):
-                return
-            self.process.send_signal(signal.SIGCONT)
-            wait_for(lambda: bool(keys(arena, MatchState.RUNNING)), "a match running")
 
-    def kill(self, arena: Arena, script: str) -> tuple[set[str], set[Proc]]:
-        """SIGKILL while matches run. The keys of the matches it left running, and its
-        processes then: its players die with it, but for a seat frozen while not asked,
-        which on cgroup v1 dies only once thawed, by the next start (docs/sandbox.md)."""
-        self.hold(arena)
-        before = descendants(self.process.pid)
-        players = [p for p in before if p.args[1:2] and p.args[1].endswith(f"/{script}")]
-        assert len(players) >= 2, before
-        self.process.kill()
-        assert self.process.wait(DEADLINE_S) == -signal.SIGKILL
-        wait_for(
-            lambda: all(p.state in FROZEN for p in alive(before, script)),
-            "what the killed arena left to end, or to be a frozen seat",
-        )
-        return keys(arena, MatchState.RUNNING), before
-
-    def terminate(self, arena: Arena, script: str, in_flight: bool) -> set[str]:
-        """A clean stop by SIGTERM (sent while matches run if `in_flight`): exit 0, nothing
-        said but its stop, none of its players left. The keys of the matches it left running,
-        as the service says it does."""
-        if in_flight:
-            self.hold(arena)
-        self.process.send_signal(signal.SIGTERM)
-        self.process.send_signal(signal.SIGCONT)
-        assert self.process.wait(DEADLINE_S) == 0
-        said = self.stderr.read_text()
-        assert "Traceback" not in said and said.strip().endswith("stopped"), said
-        assert "ladder: ladder:" not in said, said
-        wait_for(lambda: not alive(set(), script), "the players of the stopped arena to end")
-        return keys(arena, MatchState.RUNNING)
-
-    def post(self, path: str, token: str) -> None:
-        request = urllib.request.Request(
-            f"{self.url}{path}", method="POST", headers={"Authorization": f"Bearer {token}"}
-        )
-        with urllib.request.urlopen(request, timeout=DEADLINE_S) as answer:
-            assert answer.status == 200
+def terminate(served: Served, arena: Arena, script: str, in_flight: bool) -> set[str]:
+    """A clean stop by SIGTERM (sent while matches run if `in_flight`): exit 0, nothing
+    said but its stop, none of its players left. The keys of the matches it left running,
+    as the service says it does."""
+    if in_flight:
+        hold(served, arena)
+    served.process.send_signal(signal.SIGTERM)
+    served.process.send_signal(signal.SIGCONT)
+    assert served.process.wait(DEADLINE_S) == 0
+    said = served.stderr()
+    assert "Traceback" not in said and said.strip().endswith("stopped"), said
+    assert "ladder: ladder:" not in said, said
+    wait_for(lambda: not alive(set(), script), "the players of the stopped arena to end")
+    return keys(arena, MatchState.RUNNING)
 
 
 def wait_for(condition: Callable[[], bool], what: str) -> None:
@@ -226,18 +184,10 @@ def play_on(arena: Arena, owed: set[str], after: int) -> None:
 
 @pytest.fixture
 def serve() -> Iterator[Callable[[Path], Served]]:
-    """Starts `referee arena serve`; whatever of it a failed test left is killed after."""
-    started: list[Served] = []
-
-    def start(directory: Path) -> Served:
-        started.append(Served.start(directory, len(started)))
-        return started[-1]
-
-    yield start
-    for served in started:
-        if served.process.poll() is None:
-            served.process.kill()
-            served.process.wait()
+    """Starts `referee arena serve` by its installed script, as a person does; whatever of
+    it a failed test left is killed after."""
+    with contextlib.ExitStack() as stack:
+        yield lambda directory: stack.enter_context(serving(directory, installed=True))
 
 
 @pytest.mark.slow
@@ -259,7 +209,7 @@ def test_killed_twice_while_playing_the_arena_loses_nothing_and_plays_on(
         served = serve(arena.directory)
         ended_by_the_start(left)
         play_on(arena, owed, len(keys(arena, MatchState.DONE)))
-        owed, left = served.kill(arena, script)
+        owed, left = kill(served, arena, script)
         assert owed and not owed & interrupted
         interrupted |= owed
         seen.update(done_now(arena))
@@ -268,16 +218,16 @@ def test_killed_twice_while_playing_the_arena_loses_nothing_and_plays_on(
     served = serve(arena.directory)
     ended_by_the_start(left)
     play_on(arena, owed, len(keys(arena, MatchState.DONE)))
-    owed = served.terminate(arena, script, in_flight=True)
+    owed = terminate(served, arena, script, in_flight=True)
     interrupted |= owed
     seen.update(done_now(arena))
 
     # The organiser's end: paused, so that those in flight end, then SIGTERM.
     served = serve(arena.directory)
     play_on(arena, owed, len(keys(arena, MatchState.DONE)))
-    served.post("/api/ladder/pause", organiser)
+    assert served.post("/api/ladder/pause", organiser)[0] == 200
     wait_for(lambda: not keys(arena, MatchState.RUNNING), "the matches in flight to end")
-    assert not served.terminate(arena, script, in_flight=False)
+    assert not terminate(served, arena, script, in_flight=False)
 
     final = done_now(arena)
     assert {key: final.get(key) for key in seen} == seen

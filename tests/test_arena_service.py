@@ -11,7 +11,6 @@ from __future__ import annotations
 import io
 import shutil
 import subprocess
-import sys
 import tarfile
 from pathlib import Path
 
@@ -22,7 +21,7 @@ from referee.cli import app
 from referee.players.starter import STARTERS
 from tests.support.arena import SERVICE_CONFIG as CONFIG
 from tests.support.arena import token_of, wait_for
-from tests.support.arena_serving import DEADLINE_S, Served, serving
+from tests.support.arena_serving import DEADLINE_S, Served, serve_command, serving
 from tests.support.paths import ROOT
 
 runner = CliRunner()
@@ -188,7 +187,7 @@ def test_a_second_serve_of_one_arena_is_refused_in_one_line(
     authors: tuple[Path, dict[str, str]],
 ) -> None:
     directory, _ = authors
-    second = [sys.executable, "-m", "referee", "arena", "serve", str(directory), "--port", "0"]
+    second = serve_command(directory)
     with serving(directory) as served:
         refused = subprocess.run(
             second, capture_output=True, text=True, timeout=DEADLINE_S, cwd=ROOT, check=False
