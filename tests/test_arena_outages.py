@@ -11,8 +11,7 @@ import datetime as dt
 import errno
 import os
 import subprocess
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +28,7 @@ from referee.arena.match_queue import claim, ladder_members, open_field
 from referee.arena.outages import DatabaseLost, Rider, Trouble, Watch
 from referee.records.transcript import read_transcript
 from tests.support.archives import Entry, tar
-from tests.support.arena import LADDER_CONFIG, add_version
+from tests.support.arena import LADDER_CONFIG, add_version, wait_for
 from tests.support.arena_databases import PACKAGE, ArenaMaker, PostgresServer, postgresql_bin
 from tests.support.arena_serving import Served, serve_command, serving
 from tests.support.facilities import missing
@@ -46,13 +45,6 @@ BIG = bytes(2 << 20)
 
 def config(wait_s: int = 300) -> str:
     return LADDER_CONFIG.format(game="double-tictactoe", arena=f"  database_wait_s: {wait_s}\n")
-
-
-def wait_for(condition: Callable[[], bool], what: str) -> None:
-    deadline = time.monotonic() + DEADLINE_S
-    while not condition():
-        assert time.monotonic() < deadline, f"not within {DEADLINE_S} s: {what}"
-        time.sleep(0.2)
 
 
 def done(arena: Arena) -> int:
@@ -118,7 +110,7 @@ def test_a_postgresql_restart_under_the_ladder_is_ridden_out(
         arena_on(server, tmp_path, wait_s=300) as (arena, token),
         serving(arena.directory, logs=tmp_path) as served,
     ):
-        wait_for(lambda: done(arena) >= 4, "four matches done")
+        wait_for("four matches done", lambda: done(arena) >= 4, DEADLINE_S)
         server.halt()
         try:
             if held:
@@ -132,14 +124,17 @@ def test_a_postgresql_restart_under_the_ladder_is_ridden_out(
                 assert int(page.headers["retry-after"]) > 0
         finally:
             server.resume()
-        wait_for(lambda: served.ask("GET", "/api/status", token).status == 200, "200 again")
+        wait_for(
+            "200 again", lambda: served.ask("GET", "/api/status", token).status == 200, DEADLINE_S
+        )
         after = done(arena)
-        wait_for(lambda: done(arena) >= after + 4, "the ladder to play on")
+        wait_for("the ladder to play on", lambda: done(arena) >= after + 4, DEADLINE_S)
         # Its lock, gone with the server's connections, is its own again: a second `serve`
         # is refused.
         wait_for(
-            lambda: "lock, lost with its database connection, is held again" in served.stderr(),
             "the lock again",
+            lambda: "lock, lost with its database connection, is held again" in served.stderr(),
+            DEADLINE_S,
         )
         second = subprocess.run(
             serve_command(arena.directory),
@@ -167,7 +162,7 @@ def test_postgresql_gone_for_longer_than_the_wait_ends_serve_in_one_line(
         arena_on(server, tmp_path, wait_s=3) as (arena, _),
         serving(arena.directory, logs=tmp_path) as served,
     ):
-        wait_for(lambda: done(arena) >= 2, "two matches done")
+        wait_for("two matches done", lambda: done(arena) >= 2, DEADLINE_S)
         server.halt()
         try:
             code = served.process.wait(DEADLINE_S)
@@ -239,14 +234,14 @@ def test_a_full_disk_stops_submissions_and_the_ladder_until_there_is_room(
         for name in ("ann", "bob"):
             add_version(arena, name)
         with serving(arena.directory, logs=small_disk.parent) as served:
-            wait_for(lambda: done(arena) >= 2, "two matches done")
+            wait_for("two matches done", lambda: done(arena) >= 2, DEADLINE_S)
             filler = fill(small_disk)
 
             def said_full() -> bool:
                 outage = ladder(served, token).get("outage")
                 return outage is not None and "disk is full" in outage
 
-            wait_for(said_full, "the organiser's status to say the disk is full")
+            wait_for("the organiser's status to say the disk is full", said_full, DEADLINE_S)
             full_since = dt.datetime.now(dt.UTC)
             refused = served.ask("POST", "/api/bots/cat/versions", token, b"an archive")
             assert refused.status == 503, refused
@@ -255,17 +250,19 @@ def test_a_full_disk_stops_submissions_and_the_ladder_until_there_is_room(
             archives_have_rows(arena)
             # The matches in play end; no other starts.
             wait_for(
-                lambda: ladder(served, token).get("playing") == 0,
                 "the ladder to stop playing",
+                lambda: ladder(served, token).get("playing") == 0,
+                DEADLINE_S,
             )
             freed_at = dt.datetime.now(dt.UTC)
             filler.unlink()
             wait_for(
-                lambda: ladder(served, token).get("outage", "") is None,
                 "the arena to find room",
+                lambda: ladder(served, token).get("outage", "") is None,
+                DEADLINE_S,
             )
             after = done(arena)
-            wait_for(lambda: done(arena) >= after + 4, "the ladder to play on")
+            wait_for("the ladder to play on", lambda: done(arena) >= after + 4, DEADLINE_S)
             taken = served.ask("POST", "/api/bots/cat/versions", token, b"an archive")
             assert taken.status == 202, taken
             said = served.stop()

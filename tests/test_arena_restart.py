@@ -9,7 +9,6 @@ import json
 import os
 import signal
 import subprocess
-import time
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -21,7 +20,7 @@ from sqlalchemy import func, select
 from referee.arena.db import Match, MatchState, Seat, Version
 from referee.arena.home import Arena
 from referee.records.transcript import read_transcript
-from tests.support.arena import LADDER_CONFIG, add_version
+from tests.support.arena import LADDER_CONFIG, add_version, wait_for
 from tests.support.arena_databases import ArenaMaker
 from tests.support.arena_serving import REFEREE, Served, serving
 from tests.support.paths import ROOT
@@ -41,11 +40,11 @@ def hold(served: Served, arena: Arena) -> None:
     while True:
         served.process.send_signal(signal.SIGSTOP)
         # The signal is sent, not yet taken: each thread stops when it is next scheduled.
-        wait_for(lambda: stopped(served.process.pid), "the arena to stop")
+        wait_for("the arena to stop", lambda: stopped(served.process.pid), DEADLINE_S)
         if keys(arena, MatchState.RUNNING):
             return
         served.process.send_signal(signal.SIGCONT)
-        wait_for(lambda: bool(keys(arena, MatchState.RUNNING)), "a match running")
+        wait_for("a match running", lambda: bool(keys(arena, MatchState.RUNNING)), DEADLINE_S)
 
 
 def kill(served: Served, arena: Arena, script: str) -> tuple[set[str], set[Proc]]:
@@ -59,8 +58,9 @@ def kill(served: Served, arena: Arena, script: str) -> tuple[set[str], set[Proc]
     served.process.kill()
     assert served.process.wait(DEADLINE_S) == -signal.SIGKILL
     wait_for(
-        lambda: all(p.state in FROZEN for p in alive(before, script)),
         "what the killed arena left to end, or to be a frozen seat",
+        lambda: all(p.state in FROZEN for p in alive(before, script)),
+        DEADLINE_S,
     )
     return keys(arena, MatchState.RUNNING), before
 
@@ -77,15 +77,10 @@ def terminate(served: Served, arena: Arena, script: str, in_flight: bool) -> set
     said = served.stderr()
     assert "Traceback" not in said and said.strip().endswith("stopped"), said
     assert "ladder: ladder:" not in said, said
-    wait_for(lambda: not alive(set(), script), "the players of the stopped arena to end")
+    wait_for(
+        "the players of the stopped arena to end", lambda: not alive(set(), script), DEADLINE_S
+    )
     return keys(arena, MatchState.RUNNING)
-
-
-def wait_for(condition: Callable[[], bool], what: str) -> None:
-    deadline = time.monotonic() + DEADLINE_S
-    while not condition():
-        assert time.monotonic() < deadline, f"not within {DEADLINE_S} s: {what}"
-        time.sleep(0.1)
 
 
 def stopped(pid: int) -> bool:
@@ -160,7 +155,7 @@ def ended_by_the_start(left: set[Proc]) -> None:
     def gone() -> bool:
         return not any(p.state != "Z" and (p.pid, p.started) in known for p in processes().values())
 
-    wait_for(gone, "what the killed arena left, at the next start")
+    wait_for("what the killed arena left, at the next start", gone, DEADLINE_S)
 
 
 def done_now(arena: Arena) -> dict[str, tuple[object, bytes]]:
@@ -179,7 +174,7 @@ def play_on(arena: Arena, owed: set[str], after: int) -> None:
         done = keys(arena, MatchState.DONE)
         return done >= owed and len(done) >= after + MATCHES_PER_START
 
-    wait_for(played, f"{sorted(owed)} and {MATCHES_PER_START} more matches done")
+    wait_for(f"{sorted(owed)} and {MATCHES_PER_START} more matches done", played, DEADLINE_S)
 
 
 @pytest.fixture
@@ -226,7 +221,9 @@ def test_killed_twice_while_playing_the_arena_loses_nothing_and_plays_on(
     served = serve(arena.directory)
     play_on(arena, owed, len(keys(arena, MatchState.DONE)))
     assert served.post("/api/ladder/pause", organiser)[0] == 200
-    wait_for(lambda: not keys(arena, MatchState.RUNNING), "the matches in flight to end")
+    wait_for(
+        "the matches in flight to end", lambda: not keys(arena, MatchState.RUNNING), DEADLINE_S
+    )
     assert not terminate(served, arena, script, in_flight=False)
 
     final = done_now(arena)

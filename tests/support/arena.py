@@ -105,9 +105,10 @@ def token_of(output: str) -> str:
     return found.group(1)
 
 
-def wait_for(what: str, done: Callable[[], bool]) -> None:
-    """Until `done()`, for at most DEADLINE_S: what a served arena does takes its time."""
-    deadline = time.monotonic() + DEADLINE_S
+def wait_for(what: str, done: Callable[[], bool], within_s: float = DEADLINE_S) -> None:
+    """Until `done()`, for at most `within_s`: what a served arena does takes its time (a
+    test that waits on many matches gives more)."""
+    deadline = time.monotonic() + within_s
     while not done():
         assert time.monotonic() < deadline, f"still waiting for {what}"
         time.sleep(0.2)
