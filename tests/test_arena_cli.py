@@ -188,12 +188,13 @@ class _Busy(http.server.BaseHTTPRequestHandler):
     busy = 2
     posts = 0
     refusal = 503
+    retry_after = "1"
 
     def do_POST(self) -> None:
         self.rfile.read(int(self.headers["Content-Length"]))
         type(self).posts += 1
         if type(self).posts <= type(self).busy:
-            self.answer(self.refusal, {"error": "too many submissions arriving at once"}, "1")
+            self.answer(self.refusal, {"error": "too many at once"}, self.retry_after)
         else:
             self.answer(202, {"id": 7, "bot": "calm", "number": 1, "state": "queued"})
 
@@ -215,12 +216,14 @@ class _Busy(http.server.BaseHTTPRequestHandler):
 
 
 @contextlib.contextmanager
-def busy_arena(busy: int, refusal: int = 503) -> Iterator[str]:
-    """An arena's API that refuses the first `busy` submissions with `refusal`: its URL."""
-    handler = type("Handler", (_Busy,), {"busy": busy, "posts": 0, "refusal": refusal})
+def busy_arena(busy: int, refusal: int = 503, retry_after: str = "1") -> Iterator[str]:
+    """An arena's API that refuses the first `busy` submissions with `refusal`, asking for
+    `retry_after` seconds: its URL."""
+    attributes = {"busy": busy, "posts": 0, "refusal": refusal, "retry_after": retry_after}
+    handler = type("Handler", (_Busy,), attributes)
     with local_http(handler) as url:
         yield url
-    assert handler.posts == (busy + 1 if refusal == 503 else 1)
+    assert handler.posts == (busy + 1 if retry_after == "1" else 1)
 
 
 def test_a_submission_to_a_busy_arena_is_sent_again_and_says_so(tmp_path: Path) -> None:
@@ -233,9 +236,18 @@ def test_a_submission_to_a_busy_arena_is_sent_again_and_says_so(tmp_path: Path) 
     waits = [line for line in lines if line.startswith("the arena is busy")]
     # The wait doubles from 1 s (its Retry-After asks for 1 s).
     assert [line.rsplit(" in ", 1)[1] for line in waits] == ["1 s", "2 s"], waits
-    assert "503" in waits[0] and "too many submissions" in waits[0]
-    # Any other refusal is not sent again: it is the one line the command exits with.
-    with busy_arena(1, refusal=429) as url, pytest.raises(client.ClientError, match="429"):
+    assert "503" in waits[0] and "too many at once" in waits[0]
+    # A 429 that asks for a moment paces the client's requests: sent again after it.
+    lines.clear()
+    with busy_arena(1, refusal=429) as url:
+        assert client.submit(client.Api(url, "t0ken"), archive, "calm", lines.append, 0.0)
+    assert [line for line in lines if "429" in line and line.endswith("sending again in 1 s")]
+    # One that asks for an hour (the hourly cap) is not: nor is any other refusal. It is the
+    # one line the command exits with.
+    with (
+        busy_arena(1, refusal=429, retry_after="3600") as url,
+        pytest.raises(client.ClientError, match="429"),
+    ):
         client.submit(client.Api(url, "t0ken"), archive, "calm", lines.append, 0.0)
 
 

@@ -40,6 +40,7 @@ from referee.arena.fresh import Fresh
 from referee.arena.home import Arena
 from referee.arena.match_facts import Kept
 from referee.arena.queries import storable, whole_number
+from referee.arena.rates import Limit
 from referee.arena.replays import Replays, requester
 from referee.arena.submissions import Refusal, SubmissionRefused
 from referee.arena.uploads import Uploads
@@ -50,7 +51,7 @@ from referee.errors import ArenaError, SubmissionError
 SMALL_BODY = 4096
 # How long the leaderboard and the lists of matches, once rendered, are served as they are
 # (`fresh`). Ratings are refitted at most once a second, and a match is played in a few.
-LEADERBOARD_S = 0.5
+LEADERBOARD_S = 1.0
 MATCHES_S = 1.0
 
 _REFUSAL_STATUS = {
@@ -127,6 +128,8 @@ def create_app(arena: Arena, hooks: Hooks, uploads: Uploads | None = None) -> St
         500: _internal_error,
     }
     guard = Middleware(auth.Guard, gate=gate)
+    # Inside the guard: a refusal for the rate carries the security headers too.
+    limit = Middleware(Limit, rate=arena.config.requests)
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
@@ -137,7 +140,7 @@ def create_app(arena: Arena, hooks: Hooks, uploads: Uploads | None = None) -> St
             await asyncio.to_thread(api.replays.close)
 
     return Starlette(
-        routes=routes, exception_handlers=handlers, middleware=[guard], lifespan=lifespan
+        routes=routes, exception_handlers=handlers, middleware=[guard, limit], lifespan=lifespan
     )
 
 

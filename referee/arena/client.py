@@ -33,6 +33,7 @@ BACKOFF_S = 1.0
 BACKOFF_MAX_S = 30.0
 RETRY_FOR_S = 300.0
 BUSY = 503
+TOO_MANY = 429
 # Where a submission's following ends: on the ladder, or off it.
 _ENDED = (*ON_LADDER, VersionState.FAILED, VersionState.SUSPENDED, VersionState.RETIRED)
 
@@ -170,20 +171,22 @@ def _patiently(
     sleep: Callable[[float], None],
 ) -> Json:
     """`call`'s answer, asked again while the arena is busy (503: its uploads all under way,
-    or its database out for a while), and while it cannot be reached if `unreached` (an
-    arena restarted), with a wait that doubles, each told to `progress`; past RETRY_FOR_S,
-    the last refusal."""
+    or its database out for a while), while it paces this client's requests (429 for a few
+    seconds: an hourly cap's longer wait is a refusal), and while it cannot be reached if
+    `unreached` (an arena restarted), with a wait that doubles, each told to `progress`;
+    past RETRY_FOR_S, the last refusal."""
     waited, backoff = 0.0, BACKOFF_S
     while True:
         try:
             return call()
         except ClientError as error:
-            retried = error.status == BUSY or (unreached and error.status is None)
+            paced = error.status == TOO_MANY and (error.retry_after_s or 0.0) <= BACKOFF_MAX_S
+            retried = error.status == BUSY or paced or (unreached and error.status is None)
             if not retried or waited >= RETRY_FOR_S:
                 raise
             wait = min(max(backoff, error.retry_after_s or 0.0), BACKOFF_MAX_S)
             wait = min(wait, RETRY_FOR_S - waited)
-            shown = "busy" if error.status == BUSY else "out of reach"
+            shown = "busy" if error.status in (BUSY, TOO_MANY) else "out of reach"
             progress(f"the arena is {shown} ({error}); {again} in {wait:g} s")
             sleep(wait)
             waited += wait

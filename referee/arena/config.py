@@ -76,6 +76,11 @@ class _Validate(_Section):
     matches_per_role: Annotated[int, Field(gt=0, le=20)] = 1
 
 
+class _Requests(_Section):
+    per_s: Annotated[float, Field(gt=0, le=100_000)] = 10.0
+    burst: Annotated[int, Field(gt=0, le=1_000_000)] = 50
+
+
 class _Suspend(_Section):
     after: Annotated[int, Field(gt=0, le=10_000)] = 10
     faults: Annotated[float, Field(gt=0, le=1)] = 0.5
@@ -92,6 +97,16 @@ class _ArenaSection(_Section):
     public_url: Annotated[str, Field(max_length=300)] | None = None
     rating_centre: Annotated[float, Field(ge=-1_000_000, le=1_000_000)] = 1500.0
     database_wait_s: Annotated[int, Field(gt=0, le=86_400)] = DATABASE_WAIT_S
+    requests: _Requests = Field(default_factory=_Requests)
+
+
+@dataclass(frozen=True)
+class Rate:
+    """How many requests one client may make (`rates`): `burst` at once, then `per_s` a
+    second."""
+
+    per_s: float = 10.0
+    burst: int = 50
 
 
 @dataclass(frozen=True)
@@ -149,6 +164,8 @@ class ArenaConfig:
     # How long the ladder and the intake wait for a database that does not answer (lost, or
     # read-only) before `serve` ends; a full disk is waited out (`outages`).
     database_wait_s: int = DATABASE_WAIT_S
+    # What one client may ask of the API and the pages (`rates`).
+    requests: Rate = Rate()
 
     def field_config(self, players: Sequence[FieldPlayer], results: Path) -> TournamentConfig:
         """The tournament of the bots of the moment: what the venues play the ladder's
@@ -215,6 +232,7 @@ def parse_arena_config(path: Path, text: str) -> ArenaConfig:
         public_url=public_url,
         rating_centre=raw.rating_centre,
         database_wait_s=raw.database_wait_s,
+        requests=Rate(raw.requests.per_s, raw.requests.burst),
     )
 
 

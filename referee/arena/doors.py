@@ -122,8 +122,8 @@ class Doors:
 
     def _key(self, address: str) -> str:
         """Whose connections `address`'s are counted with: a local proxy's its own, any
-        other's its client's (`_client`)."""
-        return address if address in self.limits.proxies else _client(address)
+        other's its client's (`client_of`)."""
+        return address if address in self.limits.proxies else client_of(address)
 
     def _make_room(self, share: int) -> bool:
         """Shut the connection waited on for headers longest of the address that holds the
@@ -238,7 +238,7 @@ class _Door(H11Protocol):
             self._timer = None
 
 
-def _client(address: str) -> str:
+def client_of(address: str) -> str:
     """Whose connections are counted together: an IPv4 address (one mapped into IPv6 too),
     an IPv6 address's /64, or the text itself if it is neither."""
     try:
