@@ -296,6 +296,53 @@ def test_the_pool_reuses_a_live_process_and_replaces_a_dead_one(tmp_path: Path) 
     asyncio.run(scenario())
 
 
+def test_a_pool_given_new_entrants_keeps_the_processes_of_those_that_stay(
+    tmp_path: Path,
+) -> None:
+    # A ladder's field changes: "stays" is in both, "goes" leaves, "changed" comes back with
+    # another command, "joins" is new.
+    before = load_config(
+        write_config(tmp_path, {"stays": seeded(1), "goes": seeded(2), "changed": seeded(3)})
+    )
+    after = load_config(
+        write_config(tmp_path, {"stays": seeded(1), "changed": seeded(4), "joins": seeded(5)})
+    )
+
+    async def scenario() -> None:
+        pool = PlayerPool(before.players)
+        try:
+            played = {}
+            for name in ("stays", "goes", "changed"):
+                played[name] = await pool.acquire(name, tmp_path / f"{name}.log")
+            # Back from its match while the field changes: "changed" is not kept.
+            await pool.release("stays", played["stays"])
+            await pool.release("goes", played["goes"])
+            pool.admit(after.players)
+            await pool.release("changed", played["changed"])
+            again = await pool.acquire("stays", tmp_path / "stays-2.log")
+            assert again is played["stays"], "kept across the change"
+            changed = await pool.acquire("changed", tmp_path / "changed-2.log")
+            assert changed is not played["changed"]
+            now = next(entrant.spec for entrant in after.players if entrant.name == "changed")
+            assert isinstance(changed, ProgramPlayer) and changed.spec == now
+            joins = await pool.acquire("joins", tmp_path / "joins.log")
+            assert isinstance(joins, ProgramPlayer) and joins.alive
+            with pytest.raises(KeyError):
+                await pool.acquire("goes", tmp_path / "goes-2.log")
+            # Ended in the background.
+            for gone in (played["goes"], played["changed"]):
+                assert isinstance(gone, ProgramPlayer)
+                for _ in range(200):
+                    if not gone.alive:
+                        break
+                    await asyncio.sleep(0.05)
+                assert not gone.alive
+        finally:
+            await pool.close()
+
+    asyncio.run(scenario())
+
+
 def test_a_program_that_cannot_start_forfeits_its_matches(tmp_path: Path) -> None:
     script = tmp_path / "bot.sh"
     script.write_text("#!/bin/sh\n")

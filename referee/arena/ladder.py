@@ -50,10 +50,11 @@ from referee.arena.rating_fits import RatingFits
 from referee.errors import RefereeError
 from referee.pauses import between_matches
 from referee.plaintext import counted
-from referee.players.base import fingerprint
+from referee.players.base import Fingerprint, fingerprint
 from referee.records.transcript import Transcript
 from referee.tournaments.cluster import Workers, on_cluster
 from referee.tournaments.config import TournamentConfig
+from referee.tournaments.pool import PlayerPool
 from referee.tournaments.runner import LocalVenue, Observer, Venue
 
 # How often the ladder looks at the database for a pause or a changed field when not told.
@@ -136,6 +137,11 @@ class Ladder:
         # Its database work, tried again while the database is unavailable (`outages`).
         self._ride = Rider(arena.config.database_wait_s)
         self._ratings = RatingFits(arena, self._ride)
+        # Kept from one field to the next (a version placed, suspended): the player
+        # processes, so that a new field's matches do not all start theirs afresh, and each
+        # version's fingerprint, since its files do not change once built.
+        self._pool: PlayerPool | None = None
+        self._prints: dict[str, Fingerprint] = {}
 
     # -- what the service calls
 
@@ -199,6 +205,9 @@ class Ladder:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await rating
             self._capacity = 0
+            pool, self._pool = self._pool, None
+            if pool is not None:
+                await pool.close()
 
     # -- the field and its venue
 
@@ -249,13 +258,23 @@ class Ladder:
         return the_field
 
     async def _venue(self, config: TournamentConfig) -> Venue:
-        prints = await asyncio.to_thread(
-            lambda: {entrant.name: fingerprint(entrant.spec) for entrant in config.players}
+        new = [entrant for entrant in config.players if entrant.name not in self._prints]
+        self._prints.update(
+            await asyncio.to_thread(
+                lambda: {entrant.name: fingerprint(entrant.spec) for entrant in new}
+            )
         )
+        prints = {entrant.name: self._prints[entrant.name] for entrant in config.players}
         notes = _Notes(self._observer)
         if self._workers is None:
+            if self._pool is None:
+                self._pool = PlayerPool(config.players)
+            else:
+                self._pool.admit(config.players)
             # Each transcript on the disk before its row names it as the match's record.
-            return LocalVenue(config, self._arena.key, prints, notes, sync_delay_s=0)
+            return LocalVenue(
+                config, self._arena.key, prints, notes, sync_delay_s=0, pool=self._pool
+            )
         return await on_cluster(self._workers)(config, self._arena.key, prints, notes, {})
 
     async def _watch(self, the_field: Field, stop: asyncio.Event) -> None:

@@ -53,6 +53,35 @@ class PlayerPool:
         self._settling: dict[str, set[asyncio.Task[None]]] = defaultdict(set)
         self._table = ProcessTable()
 
+    def admit(self, entrants: Sequence[Entrant]) -> None:
+        """Play on with `entrants` (a ladder's field, changed): the processes of a player no
+        longer among them, or among them changed, end (in the background); the others are
+        kept for the next matches, as if the pool had always had these entrants."""
+        now = {entrant.name: entrant for entrant in entrants}
+        for name, entrant in self._entrants.items():
+            if now.get(name) == entrant:
+                continue
+            for player in self._idle.pop(name, []):
+                self._leave(player)
+            spare = self._spares.pop(name, None)
+            if spare is not None:
+                task = asyncio.create_task(self._drop(spare))
+                self._leaving.add(task)
+                task.add_done_callback(self._leaving.discard)
+        self._entrants = now
+
+    async def _drop(self, spare: asyncio.Task[ProgramPlayer | None]) -> None:
+        """A spare no longer wanted: ended once started."""
+        started = await self._alive(spare)
+        if started is not None:
+            self._leave(started)
+
+    def _keeps(self, name: str, player: ProgramPlayer) -> bool:
+        """Whether `player`, back from a match, may play `name`'s next: it is `name`'s as the
+        pool has it now, and its player may be reused."""
+        entrant = self._entrants.get(name)
+        return entrant is not None and entrant.reuse and entrant.spec == player.spec
+
     async def acquire(
         self, name: str, log_path: Path, cores: frozenset[int] | None = None
     ) -> Player:
@@ -111,7 +140,7 @@ class PlayerPool:
             # The match's last lines (its `end`), held while it was paused, reach it now,
             # while its log is still this match's.
             player.connection.flush()
-            if not player.alive or not self._entrants[name].reuse:
+            if not player.alive or not self._keeps(name, player):
                 self._leave(player)
             elif player.connection.owed:
                 task = asyncio.create_task(self._settle(name, player))
@@ -129,7 +158,7 @@ class PlayerPool:
         if wakes:
             player.set_idle(True)
         player.resume()
-        if await player.connection.drained(SETTLE_S):
+        if await player.connection.drained(SETTLE_S) and self._keeps(name, player):
             if wakes:
                 player.set_idle(False)
             player.pause()

@@ -111,16 +111,19 @@ class LocalVenue:
         trace: Trace | None = None,
         withdrawn: Mapping[str, str] | None = None,
         sync_delay_s: float = SYNC_DELAY_S,
+        pool: PlayerPool | None = None,
     ) -> None:
         """`withdrawn`, kept up to date by the run, names the players no longer started, and
         why. A transcript is whole in its file when its match's `play` returns, and on the
-        disk at most `sync_delay_s` later (`TranscriptStore`)."""
+        disk at most `sync_delay_s` later (`TranscriptStore`). The players' processes are
+        `pool`'s if given (its owner admits the entrants and closes it), else its own."""
         self._withdrawn = withdrawn if withdrawn is not None else {}
         self._config = config
         self._store = TranscriptStore(key, sync_delay_s)
         self._prints = prints
         self._observer = observer
-        self._pool = PlayerPool(config.players, trace)
+        self._own_pool = pool is None
+        self._pool = pool if pool is not None else PlayerPool(config.players, trace)
         self._cores: CorePool | None = None
         self.capacity = config.concurrency
         cores = available_cores()
@@ -168,7 +171,8 @@ class LocalVenue:
         try:
             await self._store.close()
         finally:
-            await self._pool.close()
+            if self._own_pool:
+                await self._pool.close()
 
 
 async def run_tournament(
