@@ -16,12 +16,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import create_engine, func, select, update
+from sqlalchemy import create_engine, func, select, text, update
 from sqlalchemy.exc import OperationalError
 
 from referee.arena import lifecycle, submissions
 from referee.arena.config import FieldPlayer
-from referee.arena.db import Author, Match, MatchState, Version, VersionState
+from referee.arena.db import Author, Database, Match, MatchState, Version, VersionState
 from referee.arena.home import Arena, init_arena, open_arena
 from referee.arena.intake import Intake
 from referee.arena.match_queue import claim, ladder_members, open_field
@@ -389,6 +389,26 @@ def test_a_claim_tried_again_claims_what_its_first_try_did(make_arena: ArenaMake
             select(func.count()).select_from(Match).where(Match.state == MatchState.RUNNING)
         )
     assert running == 2
+
+
+def test_a_large_sort_is_read_while_the_temporary_directory_is_full(
+    small_disk: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # SQLite writes a sort past its cache to a file in its temporary directory: the arena's
+    # disk, often. On a full one, a read (the leaderboard's tallies) must not fail.
+    monkeypatch.setenv("SQLITE_TMPDIR", str(small_disk))
+    database = Database(f"sqlite:///{tmp_path / 'sort.db'}")
+    try:
+        with database.session(write=True) as session:
+            session.execute(text("CREATE TABLE big (n INTEGER, pad TEXT)"))
+            rows = [{"n": n, "pad": "x" * 200} for n in range(50_000)]
+            session.execute(text("INSERT INTO big VALUES (:n, :pad)"), rows)
+        fill(small_disk)
+        with database.session() as session:
+            query = text("SELECT n, pad FROM big ORDER BY pad, n DESC")
+            assert session.execute(query).first() == (49_999, "x" * 200)
+    finally:
+        database.close()
 
 
 def test_a_version_the_full_disk_cut_short_is_queued_again_not_failed(small_disk: Path) -> None:

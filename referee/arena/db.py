@@ -400,10 +400,14 @@ def database_problem(error: Exception) -> str:
 
 def _sqlite_pragmas(connection: Any, _record: Any) -> None:
     # WAL: the pages read while the ladder writes; foreign keys: SQLite checks none unasked.
+    # Temporary tables and sorts in memory: past its cache a large sort (the leaderboard's
+    # tallies of a long season) is written to a file in TMPDIR, and a read would fail while
+    # that disk is full (often the arena's own), where reads must go on.
     cursor = connection.cursor()
     cursor.execute("PRAGMA journal_mode=WAL")
     cursor.execute("PRAGMA synchronous=NORMAL")
     cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.execute("PRAGMA temp_store=MEMORY")
     cursor.close()
 
 
