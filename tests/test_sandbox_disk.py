@@ -12,11 +12,13 @@ from pathlib import Path
 import pytest
 
 from referee.errors import ConfigError
+from referee.players.process import ProgramPlayer
 from referee.sandbox.isolation import machine_protections
 from referee.sandbox.limits import Limits
-from referee.sandbox.process import ConfinedProcess, ProcessEnd
+from referee.sandbox.process import ConfinedProcess, ProcessEnd, can_wake_idle
 from referee.tournaments.config import load_config
-from tests.support.facilities import needs
+from referee.tournaments.pool import PlayerPool
+from tests.support.facilities import missing, needs
 from tests.support.tournaments import run, seeded, transcripts, write_config
 
 pytestmark = [
@@ -166,3 +168,40 @@ def test_every_match_starts_with_an_empty_directory_and_a_filler_is_stopped_by_t
     # The filler left its file: a fresh process each match. The tidy one is reused.
     assert len({me for me, _, _ in starts["filler"]}) == 4
     assert len({me for me, _, _ in starts["tidy"]}) == 1
+
+
+def test_a_process_that_left_files_is_replaced_by_one_started_ahead(tmp_path: Path) -> None:
+    if not can_wake_idle():
+        missing(
+            "only root can wake a process of the idle class: no spares here",
+            under_ci="CI runs as root, who can wake a spare",
+        )
+    script = tmp_path / "bots" / "litter.py"
+    script.parent.mkdir()
+    script.write_text(
+        "import os, sys\n"
+        "open(os.path.join(os.environ['TMPDIR'], 'litter'), 'w').close()\n"
+        "for line in sys.stdin:\n    pass\n"
+    )
+    players = {"litter": f"{sys.executable} {script}", "b": seeded(2)}
+    config = load_config(write_config(tmp_path, players))
+
+    async def scenario() -> None:
+        pool = PlayerPool(config.players)
+        try:
+            first = await pool.acquire("litter", tmp_path / "logs" / "1.log")
+            assert isinstance(first, ProgramPlayer)
+            for _ in range(200):
+                if first.left_files():
+                    break
+                await asyncio.sleep(0.05)
+            await pool.release("litter", first)
+            # Its replacement is started at once, not when the next match asks for it.
+            ahead = await pool._spares["litter"]
+            assert ahead is not None and ahead is not first and ahead.alive
+            second = await pool.acquire("litter", tmp_path / "logs" / "2.log")
+            assert second is ahead
+        finally:
+            await pool.close()
+
+    asyncio.run(scenario())

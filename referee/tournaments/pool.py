@@ -107,11 +107,13 @@ class PlayerPool:
         spec = self._entrants[name].spec
         if spec.kind is PlayerKind.HTTP:
             return HttpPlayer(spec, trace_channel(self._trace, name))  # nothing to start or keep
-        if not self._entrants[name].reuse and can_wake_idle():
-            # The next spare is started before this one is awaited: another match's acquire
-            # meanwhile takes the new one, and no spare is left without an owner.
+        if can_wake_idle():
+            # The next spare of a player never reused is started before this one is awaited:
+            # another match's acquire meanwhile takes the new one, and no spare is left
+            # without an owner. A reused one has a spare when its process left files.
             taken = self._spares.pop(name, None)
-            self._spares[name] = asyncio.create_task(self._spare(name, log_path.parent, cores))
+            if not self._entrants[name].reuse:
+                self._spares[name] = asyncio.create_task(self._spare(name, log_path.parent, cores))
             spare = await self._alive(taken)
             if spare is not None:
                 spare.set_idle(False)
@@ -146,6 +148,14 @@ class PlayerPool:
                 task = asyncio.create_task(self._settle(name, player))
                 self._settling[name].add(task)
                 task.add_done_callback(self._settling[name].discard)
+            elif player.left_files():
+                # Its next match needs a new process: started now, while others play (its
+                # log's directory hidden from it, as from the one it replaces).
+                self._leave(player)
+                logs = player.log.path
+                if can_wake_idle() and logs is not None and name not in self._spares:
+                    spare = self._spare(name, logs.parent, player.cores)
+                    self._spares[name] = asyncio.create_task(spare)
             else:
                 self._idle[name].append(player)
 
