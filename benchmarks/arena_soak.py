@@ -9,8 +9,10 @@ Usage: python benchmarks/arena_soak.py [--database sqlite|postgresql] [--quick]
 
 Loopback only. Makes an arena in a temporary directory (SQLite: on a tmpfs of its own, which
 needs root; PostgreSQL: a throwaway server made with initdb beside it) that plays
-double-tictactoe at short clocks, puts a few random players on its ladder directly, and runs
-the real `referee arena serve` (its players' $TMPDIR on the arena's disk). Once matches flow
+double-tictactoe at short clocks, two matches at a time (as two cores allow), puts a few
+random players on its ladder directly, and runs the real `referee arena serve` (its players'
+$TMPDIR on the arena's disk). The clients below but the honest one run at nice 10: on a
+network they would be other machines. Once matches flow
 it measures a quiet baseline (the ladder's matches per second, and an honest client's
 latency: GET /api/leaderboard every 0.2 s on a new connection), then for --seconds at once:
 
@@ -56,7 +58,7 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
@@ -97,6 +99,7 @@ name: arena-soak
 games: [double-tictactoe]
 start_clock: 5000
 play_clock: 500
+concurrency: 2
 policy: forfeit
 arena:
   placement_matches: 4
@@ -107,6 +110,12 @@ arena:
 SEEDS = 6
 # What an honest submission carries besides its player: the issue's 900 KiB.
 PADDING = 900 * 1024
+# The clients of the soak (the submitting authors, the holders, tricklers and page readers)
+# run at this nice value, the honest client and `serve` at 0: on a network they would be
+# other machines, and here they share its cores, where at the arena's priority the soak
+# would measure its own clients' use of them (30 `arena submit` started at once take both
+# cores for seconds).
+CLIENT_NICE = 10
 # The honest client: a request every POLL_S, each on a new connection; a request that fails
 # or takes longer than REQUEST_S counts as REQUEST_S.
 POLL_S = 0.2
@@ -438,7 +447,7 @@ def submit(url: str, token: str, bot: Path, logs: Path) -> Submitter:
     output = logs / f"submit-{bot.name}.out"
     with output.open("wb") as out:
         process = subprocess.Popen(
-            [*REFEREE, "arena", "submit", url, str(bot)],
+            ["nice", "-n", str(CLIENT_NICE), *REFEREE, "arena", "submit", url, str(bot)],
             cwd=ROOT,
             stdin=subprocess.DEVNULL,
             stdout=out,
@@ -458,12 +467,19 @@ def end_submitters(submitters: list[Submitter]) -> None:
 
 
 @contextlib.contextmanager
-def threads(*targets: tuple[Any, ...]) -> Iterator[threading.Event]:
+def threads(*targets: tuple[Any, ...], nice: int = 0) -> Iterator[threading.Event]:
     """Each (function, arguments...) called in a thread of its own as function(stop,
-    arguments...), until the block ends: then `stop` is set and the threads joined."""
+    arguments...), at `nice`, until the block ends: then `stop` is set and the threads
+    joined."""
     stop = threading.Event()
+
+    def run(target: Callable[..., None], *arguments: Any) -> None:
+        # Linux keeps a nice value for each thread: this one's alone.
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), nice)
+        target(stop, *arguments)
+
     started = [
-        threading.Thread(target=target, args=(stop, *arguments), daemon=True)
+        threading.Thread(target=run, args=(target, *arguments), daemon=True)
         for target, *arguments in targets
     ]
     for thread in started:
@@ -662,7 +678,7 @@ def soak(site: Site, honest_client: Answers) -> dict[str, Any]:
         ),
     ]
     exited = Exited()
-    with threads(*attackers):
+    with threads(*attackers, nice=CLIENT_NICE):
         while time.monotonic() < begun + plan.seconds:
             deadline.wait(1.0)
             exited.look(serving, begun)
