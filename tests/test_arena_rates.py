@@ -84,7 +84,18 @@ def test_made_up_tokens_from_one_address_share_its_bucket(site: Site) -> None:
         for n in range(3 * ADDRESS_SHARE + 1)
     ]
     assert statuses[:-1] == [401] * (3 * ADDRESS_SHARE)
-    assert statuses[-1] == 429
+    refused = site.client.get("/api/me", headers={"Authorization": "Bearer one-more"})
+    assert statuses[-1] == refused.status_code == 429
+    assert f"at most {3 * ADDRESS_SHARE} at once" in refused.json()["error"]
+    assert "from one address" in refused.json()["error"]
+
+
+def test_a_clients_refused_flood_leaves_its_address_to_the_others(site: Site) -> None:
+    # alice asks far past her 3: refused, her requests take nothing of the address's
+    # ADDRESS_SHARE * 3, which bob then has whole but for alice's 3.
+    statuses = [site.get("/api/me", "alice").status_code for _ in range(40)]
+    assert statuses.count(200) == 3 and statuses.count(429) == 37
+    assert [site.get("/api/me", "bob").status_code for _ in range(3)] == [200] * 3
 
 
 def test_the_rate_is_the_arena_configs(tmp_path: Path) -> None:

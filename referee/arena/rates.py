@@ -61,6 +61,13 @@ class Buckets:
                 self._left.popitem(last=False)
         return wait
 
+    def give_back(self, client: str) -> None:
+        """Return the request `take` just took of `client`'s: another bucket refused it."""
+        with self._lock:
+            kept = self._left.get(client)
+            if kept is not None:
+                self._left[client] = (min(float(self.rate.burst), kept[0] + 1.0), kept[1])
+
 
 def clients(scope: Scope) -> tuple[str | None, str | None]:
     """Whose buckets a request takes from: its credential's, and its address's (None for
@@ -94,19 +101,26 @@ class Limit:
             await self.app(scope, receive, send)
             return
         credential, address = clients(scope)
-        wait = max(
-            0.0 if credential is None else self.credentials.take(credential),
-            0.0 if address is None else self.addresses.take(address),
-        )
+        # A request refused takes from no bucket: a client's refused flood leaves its
+        # address's allowance to the others behind it.
+        wait, whose = 0.0, self.credentials
+        if credential is not None:
+            wait = self.credentials.take(credential)
+        if wait == 0.0 and address is not None:
+            wait, whose = self.addresses.take(address), self.addresses
+            if wait > 0.0 and credential is not None:
+                self.credentials.give_back(credential)
         if wait == 0.0:
             await self.app(scope, receive, send)
             return
         seconds = max(1, math.ceil(wait))
+        rate = whose.rate
+        client = "one client" if whose is self.credentials else "one address"
         said = (
-            f"too many requests: at most {self.rate.burst} at once and {self.rate.per_s:g} a"
-            f" second from one client; try again in {seconds} s"
+            f"too many requests: at most {rate.burst} at once and {rate.per_s:g} a second"
+            f" from {client}; try again in {seconds} s"
         )
-        body = json.dumps({"error": said}).encode()
+        body = json.dumps({"error": said}, separators=(",", ":")).encode()
         await send(
             {
                 "type": "http.response.start",
