@@ -53,6 +53,10 @@ def test_a_client_is_its_credential_and_its_address_unless_a_local_proxy() -> No
     assert credential is not None and "abc" not in credential, "kept as a digest"
     assert address == "203.0.113.9"
     assert clients(scope("203.0.113.9", cookie))[0] not in (None, credential)
+    # The sign-in cookie alone is the client: not the other cookies sent beside it.
+    beside = (b"cookie", b"theme=dark; referee_session=xyz; seen=1")
+    assert clients(scope("203.0.113.9", beside))[0] == clients(scope("203.0.113.9", cookie))[0]
+    assert clients(scope("203.0.113.9", (b"cookie", b"theme=dark"))) == (None, "203.0.113.9")
     assert clients(scope("203.0.113.9")) == (None, "203.0.113.9")
     assert clients(scope("127.0.0.1")) == (None, None), "a local proxy's: anyone's"
     assert clients(scope("::1", bearer)) == (credential, None)

@@ -238,6 +238,15 @@ def cookie_name(secure: bool) -> str:
     return SECURE_COOKIE if secure else COOKIE
 
 
+def credential(scope: Scope) -> str | None:
+    """The credential a request carries, as sent and not yet checked: its Authorization
+    header, else its sign-in cookie's value (under either of its names); None for neither.
+    Whose request it is before `viewer` looks it up (`rates`)."""
+    headers = Headers(scope=scope)
+    cookies = cookie_parser("; ".join(headers.getlist("cookie")))
+    return headers.get("authorization") or cookies.get(SECURE_COOKIE) or cookies.get(COOKIE)
+
+
 def cookie_session(headers: Headers, secure: bool) -> str | None:
     """The sign-in cookie's session id, if one of an id's length is there: over https only
     the `__Host-` cookie's."""

@@ -2,13 +2,13 @@
 once, before any route reads the database or renders a page for them. So no client takes
 more than its share of the process the ladder referees its matches in.
 
-A client is the credential its requests carry (a bearer token, or the sign-in cookie), and
-its address as `doors` counts it (an IPv6 /64 as one), whose bucket is ADDRESS_SHARE
-clients' (a stranger making up a token for each request is still one address). A local
-proxy's address is not counted: its clients cannot be told apart here. Each client has a
-bucket of `Rate.burst` requests, filled at `Rate.per_s` a second: a page and its script's
-first calls come at once, then a few a second. The assets are not counted: they are files,
-and a browser asks for them with every page.
+A client is the credential its requests carry (`auth.credential`: a bearer token, or the
+sign-in cookie), and its address as `doors` counts it (an IPv6 /64 as one), whose bucket is
+ADDRESS_SHARE clients' (a stranger making up a token for each request is still one
+address). A local proxy's address is not counted: its clients cannot be told apart here.
+Each client has a bucket of `Rate.burst` requests, filled at `Rate.per_s` a second: a page
+and its script's first calls come at once, then a few a second. The assets are not counted:
+they are files, and a browser asks for them with every page.
 """
 
 from __future__ import annotations
@@ -20,9 +20,9 @@ import threading
 import time
 from collections import OrderedDict
 
-from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from referee.arena.auth import credential
 from referee.arena.config import Rate
 from referee.arena.doors import LOCAL_PROXIES, client_of
 
@@ -73,11 +73,10 @@ def clients(scope: Scope) -> tuple[str | None, str | None]:
     """Whose buckets a request takes from: its credential's, and its address's (None for
     no credential, or a local proxy's address). The credential is kept only as a digest:
     the buckets hold no token."""
-    headers = Headers(scope=scope)
-    credential = headers.get("authorization") or "; ".join(headers.getlist("cookie"))
+    sent = credential(scope)
     by_credential = None
-    if credential:
-        by_credential = hashlib.blake2b(credential.encode(), digest_size=16).hexdigest()
+    if sent:
+        by_credential = hashlib.blake2b(sent.encode(), digest_size=16).hexdigest()
     address = scope.get("client")
     by_address = None
     if address and address[0] not in LOCAL_PROXIES:
