@@ -11,8 +11,9 @@ Loopback only. Makes an arena in a temporary directory (SQLite: on a tmpfs of it
 needs root; PostgreSQL: a throwaway server made with initdb beside it) that plays
 double-tictactoe at short clocks, two matches at a time (as two cores allow), puts a few
 random players on its ladder directly, and runs the real `referee arena serve` (its players'
-$TMPDIR on the arena's disk). The clients below but the honest one run at nice 10: on a
-network they would be other machines. Once matches flow
+$TMPDIR on the arena's disk). The clients below but the honest one run at nice 10, the
+submitters together weighing as one process at nice 10 (a cpu cgroup): on a network they
+would be other machines. Once matches flow
 it measures a quiet baseline (the ladder's matches per second, and an honest client's
 latency: GET /api/leaderboard every 0.2 s on a new connection), then for --seconds at once:
 
@@ -68,6 +69,7 @@ from tabulate import tabulate
 
 from referee.arena.home import init_arena
 from referee.errors import RefereeError
+from referee.sandbox.cgroups import controller_parent
 
 from arena import place_bots  # isort: skip
 from _arena_run import (  # isort: skip
@@ -114,8 +116,14 @@ PADDING = 900 * 1024
 # run at this nice value, the honest client and `serve` at 0: on a network they would be
 # other machines, and here they share its cores, where at the arena's priority the soak
 # would measure its own clients' use of them (30 `arena submit` started at once take both
-# cores for seconds).
+# cores for seconds). Niced alone they would still take the cores from it: where Linux
+# groups the scheduling by session (autogroup), a nice value counts only within its group,
+# and 30 submitters, each in a session of its own, weigh 30 times a nice-10 process. So the
+# submitters run in one cpu cgroup of the weight of one nice-10 process, where the machine
+# lets the soak make one (it runs as root), else each with its session's autogroup niced.
 CLIENT_NICE = 10
+# The kernel's weight of a process at nice 10 (sched_prio_to_weight), where nice 0 is 1024.
+CLIENT_WEIGHT = 110
 # The honest client: a request every POLL_S, each on a new connection; a request that fails
 # or takes longer than REQUEST_S counts as REQUEST_S.
 POLL_S = 0.2
@@ -443,11 +451,57 @@ class Submitter:
         return self.output.read_text(errors="replace").count("the arena is busy")
 
 
-def submit(url: str, token: str, bot: Path, logs: Path) -> Submitter:
+@contextlib.contextmanager
+def clients_cgroup() -> Iterator[Path | None]:
+    """A cpu cgroup of CLIENT_WEIGHT for the submitters, removed at the end (None where
+    none can be made)."""
+    cgroup = weighted_cgroup(f"arena-soak-clients-{os.getpid()}", CLIENT_WEIGHT)
+    try:
+        yield cgroup
+    finally:
+        # Its submitters are killed by now; a killed process may take a moment to leave.
+        for _ in range(50):
+            if cgroup is None or not cgroup.exists():
+                break
+            with contextlib.suppress(OSError):
+                cgroup.rmdir()
+            time.sleep(0.1)
+
+
+def weighted_cgroup(name: str, weight: int) -> Path | None:
+    """A new cpu cgroup of `weight` (as cgroup v1's shares) beside this process's, or None."""
+    parent = controller_parent("cpu")
+    if parent is None:
+        return None
+    cgroup = parent / name
+    # v2's weight of a process at nice 0 is 100, v1's 1024.
+    v1 = (parent / "cpu.shares").exists()
+    setting = ("cpu.shares", weight) if v1 else ("cpu.weight", max(1, weight * 100 // 1024))
+    try:
+        cgroup.mkdir()
+        (cgroup / setting[0]).write_text(str(setting[1]))
+    except OSError:
+        with contextlib.suppress(OSError):
+            cgroup.rmdir()
+        return None
+    return cgroup
+
+
+def niced(command: list[str], cgroup: Path | None) -> list[str]:
+    """`command` at CLIENT_NICE, in `cgroup`, or else with its session's autogroup niced."""
+    script = (
+        f'echo $$ > "{cgroup}/cgroup.procs"'
+        if cgroup
+        else 'echo "$0" > /proc/self/autogroup 2>/dev/null'
+    )
+    return ["sh", "-c", f'{script}; exec nice -n "$0" "$@"', str(CLIENT_NICE), *command]
+
+
+def submit(url: str, token: str, bot: Path, logs: Path, cgroup: Path | None) -> Submitter:
     output = logs / f"submit-{bot.name}.out"
     with output.open("wb") as out:
         process = subprocess.Popen(
-            ["nice", "-n", str(CLIENT_NICE), *REFEREE, "arena", "submit", url, str(bot)],
+            niced([*REFEREE, "arena", "submit", url, str(bot)], cgroup),
             cwd=ROOT,
             stdin=subprocess.DEVNULL,
             stdout=out,
@@ -573,7 +627,7 @@ def run(plan: Plan) -> dict[str, Any]:
             quiet_ended, quiet_to = time.monotonic(), utcnow()
             site = Site(
                 plan, stack, serving, tokens, bots, logs, postgres, mount, (directory, scratch),
-                deadline,
+                deadline, stack.enter_context(clients_cgroup()),
             )  # fmt: skip
             report = soak(site, honest_client)
         report["baseline"] = {
@@ -638,6 +692,7 @@ class Site:
     # The arena's directory, and its players' temporary directories.
     disk: tuple[Path, Path]
     deadline: Deadline
+    clients: Path | None
 
 
 def soak(site: Site, honest_client: Answers) -> dict[str, Any]:
@@ -652,7 +707,7 @@ def soak(site: Site, honest_client: Answers) -> dict[str, Any]:
     lock = threading.Lock()
     begun, begun_at = time.monotonic(), utcnow()
     submitters = [
-        submit(serving.url, tokens[name], site.bots / f"{name}-bot", site.logs)
+        submit(serving.url, tokens[name], site.bots / f"{name}-bot", site.logs, site.clients)
         for name in tokens
         if name.startswith("author") or name == "hostile"
     ]
