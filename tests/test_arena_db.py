@@ -7,15 +7,18 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from alembic.script import ScriptDirectory
-from sqlalchemy import inspect, select, text
+from sqlalchemy import event, inspect, select, text
 from sqlalchemy.exc import IntegrityError, StatementError
 
+from referee.arena import views
+from referee.arena.config import FieldPlayer
 from referee.arena.db import (
     Author,
     Base,
@@ -35,7 +38,10 @@ from referee.arena.db import (
     upgrade,
 )
 from referee.arena.home import add_author, init_arena, open_arena
+from referee.arena.match_lists import MatchQuery
+from referee.arena.match_queue import claim, ladder_members, open_field
 from referee.errors import ArenaError
+from tests.support.arena import LADDER_CONFIG, add_version
 from tests.support.arena_databases import ArenaMaker, PostgresServer
 from tests.support.migrations import alembic_config, engine_on, revision
 
@@ -410,3 +416,56 @@ def test_a_session_that_read_before_another_wrote_can_still_write_on_sqlite(
         reading.merge(Setting(key="visits", value="1"))
     assert database.setting("visits") == "1" and database.setting("ladder") == "recorded"
     database.close()
+
+
+def test_the_queues_planning_and_a_page_of_matches_read_no_whole_season(tmp_path: Path) -> None:
+    """On SQLite, the arena's default: what the ladder reads at every claim (the matches each
+    version has planned) and a page of the newest finished matches are found by an index, as
+    SQLite's own plan says: no table of matches or seats read through, no sort of them all.
+    Each costs the same on the first day of a season as on its last."""
+    config = tmp_path / "arena.yaml"
+    config.write_text(LADDER_CONFIG.format(game="ticblock", arena=""), encoding="utf-8")
+    init_arena(tmp_path / "arena", config)
+    arena = open_arena(tmp_path / "arena")
+    try:
+        for name in ("ann", "bob"):
+            add_version(arena, name)
+        members = ladder_members(arena)
+        players = [
+            FieldPlayer(m.name, m.run, arena.bot_directory(m.version)) for m in members.values()
+        ]
+        the_field = open_field(arena, members, arena.config.field_config(players, arena.results))
+        with arena.database.session() as session:
+            viewer = session.scalars(select(Author)).one()
+        asked: list[tuple[str, tuple[Any, ...]]] = []
+
+        def keep(*args: Any) -> None:
+            statement, parameters = args[2], args[3]
+            if statement.lstrip().startswith("SELECT") and "matches" in statement:
+                asked.append((statement, tuple(parameters)))
+
+        event.listen(arena.database.engine, "before_cursor_execute", keep)
+        try:
+            with arena.database.session(write=True) as session:
+                claim(session, arena.config, the_field, 2, 8, dt.datetime.now(dt.UTC))
+            views.matches(arena, viewer, MatchQuery())
+        finally:
+            event.remove(arena.database.engine, "before_cursor_execute", keep)
+        with arena.database.engine.connect() as connection:
+            plans = {
+                statement: [
+                    row[3]
+                    for row in connection.exec_driver_sql(f"EXPLAIN QUERY PLAN {statement}", bound)
+                ]
+                for statement, bound in asked
+            }
+    finally:
+        arena.close()
+    # The matches planned: from those not done, by their state, not from every seat of
+    # each version ever played.
+    (planning,) = [plan for statement, plan in plans.items() if "GROUP BY seats" in statement]
+    assert planning[0].startswith("SEARCH matches") and "(state=?)" in planning[0], planning
+    assert any("ORDER BY matches.finished_at DESC" in statement for statement in plans)
+    for statement, plan in plans.items():
+        whole = [s for s in plan if s.startswith("SCAN") or "TEMP B-TREE FOR ORDER BY" in s]
+        assert whole == [], (statement, plan)

@@ -226,6 +226,9 @@ class Step(Base):
 
 class Match(Base):
     __tablename__ = "matches"
+    # The finished matches newest first, a page at a time: read in this index's order, not
+    # sorted anew from the whole season at each page.
+    __table_args__ = (Index("ix_matches_state_finished_at", "state", "finished_at"),)
 
     id: Mapped[int] = mapped_column(primary_key=True)
     # The transcript's match id.

@@ -233,11 +233,14 @@ def _top_up(session: Session, config: ArenaConfig, the_field: Field, count: int)
             Version.id.in_(members)
         )
     ).all()
+    # Every version's matches not done, those of versions out of the field too: found from
+    # the few matches not done by their state's index, where asking for the field's versions
+    # had SQLite read each one's seats of the whole season.
     planned = dict(
         session.execute(
             select(Seat.version_id, func.count())
             .join(Match, Match.id == Seat.match_id)
-            .where(Match.state != MatchState.DONE, Seat.version_id.in_(members))
+            .where(Match.state.in_([MatchState.QUEUED, MatchState.RUNNING]))
             .group_by(Seat.version_id)
         ).all()
     )
