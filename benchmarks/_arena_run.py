@@ -26,7 +26,7 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NoReturn
@@ -472,6 +472,24 @@ class Audit:
         }
 
 
+def results_of(seats: Iterable[Any]) -> dict[int, tuple[int, ...]]:
+    """Each version's wins, draws and losses in the finished matches of `seats` (match,
+    version, points): a ladder match's two seats against each other, where both have points.
+    The ladder's bots are all of different authors here: no bot meets itself."""
+    by_match: dict[int, list[tuple[int, float | None]]] = {}
+    for match, version, points in seats:
+        by_match.setdefault(match, []).append((version, points))
+    counts: dict[int, list[int]] = {}
+    for (mine, my_points), (_, their_points) in (
+        pair for two in by_match.values() for pair in (two, two[::-1]) if len(two) == 2
+    ):
+        if my_points is None or their_points is None:
+            continue
+        sign = (my_points > their_points) - (my_points < their_points)
+        counts.setdefault(mine, [0, 0, 0])[1 - sign] += 1
+    return {version: tuple(count) for version, count in counts.items()}
+
+
 def audit(directory: Path, deadline: Deadline) -> Audit:
     """The record of the arena in `directory`, which no `serve` runs: each done match against
     the transcripts in results/, and those verified with `referee replay --verify`."""
@@ -491,7 +509,17 @@ def audit(directory: Path, deadline: Deadline) -> Audit:
                     .group_by(Seat.version_id)
                 ).all()
             )
-            counted = dict(session.execute(select(Version.id, Version.matches)).all())
+            counted = {
+                version: (matches, (wins, draws, losses))
+                for version, matches, wins, draws, losses in session.execute(
+                    select(Version.id, Version.matches, Version.wins, Version.draws, Version.losses)
+                )
+            }
+            played = session.execute(
+                select(Seat.match_id, Seat.version_id, Seat.points)
+                .join(Match, Match.id == Seat.match_id)
+                .where(Match.state == MatchState.DONE)
+            ).all()
             # The seats of a pair's two matches are swapped: the first seat tells them apart.
             seatings = session.execute(
                 select(Match.pair, Seat.version_id, func.count())
@@ -508,10 +536,16 @@ def audit(directory: Path, deadline: Deadline) -> Audit:
     found.missing = sorted(set(rows) - files)
     found.orphans = sorted(files - set(rows))
     found.misnamed = sorted(key for key, path in rows.items() if path != f"results/{key}.json")
+    decided = results_of(played)
     found.miscounted = [
-        f"version {version}: {counted[version]} matches counted, {seats.get(version, 0)} played"
+        f"version {version}: {counted[version][0]} matches counted, {seats.get(version, 0)} played"
         for version in sorted(counted)
-        if counted[version] != seats.get(version, 0)
+        if counted[version][0] != seats.get(version, 0)
+    ] + [
+        f"version {version}: wins, draws, losses {counted[version][1]} counted,"
+        f" {decided.get(version, (0, 0, 0))} in its seats"
+        for version in sorted(counted)
+        if counted[version][1] != decided.get(version, (0, 0, 0))
     ]
     found.duplicated = [
         f"pair {pair}, version {version} first: done {times} times"

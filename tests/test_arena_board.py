@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from sqlalchemy import event, select
 
-from referee.arena import views
+from referee.arena import tallies, views
 from referee.arena.config import parse_arena_config
 from referee.arena.db import Bot, Match, MatchState, RatingPoint, Seat, Version, VersionState
 from referee.errors import ConfigError
@@ -52,6 +52,10 @@ def finished(
             )
         ]
         session.add(match)
+        if state == MatchState.DONE:
+            # Counted into its versions' results as the ladder records a match.
+            session.flush()
+            tallies.tally(match)
 
 
 def version_of(site: Site, bot: str, number: int = 1) -> int:

@@ -13,7 +13,6 @@ import pytest
 from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
-from alembic.script import ScriptDirectory
 from sqlalchemy import event, inspect, select, text
 from sqlalchemy.exc import IntegrityError, StatementError
 
@@ -43,7 +42,7 @@ from referee.arena.match_queue import claim, ladder_members, open_field
 from referee.errors import ArenaError
 from tests.support.arena import LADDER_CONFIG, add_version
 from tests.support.arena_databases import ArenaMaker, PostgresServer
-from tests.support.migrations import alembic_config, engine_on, revision
+from tests.support.migrations import alembic_config, engine_on, head, revision
 
 # The tables of the design (docs: the arena's database), and Alembic's own.
 TABLES = {
@@ -52,12 +51,6 @@ TABLES = {
 }  # fmt: skip
 # The largest seed a tournament makes (31 bits): it must fit on both databases.
 LARGEST_SEED = 2**31 - 1
-
-
-def _head() -> str:
-    head = ScriptDirectory.from_config(alembic_config()).get_current_head()
-    assert head is not None
-    return head
 
 
 def test_the_migrations_make_the_schema_from_nothing(
@@ -69,7 +62,7 @@ def test_the_migrations_make_the_schema_from_nothing(
         engine = arena.database.engine
         assert engine.dialect.name == request.node.callspec.params["arena_databases"]
         assert set(inspect(engine).get_table_names()) == TABLES | {"alembic_version"}
-        assert revision(arena.database.url) == _head()
+        assert revision(arena.database.url) == head()
         with arena.database.session() as session:
             organisers = session.scalars(select(Author)).all()
         assert [(a.name, a.organiser) for a in organisers] == [("organiser", True)]
@@ -95,7 +88,7 @@ def test_running_the_migrations_again_changes_nothing(make_arena: ArenaMaker) ->
     for _ in range(2):
         again = open_arena(arena.directory)
         try:
-            assert revision(again.database.url) == _head()
+            assert revision(again.database.url) == head()
             with again.database.session() as session:
                 names = sorted(session.scalars(select(Author.name)).all())
             assert names == ["ada", "organiser"]
@@ -133,7 +126,7 @@ def test_an_arena_made_at_the_first_schema_is_upgraded_in_place(old_database_url
                 {"sha": "0" * 64, "now": _moment(0)},
             )
     upgrade(url)
-    assert revision(url) == _head()
+    assert revision(url) == head()
     database = Database(url)
     try:
         with database.session() as session:
@@ -146,6 +139,94 @@ def test_an_arena_made_at_the_first_schema_is_upgraded_in_place(old_database_url
             assert [(p.version_id, p.at, p.rating) for p in points] == [(1, _moment(5), 12.5)]
     finally:
         database.close()
+
+
+def test_an_arena_upgraded_to_kept_results_has_its_matches_counted(old_database_url: str) -> None:
+    """Its versions' wins, draws, losses and last match, counted once by the upgrade from
+    the matches it holds: against the best of the other bots' seats, a match without a
+    result in none, a match of a bot's two versions in none, a running match not at all."""
+    url = old_database_url
+    command.upgrade(alembic_config(url), "0004")
+    with engine_on(url) as engine, engine.begin() as connection:
+        connection.execute(
+            text(
+                "INSERT INTO authors (id, name, name_key, organiser, created_at)"
+                " VALUES (1, 'ada', 'ada', false, :now)"
+            ),
+            {"now": _moment(0)},
+        )
+        for bot, name in ((1, "ace"), (2, "bee")):
+            connection.execute(
+                text(
+                    "INSERT INTO bots (id, author_id, name, name_key, created_at)"
+                    " VALUES (:id, 1, :name, :name, :now)"
+                ),
+                {"id": bot, "name": name, "now": _moment(0)},
+            )
+        # ace 1 and 2, bee 1 (version 3), and bee 2 (version 4), which never played.
+        for version, bot, number in ((1, 1, 1), (2, 1, 2), (3, 2, 1), (4, 2, 2)):
+            connection.execute(
+                text(
+                    "INSERT INTO versions (id, bot_id, number, state, reason, advice, run,"
+                    " archive_sha256, submitted_at, updated_at, matches, faults)"
+                    " VALUES (:id, :bot, :number, 'rated', '', '', 'run', :sha, :now, :now, 0, 0)"
+                ),
+                {"id": version, "bot": bot, "number": number, "sha": "0" * 64, "now": _moment(0)},
+            )
+        matches = [
+            # (id, state, finished, (version, points) of each seat)
+            (1, "done", 3, ((2, 0.0), (3, 1.0))),  # bee beat ace 2
+            (2, "done", 1, ((3, 0.5), (2, 0.5))),  # a draw
+            (3, "done", 4, ((1, 1.0), (3, 0.0))),  # ace 1 beat bee, bee's newest
+            (4, "done", 5, ((2, None), (3, None))),  # no result, ace 2's newest all the same
+            (5, "done", 6, ((1, 1.0), (2, 0.0))),  # ace against itself, its versions' newest
+            (6, "running", None, ((2, None), (3, None))),
+        ]
+        for match, state, finished, seats in matches:
+            connection.execute(
+                text(
+                    "INSERT INTO matches (id, key, pair, game, seed, opening, state, placement,"
+                    " created_at, finished_at, summary)"
+                    " VALUES (:id, :key, :id, 'ticblock', 1, 0, :state, false, :now, :at, '')"
+                ),
+                {
+                    "id": match,
+                    "key": f"m-{match}",
+                    "state": state,
+                    "now": _moment(0),
+                    "at": None if finished is None else _moment(finished),
+                },
+            )
+            for index, (version, points) in enumerate(seats):
+                connection.execute(
+                    text(
+                        'INSERT INTO seats (match_id, "index", role, version_id, points, faulted)'
+                        " VALUES (:match, :index, :role, :version, :points, false)"
+                    ),
+                    {
+                        "match": match,
+                        "index": index,
+                        "role": ("xcplayer", "obplayer")[index],
+                        "version": version,
+                        "points": points,
+                    },
+                )
+    upgrade(url)
+    database = Database(url)
+    try:
+        with database.session() as session:
+            kept = {
+                v.id: (v.wins, v.draws, v.losses, v.last_match_id, v.last_match_at)
+                for v in session.scalars(select(Version))
+            }
+    finally:
+        database.close()
+    assert kept == {
+        1: (1, 0, 0, 5, _moment(6)),
+        2: (0, 1, 1, 5, _moment(6)),
+        3: (1, 1, 1, 4, _moment(5)),
+        4: (0, 0, 0, None, None),
+    }
 
 
 def _moment(seconds: int) -> dt.datetime:

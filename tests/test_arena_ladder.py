@@ -152,6 +152,18 @@ def test_a_ladder_of_four_bots_plays_places_and_rates(arena: Arena) -> None:
                 .where(Seat.version_id == v, Match.state == MatchState.DONE)
             ).all()
             assert found.matches == len(seats) >= 2
+            # Its results, as counted when each match was recorded: each decided match against
+            # the other seat's points, and the newest as its last.
+            signs = [
+                (seat.points > other.points) - (seat.points < other.points)
+                for seat in seats
+                for other in seat.match.seats
+                if other is not seat and seat.points is not None and other.points is not None
+            ]
+            kept = (found.wins, found.draws, found.losses)
+            assert kept == (signs.count(1), signs.count(0), signs.count(-1))
+            newest = max(seats, key=lambda seat: (seat.match.finished_at, seat.match.id))
+            assert found.last_match_id == newest.match.id
             assert found.state == VersionState.RATED
             assert found.margin is not None and found.margin > 0
     # Each version's history began with its first fit.

@@ -23,6 +23,7 @@ import pytest
 from playwright.sync_api import expect
 from sqlalchemy import select
 
+from referee.arena import tallies
 from referee.arena.db import (
     Author,
     Bot,
@@ -131,6 +132,8 @@ def write_rows(directory: Path) -> Ladder:
                 Seat(index=1, role="obplayer", version_id=other, points=1.0 - points),
             ]
             session.add(match)
+            session.flush()
+            tallies.tally(match)
             keys.append(key)
     signed_match(arena, "signed-1", (south, east))
     last_at = start + dt.timedelta(minutes=PAIRS + EASTS - 1)

@@ -199,6 +199,13 @@ class Version(Base):
     matches: Mapped[int] = mapped_column(Integer, default=0)
     # Matches in which it faulted.
     faults: Mapped[int] = mapped_column(Integer, default=0)
+    # Its results, as `tallies` counts them when each match is recorded, and its newest
+    # finished match: the leaderboard's, read as they are, not counted anew from a season.
+    wins: Mapped[int] = mapped_column(Integer, default=0)
+    draws: Mapped[int] = mapped_column(Integer, default=0)
+    losses: Mapped[int] = mapped_column(Integer, default=0)
+    last_match_id: Mapped[int | None] = mapped_column(ForeignKey("matches.id"), nullable=True)
+    last_match_at: Mapped[dt.datetime | None] = mapped_column(_When(), nullable=True)
 
     bot: Mapped[Bot] = relationship(back_populates="versions")
     steps: Mapped[list[Step]] = relationship(back_populates="version", order_by="Step.id")

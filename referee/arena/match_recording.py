@@ -1,6 +1,7 @@
 """Recording a finished ladder match: its transcript checked against its seats, the match
-marked done with its seats' points and faults, its versions' counts, a placement ended, a
-suspension for faults; all in the one transaction, so that a kill loses nothing finished.
+marked done with its seats' points and faults, its versions' counts and results (`tallies`),
+a placement ended, a suspension for faults; all in the one transaction, so that a kill
+loses nothing finished.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from dataclasses import dataclass
 from sqlalchemy import select
 from sqlalchemy.orm import Session, selectinload
 
-from referee.arena import lifecycle
+from referee.arena import lifecycle, tallies
 from referee.arena.db import (
     ON_LADDER,
     Match,
@@ -111,6 +112,7 @@ def _record_one(
             and version.matches >= arena.config.placement_matches
         ):
             lifecycle.move(version, VersionState.RATED, now=match.finished_at)
+    tallies.tally(match)
     suspended = [
         (seat.version.player_name, reason)
         for seat in match.seats

@@ -19,6 +19,7 @@ from typing import Any
 from sqlalchemy import select
 from starlette.testclient import TestClient
 
+from referee.arena import tallies
 from referee.arena.api import Hooks, create_app
 from referee.arena.db import (
     Author,
@@ -274,6 +275,8 @@ def seed(site: Site) -> dict[str, Any]:
             Seat(index=1, role="obplayer", version_id=bee1.id, points=100.0),
         ]
         session.add(match)
+        session.flush()
+        tallies.tally(match)
         ids = {"failed": failed.id, "ace": ace2.id, "bee": bee1.id}
     (arena.results / "arena-000001.json").write_text(json.dumps({"match_id": "arena-000001"}))
     logs = arena.results / LOGS
@@ -324,4 +327,7 @@ def signed_match(arena: Arena, key: str, versions: tuple[int, int] | None = None
                 for i, (role, version) in enumerate(zip(roles, versions, strict=True))
             ]
         session.add(match)
+        if versions is not None:
+            session.flush()
+            tallies.tally(match)
     return path

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 
 from alembic.config import Config
 from alembic.migration import MigrationContext
+from alembic.script import ScriptDirectory
 from sqlalchemy import Engine, create_engine
 
 from referee.arena.db import MIGRATIONS
@@ -36,3 +37,10 @@ def revision(url: str) -> str | None:
     """The revision the database at `url` is at: None if no migration has run on it."""
     with engine_on(url) as engine, engine.connect() as connection:
         return MigrationContext.configure(connection).get_current_revision()
+
+
+def head() -> str:
+    """The newest revision of the arena's migrations: where an upgrade takes a database."""
+    found = ScriptDirectory.from_config(alembic_config()).get_current_head()
+    assert found is not None
+    return found
