@@ -8,6 +8,7 @@ import contextlib
 import json
 import os
 import pwd
+import re
 import signal
 import socket
 import subprocess
@@ -24,6 +25,7 @@ from referee.players.base import PlayerSpec
 from referee.players.process import ProgramPlayer
 from referee.records.transcript import read_transcript
 from referee.sandbox import isolation
+from referee.sandbox.cgroups import autogrouped
 from referee.sandbox.isolation import machine_protections
 from referee.sandbox.jail import SEAT_UIDS, SYSTEM_DIRECTORIES, Jail, Place, program_files
 from referee.sandbox.limits import Limits
@@ -476,7 +478,13 @@ def _proofs(report: dict) -> dict[str, Callable[[], bool]]:
             and seen["no_new_privs"] == "1"
             and not seen["unshare"]
         ),
-        "lower priority": lambda: seen["nice"] == 5 and not seen["renice"],
+        # Where the kernel weighs each session as one (autogroup), nice holds only with its
+        # processes weighed together in a cpu cgroup (cpu.shares: test_sandbox).
+        "lower priority": lambda: (
+            seen["nice"] == 5
+            and not seen["renice"]
+            and (not autogrouped() or re.search(r":cpu[,:].*/referee-cpu", report["cgroups"]))
+        ),
         "frozen while not asked": lambda: list(report["freezing"]) == [True, True],
     }
 
@@ -510,6 +518,8 @@ def test_every_protection_doctor_calls_active_holds(user: str, shared_directory:
             "memory limited by what it uses",
             # By signals alone, which a seat can notice: not the promise the freezer makes.
             "frozen while not asked",
+            # Each session weighed as one by the kernel, and no cgroup to weigh it in.
+            *({"lower priority"} if autogrouped() else set()),
         }
     )
     assert {name for name, active in rows.items() if not active} == expected_off

@@ -58,7 +58,7 @@ def watched(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> 
     protections = machine_protections()
     if request.param == "without jail or cgroups":
         protections = replace(
-            protections, jail=None, cgroups=None, memory=None, cpu=None, freezer=None
+            protections, jail=None, cgroups=None, memory=None, cpu=None, freezer=None, weight=None
         )
         monkeypatch.setattr("referee.sandbox.process.machine_protections", lambda: protections)
     return protections
@@ -477,7 +477,9 @@ def test_a_child_left_running_by_the_player_of_a_killed_referee_is_killed_by_the
     )
     if found_by == "directory":
         # Without cgroups, the child is known by the player directory it was given.
-        protections = replace(machine_protections(), cgroups=None, memory=None, cpu=None)
+        protections = replace(
+            machine_protections(), cgroups=None, memory=None, cpu=None, weight=None
+        )
         monkeypatch.setattr("referee.sandbox.isolation.machine_protections", lambda: protections)
 
     sandbox.remove_left_behind()
@@ -564,3 +566,68 @@ def test_a_reused_process_keeps_its_cpu_rlimit_until_it_has_used_a_whole_allowan
         return soft
 
     assert asyncio.run(scenario()) == [21, 50, 21]
+
+
+# Spins, and starts three more spinners, each in a session of its own: under the kernel's
+# autogroup each of those would weigh as much as the referee's whole session.
+SESSIONS_SPINNER = """
+import os
+for _ in range(3):
+    if os.fork() == 0:
+        os.setsid()
+        break
+while True:
+    pass
+"""
+
+
+def test_a_players_processes_weigh_as_one_at_its_nice_however_many_sessions_they_start() -> None:
+    """On one core, against a spinner of the referee's at nice 0 in a session of its own, a
+    player of four spinners in four sessions gets about a third as much CPU time (nice 5's
+    weight, 335 to 1024), not four times as much; a ratio, which the machine's load leaves
+    as it is."""
+    from referee.sandbox.process import ConfinedProcess
+
+    if machine_protections().weight is None:
+        missing(
+            "no writable cgroup v1 cpu hierarchy here (see `referee doctor`): a player's"
+            " processes are not weighed together"
+        )
+    core = min(os.sched_getaffinity(0))
+
+    async def scenario() -> tuple[float, float]:
+        process = ConfinedProcess.start(
+            (sys.executable, "-c", SESSIONS_SPINNER),
+            None,
+            {},
+            Limits(cpu_s=60),
+            None,
+            lambda end: None,
+            cores=frozenset({core}),
+        )
+        ours = subprocess.Popen([sys.executable, "-c", "while True: pass"], start_new_session=True)
+        os.sched_setaffinity(ours.pid, {core})
+        try:
+            deadline = time.monotonic() + 10
+            # Itself and its three, beside the jail's own.
+            while len(process.pids()) < 4 + machine_protections().jail_processes:
+                assert time.monotonic() < deadline, "its spinners never started"
+                await asyncio.sleep(0.01)
+            await asyncio.sleep(0.3)
+            before = (_cpu_s(ours.pid), sum(_cpu_s(pid) for pid in process.pids()))
+            await asyncio.sleep(2.0)
+            after = (_cpu_s(ours.pid), sum(_cpu_s(pid) for pid in process.pids()))
+        finally:
+            ours.kill()
+            ours.wait()
+            await process.kill()
+        return after[0] - before[0], after[1] - before[1]
+
+    referees, players = asyncio.run(scenario())
+    assert referees > 1.5 * players, (referees, players)
+
+
+def _cpu_s(pid: int) -> float:
+    """A process's CPU seconds (user and system) so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")

@@ -24,6 +24,7 @@ from referee.sandbox.leftovers import left_by_killed_referees, owned_prefix
 _PROC_CGROUP = Path("/proc/self/cgroup")
 _MOUNTINFO = Path("/proc/self/mountinfo")
 _KILL_ROUNDS = 100
+_AUTOGROUP = Path("/proc/sys/kernel/sched_autogroup_enabled")
 
 
 class Cgroup:
@@ -156,9 +157,10 @@ class CpuCgroup(Cgroup):
     kind = "cpuacct"
 
     @classmethod
-    def make(cls, parent: Path) -> CpuCgroup:
-        """A cgroup that counts the CPU time of its processes."""
-        return cls.create(parent, {})
+    def make(cls, parent: Path, settings: dict[str, str] | None = None) -> CpuCgroup:
+        """A cgroup that counts the CPU time of its processes, with `settings` written (a
+        weight, where the cpu controller shares its hierarchy)."""
+        return cls.create(parent, settings or {})
 
     def cpu_s(self) -> float | None:
         """The CPU seconds its processes have used, or None if the kernel does not say."""
@@ -167,6 +169,33 @@ class CpuCgroup(Cgroup):
         except OSError:
             return None
         return int(text) / 1e9 if text.isdigit() else None
+
+
+class WeightCgroup(Cgroup):
+    """All its processes together weigh as one process at a nice value against the others
+    of the machine, where a nice value alone does not hold: the kernel's autogroup weighs
+    each session as one process at nice 0 whatever its processes' nice values, so a player
+    that starts processes in sessions of their own would weigh as much as the referee's
+    whole session for each of them (a process in any cgroup but the root is not autogrouped).
+    cgroup v1 `cpu.shares`."""
+
+    kind = "cpu"
+
+    @classmethod
+    def make(cls, parent: Path, nice: int) -> WeightCgroup:
+        """A cgroup whose processes weigh together as one at `nice`."""
+        return cls.create(parent, weight_settings(nice))
+
+
+def weight_settings(nice: int) -> dict[str, str]:
+    """What makes a cgroup v1 of the cpu controller weigh as one process at `nice`: the
+    kernel's weight of a nice value, 1024 at 0 and 1.25 times less at each step."""
+    return {"cpu.shares": str(round(1024 / 1.25**nice))}
+
+
+def autogrouped() -> bool:
+    """Whether the kernel groups the scheduling by session (autogroup)."""
+    return _read(_AUTOGROUP).strip() == "1"
 
 
 class CpusetCgroup(Cgroup):

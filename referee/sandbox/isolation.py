@@ -34,6 +34,8 @@ from referee.sandbox.cgroups import (
     Freezing,
     MemoryCgroup,
     PidsCgroup,
+    WeightCgroup,
+    autogrouped,
     controller_parent,
     freezer_parents,
     remove_stale,
@@ -86,6 +88,7 @@ class Protections:
     cpu: Path | None = None  # where a player's CPU accounting cgroup is made, if it can be
     cpuset: Path | None = None  # where a player's cpuset cgroup is made, if it can be
     freezer: Path | None = None  # where a player's freezer cgroup is made, if it can be
+    weight: Path | None = None  # where a player's cpu weight cgroup is made, if it can be
 
     @property
     def freezing(self) -> Freezing:
@@ -228,8 +231,30 @@ class Protections:
                 "no capabilities, no_new_privs: it cannot raise its priority, trace, or enter"
                 " the referee's namespaces",
             ),
-            ("lower priority", True, f"nice {PLAYER_NICENESS}, which it cannot lower"),
+            self._priority_row(),
         ]
+
+    def _priority_row(self) -> tuple[str, bool, str]:
+        """What its lower priority promises here: nice alone holds only where the kernel
+        does not weigh each session as one (autogroup), or a cgroup weighs the player."""
+        how = f"nice {PLAYER_NICENESS}, which it cannot lower"
+        if self.weight is not None:
+            return (
+                "lower priority",
+                True,
+                f"{how}; all its processes weigh as one at nice {PLAYER_NICENESS} in a cpu"
+                f" cgroup per player under {self.weight}, however many it starts, in"
+                " sessions of their own or not",
+            )
+        if autogrouped():
+            return (
+                "lower priority",
+                False,
+                f"{how}; but the kernel weighs each session as one process at nice 0"
+                " (autogroup) and there is no writable cpu cgroup (v1): each process it"
+                " starts in a session of its own weighs as much as the referee",
+            )
+        return ("lower priority", True, how)
 
     def _freezing_row(self) -> tuple[str, bool, str]:
         """What stopping an idle seat promises here (with `ponder: false`)."""
@@ -281,6 +306,7 @@ def machine_protections() -> Protections:
         cpu=_cgroup_parent(CpuCgroup),
         cpuset=_cgroup_parent(CpusetCgroup),
         freezer=_freezer_parent(),
+        weight=_weight_parent(),
     )
 
 
@@ -371,6 +397,14 @@ def _cgroup_parent(kind: type[Cgroup]) -> Path | None:
     except OSError:
         return None
     return parent
+
+
+def _weight_parent() -> Path | None:
+    """Where cpu weight cgroups can be made: cgroup v1's cpu hierarchy, where its shares
+    weigh a player's processes (under cgroup v2 they would be a second cgroup of the one
+    hierarchy its other cgroups are in)."""
+    parent = _cgroup_parent(WeightCgroup)
+    return parent if parent is not None and (parent / "cpu.shares").exists() else None
 
 
 def _freezer_parent() -> Path | None:
@@ -545,6 +579,7 @@ def remove_left_behind() -> None:
         (protections.memory, MemoryCgroup),
         (protections.cpu, CpuCgroup),
         (protections.cpuset, CpusetCgroup),
+        (protections.weight, WeightCgroup),
     ):
         if parent is not None:
             remove_stale(parent, kind)

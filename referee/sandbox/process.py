@@ -27,10 +27,13 @@ from referee.sandbox.cgroups import (
     FreezerCgroup,
     MemoryCgroup,
     PidsCgroup,
+    WeightCgroup,
+    weight_settings,
 )
 from referee.sandbox.cores import format_cores
 from referee.sandbox.isolation import (
     LIBC,
+    PLAYER_NICENESS,
     Protections,
     child_setup,
     machine_protections,
@@ -97,6 +100,7 @@ class _Cgroups:
     cpu: CpuCgroup | None = None
     cpuset: CpusetCgroup | None = None
     freezer: FreezerCgroup | None = None
+    weight: WeightCgroup | None = None
 
     @classmethod
     def make(
@@ -108,23 +112,29 @@ class _Cgroups:
     ) -> _Cgroups:
         """Its cgroups, each allowing what `limits` do; `processes` counts the jail's too; on
         `cores`, if given."""
-        pids = memory = cpu = cpuset = freezer = None
+        pids = memory = cpu = cpuset = freezer = weight = None
+        # A process is in one cgroup of a hierarchy: where the cpu controller shares
+        # cpuacct's (mounted as cpu,cpuacct), the one cgroup counts and weighs.
+        weighs_in_cpu = protections.weight is not None and protections.weight == protections.cpu
         with contextlib.suppress(OSError):
             if protections.cgroups is not None:
                 pids = PidsCgroup.make(protections.cgroups, processes)
             if protections.memory is not None:
                 memory = MemoryCgroup.make(protections.memory, limits.memory_mb * MIB)
             if protections.cpu is not None:
-                cpu = CpuCgroup.make(protections.cpu)
+                settings = weight_settings(PLAYER_NICENESS) if weighs_in_cpu else None
+                cpu = CpuCgroup.make(protections.cpu, settings)
             if protections.cpuset is not None and cores is not None:
                 cpuset = CpusetCgroup.make(protections.cpuset, format_cores(cores))
             if protections.freezer is not None:
                 freezer = FreezerCgroup.make(protections.freezer)
-        return cls(pids, memory, cpu, cpuset, freezer)
+            if protections.weight is not None and not weighs_in_cpu:
+                weight = WeightCgroup.make(protections.weight, PLAYER_NICENESS)
+        return cls(pids, memory, cpu, cpuset, freezer, weight)
 
     def all(self) -> list[Cgroup]:
         # The freezer first: killed first, it lets its frozen processes die (see its kill).
-        groups = (self.freezer, self.pids, self.memory, self.cpu, self.cpuset)
+        groups = (self.freezer, self.pids, self.memory, self.cpu, self.cpuset, self.weight)
         return [group for group in groups if group is not None]
 
 

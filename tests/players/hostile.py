@@ -11,7 +11,7 @@ Each attack says on stderr what it tried and how it went, one line each:
 ATTACK:
   setns    enters the referee's network namespace (/proc/PID/ns/net), and connects to PORT
   write    writes `zzz` into the opponent's standard output, through /proc/PID/fd/1
-  escape   moves itself into the root pids, memory and cpuacct cgroups, starts a session of
+  escape   moves itself into the root pids, memory, cpuacct and cpu cgroups, starts a session of
            its own, clears its death signal, and leaves a child sleeping
   read     reads each path of `read` (a file, or a directory's listing), /etc/shadow, /tmp,
            and the referee's command line and working directory
@@ -94,7 +94,7 @@ def write(aim: dict) -> None:
 
 
 def escape() -> None:
-    for controller in ("pids", "memory", "cpuacct", ""):
+    for controller in ("pids", "memory", "cpuacct", "cpu", ""):
         path = os.path.join("/sys/fs/cgroup", controller, "cgroup.procs")
 
         def move(path: str = path) -> None:
