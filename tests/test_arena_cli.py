@@ -281,3 +281,5 @@ def test_a_submission_is_followed_through_a_restart_and_an_outage() -> None:
     assert said[0].startswith("the arena is out of reach (cannot reach"), said
     assert said[1].startswith("the arena is busy (GET /api/versions/7: 503"), said
     assert all(line.endswith(("asking again in 1 s", "asking again in 4 s")) for line in said)
+    # Its end is the answer, not a line of progress besides: the command shows it once.
+    assert done.version["state"] == "rated" and not [line for line in lines if "rated" in line]

@@ -109,3 +109,15 @@ def test_the_rate_is_the_arena_configs(tmp_path: Path) -> None:
     assert defaults.requests == Rate()
     with pytest.raises(ConfigError, match="requests"):
         parse_arena_config(tmp_path / "arena.yaml", text.replace("7}", "0}"))
+    # A number written as text, or yes for a count, is refused, not read as one; a value
+    # that is not a section is named as such.
+    for wrong, said in (
+        ("{per_s: '2', burst: 7}", "arena.requests.per_s: must be a valid number, got '2'"),
+        ("{per_s: 2.5, burst: true}", "arena.requests.burst: must be a valid integer, got True"),
+        ("5", "arena.requests: must be a mapping of keys to values, got 5"),
+    ):
+        with pytest.raises(ConfigError) as raised:
+            parse_arena_config(
+                tmp_path / "arena.yaml", text.replace("{per_s: 2.5, burst: 7}", wrong)
+            )
+        assert str(raised.value) == f"{tmp_path / 'arena.yaml'}:4: {said}"

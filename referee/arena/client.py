@@ -215,11 +215,12 @@ def _follow(
             if seen.get(step["kind"]) != shown:
                 seen[step["kind"]] = shown
                 progress(f"{step['kind']}: {shown}")
+        if version["state"] in _ENDED:
+            # Its end is the answer, shown once by whoever asked.
+            return Submitted(version)
         if version["state"] != state:
             state = version["state"]
             progress(f"{player_name(name, version['number'])}: {state}")
-        if version["state"] in _ENDED:
-            return Submitted(version)
         sleep(poll_s)
 
 

@@ -58,7 +58,7 @@ class PairingRule(StrEnum):
 
 
 class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
 
 class _Submission(_Section):
@@ -291,4 +291,7 @@ def _message(error: Any) -> str:
         return f"missing key {key!r}"
     if kind == "extra_forbidden":
         return f"unknown key {key!r}"
+    if kind in ("model_type", "dict_type"):
+        # pydantic's words name the model class, which the config's writer never sees.
+        return f"must be a mapping of keys to values, got {error['input']!r}"
     return str(error["msg"]).replace("Input should be", "must be") + f", got {error['input']!r}"
