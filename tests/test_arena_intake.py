@@ -4,18 +4,21 @@ failed with one line and validate's advice, each step kept."""
 from __future__ import annotations
 
 import asyncio
+import os
 import re
 import shutil
 from pathlib import Path
 
 import pytest
 
+from referee.arena.config import FieldPlayer
 from referee.arena.db import Step, StepKind, StepState, Version, VersionState
 from referee.arena.home import Arena, add_author
 from referee.arena.intake import Intake
 from referee.arena.manifest import Manifest, lift, read_manifest
 from referee.errors import SubmissionError
 from referee.players.starter import STARTERS
+from referee.sandbox.jail import jail_path
 from tests.support.archives import Entry, tar
 from tests.support.arena import INTAKE_CONFIG
 from tests.support.arena_databases import ArenaMaker
@@ -137,6 +140,44 @@ def test_a_good_python_bot_reaches_placing(arena: Arena) -> None:
     assert all(step.state == StepState.PASSED for step in steps.values())
     assert steps[StepKind.VALIDATE].verdict.startswith("PASS")
     assert (arena.bot_directory(version.id) / "random_player.py").is_file()
+
+
+def test_a_program_named_by_name_is_the_systems_whatever_shim_the_arenas_path_finds_first(
+    arena: Arena, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The arena's PATH finds a version manager's shim first (pyenv's, say), which cannot run
+    in the jail, and a bot.yaml may name no program outside the system: `python3` is the
+    system's, in the build, in validation and on the ladder."""
+    shims = tmp_path / "shims"
+    shims.mkdir()
+    (shims / "python3").write_text("#!/bin/sh\necho 'a shim outside the jail' >&2\nexit 127\n")
+    (shims / "python3").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{shims}{os.pathsep}{os.environ['PATH']}")
+    system = shutil.which("python3", path=jail_path(os.environ["PATH"]))
+    if system is None:
+        missing("no python3 in the system's directories on this machine")
+    archive = tar(
+        [
+            Entry(
+                "bot.yaml",
+                yaml_of(
+                    "pybot",
+                    "python3 random_player.py",
+                    "python3 -c 'import sys; print(sys.executable)' > built-by",
+                ),
+            ),
+            Entry("random_player.py", (STARTERS / "random_player.py").read_bytes()),
+        ]
+    )
+    version, steps = process(arena, submit(arena, "ada", "pybot", archive))
+    assert (version.state, version.reason) == (VersionState.PLACING, ""), steps
+    directory = arena.bot_directory(version.id)
+    assert (directory / "built-by").read_text().strip() == system
+    field = arena.config.field_config(
+        [FieldPlayer("pybot.1", version.run, directory)], arena.results
+    )
+    # Found at its start on that PATH, as in the build and validation.
+    assert field.players[0].spec.env == {"PATH": jail_path(os.environ["PATH"])}
 
 
 def test_a_c_bot_is_built_then_placed(arena: Arena) -> None:

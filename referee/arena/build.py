@@ -21,6 +21,7 @@ from pathlib import Path
 from referee.arena.archive import mode_of, show, special_kind, walk
 from referee.arena.config import BuildLimits
 from referee.arena.db import STEP_LOG_LIMIT
+from referee.arena.manifest import bot_environment
 from referee.clock import now
 from referee.sandbox.jail import system_roots
 from referee.sandbox.limits import MIB, Limits
@@ -123,7 +124,13 @@ async def build(directory: Path, command: str, limits: BuildLimits, log: Path) -
     started = now()
     try:
         process = ConfinedProcess.start(
-            (SHELL, "-c", command), directory, {}, confined, None, on_end, writable=(directory,)
+            (SHELL, "-c", command),
+            directory,
+            bot_environment(),
+            confined,
+            None,
+            on_end,
+            writable=(directory,),
         )
     except OSError as error:
         log.write_bytes(f"cannot start the build: {error}\n".encode())

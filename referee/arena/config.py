@@ -19,6 +19,7 @@ from urllib.parse import urlsplit
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from referee.arena.manifest import bot_environment
 from referee.errors import ConfigError
 from referee.records.files import read_text, yaml_problem
 from referee.tournaments.config import (
@@ -268,10 +269,11 @@ def _field_text(text: str, players: Sequence[FieldPlayer], results: Path | None)
         lines.append(f"output: {json.dumps(str(results))}")
         lines.append("live: true")  # the ladder's matches are watched as they are played
     lines.append("players:")
+    env = json.dumps(bot_environment())
     for player in players:
         lines.append(
             f"  - {{name: {json.dumps(player.name)}, command: {json.dumps(player.command)},"
-            f" cwd: {json.dumps(str(player.cwd))}}}"
+            f" cwd: {json.dumps(str(player.cwd))}, env: {env}}}"
         )
     for index, stand_in in enumerate(_STAND_INS[len(players) :]):
         lines.append(f"  - {{name: stand-in-{index}, command: {stand_in}}}")

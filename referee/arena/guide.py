@@ -18,7 +18,6 @@ import os
 import shutil
 import tarfile
 from dataclasses import dataclass
-from pathlib import Path
 
 from referee.arena.config import ArenaConfig, BuildLimits, SubmissionCaps
 from referee.arena.manifest import MANIFEST, Manifest, manifest_text
@@ -27,7 +26,7 @@ from referee.arena.submissions import archive_limit
 from referee.games.gdl.game import GdlGame
 from referee.players.starter import STARTER_OF, Language
 from referee.policy import Policy
-from referee.sandbox.jail import SYSTEM_DIRECTORIES, system_roots
+from referee.sandbox.jail import SYSTEM_DIRECTORIES, jail_path
 from referee.sandbox.limits import Limits
 from referee.tournaments.config import GameSettings
 
@@ -141,18 +140,11 @@ def jail_word(program: str, search_path: str) -> str | None:
     """How a bot.yaml names `program` for it to run in the jail: by name when `search_path`
     finds it first in a directory the jail shows, else by its path in the first such
     directory that holds it; None when none does."""
-    shown = [d for d in search_path.split(os.pathsep) if os.path.isabs(d) and _in_jail(d)]
-    inside = shutil.which(program, path=os.pathsep.join(shown)) if shown else None
+    shown = jail_path(search_path)
+    inside = shutil.which(program, path=shown) if shown else None
     if inside is None:
         return None
     return program if shutil.which(program, path=search_path) == inside else inside
-
-
-def _in_jail(directory: str) -> bool:
-    """Whether the jail shows `directory`, an absolute path: it is in one of the system's
-    directories."""
-    real = Path(os.path.realpath(directory))
-    return any(real.is_relative_to(root) for root in system_roots())
 
 
 def _tar_gz(directory: str, files: dict[str, str]) -> bytes:

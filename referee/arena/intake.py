@@ -37,7 +37,7 @@ from referee.arena.db import (
     utcnow,
 )
 from referee.arena.home import Arena
-from referee.arena.manifest import Manifest, lift, read_manifest
+from referee.arena.manifest import Manifest, bot_environment, lift, read_manifest
 from referee.arena.outages import LAST_WAIT_S, DatabaseLost, Rider, Trouble, trouble_of
 from referee.clock import Clocks
 from referee.errors import RefereeError, SubmissionError
@@ -248,6 +248,7 @@ class Intake:
                 submitted.player_name,
                 directory,
                 directory,
+                bot_environment(),
             )
         except RefereeError as error:
             raise _Failed(f"bot.yaml: run: {error}") from None

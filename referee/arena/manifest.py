@@ -21,7 +21,7 @@ import yaml
 from referee.errors import SubmissionError
 from referee.players.builtin import BUILTIN_PROGRAMS, HUMAN
 from referee.records.files import yaml_problem
-from referee.sandbox.jail import SYSTEM_DIRECTORIES
+from referee.sandbox.jail import SYSTEM_DIRECTORIES, jail_path
 
 MANIFEST = "bot.yaml"
 MAX_MANIFEST_BYTES = 64 * 1024
@@ -187,3 +187,11 @@ def _outside(words: list[str]) -> str | None:
         if path.is_absolute() and not any(path.is_relative_to(s) for s in system):
             return f"{word!r} is outside the bot and the system: name only the bot's own files"
     return None
+
+
+def bot_environment() -> dict[str, str]:
+    """What a bot's build and run are given of the arena's environment besides the jail's
+    minimum: its PATH less the directories the jail does not show. A program bot.yaml names
+    by name (`python3`) is then the system's, as the jail can run it, where the arena's PATH
+    finds a version manager's shim first (pyenv's), which cannot run there."""
+    return {"PATH": jail_path(os.environ.get("PATH", os.defpath))}

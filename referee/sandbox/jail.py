@@ -206,6 +206,19 @@ def system_roots() -> list[Path]:
     return [Path(os.path.realpath(name)) for name in SYSTEM_DIRECTORIES]
 
 
+def jail_path(search_path: str) -> str:
+    """The directories of `search_path` (a PATH) the jail shows: those in the system's
+    directories, in the same order."""
+    roots = system_roots()
+    shown = [
+        directory
+        for directory in search_path.split(os.pathsep)
+        if os.path.isabs(directory)
+        and any(Path(os.path.realpath(directory)).is_relative_to(root) for root in roots)
+    ]
+    return os.pathsep.join(shown)
+
+
 def program_files(argv: Sequence[str], program: str | None, cwd: Path | None) -> list[Path]:
     """What of a command a player must read: the directory of its program (`program`, the
     path `argv[0]` was found at) and of each file or directory its arguments name, as given
