@@ -112,8 +112,14 @@ def test_the_rate_is_the_arena_configs(tmp_path: Path) -> None:
     # A number written as text, or yes for a count, is refused, not read as one; a value
     # that is not a section is named as such.
     for wrong, said in (
-        ("{per_s: '2', burst: 7}", "arena.requests.per_s: must be a valid number, got '2'"),
-        ("{per_s: 2.5, burst: true}", "arena.requests.burst: must be a valid integer, got True"),
+        (
+            "{per_s: '2', burst: 7}",
+            "arena.requests.per_s: must be a number, not the text '2': write it without quotes",
+        ),
+        (
+            "{per_s: 2.5, burst: yes}",
+            "arena.requests.burst: must be a whole number, not yes or no (YAML reads true as one)",
+        ),
         ("5", "arena.requests: must be a mapping of keys to values, got 5"),
     ):
         with pytest.raises(ConfigError) as raised:
