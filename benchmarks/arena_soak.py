@@ -69,7 +69,7 @@ from tabulate import tabulate
 
 from referee.arena.home import init_arena
 from referee.errors import RefereeError
-from referee.sandbox.cgroups import controller_parent
+from referee.sandbox.cgroups import WeightCgroup, controller_parent, weight_settings
 
 from arena import place_bots  # isort: skip
 from _arena_run import (  # isort: skip
@@ -122,8 +122,8 @@ PADDING = 900 * 1024
 # submitters run in one cpu cgroup of the weight of one nice-10 process, where the machine
 # lets the soak make one (it runs as root), else each with its session's autogroup niced.
 CLIENT_NICE = 10
-# The kernel's weight of a process at nice 10 (sched_prio_to_weight), where nice 0 is 1024.
-CLIENT_WEIGHT = 110
+# The kernel's weight of a process at that nice value, as cgroup v1's shares (nice 0: 1024).
+CLIENT_WEIGHT = int(weight_settings(CLIENT_NICE)["cpu.shares"])
 # The honest client: a request every POLL_S, each on a new connection; a request that fails
 # or takes longer than REQUEST_S counts as REQUEST_S.
 POLL_S = 0.2
@@ -459,13 +459,9 @@ def clients_cgroup() -> Iterator[Path | None]:
     try:
         yield cgroup
     finally:
-        # Its submitters are killed by now; a killed process may take a moment to leave.
-        for _ in range(50):
-            if cgroup is None or not cgroup.exists():
-                break
-            with contextlib.suppress(OSError):
-                cgroup.rmdir()
-            time.sleep(0.1)
+        # Its submitters are killed by now: removed once they have left it.
+        if cgroup is not None:
+            WeightCgroup(cgroup).remove()
 
 
 def weighted_cgroup(name: str, weight: int) -> Path | None:

@@ -28,7 +28,7 @@ from referee.sandbox import isolation as sandbox
 from referee.sandbox.isolation import Protections, machine_protections
 from referee.sandbox.jail import SEAT_UIDS
 from referee.sandbox.limits import SAMPLE_EVERY_S, Limits, over_memory
-from referee.sandbox.proc import ProcessTable
+from referee.sandbox.proc import ProcessTable, own_cpu_s
 from referee.tournaments.config import load_config
 from referee.tournaments.runner import Observer, run_tournament
 from tests.support.facilities import missing
@@ -614,9 +614,9 @@ def test_a_players_processes_weigh_as_one_at_its_nice_however_many_sessions_they
                 assert time.monotonic() < deadline, "its spinners never started"
                 await asyncio.sleep(0.01)
             await asyncio.sleep(0.3)
-            before = (_cpu_s(ours.pid), sum(_cpu_s(pid) for pid in process.pids()))
+            before = (_cpu_s([ours.pid]), _cpu_s(process.pids()))
             await asyncio.sleep(2.0)
-            after = (_cpu_s(ours.pid), sum(_cpu_s(pid) for pid in process.pids()))
+            after = (_cpu_s([ours.pid]), _cpu_s(process.pids()))
         finally:
             ours.kill()
             ours.wait()
@@ -627,7 +627,8 @@ def test_a_players_processes_weigh_as_one_at_its_nice_however_many_sessions_they
     assert referees > 1.5 * players, (referees, players)
 
 
-def _cpu_s(pid: int) -> float:
-    """A process's CPU seconds (user and system) so far."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+def _cpu_s(pids: list[int]) -> float:
+    """The CPU seconds these processes have used so far, each alive."""
+    used = [own_cpu_s(pid) for pid in pids]
+    assert all(seconds is not None for seconds in used), "a process ended while measured"
+    return sum(seconds for seconds in used if seconds is not None)

@@ -287,7 +287,7 @@ def _last_line(node: yaml.Node) -> int:
 
 
 def _message(error: Any) -> str:
-    kind, loc = error["type"], error["loc"]
+    kind, loc, given = error["type"], error["loc"], error["input"]
     key = loc[-1] if loc else ""
     if kind == "missing":
         return f"missing key {key!r}"
@@ -295,11 +295,10 @@ def _message(error: Any) -> str:
         return f"unknown key {key!r}"
     if kind in ("model_type", "dict_type"):
         # pydantic's words name the model class, which the config's writer never sees.
-        return f"must be a mapping of keys to values, got {error['input']!r}"
-    given = error["input"]
+        return f"must be a mapping of keys to values, got {given!r}"
     if kind in ("int_type", "float_type") and isinstance(given, str | bool):
         number = "a whole number" if kind == "int_type" else "a number"
         if isinstance(given, bool):
             return f"must be {number}, not yes or no (YAML reads {str(given).lower()} as one)"
         return f"must be {number}, not the text {given!r}: write it without quotes"
-    return str(error["msg"]).replace("Input should be", "must be") + f", got {error['input']!r}"
+    return str(error["msg"]).replace("Input should be", "must be") + f", got {given!r}"
