@@ -1,12 +1,14 @@
 """Whether a seat is charged only its own time: CPU contention and false timeouts.
 
 Usage: python benchmarks/fairness.py [--parts contention,timeouts,fastchess]
-           [--work-clock MS] [--work-answers N] [--clocks MS,MS] [--answers N]
+           [--work-clock MS] [--work-share PERCENT] [--work-answers N] [--clocks MS,MS]
+           [--answers N]
            [--long-answers N] [--fractions 80,90,95,98] [--concurrency 1,CORES]
            [--fastchess PATH] [--json]
 
 Contention: a worker (benchmarks/bots/fair_bot.py) does a fixed amount of CPU work at each
-move, calibrated at the start to take half of --work-clock alone on a core, in quad
+move, calibrated at the start to take --work-share of --work-clock (half, by default) alone on
+a core, in quad
 tournaments (`policy: random`, so that a timeout does not end the match; concurrency 1) against
 a quiet opponent, against one that spins a core whenever it can (frozen while the worker is
 asked, under `ponder: false`, the default), and against the spinner with `ponder: true,
@@ -208,18 +210,17 @@ def seat_answers(
     return times, timeouts, others
 
 
-def contention(clock_ms: int, answers: int) -> list[ContentionRow]:
-    """The worker against each opponent, alone on the machine (concurrency 1)."""
+def contention(clock_ms: int, work_ms: float, answers: int) -> list[ContentionRow]:
+    """The worker, needing `work_ms` alone, against each opponent, alone on the machine
+    (concurrency 1)."""
     found = subprocess.run(
-        [sys.executable, str(BOT), "calibrate", str(clock_ms / 2)],
+        [sys.executable, str(BOT), "calibrate", str(work_ms)],
         capture_output=True, text=True, check=True,
     )  # fmt: skip
     iterations = int(found.stdout)
     # Each round plays both roles; the worker answers every other step of each match.
     rounds = math.ceil(answers / first_move_steps(GAME))
-    progress(
-        f"contention: the worker loops {iterations} times a move ({clock_ms / 2:.0f} ms alone)"
-    )
+    progress(f"contention: the worker loops {iterations} times a move ({work_ms:.0f} ms alone)")
     rows = []
     for opponent in OPPONENTS:
         players = [("worker", bot("work", iterations)), ("opponent", bot(opponent.mode))]
@@ -359,7 +360,7 @@ def timeouts(
 
 def print_tables(report: dict[str, Any]) -> None:
     if report["contention"]:
-        print(f"Contention: a worker needing {report['work_clock_ms'] // 2} ms of a"
+        print(f"Contention: a worker needing {report['work_ms']:.0f} ms of a"
               f" {report['work_clock_ms']} ms clock, quad, concurrency 1")  # fmt: skip
         rows = [
             [r["opponent"], r["answers"], r["median_ms"], r["vs_quiet"], r["cpu_ms"],
@@ -400,6 +401,12 @@ def main() -> int:
         "--work-clock", type=int, default=300, help="contention's play clock, ms (default 300)"
     )
     parser.add_argument(
+        "--work-share",
+        type=int,
+        default=50,
+        help="the worker's work alone, %% of --work-clock (default 50)",
+    )
+    parser.add_argument(
         "--work-answers",
         type=int,
         default=120,
@@ -438,6 +445,9 @@ def main() -> int:
         print(f"fairness.py: --parts, --clocks, --fractions or --concurrency: {error}",
               file=sys.stderr)  # fmt: skip
         return 2
+    if not 0 < args.work_share < 100:
+        print("fairness.py: --work-share: a percent between 1 and 99", file=sys.stderr)
+        return 2
     if not all(0 < fraction < 1 for fraction in fractions):
         print("fairness.py: --fractions: each a percent between 1 and 99", file=sys.stderr)
         return 2
@@ -454,9 +464,14 @@ def main() -> int:
     long_answers = args.long_answers or max(1, args.answers // 20)
     answers = {clock: args.answers if clock == clocks[0] else long_answers for clock in clocks}
     fastchess = (args.fastchess or shutil.which("fastchess")) if Part.FASTCHESS in parts else None
+    work_ms = args.work_clock * args.work_share / 100
     began = time.perf_counter()
     try:
-        rows = contention(args.work_clock, args.work_answers) if Part.CONTENTION in parts else []
+        rows = (
+            contention(args.work_clock, work_ms, args.work_answers)
+            if Part.CONTENTION in parts
+            else []
+        )
         cells = timeouts(
             clocks, answers, fractions, concurrencies, Part.TIMEOUTS in parts, fastchess
         )
@@ -465,6 +480,7 @@ def main() -> int:
         return 1
     report: dict[str, Any] = {
         "work_clock_ms": args.work_clock,
+        "work_ms": work_ms,
         "cores": len(available_cores()),
         "contention": [asdict(row) for row in rows],
         "timeouts": [asdict(row) for row in cells],
