@@ -35,6 +35,7 @@ from referee.protocol import End, EndReason, Go, Moves, Start, is_ready, start_r
 from referee.records.signing import SigningKey
 from referee.records.store import store_transcript
 from referee.records.transcript import (
+    BookLine,
     Fault,
     RulesFault,
     Seat,
@@ -66,13 +67,20 @@ class MatchSetup:
     clocks: Clocks = field(default_factory=Clocks)
     policy: Policy = Policy.FORFEIT
     seed: int = 0
-    # Steps the referee plays at random (from the seed) before the players choose.
+    # Steps the referee plays at random (from the seed) before the players choose; with a
+    # book's line (`book`), its steps instead.
     opening: int = 0
     # Of each seat's player, recorded in the transcript; none for a match outside a tournament.
     fingerprints: Sequence[Fingerprint | None] = ()
     # Whether a seat may think while it is not asked; else it is paused from the moment its
     # answer is read until its next request is written, and cannot take another's CPU time.
     ponder: bool = False
+    book: BookLine | None = None
+
+    @property
+    def opening_steps(self) -> int:
+        """The steps the referee plays before the players choose."""
+        return len(self.book.steps) if self.book is not None else self.opening
 
 
 @dataclass(frozen=True)
@@ -123,7 +131,7 @@ class Match:
                 over = await computed(self.game, self.game.is_terminal, state)
                 while not forfeits and not over:
                     step += 1
-                    if step <= self.setup.opening:
+                    if step <= self.setup.opening_steps:
                         joint = self._opening_step(step, state, opening)
                     else:
                         joint, forfeits = await self._step(step, state)
@@ -286,9 +294,13 @@ class Match:
         return sorted(asked, key=lambda role: here in (self.setup.players[role].cores or ()))
 
     def _opening_step(self, step: int, state: Hashable, rng: random.Random) -> tuple[Move, ...]:
-        """A step of the opening: drawn by the referee, asked of nobody, told to everyone."""
-        legal = [self.game.legal_moves(state, role) for role in range(len(self.roles))]
-        joint = policy.opening_move(legal, rng)
+        """A step of the opening: the book's, or drawn by the referee; asked of nobody, told to
+        everyone."""
+        if self.setup.book is not None:
+            joint = tuple(Move(move) for move in self.setup.book.steps[step - 1])
+        else:
+            legal = [self.game.legal_moves(state, role) for role in range(len(self.roles))]
+            joint = policy.opening_move(legal, rng)
         at_ms = round((clock.now() - self.began) * 1000, 3)
         self.steps.append(Step(step, dict(zip(self.roles, joint, strict=True)), {}, at_ms))
         return joint
@@ -377,7 +389,8 @@ class Match:
             end_reason=str(reason),
             goals=goals,
             rulesheet=rulesheet_of(self.game),
-            opening=self.setup.opening,
+            opening=self.setup.opening_steps,
+            book=self.setup.book,
             rules_fault=self.rules_fault,
             state_memory_mb=None if limits is None else limits.memory_mb,
             state_seconds=None if limits is None else limits.seconds,

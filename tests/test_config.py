@@ -64,7 +64,23 @@ ERRORS = {
     "an opening too long": (
         "name: t\ngames: [quad]\nopenings: 5000\n" + PLAYERS,
         3,
-        "openings: must be less than or equal to 1000, got 5000",
+        "openings: 5000 steps: from 0 to 1000",
+    ),
+    "openings of no kind": (
+        "name: t\ngames: [quad]\nopenings: book\n" + PLAYERS,
+        3,
+        "openings: expected a number of steps played at random (0 to 1000), built-in, or a"
+        " book: {file: PATH, order: in-order or shuffled}; got 'book'",
+    ),
+    "a book's order": (
+        "name: t\ngames: [quad]\nopenings:\n  file: book.txt\n  order: random\n" + PLAYERS,
+        5,
+        "openings.order: expected in-order or shuffled, got 'random'",
+    ),
+    "a book that is not there": (
+        "name: t\ngames:\n  - id: quad\n    openings: {file: nowhere.txt}\n" + PLAYERS,
+        4,
+        "games[0].openings.file: ",
     ),
     "unknown key": (
         "name: t\ngames: [quad]\nconcurency: 2\n" + PLAYERS,

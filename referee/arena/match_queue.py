@@ -214,6 +214,8 @@ def _scheduled(the_field: Field, row: Match) -> ScheduledMatch | None:
         return None
     game = settings.game
     names = tuple(the_field.members[v].name for v in versions)
+    # A ladder has no rounds: a pair's line of a book is its seed's.
+    _, book = settings.opening(row.seed)
     return ScheduledMatch(
         match_id=row.key,
         game=game,
@@ -222,6 +224,7 @@ def _scheduled(the_field: Field, row: Match) -> ScheduledMatch | None:
         clocks=settings.clocks,
         seed=row.seed,
         opening=row.opening,
+        book=book,
     )
 
 
@@ -281,7 +284,7 @@ def _queue(session: Session, the_field: Field, pair: Pair, placement: bool) -> N
             key=f"new-{uuid.uuid4().hex}",
             game=pair.game,
             seed=pair.seed,
-            opening=the_field.config.openings,
+            opening=settings.opening(pair.seed)[0],
             placement=placement,
         )
         session.add(row)

@@ -210,6 +210,11 @@ class _Replayer:
             raise mismatch("clocks", str(error)) from None
         if self.t.opening < 0:
             raise mismatch("opening", f"{self.t.opening} steps: an opening cannot be negative")
+        book = self.t.book
+        if book is not None and self.t.opening != len(book.steps):
+            raise mismatch(
+                "opening", f"{self.t.opening} steps, but its book's line has {len(book.steps)}"
+            )
         if self.t.lost_attempts < 0:
             raise mismatch("lost_attempts", f"{self.t.lost_attempts}: a count cannot be negative")
         if not 0 <= self.t.seed <= MAX_SEED:
@@ -337,20 +342,25 @@ class _Replayer:
         step: Step,
         faults: dict[str, Fault],
     ) -> None:
-        """A step of the opening: nobody asked, and the moves the seed draws."""
+        """A step of the opening: nobody asked, and the moves of its book's line, or those the
+        seed draws."""
         asked = [*step.times_ms, *faults]
         if asked:
             raise step_mismatch(
                 number, "recorded as asked for a move, but it is in the opening", asked[0]
             )
-        drawn = policy.opening_move(legal, self.opening)
+        book = self.t.book
+        if book is not None:
+            where = f"line {book.line} of the book {book.source}"
+            expected, source = book.steps[number - 1], f"the opening's move at {where}"
+        else:
+            expected = list(policy.opening_move(legal, self.opening))
+            source = "the opening's move drawn with the match seed"
         for role, name in enumerate(self.roles):
-            if joint[role] != drawn[role]:
+            if role >= len(expected) or joint[role] != expected[role]:
+                shown = expected[role] if role < len(expected) else "missing"
                 raise step_mismatch(
-                    number,
-                    f"the opening's move drawn with the match seed is {drawn[role]},"
-                    f" but the transcript has {joint[role]}",
-                    name,
+                    number, f"{source} is {shown}, but the transcript has {joint[role]}", name
                 )
 
     def _legal_move(

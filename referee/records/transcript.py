@@ -137,6 +137,18 @@ class Rulesheet:
 
 
 @dataclass(frozen=True)
+class BookLine:
+    """An opening from a book: the file it came from (as the config named it), its line
+    there, and the joint moves of its steps, each in role order."""
+
+    __pydantic_config__ = _STRICT
+
+    source: str
+    line: int
+    steps: list[list[str]]
+
+
+@dataclass(frozen=True)
 class RulesFault:
     """Where the rules failed a match: the state (0 the first; `step` the state after that
     step) they could not compute, why, and the limits each state had when the game was
@@ -180,8 +192,10 @@ class Transcript:
     goals: dict[str, int] | None
     # Kept with the match so that a replay checks it under the exact rules it was played under.
     rulesheet: Rulesheet | None = None
-    # How many steps the referee played at random from the seed before the players chose.
+    # How many steps the referee played before the players chose: at random from the seed,
+    # or the steps of `book`.
     opening: int = 0
+    book: BookLine | None = None
     # How many times a tournament's worker died while it played this match, each attempt
     # lost with it; this is the match played again from scratch.
     lost_attempts: int = 0

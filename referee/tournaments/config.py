@@ -28,8 +28,11 @@ from referee.players.builtin import program_spec
 from referee.players.chance import competing
 from referee.policy import Policy
 from referee.records.files import field_path, read_text, yaml_problem
+from referee.records.transcript import BookLine
 from referee.sandbox.limits import Limits
+from referee.tournaments.books import BUILT_IN, Book, Order, built_in_book, read_book
 from referee.tournaments.config_models import (
+    MAX_OPENING,
     ConfigFile,
     GameEntry,
     LimitsEntry,
@@ -64,11 +67,20 @@ class TournamentFormat(StrEnum):
 
 @dataclass(frozen=True)
 class GameSettings:
-    """One game of a tournament, with its own number of rounds and clocks."""
+    """One game of a tournament, with its own number of rounds, clocks and openings: steps
+    the referee plays at random, or a book's."""
 
     game: Game
     rounds: int
     clocks: Clocks
+    openings: int | Book = 0
+
+    def opening(self, number: int) -> tuple[int, BookLine | None]:
+        """The opening of the `number`th round (from 0), or of a ladder's pairing by its
+        seed: its steps at random, or its book's line."""
+        if isinstance(self.openings, Book):
+            return 0, self.openings.line_for(number)
+        return self.openings, None
 
 
 @dataclass(frozen=True)
@@ -114,7 +126,6 @@ class TournamentConfig:
     # Gauntlet: the first `challengers` players each play all the others, not each other.
     challengers: int = 0
     sprt: SprtSettings | None = None
-    openings: int = 0
     rating_interval: int = 0
     # The player whose rating is 0; None puts the mean rating at 0.
     anchor: str | None = None
@@ -241,7 +252,10 @@ def _build(path: Path, raw: ConfigFile, locate: Locator) -> TournamentConfig:
                 f"{game.id} has {competing(game.roles)} roles but only {len(raw.players)} players",
             )
         clocks = _clocks(raw, entry, ("games", index))
-        games.append(GameSettings(game, entry.rounds or raw.rounds, clocks))
+        own = entry.openings is not None
+        at: Location = ("games", index, "openings") if own else ("openings",)
+        openings = _openings(entry.openings if own else raw.openings, game, base, raw.seed, at)
+        games.append(GameSettings(game, entry.rounds or raw.rounds, clocks, openings))
     fmt = TournamentFormat(raw.format)
     challengers = _challengers(raw, fmt, games)
     sprt = _sprt(raw, fmt, games)
@@ -303,7 +317,6 @@ def _build(path: Path, raw: ConfigFile, locate: Locator) -> TournamentConfig:
         format=fmt,
         challengers=challengers,
         sprt=sprt,
-        openings=raw.openings,
         rating_interval=raw.rating_interval,
         anchor=raw.anchor,
         states=states,
@@ -368,6 +381,45 @@ def _sprt(
                 f" {competing(game.game.roles)} players",
             )
     return settings
+
+
+def _openings(value: Any, game: Game, base: Path, seed: int, loc: Location) -> int | Book:
+    """A game's openings: steps at random, or the book `value` names (read relative to the
+    config's folder, its lines in the order asked for)."""
+    order = Order.IN_ORDER
+    if isinstance(value, dict):
+        unknown = sorted(set(value) - {"file", "order"})
+        if unknown:
+            raise _Located((*loc, unknown[0]), f"unknown key {unknown[0]!r} (file, order)")
+        if "order" in value:
+            if value["order"] not in set(Order):
+                raise _Located(
+                    (*loc, "order"), f"expected {' or '.join(Order)}, got {value['order']!r}"
+                )
+            order = Order(value["order"])
+        value = value.get("file")
+        if not isinstance(value, str) or not value:
+            raise _Located(loc, "a book needs its file: {file: PATH}")
+        loc = (*loc, "file")
+    elif isinstance(value, int) and not isinstance(value, bool):
+        if not 0 <= value <= MAX_OPENING:
+            raise _Located(loc, f"{value} steps: from 0 to {MAX_OPENING}")
+        return value
+    elif value != BUILT_IN:
+        raise _Located(
+            loc,
+            f"expected a number of steps played at random (0 to {MAX_OPENING}), {BUILT_IN},"
+            f" or a book: {{file: PATH, order: {' or '.join(Order)}}}; got {value!r}",
+        )
+    try:
+        if value == BUILT_IN:
+            book = built_in_book(game, order, seed)
+            if book is None:
+                raise _Located(loc, f"{game.id} has no book of its own; give one: {{file: PATH}}")
+            return book
+        return read_book(base / value, value, game, order, seed)
+    except ConfigError as error:
+        raise _Located(loc, str(error)) from None
 
 
 def _limits(entry: LimitsEntry, under: Limits, loc: Location) -> Limits:

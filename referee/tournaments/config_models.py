@@ -39,6 +39,7 @@ class GameEntry(_Strict):
     start_clock: Positive | None = None
     play_clock: Positive | None = None
     time_bank: NonNegative | None = None
+    openings: Any = None
 
 
 class LimitsEntry(_Strict):
@@ -103,7 +104,9 @@ class ConfigFile(_Strict):
     format: Literal["round-robin", "gauntlet", "sprt"] = "round-robin"
     challengers: Positive | None = None
     sprt: SprtEntry | None = None
-    openings: Annotated[int, Field(ge=0, le=MAX_OPENING)] = 0
+    # Steps at random, or a book: checked by the config's builder, which says which in
+    # one message.
+    openings: Any = 0
     rating_interval: NonNegative = 0
     anchor: Name | None = None
     state_memory_mb: Annotated[int, Field(ge=MEMORY_MB[0], le=MEMORY_MB[1])] = STATE_MEMORY_MB

@@ -29,7 +29,7 @@ from referee.pauses import between_matches, short_pauses
 from referee.players.base import Fingerprint, fingerprint
 from referee.players.chance import CHANCE_NAME
 from referee.players.log import LOG_LIMIT
-from referee.records.transcript import Transcript
+from referee.records.transcript import BookLine, Transcript
 from referee.sandbox.cores import CorePool, available_cores
 from referee.sandbox.isolation import remove_left_behind
 from referee.sandbox.process import become_subreaper
@@ -56,11 +56,18 @@ class MatchOrder:
     round: int
     seed: int
     opening: int
+    book: BookLine | None = None
 
     @classmethod
     def of(cls, match: ScheduledMatch) -> MatchOrder:
         return cls(
-            match.match_id, match.game.id, match.players, match.round, match.seed, match.opening
+            match.match_id,
+            match.game.id,
+            match.players,
+            match.round,
+            match.seed,
+            match.opening,
+            match.book,
         )
 
     def rebuild(self, config: TournamentConfig, where: str) -> ScheduledMatch:
@@ -84,6 +91,7 @@ class MatchOrder:
             settings.clocks,
             self.seed,
             self.opening,
+            self.book,
         )
 
 

@@ -56,6 +56,7 @@ async def play_scheduled(
         match.opening,
         [prints.get(name) for name in match.players],
         ponder=config.ponder,
+        book=match.book,
     )
     live = None
     if config.live:

@@ -23,6 +23,7 @@ from referee.players.chance import CHANCE_NAME
 from referee.records.files import check_writable_dir, read_text, write_atomic
 from referee.records.signing import SigningKey
 from referee.records.transcript import (
+    BookLine,
     Transcript,
     read_signed,
     read_transcript,
@@ -231,9 +232,22 @@ def _difference(config: TournamentConfig, match: ScheduledMatch, transcript: Tra
         return "a different policy"
     if transcript.seed != match.seed:
         return "a different seed"
+    if transcript.book != match.book:
+        return _book_difference(transcript.book, match.book)
     if transcript.opening != match.opening:
         return f"an opening of {transcript.opening} steps, not {match.opening}"
     return ""
+
+
+def _book_difference(played: BookLine | None, scheduled: BookLine | None) -> str:
+    if played is None:
+        return "an opening at random, not from a book"
+    if scheduled is None:
+        return f"an opening from the book {played.source}, not at random"
+    if (played.source, played.line) != (scheduled.source, scheduled.line):
+        now = f"{scheduled.source}:{scheduled.line}"
+        return f"the opening at {played.source}:{played.line}, not {now}"
+    return f"another opening at {played.source}:{played.line} (the book has changed)"
 
 
 @dataclass(frozen=True)

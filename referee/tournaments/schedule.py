@@ -18,7 +18,7 @@ from itertools import combinations
 from referee.clock import Clocks
 from referee.games import Game
 from referee.players.chance import competing, with_chance
-from referee.records.transcript import tournament_match_id
+from referee.records.transcript import BookLine, tournament_match_id
 from referee.tournaments.config import GameSettings, TournamentConfig
 
 
@@ -36,7 +36,9 @@ class ScheduledMatch:
     round: int
     clocks: Clocks
     seed: int
+    # Steps the referee plays at random before the players choose; or a book's line.
     opening: int = 0
+    book: BookLine | None = None
 
 
 def rotations(group: Sequence[str]) -> list[tuple[str, ...]]:
@@ -103,6 +105,7 @@ def _match(
     seating: tuple[str, ...],
 ) -> ScheduledMatch:
     game = settings.game
+    steps, book = settings.opening(round_ - 1)
     return ScheduledMatch(
         match_id=tournament_match_id(game.id, round_, seating),
         game=game,
@@ -110,7 +113,8 @@ def _match(
         round=round_,
         clocks=settings.clocks,
         seed=match_seed(config.seed, game.id, round_, group),
-        opening=config.openings,
+        opening=steps,
+        book=book,
     )
 
 
