@@ -35,6 +35,7 @@ from referee.protocol import End, EndReason, Go, Moves, Start, is_ready, start_r
 from referee.records.signing import SigningKey
 from referee.records.store import store_transcript
 from referee.records.transcript import (
+    ADJUDICATED,
     BookLine,
     Fault,
     RulesFault,
@@ -76,6 +77,8 @@ class MatchSetup:
     # answer is read until its next request is written, and cannot take another's CPU time.
     ponder: bool = False
     book: BookLine | None = None
+    # The step after which a game not over yet ends with the goals its rules give there.
+    max_steps: int | None = None
 
     @property
     def opening_steps(self) -> int:
@@ -118,6 +121,8 @@ class Match:
         self.started_at = utc_now()
         self.began = clock.now()
         self.result: tuple[EndReason, dict[str, int]] | None = None
+        # Whether the result is `max_steps`'s: players are told the rules ended it.
+        self.adjudicated = False
         self.rules_fault: RulesFault | None = None
 
     async def run(self, on_step: StepCallback | None = None) -> Transcript:
@@ -142,6 +147,11 @@ class Match:
                     if over:
                         # Decided now: an interruption while the players are told cannot undo it.
                         self._decide(EndReason.TERMINAL, self.game.goals(state))
+                    elif step == self.setup.max_steps:
+                        self._decide(
+                            EndReason.TERMINAL, await computed(self.game, self.game.goals, state)
+                        )
+                        self.adjudicated = over = True
                     if on_step is not None:
                         on_step(step, joint, state)
                     await self._tell_all(str(Moves(step, joint)))
@@ -386,11 +396,12 @@ class Match:
             start_cpu_ms=self.start_cpu,
             steps=self.steps,
             faults=self.faults,
-            end_reason=str(reason),
+            end_reason=ADJUDICATED if self.adjudicated else str(reason),
             goals=goals,
             rulesheet=rulesheet_of(self.game),
             opening=self.setup.opening_steps,
             book=self.setup.book,
+            max_steps=self.setup.max_steps,
             rules_fault=self.rules_fault,
             state_memory_mb=None if limits is None else limits.memory_mb,
             state_seconds=None if limits is None else limits.seconds,

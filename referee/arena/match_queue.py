@@ -225,6 +225,7 @@ def _scheduled(the_field: Field, row: Match) -> ScheduledMatch | None:
         seed=row.seed,
         opening=row.opening,
         book=book,
+        max_steps=settings.max_steps,
     )
 
 

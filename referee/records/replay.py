@@ -37,6 +37,7 @@ from referee.records.rules_fault import (
     rules_fault_note,
 )
 from referee.records.transcript import (
+    ADJUDICATED,
     GGP_ORIGIN,
     UNFINISHED,
     Fault,
@@ -186,7 +187,7 @@ class _Replayer:
             raise mismatch("origin", f"unknown origin {self.t.origin!r}")
         if self.t.policy not in set(Policy):
             raise mismatch("policy", f"unknown policy {self.t.policy!r}")
-        if self.t.end_reason not in {*EndReason, UNFINISHED}:
+        if self.t.end_reason not in {*EndReason, UNFINISHED, ADJUDICATED}:
             raise mismatch("end_reason", f"unknown end reason {self.t.end_reason!r}")
         if self.t.end_reason == UNFINISHED and self.t.origin != GGP_ORIGIN:
             raise mismatch(
@@ -210,6 +211,15 @@ class _Replayer:
             raise mismatch("clocks", str(error)) from None
         if self.t.opening < 0:
             raise mismatch("opening", f"{self.t.opening} steps: an opening cannot be negative")
+        limit = self.t.max_steps
+        if limit is not None and not self.t.opening < limit:
+            raise mismatch("max_steps", f"{limit}, but the opening is {self.t.opening} steps")
+        if limit is not None and len(self.t.steps) > limit:
+            raise mismatch("steps", f"{len(self.t.steps)} played, but max_steps is {limit}")
+        if self.t.end_reason == ADJUDICATED and len(self.t.steps) != limit:
+            raise mismatch(
+                "end", f"adjudicated after step {len(self.t.steps)}, but max_steps is {limit}"
+            )
         book = self.t.book
         if book is not None and self.t.opening != len(book.steps):
             raise mismatch(
@@ -439,7 +449,12 @@ class _Replayer:
                 f"recorded as aborted, but under the {self.t.policy} policy the {fault.kind}"
                 f" fault at step {step} ended the match",
             )
-        if reason == EndReason.TERMINAL:
+        if reason == ADJUDICATED:
+            self._check_goals(
+                dict(zip(self.roles, self.game.goals(state), strict=True)),
+                f"the rules give at step {last}",
+            )
+        elif reason == EndReason.TERMINAL:
             if not terminal:
                 raise mismatch(
                     "end", f"recorded as ended by the rules, but the game is not over {after}"

@@ -36,6 +36,10 @@ GGP_ORIGIN = "ggp"
 # The end reason of such a match that its manager was still playing when it wrote the
 # record: no end, no goals, its steps checked as far as they go. No `end` line says it.
 UNFINISHED = "unfinished"
+# The end reason of a match the tournament's `max_steps` ended before the game did: the
+# goals are those the rules give its last state. Its players are told `terminal`, the
+# protocol's word for an end by the rules.
+ADJUDICATED = "adjudicated"
 # The command recorded for a seat a person played.
 HUMAN_COMMAND = ("human",)
 
@@ -173,7 +177,7 @@ class RulesFault:
 @dataclass(frozen=True)
 class Transcript:
     """Everything about one match; `goals` is None when the match was aborted or is
-    unfinished. `end_reason` is an `EndReason`, or UNFINISHED."""
+    unfinished. `end_reason` is an `EndReason`, UNFINISHED or ADJUDICATED."""
 
     __pydantic_config__ = _STRICT
 
@@ -196,6 +200,8 @@ class Transcript:
     # or the steps of `book`.
     opening: int = 0
     book: BookLine | None = None
+    # The step at which the match was to be adjudicated, if its game did not end before.
+    max_steps: int | None = None
     # How many times a tournament's worker died while it played this match, each attempt
     # lost with it; this is the match played again from scratch.
     lost_attempts: int = 0

@@ -20,8 +20,16 @@ import yaml
 from pydantic import ValidationError
 
 from referee.clock import Clocks, ggp_seconds
-from referee.errors import ConfigError, RefereeError, RulesheetError
-from referee.games import GAMES, Game, StateLimits, is_rulesheet, load_rulesheet, nearest_game
+from referee.errors import ConfigError, GameFault, RefereeError, RulesheetError
+from referee.games import (
+    GAMES,
+    Game,
+    GdlGame,
+    StateLimits,
+    is_rulesheet,
+    load_rulesheet,
+    nearest_game,
+)
 from referee.games.gdl.remote import DEFAULT_LIMITS
 from referee.players.base import PlayerKind, PlayerSpec
 from referee.players.builtin import program_spec
@@ -52,6 +60,8 @@ MAX_MATCHES = 1_000_000
 # The matches a URL player is in at once unless its entry says more: a GGP player, as
 # ggp-base's are, plays one match and answers `busy` to the next START.
 URL_CAPACITY = 1
+# The states whose goals are checked for `max_steps` when a config is read.
+GOALS_CHECKED = 50
 # Where `trace: true` writes the lines exchanged with the players, in the results directory.
 TRACE_FILE = "trace.log"
 
@@ -74,6 +84,8 @@ class GameSettings:
     rounds: int
     clocks: Clocks
     openings: int | Book = 0
+    # The step after which a match not over yet is adjudicated: its goals are the rules'.
+    max_steps: int | None = None
 
     def opening(self, number: int) -> tuple[int, BookLine | None]:
         """The opening of the `number`th round (from 0), or of a ladder's pairing by its
@@ -255,7 +267,10 @@ def _build(path: Path, raw: ConfigFile, locate: Locator) -> TournamentConfig:
         own = entry.openings is not None
         at: Location = ("games", index, "openings") if own else ("openings",)
         openings = _openings(entry.openings if own else raw.openings, game, base, raw.seed, at)
-        games.append(GameSettings(game, entry.rounds or raw.rounds, clocks, openings))
+        own = entry.max_steps is not None
+        at = ("games", index, "max_steps") if own else ("max_steps",)
+        max_steps = _max_steps(entry.max_steps if own else raw.max_steps, game, openings, at)
+        games.append(GameSettings(game, entry.rounds or raw.rounds, clocks, openings, max_steps))
     fmt = TournamentFormat(raw.format)
     challengers = _challengers(raw, fmt, games)
     sprt = _sprt(raw, fmt, games)
@@ -420,6 +435,53 @@ def _openings(value: Any, game: Game, base: Path, seed: int, loc: Location) -> i
         return read_book(base / value, value, game, order, seed)
     except ConfigError as error:
         raise _Located(loc, str(error)) from None
+
+
+def _max_steps(
+    max_steps: int | None, game: Game, openings: int | Book, loc: Location
+) -> int | None:
+    """`max_steps` for `game`, if its goals are defined before its end, past its openings."""
+    if max_steps is None:
+        return None
+    if not isinstance(game, GdlGame):
+        raise _Located(
+            loc,
+            f"{game.id}'s rules give goals only at its end (referee rules {game.id}), and it"
+            f" ends within {game.max_steps} steps: max_steps is for a rulesheet that defines"
+            " its goals before its end",
+        )
+    longest = (
+        max(len(line.steps) for line in openings.lines) if isinstance(openings, Book) else openings
+    )
+    if max_steps <= longest:
+        raise _Located(loc, f"{max_steps} steps end a match within its opening of {longest}")
+    problem = _goals_missing(game, max_steps)
+    if problem:
+        raise _Located(
+            loc,
+            f"{game.id} does not define its goals before its end ({problem}): max_steps"
+            " needs a game that does",
+        )
+    return max_steps
+
+
+def _goals_missing(game: Game, max_steps: int) -> str | None:
+    """Where the goals of `game` are not defined, in the states of a match of first legal
+    moves up to `max_steps` (at most GOALS_CHECKED of them); None if they all are."""
+    state = game.initial_state()
+    try:
+        for step in range(min(max_steps, GOALS_CHECKED) + 1):
+            if game.is_terminal(state):
+                return None
+            try:
+                game.goals(state)
+            except GameFault as fault:
+                return f"at step {step}: {str(fault).rpartition(': ')[2] or fault}"
+            joint = tuple(game.legal_moves(state, role)[0] for role in range(len(game.roles)))
+            state = game.next_state(state, joint)
+    except GameFault as fault:
+        return str(fault)
+    return None
 
 
 def _limits(entry: LimitsEntry, under: Limits, loc: Location) -> Limits:

@@ -40,6 +40,7 @@ class GameEntry(_Strict):
     play_clock: Positive | None = None
     time_bank: NonNegative | None = None
     openings: Any = None
+    max_steps: Positive | None = None
 
 
 class LimitsEntry(_Strict):
@@ -112,6 +113,7 @@ class ConfigFile(_Strict):
     state_memory_mb: Annotated[int, Field(ge=MEMORY_MB[0], le=MEMORY_MB[1])] = STATE_MEMORY_MB
     state_seconds: Annotated[float, Field(gt=0, le=SECONDS)] = STATE_SECONDS
     withdraw_after: Positive = 3
+    max_steps: Positive | None = None
     live: bool = False
 
 

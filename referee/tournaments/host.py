@@ -92,6 +92,7 @@ class MatchOrder:
             self.seed,
             self.opening,
             self.book,
+            settings.max_steps,
         )
 
 

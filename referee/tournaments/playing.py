@@ -57,6 +57,7 @@ async def play_scheduled(
         [prints.get(name) for name in match.players],
         ponder=config.ponder,
         book=match.book,
+        max_steps=match.max_steps,
     )
     live = None
     if config.live:

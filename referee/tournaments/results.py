@@ -232,6 +232,8 @@ def _difference(config: TournamentConfig, match: ScheduledMatch, transcript: Tra
         return "a different policy"
     if transcript.seed != match.seed:
         return "a different seed"
+    if transcript.max_steps != match.max_steps:
+        return f"max_steps {transcript.max_steps}, not {match.max_steps}"
     if transcript.book != match.book:
         return _book_difference(transcript.book, match.book)
     if transcript.opening != match.opening:

@@ -39,6 +39,8 @@ class ScheduledMatch:
     # Steps the referee plays at random before the players choose; or a book's line.
     opening: int = 0
     book: BookLine | None = None
+    # The step after which the match, if not over, is adjudicated.
+    max_steps: int | None = None
 
 
 def rotations(group: Sequence[str]) -> list[tuple[str, ...]]:
@@ -115,6 +117,7 @@ def _match(
         seed=match_seed(config.seed, game.id, round_, group),
         opening=steps,
         book=book,
+        max_steps=settings.max_steps,
     )
 
 
