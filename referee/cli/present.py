@@ -39,6 +39,7 @@ from referee.tournaments.runner import Observer
 from referee.tournaments.schedule import ScheduledMatch
 from referee.tournaments.sprt import SprtStatus, Verdict
 from referee.tournaments.standings import compute, pairings, progress_text, table
+from referee.tournaments.swiss import Round
 from referee.validate import Report
 from referee.validate.text import report_text
 
@@ -225,6 +226,9 @@ class TournamentProgress(Observer):
     def stopped(self, verdict: Verdict) -> None:
         self._print(f"SPRT: {verdict} ({self._lead()}); no further match starts")
 
+    def paired(self, round_: Round, rounds: int) -> None:
+        self._print(round_line(round_, rounds))
+
     def _count(self, transcript: Transcript) -> None:
         self.transcripts.append(transcript)
         if not transcript.complete:
@@ -247,6 +251,13 @@ class TournamentProgress(Observer):
     def _print(self, text: str) -> None:
         # One line per event, however narrow the terminal: logs are read by grep.
         self.progress.console.print(text, markup=False, highlight=False, soft_wrap=True)
+
+
+def round_line(round_: Round, rounds: int) -> str:
+    """A Swiss round as it is paired: its pairs in their first game's seats, and its bye."""
+    pairs = ", ".join(f"{first}-{second}" for first, second in round_.pairs)
+    bye = f"; bye: {round_.bye}" if round_.bye else ""
+    return f"round {round_.number} of {rounds} paired: {pairs}{bye}"
 
 
 def new_bot_lines(bot: NewBot) -> str:

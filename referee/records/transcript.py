@@ -302,19 +302,24 @@ def utc_now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def tournament_match_id(game: str, round_: int, players: Sequence[str]) -> str:
-    """The id of a scheduled match: its game, round and players in seat order. It names the
-    match and nothing else, so that it stays the same when the field around it changes."""
-    return f"{game}-r{round_}-{'-vs-'.join(players)}"
+def tournament_match_id(game: str, round_: int, players: Sequence[str], again: int = 0) -> str:
+    """The id of a scheduled match: its game, round and players in seat order, and which of
+    the pair's matches in those seats it is (from 0) where a round has more than one. It
+    names the match and nothing else, so that it stays the same when the field around it
+    changes."""
+    repeat = f".{again}" if again else ""
+    return f"{game}-r{round_}{repeat}-{'-vs-'.join(players)}"
 
 
 def seats_disagree(transcript: Transcript) -> bool:
     """Whether a tournament match's id names other players, or another order, than its seats."""
-    found = re.fullmatch(rf"{re.escape(transcript.game)}-r(\d+)-.*-vs-.*", transcript.match_id)
+    found = re.fullmatch(
+        rf"{re.escape(transcript.game)}-r(\d+)(?:\.(\d+))?-.*-vs-.*", transcript.match_id
+    )
     if found is None:
         return False  # not a scheduled match
     players = [seat.player for seat in transcript.seats]
-    expected = tournament_match_id(transcript.game, int(found[1]), players)
+    expected = tournament_match_id(transcript.game, int(found[1]), players, int(found[2] or 0))
     return transcript.match_id != expected
 
 

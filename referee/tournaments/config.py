@@ -67,12 +67,13 @@ TRACE_FILE = "trace.log"
 
 
 class TournamentFormat(StrEnum):
-    """Who plays whom: every group of players, the challengers against the rest, or two
-    players until a sequential test decides."""
+    """Who plays whom: every group of players, the challengers against the rest, two players
+    until a sequential test decides, or each round players of near score (Swiss)."""
 
     ROUND_ROBIN = "round-robin"
     GAUNTLET = "gauntlet"
     SPRT = "sprt"
+    SWISS = "swiss"
 
 
 @dataclass(frozen=True)
@@ -135,6 +136,8 @@ class TournamentConfig:
     cores_per_seat: int = 1
     trace: Path | None = None
     format: TournamentFormat = TournamentFormat.ROUND_ROBIN
+    # Swiss: the games of each pairing of a round, the seats swapped from one to the next.
+    games_per_pairing: int = 2
     # Gauntlet: the first `challengers` players each play all the others, not each other.
     challengers: int = 0
     sprt: SprtSettings | None = None
@@ -274,9 +277,12 @@ def _build(path: Path, raw: ConfigFile, locate: Locator) -> TournamentConfig:
     fmt = TournamentFormat(raw.format)
     challengers = _challengers(raw, fmt, games)
     sprt = _sprt(raw, fmt, games)
+    per_pairing = _games_per_pairing(raw, fmt, games)
     # Counted before a match is scheduled: a billion rounds must not fill the memory first.
     matches = sum(
-        settings.rounds
+        settings.rounds * (len(raw.players) // 2) * per_pairing
+        if fmt is TournamentFormat.SWISS
+        else settings.rounds
         * _groups(len(raw.players), challengers, competing(settings.game.roles))
         * competing(settings.game.roles)
         for settings in games
@@ -330,6 +336,7 @@ def _build(path: Path, raw: ConfigFile, locate: Locator) -> TournamentConfig:
         cores_per_seat=raw.cores_per_seat,
         trace=output / TRACE_FILE if raw.trace else None,
         format=fmt,
+        games_per_pairing=per_pairing,
         challengers=challengers,
         sprt=sprt,
         rating_interval=raw.rating_interval,
@@ -345,6 +352,26 @@ def _groups(players: int, challengers: int, roles: int) -> int:
     if challengers:
         return challengers * math.comb(players - challengers, roles - 1)
     return math.comb(players, roles)
+
+
+def _games_per_pairing(
+    raw: ConfigFile, fmt: TournamentFormat, games: Sequence[GameSettings]
+) -> int:
+    if fmt is not TournamentFormat.SWISS:
+        if raw.games_per_pairing is not None:
+            raise _Located(
+                ("games_per_pairing",),
+                "only a Swiss pairs its players round by round (format: swiss)",
+            )
+        return 2
+    if len(games) != 1:
+        raise _Located(("games",), f"a Swiss plays one game; this config has {len(games)}")
+    roles = competing(games[0].game.roles)
+    if roles != 2:
+        raise _Located(
+            ("games", 0, "id"), f"a Swiss pairs two players; {games[0].game.id} has {roles}"
+        )
+    return raw.games_per_pairing or 2
 
 
 def _challengers(raw: ConfigFile, fmt: TournamentFormat, games: Sequence[GameSettings]) -> int:

@@ -102,7 +102,8 @@ class ConfigFile(_Strict):
     limits: LimitsEntry = Field(default_factory=LimitsEntry)
     output: str | None = None
     trace: bool = False
-    format: Literal["round-robin", "gauntlet", "sprt"] = "round-robin"
+    format: Literal["round-robin", "gauntlet", "sprt", "swiss"] = "round-robin"
+    games_per_pairing: Positive | None = None
     challengers: Positive | None = None
     sprt: SprtEntry | None = None
     # Steps at random, or a book: checked by the config's builder, which says which in

@@ -29,10 +29,11 @@ from referee.records.transcript import (
     read_transcript,
     transcript_files,
 )
-from referee.tournaments.config import TournamentConfig
+from referee.tournaments.config import TournamentConfig, TournamentFormat
 from referee.tournaments.schedule import ScheduledMatch
 from referee.tournaments.sprt import SprtSettings
 from referee.tournaments.standings import Standings, compute
+from referee.tournaments.swiss import ROUNDS_FILE, read_rounds
 
 LOGS = "logs"
 SET_ASIDE = "set-aside"
@@ -65,10 +66,12 @@ def result_files(config: TournamentConfig) -> list[Path]:
 
 
 def clear_results(config: TournamentConfig) -> None:
-    """Remove a tournament's transcripts, logs and set-aside matches, to start over."""
+    """Remove a tournament's transcripts, logs, set-aside matches and a Swiss's pairings, to
+    start over."""
     output = config.output
     for path in result_files(config):
         path.unlink()
+    (output / ROUNDS_FILE).unlink(missing_ok=True)
     for path in output.glob(".*.tmp"):
         path.unlink()
     for directory in (LOGS, SET_ASIDE):
@@ -316,9 +319,11 @@ def directory_standings(directory: Path, transcripts: Sequence[Transcript]) -> S
     """The standings of a results directory's transcripts, as its tournament info says to
     reckon them (how many matches were scheduled, the ratings' anchor, the SPRT), if any."""
     info = read_info(directory)
+    swiss = read_rounds(directory) if info and info.format == TournamentFormat.SWISS else None
     return compute(
         transcripts,
         info.anchor if info else None,
         info.scheduled if info else None,
         info.sprt_test() if info else None,
+        swiss,
     )

@@ -17,6 +17,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Protocol
 
+from referee.errors import ConfigError
 from referee.pauses import between_matches
 from referee.players.base import Fingerprint, fingerprint
 from referee.players.log import NOTE_PREFIX
@@ -26,7 +27,7 @@ from referee.records.signing import SigningKey
 from referee.records.store import SYNC_DELAY_S, TranscriptStore
 from referee.records.transcript import Fault, Transcript
 from referee.sandbox.cores import CorePool, available_cores
-from referee.tournaments.config import TournamentConfig
+from referee.tournaments.config import TournamentConfig, TournamentFormat
 from referee.tournaments.playing import plan_cores, play_scheduled, programs_of
 from referee.tournaments.pool import PlayerPool
 from referee.tournaments.results import (
@@ -36,10 +37,17 @@ from referee.tournaments.results import (
     transcript_path,
     write_info,
 )
-from referee.tournaments.schedule import Dispatcher, ScheduledMatch, capacities, schedule
+from referee.tournaments.schedule import (
+    Dispatcher,
+    ScheduledMatch,
+    capacities,
+    schedule,
+    swiss_matches,
+)
 from referee.tournaments.sprt import SprtStatus, Verdict
 from referee.tournaments.standings import sprt_status
-from referee.tournaments.withdrawal import withdrawal
+from referee.tournaments.swiss import Round, pair, past_of, read_rounds, write_rounds
+from referee.tournaments.withdrawal import is_withdrawal, withdrawal
 
 # What is read of the end of a player's log for its last words.
 LAST_WORDS_BYTES = 4096
@@ -71,6 +79,9 @@ class Observer:
 
     def stopped(self, verdict: Verdict) -> None:
         """The SPRT has reached a bound: no further match starts."""
+
+    def paired(self, round_: Round, rounds: int) -> None:
+        """A Swiss's next round (of `rounds`) is paired, and about to be played."""
 
 
 class Venue(Protocol):
@@ -191,12 +202,80 @@ async def run_tournament(
     played; this process by default.
     """
     observer = observer or Observer()
-    matches = schedule(config)
     if restart:
         clear_results(config)
+    if config.format is TournamentFormat.SWISS:
+        return await _run_swiss(config, key, observer, trace, venue)
+    matches = schedule(config)
+    await _play(config, key, observer, matches, len(matches), trace, venue)
+    return matches
+
+
+async def _run_swiss(
+    config: TournamentConfig,
+    key: SigningKey,
+    observer: Observer,
+    trace: Trace | None,
+    venue: OpenVenue | None,
+) -> list[ScheduledMatch]:
+    """Play a Swiss round after round: the rounds already paired as they were paired (a
+    resumed run finishes the last of them), then each next round paired from the results
+    of the ones before."""
+    per_pairing = config.games_per_pairing
+    rounds_to_play = config.games[0].rounds
+    total = rounds_to_play * (len(config.players) // 2) * per_pairing
+    stored = read_rounds(config.output)
+    if stored is not None and stored[0] != per_pairing:
+        raise ConfigError(
+            f"{config.output}: its rounds were paired for {stored[0]} games per pairing, not"
+            f" {per_pairing}; run with --restart to start over, or set another output in"
+            f" {config.path}"
+        )
+    rounds = stored[1] if stored is not None else []
+    told: list[bool] = []
+
+    def planned(done: Sequence[Transcript]) -> None:
+        """Once: every later round's matches are told as they finish."""
+        if not told:
+            observer.planned(total, done)
+            told.append(True)
+
+    while True:
+        matches = swiss_matches(config, rounds)
+        done = await _play(config, key, observer, matches, total, trace, venue, planned)
+        if len(rounds) >= rounds_to_play:
+            return matches
+        withdrawn = {
+            seat.player
+            for transcript in done
+            for seat in transcript.seats
+            if any(f.role == seat.role and is_withdrawal(f) for f in transcript.faults)
+        }
+        entrants = [player.name for player in config.players]
+        past = past_of(rounds, done, per_pairing, entrants)
+        field_ = [name for name in entrants if name not in withdrawn]
+        rounds.append(pair(len(rounds) + 1, field_, past, per_pairing))
+        write_rounds(config.output, per_pairing, rounds)
+        observer.paired(rounds[-1], rounds_to_play)
+
+
+async def _play(
+    config: TournamentConfig,
+    key: SigningKey,
+    observer: Observer,
+    matches: Sequence[ScheduledMatch],
+    total: int,
+    trace: Trace | None,
+    venue: OpenVenue | None,
+    planned: Callable[[Sequence[Transcript]], None] | None = None,
+) -> list[Transcript]:
+    """Play those of `matches` that have no complete, current transcript yet (for an SPRT,
+    until the test decides), of a schedule of `total`; the transcripts of those complete.
+    `planned` tells the observer of the schedule, by default its whole size."""
+    told = planned or (lambda done: observer.planned(total, done))
     prints = {entrant.name: fingerprint(entrant.spec) for entrant in config.players}
     found = survey(config, matches, {name: p.digest for name, p in prints.items()}, key)
-    write_info(config, len(matches))
+    write_info(config, total)
     for line in found.changes:
         observer.changed(line)
     for problem in found.unreadable:
@@ -216,14 +295,14 @@ async def run_tournament(
         starts.count(transcript, quiet=True)
     verdict = decided()
     if verdict or not found.todo:
-        observer.planned(len(matches), found.done)
-        return matches
+        told(found.done)
+        return finished
     # Before the progress starts: a cluster that cannot be reached is all there is to say.
     if venue is None:
         place: Venue = LocalVenue(config, key, prints, observer, trace, starts.withdrawn)
     else:
         place = await venue(config, key, prints, observer, starts.withdrawn)
-    observer.planned(len(matches), found.done)
+    told(found.done)
     queue = Dispatcher(found.todo, capacities(config))
     note = queue.note(place.capacity)
     if note:
@@ -255,7 +334,7 @@ async def run_tournament(
                 group.create_task(worker())
     finally:
         await place.close()
-    return matches
+    return finished
 
 
 class _Starts:

@@ -20,6 +20,7 @@ from referee.games import Game
 from referee.players.chance import competing, with_chance
 from referee.records.transcript import BookLine, tournament_match_id
 from referee.tournaments.config import GameSettings, TournamentConfig
+from referee.tournaments.swiss import Round, seating
 
 
 @dataclass(frozen=True)
@@ -92,11 +93,26 @@ def schedule(config: TournamentConfig) -> list[ScheduledMatch]:
         ]
         rng.shuffle(batch)
         order.extend(
-            _match(config, settings, round_, group, seating)
+            _match(config, settings, round_, group, seats)
             for settings, group in batch
-            for seating in rotations(group)
+            for seats in rotations(group)
         )
     return order
+
+
+def swiss_matches(config: TournamentConfig, rounds: Sequence[Round]) -> list[ScheduledMatch]:
+    """The matches of a Swiss's rounds paired so far: each pair's games in turn, the seats
+    swapped from one to the next, all with one seed (one opening); none for a pair of which
+    a player has left the field."""
+    settings = config.games[0]
+    entrants = {player.name for player in config.players}
+    return [
+        _match(config, settings, played.number, pair, seating(pair, game), game // 2)
+        for played in rounds
+        for pair in played.pairs
+        if entrants.issuperset(pair)
+        for game in range(config.games_per_pairing)
+    ]
 
 
 def _match(
@@ -104,14 +120,15 @@ def _match(
     settings: GameSettings,
     round_: int,
     group: tuple[str, ...],
-    seating: tuple[str, ...],
+    seats: tuple[str, ...],
+    again: int = 0,
 ) -> ScheduledMatch:
     game = settings.game
     steps, book = settings.opening(round_ - 1)
     return ScheduledMatch(
-        match_id=tournament_match_id(game.id, round_, seating),
+        match_id=tournament_match_id(game.id, round_, seats, again),
         game=game,
-        players=with_chance(game.roles, seating),
+        players=with_chance(game.roles, seats),
         round=round_,
         clocks=settings.clocks,
         seed=match_seed(config.seed, game.id, round_, group),

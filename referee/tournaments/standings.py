@@ -12,7 +12,7 @@ import csv
 import io
 import json
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -25,6 +25,8 @@ from referee.players.chance import CHANCE_NAME
 from referee.records.transcript import Fault, Transcript, read_signed, transcript_files
 from referee.tournaments.ratings import Pairing, Rating, fit, pairwise, pairwise_los, points
 from referee.tournaments.sprt import SprtSettings, SprtStatus, Verdict, status
+from referee.tournaments.swiss import Round, SwissStandings
+from referee.tournaments.swiss import standings as swiss_standings
 from referee.tournaments.withdrawal import WITHDRAWN, is_withdrawal
 
 
@@ -109,6 +111,7 @@ class Standings:
     scheduled: int | None = None
     sprt: SprtStatus | None = None
     anchor: str | None = None
+    swiss: SwissStandings | None = None
 
 
 def pairings(transcript: Transcript) -> Iterator[tuple[str, str, float]]:
@@ -127,11 +130,13 @@ def compute(
     anchor: str | None = None,
     scheduled: int | None = None,
     sprt: tuple[SprtSettings, str] | None = None,
+    swiss: tuple[int, Sequence[Round]] | None = None,
 ) -> Standings:
     """Standings of the complete matches among `transcripts` (aborted ones are left out).
 
     `anchor` is the player rated 0 (else the mean is); `scheduled` the number of matches in
-    the schedule; `sprt` the test's settings and the player it tests.
+    the schedule; `sprt` the test's settings and the player it tests; `swiss` a Swiss's
+    games per pairing and its rounds so far.
     """
     complete = sorted((t for t in transcripts if t.complete), key=lambda t: t.started_at)
     overall: dict[str, Record] = {}
@@ -170,8 +175,10 @@ def compute(
     }
     for record in [*overall.values(), *(r for game in by_game.values() for r in game.values())]:
         record.withdrawn = record.player in withdrawn
+    rated = _rated(overall, results, anchor)
+    elo = {record.player: record.rating.elo for record in rated if record.rating}
     return Standings(
-        overall=_rated(overall, results, anchor),
+        overall=rated,
         by_game={
             game: _rated(records, results_by_game[game], anchor)
             for game, records in sorted(by_game.items())
@@ -182,6 +189,7 @@ def compute(
         scheduled=scheduled,
         sprt=sprt_status(sprt[0], sprt[1], complete) if sprt else None,
         anchor=anchor,
+        swiss=swiss_standings(swiss[1], swiss[0], complete, elo) if swiss else None,
     )
 
 
@@ -327,7 +335,15 @@ def render(standings: Standings, fmt: Format) -> str:
     style = "github" if fmt is Format.MARKDOWN else "simple"
     heading = (lambda text: f"## {text}") if fmt is Format.MARKDOWN else (lambda text: text)
     anchored = f"{standings.anchor} at 0" if standings.anchor else "the mean at 0"
-    blocks = [
+    blocks = []
+    if standings.swiss is not None:
+        blocks += [
+            heading(f"Swiss: {len(standings.swiss.rounds)} rounds ({progress_text(standings)})"),
+            swiss_table(standings.swiss, style),
+            heading("Rounds"),
+            rounds_text(standings.swiss),
+        ]
+    blocks += [
         heading(f"Standings: all games ({progress_text(standings)}; Elo with {anchored})"),
         table(standings.overall, style),
     ]
@@ -350,6 +366,50 @@ def render(standings: Standings, fmt: Format) -> str:
         blocks += [heading("SPRT"), sprt_text(standings.sprt)]
     blocks += [heading("Faults"), fault_table(standings.faults, style)]
     return "\n\n".join(blocks)
+
+
+SWISS_COLUMNS = ["#", "player", "score", "games", "byes", "Buchholz", "S-B", "Elo"]
+
+
+def swiss_table(swiss: SwissStandings, style: str = "simple") -> str:
+    """The Swiss table, with the tie-breaks in the order they count."""
+    rows = [
+        [
+            rank,
+            row.player,
+            f"{row.score:g}",
+            row.games,
+            row.byes,
+            f"{row.buchholz:g}",
+            f"{row.sonneborn_berger:g}",
+            elo_text(row.elo) if row.elo is not None else "",
+        ]
+        for rank, row in enumerate(swiss.rows, start=1)
+    ]
+    ranked = tabulate(rows, headers=SWISS_COLUMNS, tablefmt=style, disable_numparse=True)
+    gap = "\n" if style == "simple" else "\n\n"
+    caption = (
+        "ranked by score (a game won 1, drawn 1/2; a bye, the pairing's"
+        f" {swiss.games_per_pairing}), then Buchholz (the opponents' scores), Sonneborn-Berger"
+        " (each game's points times that opponent's score), then Elo"
+    )
+    return f"{caption}:{gap}{ranked}"
+
+
+def rounds_text(swiss: SwissStandings) -> str:
+    """Each round on a line: its pairs in their first game's seats with their points, and its
+    bye."""
+    lines = []
+    for played, results in swiss.rounds:
+        pairs = ", ".join(
+            f"{r.first} {r.points[0]:g}-{r.points[1]:g} {r.second}"
+            if r.games
+            else f"{r.first} - {r.second} (to play)"
+            for r in results
+        )
+        bye = f"; bye: {played.bye}" if played.bye else ""
+        lines.append(f"round {played.number}: {pairs}{bye}")
+    return "\n".join(lines)
 
 
 def table(records: list[Record], style: str = "simple") -> str:
@@ -476,6 +536,35 @@ def _sprt_json(sprt: SprtStatus) -> dict[str, Any]:
     }
 
 
+def _swiss_json(swiss: SwissStandings) -> dict[str, Any]:
+    return {
+        "games_per_pairing": swiss.games_per_pairing,
+        "table": [
+            {
+                "player": row.player,
+                "score": row.score,
+                "games": row.games,
+                "byes": row.byes,
+                "buchholz": row.buchholz,
+                "sonneborn_berger": row.sonneborn_berger,
+                "elo": None if row.elo is None else round(row.elo, 1),
+            }
+            for row in swiss.rows
+        ],
+        "rounds": [
+            {
+                "round": played.number,
+                "pairs": [
+                    {"players": [r.first, r.second], "points": list(r.points), "games": r.games}
+                    for r in results
+                ],
+                "bye": played.bye,
+            }
+            for played, results in swiss.rounds
+        ],
+    }
+
+
 def as_json(standings: Standings) -> dict[str, Any]:
     """The standings as JSON-ready data: every rating a finite number."""
     return {
@@ -489,6 +578,7 @@ def as_json(standings: Standings) -> dict[str, Any]:
             for row, cols in standings.head_to_head.items()
         },
         "sprt": _sprt_json(standings.sprt) if standings.sprt else None,
+        "swiss": _swiss_json(standings.swiss) if standings.swiss else None,
         "faults": [
             {
                 "player": f.player,

@@ -1,0 +1,329 @@
+"""A Swiss tournament: each round pairs players of equal or near score who have not met, with
+their seats balanced; a round is paired once, from the results recorded before it, and the
+pairing kept in the results directory, so that a run stopped and started again plays the
+same rounds.
+
+A round's pairing is a maximum-weight matching of its players (networkx's, Edmonds'
+blossom algorithm): each pair is an edge whose cost grows with the square of the difference
+of their scores. A pair that has met, or that would give a player the same seat a third time
+in a row or leave its seats two apart, costs more than any pairing by score can, so it is
+chosen only where nothing else pairs everyone. Among players of equal score the cost prefers
+those half the group apart in the field's order (the top half against the bottom half).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from itertools import combinations
+from pathlib import Path
+from typing import Any
+
+import networkx as nx
+
+from referee.errors import ConfigError, RefereeError
+from referee.players.chance import CHANCE_NAME
+from referee.records.files import read_text, write_atomic
+from referee.records.transcript import Transcript, tournament_match_id
+from referee.tournaments.ratings import points
+
+# The pairings of every round so far, in the results directory.
+ROUNDS_FILE = "swiss.rounds"
+MAX_ROUNDS_BYTES = 16 * 1024 * 1024
+# Seats, as a player's record of them says: the first role, or the second.
+FIRST, SECOND = 0, 1
+
+
+@dataclass(frozen=True)
+class Round:
+    """A round's pairs, each with the seats of its first game (first, second), strongest
+    first; and the player who sits it out with a bye, if the field is odd."""
+
+    number: int
+    pairs: tuple[tuple[str, str], ...]
+    bye: str | None = None
+
+
+@dataclass
+class Past:
+    """What the rounds so far say of each player."""
+
+    scores: dict[str, float] = field(default_factory=lambda: defaultdict(float))
+    met: set[frozenset[str]] = field(default_factory=set)
+    # Each game's seat, in the order they were played.
+    seats: dict[str, list[int]] = field(default_factory=lambda: defaultdict(list))
+    byes: dict[str, int] = field(default_factory=lambda: defaultdict(int))
+    # Each game's opponent and the points scored against it.
+    games: dict[str, list[tuple[str, float]]] = field(default_factory=lambda: defaultdict(list))
+
+
+@dataclass(frozen=True)
+class SwissRow:
+    """A player's line of a Swiss table: its score, and the tie-breaks that rank equal
+    scores (Buchholz: its opponents' scores added up; Sonneborn-Berger: each game's points
+    times that opponent's score)."""
+
+    player: str
+    score: float
+    buchholz: float
+    sonneborn_berger: float
+    byes: int
+    games: int
+    # The rating from all results, the last tie-break (None: no result yet).
+    elo: float | None = None
+
+
+def seating(pair: tuple[str, str], game: int) -> tuple[str, str]:
+    """The seats of a pair's `game`th game (from 0): swapped from one game to the next."""
+    return pair if game % 2 == 0 else (pair[1], pair[0])
+
+
+def past_of(
+    rounds: Sequence[Round],
+    transcripts: Iterable[Transcript],
+    games_per_pairing: int,
+    entrants: Iterable[str],
+) -> Past:
+    """What `rounds` and the `transcripts` of their matches left each player (a match that
+    did not end scores nothing). A pair whose other player has left the field is a bye for
+    the one who stayed."""
+    past = Past()
+    present = set(entrants)
+    for played in rounds:
+        for pair in played.pairs:
+            gone = [name for name in pair if name not in present]
+            if gone:
+                for name in set(pair) - set(gone):
+                    _bye(past, name, games_per_pairing)
+                continue
+            past.met.add(frozenset(pair))
+            for game in range(games_per_pairing):
+                first, second = seating(pair, game)
+                past.seats[first].append(FIRST)
+                past.seats[second].append(SECOND)
+        if played.bye is not None:
+            _bye(past, played.bye, games_per_pairing)
+    for transcript in transcripts:
+        if transcript.goals is None or not transcript.complete:
+            continue
+        one, two = [seat for seat in transcript.seats if seat.player != CHANCE_NAME]
+        mine, theirs = transcript.goals[one.role], transcript.goals[two.role]
+        for seat, other, scored in (
+            (one, two, points(mine, theirs)),
+            (two, one, points(theirs, mine)),
+        ):
+            past.scores[seat.player] += scored
+            past.games[seat.player].append((other.player, scored))
+    return past
+
+
+def _bye(past: Past, name: str, games_per_pairing: int) -> None:
+    """A bye scores as a round won: every game of a pairing."""
+    past.byes[name] += 1
+    past.scores[name] += games_per_pairing
+
+
+def pair(number: int, field_: Sequence[str], past: Past, games_per_pairing: int) -> Round:
+    """Round `number` of the players of `field_` (in the field's order, which ranks equal
+    scores), from what the rounds before it left them."""
+    order = {name: index for index, name in enumerate(field_)}
+    standing = sorted(field_, key=lambda name: (-past.scores[name], order[name]))
+    bye = None
+    if len(standing) % 2:
+        # The lowest score of those who have had the fewest byes; of equals, the last.
+        fewest = min(past.byes[name] for name in standing)
+        candidates = [name for name in standing if past.byes[name] == fewest]
+        bye = min(reversed(candidates), key=lambda name: past.scores[name])
+        standing.remove(bye)
+    pairs = _matched(standing, past, games_per_pairing)
+    rank = {name: index for index, name in enumerate(standing)}
+    seated = [_seats(a, b, past, games_per_pairing, number) for a, b in pairs]
+    seated.sort(key=lambda p: min(rank[p[0]], rank[p[1]]))
+    return Round(number, tuple(seated), bye)
+
+
+def _matched(standing: list[str], past: Past, games_per_pairing: int) -> list[tuple[str, str]]:
+    """Everyone of `standing` (an even number, best first) paired at the least cost."""
+    size = len(standing)
+    # Each tier of cost is more than all the pairs of the tiers below it can add up to: the
+    # order within equal scores, then a seat both want, the scores, a seat both must have,
+    # and a pair that has met.
+    prefer = size**3 + 1
+    score = prefer * (size + 1)
+    # Scores in half points, whole numbers: costs the matching adds exactly.
+    halves = {name: round(2 * past.scores[name]) for name in standing}
+    most_apart = (max(halves.values(), default=0) - min(halves.values(), default=0)) ** 2
+    must = score * (size * (most_apart + 1) + 1)
+    again = must * (size + 1)
+    odd = games_per_pairing % 2 == 1
+    graph: nx.Graph[str] = nx.Graph()
+    costs: dict[tuple[str, str], int] = {}
+    for i, j in combinations(range(size), 2):
+        a, b = standing[i], standing[j]
+        cost = score * (halves[a] - halves[b]) ** 2 + (abs(j - i) - size // 2) ** 2
+        if odd:
+            (wants_a, must_a), (wants_b, must_b) = _needs(a, past), _needs(b, past)
+            if wants_a is not None and wants_a == wants_b:
+                cost += must if must_a and must_b else prefer
+        if frozenset((a, b)) in past.met:
+            cost += again
+        costs[(a, b)] = cost
+    top = max(costs.values(), default=0) + 1
+    for (a, b), cost in costs.items():
+        graph.add_edge(a, b, weight=top - cost)
+    matching = nx.max_weight_matching(graph, maxcardinality=True)
+    return [(a, b) if standing.index(a) < standing.index(b) else (b, a) for a, b in matching]
+
+
+def _needs(name: str, past: Past) -> tuple[int | None, bool]:
+    """The seat a player is to have next, if any, and whether it must: it must have the
+    other seat after two in a row of one, or once it has had one two times more than the
+    other; else it wants the one it has had fewer times."""
+    seats = past.seats[name]
+    balance = seats.count(FIRST) - seats.count(SECOND)
+    if len(seats) >= 2 and seats[-1] == seats[-2]:
+        return 1 - seats[-1], True
+    if balance:
+        return (SECOND if balance > 0 else FIRST), abs(balance) >= 2
+    return None, False
+
+
+def _seats(a: str, b: str, past: Past, games_per_pairing: int, number: int) -> tuple[str, str]:
+    """The pair in the seats of its first game. With an even number of games each player has
+    each seat equally often whatever the order; else a seat one must have, then one wants,
+    decides, and of two that need neither, the one ranked higher has the first seat in odd
+    rounds."""
+    if games_per_pairing % 2 == 0:
+        return a, b
+    (wants_a, must_a), (wants_b, must_b) = _needs(a, past), _needs(b, past)
+    for strong in (True, False):
+        if (wants_a == FIRST and must_a >= strong) or (wants_b == SECOND and must_b >= strong):
+            return a, b
+        if (wants_b == FIRST and must_b >= strong) or (wants_a == SECOND and must_a >= strong):
+            return b, a
+    return (a, b) if number % 2 else (b, a)
+
+
+def table(past: Past, field_: Sequence[str], ratings: Mapping[str, float]) -> list[SwissRow]:
+    """The Swiss table: by score, then Buchholz, Sonneborn-Berger and the rating."""
+    rows = []
+    for name in field_:
+        games = past.games[name]
+        rows.append(
+            SwissRow(
+                name,
+                past.scores[name],
+                sum(past.scores[other] for other in {o for o, _ in games}),
+                sum(scored * past.scores[other] for other, scored in games),
+                past.byes[name],
+                len(games),
+                ratings.get(name),
+            )
+        )
+    rows.sort(
+        key=lambda r: (
+            -r.score,
+            -r.buchholz,
+            -r.sonneborn_berger,
+            -(r.elo or 0.0),
+            r.player,
+        )
+    )
+    return rows
+
+
+@dataclass(frozen=True)
+class PairResult:
+    """A pair's points in a round, as its complete games give them, and how many of its
+    games are complete."""
+
+    first: str
+    second: str
+    points: tuple[float, float]
+    games: int
+
+
+@dataclass(frozen=True)
+class SwissStandings:
+    """The Swiss table, and each round's pairs with their results."""
+
+    rows: list[SwissRow]
+    rounds: list[tuple[Round, list[PairResult]]]
+    games_per_pairing: int
+
+
+def standings(
+    rounds: Sequence[Round],
+    games_per_pairing: int,
+    transcripts: Iterable[Transcript],
+    ratings: Mapping[str, float],
+) -> SwissStandings:
+    """The standings of a Swiss's `rounds` from the `transcripts` of their matches."""
+    by_id = {t.match_id: t for t in transcripts if t.complete}
+    players = sorted(
+        {
+            name
+            for r in rounds
+            for name in (*(n for p in r.pairs for n in p), r.bye)
+            if name is not None
+        }
+    )
+    past = past_of(rounds, by_id.values(), games_per_pairing, players)
+    game = next(iter(by_id.values())).game if by_id else ""
+    results = []
+    for played in rounds:
+        found = []
+        for pair in played.pairs:
+            scored = [0.0, 0.0]
+            games = 0
+            for index in range(games_per_pairing):
+                seats = seating(pair, index)
+                match_id = tournament_match_id(game, played.number, seats, index // 2)
+                transcript = by_id.get(match_id)
+                if transcript is None or transcript.goals is None:
+                    continue
+                goal = {seat.player: transcript.goals[seat.role] for seat in transcript.seats}
+                mine = points(goal[pair[0]], goal[pair[1]])
+                scored[0] += mine
+                scored[1] += 1 - mine
+                games += 1
+            found.append(PairResult(pair[0], pair[1], (scored[0], scored[1]), games))
+        results.append((played, found))
+    return SwissStandings(table(past, players, ratings), results, games_per_pairing)
+
+
+def write_rounds(output: Path, games_per_pairing: int, rounds: Sequence[Round]) -> None:
+    """Keep the pairings of every round so far with the results."""
+    data = {
+        "games_per_pairing": games_per_pairing,
+        "rounds": [
+            {"round": r.number, "pairs": [list(p) for p in r.pairs], "bye": r.bye} for r in rounds
+        ],
+    }
+    write_atomic(output / ROUNDS_FILE, json.dumps(data, indent=1) + "\n")
+
+
+def read_rounds(output: Path) -> tuple[int, list[Round]] | None:
+    """The games per pairing and the rounds paired so far; None where none were. ConfigError
+    for a file that is not one this referee wrote."""
+    path = output / ROUNDS_FILE
+    if not path.exists():
+        return None
+    try:
+        data: Any = json.loads(read_text(path, RefereeError, MAX_ROUNDS_BYTES))
+        games = data["games_per_pairing"]
+        rounds = [
+            Round(
+                entry["round"],
+                tuple((str(a), str(b)) for a, b in entry["pairs"]),
+                entry["bye"] if entry["bye"] is None else str(entry["bye"]),
+            )
+            for entry in data["rounds"]
+        ]
+    except (RefereeError, ValueError, TypeError, KeyError, RecursionError) as error:
+        raise ConfigError(f"{path}: not a Swiss's pairings ({error})") from None
+    if type(games) is not int or [r.number for r in rounds] != list(range(1, len(rounds) + 1)):
+        raise ConfigError(f"{path}: not a Swiss's pairings (its rounds are out of order)")
+    return games, rounds

@@ -1,0 +1,184 @@
+"""The Swiss: each round pairs near scores that have not met, with seats balanced and byes
+to the lowest scores; a round is paired once and kept, so that a stopped run goes on with
+the same pairings; the table ranks by score and its tie-breaks."""
+
+from __future__ import annotations
+
+import json
+import random
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from referee.cli import app
+from referee.tournaments.swiss import FIRST, SECOND, Past, Round, pair, read_rounds, seating
+from tests.support.paths import ROOT
+
+runner = CliRunner()
+LINE_BOT = ROOT / "benchmarks" / "bots" / "line_bot.py"
+
+
+def play_round(round_: Round, past: Past, games: int, rng: random.Random) -> None:
+    """Results drawn at random for a round's pairs, kept as a run keeps them."""
+    for a, b in round_.pairs:
+        past.met.add(frozenset((a, b)))
+        for game in range(games):
+            first, second = seating((a, b), game)
+            past.seats[first].append(FIRST)
+            past.seats[second].append(SECOND)
+            scored = rng.choice([0.0, 0.5, 1.0])
+            past.scores[first] += scored
+            past.scores[second] += 1 - scored
+    if round_.bye:
+        past.byes[round_.bye] += 1
+        past.scores[round_.bye] += games
+
+
+def test_round_one_pairs_the_top_half_with_the_bottom_half() -> None:
+    field = [f"p{n}" for n in range(1, 9)]
+    played = pair(1, field, Past(), 2)
+    assert played.pairs == (("p1", "p5"), ("p2", "p6"), ("p3", "p7"), ("p4", "p8"))
+    assert played.bye is None
+
+
+def test_the_next_round_pairs_equal_scores() -> None:
+    field = [f"p{n}" for n in range(1, 9)]
+    past = Past()
+    first = pair(1, field, past, 1)
+    for winner, loser in first.pairs:  # the first seat wins every game
+        past.met.add(frozenset((winner, loser)))
+        past.seats[winner].append(FIRST)
+        past.seats[loser].append(SECOND)
+        past.scores[winner] += 1
+    second = pair(2, field, past, 1)
+    winners = {a for a, _ in first.pairs}
+    for a, b in second.pairs:
+        assert (a in winners) == (b in winners), second.pairs
+
+
+@pytest.mark.parametrize("games", [1, 2])
+@pytest.mark.parametrize("size", [9, 16])
+def test_seven_rounds_never_repeat_a_pair_and_balance_seats(size: int, games: int) -> None:
+    field = [f"p{n}" for n in range(1, size + 1)]
+    for seed in range(5):
+        rng, past = random.Random(seed), Past()
+        byes: list[str] = []
+        for number in range(1, 8):
+            played = pair(number, field, past, games)
+            seated = [name for p in played.pairs for name in p]
+            assert sorted(seated + ([played.bye] if played.bye else [])) == sorted(field)
+            assert not {frozenset(p) for p in played.pairs} & past.met, (seed, number)
+            if played.bye:
+                # The lowest score of those who have not had one.
+                lowest = min(past.scores[name] for name in field if name not in byes)
+                assert played.bye not in byes and past.scores[played.bye] == lowest
+                byes.append(played.bye)
+            play_round(played, past, games, rng)
+        for name in field:
+            # Two games a pairing: one in each seat. One: never two more of one seat.
+            seats = past.seats[name]
+            most = 1 if games == 2 else 2
+            assert abs(seats.count(FIRST) - seats.count(SECOND)) <= most, (seed, name, seats)
+            runs = ["".join(map(str, seats[i : i + 3])) for i in range(len(seats) - 2)]
+            assert "000" not in runs and "111" not in runs, (seed, name, seats)
+
+
+def test_a_field_that_has_met_everyone_meets_again_rather_than_not_play() -> None:
+    field = ["a", "b", "c", "d"]
+    past = Past()
+    rng = random.Random(1)
+    for number in range(1, 5):
+        played = pair(number, field, past, 2)
+        assert len(played.pairs) == 2
+        play_round(played, past, 2, rng)
+    # Three rounds meet every pair once; the fourth must repeat one.
+    assert len(past.met) == 6
+
+
+def swiss_config(tmp_path: Path, players: int, rounds: int, games: int, seed: int = 3) -> Path:
+    entries = "".join(
+        f"  - {{name: s{n:02d}, command: {sys.executable} {LINE_BOT} {n / (players - 1):.3f}}}\n"
+        for n in range(players)
+    )
+    path = tmp_path / "swiss.yaml"
+    path.write_text(
+        f"name: swiss\nformat: swiss\ngames: [double-tictactoe]\nrounds: {rounds}\n"
+        f"games_per_pairing: {games}\nseed: {seed}\nconcurrency: 2\nplay_clock: 2000\n"
+        f"players:\n{entries}"
+    )
+    return path
+
+
+@pytest.mark.usefixtures("every_transcript_verifies")
+def test_a_swiss_plays_its_rounds_and_ranks_by_score_and_tie_breaks(tmp_path: Path) -> None:
+    path = swiss_config(tmp_path, players=7, rounds=4, games=1)
+    result = runner.invoke(app, ["tournament", str(path), "--json"])
+    assert result.exit_code == 0, result.output
+    lines = [line for line in result.stderr.splitlines() if line.startswith("round ")]
+    assert [line.split(" paired")[0] for line in lines] == [f"round {n} of 4" for n in range(1, 5)]
+    stored = read_rounds(tmp_path / "results" / "swiss")
+    assert stored is not None and stored[0] == 1 and len(stored[1]) == 4
+    rounds = stored[1]
+    met = [frozenset(p) for r in rounds for p in r.pairs]
+    assert len(met) == len(set(met)) == 4 * 3
+    assert len({r.bye for r in rounds}) == 4
+    swiss = json.loads(result.stdout)["swiss"]
+    table = swiss["table"]
+    # Every game is a point shared; a bye is a point.
+    assert sum(row["score"] for row in table) == 4 * 3 + 4
+    keys = [(-r["score"], -r["buchholz"], -r["sonneborn_berger"]) for r in table]
+    assert keys == sorted(keys)
+    scores = {row["player"]: row["score"] for row in table}
+    for row in table:
+        opponents = {
+            other
+            for r in swiss["rounds"]
+            for p in r["pairs"]
+            if row["player"] in p["players"]
+            for other in p["players"]
+            if other != row["player"]
+        }
+        assert row["buchholz"] == sum(scores[o] for o in opponents)
+    seats = Counter()
+    for transcript in (tmp_path / "results" / "swiss").glob("*.json"):
+        data = json.loads(transcript.read_text())
+        seats[data["seats"][0]["player"]] += 1
+        seats[data["seats"][1]["player"]] -= 1
+    # One game a pairing: no player has one seat two times more than the other.
+    assert all(abs(balance) <= 2 for balance in seats.values()), seats
+    standings = runner.invoke(app, ["standings", str(tmp_path / "results" / "swiss")])
+    assert standings.exit_code == 0
+    assert "Swiss: 4 rounds (12 matches)" in standings.stdout
+    assert "round 1: s00 " in standings.stdout
+
+
+def test_kill_9_in_a_round_then_the_same_command_ends_as_an_uninterrupted_run(
+    tmp_path: Path,
+) -> None:
+    whole, stopped = tmp_path / "whole", tmp_path / "stopped"
+    for directory in (whole, stopped):
+        directory.mkdir()
+        swiss_config(directory, players=8, rounds=5, games=2)
+    command = [sys.executable, "-m", "referee", "tournament", "swiss.yaml", "--json"]
+    uninterrupted = subprocess.run(command, cwd=whole, capture_output=True, text=True, check=True)
+    # Killed as soon as round 4 is paired: in round 4, a round paired and not yet played.
+    quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
+    process = subprocess.Popen(command, cwd=stopped, **quiet)
+    results = stopped / "results" / "swiss"
+    while process.poll() is None:
+        if (results / "swiss.rounds").exists():
+            paired = read_rounds(results)
+            if paired is not None and len(paired[1]) >= 4:
+                process.kill()  # SIGKILL
+                break
+        time.sleep(0.01)
+    assert process.wait() == -9, "the run ended before it could be killed"
+    assert len(list(results.glob("*.json"))) < 5 * 4 * 2
+    again = subprocess.run(command, cwd=stopped, capture_output=True, text=True, check=True)
+    assert read_rounds(results) == read_rounds(whole / "results" / "swiss")
+    assert json.loads(again.stdout)["swiss"] == json.loads(uninterrupted.stdout)["swiss"]
