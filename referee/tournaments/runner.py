@@ -195,7 +195,8 @@ async def run_tournament(
     venue: OpenVenue | None = None,
 ) -> list[ScheduledMatch]:
     """Play every scheduled match that has no complete, current transcript yet (for an SPRT,
-    until the test decides); the whole schedule.
+    until the test decides; for a Swiss, round after round, each paired as the one before
+    ends); the whole schedule.
 
     Every transcript is signed with `key`, the results directory's key. `trace`, when given,
     is told every line exchanged with every player. `venue` opens where the matches are
@@ -204,19 +205,56 @@ async def run_tournament(
     observer = observer or Observer()
     if restart:
         clear_results(config)
-    if config.format is TournamentFormat.SWISS:
-        return await _run_swiss(config, key, observer, trace, venue)
-    matches = schedule(config)
-    await _play(config, key, observer, matches, len(matches), trace, venue)
-    return matches
+    prints = {entrant.name: fingerprint(entrant.spec) for entrant in config.players}
+    place = _Place(config, key, prints, observer, trace, venue)
+    try:
+        if config.format is TournamentFormat.SWISS:
+            return await _run_swiss(config, key, observer, place)
+        matches = schedule(config)
+        await _play(config, key, observer, matches, len(matches), place)
+        return matches
+    finally:
+        await place.close()
+
+
+class _Place:
+    """Where a tournament's matches are played: opened when a match is first to be played,
+    and kept for the rest of the run (a Swiss's later rounds), with the players withdrawn
+    so far, which the run keeps up to date (each name and why)."""
+
+    def __init__(
+        self,
+        config: TournamentConfig,
+        key: SigningKey,
+        prints: Mapping[str, Fingerprint],
+        observer: Observer,
+        trace: Trace | None,
+        venue: OpenVenue | None,
+    ) -> None:
+        self.config, self.key, self.prints, self.observer = config, key, prints, observer
+        self.trace, self.venue = trace, venue
+        self.withdrawn: dict[str, str] = {}
+        self._open: Venue | None = None
+
+    async def open(self) -> Venue:
+        if self._open is None:
+            if self.venue is None:
+                self._open = LocalVenue(
+                    self.config, self.key, self.prints, self.observer, self.trace, self.withdrawn
+                )
+            else:
+                self._open = await self.venue(
+                    self.config, self.key, self.prints, self.observer, self.withdrawn
+                )
+        return self._open
+
+    async def close(self) -> None:
+        if self._open is not None:
+            await self._open.close()
 
 
 async def _run_swiss(
-    config: TournamentConfig,
-    key: SigningKey,
-    observer: Observer,
-    trace: Trace | None,
-    venue: OpenVenue | None,
+    config: TournamentConfig, key: SigningKey, observer: Observer, place: _Place
 ) -> list[ScheduledMatch]:
     """Play a Swiss round after round: the rounds already paired as they were paired (a
     resumed run finishes the last of them), then each next round paired from the results
@@ -242,7 +280,7 @@ async def _run_swiss(
 
     while True:
         matches = swiss_matches(config, rounds)
-        done = await _play(config, key, observer, matches, total, trace, venue, planned)
+        done = await _play(config, key, observer, matches, total, place, planned)
         if len(rounds) >= rounds_to_play:
             return matches
         withdrawn = {
@@ -265,16 +303,15 @@ async def _play(
     observer: Observer,
     matches: Sequence[ScheduledMatch],
     total: int,
-    trace: Trace | None,
-    venue: OpenVenue | None,
+    place: _Place,
     planned: Callable[[Sequence[Transcript]], None] | None = None,
 ) -> list[Transcript]:
     """Play those of `matches` that have no complete, current transcript yet (for an SPRT,
     until the test decides), of a schedule of `total`; the transcripts of those complete.
     `planned` tells the observer of the schedule, by default its whole size."""
     told = planned or (lambda done: observer.planned(total, done))
-    prints = {entrant.name: fingerprint(entrant.spec) for entrant in config.players}
-    found = survey(config, matches, {name: p.digest for name, p in prints.items()}, key)
+    digests = {name: p.digest for name, p in place.prints.items()}
+    found = survey(config, matches, digests, key)
     write_info(config, total)
     for line in found.changes:
         observer.changed(line)
@@ -290,7 +327,7 @@ async def _play(
         observer.tested(status)
         return None if status.verdict is Verdict.RUNNING else status.verdict
 
-    starts = _Starts(config, observer)
+    starts = _Starts(config, observer, place.withdrawn)
     for transcript in sorted(found.done, key=lambda done: done.started_at):
         starts.count(transcript, quiet=True)
     verdict = decided()
@@ -298,25 +335,22 @@ async def _play(
         told(found.done)
         return finished
     # Before the progress starts: a cluster that cannot be reached is all there is to say.
-    if venue is None:
-        place: Venue = LocalVenue(config, key, prints, observer, trace, starts.withdrawn)
-    else:
-        place = await venue(config, key, prints, observer, starts.withdrawn)
+    venue = await place.open()
     told(found.done)
     queue = Dispatcher(found.todo, capacities(config))
-    note = queue.note(place.capacity)
+    note = queue.note(venue.capacity)
     if note:
         observer.noted(note)
     stop: list[Verdict] = []
 
     async def worker() -> None:
         while not stop and queue:
-            batch = await queue.take(place.batch(len(queue)))
+            batch = await queue.take(venue.batch(len(queue)))
             try:
                 # Decided, or the last matches taken, while it waited for a URL player.
                 if stop or not batch:
                     return
-                transcripts = await place.play(batch)
+                transcripts = await venue.play(batch)
             finally:
                 await queue.done(batch)
             for match, transcript in zip(batch, transcripts, strict=True):
@@ -328,12 +362,9 @@ async def _play(
                     stop.append(verdict)
                     observer.stopped(verdict)
 
-    try:
-        async with asyncio.TaskGroup() as group:
-            for _ in range(min(place.capacity, len(found.todo))):
-                group.create_task(worker())
-    finally:
-        await place.close()
+    async with asyncio.TaskGroup() as group:
+        for _ in range(min(venue.capacity, len(found.todo))):
+            group.create_task(worker())
     return finished
 
 
@@ -342,12 +373,15 @@ class _Starts:
     reason its last words give at its first failure, and withdrawn after
     `withdraw_after` in a row (its seat then fails at once, its program no longer tried)."""
 
-    def __init__(self, config: TournamentConfig, observer: Observer) -> None:
+    def __init__(
+        self, config: TournamentConfig, observer: Observer, withdrawn: dict[str, str]
+    ) -> None:
+        """`withdrawn` is the run's, which it adds to."""
         self._config = config
         self._observer = observer
         self._in_a_row: dict[str, int] = {}
         self._specs = {entrant.name: entrant.spec for entrant in config.players}
-        self.withdrawn: dict[str, str] = {}
+        self.withdrawn = withdrawn
 
     def count(self, transcript: Transcript, quiet: bool = False) -> None:
         """Take in a match's starts; `quiet` for a match of an earlier run, told then."""
