@@ -302,3 +302,18 @@ def test_arena_fault_benchmarks_refuse_a_bad_option_in_one_line(
     )  # fmt: skip
     assert result.returncode == 2
     assert result.stderr.count("\n") == 1 and said in result.stderr
+
+
+def test_swiss_benchmark_compares_both_pairings_on_every_seed() -> None:
+    report = benchmark_json(
+        "swiss.py", "--players", "6", "--rounds", "3", "--seeds", "2", "--workers", "1"
+    )
+    assert (report["players"], report["rounds"], report["workers"]) == (6, 3, 1)
+    assert [row["seed"] for row in report["seeds"]] == [0, 1]
+    for row in report["seeds"]:
+        for label in ("swiss", "random"):
+            assert -1 <= row[label]["spearman"] <= 1
+            # Three rounds of three pairs, two games each.
+            assert row[label]["matches"] == 3 * 3 * 2
+        assert row["swiss"]["repeated_pairs"] == 0 and row["swiss"]["most_seats_apart"] == 0
+    assert report["swiss_repeated_pairs"] == 0
