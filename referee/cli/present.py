@@ -229,6 +229,10 @@ class TournamentProgress(Observer):
     def paired(self, round_: Round, rounds: int) -> None:
         self._print(round_line(round_, rounds))
 
+    def grew(self, total: int) -> None:
+        self.total = total
+        self.progress.update(self.task, total=total)
+
     def _count(self, transcript: Transcript) -> None:
         self.transcripts.append(transcript)
         if not transcript.complete:

@@ -48,6 +48,7 @@ from referee.tournaments.config_models import (
     PlayerEntry,
     error_message,
 )
+from referee.tournaments.knockout import TieBreak
 from referee.tournaments.sprt import SprtSettings
 
 # A config is small and shallow: bounds no real one comes near, which keep a hostile one
@@ -68,12 +69,14 @@ TRACE_FILE = "trace.log"
 
 class TournamentFormat(StrEnum):
     """Who plays whom: every group of players, the challengers against the rest, two players
-    until a sequential test decides, or each round players of near score (Swiss)."""
+    until a sequential test decides, each round players of near score (Swiss), or a bracket
+    whose winners go on (knockout)."""
 
     ROUND_ROBIN = "round-robin"
     GAUNTLET = "gauntlet"
     SPRT = "sprt"
     SWISS = "swiss"
+    KNOCKOUT = "knockout"
 
 
 @dataclass(frozen=True)
@@ -136,8 +139,14 @@ class TournamentConfig:
     cores_per_seat: int = 1
     trace: Path | None = None
     format: TournamentFormat = TournamentFormat.ROUND_ROBIN
-    # Swiss: the games of each pairing of a round, the seats swapped from one to the next.
+    # Swiss and knockout: the games of each pairing of a round (a knockout's tie), the seats
+    # swapped from one to the next.
     games_per_pairing: int = 2
+    # Knockout: the games a drawn tie plays more, then who goes on if it is drawn still; the
+    # results directory whose ratings seed the bracket (else the players' order).
+    tiebreak_games: int = 2
+    tiebreak: TieBreak = TieBreak.HIGHER_SEED
+    seeding: Path | None = None
     # Gauntlet: the first `challengers` players each play all the others, not each other.
     challengers: int = 0
     sprt: SprtSettings | None = None
@@ -278,10 +287,13 @@ def _build(path: Path, raw: ConfigFile, locate: Locator) -> TournamentConfig:
     challengers = _challengers(raw, fmt, games)
     sprt = _sprt(raw, fmt, games)
     per_pairing = _games_per_pairing(raw, fmt, games)
+    knockout = _knockout(raw, fmt, base)
     # Counted before a match is scheduled: a billion rounds must not fill the memory first.
     matches = sum(
         settings.rounds * (len(raw.players) // 2) * per_pairing
         if fmt is TournamentFormat.SWISS
+        else (len(raw.players) - 1) * (per_pairing + knockout[0])
+        if fmt is TournamentFormat.KNOCKOUT
         else settings.rounds
         * _groups(len(raw.players), challengers, competing(settings.game.roles))
         * competing(settings.game.roles)
@@ -337,6 +349,9 @@ def _build(path: Path, raw: ConfigFile, locate: Locator) -> TournamentConfig:
         trace=output / TRACE_FILE if raw.trace else None,
         format=fmt,
         games_per_pairing=per_pairing,
+        tiebreak_games=knockout[0],
+        tiebreak=knockout[1],
+        seeding=knockout[2],
         challengers=challengers,
         sprt=sprt,
         rating_interval=raw.rating_interval,
@@ -357,21 +372,42 @@ def _groups(players: int, challengers: int, roles: int) -> int:
 def _games_per_pairing(
     raw: ConfigFile, fmt: TournamentFormat, games: Sequence[GameSettings]
 ) -> int:
-    if fmt is not TournamentFormat.SWISS:
+    if fmt not in (TournamentFormat.SWISS, TournamentFormat.KNOCKOUT):
         if raw.games_per_pairing is not None:
             raise _Located(
                 ("games_per_pairing",),
-                "only a Swiss pairs its players round by round (format: swiss)",
+                "only a Swiss or a knockout pairs its players (format: swiss or knockout)",
             )
         return 2
+    kind = "a Swiss" if fmt is TournamentFormat.SWISS else "a knockout"
     if len(games) != 1:
-        raise _Located(("games",), f"a Swiss plays one game; this config has {len(games)}")
+        raise _Located(("games",), f"{kind} plays one game; this config has {len(games)}")
     roles = competing(games[0].game.roles)
     if roles != 2:
         raise _Located(
-            ("games", 0, "id"), f"a Swiss pairs two players; {games[0].game.id} has {roles}"
+            ("games", 0, "id"), f"{kind} pairs two players; {games[0].game.id} has {roles}"
         )
     return raw.games_per_pairing or 2
+
+
+def _knockout(
+    raw: ConfigFile, fmt: TournamentFormat, base: Path
+) -> tuple[int, TieBreak, Path | None]:
+    """A knockout's tie-break games and rule, and the results directory that seeds it."""
+    if fmt is not TournamentFormat.KNOCKOUT:
+        for key in ("tiebreak_games", "tiebreak", "seeding"):
+            if getattr(raw, key) is not None:
+                raise _Located(
+                    (key,), "only a knockout has tie-breaks and a seeding (format: knockout)"
+                )
+        return 2, TieBreak.HIGHER_SEED, None
+    seeding = None
+    if raw.seeding is not None:
+        seeding = base / raw.seeding
+        if not seeding.is_dir():
+            raise _Located(("seeding",), f"no such results directory: {seeding}")
+    games = 2 if raw.tiebreak_games is None else raw.tiebreak_games
+    return games, TieBreak(raw.tiebreak or TieBreak.HIGHER_SEED), seeding
 
 
 def _challengers(raw: ConfigFile, fmt: TournamentFormat, games: Sequence[GameSettings]) -> int:

@@ -102,8 +102,12 @@ class ConfigFile(_Strict):
     limits: LimitsEntry = Field(default_factory=LimitsEntry)
     output: str | None = None
     trace: bool = False
-    format: Literal["round-robin", "gauntlet", "sprt", "swiss"] = "round-robin"
+    format: Literal["round-robin", "gauntlet", "sprt", "swiss", "knockout"] = "round-robin"
     games_per_pairing: Positive | None = None
+    tiebreak_games: NonNegative | None = None
+    tiebreak: Literal["higher-seed", "draw"] | None = None
+    # A knockout's seeding: the ratings of an earlier tournament's results directory.
+    seeding: str | None = None
     challengers: Positive | None = None
     sprt: SprtEntry | None = None
     # Steps at random, or a book: checked by the config's builder, which says which in

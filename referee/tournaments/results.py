@@ -30,6 +30,7 @@ from referee.records.transcript import (
     transcript_files,
 )
 from referee.tournaments.config import TournamentConfig, TournamentFormat
+from referee.tournaments.knockout import SEEDING_FILE, read_bracket
 from referee.tournaments.schedule import ScheduledMatch
 from referee.tournaments.sprt import SprtSettings
 from referee.tournaments.standings import Standings, compute
@@ -71,7 +72,8 @@ def clear_results(config: TournamentConfig) -> None:
     output = config.output
     for path in result_files(config):
         path.unlink()
-    (output / ROUNDS_FILE).unlink(missing_ok=True)
+    for kept in (ROUNDS_FILE, SEEDING_FILE):
+        (output / kept).unlink(missing_ok=True)
     for path in output.glob(".*.tmp"):
         path.unlink()
     for directory in (LOGS, SET_ASIDE):
@@ -195,7 +197,9 @@ def survey(
         for match in schedule
         if match.match_id not in played or not _settled(played[match.match_id], config)
     ]
-    if before:
+    # A Swiss or a knockout schedules round by round: a later round's players and matches are
+    # not new to the field, and its runner says who is.
+    if before and config.format not in (TournamentFormat.SWISS, TournamentFormat.KNOCKOUT):
         new = Counter(
             name for match in result.todo for name in set(match.players) if name not in before
         )
@@ -320,10 +324,14 @@ def directory_standings(directory: Path, transcripts: Sequence[Transcript]) -> S
     reckon them (how many matches were scheduled, the ratings' anchor, the SPRT), if any."""
     info = read_info(directory)
     swiss = read_rounds(directory) if info and info.format == TournamentFormat.SWISS else None
+    knockout = (
+        read_bracket(directory) if info and info.format == TournamentFormat.KNOCKOUT else None
+    )
     return compute(
         transcripts,
         info.anchor if info else None,
         info.scheduled if info else None,
         info.sprt_test() if info else None,
         swiss,
+        knockout,
     )

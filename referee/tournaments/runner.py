@@ -28,6 +28,14 @@ from referee.records.store import SYNC_DELAY_S, TranscriptStore
 from referee.records.transcript import Fault, Transcript
 from referee.sandbox.cores import CorePool, available_cores
 from referee.tournaments.config import TournamentConfig, TournamentFormat
+from referee.tournaments.knockout import (
+    SEEDING_FILE,
+    Bracket,
+    Rules,
+    read_bracket,
+    ties,
+    write_bracket,
+)
 from referee.tournaments.playing import plan_cores, play_scheduled, programs_of
 from referee.tournaments.pool import PlayerPool
 from referee.tournaments.results import (
@@ -41,11 +49,12 @@ from referee.tournaments.schedule import (
     Dispatcher,
     ScheduledMatch,
     capacities,
+    knockout_matches,
     schedule,
     swiss_matches,
 )
 from referee.tournaments.sprt import SprtStatus, Verdict
-from referee.tournaments.standings import sprt_status
+from referee.tournaments.standings import compute, load_results, sprt_status
 from referee.tournaments.swiss import Round, pair, past_of, read_rounds, write_rounds
 from referee.tournaments.withdrawal import is_withdrawal, withdrawal
 
@@ -82,6 +91,9 @@ class Observer:
 
     def paired(self, round_: Round, rounds: int) -> None:
         """A Swiss's next round (of `rounds`) is paired, and about to be played."""
+
+    def grew(self, total: int) -> None:
+        """The schedule has grown to `total` matches: a knockout's tie-break games."""
 
 
 class Venue(Protocol):
@@ -210,6 +222,8 @@ async def run_tournament(
     try:
         if config.format is TournamentFormat.SWISS:
             return await _run_swiss(config, key, observer, place)
+        if config.format is TournamentFormat.KNOCKOUT:
+            return await _run_knockout(config, key, observer, place)
         matches = schedule(config)
         await _play(config, key, observer, matches, len(matches), place)
         return matches
@@ -270,6 +284,13 @@ async def _run_swiss(
             f" {config.path}"
         )
     rounds = stored[1] if stored is not None else []
+    if rounds:
+        paired = {name for r in rounds for p in r.pairs for name in (*p, r.bye) if name}
+        for name in (player.name for player in config.players if player.name not in paired):
+            observer.changed(
+                f"player {name}: new in the field; paired from round {len(rounds) + 1},"
+                " with no score"
+            )
     told: list[bool] = []
 
     def planned(done: Sequence[Transcript]) -> None:
@@ -295,6 +316,73 @@ async def _run_swiss(
         rounds.append(pair(len(rounds) + 1, field_, past, per_pairing))
         write_rounds(config.output, per_pairing, rounds)
         observer.paired(rounds[-1], rounds_to_play)
+
+
+async def _run_knockout(
+    config: TournamentConfig, key: SigningKey, observer: Observer, place: _Place
+) -> list[ScheduledMatch]:
+    """Play a knockout tie by tie, each round once the one before it has its winners, a
+    drawn tie's tie-break games once its games are played; from the bracket kept with the
+    results, or the one the field makes now."""
+    rules = Rules(config.games_per_pairing, config.tiebreak_games, config.tiebreak, config.seed)
+    kept = read_bracket(config.output)
+    entrants = [player.name for player in config.players]
+    if kept is None:
+        kept = Bracket(tuple(seeding(config)), rules)
+    elif kept.rules != rules:
+        raise ConfigError(
+            f"{config.output}: its bracket was set with other tie rules (games_per_pairing,"
+            " tiebreak_games, tiebreak, seed); run with --restart to start over, or set"
+            f" another output in {config.path}"
+        )
+    for name in entrants:
+        if name not in kept.seeds:
+            observer.changed(
+                f"player {name}: new in the field, but the bracket was set when the knockout"
+                " began; it does not play"
+            )
+    game_id = config.games[0].game.id
+    total = (len(kept.seeds) - 1) * rules.games
+    told: list[int] = []
+
+    def planned(done: Sequence[Transcript]) -> None:
+        if not told:
+            observer.planned(total, done)
+            told.append(total)
+
+    done, _ = load_results(config.output, key.public) if config.output.is_dir() else ([], [])
+    while True:
+        withdrawn = {
+            seat.player
+            for transcript in done
+            for seat in transcript.seats
+            if any(f.role == seat.role and is_withdrawal(f) for f in transcript.faults)
+        }
+        absent = tuple(sorted((set(kept.seeds) - set(entrants)) | withdrawn))
+        if absent != kept.absent or not (config.output / SEEDING_FILE).exists():
+            kept = Bracket(kept.seeds, rules, absent)
+            config.output.mkdir(parents=True, exist_ok=True)
+            write_bracket(config.output, kept)
+        rounds = ties(kept.seeds, rules, done, game_id, absent)
+        matches = knockout_matches(config, rounds)
+        if told and len(matches) > told[0]:
+            told[0] = len(matches)
+            observer.grew(len(matches))
+        decided = all(tie.winner is not None for tie in rounds[-1]) if rounds else True
+        done = await _play(config, key, observer, matches, max(total, len(matches)), place, planned)
+        if decided:
+            return matches
+
+
+def seeding(config: TournamentConfig) -> list[str]:
+    """A knockout's players, the first seed first: by their ratings in the results directory
+    of `seeding`, those it has not rated after them, each in the config's order."""
+    names = [player.name for player in config.players]
+    if config.seeding is None:
+        return names
+    transcripts, _ = load_results(config.seeding, None)
+    rated = [r.player for r in compute(transcripts).overall if r.player in names and r.rating]
+    return rated + [name for name in names if name not in rated]
 
 
 async def _play(

@@ -20,6 +20,7 @@ from referee.games import Game
 from referee.players.chance import competing, with_chance
 from referee.records.transcript import BookLine, tournament_match_id
 from referee.tournaments.config import GameSettings, TournamentConfig
+from referee.tournaments.knockout import Tie
 from referee.tournaments.swiss import Round, seating
 
 
@@ -112,6 +113,21 @@ def swiss_matches(config: TournamentConfig, rounds: Sequence[Round]) -> list[Sch
         for pair in played.pairs
         if entrants.issuperset(pair)
         for game in range(config.games_per_pairing)
+    ]
+
+
+def knockout_matches(
+    config: TournamentConfig, rounds: Sequence[Sequence[Tie]]
+) -> list[ScheduledMatch]:
+    """The matches of a knockout's ties as far as they are known: the games each needs now,
+    all of a tie with one seed (one opening), the seats swapped from one to the next."""
+    settings = config.games[0]
+    return [
+        _match(config, settings, tie.round, (tie.high, tie.low), game.seats, game.again)
+        for ties in rounds
+        for tie in ties
+        if tie.low is not None
+        for game in tie.games
     ]
 
 

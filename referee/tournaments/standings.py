@@ -23,6 +23,8 @@ from tabulate import tabulate
 from referee.errors import FaultKind, TranscriptError
 from referee.players.chance import CHANCE_NAME
 from referee.records.transcript import Fault, Transcript, read_signed, transcript_files
+from referee.tournaments.knockout import Bracket, KnockoutStandings, round_name, tie_text
+from referee.tournaments.knockout import standings as knockout_standings
 from referee.tournaments.ratings import Pairing, Rating, fit, pairwise, pairwise_los, points
 from referee.tournaments.sprt import SprtSettings, SprtStatus, Verdict, status
 from referee.tournaments.swiss import Round, SwissStandings
@@ -112,6 +114,7 @@ class Standings:
     sprt: SprtStatus | None = None
     anchor: str | None = None
     swiss: SwissStandings | None = None
+    knockout: KnockoutStandings | None = None
 
 
 def pairings(transcript: Transcript) -> Iterator[tuple[str, str, float]]:
@@ -131,12 +134,13 @@ def compute(
     scheduled: int | None = None,
     sprt: tuple[SprtSettings, str] | None = None,
     swiss: tuple[int, Sequence[Round]] | None = None,
+    knockout: Bracket | None = None,
 ) -> Standings:
     """Standings of the complete matches among `transcripts` (aborted ones are left out).
 
     `anchor` is the player rated 0 (else the mean is); `scheduled` the number of matches in
     the schedule; `sprt` the test's settings and the player it tests; `swiss` a Swiss's
-    games per pairing and its rounds so far.
+    games per pairing and its rounds so far; `knockout` a knockout's bracket.
     """
     complete = sorted((t for t in transcripts if t.complete), key=lambda t: t.started_at)
     overall: dict[str, Record] = {}
@@ -190,6 +194,7 @@ def compute(
         sprt=sprt_status(sprt[0], sprt[1], complete) if sprt else None,
         anchor=anchor,
         swiss=swiss_standings(swiss[1], swiss[0], complete, elo) if swiss else None,
+        knockout=knockout_standings(knockout, list(transcripts)) if knockout else None,
     )
 
 
@@ -336,6 +341,23 @@ def render(standings: Standings, fmt: Format) -> str:
     heading = (lambda text: f"## {text}") if fmt is Format.MARKDOWN else (lambda text: text)
     anchored = f"{standings.anchor} at 0" if standings.anchor else "the mean at 0"
     blocks = []
+    if standings.knockout is not None:
+        found = standings.knockout
+        winner = next((name for name, finish in found.places if finish == "winner"), None)
+        blocks += [
+            heading(
+                f"Knockout: {len(found.seeds)} players, {found.total_rounds} rounds"
+                f" ({progress_text(standings)}); "
+                + (f"the winner: {winner}" if winner else "not decided yet")
+            ),
+            bracket_text(found),
+            heading("Finishes"),
+            tabulate(
+                [[name, found.seeds.index(name) + 1, finish] for name, finish in found.places],
+                headers=["player", "seed", "finish"],
+                tablefmt=style,
+            ),
+        ]
     if standings.swiss is not None:
         blocks += [
             heading(f"Swiss: {len(standings.swiss.rounds)} rounds ({progress_text(standings)})"),
@@ -394,6 +416,15 @@ def swiss_table(swiss: SwissStandings, style: str = "simple") -> str:
         " (each game's points times that opponent's score), then Elo"
     )
     return f"{caption}:{gap}{ranked}"
+
+
+def bracket_text(knockout: KnockoutStandings) -> str:
+    """Each round of the bracket as far as it is known, a tie a line."""
+    lines = []
+    for ties in knockout.rounds:
+        lines.append(round_name(ties[0].round, knockout.total_rounds).removeprefix("the "))
+        lines += [f"  {tie_text(tie)}" for tie in ties]
+    return "\n".join(lines)
 
 
 def rounds_text(swiss: SwissStandings) -> str:
@@ -565,6 +596,27 @@ def _swiss_json(swiss: SwissStandings) -> dict[str, Any]:
     }
 
 
+def _knockout_json(knockout: KnockoutStandings) -> dict[str, Any]:
+    return {
+        "seeds": list(knockout.seeds),
+        "rounds": [
+            [
+                {
+                    "seeds": [tie.high_seed, tie.low_seed],
+                    "players": [tie.high, tie.low],
+                    "points": list(tie.points),
+                    "games": tie.played,
+                    "winner": tie.winner,
+                    "decided_by": tie.decided_by or None,
+                }
+                for tie in ties
+            ]
+            for ties in knockout.rounds
+        ],
+        "finishes": [{"player": name, "finish": finish} for name, finish in knockout.places],
+    }
+
+
 def as_json(standings: Standings) -> dict[str, Any]:
     """The standings as JSON-ready data: every rating a finite number."""
     return {
@@ -579,6 +631,7 @@ def as_json(standings: Standings) -> dict[str, Any]:
         },
         "sprt": _sprt_json(standings.sprt) if standings.sprt else None,
         "swiss": _swiss_json(standings.swiss) if standings.swiss else None,
+        "knockout": _knockout_json(standings.knockout) if standings.knockout else None,
         "faults": [
             {
                 "player": f.player,
