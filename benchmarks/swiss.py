@@ -6,11 +6,12 @@ Usage: python benchmarks/swiss.py [--players N] [--rounds R] [--seeds S] [--work
 
 The field: N players of benchmarks/bots/line_bot.py at double-tictactoe, the k-th (from 0)
 taking a line or a block with probability k/(N-1), so the true order is the reverse of
-theirs. Each seed plays a Swiss of R rounds (`format: swiss`, two games a pairing) with
-`referee tournament --workers W`, and the same tournament whose R rounds are paired at random
-instead (written into its results directory before the run, which then plays them as
-paired). Both are ranked alike: by score, Buchholz, Sonneborn-Berger, then Elo. The Swiss's
-runs are checked too: no pair meets twice, and every player's seats differ by one at most.
+theirs; each seed salts their random choices. Each seed plays a Swiss of R rounds
+(`format: swiss`, two games a pairing) with `referee tournament --workers W`, and the same
+tournament whose R rounds are paired at random instead (written into its results directory
+before the run, which then plays them as paired). Both are ranked alike: by score,
+Buchholz, Sonneborn-Berger, then Elo. The Swiss's runs are checked too: no pair meets twice,
+and every player's seats differ by one at most.
 """
 
 from __future__ import annotations
@@ -65,7 +66,7 @@ def run(directory: Path, players: int, rounds: int, seed: int, workers: int, pai
     `paired`."""
     names = [f"p{k:02d}" for k in range(players)]
     entries = "".join(
-        f"  - {{name: {name}, command: {sys.executable} {BOT} {k / (players - 1):.4f}}}\n"
+        f"  - {{name: {name}, command: {sys.executable} {BOT} {k / (players - 1):.4f} {seed}}}\n"
         for k, name in enumerate(names)
     )
     config = directory / "swiss.yaml"

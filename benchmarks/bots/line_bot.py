@@ -1,9 +1,10 @@
 """A double-tictactoe player of a set strength: at each move, with probability P, it takes a
 cell that completes a line of its own, else one that stops the opponent completing one;
 otherwise, or when there is neither, a random legal move. Its random choices are seeded by
-the match and its seat, so that a match played again is played the same.
+the match, its seat and SALT, so that a match played again is played the same, and another
+SALT plays another tournament.
 
-Usage: python line_bot.py P
+Usage: python line_bot.py P [SALT]
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ def choose(moves: list[str], mine: dict[int, set], theirs: dict[int, set], rng, 
 
 def main() -> None:
     skill = float(sys.argv[1])
+    salt = sys.argv[2] if len(sys.argv) > 2 else ""
     rng = random.Random()
     me = 0
     marks: list[dict[int, set]] = [{1: set(), 2: set()}, {1: set(), 2: set()}]
@@ -51,7 +53,7 @@ def main() -> None:
         if words[0] == "start":
             match_id, role = words[1], words[3]
             me = 0 if role == "xplayer" else 1
-            rng = random.Random(f"{match_id} {role} {skill}")
+            rng = random.Random(f"{match_id} {role} {skill} {salt}")
             marks = [{1: set(), 2: set()}, {1: set(), 2: set()}]
             print("ready", flush=True)
         elif words[0] == "moves":
