@@ -155,6 +155,13 @@ def test_a_swiss_plays_its_rounds_and_ranks_by_score_and_tie_breaks(tmp_path: Pa
     assert standings.exit_code == 0
     assert "Swiss: 4 rounds (12 matches)" in standings.stdout
     assert "round 1: s00 " in standings.stdout
+    # The report shows the table and the rounds too.
+    site = runner.invoke(
+        app, ["report", str(tmp_path / "results" / "swiss"), "--out", str(tmp_path / "site")]
+    )
+    assert site.exit_code == 0, site.output
+    index = (tmp_path / "site" / "index.html").read_text()
+    assert '<table class="swiss">' in index and index.count('<tr class="round">') == 4
 
 
 def test_kill_9_in_a_round_then_the_same_command_ends_as_an_uninterrupted_run(

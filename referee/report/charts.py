@@ -1,5 +1,5 @@
 """Charts as SVG, drawn once when the report is written: the ratings with their intervals,
-and each player's answer times over a match against the play clock."""
+each player's answer times over a match against the play clock, and a knockout's bracket."""
 
 from __future__ import annotations
 
@@ -119,3 +119,57 @@ def _svg(kind: str, width: int, height: int, body: str) -> str:
         f'<svg xmlns="http://www.w3.org/2000/svg" class="chart {kind}" width="{width}"'
         f' height="{height}" viewBox="0 0 {width} {height}">{body}</svg>'
     )
+
+
+BRACKET_COLUMN = 190
+BRACKET_BOX = 44
+BRACKET_GAP = 10
+
+
+def bracket_chart(knockout: dict[str, Any]) -> str:
+    """A knockout's bracket: a column per round, a box per tie with its two players (seed,
+    name, points), the one who went on in bold, each box joined to the tie its winner
+    plays next. Rounds not yet known are left out."""
+    rounds = knockout["rounds"]
+    if not rounds:
+        return ""
+    first = len(rounds[0])
+    height = PAD * 2 + first * (BRACKET_BOX + BRACKET_GAP)
+    width = PAD * 2 + BRACKET_COLUMN * len(rounds)
+
+    def centre(round_: int, index: int) -> float:
+        span = (BRACKET_BOX + BRACKET_GAP) * 2**round_
+        return PAD + span * index + span / 2
+
+    parts = []
+    for number, ties in enumerate(rounds):
+        x = PAD + BRACKET_COLUMN * number
+        for index, tie in enumerate(ties):
+            y = centre(number, index) - BRACKET_BOX / 2
+            if number + 1 < len(rounds):
+                after = centre(number + 1, index // 2)
+                edge, middle = x + BRACKET_COLUMN - 24, x + BRACKET_COLUMN - 12
+                parts.append(
+                    f'<path class="link" d="M{edge:.1f},{y + BRACKET_BOX / 2:.1f}'
+                    f' H{middle:.1f} V{after:.1f} H{x + BRACKET_COLUMN:.1f}"/>'
+                )
+            lines = []
+            for side in (0, 1):
+                name = tie["players"][side]
+                seed = tie["seeds"][side]
+                if name is None:
+                    text, won = "bye", False
+                else:
+                    points = f" {tie['points'][side]:g}" if tie["decided_by"] != "bye" else ""
+                    text, won = f"({seed}) {name}{points}", tie["winner"] == name
+                lines.append(
+                    f'<text x="{x + 6}" y="{y + 17 + side * 20:.1f}"'
+                    f' class="{"won" if won else "entrant"}">{escape(text)}</text>'
+                )
+            how = tie["decided_by"] or "to play"
+            parts.append(
+                f'<g class="tie" data-round="{number + 1}"><title>{escape(how)}</title>'
+                f'<rect x="{x}" y="{y:.1f}" width="{BRACKET_COLUMN - 24}" height="{BRACKET_BOX}"/>'
+                f"{''.join(lines)}</g>"
+            )
+    return _svg("bracket", width, height, "".join(parts))

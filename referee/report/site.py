@@ -24,7 +24,7 @@ from referee.records.files import check_writable_dir, write_atomic
 from referee.records.replayed import Frame
 from referee.records.transcript import Transcript, transcript_files
 from referee.records.verify import FileVerdict, Outcome, verify_paths
-from referee.report.charts import ratings_chart, times_chart
+from referee.report.charts import bracket_chart, ratings_chart, times_chart
 from referee.report.colours import role_colour, symbol_colour
 from referee.report.pages import options, page, script_data, table
 from referee.tournaments.results import directory_standings, read_info
@@ -247,6 +247,10 @@ def index_page(results: Path, standings: Standings, verdicts: Sequence[FileVerdi
     info = read_info(results)
     title = info.name if info is not None else results.name
     parts = [f"<h1>{escape(title)}</h1>", _summary(standings, verdicts)]
+    if data["knockout"] is not None:
+        parts += ["<h2>Bracket</h2>", bracket_chart(data["knockout"]), _finishes(data["knockout"])]
+    if data["swiss"] is not None:
+        parts += ["<h2>Swiss</h2>", _swiss(data["swiss"])]
     parts += ["<h2>Standings</h2>", _standings(standings.overall)]
     parts += ["<h2>Ratings</h2>", ratings_chart(data["overall"])]
     for game_id, records in sorted(standings.by_game.items()):
@@ -271,6 +275,46 @@ def _standings(records: list[Record]) -> str:
     """A standings table as the command line has it, saying what it ranks by."""
     table_ = table(STANDINGS_COLUMNS, rows(records), NUMERIC, ' class="standings"')
     return f'<p class="note">{escape(ranking(records))}</p>\n{table_}'
+
+
+def _swiss(swiss: dict[str, Any]) -> str:
+    """The Swiss table, then each round's pairs with their points."""
+    headers = ["#", "player", "score", "games", "byes", "Buchholz", "S-B", "Elo"]
+    rows = [
+        [rank, r["player"], f"{r['score']:g}", r["games"], r["byes"], f"{r['buchholz']:g}",
+         f"{r['sonneborn_berger']:g}", elo_text(r["elo"]) if r["elo"] is not None else ""]
+        for rank, r in enumerate(swiss["table"], start=1)
+    ]  # fmt: skip
+    numeric = [True, False, True, True, True, True, True, True]
+    ranked = table(headers, rows, numeric, ' class="swiss"')
+    caption = (
+        "ranked by score (a game won 1, drawn 1/2; a bye, a pairing won), then Buchholz,"
+        " Sonneborn-Berger and Elo"
+    )
+    lines = "".join(
+        f'<tr class="round"><td class="number">{played["round"]}</td><td>'
+        + escape(
+            ", ".join(
+                f"{p['players'][0]} {p['points'][0]:g}-{p['points'][1]:g} {p['players'][1]}"
+                if p["games"]
+                else f"{p['players'][0]} - {p['players'][1]} (to play)"
+                for p in played["pairs"]
+            )
+        )
+        + f"</td><td>{escape(played['bye'] or '')}</td></tr>\n"
+        for played in swiss["rounds"]
+    )
+    rounds = (
+        '<table class="rounds">\n<thead><tr><th class="number">round</th><th>pairs, first seat'
+        f" first</th><th>bye</th></tr></thead>\n<tbody>\n{lines}</tbody>\n</table>"
+    )
+    return f'<p class="note">{escape(caption)}</p>\n{ranked}\n<h2>Rounds</h2>\n{rounds}'
+
+
+def _finishes(knockout: dict[str, Any]) -> str:
+    seeds = knockout["seeds"]
+    rows = [[f["player"], seeds.index(f["player"]) + 1, f["finish"]] for f in knockout["finishes"]]
+    return table(["player", "seed", "finish"], rows, [False, True, False])
 
 
 def _head_to_head(pairs: dict[str, dict[str, dict[str, Any]]]) -> str:
