@@ -189,3 +189,23 @@ def test_kill_9_in_a_round_then_the_same_command_ends_as_an_uninterrupted_run(
     again = subprocess.run(command, cwd=stopped, capture_output=True, text=True, check=True)
     assert read_rounds(results) == read_rounds(whole / "results" / "swiss")
     assert json.loads(again.stdout)["swiss"] == json.loads(uninterrupted.stdout)["swiss"]
+
+
+def test_a_changed_field_is_paired_from_the_next_round(tmp_path: Path) -> None:
+    path = swiss_config(tmp_path, players=6, rounds=2, games=2)
+    first = runner.invoke(app, ["tournament", str(path)])
+    assert first.exit_code == 0, first.output
+    # Three rounds now; s06 joins and s05 leaves.
+    text = path.read_text().replace("rounds: 2", "rounds: 3")
+    text = text.replace("s05", "s06").replace(f"{5 / 5:.3f}", "0.500")
+    path.write_text(text)
+    again = runner.invoke(app, ["tournament", str(path), "--json"])
+    assert again.exit_code == 0, again.output
+    assert "player s06: new in the field; paired from round 3, with no score" in again.stderr
+    stored = read_rounds(tmp_path / "results" / "swiss")
+    assert stored is not None
+    third = stored[1][2]
+    assert "s06" in {name for pair in third.pairs for name in pair}
+    assert "s05" not in {name for pair in third.pairs for name in pair} and third.bye is None
+    table = {row["player"]: row for row in json.loads(again.stdout)["swiss"]["table"]}
+    assert table["s06"]["games"] == 2

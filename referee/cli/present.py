@@ -35,6 +35,7 @@ from referee.records.replayed import Frame, Replay
 from referee.records.transcript import Fault, RulesFault, Transcript
 from referee.records.verify import DirectoryReport, FileVerdict, Outcome
 from referee.tournaments.config import TournamentConfig
+from referee.tournaments.knockout import Tie, round_name
 from referee.tournaments.runner import Observer
 from referee.tournaments.schedule import ScheduledMatch
 from referee.tournaments.sprt import SprtStatus, Verdict
@@ -229,6 +230,9 @@ class TournamentProgress(Observer):
     def paired(self, round_: Round, rounds: int) -> None:
         self._print(round_line(round_, rounds))
 
+    def bracketed(self, ties: Sequence[Tie], rounds: int) -> None:
+        self._print(bracket_line(ties, rounds))
+
     def grew(self, total: int) -> None:
         self.total = total
         self.progress.update(self.task, total=total)
@@ -262,6 +266,18 @@ def round_line(round_: Round, rounds: int) -> str:
     pairs = ", ".join(f"{first}-{second}" for first, second in round_.pairs)
     bye = f"; bye: {round_.bye}" if round_.bye else ""
     return f"round {round_.number} of {rounds} paired: {pairs}{bye}"
+
+
+def bracket_line(ties: Sequence[Tie], rounds: int) -> str:
+    """A knockout's round as its players become known: each tie's seeds and players."""
+    shown = ", ".join(
+        f"({tie.high_seed}) {tie.high} bye"
+        if tie.low is None
+        else f"({tie.high_seed}) {tie.high}-({tie.low_seed}) {tie.low}"
+        for tie in ties
+    )
+    number = ties[0].round
+    return f"{round_name(number, rounds).removeprefix('the ')} ({number} of {rounds}): {shown}"
 
 
 def new_bot_lines(bot: NewBot) -> str:

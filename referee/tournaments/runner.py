@@ -32,6 +32,8 @@ from referee.tournaments.knockout import (
     SEEDING_FILE,
     Bracket,
     Rules,
+    Tie,
+    bracket_size,
     read_bracket,
     ties,
     write_bracket,
@@ -94,6 +96,9 @@ class Observer:
 
     def grew(self, total: int) -> None:
         """The schedule has grown to `total` matches: a knockout's tie-break games."""
+
+    def bracketed(self, ties: Sequence[Tie], rounds: int) -> None:
+        """A knockout's next round (of `rounds`) has its players, and is about to be played."""
 
 
 class Venue(Protocol):
@@ -351,6 +356,7 @@ async def _run_knockout(
             told.append(total)
 
     done, _ = load_results(config.output, key.public) if config.output.is_dir() else ([], [])
+    shown: list[int] = []  # the rounds told
     while True:
         withdrawn = {
             seat.player
@@ -364,6 +370,9 @@ async def _run_knockout(
             config.output.mkdir(parents=True, exist_ok=True)
             write_bracket(config.output, kept)
         rounds = ties(kept.seeds, rules, done, game_id, absent)
+        if len(rounds) > len(shown):
+            shown.append(len(rounds))
+            observer.bracketed(rounds[-1], bracket_size(len(kept.seeds)).bit_length() - 1)
         matches = knockout_matches(config, rounds)
         if told and len(matches) > told[0]:
             told[0] = len(matches)
