@@ -82,7 +82,8 @@ def tournament(
         ),
     ] = False,
 ) -> None:
-    """Run a tournament (round robin, gauntlet or SPRT), or resume it, and print the standings.
+    """Run a tournament (round robin, gauntlet, SPRT, Swiss or knockout), or resume it, and
+    print the standings.
 
     \b
     Examples:
