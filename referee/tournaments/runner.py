@@ -58,7 +58,7 @@ from referee.tournaments.schedule import (
 from referee.tournaments.sprt import SprtStatus, Verdict
 from referee.tournaments.standings import compute, load_results, sprt_status
 from referee.tournaments.swiss import Round, pair, past_of, read_rounds, write_rounds
-from referee.tournaments.withdrawal import is_withdrawal, withdrawal
+from referee.tournaments.withdrawal import withdrawal, withdrawn_players
 
 # What is read of the end of a player's log for its last words.
 LAST_WORDS_BYTES = 4096
@@ -309,12 +309,7 @@ async def _run_swiss(
         done = await _play(config, key, observer, matches, total, place, planned)
         if len(rounds) >= rounds_to_play:
             return matches
-        withdrawn = {
-            seat.player
-            for transcript in done
-            for seat in transcript.seats
-            if any(f.role == seat.role and is_withdrawal(f) for f in transcript.faults)
-        }
+        withdrawn = withdrawn_players(done)
         entrants = [player.name for player in config.players]
         past = past_of(rounds, done, per_pairing, entrants)
         field_ = [name for name in entrants if name not in withdrawn]
@@ -358,12 +353,7 @@ async def _run_knockout(
     done, _ = load_results(config.output, key.public) if config.output.is_dir() else ([], [])
     shown: list[int] = []  # the rounds told
     while True:
-        withdrawn = {
-            seat.player
-            for transcript in done
-            for seat in transcript.seats
-            if any(f.role == seat.role and is_withdrawal(f) for f in transcript.faults)
-        }
+        withdrawn = withdrawn_players(done)
         absent = tuple(sorted((set(kept.seeds) - set(entrants)) | withdrawn))
         if absent != kept.absent or not (config.output / SEEDING_FILE).exists():
             kept = Bracket(kept.seeds, rules, absent)

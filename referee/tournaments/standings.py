@@ -29,7 +29,7 @@ from referee.tournaments.ratings import Pairing, Rating, fit, pairwise, pairwise
 from referee.tournaments.sprt import SprtSettings, SprtStatus, Verdict, status
 from referee.tournaments.swiss import Round, SwissStandings
 from referee.tournaments.swiss import standings as swiss_standings
-from referee.tournaments.withdrawal import WITHDRAWN, is_withdrawal
+from referee.tournaments.withdrawal import WITHDRAWN, withdrawn_players
 
 
 class Format(StrEnum):
@@ -171,12 +171,7 @@ def compute(
                 results.append(Pairing(player, opponent, 1, scored))
                 results_by_game[transcript.game].append(results[-1])
     # Withdrawn from the tournament: so in every table, whichever game it happened in.
-    withdrawn = {
-        seat.player
-        for t in complete
-        for seat in t.seats
-        if any(f.role == seat.role and is_withdrawal(f) for f in t.faults)
-    }
+    withdrawn = withdrawn_players(complete)
     for record in [*overall.values(), *(r for game in by_game.values() for r in game.values())]:
         record.withdrawn = record.player in withdrawn
     rated = _rated(overall, results, anchor)

@@ -7,7 +7,9 @@ of truth): the runner writes it, a resumed run and the standings read it, here a
 
 from __future__ import annotations
 
-from referee.records.transcript import Fault
+from collections.abc import Iterable
+
+from referee.records.transcript import Fault, Transcript
 
 WITHDRAWN = "withdrawn"
 _PREFIX = f"{WITHDRAWN}: "
@@ -21,3 +23,13 @@ def withdrawal(failures: int) -> str:
 def is_withdrawal(fault: Fault) -> bool:
     """Whether a fault is the forfeit of a withdrawn player, not a start that was tried."""
     return fault.step == 0 and fault.detail.startswith(_PREFIX)
+
+
+def withdrawn_players(transcripts: Iterable[Transcript]) -> set[str]:
+    """The players the `transcripts` record as withdrawn."""
+    return {
+        seat.player
+        for transcript in transcripts
+        for seat in transcript.seats
+        if any(f.role == seat.role and is_withdrawal(f) for f in transcript.faults)
+    }
