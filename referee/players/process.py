@@ -146,6 +146,7 @@ class ProgramPlayer(ConnectedPlayer):
         self._freezing: asyncio.TimerHandle | None = None
         self._idle_since = 0.0
         self._watched = False
+        self._woken = False
         self._paused_cpu_s = 0.0
         self._answered_cpu_s: float | None = None
 
@@ -209,6 +210,10 @@ class ProgramPlayer(ConnectedPlayer):
         leaving after one), or as every player runs."""
         if self._process is not None:
             self._process.set_idle(idle)
+            # Woken as its jail is being built, it may have a process that was still being
+            # forked from one not yet moved: its next request moves them again, before its
+            # write and once answered (its program runs then, and the jail is built).
+            self._woken = not idle
 
     @property
     def cores(self) -> frozenset[int] | None:
@@ -297,8 +302,14 @@ class ProgramPlayer(ConnectedPlayer):
         # processes use nothing until the thaw.
         before = process.cpu_s() if process is not None else None
         self._count_paused(before)
+        woken = self._woken and process is not None
+        if woken:
+            self.set_idle(False)
         self._run()  # the lines held go with the request's own write
         reply = await super().request(line, limit_s)
+        if woken:
+            self.set_idle(False)
+            self._woken = False
         if process is None or before is None:
             return reply
         after = process.cpu_s()

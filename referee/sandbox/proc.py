@@ -35,6 +35,20 @@ def group_stats(pgid: int) -> Stats:
     return [(pid, fields_) for pid, fields_ in _every_stat() if int(fields_[2]) == pgid]
 
 
+def descendants(pid: int) -> list[int]:
+    """The processes descended from `pid`, from one scan of /proc."""
+    children: dict[int, list[int]] = defaultdict(list)
+    for child, fields_ in _every_stat():
+        children[int(fields_[1])].append(child)
+    found: list[int] = []
+    todo = [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child)
+    return found
+
+
 def _every_stat() -> Stats:
     return stats_of(int(entry.name) for entry in os.scandir("/proc") if entry.name.isdigit())
 

@@ -55,6 +55,7 @@ from referee.sandbox.limits import (
 from referee.sandbox.proc import (
     ProcessTable,
     Stats,
+    descendants,
     group_cpu_s,
     group_stats,
     group_usage,
@@ -282,11 +283,13 @@ class ConfinedProcess:
         as every player runs. Its new processes take the class of their parent."""
         policy = os.SCHED_IDLE if idle else os.SCHED_OTHER
         # Until a round finds all of them in the class: a process forked meanwhile by one not
-        # yet moved is found in the next. The program itself is there before it has joined
-        # its cgroups (the jail's shell joins them), when it has no other process yet.
+        # yet moved is found in the next. The jail's processes are there before its shell has
+        # joined all of its cgroups: a spare woken for its match as it starts has them found
+        # as descendants too (a scan of /proc, which a process put to idle can do without).
         for _ in range(_SCHEDULING_ROUNDS):
             moved = False
-            for pid in {self.pid, *self.pids()}:
+            found = {self.pid, *self.pids(), *(() if idle else descendants(self.pid))}
+            for pid in found:
                 with contextlib.suppress(OSError):
                     if os.sched_getscheduler(pid) != policy:
                         os.sched_setscheduler(pid, policy, os.sched_param(0))
