@@ -3,7 +3,9 @@
 The results directory is the tournament's only state (`results.py`). Transcripts are written
 atomically, so a referee killed at any moment loses at most the matches in flight, and
 running the same config again plays only what is missing or stale. An SPRT stops as soon as
-its test reaches a bound.
+its test reaches a bound. A Swiss pairs each round from the results before it, and keeps
+the pairing with them (`swiss.py`); a knockout keeps its bracket's seeding, from which and
+the results the next ties follow (`knockout.py`).
 
 Where the matches are played is a venue: this process (`LocalVenue`), or the workers of a
 Dask cluster (`cluster.py`). Either way each match has cores of its own, and this process
@@ -213,7 +215,7 @@ async def run_tournament(
 ) -> list[ScheduledMatch]:
     """Play every scheduled match that has no complete, current transcript yet (for an SPRT,
     until the test decides; for a Swiss, round after round, each paired as the one before
-    ends); the whole schedule.
+    ends; for a knockout, tie by tie as the bracket goes); the whole schedule.
 
     Every transcript is signed with `key`, the results directory's key. `trace`, when given,
     is told every line exchanged with every player. `venue` opens where the matches are
