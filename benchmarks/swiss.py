@@ -30,7 +30,7 @@ from typing import Any
 
 from tabulate import tabulate
 
-from referee.tournaments.swiss import Round, read_rounds, write_rounds
+from referee.tournaments.swiss import Paired, Round, read_rounds, write_rounds
 
 BOT = Path(__file__).resolve().parent / "bots" / "line_bot.py"
 GAMES_PER_PAIRING = 2
@@ -78,7 +78,7 @@ def run(directory: Path, players: int, rounds: int, seed: int, workers: int, pai
     results = directory / "results" / "swiss"
     if not paired:
         results.mkdir(parents=True)
-        write_rounds(results, GAMES_PER_PAIRING, random_rounds(names, rounds, seed))
+        write_rounds(results, Paired(GAMES_PER_PAIRING, tuple(random_rounds(names, rounds, seed))))
     began = time.perf_counter()
     command = ["referee", "tournament", str(config), "--workers", str(workers), "--json"]
     done = subprocess.run(
@@ -90,7 +90,7 @@ def run(directory: Path, players: int, rounds: int, seed: int, workers: int, pai
     order = [row["player"] for row in swiss["table"]]
     stored = read_rounds(results)
     assert stored is not None
-    met = [frozenset(pair) for played in stored[1] for pair in played.pairs]
+    met = [frozenset(pair) for played in stored.rounds for pair in played.pairs]
     seats: Counter[str] = Counter()
     for transcript in results.glob("*.json"):
         data = json.loads(transcript.read_text())

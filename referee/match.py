@@ -68,8 +68,8 @@ class MatchSetup:
     clocks: Clocks = field(default_factory=Clocks)
     policy: Policy = Policy.FORFEIT
     seed: int = 0
-    # Steps the referee plays at random (from the seed) before the players choose; with a
-    # book's line (`book`), its steps instead.
+    # Steps the referee plays before the players choose: at random (from the seed), or with
+    # a book's line (`book`), its steps.
     opening: int = 0
     # Of each seat's player, recorded in the transcript; none for a match outside a tournament.
     fingerprints: Sequence[Fingerprint | None] = ()
@@ -79,11 +79,6 @@ class MatchSetup:
     book: BookLine | None = None
     # The step after which a game not over yet ends with the goals its rules give there.
     max_steps: int | None = None
-
-    @property
-    def opening_steps(self) -> int:
-        """The steps the referee plays before the players choose."""
-        return len(self.book.steps) if self.book is not None else self.opening
 
 
 @dataclass(frozen=True)
@@ -136,7 +131,7 @@ class Match:
                 over = await computed(self.game, self.game.is_terminal, state)
                 while not forfeits and not over:
                     step += 1
-                    if step <= self.setup.opening_steps:
+                    if step <= self.setup.opening:
                         joint = self._opening_step(step, state, opening)
                     else:
                         joint, forfeits = await self._step(step, state)
@@ -399,7 +394,7 @@ class Match:
             end_reason=ADJUDICATED if self.adjudicated else str(reason),
             goals=goals,
             rulesheet=rulesheet_of(self.game),
-            opening=self.setup.opening_steps,
+            opening=self.setup.opening,
             book=self.setup.book,
             max_steps=self.setup.max_steps,
             rules_fault=self.rules_fault,

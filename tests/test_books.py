@@ -178,3 +178,25 @@ def test_a_transcript_whose_opening_is_not_its_books_line_fails_at_that_step(
         "step 2: obplayer: the opening's move at line 2 of the book book.txt is (mark 3 3),"
         " but the transcript has (mark 2 2)"
     )
+
+
+def test_a_tournament_with_a_book_resumes_and_a_swiss_plays_its_rounds(tmp_path: Path) -> None:
+    book(tmp_path)
+    path = write_config(
+        tmp_path, {"a": seeded(1), "b": seeded(2)}, "[ticblock]", "openings: {file: book.txt}\n"
+    )
+    run(load_config(path))
+    # Run again: every match is found played, with its opening.
+    assert run(load_config(path)).played == []
+    swiss = path.read_text().replace("name: cup", "name: swiss\nformat: swiss\nrounds: 2")
+    path.write_text(swiss + "  - name: c\n    command: " + seeded(3) + "\n")
+    run(load_config(path))
+    found = transcripts(load_config(path).output)
+    assert len(found) == 2 * 1 * 2
+    assert {t.book.line for t in found.values() if t.book} == {2, 4}
+
+
+def test_a_step_whose_parentheses_do_not_balance_says_so(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError) as error:
+        read_book(book(tmp_path, "(mark 2 2 noop\n"), "b.txt", TICBLOCK, Order.IN_ORDER, 0)
+    assert str(error.value) == "b.txt:1: step 1: its parentheses do not balance: (mark 2 2 noop"

@@ -184,7 +184,8 @@ REFUSED = {
         "format: round-robin\ntiebreak: draw\n",
         "tiebreak: only a knockout has tie-breaks and a seeding (format: knockout)",
     ),
-    "no seeding directory": ("seeding: nowhere\n", "seeding: no such results directory: "),
+    "no seeding directory": ("seeding: nowhere\n", "seeding: no such directory: "),
+    "rounds": ("rounds: 3\n", "rounds: a knockout plays until one player is left: it has no"),
 }
 
 
@@ -214,3 +215,20 @@ def test_each_round_is_shown_as_its_players_are_known(tmp_path: Path) -> None:
         "quarter-final (1 of 3): (1) k00 bye, (4) k03-(5) k04, (2) k01 bye, (3) k02 bye"
     )
     assert [line.split(" (")[0] for line in shown] == ["quarter-final", "semi-final", "final"]
+
+
+def test_a_player_removed_from_a_knockout_loses_its_ties_by_walkover(tmp_path: Path) -> None:
+    bots = line_bots(5)
+    path = config(tmp_path, bots)
+    assert runner.invoke(app, ["tournament", str(path)]).exit_code == 0
+    del bots["k03"]
+    path = config(tmp_path, bots)
+    result = runner.invoke(app, ["tournament", str(path), "--json"])
+    assert result.exit_code == 0, result.output
+    assert "player k03: no longer in the config; its" in result.stderr
+    rounds = json.loads(result.stdout)["knockout"]["rounds"]
+    # Seeds 4 and 5 met in the first round: k04 goes on by walkover.
+    (first,) = [tie for tie in rounds[0] if tie["decided_by"] != "bye"]
+    assert first["players"] == ["k03", "k04"] and first["winner"] == "k04"
+    assert first["decided_by"] == "walkover"
+    assert rounds[-1][0]["winner"] is not None

@@ -122,8 +122,8 @@ def test_a_swiss_plays_its_rounds_and_ranks_by_score_and_tie_breaks(tmp_path: Pa
     lines = [line for line in result.stderr.splitlines() if line.startswith("round ")]
     assert [line.split(" paired")[0] for line in lines] == [f"round {n} of 4" for n in range(1, 5)]
     stored = read_rounds(tmp_path / "results" / "swiss")
-    assert stored is not None and stored[0] == 1 and len(stored[1]) == 4
-    rounds = stored[1]
+    assert stored is not None and stored.games_per_pairing == 1 and len(stored.rounds) == 4
+    rounds = stored.rounds
     met = [frozenset(p) for r in rounds for p in r.pairs]
     assert len(met) == len(set(met)) == 4 * 3
     assert len({r.bye for r in rounds}) == 4
@@ -180,7 +180,7 @@ def test_kill_9_in_a_round_then_the_same_command_ends_as_an_uninterrupted_run(
     while process.poll() is None:
         if (results / "swiss.rounds").exists():
             paired = read_rounds(results)
-            if paired is not None and len(paired[1]) >= 4:
+            if paired is not None and len(paired.rounds) >= 4:
                 process.kill()  # SIGKILL
                 break
         time.sleep(0.01)
@@ -204,8 +204,33 @@ def test_a_changed_field_is_paired_from_the_next_round(tmp_path: Path) -> None:
     assert "player s06: new in the field; paired from round 3, with no score" in again.stderr
     stored = read_rounds(tmp_path / "results" / "swiss")
     assert stored is not None
-    third = stored[1][2]
+    third = stored.rounds[2]
     assert "s06" in {name for pair in third.pairs for name in pair}
     assert "s05" not in {name for pair in third.pairs for name in pair} and third.bye is None
-    table = {row["player"]: row for row in json.loads(again.stdout)["swiss"]["table"]}
-    assert table["s06"]["games"] == 2
+    swiss = json.loads(again.stdout)["swiss"]
+    table = {row["player"]: row for row in swiss["table"]}
+    assert table["s06"]["games"] == 2 and "s05" not in table
+    # Its pairs of the rounds before are byes for its opponents, its matches set aside.
+    left = [p for r in swiss["rounds"] for p in r["pairs"] if p["left"] == "s05"]
+    assert len(left) == 2 and all(
+        table[o]["byes"] >= 1 for p in left for o in p["players"] if o != "s05"
+    )
+    standings = runner.invoke(app, ["standings", str(tmp_path / "results" / "swiss")])
+    assert "(s05 left: a bye)" in standings.stdout
+
+
+def test_a_withdrawn_player_is_not_paired_again(tmp_path: Path) -> None:
+    path = swiss_config(tmp_path, players=5, rounds=4, games=2)
+    path.write_text(
+        path.read_text().replace(
+            "players:\n", "withdraw_after: 2\nplayers:\n  - {name: dead, command: 'false'}\n"
+        )
+    )
+    result = runner.invoke(app, ["tournament", str(path), "--json"])
+    assert result.exit_code == 0, result.output
+    assert "dead withdrawn after 2 matches in a row" in result.stderr
+    stored = read_rounds(tmp_path / "results" / "swiss")
+    assert stored is not None
+    # Paired in round 1, where it failed both its games, and never again.
+    played = [r for r in stored.rounds if "dead" in {n for p in r.pairs for n in p} | {r.bye}]
+    assert [r.number for r in played] == [1]

@@ -223,7 +223,7 @@ def _scheduled(the_field: Field, row: Match) -> ScheduledMatch | None:
         round=0,
         clocks=settings.clocks,
         seed=row.seed,
-        opening=row.opening,
+        opening=len(book.steps) if book is not None else row.opening,
         book=book,
         max_steps=settings.max_steps,
     )

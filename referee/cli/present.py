@@ -233,7 +233,7 @@ class TournamentProgress(Observer):
     def bracketed(self, ties: Sequence[Tie], rounds: int) -> None:
         self._print(bracket_line(ties, rounds))
 
-    def grew(self, total: int) -> None:
+    def resized(self, total: int) -> None:
         self.total = total
         self.progress.update(self.task, total=total)
 

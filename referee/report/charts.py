@@ -9,6 +9,7 @@ from typing import Any
 
 from referee.records.transcript import Transcript
 from referee.report.colours import role_colour
+from referee.tournaments.knockout import round_name
 
 WIDTH = 640
 ROW = 26
@@ -141,9 +142,12 @@ def bracket_chart(knockout: dict[str, Any]) -> str:
         span = (BRACKET_BOX + BRACKET_GAP) * 2**round_
         return PAD + span * index + span / 2
 
+    total = (2 * first).bit_length() - 1  # the rounds of the whole bracket
     parts = []
     for number, ties in enumerate(rounds):
         x = PAD + BRACKET_COLUMN * number
+        name = round_name(number + 1, total).removeprefix("the ")
+        parts.append(f'<text x="{x + 6}" y="{PAD - 8}" class="round-name">{escape(name)}</text>')
         for index, tie in enumerate(ties):
             y = centre(number, index) - BRACKET_BOX / 2
             if number + 1 < len(rounds):

@@ -31,13 +31,18 @@ from referee.tournaments.results import directory_standings, read_info
 from referee.tournaments.standings import COLUMNS as STANDINGS_COLUMNS
 from referee.tournaments.standings import (
     NUMERIC,
+    SWISS_COLUMNS,
     Record,
     Standings,
     as_json,
     elo_text,
+    pair_text,
     ranking,
     rows,
+    swiss_ranking,
+    swiss_rows,
 )
+from referee.tournaments.swiss import SwissStandings
 
 # Where the report goes in a results directory unless told otherwise; transcripts are the
 # directory's own *.json files, so nothing here is taken for one.
@@ -249,8 +254,8 @@ def index_page(results: Path, standings: Standings, verdicts: Sequence[FileVerdi
     parts = [f"<h1>{escape(title)}</h1>", _summary(standings, verdicts)]
     if data["knockout"] is not None:
         parts += ["<h2>Bracket</h2>", bracket_chart(data["knockout"]), _finishes(data["knockout"])]
-    if data["swiss"] is not None:
-        parts += ["<h2>Swiss</h2>", _swiss(data["swiss"])]
+    if standings.swiss is not None:
+        parts += ["<h2>Swiss</h2>", _swiss(standings.swiss)]
     parts += ["<h2>Standings</h2>", _standings(standings.overall)]
     parts += ["<h2>Ratings</h2>", ratings_chart(data["overall"])]
     for game_id, records in sorted(standings.by_game.items()):
@@ -277,38 +282,22 @@ def _standings(records: list[Record]) -> str:
     return f'<p class="note">{escape(ranking(records))}</p>\n{table_}'
 
 
-def _swiss(swiss: dict[str, Any]) -> str:
-    """The Swiss table, then each round's pairs with their points."""
-    headers = ["#", "player", "score", "games", "byes", "Buchholz", "S-B", "Elo"]
-    rows = [
-        [rank, r["player"], f"{r['score']:g}", r["games"], r["byes"], f"{r['buchholz']:g}",
-         f"{r['sonneborn_berger']:g}", elo_text(r["elo"]) if r["elo"] is not None else ""]
-        for rank, r in enumerate(swiss["table"], start=1)
-    ]  # fmt: skip
+def _swiss(swiss: SwissStandings) -> str:
+    """The Swiss table as the command line has it, then each round's pairs."""
     numeric = [True, False, True, True, True, True, True, True]
-    ranked = table(headers, rows, numeric, ' class="swiss"')
-    caption = (
-        "ranked by score (a game won 1, drawn 1/2; a bye, a pairing won), then Buchholz,"
-        " Sonneborn-Berger and Elo"
-    )
+    ranked = table(SWISS_COLUMNS, swiss_rows(swiss), numeric, ' class="swiss"')
     lines = "".join(
-        f'<tr class="round"><td class="number">{played["round"]}</td><td>'
-        + escape(
-            ", ".join(
-                f"{p['players'][0]} {p['points'][0]:g}-{p['points'][1]:g} {p['players'][1]}"
-                if p["games"]
-                else f"{p['players'][0]} - {p['players'][1]} (to play)"
-                for p in played["pairs"]
-            )
-        )
-        + f"</td><td>{escape(played['bye'] or '')}</td></tr>\n"
-        for played in swiss["rounds"]
+        f'<tr class="round"><td class="number">{played.number}</td>'
+        f"<td>{escape(', '.join(pair_text(result) for result in results))}</td>"
+        f"<td>{escape(played.bye or '')}</td></tr>\n"
+        for played, results in swiss.rounds
     )
     rounds = (
         '<table class="rounds">\n<thead><tr><th class="number">round</th><th>pairs, first seat'
         f" first</th><th>bye</th></tr></thead>\n<tbody>\n{lines}</tbody>\n</table>"
     )
-    return f'<p class="note">{escape(caption)}</p>\n{ranked}\n<h2>Rounds</h2>\n{rounds}'
+    caption = f'<p class="note">{escape(swiss_ranking(swiss))}</p>'
+    return f"{caption}\n{ranked}\n<h2>Rounds</h2>\n{rounds}"
 
 
 def _finishes(knockout: dict[str, Any]) -> str:

@@ -91,6 +91,8 @@ def _steps(body: str, game: Game, where: str) -> list[list[str]]:
         try:
             if game.is_terminal(state):
                 raise ConfigError(f"{at}: the game is over after step {number - 1}")
+            if text.count("(") != text.count(")"):
+                raise ConfigError(f"{at}: its parentheses do not balance: {text.strip()}")
             moves = split_moves(text)
             if len(moves) != len(game.roles):
                 raise ConfigError(

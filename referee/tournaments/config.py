@@ -93,9 +93,10 @@ class GameSettings:
 
     def opening(self, number: int) -> tuple[int, BookLine | None]:
         """The opening of the `number`th round (from 0), or of a ladder's pairing by its
-        seed: its steps at random, or its book's line."""
+        seed: its steps, at random or those of its book's line (then given too)."""
         if isinstance(self.openings, Book):
-            return 0, self.openings.line_for(number)
+            line = self.openings.line_for(number)
+            return len(line.steps), line
         return self.openings, None
 
 
@@ -401,11 +402,16 @@ def _knockout(
                     (key,), "only a knockout has tie-breaks and a seeding (format: knockout)"
                 )
         return 2, TieBreak.HIGHER_SEED, None
+    given: list[Location] = [("rounds",)] if "rounds" in raw.model_fields_set else []
+    given += [("games", i, "rounds") for i, g in enumerate(raw.games) if g.rounds is not None]
+    if given:
+        raise _Located(given[0], "a knockout plays until one player is left: it has no rounds")
     seeding = None
     if raw.seeding is not None:
         seeding = base / raw.seeding
         if not seeding.is_dir():
-            raise _Located(("seeding",), f"no such results directory: {seeding}")
+            what = "not a directory" if seeding.exists() else "no such directory"
+            raise _Located(("seeding",), f"{what}: {seeding} (a results directory)")
     games = 2 if raw.tiebreak_games is None else raw.tiebreak_games
     return games, TieBreak(raw.tiebreak or TieBreak.HIGHER_SEED), seeding
 

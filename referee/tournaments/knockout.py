@@ -225,7 +225,7 @@ def tie_text(tie: Tie) -> str:
         "games": "",
         "tie-break games": " after its tie-break games",
         "higher seed": ", drawn, as the higher seed",
-        "drawn by the seed": ", drawn, by a draw with the seed",
+        "drawn by the seed": ", drawn, by lot (drawn with the tournament's seed)",
         "walkover": f", {tie.loser} having left",
     }
     if tie.winner is None:

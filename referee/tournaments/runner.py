@@ -22,6 +22,7 @@ from typing import Protocol
 from referee.errors import ConfigError
 from referee.pauses import between_matches
 from referee.players.base import Fingerprint, fingerprint
+from referee.players.chance import CHANCE_NAME
 from referee.players.log import NOTE_PREFIX
 from referee.players.startup import unready_line
 from referee.players.trace import Trace
@@ -59,7 +60,7 @@ from referee.tournaments.schedule import (
 )
 from referee.tournaments.sprt import SprtStatus, Verdict
 from referee.tournaments.standings import compute, load_results, sprt_status
-from referee.tournaments.swiss import Round, pair, past_of, read_rounds, write_rounds
+from referee.tournaments.swiss import Paired, Round, pair, past_of, read_rounds, write_rounds
 from referee.tournaments.withdrawal import withdrawal, withdrawn_players
 
 # What is read of the end of a player's log for its last words.
@@ -96,8 +97,9 @@ class Observer:
     def paired(self, round_: Round, rounds: int) -> None:
         """A Swiss's next round (of `rounds`) is paired, and about to be played."""
 
-    def grew(self, total: int) -> None:
-        """The schedule has grown to `total` matches: a knockout's tie-break games."""
+    def resized(self, total: int) -> None:
+        """The schedule now has `total` matches: a knockout's tie-break games, a Swiss's byes
+        and players who left."""
 
     def bracketed(self, ties: Sequence[Tie], rounds: int) -> None:
         """A knockout's next round (of `rounds`) has its players, and is about to be played."""
@@ -282,41 +284,59 @@ async def _run_swiss(
     of the ones before."""
     per_pairing = config.games_per_pairing
     rounds_to_play = config.games[0].rounds
-    total = rounds_to_play * (len(config.players) // 2) * per_pairing
+    entrants = [player.name for player in config.players]
     stored = read_rounds(config.output)
-    if stored is not None and stored[0] != per_pairing:
+    if stored is not None and stored.games_per_pairing != per_pairing:
         raise ConfigError(
-            f"{config.output}: its rounds were paired for {stored[0]} games per pairing, not"
-            f" {per_pairing}; run with --restart to start over, or set another output in"
-            f" {config.path}"
+            f"{config.output}: its rounds were paired for {stored.games_per_pairing} games per"
+            f" pairing, not {per_pairing}; run with --restart to start over, or set another"
+            f" output in {config.path}"
         )
-    rounds = stored[1] if stored is not None else []
+    rounds = list(stored.rounds) if stored is not None else []
+    if len(rounds) > rounds_to_play:
+        # Their matches are no longer scheduled: the survey sets them aside, and says so.
+        observer.changed(
+            f"rounds: {rounds_to_play} now; the pairings of rounds {rounds_to_play + 1} to"
+            f" {len(rounds)} are dropped"
+        )
+        del rounds[rounds_to_play:]
+    paired = {name for r in rounds for p in r.pairs for name in (*p, r.bye) if name}
     if rounds:
-        paired = {name for r in rounds for p in r.pairs for name in (*p, r.bye) if name}
-        for name in (player.name for player in config.players if player.name not in paired):
+        for name in (name for name in entrants if name not in paired):
             observer.changed(
                 f"player {name}: new in the field; paired from round {len(rounds) + 1},"
                 " with no score"
             )
+    absent = tuple(sorted(paired - set(entrants)))
+    # The matches of a full field, until the last round is paired: byes and players who
+    # left make fewer.
+    total = [rounds_to_play * (len(entrants) // 2) * per_pairing]
     told: list[bool] = []
 
     def planned(done: Sequence[Transcript]) -> None:
         """Once: every later round's matches are told as they finish."""
         if not told:
-            observer.planned(total, done)
+            observer.planned(total[0], done)
             told.append(True)
 
     while True:
         matches = swiss_matches(config, rounds)
-        done = await _play(config, key, observer, matches, total, place, planned)
-        if len(rounds) >= rounds_to_play:
+        last = len(rounds) >= rounds_to_play
+        if last and total[0] != len(matches):
+            total[0] = len(matches)
+            if told:
+                observer.resized(len(matches))
+        done = await _play(config, key, observer, matches, total[0], place, planned)
+        if last:
+            write_rounds(config.output, Paired(per_pairing, tuple(rounds), absent))
             return matches
-        withdrawn = withdrawn_players(done)
-        entrants = [player.name for player in config.players]
+        out = withdrawn_players(done) | set(place.withdrawn)
         past = past_of(rounds, done, per_pairing, entrants)
-        field_ = [name for name in entrants if name not in withdrawn]
-        rounds.append(pair(len(rounds) + 1, field_, past, per_pairing))
-        write_rounds(config.output, per_pairing, rounds)
+        rounds.append(
+            pair(len(rounds) + 1, [n for n in entrants if n not in out], past, per_pairing)
+        )
+        # Kept before its first match is played.
+        write_rounds(config.output, Paired(per_pairing, tuple(rounds), absent))
         observer.paired(rounds[-1], rounds_to_play)
 
 
@@ -330,7 +350,7 @@ async def _run_knockout(
     kept = read_bracket(config.output)
     entrants = [player.name for player in config.players]
     if kept is None:
-        kept = Bracket(tuple(seeding(config)), rules)
+        kept = Bracket(tuple(seeding(config, observer)), rules)
     elif kept.rules != rules:
         raise ConfigError(
             f"{config.output}: its bracket was set with other tie rules (games_per_pairing,"
@@ -344,16 +364,20 @@ async def _run_knockout(
                 " began; it does not play"
             )
     game_id = config.games[0].game.id
-    total = (len(kept.seeds) - 1) * rules.games
-    told: list[int] = []
+    # The games of the ties without their tie-breaks, until these come.
+    total = [(len(kept.seeds) - 1) * rules.games]
+    told: list[bool] = []
 
     def planned(done: Sequence[Transcript]) -> None:
         if not told:
-            observer.planned(total, done)
-            told.append(total)
+            observer.planned(total[0], done)
+            told.append(True)
 
-    done, _ = load_results(config.output, key.public) if config.output.is_dir() else ([], [])
-    shown: list[int] = []  # the rounds told
+    found, _ = load_results(config.output, key.public) if config.output.is_dir() else ([], [])
+    # A player no longer in the config has its matches set aside, as in every format.
+    present = {*entrants, CHANCE_NAME}
+    done = [t for t in found if all(seat.player in present for seat in t.seats)]
+    shown = 0  # the rounds told
     while True:
         withdrawn = withdrawn_players(done)
         absent = tuple(sorted((set(kept.seeds) - set(entrants)) | withdrawn))
@@ -362,20 +386,21 @@ async def _run_knockout(
             config.output.mkdir(parents=True, exist_ok=True)
             write_bracket(config.output, kept)
         rounds = ties(kept.seeds, rules, done, game_id, absent)
-        if len(rounds) > len(shown):
-            shown.append(len(rounds))
+        if len(rounds) > shown:
+            shown = len(rounds)
             observer.bracketed(rounds[-1], bracket_size(len(kept.seeds)).bit_length() - 1)
         matches = knockout_matches(config, rounds)
-        if told and len(matches) > told[0]:
-            told[0] = len(matches)
-            observer.grew(len(matches))
+        if len(matches) > total[0]:
+            total[0] = len(matches)
+            if told:
+                observer.resized(len(matches))
         decided = all(tie.winner is not None for tie in rounds[-1]) if rounds else True
-        done = await _play(config, key, observer, matches, max(total, len(matches)), place, planned)
+        done = await _play(config, key, observer, matches, total[0], place, planned)
         if decided:
             return matches
 
 
-def seeding(config: TournamentConfig) -> list[str]:
+def seeding(config: TournamentConfig, observer: Observer) -> list[str]:
     """A knockout's players, the first seed first: by their ratings in the results directory
     of `seeding`, those it has not rated after them, each in the config's order."""
     names = [player.name for player in config.players]
@@ -383,6 +408,11 @@ def seeding(config: TournamentConfig) -> list[str]:
         return names
     transcripts, _ = load_results(config.seeding, None)
     rated = [r.player for r in compute(transcripts).overall if r.player in names and r.rating]
+    if len(rated) < len(names):
+        observer.noted(
+            f"seeding: {config.seeding} rates {len(rated)} of the {len(names)} players; the"
+            " others are seeded after them, in the config's order"
+        )
     return rated + [name for name in names if name not in rated]
 
 

@@ -120,13 +120,15 @@ def knockout_matches(
     config: TournamentConfig, rounds: Sequence[Sequence[Tie]]
 ) -> list[ScheduledMatch]:
     """The matches of a knockout's ties as far as they are known: the games each needs now,
-    all of a tie with one seed (one opening), the seats swapped from one to the next."""
+    all of a tie with one seed (one opening), the seats swapped from one to the next; none
+    of a player who has left the field."""
     settings = config.games[0]
+    entrants = {player.name for player in config.players}
     return [
         _match(config, settings, tie.round, (tie.high, tie.low), game.seats, game.again)
         for ties in rounds
         for tie in ties
-        if tie.low is not None
+        if tie.low is not None and entrants.issuperset((tie.high, tie.low))
         for game in tie.games
     ]
 

@@ -12,7 +12,7 @@ import csv
 import io
 import json
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -27,7 +27,7 @@ from referee.tournaments.knockout import Bracket, KnockoutStandings, round_name,
 from referee.tournaments.knockout import standings as knockout_standings
 from referee.tournaments.ratings import Pairing, Rating, fit, pairwise, pairwise_los, points
 from referee.tournaments.sprt import SprtSettings, SprtStatus, Verdict, status
-from referee.tournaments.swiss import Round, SwissStandings
+from referee.tournaments.swiss import Paired, PairResult, SwissStandings
 from referee.tournaments.swiss import standings as swiss_standings
 from referee.tournaments.withdrawal import WITHDRAWN, withdrawn_players
 
@@ -133,14 +133,14 @@ def compute(
     anchor: str | None = None,
     scheduled: int | None = None,
     sprt: tuple[SprtSettings, str] | None = None,
-    swiss: tuple[int, Sequence[Round]] | None = None,
+    swiss: Paired | None = None,
     knockout: Bracket | None = None,
 ) -> Standings:
     """Standings of the complete matches among `transcripts` (aborted ones are left out).
 
     `anchor` is the player rated 0 (else the mean is); `scheduled` the number of matches in
-    the schedule; `sprt` the test's settings and the player it tests; `swiss` a Swiss's
-    games per pairing and its rounds so far; `knockout` a knockout's bracket.
+    the schedule; `sprt` the test's settings and the player it tests; `swiss` what a Swiss
+    has kept (its rounds so far); `knockout` a knockout's bracket.
     """
     complete = sorted((t for t in transcripts if t.complete), key=lambda t: t.started_at)
     overall: dict[str, Record] = {}
@@ -188,7 +188,7 @@ def compute(
         scheduled=scheduled,
         sprt=sprt_status(sprt[0], sprt[1], complete) if sprt else None,
         anchor=anchor,
-        swiss=swiss_standings(swiss[1], swiss[0], complete, elo) if swiss else None,
+        swiss=swiss_standings(swiss, complete, elo) if swiss else None,
         knockout=knockout_standings(knockout, list(transcripts)) if knockout else None,
     )
 
@@ -334,6 +334,8 @@ def render(standings: Standings, fmt: Format) -> str:
         return _csv(standings)
     style = "github" if fmt is Format.MARKDOWN else "simple"
     heading = (lambda text: f"## {text}") if fmt is Format.MARKDOWN else (lambda text: text)
+    # Lines laid out as text: Markdown keeps them so in a code block.
+    laid_out = (lambda text: f"```\n{text}\n```") if fmt is Format.MARKDOWN else (lambda t: t)
     anchored = f"{standings.anchor} at 0" if standings.anchor else "the mean at 0"
     blocks = []
     if standings.knockout is not None:
@@ -345,7 +347,7 @@ def render(standings: Standings, fmt: Format) -> str:
                 f" ({progress_text(standings)}); "
                 + (f"the winner: {winner}" if winner else "not decided yet")
             ),
-            bracket_text(found),
+            laid_out(bracket_text(found)),
             heading("Finishes"),
             tabulate(
                 [[name, found.seeds.index(name) + 1, finish] for name, finish in found.places],
@@ -358,7 +360,7 @@ def render(standings: Standings, fmt: Format) -> str:
             heading(f"Swiss: {len(standings.swiss.rounds)} rounds ({progress_text(standings)})"),
             swiss_table(standings.swiss, style),
             heading("Rounds"),
-            rounds_text(standings.swiss),
+            laid_out(rounds_text(standings.swiss)),
         ]
     blocks += [
         heading(f"Standings: all games ({progress_text(standings)}; Elo with {anchored})"),
@@ -388,9 +390,9 @@ def render(standings: Standings, fmt: Format) -> str:
 SWISS_COLUMNS = ["#", "player", "score", "games", "byes", "Buchholz", "S-B", "Elo"]
 
 
-def swiss_table(swiss: SwissStandings, style: str = "simple") -> str:
-    """The Swiss table, with the tie-breaks in the order they count."""
-    rows = [
+def swiss_rows(swiss: SwissStandings) -> list[list[Any]]:
+    """The Swiss table's rows, in SWISS_COLUMNS."""
+    return [
         [
             rank,
             row.player,
@@ -403,14 +405,23 @@ def swiss_table(swiss: SwissStandings, style: str = "simple") -> str:
         ]
         for rank, row in enumerate(swiss.rows, start=1)
     ]
-    ranked = tabulate(rows, headers=SWISS_COLUMNS, tablefmt=style, disable_numparse=True)
-    gap = "\n" if style == "simple" else "\n\n"
-    caption = (
+
+
+def swiss_ranking(swiss: SwissStandings) -> str:
+    """What a Swiss table ranks by, as its caption says it."""
+    return (
         "ranked by score (a game won 1, drawn 1/2; a bye, the pairing's"
         f" {swiss.games_per_pairing}), then Buchholz (the opponents' scores), Sonneborn-Berger"
         " (each game's points times that opponent's score), then Elo"
     )
-    return f"{caption}:{gap}{ranked}"
+
+
+def swiss_table(swiss: SwissStandings, style: str = "simple") -> str:
+    """The Swiss table, with the tie-breaks in the order they count."""
+    rows = swiss_rows(swiss)
+    ranked = tabulate(rows, headers=SWISS_COLUMNS, tablefmt=style, disable_numparse=True)
+    gap = "\n" if style == "simple" else "\n\n"
+    return f"{swiss_ranking(swiss)}:{gap}{ranked}"
 
 
 def bracket_text(knockout: KnockoutStandings) -> str:
@@ -427,15 +438,21 @@ def rounds_text(swiss: SwissStandings) -> str:
     bye."""
     lines = []
     for played, results in swiss.rounds:
-        pairs = ", ".join(
-            f"{r.first} {r.points[0]:g}-{r.points[1]:g} {r.second}"
-            if r.games
-            else f"{r.first} - {r.second} (to play)"
-            for r in results
-        )
+        pairs = ", ".join(pair_text(r) for r in results)
         bye = f"; bye: {played.bye}" if played.bye else ""
         lines.append(f"round {played.number}: {pairs}{bye}")
     return "\n".join(lines)
+
+
+def pair_text(result: PairResult) -> str:
+    """A pair of a Swiss's round: its points, or that it is to be played, or a bye for one
+    of them since the other has left."""
+    pair = f"{result.first} - {result.second}"
+    if result.left is not None:
+        return f"{pair} ({result.left} left: a bye)"
+    if not result.games:
+        return f"{pair} (to play)"
+    return f"{result.first} {result.points[0]:g}-{result.points[1]:g} {result.second}"
 
 
 def table(records: list[Record], style: str = "simple") -> str:
@@ -581,7 +598,12 @@ def _swiss_json(swiss: SwissStandings) -> dict[str, Any]:
             {
                 "round": played.number,
                 "pairs": [
-                    {"players": [r.first, r.second], "points": list(r.points), "games": r.games}
+                    {
+                        "players": [r.first, r.second],
+                        "points": list(r.points),
+                        "games": r.games,
+                        "left": r.left,
+                    }
                     for r in results
                 ],
                 "bye": played.bye,

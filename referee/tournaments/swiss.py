@@ -46,6 +46,16 @@ class Round:
     bye: str | None = None
 
 
+@dataclass(frozen=True)
+class Paired:
+    """What a Swiss keeps with its results: the games of a pairing, the rounds paired so far,
+    and the players who have left the field since (their pairs are byes for the others)."""
+
+    games_per_pairing: int
+    rounds: tuple[Round, ...]
+    absent: tuple[str, ...] = ()
+
+
 @dataclass
 class Past:
     """What the rounds so far say of each player."""
@@ -237,12 +247,14 @@ def table(past: Past, field_: Sequence[str], ratings: Mapping[str, float]) -> li
 @dataclass(frozen=True)
 class PairResult:
     """A pair's points in a round, as its complete games give them, and how many of its
-    games are complete."""
+    games are complete; the one of them who has left the field, if one has (the other has a
+    bye)."""
 
     first: str
     second: str
     points: tuple[float, float]
     games: int
+    left: str | None = None
 
 
 @dataclass(frozen=True)
@@ -255,19 +267,17 @@ class SwissStandings:
 
 
 def standings(
-    rounds: Sequence[Round],
-    games_per_pairing: int,
-    transcripts: Iterable[Transcript],
-    ratings: Mapping[str, float],
+    paired: Paired, transcripts: Iterable[Transcript], ratings: Mapping[str, float]
 ) -> SwissStandings:
-    """The standings of a Swiss's `rounds` from the `transcripts` of their matches."""
+    """The standings of a Swiss's rounds from the `transcripts` of their matches."""
+    rounds, games_per_pairing = paired.rounds, paired.games_per_pairing
     by_id = {t.match_id: t for t in transcripts if t.complete}
     players = sorted(
         {
             name
             for r in rounds
             for name in (*(n for p in r.pairs for n in p), r.bye)
-            if name is not None
+            if name is not None and name not in paired.absent
         }
     )
     past = past_of(rounds, by_id.values(), games_per_pairing, players)
@@ -289,24 +299,27 @@ def standings(
                 scored[0] += mine
                 scored[1] += 1 - mine
                 games += 1
-            found.append(PairResult(pair[0], pair[1], (scored[0], scored[1]), games))
+            left = next((name for name in pair if name in paired.absent), None)
+            found.append(PairResult(pair[0], pair[1], (scored[0], scored[1]), games, left))
         results.append((played, found))
     return SwissStandings(table(past, players, ratings), results, games_per_pairing)
 
 
-def write_rounds(output: Path, games_per_pairing: int, rounds: Sequence[Round]) -> None:
+def write_rounds(output: Path, paired: Paired) -> None:
     """Keep the pairings of every round so far with the results."""
     data = {
-        "games_per_pairing": games_per_pairing,
+        "games_per_pairing": paired.games_per_pairing,
         "rounds": [
-            {"round": r.number, "pairs": [list(p) for p in r.pairs], "bye": r.bye} for r in rounds
+            {"round": r.number, "pairs": [list(p) for p in r.pairs], "bye": r.bye}
+            for r in paired.rounds
         ],
+        "absent": list(paired.absent),
     }
     write_atomic(output / ROUNDS_FILE, json.dumps(data, indent=1) + "\n")
 
 
-def read_rounds(output: Path) -> tuple[int, list[Round]] | None:
-    """The games per pairing and the rounds paired so far; None where none were. ConfigError
+def read_rounds(output: Path) -> Paired | None:
+    """What a Swiss has kept with its results; None where it has kept nothing. ConfigError
     for a file that is not one this referee wrote."""
     path = output / ROUNDS_FILE
     if not path.exists():
@@ -322,8 +335,9 @@ def read_rounds(output: Path) -> tuple[int, list[Round]] | None:
             )
             for entry in data["rounds"]
         ]
+        absent = tuple(str(name) for name in data.get("absent", []))
     except (RefereeError, ValueError, TypeError, KeyError, RecursionError) as error:
         raise ConfigError(f"{path}: not a Swiss's pairings ({error})") from None
     if type(games) is not int or [r.number for r in rounds] != list(range(1, len(rounds) + 1)):
         raise ConfigError(f"{path}: not a Swiss's pairings (its rounds are out of order)")
-    return games, rounds
+    return Paired(games, tuple(rounds), absent)
