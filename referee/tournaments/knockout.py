@@ -50,7 +50,7 @@ class Rules:
 
 
 @dataclass(frozen=True)
-class Game:
+class TieGame:
     """A game of a tie: its seats and which of the pair's games in those seats it is (the
     match id's repeat)."""
 
@@ -68,7 +68,7 @@ class Tie:
     low: str | None
     high_seed: int
     low_seed: int
-    games: list[Game]
+    games: list[TieGame]
     points: tuple[float, float] = (0.0, 0.0)
     played: int = 0
     winner: str | None = None
@@ -152,7 +152,7 @@ def _decide(tie: Tie, rules: Rules, by_id: dict[str, Transcript], game_id: str) 
     wanted = rules.games
     blocks = 0
     while True:
-        tie.games = [Game(seating(pair, k), k // 2) for k in range(wanted)]
+        tie.games = [TieGame(seating(pair, k), k // 2) for k in range(wanted)]
         scored, played = _scored(tie, by_id, game_id, pair)
         tie.points, tie.played = scored, played
         if played < wanted:
@@ -233,7 +233,7 @@ def tie_text(tie: Tie) -> str:
     return f"{score}: {tie.winner} goes on{how.get(tie.decided_by, '')}"
 
 
-def match_id(game_id: str, tie: Tie, game: Game) -> str:
+def match_id(game_id: str, tie: Tie, game: TieGame) -> str:
     """The id of a game of a tie."""
     return tournament_match_id(game_id, tie.round, game.seats, game.again)
 
