@@ -167,14 +167,15 @@ def _matched(standing: list[str], past: Past, games_per_pairing: int) -> list[tu
     most_apart = (max(halves.values(), default=0) - min(halves.values(), default=0)) ** 2
     must = score * (size * (most_apart + 1) + 1)
     again = must * (size + 1)
-    odd = games_per_pairing % 2 == 1
+    # With an even number of games a pairing, each player has each seat equally often.
+    needs = {name: _needs(name, past) for name in standing} if games_per_pairing % 2 else {}
     graph: nx.Graph[str] = nx.Graph()
     costs: dict[tuple[str, str], int] = {}
     for i, j in combinations(range(size), 2):
         a, b = standing[i], standing[j]
         cost = score * (halves[a] - halves[b]) ** 2 + (abs(j - i) - size // 2) ** 2
-        if odd:
-            (wants_a, must_a), (wants_b, must_b) = _needs(a, past), _needs(b, past)
+        if needs:
+            (wants_a, must_a), (wants_b, must_b) = needs[a], needs[b]
             if wants_a is not None and wants_a == wants_b:
                 cost += must if must_a and must_b else prefer
         if frozenset((a, b)) in past.met:
@@ -184,7 +185,8 @@ def _matched(standing: list[str], past: Past, games_per_pairing: int) -> list[tu
     for (a, b), cost in costs.items():
         graph.add_edge(a, b, weight=top - cost)
     matching = nx.max_weight_matching(graph, maxcardinality=True)
-    return [(a, b) if standing.index(a) < standing.index(b) else (b, a) for a, b in matching]
+    rank = {name: index for index, name in enumerate(standing)}
+    return [(a, b) if rank[a] < rank[b] else (b, a) for a, b in matching]
 
 
 def _needs(name: str, past: Past) -> tuple[int | None, bool]:
