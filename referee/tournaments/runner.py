@@ -276,6 +276,29 @@ class _Place:
             await self._open.close()
 
 
+class _Size:
+    """The size of a schedule that is made as the run goes (a Swiss's rounds, a knockout's
+    ties): told to the observer when the run's first matches are about to be played, and
+    each time it changes after that."""
+
+    def __init__(self, observer: Observer, total: int) -> None:
+        self._observer = observer
+        self.total = total
+        self._told = False
+
+    def planned(self, done: Sequence[Transcript]) -> None:
+        """What `_play` tells of the schedule: once, as later matches are told as they end."""
+        if not self._told:
+            self._observer.planned(self.total, done)
+            self._told = True
+
+    def resize(self, total: int) -> None:
+        if total != self.total:
+            self.total = total
+            if self._told:
+                self._observer.resized(total)
+
+
 async def _run_swiss(
     config: TournamentConfig, key: SigningKey, observer: Observer, place: _Place
 ) -> list[ScheduledMatch]:
@@ -310,23 +333,13 @@ async def _run_swiss(
     absent = tuple(sorted(paired - set(entrants)))
     # The matches of a full field, until the last round is paired: byes and players who
     # left make fewer.
-    total = [rounds_to_play * (len(entrants) // 2) * per_pairing]
-    told: list[bool] = []
-
-    def planned(done: Sequence[Transcript]) -> None:
-        """Once: every later round's matches are told as they finish."""
-        if not told:
-            observer.planned(total[0], done)
-            told.append(True)
-
+    size = _Size(observer, rounds_to_play * (len(entrants) // 2) * per_pairing)
     while True:
         matches = swiss_matches(config, rounds)
         last = len(rounds) >= rounds_to_play
-        if last and total[0] != len(matches):
-            total[0] = len(matches)
-            if told:
-                observer.resized(len(matches))
-        done = await _play(config, key, observer, matches, total[0], place, planned)
+        if last:
+            size.resize(len(matches))
+        done = await _play(config, key, observer, matches, size.total, place, size.planned)
         if last:
             write_rounds(config.output, Paired(per_pairing, tuple(rounds), absent))
             return matches
@@ -365,13 +378,7 @@ async def _run_knockout(
             )
     game_id = config.games[0].game.id
     # The games of the ties without their tie-breaks, until these come.
-    total = [(len(kept.seeds) - 1) * rules.games]
-    told: list[bool] = []
-
-    def planned(done: Sequence[Transcript]) -> None:
-        if not told:
-            observer.planned(total[0], done)
-            told.append(True)
+    size = _Size(observer, (len(kept.seeds) - 1) * rules.games)
 
     found, _ = load_results(config.output, key.public) if config.output.is_dir() else ([], [])
     # A player no longer in the config has its matches set aside, as in every format.
@@ -390,12 +397,9 @@ async def _run_knockout(
             shown = len(rounds)
             observer.bracketed(rounds[-1], bracket_size(len(kept.seeds)).bit_length() - 1)
         matches = knockout_matches(config, rounds)
-        if len(matches) > total[0]:
-            total[0] = len(matches)
-            if told:
-                observer.resized(len(matches))
+        size.resize(max(size.total, len(matches)))
         decided = all(tie.winner is not None for tie in rounds[-1]) if rounds else True
-        done = await _play(config, key, observer, matches, total[0], place, planned)
+        done = await _play(config, key, observer, matches, size.total, place, size.planned)
         if decided:
             return matches
 
