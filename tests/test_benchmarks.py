@@ -131,8 +131,8 @@ def test_mcts_clocks_benchmark_reports_each_match() -> None:
 
 @pytest.mark.slow
 def test_fairness_benchmark_reports_each_opponent_and_every_sleeper_cell() -> None:
-    # The worker's work is a tenth of its clock: a seat weighs less than a process of the
-    # test's own, and it must answer in time on a machine loaded by the rest of the suite.
+    # The worker's work is a tenth of its clock: it must answer in time on a machine loaded
+    # by the rest of the suite, where each busy process weighs as much as its seat.
     report = benchmark_json(
         "fairness.py", "--parts", "contention,timeouts", "--work-clock", "200",
         "--work-share", "10", "--work-answers", "4", "--clocks", "30", "--answers", "8",

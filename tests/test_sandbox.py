@@ -581,11 +581,11 @@ while True:
 """
 
 
-def test_a_players_processes_weigh_as_one_at_its_nice_however_many_sessions_they_start() -> None:
+def test_a_players_processes_weigh_as_one_process_however_many_sessions_they_start() -> None:
     """On one core, against a spinner of the referee's at nice 0 in a session of its own, a
-    player of four spinners in four sessions gets about a third as much CPU time (nice 5's
-    weight, 335 to 1024), not four times as much; a ratio, which the machine's load leaves
-    as it is."""
+    player of four spinners in four sessions gets about as much CPU time (one process at
+    nice 0's weight), not four times as much; a ratio, which the machine's load leaves as it
+    is."""
     from referee.sandbox.process import ConfinedProcess
 
     if machine_protections().weight is None:
@@ -624,7 +624,7 @@ def test_a_players_processes_weigh_as_one_at_its_nice_however_many_sessions_they
         return after[0] - before[0], after[1] - before[1]
 
     referees, players = asyncio.run(scenario())
-    assert referees > 1.5 * players, (referees, players)
+    assert 0.5 * referees < players < 2 * referees, (referees, players)
 
 
 def _cpu_s(pids: list[int]) -> float:

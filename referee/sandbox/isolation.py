@@ -66,6 +66,12 @@ PRIVATE_KIND = "player"
 _KEPT_VARIABLES = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TERM")
 # Players run below the referee's priority: a spinning player cannot starve its clocks.
 PLAYER_NICENESS = 5
+# Where the kernel weighs each session as one process at nice 0 (autogroup), a player's
+# processes, weighed together in a cpu cgroup, weigh as one such session: any lower, every
+# busy process elsewhere on the machine would come before its clock (at nice 5's weight a
+# seat got a quarter of a core beside one busy loop, and lost on time), while the referee,
+# whose loop mostly sleeps, is served first when it wakes either way.
+PLAYER_WEIGHT_NICENESS = 0
 _PROBE_TIMEOUT_S = 10
 # How a player's memory is limited without a memory cgroup, and what that costs: as doctor's
 # table and validate's warning say it.
@@ -242,9 +248,9 @@ class Protections:
             return (
                 "lower priority",
                 True,
-                f"{how}; all its processes weigh as one at nice {PLAYER_NICENESS} in a cpu"
-                f" cgroup per player under {self.weight}, however many it starts, in"
-                " sessions of their own or not",
+                f"{how}; all its processes weigh as one process at nice"
+                f" {PLAYER_WEIGHT_NICENESS} in a cpu cgroup per player under {self.weight},"
+                " however many it starts, in sessions of their own or not",
             )
         if autogrouped():
             return (

@@ -33,7 +33,7 @@ from referee.sandbox.cgroups import (
 from referee.sandbox.cores import format_cores
 from referee.sandbox.isolation import (
     LIBC,
-    PLAYER_NICENESS,
+    PLAYER_WEIGHT_NICENESS,
     Protections,
     child_setup,
     machine_protections,
@@ -123,14 +123,14 @@ class _Cgroups:
             if protections.memory is not None:
                 memory = MemoryCgroup.make(protections.memory, limits.memory_mb * MIB)
             if protections.cpu is not None:
-                settings = weight_settings(PLAYER_NICENESS) if weighs_in_cpu else None
+                settings = weight_settings(PLAYER_WEIGHT_NICENESS) if weighs_in_cpu else None
                 cpu = CpuCgroup.make(protections.cpu, settings)
             if protections.cpuset is not None and cores is not None:
                 cpuset = CpusetCgroup.make(protections.cpuset, format_cores(cores))
             if protections.freezer is not None:
                 freezer = FreezerCgroup.make(protections.freezer)
             if protections.weight is not None and not weighs_in_cpu:
-                weight = WeightCgroup.make(protections.weight, PLAYER_NICENESS)
+                weight = WeightCgroup.make(protections.weight, PLAYER_WEIGHT_NICENESS)
         return cls(pids, memory, cpu, cpuset, freezer, weight)
 
     def all(self) -> list[Cgroup]:
