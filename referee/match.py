@@ -27,6 +27,7 @@ from referee.errors import (
     PlayerCrashed,
     PlayerFault,
     ProtocolViolation,
+    RulesheetError,
 )
 from referee.games import Game, Move
 from referee.players.base import Fingerprint, Player, PlayerKind, quoted
@@ -99,6 +100,16 @@ class Match:
     """One match in progress: `run` plays it out, `transcript` records it as far as it went."""
 
     def __init__(self, setup: MatchSetup) -> None:
+        if setup.game.imperfect:
+            # Until the protocol can tell a seat only what it sees, every seat would be told
+            # every move: the hidden information the game is about.
+            raise RulesheetError(
+                getattr(setup.game, "path", setup.game.id),
+                None,
+                "a game of imperfect information (GDL-II, it says what each role sees):"
+                " the referee cannot yet tell each seat only its own percepts, so it plays"
+                " no match of it",
+            )
         self.setup = setup
         self.game = setup.game
         self.roles = setup.game.roles

@@ -81,6 +81,9 @@ class Game(ABC, Generic[S]):
     # Whether several roles choose their moves at the same step: their seats think at once, so
     # none is paused while another is asked, and each has cores of its own.
     simultaneous: bool = False
+    # Whether a role is told only its own percepts after a step, never the others' moves
+    # (GDL-II's `sees`: a game of imperfect information).
+    imperfect: bool = False
     # Whether computing a state may take long (a GDL game reasoned about one state at a time
     # in a child process): code on an event loop computes its states off the loop.
     slow_states: bool = False
@@ -117,6 +120,14 @@ class Game(ABC, Generic[S]):
     @abstractmethod
     def _next_state(self, state: S, joint: Sequence[Move]) -> S:
         """The state after a joint move of the right size in a state that is not terminal."""
+
+    def percepts(self, state: S, joint: Sequence[Move]) -> tuple[tuple[str, ...], ...]:
+        """Per role, in role order, what it perceives when `joint` is played in `state`,
+        each percept's canonical text, sorted: in a game of imperfect information, all a
+        role learns of the step beyond its own move. None in a game of perfect information,
+        where every role is told every move. Checks legality as next_state does."""
+        self.next_state(state, joint)
+        return tuple(() for _ in self.roles)
 
     @abstractmethod
     def is_terminal(self, state: S) -> bool:

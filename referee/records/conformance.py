@@ -8,7 +8,8 @@ the final goals. Steps are numbered from 1, as in the player protocol.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Hashable, Mapping
+import random
+from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -26,10 +27,12 @@ from referee.records.files import read_text
 
 @dataclass(frozen=True)
 class ReferenceStep:
-    """One step of a reference game: each role's legal moves before it, and the moves played."""
+    """One step of a reference game: each role's legal moves before it, the moves played,
+    and in a game of imperfect information what each role perceives after them."""
 
     legal: Mapping[str, frozenset[str]]
     moves: Mapping[str, str]
+    percepts: Mapping[str, frozenset[str]] | None = None
 
 
 @dataclass(frozen=True)
@@ -153,7 +156,20 @@ def parse_reference(
             for move in moves_of_role:
                 _expect(move, str, f"{path}.legal.{role}[]", fail)
         moves = _by_role(game, _field(step, "moves", dict, fail, path), f"{path}.moves", str, fail)
-        steps.append(ReferenceStep({r: frozenset(m) for r, m in legal.items()}, moves))
+        percepts = None
+        if "percepts" in step:
+            seen = _field(step, "percepts", dict, fail, path)
+            percepts = _by_role(game, seen, f"{path}.percepts", list, fail)
+            for role, row in percepts.items():
+                for percept in row:
+                    _expect(percept, str, f"{path}.percepts.{role}[]", fail)
+        steps.append(
+            ReferenceStep(
+                {r: frozenset(m) for r, m in legal.items()},
+                moves,
+                None if percepts is None else {r: frozenset(p) for r, p in percepts.items()},
+            )
+        )
     final = _field(record, "final", dict, fail)
     terminal = _field(final, "terminal", bool, fail, "final")
     goals = _by_role(
@@ -191,10 +207,15 @@ def _replay(reference: ReferenceGame, game: Game, report: Callable[..., None]) -
                     report(number, role, _difference(step.legal[role], ours))
             try:
                 joint = tuple(game.parse_move(step.moves[role]) for role in game.roles)
+                seen = game.percepts(state, joint) if step.percepts is not None else None
                 state = game.next_state(state, joint)
             except (MoveError, GameFault) as error:
                 report(number, None, f"cannot replay the recorded joint move: {error}")
                 return
+            if step.percepts is not None and seen is not None:
+                for role, row in zip(game.roles, seen, strict=True):
+                    if frozenset(row) != step.percepts[role]:
+                        report(number, role, _difference(step.percepts[role], row, "percepts"))
         number, final = len(reference.steps), True
         _compare_end(reference, game, state, report)
     except GameFault as error:
@@ -220,13 +241,38 @@ def _compare_end(
             report(last, role, f"goal expected {_number(reference.goals[role])}, got {goal}", True)
 
 
-def _difference(expected: frozenset[str], actual: frozenset[str]) -> str:
-    missing = sorted(expected - actual)
-    extra = sorted(actual - expected)
+def _difference(expected: frozenset[str], actual: Iterable[str], what: str = "legal moves") -> str:
+    missing = sorted(expected.difference(actual))
+    extra = sorted(set(actual) - expected)
     return (
-        f"legal moves differ: missing {' '.join(missing) or 'none'};"
-        f" extra {' '.join(extra) or 'none'}"
+        f"{what} differ: missing {' '.join(missing) or 'none'}; extra {' '.join(extra) or 'none'}"
     )
+
+
+def random_reference(game: Game, seed: int) -> dict[str, Any]:
+    """One reference game of `game` played with uniformly random legal moves, as a line of
+    a reference file holds it (with each step's percepts in a game of imperfect
+    information): what another implementation of the same rules must reproduce."""
+    rng = random.Random(seed)
+    state = game.initial_state()
+    steps: list[dict[str, Any]] = []
+    while not game.is_terminal(state) and len(steps) < game.max_steps:
+        legal = {role: sorted(game.legal_moves(state, r)) for r, role in enumerate(game.roles)}
+        joint = tuple(game.random_move(state, r, rng) for r in range(len(game.roles)))
+        step: dict[str, Any] = {"legal": legal, "moves": dict(zip(game.roles, joint, strict=True))}
+        if game.imperfect:
+            seen = game.percepts(state, joint)
+            step["percepts"] = {role: list(row) for role, row in zip(game.roles, seen, strict=True)}
+        steps.append(step)
+        state = game.next_state(state, joint)
+    terminal = game.is_terminal(state)
+    goals = dict(zip(game.roles, game.goals(state), strict=True)) if terminal else {}
+    return {
+        "game": game.id,
+        "seed": seed,
+        "steps": steps,
+        "final": {"terminal": terminal, "goals": goals},
+    }
 
 
 def _number(value: float) -> str:

@@ -29,6 +29,8 @@ ARITY = {
     "terminal": 0,
     "base": 1,
     "input": 2,
+    # GDL-II: what a role perceives after a joint move (Thielscher 2010).
+    "sees": 2,
 }
 # Words of the language itself: never the name of a relation a rule defines.
 _CONNECTIVES = {"<=", "not", "or", "and", "distinct"}
@@ -210,6 +212,12 @@ def _check_roles(rules: Sequence[Rule], where: str) -> None:
         seen.add(role)
     if not seen:
         raise RulesheetError(where, None, "no (role ...) declared")
+
+
+def defines_percepts(rules: Iterable[Rule]) -> bool:
+    """Whether the rules are GDL-II's, of imperfect information: they say what each role
+    sees after a step (`sees`), and a role is told that alone, never the others' moves."""
+    return any(name_of(rule.head) == "sees" for rule in rules)
 
 
 def _dependencies(rules: Sequence[Rule]) -> dict[str, set[tuple[str, bool, int]]]:

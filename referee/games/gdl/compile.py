@@ -1,6 +1,7 @@
 """A ground program compiled to straight-line Python: the propositional network, as code.
 
-Each query (legal moves, terminal, goals, next state) becomes one Python function that
+Each query (legal moves, terminal, goals, next state, and for GDL-II what each role sees
+after a joint move) becomes one Python function that
 evaluates exactly the atoms it depends on, in dependency order, as local variables; a
 recursive group of atoms loops to its least fixpoint. A state is an `int` whose bit `i` is
 the i-th fact that can ever be true, so states hash and compare as fast as numbers do.
@@ -44,7 +45,7 @@ class Unstratified(Exception):
 
 @dataclass(frozen=True)
 class Compiled(QuestionControls):
-    """The compiled rules of one game: roles, every move and fact by index, four queries."""
+    """The compiled rules of one game: roles, every move and fact by index, five queries."""
 
     roles: tuple[str, ...]
     # Per role, every move it can ever make, sorted; moves are passed by index in this list.
@@ -57,6 +58,11 @@ class Compiled(QuestionControls):
     goals: Callable[[State], tuple[tuple[int, ...], ...]]
     next: Callable[[State, Sequence[int]], State]
     bad_goals: tuple[tuple[str, str], ...]
+    # GDL-II: whether the rules say what each role sees (else every role sees every move),
+    # per role every percept it can ever have, sorted, and those it has after a joint move.
+    imperfect: bool
+    percept_texts: tuple[tuple[str, ...], ...]
+    seen: Callable[[State, Sequence[int]], tuple[tuple[int, ...], ...]]
     complete: bool = field(default=True, init=False)
     _index: tuple[dict[str, int], ...] = field(init=False, repr=False)
 
@@ -79,17 +85,25 @@ class Compiled(QuestionControls):
     def fact_texts(self, state: State) -> list[str]:
         return [self.facts[i] for i in true_bits(state)]
 
+    def sees(self, state: State, moves: Sequence[int], /) -> tuple[tuple[str, ...], ...]:
+        return tuple(
+            tuple(texts[i] for i in row)
+            for texts, row in zip(self.percept_texts, self.seen(state, moves), strict=True)
+        )
+
 
 @dataclass(frozen=True)
 class Translation:
-    """A ground program's four queries as compiled Python, and what its numbers stand for:
-    what the grounder child sends the referee."""
+    """A ground program's queries as compiled Python, and what its numbers stand for: what
+    the grounder child sends the referee."""
 
     roles: tuple[str, ...]
     moves: tuple[tuple[str, ...], ...]
     facts: tuple[str, ...]
     initial: State
     bad_goals: tuple[tuple[str, str], ...]
+    imperfect: bool
+    percepts: tuple[tuple[str, ...], ...]
     code: CodeType
 
     def to_bytes(self) -> bytes:
@@ -101,6 +115,8 @@ class Translation:
             "facts": self.facts,
             "initial": format(self.initial, "x"),
             "bad_goals": self.bad_goals,
+            "imperfect": self.imperfect,
+            "percepts": self.percepts,
         }
         return json.dumps(names, separators=(",", ":")).encode() + b"\n" + marshal.dumps(self.code)
 
@@ -114,12 +130,14 @@ class Translation:
             tuple(names["facts"]),
             int(names["initial"], 16),
             tuple((role, value) for role, value in names["bad_goals"]),
+            bool(names["imperfect"]),
+            tuple(tuple(row) for row in names["percepts"]),
             marshal.loads(code),
         )
 
 
 def load(translation: Translation) -> Compiled:
-    """The compiled reasoner of a translation: its code run to define the four queries."""
+    """The compiled reasoner of a translation: its code run to define the queries."""
     namespace: dict[str, Any] = {}
     exec(translation.code, namespace)
     return Compiled(
@@ -132,12 +150,15 @@ def load(translation: Translation) -> Compiled:
         namespace["goals"],
         namespace["next_state"],
         translation.bad_goals,
+        translation.imperfect,
+        translation.percepts,
+        namespace["sees"],
     )
 
 
-def translate(program: GroundProgram) -> Translation:
-    """The four queries of a ground program, compiled; Unstratified for negation inside a
-    recursion."""
+def translate(program: GroundProgram, imperfect: bool = False) -> Translation:
+    """The queries of a ground program, compiled; Unstratified for negation inside a
+    recursion. `imperfect`: the rules say what each role sees (GDL-II)."""
     atoms = program.atoms
     facts = {atom for rows in atoms.values() for _args, atom, fact in rows if fact}
     roles = tuple(args[0] for args, _atom, _fact in atoms["role"])
@@ -175,6 +196,17 @@ def translate(program: GroundProgram) -> Translation:
         goal_rows[role_index[role]].append((int(value), atom))
     next_rows = [(by_fact[fact], atom) for (fact,), atom, _fact in atoms["next"] if fact in by_fact]
     terminal_atoms = [atom for _args, atom, _fact in atoms["terminal"]]
+    seen_by: list[set[str]] = [set() for _ in roles]
+    for (role, percept), _atom, _fact in atoms.get("sees", ()):
+        if role in role_index:
+            seen_by[role_index[role]].add(percept)
+    percepts = tuple(tuple(sorted(found)) for found in seen_by)
+    percept_index = [{percept: i for i, percept in enumerate(row)} for row in percepts]
+    sees_rows: list[list[tuple[int, int]]] = [[] for _ in roles]
+    for (role, percept), atom, _fact in atoms.get("sees", ()):
+        if role in role_index:
+            r = role_index[role]
+            sees_rows[r].append((percept_index[r][percept], atom))
 
     sources = [
         builder.function("legal", _collect(legal_rows, builder)),
@@ -183,6 +215,7 @@ def translate(program: GroundProgram) -> Translation:
         ),
         builder.function("goals", _collect(goal_rows, builder)),
         builder.function("next_state", _pack(next_rows, builder), joint=True),
+        builder.function("sees", _collect(sees_rows, builder), joint=True),
     ]
     initial = 0
     for (fact,), _atom, _fact in atoms["init"]:
@@ -194,6 +227,8 @@ def translate(program: GroundProgram) -> Translation:
         tuple(text for text, _atom in base),
         initial,
         tuple(bad_goals),
+        imperfect,
+        percepts,
         compile("\n".join(sources), "<gdl>", "exec"),
     )
 

@@ -82,6 +82,7 @@ class GdlGame(Game[State]):
             _unplayable(move) for move in reasoner.known_moves()
         )
         self.simultaneous = not self.slow_states and self._chosen_at_once()
+        self.imperfect = reasoner.imperfect
 
     def give_up_at(self, moment: float | None) -> None:
         """Questions of the rules still unanswered at `moment` (time.monotonic()) raise
@@ -163,6 +164,16 @@ class GdlGame(Game[State]):
         return next((bad[index] for index in legal if index in bad), "") if bad else ""
 
     def _next_state(self, state: State, joint: Sequence[Move]) -> State:
+        return self.reasoner.next(state, self._indices(state, joint))
+
+    def percepts(self, state: State, joint: Sequence[Move]) -> tuple[tuple[str, ...], ...]:
+        if len(joint) != len(self.roles) or self.is_terminal(state):
+            self.next_state(state, joint)  # its error
+        return self.reasoner.sees(state, self._indices(state, joint))
+
+    def _indices(self, state: State, joint: Sequence[Move]) -> list[int]:
+        """A joint move's indices into the reasoner's moves; IllegalMoveError for a move
+        that is not legal in the state."""
         legal = self.legal_indices(state)
         indices = []
         for role, move in enumerate(joint):
@@ -170,7 +181,7 @@ class GdlGame(Game[State]):
             if index is None or index not in legal[role]:
                 raise self.illegal(role, move, "not a legal move in this state")
             indices.append(index)
-        return self.reasoner.next(state, indices)
+        return indices
 
     def is_terminal(self, state: State) -> bool:
         return self._view(state)[0]

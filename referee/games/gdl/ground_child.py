@@ -23,7 +23,7 @@ import clingo
 
 from referee.errors import GameFault, RulesheetError
 from referee.games.gdl.asp import Names, program
-from referee.games.gdl.check import Rule, checked_rules, negation_cycle
+from referee.games.gdl.check import Rule, checked_rules, defines_percepts, negation_cycle
 from referee.games.gdl.compile import GroundProgram, Translation, Unstratified, translate
 from referee.games.gdl.decompose import decompose
 from referee.games.gdl.ground import (
@@ -47,6 +47,7 @@ _RELATIONS = (
     ("next", 1),
     ("goal", 2),
     ("terminal", 0),
+    ("sees", 2),
 )
 
 
@@ -62,7 +63,7 @@ def compile_whole(text: str, where: str, most: int, seconds: float) -> Translati
     finally:
         deadline.cancel()
     try:
-        return translate(ground)
+        return translate(ground, defines_percepts(rules))
     except Unstratified:
         raise negation_cycle(rules, where) from None
     except (MemoryError, SystemError):

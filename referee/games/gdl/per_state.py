@@ -25,7 +25,7 @@ import clingo
 
 from referee.errors import GameFault
 from referee.games.gdl.asp import Names, game_program
-from referee.games.gdl.check import Rule, negation_cycle
+from referee.games.gdl.check import Rule, defines_percepts, negation_cycle
 from referee.games.gdl.magic import magic_rules
 from referee.games.gdl.reasoner import QuestionControls, State, StateView, true_bits
 from referee.games.gdl.render import describe_facts
@@ -33,7 +33,9 @@ from referee.games.gdl.syntax import format_term, name_of
 
 _START = (("role", 1), ("init", 1))
 _QUERIES = (("legal", 2), ("next", 1), ("goal", 2), ("terminal", 0))
+_PERCEPTS = (("sees", 2),)
 _MOVES = "#external does(R, M) : legal(R, M).\n"
+_Step = tuple[tuple[int, tuple[int, ...]], int, tuple[tuple[str, ...], ...]]
 # Groundings kept: a match needs the current state's, a search player's tree a few more.
 _KEPT = 16
 
@@ -63,7 +65,10 @@ class PerState(QuestionControls):
         self._rules = rules
         self._where = where
         self._names = Names()
-        self._program = self._text(_QUERIES) + _MOVES
+        self.imperfect = defines_percepts(rules)
+        self._program = self._text(_QUERIES + (_PERCEPTS if self.imperfect else ())) + _MOVES
+        # The last step solved, which both its next state and its percepts come from.
+        self._step: _Step | None = None
         # In the order written: the role facts' order is the game's role order.
         self.roles = tuple(format_term(r.head[1]) for r in rules if name_of(r.head) == "role")
         self._role_symbol: list[clingo.Symbol] = []
@@ -99,6 +104,17 @@ class PerState(QuestionControls):
         return self._view(state).goals
 
     def next(self, state: State, moves: Sequence[int], /) -> State:
+        return self._solve_step(state, moves)[0]
+
+    def sees(self, state: State, moves: Sequence[int], /) -> tuple[tuple[str, ...], ...]:
+        return self._solve_step(state, moves)[1]
+
+    def _solve_step(
+        self, state: State, moves: Sequence[int]
+    ) -> tuple[State, tuple[tuple[str, ...], ...]]:
+        key = (state, tuple(moves))
+        if self._step is not None and self._step[0] == key:
+            return self._step[1], self._step[2]
         control = self._view(state).control
         does = [
             clingo.Function("does", [self._role_symbol[role], self._move_symbols[role][move]])
@@ -111,7 +127,16 @@ class PerState(QuestionControls):
         finally:
             for atom in does:
                 control.assign_external(atom, False)
-        return self._state(s.arguments[0] for s in symbols if s.name == "next")
+        following = self._state(s.arguments[0] for s in symbols if s.name == "next")
+        seen: list[list[str]] = [[] for _ in self.roles]
+        roles = {symbol: r for r, symbol in enumerate(self._role_symbol)}
+        for symbol in symbols:
+            if symbol.name == "sees" and symbol.arguments[0] in roles:
+                text = format_term(self._names.term(symbol.arguments[1]))
+                seen[roles[symbol.arguments[0]]].append(text)
+        percepts = tuple(tuple(sorted(set(row))) for row in seen)
+        self._step = (key, following, percepts)
+        return following, percepts
 
     def move(self, role: int, index: int) -> str:
         return self._moves[role][index]

@@ -92,6 +92,14 @@ class Reasoner(QuestionControls, Protocol):
 
     def next(self, state: State, moves: Sequence[int], /) -> State: ...
 
+    # GDL-II: whether the rules say what each role sees after a step (`sees`); in a game
+    # whose rules do not, every role sees every move.
+    @property
+    def imperfect(self) -> bool: ...
+
+    def sees(self, state: State, moves: Sequence[int], /) -> tuple[tuple[str, ...], ...]:
+        """Per role, the text of each percept it has after the joint move, sorted."""
+
     def move(self, role: int, index: int) -> str:
         """The text of a role's move by index."""
 

@@ -119,6 +119,7 @@ class RemotePerState(QuestionControls):
         self._move_symbols: list[list[str]] = []
         self._move_by_text: list[dict[str, int]] = []
         self._views: OrderedDict[State, StateView] = OrderedDict()
+        self._last_step: tuple[Hashable, dict[str, Any]] | None = None
         # Questions the rules failed: asked again, they fail again at once, not after the
         # limit again.
         self._failed: OrderedDict[Hashable, GameFault] = OrderedDict()
@@ -126,6 +127,7 @@ class RemotePerState(QuestionControls):
             started = self._start()
         self.roles: tuple[str, ...] = tuple(started["roles"])
         self.initial: State = int(started["initial"], 16)
+        self.imperfect = bool(started["imperfect"])
 
     def legal(self, state: State, /) -> tuple[tuple[int, ...], ...]:
         return self._view(state).legal
@@ -137,10 +139,23 @@ class RemotePerState(QuestionControls):
         return self._view(state).goals
 
     def next(self, state: State, moves: Sequence[int], /) -> State:
+        return int(self._step(state, moves)["state"], 16)
+
+    def sees(self, state: State, moves: Sequence[int], /) -> tuple[tuple[str, ...], ...]:
+        seen = self._step(state, moves).get("sees") or [[] for _ in self.roles]
+        return tuple(tuple(row) for row in seen)
+
+    def _step(self, state: State, moves: Sequence[int]) -> dict[str, Any]:
+        """The child's answer of a joint move: the next state, and each role's percepts;
+        the last one kept, which a step asks for twice."""
+        key = (state, tuple(moves))
         with self._lock:
+            if self._last_step is not None and self._last_step[0] == key:
+                return self._last_step[1]
             question = {"op": "next", "state": format(state, "x"), "moves": list(moves)}
-            answer = self._ask_held((state, tuple(moves)), question)
-        return int(answer["state"], 16)
+            answer = self._ask_held(key, question)
+            self._last_step = (key, answer)
+        return answer
 
     def move(self, role: int, index: int) -> str:
         return self._moves[role][index]

@@ -53,7 +53,11 @@ class _Answerer:
                 "goals": self.reasoner.goals(state),
             }
         if op == "next":
-            return {"state": format(self.reasoner.next(state, question["moves"]), "x")}
+            moves = question["moves"]
+            following = format(self.reasoner.next(state, moves), "x")
+            if not self.reasoner.imperfect:
+                return {"state": following}
+            return {"state": following, "sees": self.reasoner.sees(state, moves)}
         raise ValueError(f"unknown question {op!r}")
 
     def news(self) -> dict[str, Any]:
@@ -94,7 +98,11 @@ def _serve(memory: int, seconds: float) -> int:
             if answerer is None:
                 answerer = _start(question)
                 reasoner = answerer.reasoner
-                answer = {"roles": reasoner.roles, "initial": format(reasoner.initial, "x")}
+                answer = {
+                    "roles": reasoner.roles,
+                    "initial": format(reasoner.initial, "x"),
+                    "imperfect": reasoner.imperfect,
+                }
             else:
                 answer = answerer.answer(question)
         except GameFault as fault:
