@@ -12,7 +12,7 @@ import contextlib
 import random
 import secrets
 from collections.abc import Awaitable, Callable, Hashable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -20,6 +20,7 @@ from referee import clock, policy
 from referee.clock import SEND_LIMIT_S, Clocks, TimeBank
 from referee.computing import computed
 from referee.errors import (
+    ConfigError,
     FaultKind,
     GameFault,
     IllegalMoveFault,
@@ -27,12 +28,11 @@ from referee.errors import (
     PlayerCrashed,
     PlayerFault,
     ProtocolViolation,
-    RulesheetError,
 )
 from referee.games import Game, Move
 from referee.players.base import Fingerprint, Player, PlayerKind, quoted
 from referee.policy import Policy
-from referee.protocol import End, EndReason, Go, Moves, Start, is_ready, start_rules
+from referee.protocol import End, EndReason, Go, Moves, Sees, Start, is_ready, start_rules
 from referee.records.signing import SigningKey
 from referee.records.store import store_transcript
 from referee.records.transcript import (
@@ -100,15 +100,11 @@ class Match:
     """One match in progress: `run` plays it out, `transcript` records it as far as it went."""
 
     def __init__(self, setup: MatchSetup) -> None:
-        if setup.game.imperfect:
-            # Until the protocol can tell a seat only what it sees, every seat would be told
-            # every move: the hidden information the game is about.
-            raise RulesheetError(
-                getattr(setup.game, "path", setup.game.id),
-                None,
-                "a game of imperfect information (GDL-II, it says what each role sees):"
-                " the referee cannot yet tell each seat only its own percepts, so it plays"
-                " no match of it",
+        if setup.game.imperfect and any(p.spec.kind is PlayerKind.HTTP for p in setup.players):
+            # A GGP player would be sent every move in its PLAY: what the game hides.
+            raise ConfigError(
+                f"{setup.game.id}: a GGP (HTTP) player cannot yet play a game of imperfect"
+                " information: it would be sent every move"
             )
         self.setup = setup
         self.game = setup.game
@@ -148,6 +144,7 @@ class Match:
                         joint, forfeits = await self._step(step, state)
                     if forfeits:
                         break
+                    told = await self._told(state, joint)
                     state = await computed(self.game, self.game.next_state, state, joint)
                     over = await computed(self.game, self.game.is_terminal, state)
                     if over:
@@ -160,7 +157,7 @@ class Match:
                         self.adjudicated = over = True
                     if on_step is not None:
                         on_step(step, joint, state)
-                    await self._tell_all(str(Moves(step, joint)))
+                    await self._tell(told(step))
                 if over and self.result is None:  # a game over before any move
                     self._decide(EndReason.TERMINAL, self.game.goals(state))
             except GameFault as fault:
@@ -183,6 +180,21 @@ class Match:
         reason, goals = self.result
         await self._tell_all(str(End(tuple(goals.values()), reason)))
         return self.transcript()
+
+    async def _told(self, state: Hashable, joint: tuple[Move, ...]) -> Callable[[int], list[str]]:
+        """What each seat is to be told of a step, once its state is computed: every move,
+        or in a game of imperfect information its own move and its percepts, which the
+        step's record keeps."""
+        if not self.game.imperfect:
+            return lambda step: [str(Moves(step, joint))] * len(self.roles)
+        seen = await computed(self.game, self.game.percepts, state, joint)
+        self.steps[-1] = replace(
+            self.steps[-1],
+            percepts={role: list(row) for role, row in zip(self.roles, seen, strict=True)},
+        )
+        return lambda step: [
+            str(Sees(step, move, row)) for move, row in zip(joint, seen, strict=True)
+        ]
 
     def _decide(self, reason: EndReason, goals: Sequence[int]) -> None:
         self.result = reason, dict(zip(self.roles, goals, strict=True))
@@ -359,12 +371,16 @@ class Match:
         return move
 
     async def _tell_all(self, line: str) -> None:
-        """Send a line that needs no answer to every player still there.
+        """Send a line that needs no answer to every player still there."""
+        await self._tell([line] * len(self.roles))
+
+    async def _tell(self, lines: Sequence[str]) -> None:
+        """Send each player still there its line (role order), which needs no answer.
 
         A player that cannot take it has crashed; its next request says so, at its own step.
         """
         waiting = []
-        for role, player in enumerate(self.setup.players):
+        for role, (player, line) in enumerate(zip(self.setup.players, lines, strict=True)):
             if role not in self.out:
                 with contextlib.suppress(PlayerCrashed):
                     taken = player.post(line, SEND_LIMIT_S)

@@ -1,4 +1,4 @@
-"""Protocol version 2 (`docs/protocol.md`): every line built and parsed here, and framing.
+"""Protocol version 3 (`docs/protocol.md`): every line built and parsed here, and framing.
 
 The referee, the built-in players and the person at the terminal all go through this
 module, so that the syntax of a line has one home. A message is a dataclass whose `str()`
@@ -16,7 +16,9 @@ if TYPE_CHECKING:
     from referee.games import Game
 
 # Version 2 adds the rulesheet to `start` for a GDL game; built-in games' lines are version 1's.
-VERSION = 2
+# Version 3 tells a seat of a game of imperfect information (GDL-II) its own move and its
+# percepts after a step (`sees`), never the others' moves; other games' lines are version 2's.
+VERSION = 3
 LINE_LIMIT = 64 * 1024
 # What a player may write for one request, its answer included (comments, blank lines, and
 # what it left in its pipe since the last request): more is a protocol fault of that request.
@@ -86,6 +88,19 @@ class Moves:
 
 
 @dataclass(frozen=True)
+class Sees:
+    """What one seat of a game of imperfect information is told of `step`: its own move,
+    and what it perceives, as the rules say (none, often)."""
+
+    step: int
+    move: str
+    percepts: tuple[str, ...]
+
+    def __str__(self) -> str:
+        return " ".join(("sees", str(self.step), self.move, *self.percepts))
+
+
+@dataclass(frozen=True)
 class End:
     """The match is over: the goals in role order, and why."""
 
@@ -104,7 +119,7 @@ class Quit:
         return "quit"
 
 
-Message = Start | Go | Moves | End | Quit
+Message = Start | Go | Moves | Sees | End | Quit
 
 
 def start_rules(game: Game) -> str | None:
@@ -165,13 +180,16 @@ def parse(line: str) -> Message | None:
             return Go(int(words[0]), int(words[1]), tuple(split_moves(rest.split(maxsplit=2)[2])))
         if kind == "moves" and words:
             return Moves(int(words[0]), tuple(split_moves(rest.split(maxsplit=1)[1])))
+        if kind == "sees" and len(words) >= 2:
+            move, *percepts = split_moves(rest.split(maxsplit=1)[1])
+            return Sees(int(words[0]), move, tuple(percepts))
         if kind == "end" and words:
             return End(tuple(int(goal) for goal in words[:-1]), EndReason(words[-1]))
         if kind == "quit" and not words:
             return Quit()
     except (ValueError, IndexError):
         raise MessageError(f"malformed {kind} line: {line.strip()!r}") from None
-    if kind in ("start", "go", "moves", "end", "quit"):
+    if kind in ("start", "go", "moves", "sees", "end", "quit"):
         raise MessageError(f"malformed {kind} line: {line.strip()!r}")
     return None
 

@@ -4,20 +4,26 @@ project's native engines, which must agree."""
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
+from referee.arena.config import parse_arena_config
 from referee.cli import app
-from referee.errors import RulesheetError
+from referee.errors import ConfigError, RulesheetError
 from referee.games import RULESHEETS, GdlGame, get_game, load_text
 from referee.games.gdl.check import checked_rules
 from referee.games.gdl.per_state import PerState
 from referee.games.gdl.remote import DEFAULT_LIMITS, RemotePerState
 from referee.games.gdl.syntax import parse_rulesheet
 from referee.games.monty_hall import MontyHall
+from referee.players.programs.mcts_player import narrowed
+from referee.protocol import MessageError, Sees, parse
 from referee.records.conformance import check_file, random_reference
+from referee.records.signing import load_key
+from referee.records.transcript import read_transcript
 
 MONTY_HALL = RULESHEETS / "monty-hall.kif"
 
@@ -117,14 +123,143 @@ def test_a_percept_rule_of_the_wrong_arity_is_refused_with_its_line() -> None:
     assert "'sees' takes 2 argument(s)" in str(error.value)
 
 
-def test_a_match_of_a_game_of_imperfect_information_is_refused_in_one_line(
+LISTENER = Path(__file__).resolve().parent / "players" / "listener.py"
+
+
+def _played(tmp_path: Path, seed: int) -> Path:
+    out = tmp_path / f"m{seed}.json"
+    result = CliRunner().invoke(
+        app,
+        [
+            "play", str(MONTY_HALL), "-p", f"candidate={sys.executable} {LISTENER}",
+            "--seed", str(seed), "--out", str(out),
+        ],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    return out
+
+
+def test_a_seat_is_told_its_own_move_and_percepts_never_chance_s_moves(tmp_path: Path) -> None:
+    for seed in range(3):
+        out = _played(tmp_path, seed)
+        transcript = read_transcript(out)
+        (seat,) = [seat for seat in transcript.seats if seat.role == "candidate"]
+        assert seat.log is not None
+        told = [
+            line.split("told: ", 1)[1]
+            for line in Path(seat.log).read_text().splitlines()
+            if line.startswith("told: ")
+        ]
+        sees = [line for line in told if line.startswith("sees ")]
+        steps = transcript.steps
+        car = steps[0].moves["random"].split()[-1].rstrip(")")
+        opened = steps[1].moves["random"].split()[-1].rstrip(")")
+        assert sees == [
+            f"sees 1 {steps[0].moves['candidate']}",
+            f"sees 2 noop (opened {opened})",
+            f"sees 3 {steps[2].moves['candidate']} (car {car})",
+        ]
+        # Chance's moves are in no line it was told after the rules on `start`.
+        after_start = [line for line in told if not line.startswith("start ")]
+        assert not [line for line in after_start if "hide_car" in line or "open_door" in line]
+        assert not [line for line in told if line.startswith("moves ")]
+        assert [step.percepts for step in steps] == [
+            {"candidate": [], "random": []},
+            {"candidate": [f"(opened {opened})"], "random": []},
+            {"candidate": [f"(car {car})"], "random": []},
+        ]
+
+
+def test_replay_verifies_what_each_seat_was_told_and_fails_a_percept_too_many(
     tmp_path: Path,
 ) -> None:
-    # Until a seat can be told only its percepts, it would be told every move.
+    out = _played(tmp_path, 5)
+    verified = CliRunner().invoke(app, ["replay", str(out), "--verify"])
+    assert verified.exit_code == 0, verified.output
+    data = json.loads(out.read_text())
+    data["steps"][1]["percepts"]["candidate"].append("(car 9)")
+    # Signed again with the results' own key: the rules, not the signature, find it.
+    key = load_key(tmp_path / "signing.key")
+    data["signature"] = key.sign(data)
+    out.write_text(json.dumps(data))
+    failed = CliRunner().invoke(app, ["replay", str(out), "--verify"])
+    assert failed.exit_code == 1
+    assert "step 2: candidate: told (opened" in failed.output
+    assert "(car 9), but the rules give (opened" in failed.output
+
+
+def test_percepts_recorded_in_a_game_of_perfect_information_fail_replay(tmp_path: Path) -> None:
+    out = tmp_path / "t.json"
+    played = CliRunner().invoke(
+        app,
+        ["play", "ticblock", "-p", "xcplayer=random", "-p", "obplayer=random", "--out", str(out)],
+    )
+    assert played.exit_code == 0, played.output
+    data = json.loads(out.read_text())
+    data["steps"][0]["percepts"] = {"xcplayer": [], "obplayer": []}
+    data["signature"] = load_key(tmp_path / "signing.key").sign(data)
+    out.write_text(json.dumps(data))
+    failed = CliRunner().invoke(app, ["replay", str(out), "--verify"])
+    assert failed.exit_code == 1
+    assert "step 1: percepts recorded in a game of perfect information" in failed.output
+
+
+def test_a_sees_line_is_built_and_parsed_by_the_protocol() -> None:
+    line = Sees(2, "noop", ("(opened 3)", "(at (cell 1 2))"))
+    assert str(line) == "sees 2 noop (opened 3) (at (cell 1 2))"
+    assert parse(str(line)) == line
+    assert parse("sees 1 (choose 2)") == Sees(1, "(choose 2)", ())
+    with pytest.raises(MessageError):
+        parse("sees 1")
+
+
+def test_mcts_weighs_the_states_it_may_be_in_by_their_chance() -> None:
+    # The candidate chose door 1 and saw door 3 opened: the car is behind door 2 twice as
+    # often as behind its own, since chance had two doors to open when the car was behind 1.
+    game = _rulesheet()
+    beliefs = narrowed(game, {game.initial_state(): 1.0}, 0, Sees(1, "(choose 1)", ()))
+    assert len(beliefs) == 3 and sorted(beliefs.values()) == pytest.approx([1 / 3] * 3)
+    beliefs = narrowed(game, beliefs, 0, Sees(2, "noop", ("(opened 3)",)))
+    by_car = {
+        next(fact for fact in game.facts(state) if fact.startswith("(car")): chance
+        for state, chance in beliefs.items()
+    }
+    assert by_car == pytest.approx({"(car 1)": 1 / 3, "(car 2)": 2 / 3})
+
+
+def test_mcts_plays_a_game_of_imperfect_information_to_its_end(tmp_path: Path) -> None:
+    out = tmp_path / "m.json"
     result = CliRunner().invoke(
-        app, ["play", str(MONTY_HALL), "-p", "candidate=random", "--out", str(tmp_path / "m.json")]
+        app, ["play", str(MONTY_HALL), "-p", "candidate=mcts", "--out", str(out)]
+    )
+    assert result.exit_code == 0, result.output
+    transcript = read_transcript(out)
+    assert transcript.end_reason == "terminal" and transcript.faults == []
+    assert CliRunner().invoke(app, ["replay", str(out), "--verify"]).exit_code == 0
+
+
+def test_a_ggp_player_is_refused_a_game_of_imperfect_information_in_one_line(
+    tmp_path: Path,
+) -> None:
+    out = tmp_path / "m.json"
+    result = CliRunner().invoke(
+        app,
+        ["play", str(MONTY_HALL), "-p", "candidate=http://127.0.0.1:9", "--out", str(out)],
     )
     assert result.exit_code == 2, result.output
-    (line,) = [line for line in result.stderr.splitlines() if "error" in line]
-    assert line.startswith(f"referee: error: {MONTY_HALL}: a game of imperfect information")
-    assert not (tmp_path / "m.json").exists()
+    assert result.stderr.strip() == (
+        "referee: error: monty-hall: a GGP (HTTP) player cannot yet play a game of imperfect"
+        " information: it would be sent every move"
+    )
+    assert not out.exists()
+
+
+def test_an_arena_refuses_a_game_of_imperfect_information_with_its_line(tmp_path: Path) -> None:
+    config = tmp_path / "arena.yaml"
+    config.write_text(f"name: r\ngames:\n  - ticblock\n  - {MONTY_HALL}\n")
+    with pytest.raises(ConfigError) as error:
+        parse_arena_config(config, config.read_text())
+    assert str(error.value) == (
+        f"{config}:4: games[1]: monty-hall is a game of imperfect information: an arena does"
+        " not play one yet, since its pages would show a running match's hidden moves"
+    )

@@ -314,6 +314,7 @@ class _Replayer:
         legal = [self.game.legal_moves(state, role) for role in range(len(self.roles))]
         joint = [self._legal_move(number, role, moves, legal[role]) for role in range(len(legal))]
         faults = self.faults.get(number, {})
+        self._check_percepts(number, step, state, joint)
         self.at = number
         if number <= self.t.opening and not self.imported:
             self._check_opening(number, joint, legal, step, faults)
@@ -343,6 +344,30 @@ class _Replayer:
         state = self.game.next_state(state, joint)
         self.frames.append(Frame(number, state, dict(moves), dict(times_ms), list(faults.values())))
         return state
+
+    def _check_percepts(
+        self, number: int, step: Step, state: Hashable, joint: Sequence[Move]
+    ) -> None:
+        """In a game of imperfect information, each role was told exactly the percepts the
+        rules give it after the joint move; in any other, no percepts are recorded."""
+        if not self.game.imperfect:
+            if step.percepts is not None:
+                raise step_mismatch(number, "percepts recorded in a game of perfect information")
+            return
+        if step.percepts is None:
+            # Interrupted while its percepts were computed, a match is aborted before anyone
+            # was told of its last step.
+            if number == len(self.t.steps) and self.t.end_reason == EndReason.ABORTED:
+                return
+            raise step_mismatch(number, "no percepts recorded in a game of imperfect information")
+        self._known_roles(step.percepts, number)
+        seen = self.game.percepts(state, joint)
+        for name, expected in zip(self.roles, seen, strict=True):
+            told = step.percepts.get(name)
+            if told is None or sorted(told) != sorted(expected):
+                said = "nothing" if told is None else " ".join(told) or "no percept"
+                rules = " ".join(expected) or "no percept"
+                raise step_mismatch(number, f"told {said}, but the rules give {rules}", name)
 
     def _check_opening(
         self,

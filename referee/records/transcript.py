@@ -117,6 +117,9 @@ class Step:
     # When the joint move was decided, in ms since the match began (None in older records).
     at_ms: float | None = None
     cpu_ms: dict[str, float] = field(default_factory=dict)
+    # In a game of imperfect information, what each role was told it perceives after the
+    # joint move, beside its own move (None in other games, where each is told every move).
+    percepts: dict[str, list[str]] | None = None
 
 
 @dataclass(frozen=True)

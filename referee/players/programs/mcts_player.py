@@ -6,6 +6,12 @@ searches until a safe share of its time is used. Simultaneous moves are searched
 decoupled UCT: at each node every role picks its move by its own UCB statistics, which for
 a turn-taking game (the idle role has only `noop`) is plain UCT.
 
+In a game of imperfect information it is told only its own move and percepts (`sees`): it
+keeps the states that agree with all it was told, each with its chance of being the one,
+the other roles taken to choose uniformly as chance does (at most BELIEFS of them, the
+likeliest), and searches by determinization: each playout starts from one of them, drawn
+by its chance, its own first move chosen by UCB1 over all the playouts.
+
 The rules are loaded, followed and searched in a thread of their own, and the thread that
 reads the referee's lines answers by its deadlines whatever they cost: a heavy GDL game can
 take longer to load than the start clock and longer to compute one state than the play
@@ -17,6 +23,7 @@ line offers.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import math
 import queue
 import random
@@ -29,7 +36,7 @@ from dataclasses import dataclass, field
 
 from referee.errors import GameFault, RefereeError
 from referee.games import Game, GdlGame, Move
-from referee.protocol import READY, Go, Moves, Quit, Start, parse, start_game
+from referee.protocol import READY, Go, Moves, Quit, Sees, Start, parse, start_game
 
 EXPLORATION = 0.7
 SAFETY_S = 0.03  # what answering and the pipes may cost, kept out of the search
@@ -41,6 +48,10 @@ LAST_SHARE = 0.9
 # a seat's memory (1 GiB by default) counts them together, and a game too big to ground
 # within this is played one state at a time instead of costing the seat.
 MEMORY_BYTES = 768 << 20
+# The states kept that agree with what it was told, in a game of imperfect information.
+BELIEFS = 512
+# Those states, each with its chance of being the one the match is in.
+Beliefs = dict[Hashable, float]
 
 
 class Node:
@@ -56,24 +67,28 @@ class Node:
 
     def select(self, role: int, rng: random.Random) -> Move:
         """The move a role tries next: an untried one, else the best by UCB1."""
-        moves = self.legal[role]
-        if len(moves) == 1:
-            return moves[0]
-        visits = self.visits[role]
-        untried = [move for move in moves if not visits[move]]
-        if untried:
-            return rng.choice(untried)
-        totals = self.totals[role]
-        log_n = math.log(sum(visits.values()))
-        return max(
-            moves,
-            key=lambda m: totals[m] / visits[m] + EXPLORATION * math.sqrt(log_n / visits[m]),
-        )
+        return upper_bound(self.legal[role], self.visits[role], self.totals[role], rng)
 
     def best(self, role: int) -> Move | None:
         """The role's most visited move so far; None in a terminal state."""
         visits = self.visits[role]
         return max(self.legal[role], key=lambda move: visits[move], default=None)
+
+
+def upper_bound(
+    moves: Sequence[Move], visits: dict[Move, int], totals: dict[Move, float], rng: random.Random
+) -> Move:
+    """The move to try next: an untried one, else the best by UCB1."""
+    if len(moves) == 1:
+        return moves[0]
+    untried = [move for move in moves if not visits[move]]
+    if untried:
+        return rng.choice(untried)
+    log_n = math.log(sum(visits.values()))
+    return max(
+        moves,
+        key=lambda m: totals[m] / visits[m] + EXPLORATION * math.sqrt(log_n / visits[m]),
+    )
 
 
 @dataclass
@@ -116,6 +131,69 @@ def search(
     return answer.root.best(role)
 
 
+def search_unseen(
+    game: Game,
+    beliefs: Beliefs,
+    role: int,
+    legal: Sequence[Move],
+    answer: Answer,
+    rng: random.Random,
+) -> Move | None:
+    """The move of `role` among `legal` that did best in random playouts, each from one of
+    the states it may be in, until `answer.search_until`; None without a playout."""
+    if len(legal) < 2 or not beliefs:
+        return legal[0] if len(legal) == 1 else None
+    visits = dict.fromkeys(legal, 0)
+    totals = dict.fromkeys(legal, 0.0)
+    roles = range(len(game.roles))
+    states, chances = list(beliefs), list(beliefs.values())
+    if isinstance(game, GdlGame):
+        game.give_up_at(answer.give_up_at)
+    try:
+        with contextlib.suppress(GameFault):
+            while time.monotonic() < answer.search_until:
+                (state,) = rng.choices(states, chances)
+                move = upper_bound(legal, visits, totals, rng)
+                if move not in game.legal_moves(state, role):
+                    continue  # a state its `go` line says it is not in
+                current = game.next_state(
+                    state,
+                    tuple(move if r == role else game.random_move(state, r, rng) for r in roles),
+                )
+                while not game.is_terminal(current):
+                    joint = tuple(game.random_move(current, r, rng) for r in roles)
+                    current = game.next_state(current, joint)
+                visits[move] += 1
+                totals[move] += game.goals(current)[role] / 100
+    finally:
+        if isinstance(game, GdlGame):
+            game.give_up_at(None)
+    return max(legal, key=lambda move: visits[move]) if any(visits.values()) else None
+
+
+def narrowed(game: Game, beliefs: Beliefs, role: int, told: Sees) -> Beliefs:
+    """The states that may follow `beliefs` given what `role` was told of a step (its own
+    move, and its percepts, the same as the rules give it there), each with its chance: the
+    others' moves taken as uniform, as chance's are; the likeliest BELIEFS of them."""
+    found: dict[Hashable, float] = {}
+    percepts = tuple(sorted(told.percepts))
+    own = game.parse_move(told.move)
+    for state, chance in beliefs.items():
+        if own not in game.legal_moves(state, role):
+            continue
+        choices = [
+            (own,) if r == role else game.legal_moves(state, r) for r in range(len(game.roles))
+        ]
+        each = chance / math.prod(len(moves) for moves in choices)
+        for joint in itertools.product(*choices):
+            if tuple(sorted(game.percepts(state, joint)[role])) == percepts:
+                following = game.next_state(state, joint)
+                found[following] = found.get(following, 0.0) + each
+    kept = sorted(found, key=found.__getitem__, reverse=True)[:BELIEFS]
+    total = sum(found[state] for state in kept)
+    return {state: found[state] / total for state in kept}
+
+
 def _iterate(game: Game, root: Node, state: Hashable, rng: random.Random) -> None:
     """One descent of the tree from the root, a random playout, and its result backed up."""
     roles = range(len(game.roles))
@@ -151,6 +229,8 @@ class Mind:
         # Set, read and changed by the tasks alone, in the mind's thread.
         self._game: Game | None = None
         self._state: Hashable = None
+        # In a game of imperfect information, the states it may be in instead.
+        self._beliefs: Beliefs = {}
         self._role = 0
         threading.Thread(target=self._work, daemon=True).start()
 
@@ -171,7 +251,7 @@ class Mind:
             search_until=received + max(0.005, seconds * SHARE - SAFETY_S),
             give_up_at=received + max(0.005, seconds * LAST_SHARE - SAFETY_S),
         )
-        self._tasks.put(lambda: self._search(answer))
+        self._tasks.put(lambda: self._search(answer, message.legal))
         answer.done.wait(max(0.0, answer.give_up_at - time.monotonic()))
         move = answer.move
         if move is None and answer.root is not None:
@@ -182,16 +262,22 @@ class Mind:
         """Follow the match: the state after the joint move, once the earlier tasks are done."""
         self._tasks.put(lambda: self._advance(message.joint))
 
+    def sees(self, message: Sees) -> None:
+        """Follow a match it sees only part of: the states that agree with what it was told."""
+        self._tasks.put(lambda: self._observe(message))
+
     def _work(self) -> None:
         while True:
             self._tasks.get()()
 
     def _begin(self, message: Start, loaded: threading.Event) -> None:
         self._game = self._state = None
+        self._beliefs = {}
         try:
             game = self._load(message)
             self._role = game.role_index(message.role)
             self._state = game.initial_state()
+            self._beliefs = {self._state: 1.0} if game.imperfect else {}
             self._game = game
         except (RefereeError, MemoryError):
             pass  # a game it cannot load is played with the moves the `go` lines offer
@@ -208,10 +294,27 @@ class Mind:
         except (GameFault, ValueError):
             self._state = None
 
-    def _search(self, answer: Answer) -> None:
+    def _observe(self, told: Sees) -> None:
+        game = self._game
+        if game is None or not self._beliefs:
+            return
+        # Rules that fail are the referee's to judge; with no state left it plays at random.
+        try:
+            self._beliefs = narrowed(game, self._beliefs, self._role, told)
+        except (GameFault, ValueError):
+            self._beliefs = {}
+
+    def _search(self, answer: Answer, legal: Sequence[str]) -> None:
         game, state = self._game, self._state
         try:
-            if game is not None and state is not None and time.monotonic() < answer.give_up_at:
+            if game is None or time.monotonic() >= answer.give_up_at:
+                return
+            if game.imperfect:
+                offered = [Move(move) for move in legal]
+                answer.move = search_unseen(
+                    game, self._beliefs, self._role, offered, answer, self._rng
+                ) or self._rng.choice(offered)
+            elif state is not None:
                 answer.move = search(game, state, self._role, answer, self._rng)
         finally:
             answer.done.set()
@@ -232,6 +335,8 @@ def main() -> None:
             print(mind.go(message), flush=True)
         elif isinstance(message, Moves):
             mind.moves(message)
+        elif isinstance(message, Sees):
+            mind.sees(message)
         elif isinstance(message, Quit):
             return
 
