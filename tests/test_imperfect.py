@@ -13,61 +13,88 @@ from typer.testing import CliRunner
 from referee.arena.config import parse_arena_config
 from referee.cli import app
 from referee.errors import ConfigError, RulesheetError
-from referee.games import RULESHEETS, GdlGame, get_game, load_text
+from referee.games import RULESHEETS, Game, GdlGame, get_game, load_text
+from referee.games.blind_tictactoe import BlindTictactoe
 from referee.games.gdl.check import checked_rules
 from referee.games.gdl.per_state import PerState
 from referee.games.gdl.remote import DEFAULT_LIMITS, RemotePerState
 from referee.games.gdl.syntax import parse_rulesheet
 from referee.games.monty_hall import MontyHall
 from referee.players.programs.mcts_player import narrowed
-from referee.protocol import MessageError, Sees, parse
+from referee.protocol import MessageError, Sees, parse, split_moves
 from referee.records.conformance import check_file, random_reference
 from referee.records.signing import load_key
 from referee.records.transcript import read_transcript
 
 MONTY_HALL = RULESHEETS / "monty-hall.kif"
+# The project's GDL-II games: each engine, written apart from its rulesheet.
+ENGINES: dict[str, Game] = {"monty-hall": MontyHall(), "blind-tictactoe": BlindTictactoe()}
 
 
-def _references(tmp_path: Path, count: int) -> Path:
-    path = tmp_path / "monty-hall.jsonl"
-    lines = [json.dumps(random_reference(MontyHall(), seed)) for seed in range(count)]
+def _references(tmp_path: Path, count: int, name: str = "monty-hall") -> Path:
+    path = tmp_path / f"{name}.jsonl"
+    lines = [json.dumps(random_reference(ENGINES[name], seed)) for seed in range(count)]
     path.write_text("\n".join(lines) + "\n")
     return path
 
 
-def _rulesheet() -> GdlGame:
-    return load_text(MONTY_HALL.read_text(), str(MONTY_HALL))
+def _rulesheet(name: str = "monty-hall") -> GdlGame:
+    path = RULESHEETS / f"{name}.kif"
+    return load_text(path.read_text(), str(path))
 
 
+@pytest.mark.parametrize("name", ENGINES)
 def test_the_rulesheet_and_the_native_engine_agree_on_a_thousand_random_matches(
-    tmp_path: Path,
+    tmp_path: Path, name: str
 ) -> None:
-    references = _references(tmp_path, 1000)
-    lines = [json.loads(line) for line in references.read_text().splitlines()]
-    # The matches reach every end: the candidate keeps or switches, and wins or loses.
-    assert {line["final"]["goals"]["candidate"] for line in lines} == {0, 100}
-    assert {line["steps"][2]["moves"]["candidate"] for line in lines} == {"noop", "switch"}
-    rules = _rulesheet()
-    assert rules.imperfect
+    references = _references(tmp_path, 1000, name)
+    rules = _rulesheet(name)
+    assert rules.imperfect and rules.roles == ENGINES[name].roles
     report = check_file(references, rules)
     assert report.games == 1000
     assert [str(m) for m in report.mismatches] == []
 
 
+def test_the_random_matches_reach_every_end_of_each_game(tmp_path: Path) -> None:
+    halls = [json.loads(line) for line in _references(tmp_path, 1000).read_text().splitlines()]
+    # The candidate keeps or switches, and wins or loses.
+    assert {line["final"]["goals"]["candidate"] for line in halls} == {0, 100}
+    assert {line["steps"][2]["moves"]["candidate"] for line in halls} == {"noop", "switch"}
+    blind = _references(tmp_path, 1000, "blind-tictactoe").read_text().splitlines()
+    games = [json.loads(line) for line in blind]
+    assert {tuple(line["final"]["goals"].values()) for line in games} == {
+        (100, 0),
+        (0, 100),
+        (50, 50),
+    }
+    # A mark onto the opponent's cell is refused, and only its player is told.
+    refusals = [
+        (role, percepts)
+        for line in games
+        for step in line["steps"]
+        for role, percepts in step["percepts"].items()
+        if percepts
+    ]
+    assert refusals and all(p[0].startswith("(taken ") and len(p) == 1 for _, p in refusals)
+    assert {role for role, _ in refusals} == {"xplayer", "oplayer"}
+
+
+@pytest.mark.parametrize("name", ENGINES)
 @pytest.mark.parametrize("where", ["per-state", "per-state in a child"])
 def test_a_rulesheet_reasoned_one_state_at_a_time_says_the_same_percepts(
-    tmp_path: Path, where: str
+    tmp_path: Path, where: str, name: str
 ) -> None:
-    text = MONTY_HALL.read_text()
+    path = RULESHEETS / f"{name}.kif"
+    text = path.read_text()
     if where == "per-state":
-        rules = checked_rules(parse_rulesheet(text, str(MONTY_HALL)), str(MONTY_HALL))
-        reasoner: PerState | RemotePerState = PerState(rules, str(MONTY_HALL))
+        rules = checked_rules(parse_rulesheet(text, str(path)), str(path))
+        reasoner: PerState | RemotePerState = PerState(rules, str(path))
     else:
-        reasoner = RemotePerState(text, str(MONTY_HALL), DEFAULT_LIMITS)
-    game = GdlGame(reasoner, str(MONTY_HALL), text)
+        reasoner = RemotePerState(text, str(path), DEFAULT_LIMITS)
+    game = GdlGame(reasoner, str(path), text)
     try:
         assert game.imperfect
-        report = check_file(_references(tmp_path, 40), game)
+        report = check_file(_references(tmp_path, 40, name), game)
         assert report.games == 40
         assert [str(m) for m in report.mismatches] == []
     finally:
@@ -263,3 +290,44 @@ def test_an_arena_refuses_a_game_of_imperfect_information_with_its_line(tmp_path
         f"{config}:4: games[1]: monty-hall is a game of imperfect information: an arena does"
         " not play one yet, since its pages would show a running match's hidden moves"
     )
+
+
+def test_a_seat_of_blind_tictactoe_is_never_told_its_opponent_s_marks(tmp_path: Path) -> None:
+    blind = RULESHEETS / "blind-tictactoe.kif"
+    for seat, other in (("xplayer", "oplayer"), ("oplayer", "xplayer")):
+        out = tmp_path / f"{seat}.json"
+        result = CliRunner().invoke(
+            app,
+            [
+                "play", str(blind), "-p", f"{seat}={sys.executable} {LISTENER}",
+                "-p", f"{other}=random", "--seed", "3", "--out", str(out),
+            ],
+        )  # fmt: skip
+        assert result.exit_code == 0, result.output
+        transcript = read_transcript(out)
+        (listener,) = [s for s in transcript.seats if s.role == seat]
+        assert listener.log is not None
+        told = [
+            line.split("told: ", 1)[1]
+            for line in Path(listener.log).read_text().splitlines()
+            if line.startswith("told: ") and not line.startswith("told: start ")
+        ]
+        # Each step: its own move and its refusals; never a `moves` line or the other's mark.
+        expected = [
+            " ".join(["sees", str(step.step), step.moves[seat], *(step.percepts or {})[seat]])
+            for step in transcript.steps
+        ]
+        assert [line for line in told if line.startswith("sees ")] == expected
+        assert {line.split()[0] for line in told} <= {"go", "sees", "end", "quit"}
+        # Its `go` lines offer every cell but its own and those it found taken: what it knows,
+        # the other's marks among them until it tries one.
+        cells = {f"(mark {m} {n})" for m in (1, 2, 3) for n in (1, 2, 3)}
+        mine: set[str] = set()
+        found: set[str] = set()
+        for line in told:
+            if line.startswith("go "):
+                assert set(split_moves(line.split(maxsplit=3)[3])) == cells - mine - found
+            elif line.startswith("sees "):
+                _, _, move, *percepts = split_moves(line)
+                if move != "noop":
+                    (found if percepts else mine).add(move)
