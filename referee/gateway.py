@@ -30,6 +30,7 @@ from referee.clock import GATEWAY_MARGIN_MS, GATEWAY_READ_S, abandoned_after_s, 
 from referee.computing import computed
 from referee.errors import GameFault, MoveError, PlayerFault, RefereeError
 from referee.games import Game, Move, StateLimits, builtin_with_rules, load_text
+from referee.games.beliefs import Beliefs, likeliest, narrowed, offered
 from referee.games.gdl.remote import DEFAULT_LIMITS
 from referee.games.gdl.syntax import one_line, respell, spellings
 from referee.ggp import messages as ggp
@@ -39,7 +40,7 @@ from referee.pauses import between_matches
 from referee.players.base import PlayerSpec
 from referee.players.process import ProgramPlayer
 from referee.players.trace import TraceChannel
-from referee.protocol import End, EndReason, Go, Moves, Start, is_ready, start_rules
+from referee.protocol import End, EndReason, Go, Moves, Sees, Start, is_ready, start_rules
 
 
 class GatewayError(RefereeError):
@@ -60,6 +61,9 @@ class _Hosted:
     state: Hashable
     step: int = 0
     last_heard: float = field(default_factory=now)
+    # In a game of imperfect information, whose manager tells only the player's own move
+    # and percepts: the states it may be in, instead of `state`.
+    beliefs: Beliefs | None = None
 
 
 class Gateway:
@@ -145,25 +149,24 @@ class Gateway:
                     return await self._start(request)
                 finally:
                     self._starting = False
-            case ggp.Play(match_id, moves):
+            case ggp.Play(match_id, moves, seen):
                 async with self._lock:
                     hosted = self._match(match_id)
                     if hosted is None:
                         return "busy"
                     try:
-                        return await self._play(hosted, moves)
+                        return await self._play(hosted, moves, seen)
                     except GameFault as fault:
                         # No state, so no random legal move either: the match is over here.
                         await self._rules_failed(hosted, fault)
                         return "busy"
-            case ggp.Stop(match_id, moves):
+            case ggp.Stop(match_id, moves, seen):
                 async with self._lock:
                     hosted = self._match(match_id)
                     if hosted is None:
                         return "busy"
                     try:
-                        if moves is not None:
-                            await self._apply(hosted, moves)
+                        await self._follow(hosted, moves, seen)
                         end = await self._game_end(hosted)
                     except GameFault as fault:
                         await self._rules_failed(hosted, fault)
@@ -231,13 +234,15 @@ class Gateway:
             player,
             spellings(request.rules),
             game.initial_state(),
+            beliefs={game.initial_state(): 1.0} if game.imperfect else None,
         )
         self.say(f"{request.match_id}: started, {game.id} as {request.role}")
         return "ready"
 
-    async def _play(self, hosted: _Hosted, moves: tuple[str, ...] | None) -> str:
-        if moves is not None:
-            await self._apply(hosted, moves)
+    async def _play(
+        self, hosted: _Hosted, moves: tuple[str, ...] | None, seen: ggp.Seen | None
+    ) -> str:
+        await self._follow(hosted, moves, seen)
         end = await self._game_end(hosted)
         if end is not None:
             # No move exists: the match ends here as the game does, and the manager, which
@@ -248,8 +253,46 @@ class Gateway:
                 " move to play; the match has ended here with its goals"
             )
         game = hosted.game
-        legal = await computed(game, game.legal_moves, hosted.state, hosted.role)
+        if hosted.beliefs is not None:
+            legal = await computed(game, offered, game, hosted.beliefs, hosted.role)
+        else:
+            legal = await computed(game, game.legal_moves, hosted.state, hosted.role)
         return respell(await self._choose(hosted, legal), hosted.spelling)
+
+    async def _follow(
+        self, hosted: _Hosted, moves: tuple[str, ...] | None, seen: ggp.Seen | None
+    ) -> None:
+        """Take what a PLAY or STOP says of the step before it, in the form its game's:
+        the joint move, or in a game of imperfect information the player's own."""
+        if (seen is not None) != (hosted.beliefs is not None):
+            form = "GDL-II's (turn, last move, percepts)" if seen is None else "the joint move"
+            raise GatewayError(
+                f"{hosted.match_id}: {hosted.game.id} is told with {form}, not as sent"
+            )
+        if seen is not None and seen.move is not None:
+            await self._observe(hosted, seen.move, seen.percepts)
+        elif moves is not None:
+            await self._apply(hosted, moves)
+
+    async def _observe(self, hosted: _Hosted, move: str, percepts: tuple[str, ...]) -> None:
+        """Take the player's own move and percepts, and tell the program."""
+        game, beliefs = hosted.game, hosted.beliefs
+        assert beliefs is not None
+        try:
+            own = game.parse_move(move)
+        except MoveError as error:
+            raise GatewayError(str(error)) from None
+        following = await computed(game, narrowed, game, beliefs, hosted.role, own, percepts)
+        if not following:
+            raise GatewayError(
+                f"{own} and {' '.join(percepts) or 'no percept'} agree with no state the rules"
+                f" allow after step {hosted.step}"
+            )
+        hosted.beliefs = following
+        hosted.step += 1
+        with contextlib.suppress(PlayerFault):
+            told = Sees(hosted.step, own, tuple(sorted(percepts)))
+            await hosted.player.send(str(told), hosted.play_ms / 1000)
 
     async def _choose(self, hosted: _Hosted, legal: tuple[Move, ...]) -> Move:
         """The program's move among `legal`, or a random one when it has none; a forced
@@ -288,11 +331,20 @@ class Gateway:
             await hosted.player.send(str(Moves(hosted.step, joint)), hosted.play_ms / 1000)
 
     async def _game_end(self, hosted: _Hosted) -> End | None:
-        """The game's end, with its goals, when the state is terminal; else None."""
+        """The game's end, with its goals, when the state is terminal; else None. In a game
+        of imperfect information, when every state it may be in is: with the goals of the
+        likeliest, all it can know of them."""
         game = hosted.game
-        if not await computed(game, game.is_terminal, hosted.state):
-            return None
-        return End(tuple(await computed(game, game.goals, hosted.state)), EndReason.TERMINAL)
+        if hosted.beliefs is not None:
+            states = list(hosted.beliefs)
+            if not all([await computed(game, game.is_terminal, state) for state in states]):
+                return None
+            state = likeliest(hosted.beliefs)
+        else:
+            state = hosted.state
+            if not await computed(game, game.is_terminal, state):
+                return None
+        return End(tuple(await computed(game, game.goals, state)), EndReason.TERMINAL)
 
     async def _rules_failed(self, hosted: _Hosted, fault: GameFault) -> None:
         """A state the rules cannot compute: the match ends on this side, and is told so."""

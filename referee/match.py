@@ -20,7 +20,6 @@ from referee import clock, policy
 from referee.clock import SEND_LIMIT_S, Clocks, TimeBank
 from referee.computing import computed
 from referee.errors import (
-    ConfigError,
     FaultKind,
     GameFault,
     IllegalMoveFault,
@@ -100,12 +99,6 @@ class Match:
     """One match in progress: `run` plays it out, `transcript` records it as far as it went."""
 
     def __init__(self, setup: MatchSetup) -> None:
-        if setup.game.imperfect and any(p.spec.kind is PlayerKind.HTTP for p in setup.players):
-            # A GGP player would be sent every move in its PLAY: what the game hides.
-            raise ConfigError(
-                f"{setup.game.id}: a GGP (HTTP) player cannot yet play a game of imperfect"
-                " information: it would be sent every move"
-            )
         self.setup = setup
         self.game = setup.game
         self.roles = setup.game.roles

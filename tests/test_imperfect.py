@@ -14,17 +14,19 @@ from referee.arena.config import parse_arena_config
 from referee.cli import app
 from referee.errors import ConfigError, RulesheetError
 from referee.games import RULESHEETS, Game, GdlGame, get_game, load_text
+from referee.games.beliefs import narrowed
 from referee.games.blind_tictactoe import BlindTictactoe
 from referee.games.gdl.check import checked_rules
 from referee.games.gdl.per_state import PerState
 from referee.games.gdl.remote import DEFAULT_LIMITS, RemotePerState
 from referee.games.gdl.syntax import parse_rulesheet
 from referee.games.monty_hall import MontyHall
-from referee.players.programs.mcts_player import narrowed
+from referee.ggp import messages as ggp
 from referee.protocol import MessageError, Sees, parse, split_moves
 from referee.records.conformance import check_file, random_reference
 from referee.records.signing import load_key
 from referee.records.transcript import read_transcript
+from tests.support.gateway import served
 
 MONTY_HALL = RULESHEETS / "monty-hall.kif"
 # The project's GDL-II games: each engine, written apart from its rulesheet.
@@ -67,16 +69,22 @@ def test_the_random_matches_reach_every_end_of_each_game(tmp_path: Path) -> None
         (0, 100),
         (50, 50),
     }
-    # A mark onto the opponent's cell is refused, and only its player is told.
+    # A mark onto the opponent's cell is refused: its player sees the cell, the other only
+    # that it was refused.
     refusals = [
-        (role, percepts)
+        step["percepts"]
         for line in games
         for step in line["steps"]
-        for role, percepts in step["percepts"].items()
-        if percepts
+        if any(step["percepts"].values())
     ]
-    assert refusals and all(p[0].startswith("(taken ") and len(p) == 1 for _, p in refusals)
-    assert {role for role, _ in refusals} == {"xplayer", "oplayer"}
+    assert refusals
+    for seen in refusals:
+        (told, other) = sorted(seen.values(), key=lambda p: p == ["refused"])
+        assert other == ["refused"] and len(told) == 1 and told[0].startswith("(taken ")
+    assert {role for seen in refusals for role, p in seen.items() if p != ["refused"]} == {
+        "xplayer",
+        "oplayer",
+    }
 
 
 @pytest.mark.parametrize("name", ENGINES)
@@ -244,9 +252,9 @@ def test_mcts_weighs_the_states_it_may_be_in_by_their_chance() -> None:
     # The candidate chose door 1 and saw door 3 opened: the car is behind door 2 twice as
     # often as behind its own, since chance had two doors to open when the car was behind 1.
     game = _rulesheet()
-    beliefs = narrowed(game, {game.initial_state(): 1.0}, 0, Sees(1, "(choose 1)", ()))
+    beliefs = narrowed(game, {game.initial_state(): 1.0}, 0, "(choose 1)", ())
     assert len(beliefs) == 3 and sorted(beliefs.values()) == pytest.approx([1 / 3] * 3)
-    beliefs = narrowed(game, beliefs, 0, Sees(2, "noop", ("(opened 3)",)))
+    beliefs = narrowed(game, beliefs, 0, "noop", ["(opened 3)"])
     by_car = {
         next(fact for fact in game.facts(state) if fact.startswith("(car")): chance
         for state, chance in beliefs.items()
@@ -263,22 +271,6 @@ def test_mcts_plays_a_game_of_imperfect_information_to_its_end(tmp_path: Path) -
     transcript = read_transcript(out)
     assert transcript.end_reason == "terminal" and transcript.faults == []
     assert CliRunner().invoke(app, ["replay", str(out), "--verify"]).exit_code == 0
-
-
-def test_a_ggp_player_is_refused_a_game_of_imperfect_information_in_one_line(
-    tmp_path: Path,
-) -> None:
-    out = tmp_path / "m.json"
-    result = CliRunner().invoke(
-        app,
-        ["play", str(MONTY_HALL), "-p", "candidate=http://127.0.0.1:9", "--out", str(out)],
-    )
-    assert result.exit_code == 2, result.output
-    assert result.stderr.strip() == (
-        "referee: error: monty-hall: a GGP (HTTP) player cannot yet play a game of imperfect"
-        " information: it would be sent every move"
-    )
-    assert not out.exists()
 
 
 def test_an_arena_refuses_a_game_of_imperfect_information_with_its_line(tmp_path: Path) -> None:
@@ -331,3 +323,63 @@ def test_a_seat_of_blind_tictactoe_is_never_told_its_opponent_s_marks(tmp_path: 
                 _, _, move, *percepts = split_moves(line)
                 if move != "noop":
                     (found if percepts else mine).add(move)
+
+
+def test_a_served_bot_seated_over_ggp_http_is_told_only_what_it_sees(tmp_path: Path) -> None:
+    # The referee as the GGP manager sends GDL-II PLAYs (turn, own last move, percepts);
+    # `serve` turns them into `sees` lines for the listener; neither carries the other's marks.
+    blind = RULESHEETS / "blind-tictactoe.kif"
+    trace = tmp_path / "trace.log"
+    with served(tmp_path, f"{sys.executable} {LISTENER}") as port:
+        out = tmp_path / "m.json"
+        result = CliRunner().invoke(
+            app,
+            [
+                "play", str(blind), "-p", f"xplayer=http://127.0.0.1:{port}",
+                "-p", "oplayer=random", "--seed", "4", "--out", str(out), "--trace", str(trace),
+            ],
+        )  # fmt: skip
+        assert result.exit_code == 0, result.output
+    transcript = read_transcript(out)
+    assert transcript.end_reason == "terminal" and transcript.faults == []
+    steps = transcript.steps
+    percepts = [(step.percepts or {})["xplayer"] for step in steps]
+    # What the manager sent: PLAY at every step (forced ones too), then STOP; each with the
+    # turn, its own move at the step before and that step's percepts.
+    sent = [
+        line.split(" > ", 1)[1]
+        for line in trace.read_text().splitlines()
+        if " > (PLAY " in line or " > (STOP " in line
+    ]
+    match_id = sent[0].split()[1]
+    expected = [f"(PLAY {match_id} 0 NIL NIL)"] + [
+        f"({'STOP' if n == len(steps) else 'PLAY'} {match_id} {n} {step.moves['xplayer']}"
+        f" {'(' + ' '.join(seen) + ')' if seen else 'NIL'})"
+        for n, (step, seen) in enumerate(zip(steps, percepts, strict=True), start=1)
+    ]
+    assert sent == expected
+    # What the program behind `serve` was told: its own moves and refusals, nothing else.
+    (log,) = (tmp_path / "logs").glob("*.log")
+    lines = [
+        line.split("told: ", 1)[1]
+        for line in log.read_text().splitlines()
+        if line.startswith("told: ") and not line.startswith("told: start ")
+    ]
+    assert [line for line in lines if line.startswith("sees ")] == [
+        " ".join(["sees", str(step.step), step.moves["xplayer"], *seen])
+        for step, seen in zip(steps, percepts, strict=True)
+    ]
+    assert {line.split()[0] for line in lines} <= {"go", "sees", "end", "quit"}
+
+
+def test_the_gdl_ii_play_and_stop_are_read_and_written_as_the_dresden_server_sent_them() -> None:
+    first = ggp.parse_request("(PLAY m 0 NIL NIL)")
+    assert first == ggp.Play("m", None, ggp.Seen(0, None, ()))
+    later = ggp.parse_request("(play M 2 NOOP (Refused (taken 1 2)))")
+    assert later == ggp.Play("m", None, ggp.Seen(2, "noop", ("refused", "(taken 1 2)")))
+    assert ggp.format_request(later) == "(PLAY m 2 noop (refused (taken 1 2)))"
+    assert ggp.format_request(ggp.Stop("m", None, ggp.Seen(5, "(mark 1 1)", ()))) == (
+        "(STOP m 5 (mark 1 1) NIL)"
+    )
+    with pytest.raises(ggp.MessageError, match="the turn must be a whole number, not x"):
+        ggp.parse_request("(PLAY m x NIL NIL)")

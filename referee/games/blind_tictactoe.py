@@ -44,8 +44,8 @@ class BlindTictactoe(Game[State]):
 Tic-tac-toe on a 3x3 board, cells (mark m n) with m the row, n the column, both 1..3;
 neither player sees the other's marks. xplayer moves first; the idle role plays noop.
 On your turn you may try any cell you have not marked and do not know to be taken. If
-your opponent holds it, the mark is refused, you see (taken m n), and you try again;
-otherwise it is placed and the turn passes.
+your opponent holds it, the mark is refused: you see (taken m n) and try again, and your
+opponent sees refused. Otherwise it is placed and the turn passes.
 Three in a row wins: 100 to the winner, 0 to the other. A full board is 50 each."""
 
     def all_moves(self) -> Iterable[Move]:
@@ -81,6 +81,7 @@ Three in a row wins: 100 to the winner, 0 to the other. A full board is 50 each.
         seen: list[tuple[str, ...]] = [(), ()]
         if cell in state.marks[1 - state.mover]:
             seen[state.mover] = (f"(taken {cell[0]} {cell[1]})",)
+            seen[1 - state.mover] = ("refused",)
         return (seen[0], seen[1])
 
     def _line(self, state: State, role: int) -> bool:

@@ -10,7 +10,15 @@ forms that ggp-base's GameServer and players use (`docs/ggp.md`):
     (INFO)                                                   -> ((name X) (status available))
     (PREVIEW (<rules>) <previewclock>)                       -> (anything)
 
-The moves are the previous joint move in role order; clocks are whole seconds. The head is
+The moves are the previous joint move in role order; clocks are whole seconds. A game of
+imperfect information (GDL-II) tells a player only its own move and what it sees, in the
+form the Dresden GGP server used for them:
+
+    (PLAY <id> <turn> <lastmove> <percepts>)                 -> a move
+    (STOP <id> <turn> <lastmove> <percepts>)                 -> done
+
+with <turn> 0 at the first PLAY, one more at each PLAY or STOP after it, and <lastmove> and
+<percepts> NIL at the first (a list of terms, or NIL for none, after). The head is
 read in any case; START may carry more arguments than five, which are ignored, as ggp-base
 does. Every name comes back in lower case, as GDL is read (a match id too, on both sides),
 but the rules keep the manager's spelling: a manager matches a move to it, case and all.
@@ -46,16 +54,29 @@ class Start:
 
 
 @dataclass(frozen=True)
+class Seen:
+    """What a GDL-II PLAY or STOP tells a player of the step before it: the turn, and its own
+    last move and percepts (None at the first PLAY)."""
+
+    turn: int
+    move: str | None
+    percepts: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class Play:
     match_id: str
-    # The previous joint move in role order; None on the first turn (NIL).
+    # The previous joint move in role order; None on the first turn (NIL), and in GDL-II.
     moves: tuple[str, ...] | None
+    # In GDL-II, what the player is told instead.
+    seen: Seen | None = None
 
 
 @dataclass(frozen=True)
 class Stop:
     match_id: str
     moves: tuple[str, ...] | None
+    seen: Seen | None = None
 
 
 @dataclass(frozen=True)
@@ -89,6 +110,10 @@ def format_request(request: Request) -> str:
     match request:
         case Start(match_id, role, rules, start_s, play_s):
             return f"(START {match_id} {role} ({rules}) {start_s} {play_s})"
+        case Play(match_id, _, Seen() as seen):
+            return f"(PLAY {match_id} {_seen(seen)})"
+        case Stop(match_id, _, Seen() as seen):
+            return f"(STOP {match_id} {_seen(seen)})"
         case Play(match_id, moves):
             return f"(PLAY {match_id} {_moves(moves)})"
         case Stop(match_id, moves):
@@ -129,6 +154,10 @@ def parse_request(text: str) -> Request:
             _seconds(start_s, "start clock"),
             _seconds(play_s, "play clock"),
         )
+    if head in ("play", "stop") and len(args) == 4:
+        match_id = _name(args[0], "match id")
+        seen = Seen(_whole(args[1], "turn"), _parse_last_move(args[2]), _parse_moves(args[3]) or ())
+        return Play(match_id, None, seen) if head == "play" else Stop(match_id, None, seen)
     if head in ("play", "stop"):
         _count(head, args, 2)
         moves = _parse_moves(args[1])
@@ -178,8 +207,12 @@ def _name(term: Term, what: str) -> str:
 
 
 def _seconds(term: Term, what: str) -> int:
+    return _whole(term, what, " of seconds")
+
+
+def _whole(term: Term, what: str, unit: str = "") -> int:
     if not isinstance(term, str) or not term.isdigit():
-        raise MessageError(f"the {what} must be a whole number of seconds, not {format_term(term)}")
+        raise MessageError(f"the {what} must be a whole number{unit}, not {format_term(term)}")
     return int(term)
 
 
@@ -199,5 +232,14 @@ def _parse_moves(term: Term) -> tuple[str, ...] | None:
     return tuple(format_term(move) for move in term)
 
 
+def _parse_last_move(term: Term) -> str | None:
+    return None if folded(term) == NIL else format_term(folded(term))
+
+
 def _moves(moves: tuple[str, ...] | None) -> str:
     return NIL.upper() if moves is None else "(" + " ".join(moves) + ")"
+
+
+def _seen(seen: Seen) -> str:
+    move = NIL.upper() if seen.move is None else seen.move
+    return f"{seen.turn} {move} {_moves(seen.percepts or None)}"

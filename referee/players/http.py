@@ -8,6 +8,10 @@ when its only move is forced: the match asks it then too (`policy.asked`), and j
 answer like any other, as GGP game managers do. Only a player out of the match, which is
 asked nothing, gets its PLAY when the step's `moves` comes, its answer not judged.
 
+In a game of imperfect information (GDL-II) PLAY and STOP carry, instead of the joint
+move, the turn and the player's own last move and percepts, from the step's `sees`, as the
+Dresden GGP server sent them: the player is sent nothing more than a program is.
+
 Each request is one connection. Its time runs from the connect to the last byte of the
 answer, all within the request's limit, so a player that hangs or trickles is cut off at
 its deadline, and one that sends more than a reply's worth is cut off at the bound
@@ -24,14 +28,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from referee.clock import ABORT_S, Clocks, ggp_seconds, now
-from referee.errors import PlayerCrashed, ProtocolViolation
+from referee.errors import PlayerCrashed, ProtocolViolation, RulesheetError
 from referee.games import gdl_rules, get_game
+from referee.games.gdl.check import defines_percepts
+from referee.games.gdl.syntax import parse_rulesheet
 from referee.ggp import messages as ggp
 from referee.ggp.wire import Broken, WireError, connect, read_reply
 from referee.ggp.wire import post as http_post
 from referee.players.base import Player, PlayerSpec, Reply, quoted
 from referee.players.trace import TraceChannel
-from referee.protocol import End, EndReason, Go, Moves, Quit, Start, parse
+from referee.protocol import End, EndReason, Go, Moves, Quit, Sees, Start, parse
 
 
 @dataclass(frozen=True)
@@ -65,6 +71,11 @@ class HttpPlayer(Player):
         # step the player was asked to move at.
         self._last: tuple[str, ...] | None = None
         self._asked = 0
+        # In a game of imperfect information: the PLAYs and STOPs sent so far in the match
+        # (the next one's turn), and what the last step's `sees` told.
+        self._imperfect = False
+        self._turn = 0
+        self._seen: tuple[str, tuple[str, ...]] | None = None
 
     async def start(self) -> None:
         return None
@@ -72,6 +83,8 @@ class HttpPlayer(Player):
     def new_match(self) -> None:
         self._last = None
         self._asked = 0
+        self._turn = 0
+        self._seen = None
 
     async def request(self, line: str, limit_s: float) -> Reply | None:
         message = parse(line)
@@ -80,26 +93,43 @@ class HttpPlayer(Player):
             self._match_id = ggp.plain_name(message.match_id)
             self._play_s = message.play_ms / 1000
             rules = message.rules or gdl_rules(get_game(message.game_id))
+            self._imperfect = _says_percepts(rules, message.game_id)
             start = ggp.start(self._match_id, message.role, rules, start_s, play_s)
             # Judged as any answer to `start` is, by protocol.is_ready: `busy` is no `ready`.
             return await self._exchange(start, limit_s, str)
         if isinstance(message, Go):
             self._asked = message.step
-            return await self._exchange(ggp.Play(self._match_id, self._last), limit_s, _move)
+            return await self._exchange(self._play(), limit_s, _move)
         raise ValueError(f"a GGP player is not asked {line!r}")
+
+    def _play(self) -> ggp.Play:
+        """The PLAY of the step to come: with the last joint move, or what it was told."""
+        return ggp.Play(self._match_id, self._last, self._told())
+
+    def _told(self) -> ggp.Seen | None:
+        """What a GDL-II PLAY or STOP tells, its turn counted; None in other games."""
+        if not self._imperfect:
+            return None
+        move, percepts = self._seen or (None, ())
+        self._turn += 1
+        return ggp.Seen(self._turn - 1, move, percepts)
 
     async def send(self, line: str, limit_s: float) -> None:
         message = parse(line)
-        if isinstance(message, Moves):
+        if isinstance(message, Moves | Sees):
             if self._asked != message.step:
                 # Its move was forced: it still gets the step's PLAY, and time to think.
-                await self._told(ggp.Play(self._match_id, self._last), self._play_s)
-            self._last = message.joint
+                await self._unjudged(self._play(), self._play_s)
+            if isinstance(message, Moves):
+                self._last = message.joint
+            else:
+                self._seen = (message.move, message.percepts)
         elif isinstance(message, End):
             if message.reason is EndReason.TERMINAL:
-                await self._told(ggp.Stop(self._match_id, self._last), self._play_s)
+                stop = ggp.Stop(self._match_id, self._last, self._told())
+                await self._unjudged(stop, self._play_s)
             else:
-                await self._told(ggp.Abort(self._match_id), ABORT_S)
+                await self._unjudged(ggp.Abort(self._match_id), ABORT_S)
         elif not isinstance(message, Quit):
             raise ValueError(f"a GGP player is not sent {line!r}")
 
@@ -111,7 +141,7 @@ class HttpPlayer(Player):
         # A server outlives its matches; one that is gone is found so by its next request.
         return True
 
-    async def _told(self, request: ggp.Request, limit_s: float) -> None:
+    async def _unjudged(self, request: ggp.Request, limit_s: float) -> None:
         """A request whose answer is not judged: a player that fails it fails its next one."""
         with contextlib.suppress(PlayerCrashed, ProtocolViolation):
             await self._exchange(request, limit_s, str)
@@ -171,6 +201,14 @@ def _move(body: str) -> str:
         if "\n" in body or not body.strip():
             raise ProtocolViolation(f"answered {quoted(body)}, which is not one term") from None
         return body
+
+
+def _says_percepts(rules: str, where: str) -> bool:
+    """Whether rules sent on `start` are GDL-II's: the match has read them already."""
+    try:
+        return defines_percepts(parse_rulesheet(rules, where))
+    except RulesheetError:
+        return False
 
 
 def _reason(error: OSError) -> str:

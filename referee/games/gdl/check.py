@@ -214,7 +214,7 @@ def _check_roles(rules: Sequence[Rule], where: str) -> None:
         raise RulesheetError(where, None, "no (role ...) declared")
 
 
-def defines_percepts(rules: Iterable[Rule]) -> bool:
+def defines_percepts(rules: Iterable[Rule | Sentence]) -> bool:
     """Whether the rules are GDL-II's, of imperfect information: they say what each role
     sees after a step (`sees`), and a role is told that alone, never the others' moves."""
     return any(name_of(rule.head) == "sees" for rule in rules)

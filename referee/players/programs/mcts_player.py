@@ -7,10 +7,9 @@ decoupled UCT: at each node every role picks its move by its own UCB statistics,
 a turn-taking game (the idle role has only `noop`) is plain UCT.
 
 In a game of imperfect information it is told only its own move and percepts (`sees`): it
-keeps the states that agree with all it was told, each with its chance of being the one,
-the other roles taken to choose uniformly as chance does (at most BELIEFS of them, the
-likeliest), and searches by determinization: each playout starts from one of them, drawn
-by its chance, its own first move chosen by UCB1 over all the playouts.
+keeps the states that agree with all it was told, each with its chance of being the one
+(`referee.games.beliefs`), and searches by determinization: each playout starts from one
+of them, drawn by its chance, its own first move chosen by UCB1 over all the playouts.
 
 The rules are loaded, followed and searched in a thread of their own, and the thread that
 reads the referee's lines answers by its deadlines whatever they cost: a heavy GDL game can
@@ -23,7 +22,6 @@ line offers.
 from __future__ import annotations
 
 import contextlib
-import itertools
 import math
 import queue
 import random
@@ -36,6 +34,7 @@ from dataclasses import dataclass, field
 
 from referee.errors import GameFault, RefereeError
 from referee.games import Game, GdlGame, Move
+from referee.games.beliefs import Beliefs, narrowed
 from referee.protocol import READY, Go, Moves, Quit, Sees, Start, parse, start_game
 
 EXPLORATION = 0.7
@@ -48,10 +47,6 @@ LAST_SHARE = 0.9
 # a seat's memory (1 GiB by default) counts them together, and a game too big to ground
 # within this is played one state at a time instead of costing the seat.
 MEMORY_BYTES = 768 << 20
-# The states kept that agree with what it was told, in a game of imperfect information.
-BELIEFS = 512
-# Those states, each with its chance of being the one the match is in.
-Beliefs = dict[Hashable, float]
 
 
 class Node:
@@ -171,29 +166,6 @@ def search_unseen(
     return max(legal, key=lambda move: visits[move]) if any(visits.values()) else None
 
 
-def narrowed(game: Game, beliefs: Beliefs, role: int, told: Sees) -> Beliefs:
-    """The states that may follow `beliefs` given what `role` was told of a step (its own
-    move, and its percepts, the same as the rules give it there), each with its chance: the
-    others' moves taken as uniform, as chance's are; the likeliest BELIEFS of them."""
-    found: dict[Hashable, float] = {}
-    percepts = tuple(sorted(told.percepts))
-    own = game.parse_move(told.move)
-    for state, chance in beliefs.items():
-        if own not in game.legal_moves(state, role):
-            continue
-        choices = [
-            (own,) if r == role else game.legal_moves(state, r) for r in range(len(game.roles))
-        ]
-        each = chance / math.prod(len(moves) for moves in choices)
-        for joint in itertools.product(*choices):
-            if tuple(sorted(game.percepts(state, joint)[role])) == percepts:
-                following = game.next_state(state, joint)
-                found[following] = found.get(following, 0.0) + each
-    kept = sorted(found, key=found.__getitem__, reverse=True)[:BELIEFS]
-    total = sum(found[state] for state in kept)
-    return {state: found[state] / total for state in kept}
-
-
 def _iterate(game: Game, root: Node, state: Hashable, rng: random.Random) -> None:
     """One descent of the tree from the root, a random playout, and its result backed up."""
     roles = range(len(game.roles))
@@ -300,7 +272,7 @@ class Mind:
             return
         # Rules that fail are the referee's to judge; with no state left it plays at random.
         try:
-            self._beliefs = narrowed(game, self._beliefs, self._role, told)
+            self._beliefs = narrowed(game, self._beliefs, self._role, told.move, told.percepts)
         except (GameFault, ValueError):
             self._beliefs = {}
 
