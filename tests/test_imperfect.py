@@ -383,3 +383,34 @@ def test_the_gdl_ii_play_and_stop_are_read_and_written_as_the_dresden_server_sen
     )
     with pytest.raises(ggp.MessageError, match="the turn must be a whole number, not x"):
         ggp.parse_request("(PLAY m x NIL NIL)")
+
+
+def test_the_ggp_export_carries_each_turn_s_percepts_and_an_import_checks_them(
+    tmp_path: Path,
+) -> None:
+    out = _played(tmp_path, 6)
+    exported = tmp_path / "m.ggp.json"
+    assert CliRunner().invoke(app, ["export", str(out), "--out", str(exported)]).exit_code == 0
+    match = json.loads(exported.read_text())
+    transcript = read_transcript(out)
+    assert match["percepts"] == [
+        [(step.percepts or {})[role] for role in ("candidate", "random")]
+        for step in transcript.steps
+    ]
+    # As another manager's match (no record of ours), its percepts are read, and checked;
+    # a match without them is told what the rules give.
+    del match["x-referee-transcript"]
+    given = match.pop("percepts")
+    foreign = tmp_path / "foreign"
+    foreign.mkdir()
+    for number, (told, verdict) in enumerate(((given, 0), (None, 0), ([[["(car 1)"], []]] * 3, 1))):
+        extra = {} if told is None else {"percepts": told}
+        (foreign / "g.json").write_text(json.dumps({**match, **extra}))
+        imported = foreign / f"i{number}.json"
+        result = CliRunner().invoke(
+            app, ["import", str(foreign / "g.json"), "--out", str(imported)]
+        )
+        assert result.exit_code == 0, result.output
+        checked = CliRunner().invoke(app, ["replay", str(imported), "--verify"])
+        assert checked.exit_code == verdict, checked.output
+    assert "step 1: candidate: told (car 1), but the rules give no percept" in checked.output

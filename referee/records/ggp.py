@@ -10,7 +10,8 @@ with. Roles, moves and states are spelled as the exported rulesheet spells its n
 the game's end is completed, with goals; one that ended otherwise (aborted, forfeited, cut
 short by the rules) is aborted, without goals, its faults in the errors. Our own record
 rides along under `x-referee-transcript`, signature and all, so that an export imported
-again is the very transcript it came from.
+again is the very transcript it came from. A match of a game of imperfect information
+(GDL-II) also has, under `percepts`, what each role was told it sees after each turn.
 
 A match another manager played is imported with origin `ggp`: its moves, end and goals
 are checked by replay as any other; its answer times and the manager's random moves for
@@ -25,6 +26,7 @@ from __future__ import annotations
 import io
 import re
 from collections.abc import Mapping
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -40,7 +42,7 @@ from referee.games import (
     load_text,
 )
 from referee.games.gdl.remote import DEFAULT_LIMITS
-from referee.games.gdl.syntax import one_line, respell, spellings
+from referee.games.gdl.syntax import folded, format_term, one_line, parse_terms, respell, spellings
 from referee.ggp.messages import plain_name
 from referee.policy import Policy
 from referee.protocol import EndReason
@@ -104,6 +106,7 @@ def to_ggp(transcript: Transcript, game: Game, signed: dict[str, Any]) -> dict[s
         ],
         "moves": moves_of(transcript, spelling),
         "errors": errors_of(transcript, spelling),
+        **_percepts_field(transcript, spelling),
         # A manager completes a match only at the game's end, and marks its goals then.
         "isCompleted": terminal,
         "isAborted": not terminal and transcript.end_reason != UNFINISHED,
@@ -123,6 +126,20 @@ def moves_of(transcript: Transcript, spelling: Mapping[str, str]) -> list[list[s
     """Each step's moves in role order, spelled as the rulesheet spells its names."""
     roles = [seat.role for seat in transcript.seats]
     return [[respell(step.moves[role], spelling) for role in roles] for step in transcript.steps]
+
+
+def _percepts_field(transcript: Transcript, spelling: Mapping[str, str]) -> dict[str, Any]:
+    """`percepts`, each turn's percepts of each role in role order, spelled as the
+    rulesheet spells its names: only in a match that records them (GDL-II)."""
+    if not transcript.steps or transcript.steps[0].percepts is None:
+        return {}
+    roles = [seat.role for seat in transcript.seats]
+    return {
+        "percepts": [
+            [[respell(p, spelling) for p in (step.percepts or {}).get(role, [])] for role in roles]
+            for step in transcript.steps
+        ]
+    }
 
 
 def _goal_values(transcript: Transcript) -> list[int] | None:
@@ -177,6 +194,7 @@ def _own(data: dict[str, Any], where: str) -> dict[str, Any]:
         "errors": errors_of(transcript, spelling),
         "goalValues": _goal_values(transcript),
         "matchId": transcript.match_id,
+        "percepts": _percepts_field(transcript, spelling).get("percepts"),
     }
     for key, value in said.items():
         if data.get(key) != value:
@@ -225,6 +243,8 @@ def _foreign(
             Step(step.step, step.moves, {}, float(at - start)) if isinstance(at, int) else step
             for step, at in zip(steps, times[1:], strict=True)
         ]
+    if game.imperfect:
+        steps = _with_percepts(game, steps, data.get("percepts"), where)
     faults = _faults(data.get("errors", []), roles, steps, where)
     aborted = bool(data.get("isAborted"))
     completed = _field(data, "isCompleted", bool, where) and not aborted
@@ -263,6 +283,40 @@ def _foreign(
         origin=GGP_ORIGIN,
         rules_fault=_last_state_fault(game, steps) if aborted else None,
     )
+
+
+def _with_percepts(game: Game, steps: list[Step], given: Any, where: str) -> list[Step]:
+    """The steps of a GDL-II match with what each role was told: the match's `percepts`,
+    read in any case, or what the rules give where it has none."""
+    if given is not None and (not isinstance(given, list) or len(given) != len(steps)):
+        raise TranscriptError(f"{where}: percepts: not one list per turn")
+    told: list[Step] = []
+    state = game.initial_state()
+    for number, step in enumerate(steps):
+        joint = tuple(Move(step.moves[role]) for role in game.roles)
+        try:
+            seen = game.percepts(state, joint) if given is None else given[number]
+            state = game.next_state(state, joint)
+        except RefereeError:
+            return told + steps[number:]  # the replay says why
+        if not isinstance(seen, list | tuple) or len(seen) != len(game.roles):
+            raise TranscriptError(f"{where}: percepts[{number}]: not {len(game.roles)} lists")
+        percepts = {
+            role: [format_term(folded(term)) for p in row for term in _terms(p, where)]
+            for role, row in zip(game.roles, seen, strict=True)
+        }
+        told.append(replace(step, percepts=percepts))
+    return told
+
+
+def _terms(text: Any, where: str) -> list[Any]:
+    """The GDL terms of a percept as a match JSON writes it."""
+    if not isinstance(text, str):
+        raise TranscriptError(f"{where}: percepts: {text!r} is not a term")
+    try:
+        return [term for term, _line in parse_terms(text, where, headless=True)]
+    except RefereeError as error:
+        raise TranscriptError(f"{where}: percepts: {error}") from None
 
 
 def _game_name(data: dict[str, Any], match_id: str) -> str:
