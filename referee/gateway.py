@@ -30,7 +30,7 @@ from referee.clock import GATEWAY_MARGIN_MS, GATEWAY_READ_S, abandoned_after_s, 
 from referee.computing import computed
 from referee.errors import GameFault, MoveError, PlayerFault, RefereeError
 from referee.games import Game, Move, StateLimits, builtin_with_rules, load_text
-from referee.games.beliefs import Beliefs, likeliest, narrowed, offered
+from referee.games.beliefs import Beliefs, likeliest, narrowed, offered, where_over
 from referee.games.gdl.remote import DEFAULT_LIMITS
 from referee.games.gdl.syntax import one_line, respell, spellings
 from referee.ggp import messages as ggp
@@ -167,6 +167,11 @@ class Gateway:
                         return "busy"
                     try:
                         await self._follow(hosted, moves, seen)
+                        if hosted.beliefs is not None:
+                            # Told the end, the player learns that the game is over.
+                            game = hosted.game
+                            over = await computed(game, where_over, game, hosted.beliefs, True)
+                            hosted.beliefs = over or hosted.beliefs
                         end = await self._game_end(hosted)
                     except GameFault as fault:
                         await self._rules_failed(hosted, fault)
@@ -254,7 +259,14 @@ class Gateway:
             )
         game = hosted.game
         if hosted.beliefs is not None:
+            # Asked to move, the player learns that the game goes on.
+            hosted.beliefs = await computed(game, where_over, game, hosted.beliefs, False)
             legal = await computed(game, offered, game, hosted.beliefs, hosted.role)
+            if not legal:
+                raise GatewayError(
+                    f"{hosted.match_id}: no move is legal for {game.roles[hosted.role]} in"
+                    f" every state it may be in after step {hosted.step}"
+                )
         else:
             legal = await computed(game, game.legal_moves, hosted.state, hosted.role)
         return respell(await self._choose(hosted, legal), hosted.spelling)
@@ -336,10 +348,10 @@ class Gateway:
         likeliest, all it can know of them."""
         game = hosted.game
         if hosted.beliefs is not None:
-            states = list(hosted.beliefs)
-            if not all([await computed(game, game.is_terminal, state) for state in states]):
+            over = await computed(game, where_over, game, hosted.beliefs, True)
+            if len(over) < len(hosted.beliefs):
                 return None
-            state = likeliest(hosted.beliefs)
+            state = likeliest(over)
         else:
             state = hosted.state
             if not await computed(game, game.is_terminal, state):

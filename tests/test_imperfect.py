@@ -20,6 +20,7 @@ from referee.games.gdl.check import checked_rules
 from referee.games.gdl.per_state import PerState
 from referee.games.gdl.remote import DEFAULT_LIMITS, RemotePerState
 from referee.games.gdl.syntax import parse_rulesheet
+from referee.games.high_tricks import HighTricks
 from referee.games.monty_hall import MontyHall
 from referee.ggp import messages as ggp
 from referee.protocol import MessageError, Sees, parse, split_moves
@@ -30,7 +31,11 @@ from tests.support.gateway import served
 
 MONTY_HALL = RULESHEETS / "monty-hall.kif"
 # The project's GDL-II games: each engine, written apart from its rulesheet.
-ENGINES: dict[str, Game] = {"monty-hall": MontyHall(), "blind-tictactoe": BlindTictactoe()}
+ENGINES: dict[str, Game] = {
+    "monty-hall": MontyHall(),
+    "blind-tictactoe": BlindTictactoe(),
+    "high-tricks": HighTricks(),
+}
 
 
 def _references(tmp_path: Path, count: int, name: str = "monty-hall") -> Path:
@@ -85,6 +90,26 @@ def test_the_random_matches_reach_every_end_of_each_game(tmp_path: Path) -> None
         "xplayer",
         "oplayer",
     }
+    deals = [
+        json.loads(line)
+        for line in _references(tmp_path, 1000, "high-tricks").read_text().splitlines()
+    ]
+    # Each player sees its own hand, and of the other's only what it plays.
+    for line in deals:
+        north, south = (line["steps"][n]["moves"]["random"] for n in (0, 1))
+        assert line["steps"][0]["percepts"] == {
+            "north": [north.replace("deal", "hand")],
+            "south": [],
+            "random": [],
+        }
+        assert line["steps"][1]["percepts"]["south"] == [south.replace("deal", "hand")]
+        for step in line["steps"][2:]:
+            (mover,) = [r for r in ("north", "south") if step["moves"][r] != "noop"]
+            other = "south" if mover == "north" else "north"
+            card = step["moves"][mover].strip("()").split()[1]
+            assert step["percepts"][mover] == [] and step["percepts"]["random"] == []
+            assert step["percepts"][other] in ([f"(led {card})"], [f"(followed {card})"])
+    assert {line["final"]["goals"]["north"] for line in deals} == {0, 100}
 
 
 @pytest.mark.parametrize("name", ENGINES)
@@ -341,7 +366,7 @@ def test_a_served_bot_seated_over_ggp_http_is_told_only_what_it_sees(tmp_path: P
         )  # fmt: skip
         assert result.exit_code == 0, result.output
     transcript = read_transcript(out)
-    assert transcript.end_reason == "terminal" and transcript.faults == []
+    assert transcript.end_reason == "terminal" and transcript.faults == [], transcript.faults
     steps = transcript.steps
     percepts = [(step.percepts or {})["xplayer"] for step in steps]
     # What the manager sent: PLAY at every step (forced ones too), then STOP; each with the

@@ -45,6 +45,15 @@ def narrowed(
     return {state: found[state] / total for state in kept}
 
 
+def where_over(game: Game, beliefs: Beliefs, over: bool) -> Beliefs:
+    """The states of `beliefs` where the game is `over` (or not), their chances made to add
+    up to 1 again: what a role learns when it is asked to move (the game goes on) or told
+    the end. Empty when none is."""
+    kept = {state: chance for state, chance in beliefs.items() if game.is_terminal(state) == over}
+    total = sum(kept.values())
+    return {state: chance / total for state, chance in kept.items()} if total else {}
+
+
 def offered(game: Game, beliefs: Beliefs, role: int) -> tuple[Move, ...]:
     """The moves legal for `role` in every state it may be in, in the rules' order: in a
     game whose legal moves depend only on what the role knows, its legal moves."""

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 
 from referee.errors import GameFault, RefereeError
 from referee.games import Game, GdlGame, Move
-from referee.games.beliefs import Beliefs, narrowed
+from referee.games.beliefs import Beliefs, narrowed, where_over
 from referee.protocol import READY, Go, Moves, Quit, Sees, Start, parse, start_game
 
 EXPLORATION = 0.7
@@ -282,6 +282,8 @@ class Mind:
             if game is None or time.monotonic() >= answer.give_up_at:
                 return
             if game.imperfect:
+                # Asked to move, it learns that the game goes on.
+                self._beliefs = where_over(game, self._beliefs, False)
                 offered = [Move(move) for move in legal]
                 answer.move = search_unseen(
                     game, self._beliefs, self._role, offered, answer, self._rng
