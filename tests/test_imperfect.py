@@ -15,12 +15,12 @@ from referee.cli import app
 from referee.errors import ConfigError, RulesheetError
 from referee.games import RULESHEETS, Game, GdlGame, get_game, load_text
 from referee.games.beliefs import narrowed
+from referee.games.blind_goofspiel import BlindGoofspiel
 from referee.games.blind_tictactoe import BlindTictactoe
 from referee.games.gdl.check import checked_rules
 from referee.games.gdl.per_state import PerState
 from referee.games.gdl.remote import DEFAULT_LIMITS, RemotePerState
 from referee.games.gdl.syntax import parse_rulesheet
-from referee.games.high_tricks import HighTricks
 from referee.games.monty_hall import MontyHall
 from referee.ggp import messages as ggp
 from referee.protocol import MessageError, Sees, parse, split_moves
@@ -34,7 +34,7 @@ MONTY_HALL = RULESHEETS / "monty-hall.kif"
 ENGINES: dict[str, Game] = {
     "monty-hall": MontyHall(),
     "blind-tictactoe": BlindTictactoe(),
-    "high-tricks": HighTricks(),
+    "blind-goofspiel": BlindGoofspiel(),
 }
 
 
@@ -90,26 +90,24 @@ def test_the_random_matches_reach_every_end_of_each_game(tmp_path: Path) -> None
         "xplayer",
         "oplayer",
     }
-    deals = [
-        json.loads(line)
-        for line in _references(tmp_path, 1000, "high-tricks").read_text().splitlines()
-    ]
-    # Each player sees its own hand, and of the other's only what it plays.
-    for line in deals:
-        north, south = (line["steps"][n]["moves"]["random"] for n in (0, 1))
-        assert line["steps"][0]["percepts"] == {
-            "north": [north.replace("deal", "hand")],
-            "south": [],
-            "random": [],
-        }
-        assert line["steps"][1]["percepts"]["south"] == [south.replace("deal", "hand")]
-        for step in line["steps"][2:]:
-            (mover,) = [r for r in ("north", "south") if step["moves"][r] != "noop"]
-            other = "south" if mover == "north" else "north"
-            card = step["moves"][mover].strip("()").split()[1]
-            assert step["percepts"][mover] == [] and step["percepts"]["random"] == []
-            assert step["percepts"][other] in ([f"(led {card})"], [f"(followed {card})"])
-    assert {line["final"]["goals"]["north"] for line in deals} == {0, 100}
+    auctions = _references(tmp_path, 1000, "blind-goofspiel").read_text().splitlines()
+    bids = [json.loads(line) for line in auctions]
+    assert {tuple(line["final"]["goals"].values()) for line in bids} == {
+        (100, 0, 0),
+        (0, 100, 0),
+        (50, 50, 0),
+    }
+    # Both see each prize dealt; of the bids, each only how its own fared.
+    fared = {("won", "lost"), ("lost", "won"), ("tied", "tied")}
+    for line in bids:
+        for number, step in enumerate(line["steps"]):
+            seen = step["percepts"]
+            assert seen["random"] == []
+            if number % 2 == 0:
+                prize = step["moves"]["random"].replace("reveal", "prize")
+                assert seen["north"] == seen["south"] == [prize]
+            else:
+                assert (*seen["north"], *seen["south"]) in fared
 
 
 @pytest.mark.parametrize("name", ENGINES)
