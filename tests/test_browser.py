@@ -6,6 +6,8 @@ nothing goes to the console."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -16,7 +18,8 @@ import pytest
 from typer.testing import CliRunner
 
 from referee.cli import app
-from referee.games import GAMES
+from referee.games import GAMES, RULESHEETS
+from referee.records.transcript import read_transcript
 from referee.records.verify import verify_file
 from referee.report.pages import asset
 from referee.report.site import match_viewer
@@ -319,3 +322,40 @@ def test_the_viewer_works_under_a_strict_content_security_policy(
     assert stroke == fill
     page.close()
     assert errors == []  # a refused script, style or attribute is reported on the console
+
+
+def test_a_match_of_imperfect_information_shows_each_seat_s_view_from_a_menu(
+    browser: Browser, tmp_path: Path
+) -> None:
+    results = tmp_path / "results"
+    results.mkdir()
+    blind = RULESHEETS / "blind-tictactoe.kif"
+    out = results / "blind.json"
+    site = tmp_path / "site"
+    play = ["play", str(blind), "-p", "xplayer=random", "-p", "oplayer=random", "--out", str(out)]
+    # In processes of their own: the browser's event loop runs in this one.
+    for command in (play, ["report", str(results), "--out", str(site)]):
+        done = subprocess.run([sys.executable, "-m", "referee", *command], capture_output=True)
+        assert done.returncode == 0, done.stderr
+    transcript = read_transcript(out)
+    last = len(transcript.steps)
+    page = browser.open(site / "matches" / "blind.html")
+    page.fill("#step", str(last))
+    page.dispatch_event("#step", "input")
+    assert page.is_visible("#board") and not page.is_visible("#told")
+    for seat in ("xplayer", "oplayer"):
+        page.select_option("#view", seat)
+        assert not page.is_visible("#board") and page.is_visible("#told")
+        told = page.eval_on_selector_all("#told li", "items => items.map(i => i.textContent)")
+        assert told == [
+            f"step {step.step}: played {step.moves[seat]}; saw "
+            + (" ".join((step.percepts or {})[seat]) or "nothing")
+            for step in transcript.steps
+        ]
+        # Only its own row of moves shows.
+        rows = page.eval_on_selector_all(
+            "#moves tbody tr", "rows => rows.filter(r => !r.hidden).map(r => r.dataset.role)"
+        )
+        assert rows == [seat]
+    page.select_option("#view", "")
+    assert page.is_visible("#board") and not page.is_visible("#told")

@@ -20,6 +20,7 @@ from urllib.parse import quote
 from referee.errors import RefereeError
 from referee.games import Game
 from referee.games.boards.picture import Board
+from referee.players.chance import is_chance
 from referee.records.files import check_writable_dir, write_atomic
 from referee.records.replayed import Frame
 from referee.records.transcript import Transcript, transcript_files
@@ -121,9 +122,21 @@ def match_viewer(
     players = {seat.role: seat.player for seat in transcript.seats}
     player = functools.partial(player_html, player_link=player_link)
     data = [frame_data(game, frame, players) for frame in frames]
+    seats: list[str] = []
+    if game.imperfect:
+        # Each seat's view: what it was told of each step, its own move and percepts.
+        seats = [role for role in game.roles if not is_chance(role)]
+        for shown, frame in zip(data, frames, strict=True):
+            step = transcript.steps[frame.step - 1] if frame.played and frame.step else None
+            percepts = (step.percepts or {}) if step is not None else {}
+            shown["told"] = {
+                role: {"move": step.moves[role], "percepts": percepts.get(role, [])}
+                for role in seats
+                if step is not None
+            }
     note = f"{escape(transcript.game)}: {_seats(transcript, player)}. {escape(_result(transcript))}"
     chart = f"<h2>Answer times</h2>\n{times_chart(transcript, game.roles)}\n"
-    return steps_viewer(transcript.match_id, note, game.roles, players, data, chart, player)
+    return steps_viewer(transcript.match_id, note, game.roles, players, data, chart, player, seats)
 
 
 def player_html(name: str, player_link: PlayerLink | None = None) -> str:
@@ -151,10 +164,13 @@ def steps_viewer(
     data: Sequence[dict[str, Any]],
     after: str = "",
     player: Callable[[str], str] = escape,
+    seats: Sequence[str] = (),
 ) -> str:
     """The viewer of frames already `frame_data`: titled, a note (HTML, escaped by the
     caller) under the title, then the controls, the board, the moves of each role (each
-    player as `player` shows it), `after` (HTML) and the frames' data."""
+    player as `player` shows it), `after` (HTML) and the frames' data. In a game of imperfect
+    information a menu shows, instead of the whole truth, what one of `seats` was told (the
+    frames' `told`) up to the step shown."""
     rows = "".join(
         f'<tr data-role="{escape(role)}"><td>{escape(role)}</td>'
         f"<td>{player(players[role]) if role in players else ''}</td>"
@@ -178,11 +194,22 @@ def steps_viewer(
         f'<input type="range" id="step" min="0" max="{last}" value="0" aria-label="step">'
         '<span id="step-label"></span></div>'
     )
+    views = ""
+    if seats:
+        choices = "".join(
+            f'<option value="{escape(role)}">what {escape(role)} was told</option>'
+            for role in seats
+        )
+        views = (
+            '<label class="view">view <select id="view">'
+            f'<option value="">the whole truth</option>{choices}</select></label>\n'
+            '<div id="told" hidden><ol></ol></div>\n'
+        )
     return (
         f"<h1>{escape(title)}</h1>\n"
         f'<p class="note">{note}</p>\n'
-        f'{controls}\n<div id="board"></div>\n<div id="legend" class="legend"></div>\n{moves}\n'
-        f"{after}{script_data('frames', list(data))}"
+        f'{controls}\n{views}<div id="board"></div>\n<div id="legend" class="legend"></div>\n'
+        f"{moves}\n{after}{script_data('frames', list(data))}"
     )
 
 

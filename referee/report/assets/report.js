@@ -224,13 +224,44 @@ function viewMatch(frames) {
   const caption = document.getElementById("moves-caption");
   const legend = document.getElementById("legend");
   const play = document.getElementById("play");
+  // A game of imperfect information: the whole truth, or what one seat was told.
+  const view = document.getElementById("view");
+  const told = document.getElementById("told");
   let last = frames.length - 1;
   let timer = null;
+
+  // What `seat` was told of each step up to `index`: its own move and its percepts.
+  function showTold(seat, index) {
+    const items = frames.slice(1, index + 1).map((frame) => {
+      const item = document.createElement("li");
+      const own = frame.told?.[seat];
+      if (own === undefined) {
+        item.textContent = `step ${frame.step}: not played`;
+      } else {
+        const seen = own.percepts.length > 0 ? own.percepts.join(" ") : "nothing";
+        item.textContent = `step ${frame.step}: played ${own.move}; saw ${seen}`;
+      }
+      return item;
+    });
+    told.querySelector("ol").replaceChildren(...items);
+  }
 
   function show(index) {
     const frame = frames[index];
     slider.value = String(index);
     label.textContent = `step ${frame.step} of ${last}`;
+    const seat = view === null ? "" : view.value;
+    board.hidden = legend.hidden = seat !== "";
+    if (told !== null) told.hidden = seat === "";
+    for (const row of moves.querySelectorAll("tbody tr")) row.hidden = seat !== "" && row.dataset.role !== seat;
+    if (seat !== "") {
+      showTold(seat, index);
+      caption.textContent = `What ${seat} was told, step by step, up to step ${frame.step}: its own moves and what it saw, never the others' moves.`;
+      for (const row of moves.querySelectorAll("tbody tr")) {
+        row.querySelector(".move").textContent = frame.moves[row.dataset.role] ?? "";
+      }
+      return;
+    }
     const pieces = piecesOf(frame.legend);
     drawFrame(board, frame, index > 0 ? frames[index - 1] : null, pieces);
     drawLegend(legend, frame.legend, pieces);
@@ -278,6 +309,7 @@ function viewMatch(frames) {
   document.getElementById("next").addEventListener("click", () => go(Number(slider.value) + 1));
   document.getElementById("last").addEventListener("click", () => go(last));
   play.addEventListener("click", toggle);
+  if (view !== null) view.addEventListener("change", () => show(Number(slider.value)));
   window.addEventListener("hashchange", () => show(stepOf(location.hash, last)));
   document.addEventListener("keydown", (event) => {
     const keys = {
