@@ -437,3 +437,13 @@ def test_the_ggp_export_carries_each_turn_s_percepts_and_an_import_checks_them(
         checked = CliRunner().invoke(app, ["replay", str(imported), "--verify"])
         assert checked.exit_code == verdict, checked.output
     assert "step 1: candidate: told (car 1), but the rules give no percept" in checked.output
+
+
+def test_rules_says_a_game_is_of_imperfect_information_and_others_are_not() -> None:
+    told = CliRunner().invoke(app, ["rules", str(MONTY_HALL)])
+    assert told.exit_code == 0
+    assert "Imperfect information: after each step a player is told only its own move" in (
+        told.stdout
+    )
+    plain = CliRunner().invoke(app, ["rules", "ticblock"])
+    assert plain.exit_code == 0 and "Imperfect information" not in plain.stdout

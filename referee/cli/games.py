@@ -48,7 +48,13 @@ def rules(game: GameArgument) -> None:
     """
     found = get_game(game)
     typer.echo(f"{found.id}: {found.description}")
-    typer.echo(f"Roles, in order: {', '.join(found.roles)}\n")
+    typer.echo(f"Roles, in order: {', '.join(found.roles)}")
+    if found.imperfect:
+        typer.echo(
+            "Imperfect information: after each step a player is told only its own move and"
+            " what it sees (`sees`, docs/protocol.md)"
+        )
+    typer.echo()
     typer.echo(found.rules)
     typer.echo(f"\nExample move: {found.example_move}\n\nInitial position:")
     typer.echo(found.render(found.initial_state()))
