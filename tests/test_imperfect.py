@@ -27,7 +27,10 @@ from referee.protocol import MessageError, Sees, parse, split_moves
 from referee.records.conformance import check_file, random_reference
 from referee.records.signing import load_key
 from referee.records.transcript import read_transcript
+from referee.records.verify import Outcome, verify_file
+from referee.tournaments.config import load_config
 from tests.support.gateway import served
+from tests.support.tournaments import run, write_config
 
 MONTY_HALL = RULESHEETS / "monty-hall.kif"
 # The project's GDL-II games: each engine, written apart from its rulesheet.
@@ -447,3 +450,17 @@ def test_rules_says_a_game_is_of_imperfect_information_and_others_are_not() -> N
     )
     plain = CliRunner().invoke(app, ["rules", "ticblock"])
     assert plain.exit_code == 0 and "Imperfect information" not in plain.stdout
+
+
+def test_a_tournament_of_two_players_and_chance_verifies_every_match(tmp_path: Path) -> None:
+    # Its matches are named by their two players; chance's seat is in each as well.
+    goofspiel = RULESHEETS / "blind-goofspiel.kif"
+    config = write_config(
+        tmp_path, {"a": "random", "b": "random"}, games=f"[{goofspiel}]", play_clock=1000
+    )
+    run(load_config(config))
+    results = tmp_path / "results" / "cup"
+    verdicts = [verify_file(path) for path in sorted(results.glob("*.json"))]
+    assert len(verdicts) == 2
+    assert [verdict.problem for verdict in verdicts] == [None, None]
+    assert all(verdict.outcome is Outcome.VERIFIED for verdict in verdicts)

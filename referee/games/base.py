@@ -23,6 +23,8 @@ JointMove = tuple[Move, ...]
 Goals = tuple[int, ...]
 
 NOOP = Move("noop")
+# GDL's role of chance, as the GGP managers read it: the referee plays it, uniformly.
+CHANCE_ROLE = "random"
 # The longest move a player can send: a line of the protocol holds 64 KiB
 # (protocol.LINE_LIMIT, which the protocol layer owns and a test holds equal).
 MOVE_LIMIT = 64 * 1024

@@ -10,10 +10,10 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
+from referee.games.base import CHANCE_ROLE
 from referee.players.base import Player, PlayerKind, PlayerSpec, Reply
 from referee.protocol import READY, Go, Start, parse
 
-CHANCE_ROLE = "random"
 CHANCE_NAME = "random (referee)"
 
 

@@ -24,6 +24,7 @@ from referee.errors import (
     TranscriptError,
 )
 from referee.games import Game, GdlGame, StateLimits
+from referee.games.base import CHANCE_ROLE
 from referee.policy import Policy, forfeits
 from referee.protocol import EndReason
 from referee.records.files import field_path, read_text, write_atomic
@@ -321,7 +322,8 @@ def seats_disagree(transcript: Transcript) -> bool:
     )
     if found is None:
         return False  # not a scheduled match
-    players = [seat.player for seat in transcript.seats]
+    # Named by its players alone: chance, the referee's seat, is in every match of its game.
+    players = [seat.player for seat in transcript.seats if seat.role != CHANCE_ROLE]
     expected = tournament_match_id(transcript.game, int(found[1]), players, int(found[2] or 0))
     return transcript.match_id != expected
 
