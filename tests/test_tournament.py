@@ -248,10 +248,11 @@ def test_a_flooding_player_costs_its_own_steps_and_no_other_match_a_moment(
     flooder = f"{sys.executable} {MISBEHAVING} flood"
     players = {"flooder": flooder, "a": seeded(1), "b": seeded(2)}
     extra = "policy: random\nconcurrency: 2\n"
-    # A clock the other players meet on a machine the rest of the suite loads, where a
-    # player weighs less than its processes; a flood that held the referee up would still
-    # cost them far more.
-    path = write_config(tmp_path, players, games="[ticblock]", extra=extra, play_clock=1000)
+    # A clock the other players meet on a machine the rest of the suite loads: the suite's
+    # whole session, this referee in it, weighs as one process against each seat (the
+    # kernel's autogroup), and beside two busy loops an answer once took 1087 ms of 1000. A
+    # flood that held the referee up would still cost them far more.
+    path = write_config(tmp_path, players, games="[ticblock]", extra=extra, play_clock=2000)
     config = load_config(path)
     run(config)
     found = transcripts(config.output).values()
