@@ -137,7 +137,7 @@ class Match:
                         joint, forfeits = await self._step(step, state)
                     if forfeits:
                         break
-                    told = await self._told(state, joint)
+                    told = await self._told(step, state, joint)
                     state = await computed(self.game, self.game.next_state, state, joint)
                     over = await computed(self.game, self.game.is_terminal, state)
                     if over:
@@ -150,7 +150,7 @@ class Match:
                         self.adjudicated = over = True
                     if on_step is not None:
                         on_step(step, joint, state)
-                    await self._tell(told(step))
+                    await self._tell(told)
                 if over and self.result is None:  # a game over before any move
                     self._decide(EndReason.TERMINAL, self.game.goals(state))
             except GameFault as fault:
@@ -174,20 +174,18 @@ class Match:
         await self._tell_all(str(End(tuple(goals.values()), reason)))
         return self.transcript()
 
-    async def _told(self, state: Hashable, joint: tuple[Move, ...]) -> Callable[[int], list[str]]:
-        """What each seat is to be told of a step, once its state is computed: every move,
-        or in a game of imperfect information its own move and its percepts, which the
-        step's record keeps."""
+    async def _told(self, step: int, state: Hashable, joint: tuple[Move, ...]) -> list[str]:
+        """Each seat's line of a step, to be sent once the next state is computed: every
+        move, or in a game of imperfect information its own move and its percepts, which
+        the step's record keeps."""
         if not self.game.imperfect:
-            return lambda step: [str(Moves(step, joint))] * len(self.roles)
+            return [str(Moves(step, joint))] * len(self.roles)
         seen = await computed(self.game, self.game.percepts, state, joint)
         self.steps[-1] = replace(
             self.steps[-1],
             percepts={role: list(row) for role, row in zip(self.roles, seen, strict=True)},
         )
-        return lambda step: [
-            str(Sees(step, move, row)) for move, row in zip(joint, seen, strict=True)
-        ]
+        return [str(Sees(step, move, row)) for move, row in zip(joint, seen, strict=True)]
 
     def _decide(self, reason: EndReason, goals: Sequence[int]) -> None:
         self.result = reason, dict(zip(self.roles, goals, strict=True))
