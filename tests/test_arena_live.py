@@ -19,11 +19,12 @@ from typing import Any
 import pytest
 
 from referee.arena import replay_work, watching
+from referee.arena.auth import author_of
 from referee.arena.db import Match, MatchState, Seat
 from referee.arena.watching import Watching
 from referee.clock import Clocks
 from referee.errors import ConfigError
-from referee.games import Move, get_game
+from referee.games import RULESHEETS, Move, get_game
 from referee.match import Match as PlayedMatch
 from referee.match import MatchSetup
 from referee.records.replay import replay
@@ -32,7 +33,7 @@ from referee.report.site import frame_data
 from referee.tournaments import live, playing
 from referee.tournaments.config import load_config, parse_config
 from referee.tournaments.live import LIVE, LiveMoves, LiveReader, LiveStep, live_path
-from tests.support.arena import NEVER, Site, make_site, played_match, seed, wait_for
+from tests.support.arena import NEVER, Site, add_author, make_site, played_match, seed, wait_for
 from tests.support.arena_databases import ArenaMaker
 from tests.support.fakes import first_legal, scripted
 from tests.support.referees import MISBEHAVING
@@ -372,8 +373,11 @@ def test_a_crowd_of_watchers_replays_each_step_once(
     answers: list[int] = []
     lock = threading.Lock()
 
+    alice = author_of(site.arena, site.tokens["alice"])
+    assert alice is not None
+
     def watcher() -> None:
-        last = followed.live(KEY, 0)["last"]
+        last = followed.live(KEY, 0, alice)["last"]
         with lock:
             answers.append(last)
 
@@ -428,3 +432,84 @@ def test_a_match_longer_than_the_steps_followed_is_followed_no_further(
     found = site.get(f"/api/matches/{KEY}/live?after=0", "alice").json()
     assert [frame["step"] for frame in found["frames"]] == [1, 2]
     assert found["state"] == "running" and "longer than 2 steps" in found["problem"]
+
+
+# -- a game of imperfect information
+
+BLIND = RULESHEETS / "blind-tictactoe.kif"
+
+
+@pytest.fixture
+def blind_site(make_arena: ArenaMaker) -> Iterator[Site]:
+    """A site that plays blind tic-tac-toe besides, with carol, who has no bot in its match."""
+    for site in make_site(make_arena, games=f"ticblock, {BLIND}"):
+        site.tokens["carol"] = add_author(site.arena, "carol")
+        yield site
+
+
+def blind_match(site: Site) -> tuple[list[tuple[int, tuple[Move, ...]]], Transcript]:
+    """Match KEY of blind tic-tac-toe, ace (alice's) as xplayer against bee (bob's), running,
+    and a real match of it: each step's joint move, and the transcript."""
+    ids = seed(site)
+    with site.arena.database.session() as session:
+        match = Match(
+            key=KEY,
+            game="blind-tictactoe",
+            seed=3,
+            state=MatchState.RUNNING,
+            started_at=dt.datetime.now(dt.UTC),
+        )
+        match.seats = [
+            Seat(index=0, role="xplayer", version_id=ids["ace"]),
+            Seat(index=1, role="oplayer", version_id=ids["bee"]),
+        ]
+        session.add(match)
+    # Both mark the first cell offered: o finds x's first mark, and is refused.
+    (one, _), (two, _) = scripted("one", first_legal()), scripted("two", first_legal())
+    setup = MatchSetup(KEY, get_game(str(BLIND)), [one, two], Clocks(5000, 2000), seed=3)
+    steps: list[tuple[int, tuple[Move, ...]]] = []
+    transcript = asyncio.run(
+        PlayedMatch(setup).run(lambda step, joint, _state: steps.append((step, joint)))
+    )
+    assert any(step.percepts and step.percepts["oplayer"] for step in transcript.steps)
+    return steps, transcript
+
+
+def test_a_running_match_of_imperfect_information_shows_each_author_only_their_seat(
+    blind_site: Site,
+) -> None:
+    site = blind_site
+    steps, transcript = blind_match(site)
+    writer = LiveMoves(live_path(site.arena.results, KEY), KEY, ("xplayer", "oplayer"))
+    for step, joint in steps[:4]:
+        writer.step(step, joint, None)
+    path = f"/api/matches/{KEY}/live?after=0"
+    for author, role in (("alice", "xplayer"), ("bob", "oplayer")):
+        found = site.get(path, author).json()
+        assert found["last"] == 4 and found["problem"] is None
+        for frame, played in zip(found["frames"], transcript.steps, strict=False):
+            told = {"move": played.moves[role], "percepts": (played.percepts or {})[role]}
+            assert frame["moves"] == {role: played.moves[role]}
+            assert frame["told"] == {role: told}
+            assert (frame["board"], frame["boards"], frame["legend"]) == ("", [], [])
+        assert [frame["step"] for frame in found["frames"]] == [1, 2, 3, 4]
+    # The organiser may read every seat: each seat's view, still not the board.
+    every = site.get(path, "organiser").json()["frames"]
+    assert [set(frame["told"]) for frame in every] == [{"xplayer", "oplayer"}] * 4
+    assert all(frame["boards"] == [] for frame in every)
+    # An author with no seat in it is told the match goes on, and nothing of its steps.
+    stranger = site.get(path, "carol").json()
+    assert (stranger["state"], stranger["frames"], stranger["last"]) == ("running", [], None)
+    page = site.get(f"/matches/{KEY}", "alice").text
+    found_frames = re.search(r'<script type="application/json" id="frames">(.*?)</script>', page)
+    assert found_frames is not None
+    frames = json.loads(found_frames.group(1))
+    assert [set(frame["moves"]) for frame in frames] == [set()] + [{"xplayer"}] * 4
+    assert "what xplayer was told" in page
+    assert "what oplayer was told" not in page and "the whole truth" not in page
+    shut = site.get(f"/matches/{KEY}", "carol").text
+    assert 'id="frames"' not in shut and "its moves are shown once it ends" in shut
+    # Once it is done, its page is the report's viewer: the whole truth and every seat's view.
+    writer.close()
+    set_state(site, MatchState.DONE)
+    assert site.get(path, "carol").json()["state"] == "done"

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from referee.arena.config import parse_arena_config
 from referee.cli import app
-from referee.errors import ConfigError, RulesheetError
+from referee.errors import RulesheetError
 from referee.games import RULESHEETS, Game, GdlGame, get_game, load_text
 from referee.games.beliefs import narrowed
 from referee.games.blind_goofspiel import BlindGoofspiel
@@ -299,15 +299,14 @@ def test_mcts_plays_a_game_of_imperfect_information_to_its_end(tmp_path: Path) -
     assert CliRunner().invoke(app, ["replay", str(out), "--verify"]).exit_code == 0
 
 
-def test_an_arena_refuses_a_game_of_imperfect_information_with_its_line(tmp_path: Path) -> None:
+def test_an_arena_plays_a_game_of_imperfect_information(tmp_path: Path) -> None:
     config = tmp_path / "arena.yaml"
     config.write_text(f"name: r\ngames:\n  - ticblock\n  - {MONTY_HALL}\n")
-    with pytest.raises(ConfigError) as error:
-        parse_arena_config(config, config.read_text())
-    assert str(error.value) == (
-        f"{config}:4: games[1]: monty-hall is a game of imperfect information: an arena does"
-        " not play one yet, since its pages would show a running match's hidden moves"
-    )
+    games = parse_arena_config(config, config.read_text()).tournament.games
+    assert [(settings.game.id, settings.game.imperfect) for settings in games] == [
+        ("ticblock", False),
+        ("monty-hall", True),
+    ]
 
 
 def test_a_seat_of_blind_tictactoe_is_never_told_its_opponent_s_marks(tmp_path: Path) -> None:

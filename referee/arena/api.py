@@ -263,12 +263,12 @@ class _Api:
 
     def live(self, request: Request) -> Response:
         """A match as it is played: its state, and the frames of the steps after `after`."""
-        self.author(request)
+        author = self.author(request)
         text = request.query_params.get("after", "0")
         after = whole_number(text, 9)
         if after is None:
             raise HTTPException(400, f"after {text[:20]!r}: a step number (0: the start)")
-        return JSONResponse(self.watching.live(request.path_params["key"], after))
+        return JSONResponse(self.watching.live(request.path_params["key"], after, author))
 
     def running(self, request: Request) -> Response:
         """The matches being played, to watch."""

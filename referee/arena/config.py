@@ -216,14 +216,6 @@ def parse_arena_config(path: Path, text: str) -> ArenaConfig:
         raise locate.error((SECTION, "public_url"), str(error)) from None
     tournament_text = "".join(blanked)
     tournament = parse_config(path, _field_text(tournament_text, (), None))
-    for index, settings in enumerate(tournament.games):
-        if settings.game.imperfect:
-            # Its match pages, and the live ones, show every move to every author.
-            raise locate.error(
-                ("games", index),
-                f"{settings.game.id} is a game of imperfect information: an arena does not"
-                " play one yet, since its pages would show a running match's hidden moves",
-            )
     return ArenaConfig(
         path=path,
         text=tournament_text,

@@ -8,6 +8,11 @@ runs at a time (the rules' objects are the arena's, shared), and a few matches a
 The live file is the playing process's, read as untrusted text: a move the rules do not
 take there, like a broken line, ends what is followed (the transcript shows the match once
 it ends).
+
+A game of imperfect information keeps its secrets until the match ends: a viewer is shown
+only what the seats it may read (`Facts.readable`: its own bots', or all, to the organiser)
+were told, step by step, never the board or another seat's move; anyone else sees that the
+match is being played, and nothing of its moves.
 """
 
 from __future__ import annotations
@@ -20,11 +25,12 @@ from dataclasses import dataclass
 from html import escape
 from typing import Any
 
-from referee.arena.db import MatchState
+from referee.arena.db import Author, MatchState
 from referee.arena.home import Arena
 from referee.arena.match_facts import Facts, Kept
 from referee.errors import GameFault, MoveError
 from referee.games import Game, Move
+from referee.players.chance import is_chance
 from referee.records.replayed import Frame
 from referee.report.site import PlayerLink, frame_data, player_html, steps_viewer
 from referee.tournaments.live import LiveReader, LiveStep, live_path
@@ -61,11 +67,15 @@ class _Followed:
         self.problem: str | None = None
         self.state: Hashable = None
         self.frames: list[Json] = []
+        # Of a game of imperfect information, what each seat was told of each step: its own
+        # move and its percepts (as the report's viewer takes them, `told`).
+        self.told: list[dict[str, Json]] = []
         self._start()
 
     def _start(self) -> None:
         self.problem = None
         self.frames = []
+        self.told = []
         try:
             self.state = self.game.initial_state()
         except GameFault as fault:
@@ -93,18 +103,58 @@ class _Followed:
                 if move not in self.game.legal_moves(self.state, index):
                     self.problem = f"step {step.step}: {roles[index]}'s move is not legal there"
                     return
-            self.state = self.game.next_state(self.state, [Move(move) for move in step.moves])
+            joint = [Move(move) for move in step.moves]
+            percepts = self.game.percepts(self.state, joint) if self.game.imperfect else ()
+            self.state = self.game.next_state(self.state, joint)
         except (GameFault, MoveError) as fault:
             self.problem = f"step {step.step}: the rules fail: {fault}"
             return
         moves = dict(zip(roles, step.moves, strict=True))
+        if self.game.imperfect:
+            self.told.append(
+                {
+                    role: {"move": move, "percepts": list(seen)}
+                    for role, move, seen in zip(roles, step.moves, percepts, strict=True)
+                }
+            )
         self.frames.append(frame_data(self.game, Frame(step.step, self.state, moves), self.players))
+
+    def shown(self, seats: frozenset[str]) -> list[Json]:
+        """The frames a viewer may see who may read `seats`: all of a game of perfect
+        information; of one of imperfect information, what those seats were told, each
+        step a frame with no board, and none at all to a viewer of no seat."""
+        if not self.game.imperfect:
+            return self.frames
+        if not seats:
+            return []
+        return [_told(0, {})] + [
+            _told(frame["step"], {role: told[role] for role in told if role in seats})
+            for frame, told in zip(self.frames[1:], self.told, strict=True)
+        ]
 
     @property
     def why_not(self) -> str | None:
         """Why the match is followed no further, if it is not."""
         problem = self.problem or self.reader.problem
         return None if problem is None else f"its moves cannot be followed here: {problem}"
+
+
+def _told(step: int, told: dict[str, Json]) -> Json:
+    """A frame of a seat's view as the report's viewer takes it: the seats' own moves and
+    what they were told, no board, no times, and whether it is over left unsaid."""
+    return {
+        "step": step,
+        "played": True,
+        "moves": {role: seen["move"] for role, seen in told.items()},
+        "times_ms": {},
+        "faults": [],
+        "terminal": None,
+        "board": "",
+        "boards": [],
+        "facts": [],
+        "legend": [],
+        "told": told,
+    }
 
 
 class Watching:
@@ -118,9 +168,10 @@ class Watching:
         # One replay at a time, and the cache with it.
         self._lock = threading.Lock()
 
-    def live(self, key: str, after: int) -> Json:
+    def live(self, key: str, after: int, viewer: Author) -> Json:
         """Where match `key` is (NotFound if there is none): its state, the run of it being
-        played, and the frames of the steps after `after`, MAX_FRAMES at most."""
+        played, and the frames of the steps after `after` that `viewer` may see, MAX_FRAMES
+        at most."""
         match = self._facts.of(key)
         shown: Json = {"key": match.key, "state": match.state, "run": None, "frames": []}
         if match.state == MatchState.DONE:
@@ -131,37 +182,62 @@ class Watching:
             followed = self._follow(match)
             if followed is None:
                 return dict(shown, last=None, problem=self._no_game(match))
-            later = [frame for frame in followed.frames if frame["step"] > after]
+            frames = followed.shown(match.readable(viewer))
+            later = [frame for frame in frames if frame["step"] > after]
             return dict(
                 shown,
                 run=followed.reader.run,
                 frames=later[:MAX_FRAMES],
-                last=followed.frames[-1]["step"] if followed.frames else None,
+                last=frames[-1]["step"] if frames else None,
                 problem=followed.why_not,
             )
 
-    def page(self, match: Facts, player_link: PlayerLink | None = None) -> LivePage | None:
-        """The viewer of `match` as far as it has been played, each player linking where
-        `player_link` says; None once it is done."""
+    def page(
+        self, match: Facts, viewer: Author, player_link: PlayerLink | None = None
+    ) -> LivePage | None:
+        """The viewer of `match` as far as it has been played and as `viewer` may see it,
+        each player linking where `player_link` says; None once it is done."""
         if match.state == MatchState.DONE:
             return None
+        seats = match.readable(viewer)
         with self._lock:
             followed = self._follow(match)
-            frames = list(followed.frames) if followed is not None else []
+            frames = list(followed.shown(seats)) if followed is not None else []
+            imperfect = followed is not None and followed.game.imperfect
             run = followed.reader.run if followed is not None else None
             problem = self._no_game(match) if followed is None else followed.why_not
         being = "being played" if match.state == MatchState.RUNNING else "waiting to be played"
         player = functools.partial(player_html, player_link=player_link)
-        seats = ", ".join(
+        playing = ", ".join(
             f"{player(name)} as {escape(role)}" for role, name in match.players.items()
         )
-        note = f"{escape(match.game)}: {seats}. The match is {being}: this page follows its moves."
+        note = (
+            f"{escape(match.game)}: {playing}. The match is {being}: this page follows its moves."
+        )
+        if imperfect:
+            note += (
+                " A game of imperfect information: until it ends, this page shows only what"
+                " your bots' seats are told."
+                if seats
+                else " A game of imperfect information: its moves are shown once it ends."
+            )
         after = frames[-1]["step"] if frames else 0
         data = {"match": match.key, "run": run or "", "after": str(after)}
         if not frames:
-            return LivePage("", data, problem)
+            shown = f'<h1>{escape(match.key)}</h1>\n<p class="note">{note}</p>' if imperfect else ""
+            return LivePage(shown, data, problem)
         roles = list(match.players)
-        html = steps_viewer(match.key, note, roles, match.players, frames, player=player)
+        views = [role for role in roles if role in seats] if imperfect else []
+        html = steps_viewer(
+            match.key,
+            note,
+            roles,
+            match.players,
+            frames,
+            player=player,
+            seats=views,
+            truth=not imperfect,
+        )
         return LivePage(html, data, problem)
 
     def _follow(self, match: Facts) -> _Followed | None:
@@ -170,7 +246,10 @@ class Watching:
         followed = self._followed.get(match.key)
         if followed is None:
             settings = self._arena.config.tournament.settings(match.game)
-            if settings is None or list(settings.game.roles) != list(match.players):
+            roles = (
+                [role for role in settings.game.roles if not is_chance(role)] if settings else []
+            )
+            if settings is None or roles != list(match.players):
                 return None
             followed = self._followed[match.key] = _Followed(self._arena, match, settings.game)
             while len(self._followed) > FOLLOWED:

@@ -376,7 +376,7 @@ class _Pages:
         except NotFound as error:
             return self.refused(viewer, key, error, what="match")
         bots = _bot_pages(facts.bots)
-        live = self.watching.page(facts, bots.get)
+        live = self.watching.page(facts, viewer.author, bots.get)
         if live is not None:
             html = Markup(live.html)  # the report's viewer, escaped where made
             return self.page(

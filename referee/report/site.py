@@ -165,12 +165,14 @@ def steps_viewer(
     after: str = "",
     player: Callable[[str], str] = escape,
     seats: Sequence[str] = (),
+    truth: bool = True,
 ) -> str:
     """The viewer of frames already `frame_data`: titled, a note (HTML, escaped by the
     caller) under the title, then the controls, the board, the moves of each role (each
     player as `player` shows it), `after` (HTML) and the frames' data. In a game of imperfect
     information a menu shows, instead of the whole truth, what one of `seats` was told (the
-    frames' `told`) up to the step shown."""
+    frames' `told`) up to the step shown; without the `truth` (a match still played, whose
+    frames hold only what seats were told), the menu offers only those views."""
     rows = "".join(
         f'<tr data-role="{escape(role)}"><td>{escape(role)}</td>'
         f"<td>{player(players[role]) if role in players else ''}</td>"
@@ -200,9 +202,9 @@ def steps_viewer(
             f'<option value="{escape(role)}">what {escape(role)} was told</option>'
             for role in seats
         )
+        whole = '<option value="">the whole truth</option>' if truth else ""
         views = (
-            '<label class="view">view <select id="view">'
-            f'<option value="">the whole truth</option>{choices}</select></label>\n'
+            f'<label class="view">view <select id="view">{whole}{choices}</select></label>\n'
             '<div id="told" hidden><ol></ol></div>\n'
         )
     return (

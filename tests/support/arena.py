@@ -198,9 +198,13 @@ def signed_in(client: TestClient, token: str, origin: str = "http://testserver")
     return str(answer.headers["set-cookie"]).split(";")[0]
 
 
-def make_site(make_arena: ArenaMaker, public: bool = True, arena_keys: str = "") -> Iterator[Site]:
-    """A site of API_CONFIG, with `arena_keys` (lines of the arena section) added."""
-    config = API_CONFIG.format(public=str(public).lower()) + arena_keys
+def make_site(
+    make_arena: ArenaMaker, public: bool = True, arena_keys: str = "", games: str = "ticblock"
+) -> Iterator[Site]:
+    """A site of API_CONFIG playing `games` (a YAML list's items), with `arena_keys` (lines
+    of the arena section) added."""
+    config = API_CONFIG.format(public=str(public).lower()).replace("[ticblock]", f"[{games}]")
+    config += arena_keys
     arena = make_arena(config_text=config)
     tokens = {"organiser": make_arena.organiser_token(arena)}
     for name in ("alice", "bob"):
