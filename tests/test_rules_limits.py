@@ -727,12 +727,12 @@ def _reasoner_children(parent: int) -> list[int]:
 
 @contextlib.contextmanager
 def computing_state_5(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[str], int]]:
-    """`referee play` of SLOW, once its reasoner child is computing state 5 (with 90 s for
+    """`referee play` of SLOW, once its reasoner child is computing state 5 (with 40 s for
     it), and that child. Not more: the match's transcript is verified after the test, and
     its replay computes state 5 too, within the same limit."""
     rules = tmp_path / "slow.kif"
     rules.write_text(SLOW)
-    seats = ("-p", "red=random", "-p", "blue=random", "--state-seconds", "90")
+    seats = ("-p", "red=random", "-p", "blue=random", "--state-seconds", "40")
     process = subprocess.Popen(
         [sys.executable, "-c", QUICK_REFEREE, "play", str(rules), *seats],
         cwd=tmp_path,
@@ -776,7 +776,8 @@ def test_ctrl_c_or_sigterm_give_up_a_state_being_computed(
     with computing_state_5(tmp_path) as (process, child):
         time.sleep(1)  # into the state's grounding
         process.send_signal(signal_number)
-        # Its 90 s are not waited out: the question is given up, the child killed.
+        # Its 40 s are not waited out (39 s from here): the question is given up, the child
+        # killed.
         process.wait(timeout=30)
         assert _gone(child, 10)
     # Recorded as aborted, no fault of the rules' or the players': it verifies (with a note
