@@ -4,6 +4,7 @@ failed with one line and validate's advice, each step kept."""
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 import os
 import re
 import shutil
@@ -11,10 +12,13 @@ from pathlib import Path
 
 import pytest
 
+from referee.arena import views
+from referee.arena.auth import author_of
 from referee.arena.config import FieldPlayer
 from referee.arena.db import Step, StepKind, StepState, Version, VersionState
 from referee.arena.home import Arena, add_author
 from referee.arena.intake import Intake
+from referee.arena.intake_line import Waiting, in_turns
 from referee.arena.manifest import Manifest, lift, read_manifest
 from referee.errors import SubmissionError
 from referee.players.starter import STARTERS
@@ -281,3 +285,56 @@ def test_recovery_queues_what_was_cut_short_and_the_loop_takes_it_up(arena: Aren
 
     asyncio.run(until_placed())
     assert ended(arena, version_id)[0].state == VersionState.PLACING
+
+
+# The line: authors in turn, several versions at once.
+
+
+def test_authors_take_turns_however_many_each_has_sent() -> None:
+    at = [dt.datetime(2026, 11, 28, 12, minute, tzinfo=dt.UTC) for minute in range(10)]
+    # Ada sent three before Bob and Cy sent one each.
+    waiting = [
+        Waiting(1, author=1, submitted_at=at[0]),
+        Waiting(2, author=1, submitted_at=at[1]),
+        Waiting(3, author=1, submitted_at=at[2]),
+        Waiting(4, author=2, submitted_at=at[3]),
+        Waiting(5, author=3, submitted_at=at[4]),
+    ]
+    assert in_turns(waiting, {}, frozenset()) == [1, 4, 5, 2, 3]
+    # Ada's first is being taken in: Bob's and Cy's go before her second.
+    assert in_turns(waiting[1:], {}, frozenset({1})) == [4, 5, 2, 3]
+    # Served before, Bob waits for those the intake served longer ago, or never.
+    assert in_turns(waiting[1:], {2: at[5], 1: at[4]}, frozenset()) == [5, 2, 4, 3]
+    assert in_turns([], {}, frozenset()) == []
+
+
+def test_the_intake_takes_authors_in_turn_and_several_versions_at_once(
+    make_arena: ArenaMaker,
+) -> None:
+    arena = make_arena(config_text=INTAKE_CONFIG + "  intake: {concurrency: 2}\n")
+    token = add_author(arena, "ada")
+    add_author(arena, "bob")
+    ada = [submit(arena, "ada", f"ada-{n}", python_bot(f"ada-{n}")) for n in (1, 2)]
+    bob = submit(arena, "bob", "bob-1", python_bot("bob-1"))
+    viewer = author_of(arena, token)
+    assert viewer is not None
+    places = [views.version(arena, viewer, v)["place_in_line"] for v in (ada[0], bob, ada[1])]
+    assert places == [1, 2, 3]
+    intake = Intake(arena)
+
+    async def until_placed() -> None:
+        loop = asyncio.create_task(intake.run())
+        try:
+            while any(ended(arena, v)[0].state != VersionState.PLACING for v in (*ada, bob)):
+                assert not loop.done(), loop
+                await asyncio.sleep(0.1)
+        finally:
+            loop.cancel()
+
+    asyncio.run(asyncio.wait_for(until_placed(), 300))
+    steps = {version: ended(arena, version)[1] for version in (*ada, bob)}
+    # Bob's first was taken in before Ada's second, and while Ada's first was validated.
+    assert steps[bob][StepKind.UNPACK].started_at < steps[ada[1]][StepKind.UNPACK].started_at
+    finished = steps[ada[0]][StepKind.VALIDATE].finished_at
+    assert finished is not None and steps[bob][StepKind.UNPACK].started_at < finished
+    assert views.version(arena, viewer, bob)["place_in_line"] is None

@@ -77,6 +77,10 @@ class _Validate(_Section):
     matches_per_role: Annotated[int, Field(gt=0, le=20)] = 1
 
 
+class _Intake(_Section):
+    concurrency: Annotated[int, Field(gt=0, le=64)] = 1
+
+
 class _Requests(_Section):
     per_s: Annotated[float, Field(gt=0, le=100_000)] = 10.0
     burst: Annotated[int, Field(gt=0, le=1_000_000)] = 50
@@ -93,6 +97,7 @@ class _ArenaSection(_Section):
     submission: _Submission = Field(default_factory=_Submission)
     build: _Build = Field(default_factory=_Build)
     validate_: _Validate = Field(default_factory=_Validate, alias="validate")
+    intake: _Intake = Field(default_factory=_Intake)
     suspend: _Suspend = Field(default_factory=_Suspend)
     public_leaderboard: bool = True
     public_url: Annotated[str, Field(max_length=300)] | None = None
@@ -151,6 +156,8 @@ class ArenaConfig:
     submission: SubmissionCaps
     build: BuildLimits
     validate_matches_per_role: int
+    # How many versions the intake builds and validates at once.
+    intake_concurrency: int
     # A bot that faulted in more than `suspend_faults` of its matches, once it has played
     # `suspend_after`, is suspended.
     suspend_after: int
@@ -227,6 +234,7 @@ def parse_arena_config(path: Path, text: str) -> ArenaConfig:
         ),
         build=BuildLimits(raw.build.seconds, raw.build.memory_mb),
         validate_matches_per_role=raw.validate_.matches_per_role,
+        intake_concurrency=raw.intake.concurrency,
         suspend_after=raw.suspend.after,
         suspend_faults=raw.suspend.faults,
         public_leaderboard=raw.public_leaderboard,

@@ -1,5 +1,7 @@
-"""The intake: each submitted version, oldest first and one at a time, unpacked, built,
-validated, and sent to the ladder or failed with one line and validate's advice.
+"""The intake: each submitted version, unpacked, built, validated, and sent to the ladder or
+failed with one line and validate's advice. It takes versions in turn between authors
+(`intake_line`), `intake.concurrency` at once; each build is bounded by `build.seconds`
+and each validation by what its clocks allow (`validate.time_bound_s`).
 
 queued -> building (unpack, build) -> validating -> placing | failed
 
@@ -23,7 +25,7 @@ from pathlib import Path
 
 from sqlalchemy import select, update
 
-from referee.arena import lifecycle
+from referee.arena import intake_line, lifecycle
 from referee.arena.archive import Caps, unpack
 from referee.arena.build import build
 from referee.arena.db import (
@@ -83,6 +85,8 @@ class Intake:
         self.arena = arena
         self.on_placed: Callable[[int], None] | None = None
         self._wake = asyncio.Event()
+        # One place claims the next version at a time.
+        self._claiming = asyncio.Lock()
         # Its database work, tried again while the database is unavailable (`outages`).
         self._ride = Rider(arena.config.database_wait_s)
 
@@ -115,11 +119,19 @@ class Intake:
                 path.unlink(missing_ok=True)
 
     async def run(self) -> None:
-        """Process queued versions, oldest first, one at a time, forever (cancel to stop)."""
+        """Process queued versions in turn, `intake.concurrency` at once, forever (cancel to
+        stop)."""
         # Those left by an arena stopped between a failure and its removal, or by one older.
         await self._ride(self._discard_failed)
+        async with asyncio.TaskGroup() as group:
+            for _ in range(self.arena.config.intake_concurrency):
+                group.create_task(self._take_in())
+
+    async def _take_in(self) -> None:
+        """One of the intake's places: a version at a time, the next in line."""
         while True:
-            version_id = await self._ride(self._next)
+            async with self._claiming:
+                version_id = await self._ride(self._claim)
             if version_id is not None:
                 await self.process(version_id)
                 continue
@@ -127,16 +139,17 @@ class Intake:
                 await asyncio.wait_for(self._wake.wait(), POLL_S)
             self._wake.clear()
 
-    def _next(self) -> int | None:
+    def _claim(self) -> int | None:
+        """The next version in line, moved to building so that no other place takes it."""
         # No build begun on a disk with no room for it.
         self.arena.database.watch.room(self.arena.directory)
-        with self.arena.database.session() as session:
-            return session.scalar(
-                select(Version.id)
-                .where(Version.state == VersionState.QUEUED)
-                .order_by(Version.submitted_at, Version.id)
-                .limit(1)
-            )
+        with self.arena.database.session(write=True) as session:
+            for version_id in intake_line.line(session)[:1]:
+                (version,) = lifecycle.locked(session, Version.id == version_id)
+                if version.state == VersionState.QUEUED:
+                    lifecycle.move(version, VersionState.BUILDING)
+                    return version_id
+        return None
 
     async def process(self, version_id: int) -> None:
         """Take one version through the intake, to `placing` or `failed`."""
@@ -154,7 +167,7 @@ class Intake:
         except Exception as error:
             if trouble_of(error) is Trouble.FULL:
                 # Not the bot's doing: taken up again from the start once there is room
-                # (`_next` waits for it), not failed.
+                # (`_claim` waits for it), not failed.
                 logger.warning("version %s: the arena's disk is full; queued again", version_id)
                 await self._move(version_id, VersionState.QUEUED)
                 await asyncio.sleep(LAST_WAIT_S)

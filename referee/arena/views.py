@@ -12,7 +12,7 @@ from typing import Any
 from sqlalchemy import ColumnElement, ScalarSelect, Select, case, func, select
 from sqlalchemy.orm import Session, aliased, selectinload
 
-from referee.arena import tallies
+from referee.arena import intake_line, tallies
 from referee.arena.auth import may_read_private
 from referee.arena.db import (
     IN_INTAKE,
@@ -75,14 +75,23 @@ def my_bots(arena: Arena, viewer: Author) -> list[Json]:
     )
     centre = arena.config.rating_centre
     with arena.database.session() as session:
+        places = _places(session)
         return [
             {
                 "name": bot.name,
                 "created_at": when(bot.created_at),
-                "versions": [_version_summary(v, True, centre) for v in reversed(bot.versions)],
+                "versions": [
+                    _version_summary(v, True, centre, places.get(v.id))
+                    for v in reversed(bot.versions)
+                ],
             }
             for bot in session.scalars(query).all()
         ]
+
+
+def _places(session: Session) -> dict[int, int]:
+    """Each queued version's place in the intake's line, from 1."""
+    return {version: place for place, version in enumerate(intake_line.line(session), start=1)}
 
 
 def bot_exists(arena: Arena, name: str) -> None:
@@ -240,7 +249,8 @@ def version(arena: Arena, viewer: Author, version_id: int) -> Json:
     with arena.database.session() as session:
         found = version_by_id(session, version_id)
         private = may_read_private(viewer, found.bot.author_id)
-        shown = _version_summary(found, private, arena.config.rating_centre)
+        place = _places(session).get(found.id)
+        shown = _version_summary(found, private, arena.config.rating_centre, place)
         shown["steps"] = [_step(step, private) for step in found.steps]
         if private:
             shown["run"] = found.run
@@ -385,7 +395,10 @@ def intake_status(arena: Arena) -> Json:
     return {state.value: states.count(state) for state in waiting}
 
 
-def _version_summary(version: Version, private: bool, centre: float) -> Json:
+def _version_summary(
+    version: Version, private: bool, centre: float, place: int | None = None
+) -> Json:
+    """A version as the API shows it; `place`: its place in the intake's line, if queued."""
     shown: Json = {
         "id": version.id,
         "bot": version.bot.name,
@@ -398,6 +411,7 @@ def _version_summary(version: Version, private: bool, centre: float) -> Json:
         "interval": _interval(version, centre),
         "matches": version.matches,
         "faults": version.faults,
+        "place_in_line": place,
     }
     if private:
         shown["reason"] = version.reason

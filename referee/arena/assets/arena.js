@@ -197,8 +197,14 @@ function shortTime(moment) {
   return Number.isNaN(date.getTime()) ? "–" : LOCAL_TIME.format(date);
 }
 
-function stateCell(state) {
-  return el("td", { class: `state state-${state}`, "data-state": state }, STATES[state] ?? state);
+// A version's state in words: a queued one's with its place in the intake's line, if known.
+function stateText(state, place = null) {
+  if (state === "queued" && place !== null && place !== undefined) return `queued: number ${place} in line for the intake`;
+  return STATES[state] ?? state;
+}
+
+function stateCell(state, place = null) {
+  return el("td", { class: `state state-${state}`, "data-state": state }, stateText(state, place));
 }
 
 function cell(value, numeric = false) {
@@ -456,7 +462,7 @@ async function showVersion() {
   const line = byId("state-line");
   line.dataset.state = version.state;
   line.className = `state-line state-${version.state}`;
-  line.textContent = STATES[version.state] ?? version.state;
+  line.textContent = stateText(version.state, version.place_in_line);
   byId("steps").tBodies[0].replaceChildren(
     ...version.steps.map((step) => stepRow(id, step)),
     ...waitingSteps(version).map((kind) => stepRow(id, { kind, state: "waiting" })),

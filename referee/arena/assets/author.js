@@ -46,7 +46,7 @@ function versionRows(version) {
     "tr",
     { "data-version": version.id, "data-state": version.state },
     el("td", {}, el("a", { href: `/versions/${version.id}` }, `v${version.number}`)),
-    stateCell(version.state),
+    stateCell(version.state, version.place_in_line),
     cell(version.rating === null ? "–" : withMargin(version), true),
     cell(version.matches, true),
     cell(shortTime(version.submitted_at)),
