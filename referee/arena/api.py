@@ -30,7 +30,17 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from referee.arena import accounts, audit, auth, downloads, match_lists, submissions, views, web
+from referee.arena import (
+    accounts,
+    audit,
+    auth,
+    downloads,
+    final,
+    match_lists,
+    submissions,
+    views,
+    web,
+)
 from referee.arena.audit import Action
 from referee.arena.bodies import SMALL_BODY_SECONDS, Stalled, read_body
 from referee.arena.db import Author, Version
@@ -61,6 +71,7 @@ _REFUSAL_STATUS = {
     Refusal.TOO_LARGE: 413,
     Refusal.TAKEN: 409,
     Refusal.LOOK_ALIKE: 409,
+    Refusal.CLOSED: 403,
 }
 _ERROR_STATUS: tuple[tuple[type[Exception], int], ...] = (
     (Unauthorised, 401),
@@ -111,6 +122,7 @@ def create_app(arena: Arena, hooks: Hooks, uploads: Uploads | None = None) -> St
         Route("/api/matches/{key}/ggp", api.ggp_export),
         Route("/api/matches/{key}/live", api.live),
         Route("/api/running", api.running),
+        Route("/api/final", api.final),
         Route("/api/ladder/pause", api.pause, methods=["POST"]),
         Route("/api/ladder/resume", api.resume, methods=["POST"]),
         Route("/api/authors", api.authors),
@@ -192,6 +204,12 @@ class _Api:
         auth.may_read_leaderboard(self.arena, self.viewer(request))
         shown = self.board.get("", lambda: _json(views.leaderboard(self.arena)))
         return Response(shown, media_type="application/json")
+
+    def final(self, request: Request) -> Response:
+        """The season's final: whether submissions are closed, and its standings and report
+        once it has been played; for those who may read the leaderboard."""
+        auth.may_read_leaderboard(self.arena, self.viewer(request))
+        return JSONResponse(final.published(self.arena))
 
     def status(self, request: Request) -> Response:
         return JSONResponse(self._status(self.author(request)))

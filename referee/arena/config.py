@@ -9,7 +9,7 @@ That text is also what a cluster's workers are sent, as for any tournament.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
@@ -180,6 +180,13 @@ class ArenaConfig:
         matches with. Two stand-ins fill a field of fewer than two."""
         return parse_config(self.path, _field_text(self.text, players, results))
 
+    def final_text(
+        self, players: Sequence[FieldPlayer], results: Path, fmt: str, rounds: int
+    ) -> str:
+        """The text of the season's final (`final.py`): the tournament keys with `players`,
+        its results directory, its `format` and `rounds`."""
+        return _field_text(self.text, players, results, {"format": fmt, "rounds": rounds})
+
 
 def load_arena_config(path: Path) -> ArenaConfig:
     """Read and check an arena config; ConfigError with file:line: key for any problem."""
@@ -268,14 +275,21 @@ def public_origin(url: str) -> str:
     return f"{parts.scheme}://{parts.netloc}".lower()
 
 
-def _field_text(text: str, players: Sequence[FieldPlayer], results: Path | None) -> str:
+def _field_text(
+    text: str,
+    players: Sequence[FieldPlayer],
+    results: Path | None,
+    keys: Mapping[str, str | int | bool] | None = None,
+) -> str:
     """The tournament keys with `players` (stand-ins for those missing of two) and the
-    results directory (and `live`: the ladder's field) appended: JSON strings are YAML's
-    too, quoted whatever they hold."""
+    results directory appended, with `keys` (by default `live`: the ladder's field): JSON
+    strings are YAML's too, quoted whatever they hold."""
     lines = [text.rstrip("\n")]
     if results is not None:
         lines.append(f"output: {json.dumps(str(results))}")
-        lines.append("live: true")  # the ladder's matches are watched as they are played
+        # The ladder's matches are watched as they are played.
+        for key, value in (keys or {"live": True}).items():
+            lines.append(f"{key}: {json.dumps(value)}")
     lines.append("players:")
     env = json.dumps(bot_environment())
     for player in players:

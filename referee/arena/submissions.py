@@ -20,6 +20,7 @@ from referee.arena.db import (
     ON_LADDER,
     Author,
     Bot,
+    Setting,
     Version,
     name_key,
     organisers_version,
@@ -52,6 +53,22 @@ class Refusal(Enum):
     TOO_LARGE = "too large"
     TAKEN = "taken meanwhile"
     LOOK_ALIKE = "differs only by case"
+    CLOSED = "closed"
+
+
+# The setting that closes submissions (`Database.setting`): "1" once the final is called.
+CLOSED_SETTING = "submissions_closed"
+
+
+def close(arena: Arena) -> None:
+    """Take no submission from now on: the season's final is called (`final.py`)."""
+    arena.database.set_setting(CLOSED_SETTING, "1")
+
+
+def closed(session: Session) -> bool:
+    """Whether submissions are closed."""
+    found = session.get(Setting, CLOSED_SETTING)
+    return found is not None and found.value == "1"
 
 
 class SubmissionRefused(SubmissionError):
@@ -123,7 +140,12 @@ def _check(
 ) -> Bot | None:
     """The bot of that name if it is the author's, None if there is none yet; refused if it is
     another's, or the author has submitted their hour's worth (an upload that stalled
-    counts as a submission)."""
+    counts as a submission), or submissions are closed."""
+    if closed(session):
+        raise SubmissionRefused(
+            Refusal.CLOSED,
+            "submissions are closed: the season's final is played among the bots as they are",
+        )
     if not BOT_NAME.fullmatch(bot_name):
         raise SubmissionRefused(
             Refusal.BAD_NAME,

@@ -31,7 +31,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, RedirectResponse, Response
+from starlette.responses import FileResponse, HTMLResponse, RedirectResponse, Response
 from starlette.routing import Match, Route
 from starlette.types import Scope
 
@@ -40,6 +40,7 @@ from referee.arena.auth import Gate
 from referee.arena.bodies import SMALL_BODY_SECONDS, read_body
 from referee.arena.db import Author
 from referee.arena.errors import Busy, Forbidden, NotFound, Unauthorised
+from referee.arena.final import published, report_page
 from referee.arena.guide import ARCHIVE_TYPE, guide
 from referee.arena.home import Arena
 from referee.arena.manifest import BOT_NAME, MAX_BOT_NAME
@@ -135,6 +136,8 @@ def routes(
         Route("/write-a-bot", pages.write_a_bot),
         Route("/starters/{file}", pages.starter),
         Route("/me", pages.home),
+        Route("/final", pages.final_index),
+        Route("/final/{path:path}", pages.final),
         Route("/favicon.ico", pages.favicon),
         # Last: any other page asked for is a page not found.
         _Elsewhere("/{path:path}", pages.missing),
@@ -257,7 +260,28 @@ class _Pages:
             auth.may_read_leaderboard(self.arena, viewer.author)
         except Unauthorised:
             return self.page("leaderboard.html", viewer, "Leaderboard", "closed", closed=True)
-        return self.page("leaderboard.html", viewer, "Leaderboard", "leaderboard", closed=False)
+        final = published(self.arena)
+        return self.page(
+            "leaderboard.html", viewer, "Leaderboard", "leaderboard", closed=False, final=final
+        )
+
+    def final_index(self, request: Request) -> Response:
+        return RedirectResponse("/final/", status_code=308)
+
+    def final(self, request: Request) -> Response:
+        """A page of the season's final report, as `referee arena final` wrote it: for those
+        who may read the leaderboard."""
+        viewer = self.viewer(request)
+        try:
+            auth.may_read_leaderboard(self.arena, viewer.author)
+        except Unauthorised:
+            here = local_path(request.url.path)
+            return RedirectResponse(f"/signin?next={quote(here, safe='/')}", status_code=303)
+        try:
+            found = report_page(self.arena, request.path_params["path"])
+        except NotFound as error:
+            return self.refused(viewer, "", error, what="page")
+        return FileResponse(found, media_type="text/html; charset=utf-8")
 
     def signin_form(self, request: Request) -> Response:
         asked = request.query_params.get("next", "")

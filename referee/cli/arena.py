@@ -231,6 +231,81 @@ def serve(
     typer.echo(f"arena {directory} stopped", err=True)
 
 
+@app.command("final", cls=PlainCommand)
+@user_errors
+def final(
+    directory: DirArgument,
+    fmt: Annotated[
+        str,
+        typer.Option("--format", metavar="FORMAT", help="round-robin, or swiss for a large field."),
+    ] = "round-robin",
+    rounds: Annotated[
+        int,
+        typer.Option(
+            min=1, max=1000, metavar="N", help="Rounds: of each pairing, or of the Swiss."
+        ),
+    ] = 1,
+    workers: Annotated[
+        int | None,
+        typer.Option(min=1, metavar="N", help="Play the matches on N local worker processes."),
+    ] = None,
+    cluster: Annotated[
+        str | None,
+        typer.Option(metavar="ADDRESS", help="Play the matches on a Dask scheduler's workers."),
+    ] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """The season's last day: close submissions, then play a final among each bot's
+    current version (the one on the ladder) on the arena's games and clocks, and print its
+    standings. Its results, report and standings go to DIR/final/, and the served arena
+    shows them beside the ladder's. Stop `serve` first; run the same command again to
+    finish a final that was interrupted.
+
+    \b
+    Example:
+      referee arena final class-arena --rounds 2 --workers 2
+    """
+    from referee.arena import submissions
+    from referee.arena.final import final_config, final_key, publish
+    from referee.arena.home import open_arena
+    from referee.arena.serving_lock import serving
+    from referee.cli.running import run_interruptible
+    from referee.cli.sandbox import prepare_sandbox
+    from referee.cli.tournaments import venue_of
+    from referee.tournaments.runner import run_tournament
+    from referee.tournaments.standings import Format, render
+
+    venue = venue_of(workers, cluster, None)
+    arena = open_arena(directory.resolve())
+    with contextlib.ExitStack() as stack:
+        stack.callback(arena.close)
+        try:
+            stack.enter_context(serving(arena))
+        except RefereeError as error:
+            raise RefereeError(f"{error}: stop it, then run the final") from None
+        submissions.close(arena)
+        settings = final_config(arena, fmt, rounds)
+        key = final_key(arena)
+        prepare_sandbox(entrant.spec for entrant in settings.players)
+        bar = present.TournamentProgress(settings)
+        try:
+            run_interruptible(
+                run_tournament(settings, key, bar, venue=venue),
+                "interrupted; run the same command again to play the remaining matches",
+                bar.close,
+            )
+        finally:
+            bar.close()
+        final = publish(arena, settings.output, key)
+    for problem in final.problems:
+        say_error(f"left out of the standings: {problem}")
+    typer.echo(f"results: {settings.output}", err=True)
+    typer.echo(f"report: {final.site.index}", err=True)
+    typer.echo(render(final.standings, Format.JSON if as_json else Format.TABLE))
+    if final.problems or final.site.failed:
+        raise typer.Exit(EXIT_FAILED)
+
+
 @app.command("submit", cls=PlainCommand)
 @user_errors
 def submit(
@@ -295,7 +370,10 @@ def _status_text(found: dict[str, Any]) -> str:
     for bot in found["bots"]:
         for version in bot["versions"]:
             player = player_name(bot["name"], version["number"])
-            rows.append((player, version["state"], version.get("reason") or ""))
+            state = version["state"]
+            if version.get("place_in_line") is not None:
+                state += f", number {version['place_in_line']} in line"
+            rows.append((player, state, version.get("reason") or ""))
             advice.extend(f"  {player}: {line}" for line in version.get("advice", []))
     mine = present.table_text(["version", "state", "reason"], rows) if rows else "(no bots yet)"
     board = [

@@ -94,7 +94,7 @@ def tournament(
       referee tournament cup.yaml --report
     """
     settings = load_config(config)
-    venue = _venue(workers, cluster, trace or settings.trace)
+    venue = venue_of(workers, cluster, trace or settings.trace)
     check_writable_dir(settings.output, str(config), "output ")
     if restart and sys.stdin.isatty():
         doomed = len(result_files(settings))
@@ -126,7 +126,7 @@ def tournament(
     _print_standings(settings.output, fmt, as_json, key.public)
 
 
-def _venue(workers: int | None, cluster: str | None, trace: Path | None) -> OpenVenue | None:
+def venue_of(workers: int | None, cluster: str | None, trace: Path | None) -> OpenVenue | None:
     """Where `--workers` or `--cluster` send the matches; None: this process."""
     if workers is None and cluster is None:
         return None

@@ -17,13 +17,20 @@ def asset(name: str) -> str:
     return (_ASSETS / name).read_text(encoding="utf-8")
 
 
-def page(title: str, body: str) -> str:
-    """A whole page: its title, its body, the report's style and script inlined."""
+def page(title: str, body: str, assets: str | None = None) -> str:
+    """A whole page: its title, its body, the report's style and script inlined, or linked
+    from `assets` (a URL's path ending in `/`: a site that serves them, under a policy that
+    refuses inline ones)."""
+    if assets is None:
+        head = f"<style>\n{asset('report.css')}</style>\n<script>\n{asset('report.js')}</script>\n"
+    else:
+        head = (
+            f'<link rel="stylesheet" href="{escape(assets)}report.css">\n'
+            f'<script src="{escape(assets)}report.js"></script>\n'
+        )
     return (
         '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
-        f"<title>{escape(title)}</title>\n"
-        f"<style>\n{asset('report.css')}</style>\n"
-        f"<script>\n{asset('report.js')}</script>\n"
+        f"<title>{escape(title)}</title>\n{head}"
         f"</head>\n<body>\n{body}\n</body>\n</html>\n"
     )
 

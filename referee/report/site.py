@@ -73,9 +73,11 @@ def write_report(
     out: Path,
     expected_key: str | None,
     progress: Callable[[int, int], None] | None = None,
+    assets: str | None = None,
 ) -> Site:
     """Verify every transcript of `results` and write the site to `out`; `progress(done,
-    total)` after each file is verified."""
+    total)` after each file is verified. Its pages hold the report's style and script, or
+    link them from `assets` (`pages.page`)."""
     if not results.is_dir():
         raise RefereeError(f"{results}: no such results directory")
     # Before the verifying, which takes a while: where the pages go must take them.
@@ -89,10 +91,10 @@ def write_report(
     standings = directory_standings(results, [replayed.transcript for _, replayed in rendered])
     for path, replayed in rendered:
         assert replayed.game is not None  # it verified
-        page = match_page(replayed.transcript, replayed.game, replayed.frames)
+        page = match_page(replayed.transcript, replayed.game, replayed.frames, assets)
         write_atomic(out / MATCHES / page_name(path), page)
     index = out / "index.html"
-    write_atomic(index, index_page(results, standings, report.verdicts))
+    write_atomic(index, index_page(results, standings, report.verdicts, assets))
     return Site(index, len(report.verdicts), len(rendered))
 
 
@@ -102,10 +104,12 @@ def page_name(transcript_path: Path) -> str:
     return f"{transcript_path.stem}.html"
 
 
-def match_page(transcript: Transcript, game: Game, frames: Sequence[Frame]) -> str:
+def match_page(
+    transcript: Transcript, game: Game, frames: Sequence[Frame], assets: str | None = None
+) -> str:
     """A match's page of the report: a link back to the index, then the match's viewer."""
     back = '<p><a href="../index.html">all matches</a></p>\n'
-    return page(transcript.match_id, back + match_viewer(transcript, game, frames))
+    return page(transcript.match_id, back + match_viewer(transcript, game, frames), assets)
 
 
 def match_viewer(
@@ -275,7 +279,12 @@ def facts(game: Game, frame: Frame) -> list[dict[str, Any]]:
     return [{"relation": name, "rows": rows} for name, rows in groups.items()]
 
 
-def index_page(results: Path, standings: Standings, verdicts: Sequence[FileVerdict]) -> str:
+def index_page(
+    results: Path,
+    standings: Standings,
+    verdicts: Sequence[FileVerdict],
+    assets: str | None = None,
+) -> str:
     """The index: the standings, head to head, faults, and every match with its filters."""
     data = as_json(standings)
     info = read_info(results)
@@ -292,7 +301,7 @@ def index_page(results: Path, standings: Standings, verdicts: Sequence[FileVerdi
     parts += ["<h2>Head to head</h2>", _head_to_head(data["head_to_head"])]
     parts += ["<h2>Faults</h2>", _faults(data["faults"])]
     parts += ["<h2>Matches</h2>", _matches(verdicts)]
-    return page(title, "\n".join(parts))
+    return page(title, "\n".join(parts), assets)
 
 
 def _summary(standings: Standings, verdicts: Sequence[FileVerdict]) -> str:

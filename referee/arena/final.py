@@ -1,0 +1,128 @@
+"""The season's last day: submissions closed, then a final among each bot's current version
+(the one on the ladder), played as a tournament (round robin or Swiss) with the tournament
+machinery, on the arena's games, clocks and limits, its transcripts signed with the arena's
+key. Its results, report and standings are kept in the arena's `final/`, beside the
+ladder's, and shown by the served arena (`/final/`, `/api/final`).
+
+The final is fair where the ladder's ratings are not: every bot plays its current version
+only, against every other (or as the Swiss pairs them), as many times in each seat.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from referee.arena import submissions
+from referee.arena.config import FieldPlayer
+from referee.arena.errors import NotFound
+from referee.arena.home import Arena, inside
+from referee.arena.match_queue import ladder_members
+from referee.errors import ArenaError
+from referee.records.files import write_atomic
+from referee.records.signing import SigningKey, results_key
+from referee.report.site import Site, write_report
+from referee.tournaments.config import TournamentConfig, parse_config
+from referee.tournaments.results import directory_standings
+from referee.tournaments.standings import Format, Standings, load_results, render
+
+FINAL = "final"
+FORMATS = ("round-robin", "swiss")
+
+
+@dataclass(frozen=True)
+class FinalPaths:
+    """Where a final keeps what it made, under the arena's directory."""
+
+    directory: Path
+
+    @property
+    def results(self) -> Path:
+        return self.directory / "results"
+
+    @property
+    def report(self) -> Path:
+        return self.directory / "report"
+
+    @property
+    def standings(self) -> Path:
+        return self.directory / "standings.json"
+
+
+def final_paths(arena: Arena) -> FinalPaths:
+    return FinalPaths(arena.directory / FINAL)
+
+
+def final_config(arena: Arena, fmt: str, rounds: int) -> TournamentConfig:
+    """The final's tournament: each bot's version on the ladder, in `fmt` over `rounds`,
+    under the arena's tournament keys; ArenaError when fewer than two bots are on it."""
+    if fmt not in FORMATS:
+        raise ArenaError(f"format {fmt!r}: give one of {', '.join(FORMATS)}")
+    members = sorted(ladder_members(arena).values(), key=lambda member: member.name)
+    if len(members) < 2:
+        raise ArenaError(f"a final needs two bots on the ladder; this arena has {len(members)}")
+    players = [
+        FieldPlayer(member.name, member.run, arena.bot_directory(member.version))
+        for member in members
+    ]
+    config = arena.config
+    text = config.final_text(players, final_paths(arena).results, fmt, rounds)
+    return parse_config(config.path, text)
+
+
+def final_key(arena: Arena) -> SigningKey:
+    """The arena's key, which signs the final's transcripts as it signs the ladder's."""
+    results = final_paths(arena).results
+    results.mkdir(parents=True, exist_ok=True)
+    key, _ = results_key(results, arena.key.path)
+    return key
+
+
+@dataclass(frozen=True)
+class Final:
+    """A final played and published: its report, its standings, and the transcripts left
+    out of them, each with why."""
+
+    site: Site
+    standings: Standings
+    problems: list[str]
+
+
+def publish(arena: Arena, results: Path, key: SigningKey) -> Final:
+    """The final's report and standings, written where the served arena shows them: from
+    its transcripts that verify under the arena's key."""
+    paths = final_paths(arena)
+    # Served by the arena, whose policy refuses inline scripts: its pages link its assets.
+    site = write_report(results, paths.report, key.public, assets="/assets/")
+    transcripts, problems = load_results(results, key.public)
+    standings = directory_standings(results, transcripts)
+    write_atomic(paths.standings, render(standings, Format.JSON) + "\n")
+    return Final(site, standings, [str(problem) for problem in problems])
+
+
+def report_page(arena: Arena, path: str) -> Path:
+    """A page of the final's report (`index.html`, `matches/NAME.html`); NotFound for any
+    other path, or before the final is published."""
+    report = final_paths(arena).report
+    found = inside(report, path or "index.html")
+    if found.suffix != ".html" or not found.is_file():
+        raise NotFound(f"{path[:80]!r}: no such page of the final")
+    return found
+
+
+def published(arena: Arena) -> dict[str, Any]:
+    """The final as the served arena shows it: whether submissions are closed, and the
+    standings once the final has been played (None before)."""
+    paths = final_paths(arena)
+    try:
+        standings = json.loads(paths.standings.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        standings = None
+    report = paths.report / "index.html"
+    return {
+        "closed": arena.database.setting(submissions.CLOSED_SETTING, "0") == "1",
+        "standings": standings,
+        "report": "/final/index.html" if standings is not None and report.is_file() else None,
+    }

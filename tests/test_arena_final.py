@@ -1,0 +1,138 @@
+"""`referee arena final`: submissions closed, a round robin among each bot's current version
+played with the tournament machinery, every transcript signed with the arena's key and
+verifying, its report and standings published beside the ladder's (`/final/`, `/api/final`,
+the leaderboard), and its refusals in one line."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from sqlalchemy import select, update
+from starlette.testclient import TestClient
+from typer.testing import CliRunner
+
+from referee.arena.api import create_app
+from referee.arena.db import Author, Version, VersionState
+from referee.arena.home import Arena, add_author
+from referee.arena.serving_lock import serving
+from referee.arena.submissions import Refusal, SubmissionRefused, accept
+from referee.cli import app
+from referee.records.verify import Outcome, verify_file
+from tests.support.arena import INTAKE_CONFIG, StandIn, add_version
+from tests.support.arena_databases import ArenaMaker
+
+runner = CliRunner()
+BOTS = ("amber", "basil", "cedar", "dune")
+
+
+@pytest.fixture
+def arena(make_arena: ArenaMaker) -> Arena:
+    """An arena whose ladder holds BOTS, each at its current version; amber's first version
+    retired, and a failed bot that never reached the ladder."""
+    made = make_arena(config_text=INTAKE_CONFIG)
+    add_author(made, "ada")
+    ids = {name: add_version(made, name) for name in BOTS}
+    failed = add_version(made, "fallen")
+    with made.database.session() as session:
+        session.execute(
+            update(Version).where(Version.id == failed).values(state=VersionState.FAILED)
+        )
+        # amber's current version is its second: the first is retired.
+        session.execute(
+            update(Version).where(Version.id == ids["amber"]).values(state=VersionState.RETIRED)
+        )
+    second = add_version_of(made, "amber")
+    assert second != ids["amber"]
+    return made
+
+
+def add_version_of(arena: Arena, bot: str) -> int:
+    """A second version of `bot`, placing: as `add_version` makes one, numbered 2."""
+    with arena.database.session() as session:
+        first = session.query(Version).join(Version.bot).filter_by(name=bot).one()
+        version = Version(
+            bot_id=first.bot_id,
+            number=2,
+            state=VersionState.PLACING,
+            run=first.run,
+            archive_sha256="1" * 64,
+        )
+        session.add(version)
+        session.flush()
+        version_id = version.id
+    source = arena.bot_directory(first.id)
+    target = arena.bot_directory(version_id)
+    target.mkdir(parents=True)
+    for path in source.iterdir():
+        (target / path.name).write_bytes(path.read_bytes())
+    return version_id
+
+
+def test_the_final_is_a_round_robin_of_the_current_versions_published_beside_the_ladder(
+    arena: Arena,
+) -> None:
+    played = runner.invoke(app, ["arena", "final", str(arena.directory), "--json"])
+    assert played.exit_code == 0, played.output
+    standings = json.loads(played.stdout)
+    players = {"amber.2", "basil.1", "cedar.1", "dune.1"}
+    assert {record["player"] for record in standings["overall"]} == players
+    # Each of the six pairs, both seatings, in the one game.
+    assert standings["matches"] == 12
+    results = arena.directory / "final" / "results"
+    transcripts = sorted(results.glob("*.json"))
+    assert len(transcripts) == 12
+    for path in transcripts:
+        verdict = verify_file(path, arena.key.public)
+        assert verdict.outcome is Outcome.VERIFIED, verdict.problem
+    assert json.loads((arena.directory / "final" / "standings.json").read_text()) == standings
+    # Submissions are closed.
+    author = author_of_name(arena, "ada")
+    with pytest.raises(SubmissionRefused) as refused:
+        accept(arena, author, "late", b"")
+    assert refused.value.why is Refusal.CLOSED
+    assert "submissions are closed" in str(refused.value)
+    # Published: the standings in the API, the report's pages, a word on the leaderboard.
+    with TestClient(create_app(arena, StandIn().hooks())) as client:
+        shown = client.get("/api/final").json()
+        assert shown["closed"] is True and shown["standings"] == standings
+        assert shown["report"] == "/final/index.html"
+        index = client.get("/final/")
+        assert index.status_code == 200 and "amber.2" in index.text
+        assert '<script src="/assets/report.js"></script>' in index.text
+        assert "<script>\n" not in index.text  # nothing inline: the arena's policy refuses it
+        page = next(p for p in (arena.directory / "final" / "report" / "matches").iterdir())
+        assert client.get(f"/final/matches/{page.name}").status_code == 200
+        for outside in ("/final/../arena.yaml", "/final/%2e%2e/arena.yaml", "/final/x.json"):
+            assert client.get(outside).status_code == 404, outside
+        assert 'href="/final/"' in client.get("/").text
+
+
+def author_of_name(arena: Arena, name: str) -> Author:
+    with arena.database.session() as session:
+        found = session.scalars(select(Author).where(Author.name == name)).one()
+        session.expunge(found)
+        return found
+
+
+def test_a_final_is_refused_in_one_line_while_served_or_with_fewer_than_two_bots(
+    arena: Arena, make_arena: ArenaMaker
+) -> None:
+    with serving(arena):
+        refused = runner.invoke(app, ["arena", "final", str(arena.directory)])
+    assert refused.exit_code == 2, refused.output
+    (line,) = refused.stderr.splitlines()
+    assert re.fullmatch(
+        r"referee: error: \S+: another `referee arena serve` is serving this arena"
+        r" \([^)]+\): stop it, then run the final",
+        line,
+    ), line
+    lonely = make_arena(config_text=INTAKE_CONFIG)
+    add_author(lonely, "ada")
+    add_version(lonely, "alone")
+    refused = runner.invoke(app, ["arena", "final", str(lonely.directory)])
+    assert refused.exit_code == 2, refused.output
+    assert refused.stderr.strip() == (
+        "referee: error: a final needs two bots on the ladder; this arena has 1"
+    )
