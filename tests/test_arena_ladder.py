@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 from sqlalchemy import select
 
+from referee.arena import rating_fits
 from referee.arena.config import FieldPlayer
 from referee.arena.db import (
     Match,
@@ -420,3 +421,29 @@ def test_the_venue_is_named_and_its_address_given_only_when_asked() -> None:
     cluster = Workers(address="tcp://10.1.2.3:8786")
     assert venue_name(cluster) == "cluster tcp://10.1.2.3:8786"
     assert venue_name(cluster, address=False) == "cluster"
+
+
+def test_a_new_version_starts_from_its_predecessor_s_rating_with_a_wide_interval(
+    arena: Arena,
+) -> None:
+    strong, weak = add_version(arena, "strong"), add_version(arena, "weak")
+    fresh = add_version(arena, "fresh")  # a bot's first version: nothing to start from
+    with arena.database.session() as session:
+        first = session.get_one(Version, strong)
+        first.state = VersionState.RETIRED
+        session.add(
+            Version(
+                bot_id=first.bot_id, number=2, state=VersionState.PLACING, archive_sha256="1" * 64
+            )
+        )
+    with arena.database.session() as session:
+        second = session.scalars(select(Version.id).where(Version.number == 2)).one()
+    # strong v1 won 18 of 20 against weak; strong v2 has played nothing yet.
+    rating_fits._fit(arena, {(strong, weak): (20.0, 18.0)})
+    old, new, beaten = version(arena, strong), version(arena, second), version(arena, weak)
+    assert old.rating is not None and new.rating is not None and beaten.rating is not None
+    assert old.margin is not None and new.margin is not None
+    assert old.rating > beaten.rating + 200
+    assert abs(new.rating - old.rating) < 1
+    assert new.margin > 1.5 * old.margin
+    assert version(arena, fresh).rating is None

@@ -114,3 +114,15 @@ def test_pairing_is_a_function_of_the_random_generator() -> None:
 def test_waits_count_the_pairs_since_each_versions_last() -> None:
     recent = [(1, 2), (3, 4), (1, 3)]  # newest first
     assert waits(recent, [1, 2, 3, 4, 5]) == {1: 0, 2: 0, 3: 1, 4: 1, 5: 3}
+
+
+def test_a_placing_version_meets_opponents_spread_over_the_whole_ladder() -> None:
+    # Twenty rated versions, 0 to 1900; a newcomer with its predecessor's rating of 1000.
+    ladder = [rated(v, v, rating=100.0 * v, margin=20.0) for v in range(20)]
+    newcomer = Entry(99, 99, True, 0, 1000.0, 300.0, 0)
+    made = plan([*ladder, newcomer], 5, GAMES, PairingRule.CLOSE, 10, random.Random(4)).pairs
+    assert [pair.first for pair in made] == [99] * 5
+    met = sorted(pair.second for pair in made)
+    # Five pairs: no two opponents in one fifth of the ladder, the weakest and the
+    # strongest fifths met too (close pairing would meet only the few around 1000).
+    assert len({v // 4 for v in met}) == 5, met

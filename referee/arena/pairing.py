@@ -3,7 +3,9 @@
 A pair is two matches, the seats swapped, with one seed: the same draws by the referee and
 the same opening, so neither seat's advantage nor a lucky opening decides it. The first
 version of a pair is the one its matches tell most about: a version still placing, then the
-most uncertain; its opponent one of close rating. No version starves: one that has waited
+most uncertain. A placing version's opponents are spread over the whole ladder, strong and
+weak, so that its first results place it wherever it belongs (with `close`, the others'
+opponents have close ratings). No version starves: one that has waited
 `patience` pairs goes first, the longest waiter before the others, so in any window of
 `window(field)` pairs every version plays.
 """
@@ -24,6 +26,9 @@ CLOSE_FEW = 3
 SEED_BITS = 31
 # A margin for a version not yet rated: more uncertain than any rated one.
 UNRATED_MARGIN = math.inf
+# Where a placing version's k-th opponent stands in the ladder's order: the k-th point of
+# the golden ratio's sequence, which spreads any number of points evenly over it.
+GOLDEN = (math.sqrt(5) - 1) / 2
 
 
 @dataclass(frozen=True)
@@ -125,10 +130,19 @@ def _next_pair(
         others = [entry for entry in entries if entry.bot != first.bot]
         if not others:
             continue
-        second = _opponent(first, others, rule, rng)
+        placing = first.placing and first.matches < placement_matches
+        second = _spread(first, others) if placing else _opponent(first, others, rule, rng)
         game = min(games, key=lambda name: games[name])
         return Pair(first.version, second.version, game, rng.getrandbits(SEED_BITS))
     return None
+
+
+def _spread(first: Entry, others: list[Entry]) -> Entry:
+    """A placing version's opponent: its k-th placement pair meets the one at the k-th point
+    of GOLDEN's sequence through the others, weakest to strongest (an unrated one at 0)."""
+    ranked = sorted(others, key=lambda e: (e.rating or 0.0, e.version))
+    at = ((first.matches // 2 + 0.5) * GOLDEN) % 1.0
+    return ranked[min(int(at * len(ranked)), len(ranked) - 1)]
 
 
 def _opponent(first: Entry, others: list[Entry], rule: PairingRule, rng: random.Random) -> Entry:

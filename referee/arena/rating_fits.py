@@ -8,12 +8,23 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import functools
+import itertools
 from collections.abc import Mapping, Sequence
 
 from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session, aliased
 
-from referee.arena.db import Match, MatchState, RatingPoint, Seat, Version, rating_point, utcnow
+from referee.arena.db import (
+    ON_LADDER,
+    Match,
+    MatchState,
+    RatingPoint,
+    Seat,
+    Version,
+    VersionState,
+    rating_point,
+    utcnow,
+)
 from referee.arena.home import Arena
 from referee.arena.outages import Rider
 from referee.tournaments.ratings import Pairing, Rating, fit
@@ -73,11 +84,31 @@ def _load_results(arena: Arena) -> dict[tuple[int, int], tuple[float, float]]:
 
 
 def _fit(arena: Arena, results: Mapping[tuple[int, int], tuple[float, float]]) -> None:
-    ratings = fit(Pairing(str(a), str(b), n, got) for (a, b), (n, got) in results.items())
+    played = [Pairing(str(a), str(b), n, got) for (a, b), (n, got) in results.items()]
+    ratings = fit([*played, *_links(arena)])
     if not ratings:
         return
     with arena.database.session() as session:
         save_ratings(session, ratings, utcnow())
+
+
+def _links(arena: Arena) -> list[Pairing]:
+    """Each version that reached the ladder tied to its bot's version before it: a new
+    version starts from its predecessor's rating with a wide interval, not from nowhere, and
+    its own results soon outweigh the tie. A pair of no games, which the fit's prior
+    (`ratings.PRIOR_DRAWS` virtual draws for every pair) alone ties."""
+    reached = (*ON_LADDER, VersionState.RETIRED, VersionState.SUSPENDED)
+    with arena.database.session() as session:
+        rows = session.execute(
+            select(Version.bot_id, Version.id)
+            .where(Version.state.in_(reached))
+            .order_by(Version.bot_id, Version.number)
+        ).all()
+    return [
+        Pairing(str(before), str(after), 0.0, 0.0)
+        for (bot, before), (same, after) in itertools.pairwise(rows)
+        if bot == same
+    ]
 
 
 def save_ratings(session: Session, ratings: Sequence[Rating], now: dt.datetime) -> None:
