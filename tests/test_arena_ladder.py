@@ -30,6 +30,7 @@ from referee.arena.home import Arena
 from referee.arena.ladder import Ladder, LadderObserver, venue_name
 from referee.arena.match_queue import match_key, set_paused
 from referee.arena.rating_fits import POINT_MOVE, POINT_S, save_ratings
+from referee.errors import RefereeError
 from referee.players.base import fingerprint
 from referee.records.verify import Outcome, verify_file
 from referee.tournaments.cluster import Workers
@@ -292,6 +293,13 @@ def test_recover_queues_a_match_whose_transcript_does_not_verify(arena: Arena) -
     Ladder(arena).recover()
     assert count(arena, MatchState.QUEUED) == 1 and count(arena, MatchState.DONE) == 0
     assert version(arena, ann).matches == 0
+    # The play lost is counted, with why, and what it left is kept aside, not rated.
+    with arena.database.session() as session:
+        lost = session.scalars(select(Match).where(Match.key == key)).one()
+        assert (lost.lost, lost.lost_why) == (1, "the arena stopped while it was played")
+    assert not (arena.results / f"{key}.json").exists()
+    kept = arena.results / "lost" / f"{key}.1.json"
+    assert kept.read_text() == '{"schema": "referee-transcript"'
 
 
 def test_a_version_retired_mid_run_leaves_the_field(arena: Arena) -> None:
@@ -447,3 +455,39 @@ def test_a_new_version_starts_from_its_predecessor_s_rating_with_a_wide_interval
     assert abs(new.rating - old.rating) < 1
     assert new.margin > 1.5 * old.margin
     assert version(arena, fresh).rating is None
+
+
+def test_a_batch_the_venue_lost_is_played_again_and_rated_once(
+    arena: Arena, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ids = [add_version(arena, name) for name in ("ann", "bob")]
+    play = LocalVenue.play
+    lost: list[list[str]] = []
+
+    async def loses_the_first(venue: LocalVenue, matches: Any) -> Any:
+        if not lost:
+            lost.append([match.match_id for match in matches])
+            raise RefereeError("the venue lost its worker")
+        return await play(venue, matches)
+
+    monkeypatch.setattr(LocalVenue, "play", loses_the_first)
+
+    async def steps() -> None:
+        await until(lambda: len(done_matches(arena)) >= 4, "4 matches")
+
+    with_ladder(Ladder(arena), steps)
+    matches = check_recorded(arena)
+    again = [match for match in matches if match.key in lost[0]]
+    assert again and all(
+        (match.lost, match.lost_why) == (1, "the venue lost its worker") for match in again
+    )
+    assert all(match.lost == 0 for match in matches if match.key not in lost[0])
+    # Each match counted once in its versions' results, the lost play in none.
+    with arena.database.session() as session:
+        for v in ids:
+            seats = session.scalars(
+                select(Seat)
+                .join(Match, Match.id == Seat.match_id)
+                .where(Seat.version_id == v, Match.state == MatchState.DONE)
+            ).all()
+            assert version(arena, v).matches == len(seats)

@@ -253,6 +253,10 @@ class Match(Base):
     # The transcript's path, relative to the arena's directory.
     transcript: Mapped[str | None] = mapped_column(Text, nullable=True)
     summary: Mapped[str] = mapped_column(Text, default="")
+    # The plays of it that the arena itself lost (a worker, the venue, a stop), each played
+    # again and none rated, and why the last one was lost.
+    lost: Mapped[int] = mapped_column(Integer, default=0)
+    lost_why: Mapped[str] = mapped_column(Text, default="")
 
     seats: Mapped[list[Seat]] = relationship(back_populates="match", order_by="Seat.index")
 

@@ -156,7 +156,7 @@ class Ladder:
         """After a stop: each running match is recorded from its transcript when that is on
         disk, complete and verifying, and queued again otherwise."""
         for row in running(self._arena):
-            self._settle(row)
+            self._settle(row, "the arena stopped while it was played")
 
     def status(self, address: bool = True) -> LadderStatus:
         """How the ladder is doing; without its cluster's address unless `address`: a Dask
@@ -314,7 +314,7 @@ class Ladder:
                     raise
                 self._observer.noted(f"ladder: {error}; its matches are played again")
                 for c in claimed:
-                    await self._ride(functools.partial(self._settle, c.row))
+                    await self._ride(functools.partial(self._settle, c.row, str(error)))
                 await asyncio.sleep(POLL_S)
                 continue
             played = [(c.row, t) for c, t in zip(claimed, transcripts, strict=True)]
@@ -359,15 +359,16 @@ class Ladder:
         with self._writing, self._arena.database.session(write=True) as session:
             return record(session, self._arena, played)
 
-    def _settle(self, row: int) -> None:
-        """A running match whose end is unknown: recorded from its transcript when that is
-        on disk, complete and verifying; queued again otherwise."""
+    def _settle(self, row: int, why: str) -> None:
+        """A running match whose end is unknown (`why`): recorded from its transcript when
+        that is on disk, complete and verifying; else its play was lost, and it is queued
+        again."""
         key = running_key(self._arena, row)
         if key is None:
             return
         transcript = verified(self._arena, key)
         if transcript is None:
-            requeue(self._arena, row)
+            requeue(self._arena, row, why)
             return
         for recorded in self._record([(row, transcript)]):
             # Recorded outside the loop (at recovery): only its suspensions are told; its

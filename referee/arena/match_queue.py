@@ -38,6 +38,12 @@ from referee.tournaments.schedule import ScheduledMatch
 PAUSED_SETTING = "ladder_paused"
 
 
+# Where the transcripts a lost play left are kept, under the results directory.
+LOST = "lost"
+# Why a play was lost, as a match keeps it.
+LOST_WHY_CHARS = 300
+
+
 def set_paused(arena: Arena, paused: bool) -> None:
     """Pause the ladder (no new match starts; those in flight end) or resume it."""
     arena.database.set_setting(PAUSED_SETTING, "1" if paused else "0")
@@ -318,11 +324,24 @@ def running_key(arena: Arena, row: int) -> str | None:
         return match.key
 
 
-def requeue(arena: Arena, row: int) -> None:
-    """Match `row`, if still running, queued again: to be played anew."""
+def requeue(arena: Arena, row: int, why: str) -> None:
+    """Match `row`, if still running, queued again to be played anew: its play was lost to
+    the arena's own failure (`why`), which the match keeps, counted. What that play left of
+    a transcript is kept aside (`results/lost/KEY.N.json`), never rated: the next play
+    writes its own."""
     with arena.database.session(write=True) as session:
-        session.execute(
-            update(Match)
+        match = session.scalar(
+            select(Match)
             .where(Match.id == row, Match.state == MatchState.RUNNING)
-            .values(state=MatchState.QUEUED, started_at=None)
+            .with_for_update()
         )
+        if match is None:
+            return
+        match.state, match.started_at = MatchState.QUEUED, None
+        match.lost += 1
+        match.lost_why = why[:LOST_WHY_CHARS]
+        left = arena.results / f"{match.key}.json"
+        if left.is_file():
+            kept = arena.results / LOST / f"{match.key}.{match.lost}.json"
+            kept.parent.mkdir(exist_ok=True)
+            left.replace(kept)

@@ -349,6 +349,11 @@ def match(arena: Arena, viewer: Author, key: str) -> Json:
     with arena.database.session() as session:
         found = match_by_key(session, key)
         shown = _match(found)
+    # Its plays lost to the arena's failures, none rated; why, to the organiser only (a
+    # venue's error may name its machines).
+    shown["lost"] = found.lost
+    if viewer.organiser:
+        shown["lost_why"] = found.lost_why
     shown["transcript"] = None
     if found.transcript is not None:
         path = inside(arena.directory, found.transcript)
