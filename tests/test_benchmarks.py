@@ -285,9 +285,24 @@ def test_arena_kills_benchmark_kills_serve_and_audits_the_record() -> None:
     assert report["last_start"]["stopped_cleanly"] is True
 
 
+@pytest.mark.jail
+@pytest.mark.slow
+def test_arena_rush_benchmark_places_every_version_with_authors_in_turn() -> None:
+    if machine_protections().jail is None:
+        missing(f"no jail on this machine: {machine_protections().why_not}")
+    options = ["--authors", "2", "--submissions", "4", "--window", "1", "--play-clock", "300"]
+    report = benchmark_json("arena_rush.py", *options, "--think", "0.5", "--concurrency", "2")
+    assert (report["authors"], report["submissions"], report["think"]) == (2, 4, 0.5)
+    (rush,) = report["rushes"]
+    assert (rush["concurrency"], rush["placed"], rush["failed"]) == (2, 4, [])
+    assert rush["passed_over"] == 0
+    assert 0 < rush["median_s"] <= rush["p95_s"] <= rush["max_s"] <= rush["seconds"] + 1
+
+
 @pytest.mark.parametrize(
     ("script", "options", "said"),
     [
+        ("arena_rush.py", ["--concurrency", "two"], "--concurrency 'two': whole numbers"),
         ("arena_soak.py", ["--authors", "0"], "--authors: '0': a whole number from 1 to 1000"),
         ("arena_soak.py", ["--database", "mysql"], "--database: invalid choice: 'mysql'"),
         ("arena_kills.py", ["--most", "soon"], "--most: 'soon': not a number"),

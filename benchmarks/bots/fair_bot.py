@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
-"""The players of benchmarks/fairness.py: one script, a mode each.
+"""The players of benchmarks/fairness.py and arena_rush.py: one script, a mode each.
 
     fair_bot.py quiet               answers at once, then waits for its next request
     fair_bot.py spin                answers at once; a child of it spins the CPU all the time
     fair_bot.py work N              runs a loop of N iterations, then answers
     fair_bot.py sleep FRACTION      sleeps FRACTION of its clock, then answers
+    fair_bot.py think FRACTION      spins the CPU until FRACTION of its clock has passed
     fair_bot.py uci FRACTION        the sleeper, speaking UCI (for fastchess)
     fair_bot.py calibrate MS        prints the N for which `work N` takes MS ms alone
 
@@ -92,6 +93,10 @@ def referee_loop(mode: str, argument: str) -> None:
             step, clock_ms = words[1], int(words[2])
             if mode == "work":
                 work(int(argument))
+            elif mode == "think":
+                until = read_at + float(argument) * clock_ms / 1000
+                while time.monotonic() < until:
+                    work(10_000)
             elif mode == "sleep":
                 time.sleep(float(argument) * clock_ms / 1000)
                 took = (time.monotonic() - read_at) * 1000
