@@ -23,10 +23,11 @@ from sqlalchemy import select, update
 from referee.arena.db import Author, Bot, Version
 from referee.arena.home import open_arena
 from referee.games import RULESHEETS
-from tests.support.arena import add_version, wait_for
+from tests.support.arena import add_version
 from tests.support.arena_pages import (
     DEADLINE_MS,
     Running,
+    a_fresh_match,
     new_arena,
     nothing_goes_wrong,
     served,
@@ -93,23 +94,6 @@ def nothing_went_wrong(browsers: dict[str, Browser]) -> Iterator[None]:
         yield
 
 
-def a_fresh_match(arena: Running) -> str:
-    """The key of a running match that has played no more than two steps."""
-    found: list[str] = []
-
-    def fresh() -> bool:
-        _, listed = arena.served.get("/api/running", arena.tokens["ada"])
-        for match in listed["running"]:
-            _, live = arena.served.get(f"/api/matches/{match['key']}/live", arena.tokens["ada"])
-            if live["state"] == "running" and (live["last"] or 0) <= 2:
-                found.append(match["key"])
-                return True
-        return False
-
-    wait_for("a match that has just started", fresh)
-    return found[0]
-
-
 def frames_held(page: Any) -> list[dict[str, Any]]:
     """The frames the page was made with."""
     return list(json.loads(page.locator("#frames").text_content() or "[]"))
@@ -127,7 +111,7 @@ def test_each_author_watching_the_running_match_sees_only_their_seat_s_view(
                 into.extend(response.json()["frames"])
 
         browser.page.on("response", keep)
-    key = a_fresh_match(arena)
+    key = a_fresh_match(arena, "ada")
     seats: dict[str, str] = {}
     for author, browser in browsers.items():
         page = browser.page

@@ -22,10 +22,11 @@ from sqlalchemy import select, update
 
 from referee.arena.db import Author, Bot, Version
 from referee.arena.home import open_arena
-from tests.support.arena import add_version, wait_for
+from tests.support.arena import add_version
 from tests.support.arena_pages import (
     DEADLINE_MS,
     Running,
+    a_fresh_match,
     new_arena,
     nothing_goes_wrong,
     served,
@@ -97,23 +98,6 @@ def nothing_went_wrong(browsers: tuple[Browser, Browser]) -> Iterator[None]:
         yield
 
 
-def a_fresh_match(arena: Running) -> str:
-    """The key of a running match that has played no more than FRESH_STEPS steps."""
-    found: list[str] = []
-
-    def fresh() -> bool:
-        _, listed = arena.served.get("/api/running", arena.tokens["ada"])
-        for match in listed["running"]:
-            _, live = arena.served.get(f"/api/matches/{match['key']}/live", arena.tokens["ada"])
-            if live["state"] == "running" and (live["last"] or 0) <= FRESH_STEPS:
-                found.append(match["key"])
-                return True
-        return False
-
-    wait_for("a match that has just started", fresh)
-    return found[0]
-
-
 def steps_shown(page: Any) -> tuple[int, int]:
     """The step the viewer shows, and the last it has."""
     label = page.locator("#step-label").text_content()
@@ -151,7 +135,7 @@ def test_an_author_watches_her_running_match_in_two_contexts_until_it_ends(
     first, second = browsers
     sign_in(first.page, arena, "ada")
     sign_in(second.page, arena, "ada")
-    key = a_fresh_match(arena)
+    key = a_fresh_match(arena, "ada", FRESH_STEPS)
     pages = [first.page, second.page]
     for page in pages:
         page.goto(f"{arena.url}/matches/{key}")

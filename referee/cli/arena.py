@@ -44,6 +44,14 @@ UrlArgument = Annotated[
     str, typer.Argument(metavar="URL", help="The arena: http://HOST:PORT.", show_default=False)
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
+WorkersOption = Annotated[
+    int | None,
+    typer.Option(min=1, metavar="N", help="Play the matches on N local worker processes."),
+]
+ClusterOption = Annotated[
+    str | None,
+    typer.Option(metavar="ADDRESS", help="Play the matches on a Dask scheduler's workers."),
+]
 TokenOption = Annotated[
     str,
     typer.Option(
@@ -172,14 +180,8 @@ def serve(
     port: Annotated[
         int, typer.Option(min=0, max=65535, metavar="N", help="Port to listen on.")
     ] = 8080,
-    workers: Annotated[
-        int | None,
-        typer.Option(min=1, metavar="N", help="Play the matches on N local worker processes."),
-    ] = None,
-    cluster: Annotated[
-        str | None,
-        typer.Option(metavar="ADDRESS", help="Play the matches on a Dask scheduler's workers."),
-    ] = None,
+    workers: WorkersOption = None,
+    cluster: ClusterOption = None,
 ) -> None:
     """Run the arena in DIR: its API, the intake and the ladder, until Ctrl-C or SIGTERM.
 
@@ -245,14 +247,8 @@ def final(
             min=1, max=1000, metavar="N", help="Rounds: of each pairing, or of the Swiss."
         ),
     ] = 1,
-    workers: Annotated[
-        int | None,
-        typer.Option(min=1, metavar="N", help="Play the matches on N local worker processes."),
-    ] = None,
-    cluster: Annotated[
-        str | None,
-        typer.Option(metavar="ADDRESS", help="Play the matches on a Dask scheduler's workers."),
-    ] = None,
+    workers: WorkersOption = None,
+    cluster: ClusterOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """The season's last day: close submissions, then play a final among each bot's

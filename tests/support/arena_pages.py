@@ -204,3 +204,21 @@ def finished_match(arena: Running, bot: str | None = None) -> dict[str, Any]:
 
     wait_for("a finished match" + ("" if bot is None else f" of {bot}"), played)
     return found[0]
+
+
+def a_fresh_match(arena: Running, who: str, most_steps: int = 2) -> str:
+    """The key of a running match that has played no more than `most_steps` steps, as `who`
+    sees it."""
+    found: list[str] = []
+
+    def fresh() -> bool:
+        _, listed = arena.served.get("/api/running", arena.tokens[who])
+        for match in listed["running"]:
+            _, live = arena.served.get(f"/api/matches/{match['key']}/live", arena.tokens[who])
+            if live["state"] == "running" and (live["last"] or 0) <= most_steps:
+                found.append(match["key"])
+                return True
+        return False
+
+    wait_for("a match that has just started", fresh)
+    return found[0]
