@@ -17,7 +17,7 @@ from referee.arena.api import create_app
 from referee.arena.db import Author, Version, VersionState
 from referee.arena.home import Arena, add_author
 from referee.arena.serving_lock import serving
-from referee.arena.submissions import Refusal, SubmissionRefused, accept
+from referee.arena.submissions import Refusal, SubmissionRefused, accept, closed
 from referee.cli import app
 from referee.records.verify import Outcome, verify_file
 from tests.support.arena import INTAKE_CONFIG, StandIn, add_version
@@ -124,7 +124,8 @@ def test_a_final_is_refused_in_one_line_while_served_or_with_fewer_than_two_bots
     assert refused.exit_code == 2, refused.output
     (line,) = refused.stderr.splitlines()
     assert re.fullmatch(
-        r"referee: error: \S+: another `referee arena serve` is serving this arena"
+        r"referee: error: \S+: another `referee arena serve` is serving this arena,"
+        r" or `referee arena final` playing its final"
         r" \([^)]+\): stop it, then run the final",
         line,
     ), line
@@ -136,3 +137,7 @@ def test_a_final_is_refused_in_one_line_while_served_or_with_fewer_than_two_bots
     assert refused.stderr.strip() == (
         "referee: error: a final needs two bots on the ladder; this arena has 1"
     )
+    # Refused, it changed nothing: submissions are still open, here and in the served arena.
+    for refused_arena in (arena, lonely):
+        with refused_arena.database.session() as session:
+            assert not closed(session)

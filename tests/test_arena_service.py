@@ -195,7 +195,10 @@ def test_a_second_serve_of_one_arena_is_refused_in_one_line(
         assert refused.returncode == 2, refused.stderr
         errors = [line for line in refused.stderr.splitlines() if line.startswith("referee:")]
         assert len(errors) == 1, refused.stderr
-        assert "another `referee arena serve` is serving this arena" in errors[0]
+        assert (
+            "another `referee arena serve` is serving this arena, or `referee arena final`"
+            in errors[0]
+        )
         # The first goes on.
         assert served.get("/api/leaderboard", None)[0] == 200
     # Once it has stopped (killed: the system lets its lock go), the arena is served again.

@@ -31,7 +31,10 @@ LOCK_FILE = "serve.lock"
 # The advisory lock's key on PostgreSQL (a 64-bit number): "referee!" in ASCII. An arena
 # has a database of its own, so one key serves every arena.
 ADVISORY_KEY = int.from_bytes(b"referee!", "big") - 2**63
-_REFUSED = "another `referee arena serve` is serving this arena"
+_REFUSED = (
+    "another `referee arena serve` is serving this arena,"
+    " or `referee arena final` playing its final"
+)
 
 
 class Held:

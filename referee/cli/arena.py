@@ -279,9 +279,10 @@ def final(
             stack.enter_context(serving(arena))
         except RefereeError as error:
             raise RefereeError(f"{error}: stop it, then run the final") from None
-        submissions.close(arena)
         settings = final_config(arena, fmt, rounds)
         key = final_key(arena)
+        # Only now: a final refused (too few bots, a format it does not know) changes nothing.
+        submissions.close(arena)
         prepare_sandbox(entrant.spec for entrant in settings.players)
         bar = present.TournamentProgress(settings)
         try:
