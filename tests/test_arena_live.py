@@ -509,7 +509,11 @@ def test_a_running_match_of_imperfect_information_shows_each_author_only_their_s
     assert "what oplayer was told" not in page and "the whole truth" not in page
     shut = site.get(f"/matches/{KEY}", "carol").text
     assert 'id="frames"' not in shut and "its moves are shown once it ends" in shut
-    # Once it is done, its page is the report's viewer: the whole truth and every seat's view.
+    # A step the rules refuse ends the following; why, which may name the hidden state, is
+    # the organiser's to read.
+    writer.step(5, (Move("(mark 9 9)"), Move("noop")), None)
+    assert "(the organiser can see why)" in site.get(path, "alice").json()["problem"]
+    assert "xplayer's move is not legal" in site.get(path, "organiser").json()["problem"]
     writer.close()
     set_state(site, MatchState.DONE)
     assert site.get(path, "carol").json()["state"] == "done"

@@ -138,6 +138,15 @@ class _Followed:
         problem = self.problem or self.reader.problem
         return None if problem is None else f"its moves cannot be followed here: {problem}"
 
+    def why_not_to(self, viewer: Author) -> str | None:
+        """Why the match is followed no further, as `viewer` may read it: of a game of
+        imperfect information, why only to the organiser (a fault of the rules may name a
+        fact of the hidden state)."""
+        problem = self.why_not
+        if problem is None or not self.game.imperfect or viewer.organiser:
+            return problem
+        return "its moves cannot be followed here (the organiser can see why)"
+
 
 def _told(step: int, told: dict[str, Json]) -> Json:
     """A frame of a seat's view as the report's viewer takes it: the seats' own moves and
@@ -189,7 +198,7 @@ class Watching:
                 run=followed.reader.run,
                 frames=later[:MAX_FRAMES],
                 last=frames[-1]["step"] if frames else None,
-                problem=followed.why_not,
+                problem=followed.why_not_to(viewer),
             )
 
     def page(
@@ -205,7 +214,7 @@ class Watching:
             frames = list(followed.shown(seats)) if followed is not None else []
             imperfect = followed is not None and followed.game.imperfect
             run = followed.reader.run if followed is not None else None
-            problem = self._no_game(match) if followed is None else followed.why_not
+            problem = self._no_game(match) if followed is None else followed.why_not_to(viewer)
         being = "being played" if match.state == MatchState.RUNNING else "waiting to be played"
         player = functools.partial(player_html, player_link=player_link)
         playing = ", ".join(
