@@ -287,7 +287,7 @@ def _field_text(
     lines = [text.rstrip("\n")]
     if results is not None:
         lines.append(f"output: {json.dumps(str(results))}")
-        # The ladder's matches are watched as they are played.
+        # By default the ladder's: its matches are watched as they are played.
         for key, value in (keys or {"live": True}).items():
             lines.append(f"{key}: {json.dumps(value)}")
     lines.append("players:")

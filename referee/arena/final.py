@@ -16,10 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from referee.arena import submissions
-from referee.arena.config import FieldPlayer
 from referee.arena.errors import NotFound
 from referee.arena.home import Arena, inside
-from referee.arena.match_queue import ladder_members
+from referee.arena.match_queue import field_players, ladder_members
 from referee.errors import ArenaError
 from referee.records.files import write_atomic
 from referee.records.signing import SigningKey, results_key
@@ -63,12 +62,8 @@ def final_config(arena: Arena, fmt: str, rounds: int) -> TournamentConfig:
     members = sorted(ladder_members(arena).values(), key=lambda member: member.name)
     if len(members) < 2:
         raise ArenaError(f"a final needs two bots on the ladder; this arena has {len(members)}")
-    players = [
-        FieldPlayer(member.name, member.run, arena.bot_directory(member.version))
-        for member in members
-    ]
     config = arena.config
-    text = config.final_text(players, final_paths(arena).results, fmt, rounds)
+    text = config.final_text(field_players(arena, members), final_paths(arena).results, fmt, rounds)
     return parse_config(config.path, text)
 
 
@@ -121,8 +116,10 @@ def published(arena: Arena) -> dict[str, Any]:
     except (OSError, ValueError):
         standings = None
     report = paths.report / "index.html"
+    with arena.database.session() as session:
+        closed = submissions.closed(session)
     return {
-        "closed": arena.database.setting(submissions.CLOSED_SETTING, "0") == "1",
+        "closed": closed,
         "standings": standings,
         "report": "/final/index.html" if standings is not None and report.is_file() else None,
     }

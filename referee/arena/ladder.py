@@ -28,7 +28,6 @@ from dataclasses import dataclass
 
 from sqlalchemy import func, select
 
-from referee.arena.config import FieldPlayer
 from referee.arena.db import Match, MatchState, utcnow
 from referee.arena.home import Arena
 from referee.arena.match_queue import (
@@ -36,6 +35,7 @@ from referee.arena.match_queue import (
     Field,
     Member,
     claim,
+    field_players,
     is_paused,
     keep_pause_row,
     ladder_members,
@@ -213,9 +213,7 @@ class Ladder:
 
     async def _play_field(self, members: dict[int, Member]) -> None:
         arena = self._arena
-        players = [
-            FieldPlayer(m.name, m.run, arena.bot_directory(m.version)) for m in members.values()
-        ]
+        players = field_players(arena, members.values())
         try:
             config = await asyncio.to_thread(arena.config.field_config, players, arena.results)
             the_field = await self._ride(functools.partial(self._open_field, members, config))

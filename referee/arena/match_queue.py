@@ -10,6 +10,7 @@ import contextlib
 import datetime as dt
 import random
 import uuid
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from sqlalchemy import delete, func, select, update
@@ -17,7 +18,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, selectinload
 
 from referee.arena import lifecycle
-from referee.arena.config import ArenaConfig
+from referee.arena.config import ArenaConfig, FieldPlayer
 from referee.arena.db import (
     ON_LADDER,
     Bot,
@@ -102,6 +103,11 @@ def ladder_members(arena: Arena) -> dict[int, Member]:
             .order_by(Version.id)
         ).all()
     return {v: Member(v, bot, player_name(name, number), run) for v, bot, name, number, run in rows}
+
+
+def field_players(arena: Arena, members: Iterable[Member]) -> list[FieldPlayer]:
+    """The versions `members` as a tournament's players, each run in its bot's directory."""
+    return [FieldPlayer(m.name, m.run, arena.bot_directory(m.version)) for m in members]
 
 
 def open_field(arena: Arena, members: dict[int, Member], config: TournamentConfig) -> Field:

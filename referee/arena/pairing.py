@@ -118,10 +118,13 @@ def _next_pair(
     # The random part last: ties broken alike however the entries came.
     draws = {entry.version: rng.random() for entry in entries}
 
+    def still_placing(entry: Entry) -> bool:
+        return entry.placing and entry.matches < placement_matches
+
     def urgency(entry: Entry) -> tuple[float, ...]:
         if entry.waited >= limit:
             return (0, -entry.waited, draws[entry.version])
-        if entry.placing and entry.matches < placement_matches:
+        if still_placing(entry):
             return (1, entry.matches, draws[entry.version])
         margin = UNRATED_MARGIN if entry.margin is None else entry.margin
         return (2, -margin, entry.matches, draws[entry.version])
@@ -130,8 +133,10 @@ def _next_pair(
         others = [entry for entry in entries if entry.bot != first.bot]
         if not others:
             continue
-        placing = first.placing and first.matches < placement_matches
-        second = _spread(first, others) if placing else _opponent(first, others, rule, rng)
+        if still_placing(first):
+            second = _spread(first, others)
+        else:
+            second = _opponent(first, others, rule, rng)
         game = min(games, key=lambda name: games[name])
         return Pair(first.version, second.version, game, rng.getrandbits(SEED_BITS))
     return None

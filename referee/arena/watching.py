@@ -32,7 +32,7 @@ from referee.errors import GameFault, MoveError
 from referee.games import Game, Move
 from referee.players.chance import is_chance
 from referee.records.replayed import Frame
-from referee.report.site import PlayerLink, frame_data, player_html, steps_viewer
+from referee.report.site import PlayerLink, frame_data, player_html, steps_viewer, told
 from referee.tournaments.live import LiveReader, LiveStep, live_path
 
 # Matches followed at once: those asked about most recently.
@@ -111,12 +111,7 @@ class _Followed:
             return
         moves = dict(zip(roles, step.moves, strict=True))
         if self.game.imperfect:
-            self.told.append(
-                {
-                    role: {"move": move, "percepts": list(seen)}
-                    for role, move, seen in zip(roles, step.moves, percepts, strict=True)
-                }
-            )
+            self.told.append(told(moves, dict(zip(roles, percepts, strict=True)), roles))
         self.frames.append(frame_data(self.game, Frame(step.step, self.state, moves), self.players))
 
     def shown(self, seats: frozenset[str]) -> list[Json]:
@@ -128,8 +123,8 @@ class _Followed:
         if not seats:
             return []
         return [_told(0, {})] + [
-            _told(frame["step"], {role: told[role] for role in told if role in seats})
-            for frame, told in zip(self.frames[1:], self.told, strict=True)
+            _told(frame["step"], {role: seen for role, seen in step.items() if role in seats})
+            for frame, step in zip(self.frames[1:], self.told, strict=True)
         ]
 
     @property

@@ -10,7 +10,7 @@ atomically, so a report refreshed during a tournament is never seen half written
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from html import escape
 from pathlib import Path
@@ -133,14 +133,18 @@ def match_viewer(
         for shown, frame in zip(data, frames, strict=True):
             step = transcript.steps[frame.step - 1] if frame.played and frame.step else None
             percepts = (step.percepts or {}) if step is not None else {}
-            shown["told"] = {
-                role: {"move": step.moves[role], "percepts": percepts.get(role, [])}
-                for role in seats
-                if step is not None
-            }
+            shown["told"] = told(step.moves, percepts, seats) if step is not None else {}
     note = f"{escape(transcript.game)}: {_seats(transcript, player)}. {escape(_result(transcript))}"
     chart = f"<h2>Answer times</h2>\n{times_chart(transcript, game.roles)}\n"
     return steps_viewer(transcript.match_id, note, game.roles, players, data, chart, player, seats)
+
+
+def told(
+    moves: Mapping[str, str], percepts: Mapping[str, Sequence[str]], seats: Iterable[str]
+) -> dict[str, dict[str, Any]]:
+    """What each of `seats` was told of a step, as the viewer's frames carry it (`told`): its
+    own move of `moves`, and its `percepts`."""
+    return {role: {"move": moves[role], "percepts": list(percepts.get(role, ()))} for role in seats}
 
 
 def player_html(name: str, player_link: PlayerLink | None = None) -> str:
