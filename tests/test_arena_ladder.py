@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import hashlib
 import re
 import sys
 import time
@@ -327,9 +328,10 @@ def test_a_version_retired_mid_run_leaves_the_field(arena: Arena) -> None:
 
 
 @pytest.mark.cluster
-def test_the_ladder_plays_on_local_dask_workers(arena: Arena) -> None:
-    for name in ("ann", "bob", "cat"):
-        add_version(arena, name)
+def test_the_ladder_plays_on_local_dask_workers_each_version_sent_as_a_bundle(
+    arena: Arena,
+) -> None:
+    versions = [add_version(arena, name) for name in ("ann", "bob", "cat")]
     ladder = Ladder(arena, Workers(count=2))
 
     async def steps() -> None:
@@ -337,6 +339,11 @@ def test_the_ladder_plays_on_local_dask_workers(arena: Arena) -> None:
 
     with_ladder(ladder, steps)
     check_recorded(arena)
+    # Each version was packed for the workers, and its row names the bundle by its hash.
+    with arena.database.session() as session:
+        for version_id in versions:
+            sha = session.get_one(Version, version_id).bundle_sha256
+            assert sha == hashlib.sha256(arena.bundle(version_id).read_bytes()).hexdigest()
 
 
 def test_a_field_that_cannot_be_played_is_noted_and_waits_for_a_change(arena: Arena) -> None:

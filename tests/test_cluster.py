@@ -12,6 +12,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
@@ -167,17 +168,23 @@ def test_workers_refuse_what_they_cannot_do(
 
 def on_a_host(job: Job) -> list[Played]:
     """What a worker's referee, without the worker, plays of a job: its cores, its pools."""
+    local = tempfile.mkdtemp(prefix="referee-test-worker-")
 
     async def hosted() -> list[Played]:
         plugin = MatchHost()
-        worker: Any = SimpleNamespace(address="tcp://test-worker:1")
+        worker: Any = SimpleNamespace(address="tcp://test-worker:1", local_directory=local)
         plugin.setup(worker)
         try:
-            return await plugin.play(job)
+            played = await plugin.play(job)
+            assert isinstance(played, list)
+            return played
         finally:
             await plugin.teardown(worker)
 
-    return asyncio.run(hosted())
+    try:
+        return asyncio.run(hosted())
+    finally:
+        shutil.rmtree(local, ignore_errors=True)
 
 
 def job_of(path: Path, matches: tuple[MatchOrder, ...], digests: dict[str, str]) -> Job:

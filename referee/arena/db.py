@@ -192,6 +192,8 @@ class Version(Base):
     run: Mapped[str] = mapped_column(Text, default="")
     build: Mapped[str | None] = mapped_column(Text, nullable=True)
     archive_sha256: Mapped[str] = mapped_column(String(64))
+    # Its built directory as a bundle for workers (`bot_bundles`): none until it is built.
+    bundle_sha256: Mapped[str | None] = mapped_column(String(64), nullable=True)
     submitted_at: Mapped[dt.datetime] = mapped_column(_When(), default=utcnow, index=True)
     updated_at: Mapped[dt.datetime] = mapped_column(_When(), default=utcnow)
     rating: Mapped[float | None] = mapped_column(Float, nullable=True)

@@ -9,6 +9,7 @@ results, the archives as submitted and the bots as built.
     DIR/replays/            what replays of the transcripts showed, kept (`replay_cache`)
     DIR/submissions/ID      each version's archive as received
     DIR/bots/ID/            each version unpacked and built; it runs there
+    DIR/bundles/ID.tar      each version as built, packed for workers (`bot_bundles`)
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from referee.arena.errors import NotFound
 from referee.arena.tokens import new_token, token_hash
 from referee.errors import ArenaError, ConfigError, RefereeError
 from referee.records.signing import SigningKey, results_key
+from referee.tournaments.bundles import SUFFIX
 
 CONFIG_FILE = "arena.yaml"
 SETTINGS_FILE = "arena.json"
@@ -77,6 +79,9 @@ class Arena:
 
     def bot_directory(self, version_id: int) -> Path:
         return self.directory / "bots" / str(version_id)
+
+    def bundle(self, version_id: int) -> Path:
+        return self.directory / "bundles" / f"{version_id}{SUFFIX}"
 
     def close(self) -> None:
         self.database.close()

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from sqlalchemy import select, update
 
-from referee.arena import intake_line, lifecycle
+from referee.arena import bot_bundles, intake_line, lifecycle
 from referee.arena.archive import Caps, unpack
 from referee.arena.build import build
 from referee.arena.db import (
@@ -224,6 +224,8 @@ class Intake:
                     advice = "\n".join(f"build: {line}" for line in said[-BUILD_ADVICE_LINES:])
                     raise _Failed(f"the build failed: {result.verdict}", advice)
                 step.passed(result.verdict)
+        # As built, for workers that do not share this disk: validated and played as packed.
+        await self._ride(functools.partial(bot_bundles.keep, arena, submitted.id))
         await self._move(submitted.id, VersionState.VALIDATING)
         async with self._step(submitted.id, StepKind.VALIDATE) as step:
             report = await self._validate(submitted, manifest, directory, step)
@@ -364,6 +366,7 @@ def _discard(arena: Arena, version_id: int) -> None:
         if directory.exists():
             shutil.rmtree(directory)
         arena.archive(version_id).unlink(missing_ok=True)
+        bot_bundles.discard(arena, version_id)
     except OSError as error:
         logger.warning("cannot remove the files of failed version %s: %s", version_id, error)
 

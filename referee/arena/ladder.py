@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 from sqlalchemy import func, select
 
+from referee.arena import bot_bundles
 from referee.arena.db import Match, MatchState, utcnow
 from referee.arena.home import Arena
 from referee.arena.match_queue import (
@@ -217,7 +218,7 @@ class Ladder:
         try:
             config = await asyncio.to_thread(arena.config.field_config, players, arena.results)
             the_field = await self._ride(functools.partial(self._open_field, members, config))
-            venue = await self._venue(config)
+            venue = await self._venue(config, members)
         except DatabaseLost:
             raise
         except RefereeError as error:
@@ -255,7 +256,7 @@ class Ladder:
                 )
         return the_field
 
-    async def _venue(self, config: TournamentConfig) -> Venue:
+    async def _venue(self, config: TournamentConfig, members: dict[int, Member]) -> Venue:
         new = [entrant for entrant in config.players if entrant.name not in self._prints]
         self._prints.update(
             await asyncio.to_thread(
@@ -273,7 +274,10 @@ class Ladder:
             return LocalVenue(
                 config, self._arena.key, prints, notes, sync_delay_s=0, pool=self._pool
             )
-        return await on_cluster(self._workers)(config, self._arena.key, prints, notes, {})
+        # The workers are sent each version as built, not a path on this machine's disk.
+        named = [(member.version, member.name) for member in members.values()]
+        bundles = await asyncio.to_thread(bot_bundles.bundles_of, self._arena, named)
+        return await on_cluster(self._workers, bundles)(config, self._arena.key, prints, notes, {})
 
     async def _watch(self, the_field: Field, stop: asyncio.Event) -> None:
         """Stop the field's places when the ladder is paused or its field has changed."""

@@ -11,6 +11,9 @@ matches than its cores allow.
 A worker that dies is the cluster's fault, never a player's: the scheduler is told not to
 retry on its own (`allowed_failures` 0), so each death reaches the coordinator, which plays
 the match again from the start and counts the attempts lost in its transcript.
+
+A venue given bundles (`bundles.py`) sends no path of its players' directories: a worker
+that lacks a player's bundle says so, and is sent the job again with it.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from referee.records.files import sync_files
 from referee.records.signing import SigningKey
 from referee.records.transcript import Transcript, write_transcript
 from referee.sandbox.cores import CORES_VARIABLE, available_cores, format_cores, split_cores
+from referee.tournaments.bundles import Bundle
 from referee.tournaments.config import TournamentConfig
 from referee.tournaments.host import (
     PLUGIN,
@@ -39,9 +43,9 @@ from referee.tournaments.host import (
     MatchHost,
     MatchOrder,
     Played,
+    Wanted,
     end_tournament,
     play_job,
-    tournament_key,
 )
 from referee.tournaments.playing import pinned, plan_cores
 from referee.tournaments.results import log_path, transcript_path, write_log
@@ -74,8 +78,9 @@ class Workers:
     address: str | None = None
 
 
-def on_cluster(workers: Workers) -> OpenVenue:
-    """The venue a tournament opens to play its matches on these workers."""
+def on_cluster(workers: Workers, bundles: Mapping[str, Bundle] | None = None) -> OpenVenue:
+    """The venue a tournament opens to play its matches on these workers; the players named
+    in `bundles` run in the workers' copies of their directories."""
 
     async def open_venue(
         config: TournamentConfig,
@@ -84,7 +89,9 @@ def on_cluster(workers: Workers) -> OpenVenue:
         observer: Observer,
         withdrawn: Mapping[str, str],
     ) -> ClusterVenue:
-        return await ClusterVenue.open(workers, config, key, prints, observer, withdrawn)
+        return await ClusterVenue.open(
+            workers, config, key, prints, observer, withdrawn, bundles or {}
+        )
 
     return open_venue
 
@@ -104,9 +111,12 @@ class ClusterVenue:
         capacity: int,
         per_match: int,
         withdrawn: Mapping[str, str],
+        bundles: Mapping[str, Bundle],
     ) -> None:
         """`per_match`: the cores each match asks a worker for (0: none)."""
         self._per_match = per_match
+        self._bundles = {bundle.sha256: bundle for bundle in bundles.values()}
+        self._bundle_names = {name: bundle.sha256 for name, bundle in bundles.items()}
         self._withdrawn = withdrawn
         self._client = client
         self._cluster = cluster
@@ -127,6 +137,7 @@ class ClusterVenue:
         prints: Mapping[str, Fingerprint],
         observer: Observer,
         withdrawn: Mapping[str, str],
+        bundles: Mapping[str, Bundle],
     ) -> ClusterVenue:
         """Start the local workers, or reach the scheduler; ClusterError when it cannot be."""
         cluster = None
@@ -148,7 +159,16 @@ class ClusterVenue:
         # second of each place and starts it as soon as the first ends, while this process
         # writes the first one's results.
         return cls(
-            client, cluster, config, key, prints, observer, 2 * capacity, per_match, withdrawn
+            client,
+            cluster,
+            config,
+            key,
+            prints,
+            observer,
+            2 * capacity,
+            per_match,
+            withdrawn,
+            bundles,
         )
 
     def batch(self, remaining: int) -> int:
@@ -164,15 +184,44 @@ class ClusterVenue:
         config = self._config
         orders = tuple(MatchOrder.of(match) for match in matches)
         # The players withdrawn when the job is sent: one withdrawn meanwhile is still tried.
-        job = Job(str(config.path), config.text, orders, self._digests, dict(self._withdrawn))
+        job = Job(
+            str(config.path),
+            config.text,
+            orders,
+            self._digests,
+            dict(self._withdrawn),
+            # All of them, not only its matches' players': they name the tournament on the
+            # worker, whose players are parsed, and started, once.
+            self._bundle_names,
+        )
         resources = {CORES: self._per_match} if self._per_match else None
         for match in matches:
             self._observer.started(match)
         lost = 0
+        # The worker that said it lacks bundles: the job goes back to it with them.
+        to: list[str] | None = None
         while True:
-            future = self._client.submit(play_job, job, resources=resources, pure=False)
+            future = self._client.submit(
+                play_job,
+                job,
+                resources=resources,
+                pure=False,
+                workers=to,
+                allow_other_workers=to is not None,
+            )
             try:
-                played: list[Played] = await future
+                answer: list[Played] | Wanted = await future
+                if isinstance(answer, Wanted):
+                    if set(answer.bundles) <= job.carried.keys():
+                        raise ClusterError(
+                            f"{_named(matches)}: worker {answer.worker} still lacks bundles"
+                            f" {', '.join(answer.bundles)} after it was sent them"
+                        )
+                    carried = await asyncio.to_thread(self._carried, answer.bundles)
+                    job = replace(job, carried=job.carried | carried)
+                    to = [answer.worker]
+                    continue
+                played = answer
                 break
             except KilledWorker:
                 lost += 1
@@ -198,6 +247,14 @@ class ClusterVenue:
         # In a thread: encoding, signing and syncing a transcript takes milliseconds, which
         # the event loop, shared with a web API (the arena's), must not wait for.
         return await asyncio.to_thread(self._write, matches, played, lost)
+
+    def _carried(self, wanted: Sequence[str]) -> dict[str, bytes]:
+        """The bytes of the bundles a worker said it lacks; ClusterError for one this venue
+        has not."""
+        unknown = [sha for sha in wanted if sha not in self._bundles]
+        if unknown:
+            raise ClusterError(f"a worker asked for bundle {unknown[0]}, which is no player's")
+        return {sha: self._bundles[sha].read() for sha in wanted}
 
     def _write(
         self, matches: Sequence[ScheduledMatch], played: Sequence[Played], lost: int
@@ -231,8 +288,8 @@ class ClusterVenue:
     async def close(self) -> None:
         try:
             if self._cluster is None:  # a scheduler's workers outlive the tournament
-                key = tournament_key(str(self._config.path), self._config.text)
-                await self._client.run(end_tournament, key)
+                key = Job(str(self._config.path), self._config.text, (), {}, {}, self._bundle_names)
+                await self._client.run(end_tournament, key.tournament)
         except Exception as error:  # every result is written: this is worth a note, no more
             self._observer.noted(
                 f"the workers were not told the tournament is over ({type(error).__name__}:"

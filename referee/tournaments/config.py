@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
@@ -217,8 +217,10 @@ def load_config(path: Path) -> TournamentConfig:
     return parse_config(path, read_text(path, ConfigError, MAX_CONFIG_BYTES))
 
 
-def parse_config(path: Path, text: str) -> TournamentConfig:
-    """Check the text of the tournament config at `path` (a worker is sent the text)."""
+def parse_config(path: Path, text: str, cwds: Mapping[str, Path] | None = None) -> TournamentConfig:
+    """Check the text of the tournament config at `path` (a worker is sent the text).
+    `cwds`: where the players so named run instead of their `cwd`, a worker's copy of their
+    directories (`bundles.py`)."""
     loader = yaml.SafeLoader(text)
     try:
         check_shape(path, text)
@@ -249,7 +251,7 @@ def parse_config(path: Path, text: str) -> TournamentConfig:
         )
         raise locate.error(first["loc"], error_message(first)) from None
     try:
-        return replace(_build(path, raw, locate), text=text)
+        return replace(_build(path, raw, locate, cwds or {}), text=text)
     except _Located as error:
         raise locate.error(error.loc, error.message) from None
 
@@ -261,7 +263,9 @@ class _Located(Exception):
         self.message = message
 
 
-def _build(path: Path, raw: ConfigFile, locate: Locator) -> TournamentConfig:
+def _build(
+    path: Path, raw: ConfigFile, locate: Locator, cwds: Mapping[str, Path]
+) -> TournamentConfig:
     base = path.resolve().parent
     games = []
     seen: set[str] = set()
@@ -310,7 +314,7 @@ def _build(path: Path, raw: ConfigFile, locate: Locator) -> TournamentConfig:
         if player.name in names:
             raise _Located((*where, "name"), f"player name {player.name} is used twice")
         names.add(player.name)
-        spec = _spec(player, base, where)
+        spec = _spec(player, base, where, cwds.get(player.name))
         spec = replace(spec, limits=_limits(player.limits, everyone, (*where, "limits")))
         capacity = _capacity(player, spec, where)
         players.append(Entrant(spec, _pick(player.reuse, raw.reuse), capacity))
@@ -576,7 +580,7 @@ def _clocks(raw: ConfigFile, entry: GameEntry, where: Location) -> Clocks:
         raise _Located(where, str(error)) from None
 
 
-def _spec(entry: PlayerEntry, base: Path, where: Location) -> PlayerSpec:
+def _spec(entry: PlayerEntry, base: Path, where: Location, cwd: Path | None) -> PlayerSpec:
     if (entry.command is None) == (entry.url is None):
         raise _Located(where, "give a player either a command or a url")
     if entry.url is not None:
@@ -585,7 +589,8 @@ def _spec(entry: PlayerEntry, base: Path, where: Location) -> PlayerSpec:
         except ConfigError as error:
             raise _Located((*where, "url"), str(error)) from None
     assert entry.command is not None
-    cwd = base / entry.cwd if entry.cwd else None
+    if cwd is None and entry.cwd:
+        cwd = base / entry.cwd
     if cwd is not None and not cwd.is_dir():
         raise _Located((*where, "cwd"), f"no such directory: {cwd}")
     try:

@@ -10,10 +10,14 @@ match. The loop runs in the worker's main thread, so the players started from it
 the worker: the kernel kills each one when that thread is gone (PR_SET_PDEATHSIG), and with
 it its jail's PID namespace. A worker that starts after one was killed removes what the
 killed one left (its players' cgroups and directories).
+
+A player whose directory the job names by a bundle (`bundles.py`) runs in the worker's copy
+of it, in its cache: a worker needs no disk shared with the coordinator.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import hashlib
 import shutil
@@ -33,6 +37,7 @@ from referee.records.transcript import BookLine, Transcript
 from referee.sandbox.cores import CorePool, available_cores
 from referee.sandbox.isolation import remove_left_behind
 from referee.sandbox.process import become_subreaper
+from referee.tournaments.bundles import BundleCache
 from referee.tournaments.config import TournamentConfig, parse_config
 from referee.tournaments.playing import plan_cores, play_scheduled
 from referee.tournaments.pool import PlayerPool
@@ -42,6 +47,8 @@ from referee.tournaments.schedule import ScheduledMatch
 PLUGIN = "referee"
 # A log is capped as it is written; this bounds what is read of one all the same.
 _LOG_READ_LIMIT = 2 * LOG_LIMIT
+# Where in its local directory a worker keeps the bundles it was sent.
+BUNDLE_CACHE = "referee-bundles"
 
 
 @dataclass(frozen=True)
@@ -101,22 +108,38 @@ class Job:
     """Matches for a worker, played one after the other on the same cores: the tournament's
     config (its path, where the players' files are on every machine, and its text), the
     matches, the players' fingerprints as the coordinator took them, and the players it has
-    withdrawn (each name and why), which are not started."""
+    withdrawn (each name and why), which are not started. `bundles` names the bundle of each
+    player that runs in its worker's copy of its directory; `carried` holds the bytes of
+    those a worker said it lacks."""
 
     config_path: str
     config_text: str
     matches: tuple[MatchOrder, ...]
     digests: dict[str, str]
     withdrawn: dict[str, str] = field(default_factory=dict)
+    bundles: dict[str, str] = field(default_factory=dict)
+    carried: dict[str, bytes] = field(default_factory=dict)
 
     @property
     def tournament(self) -> str:
-        return tournament_key(self.config_path, self.config_text)
+        return tournament_key(self.config_path, self.config_text, self.bundles)
 
 
-def tournament_key(config_path: str, config_text: str) -> str:
-    """What names a tournament on a worker: its config's path and text."""
-    return hashlib.sha256(f"{config_path}\0{config_text}".encode()).hexdigest()
+def tournament_key(
+    config_path: str, config_text: str, bundles: dict[str, str] | None = None
+) -> str:
+    """What names a tournament on a worker: its config's path and text, and its players'
+    bundles."""
+    named = "".join(f"\0{name}\0{sha}" for name, sha in sorted((bundles or {}).items()))
+    return hashlib.sha256(f"{config_path}\0{config_text}{named}".encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class Wanted:
+    """A worker's answer to a job whose bundles it lacks: send them."""
+
+    worker: str
+    bundles: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -149,6 +172,7 @@ class MatchHost(WorkerPlugin):
         self._tournaments: dict[str, _Tournament] = {}
         self._address = ""
         self._logs = Path()
+        self._bundles = BundleCache(Path())
         self._pauses = contextlib.ExitStack()
 
     def setup(self, worker: Worker) -> None:
@@ -160,6 +184,7 @@ class MatchHost(WorkerPlugin):
         # The players' logs, each read and removed after its match.
         self._logs = Path(tempfile.mkdtemp(prefix="referee-logs-"))
         self._cores = CorePool(available_cores())
+        self._bundles = BundleCache(Path(worker.local_directory) / BUNDLE_CACHE)
         # Its full collections between its matches, as in the referee process.
         self._pauses.enter_context(short_pauses())
 
@@ -169,9 +194,12 @@ class MatchHost(WorkerPlugin):
         shutil.rmtree(self._logs, ignore_errors=True)
         self._pauses.close()
 
-    async def play(self, job: Job) -> list[Played]:
+    async def play(self, job: Job) -> list[Played] | Wanted:
         """Play a job's matches: what each gave, up to the first in which the referee
-        failed."""
+        failed; or the bundles the job names that this worker lacks."""
+        wanted = await asyncio.to_thread(self._unbundle, job)
+        if wanted:
+            return Wanted(self._address, wanted)
         tournament = self._tournament(job)
         config = tournament.config
         matches = [order.rebuild(config, f"worker {self._address}") for order in job.matches]
@@ -230,11 +258,19 @@ class MatchHost(WorkerPlugin):
         sent = {role: data for role, data in written.items() if data is not None}
         return Played(recorded[0], sent, error, time.monotonic() - began)
 
+    def _unbundle(self, job: Job) -> tuple[str, ...]:
+        """Unpack the bundles the job carries; those it names that are still lacking."""
+        where = f"worker {self._address}"
+        for sha, data in job.carried.items():
+            self._bundles.put(sha, data, where)
+        return tuple(sorted({s for s in job.bundles.values() if self._bundles.find(s) is None}))
+
     def _tournament(self, job: Job) -> _Tournament:
         """The tournament of a job, read once, and checked against the coordinator's."""
         found = self._tournaments.get(job.tournament)
         if found is None:
-            config = parse_config(Path(job.config_path), job.config_text)
+            cwds = {name: self._bundles.root / sha for name, sha in job.bundles.items()}
+            config = parse_config(Path(job.config_path), job.config_text, cwds)
             prints = {entrant.name: fingerprint(entrant.spec) for entrant in config.players}
             found = _Tournament(config, prints, PlayerPool(config.players))
             self._tournaments[job.tournament] = found
@@ -272,7 +308,7 @@ def _host(worker: Worker) -> MatchHost:
     return host
 
 
-async def play_job(job: Job) -> list[Played]:
+async def play_job(job: Job) -> list[Played] | Wanted:
     """The task a worker runs, on its event loop: a job's matches."""
     return await _host(get_worker()).play(job)
 
