@@ -18,16 +18,14 @@ import contextlib
 import functools
 import logging
 import shutil
-import tempfile
-from collections.abc import AsyncIterator, Callable, Iterator
-from dataclasses import dataclass, replace
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from sqlalchemy import select, update
 
 from referee.arena import bot_bundles, intake_line, lifecycle
 from referee.arena.archive import Caps, unpack
-from referee.arena.build import build
 from referee.arena.db import (
     IN_INTAKE,
     STEP_LOG_LIMIT,
@@ -39,24 +37,20 @@ from referee.arena.db import (
     utcnow,
 )
 from referee.arena.home import Arena
-from referee.arena.manifest import Manifest, bot_environment, lift, read_manifest
+from referee.arena.intake_venue import HereIntake, IntakeVenue, WorkerLost
+from referee.arena.manifest import Manifest, lift, read_manifest
 from referee.arena.outages import LAST_WAIT_S, DatabaseLost, Rider, Trouble, trouble_of
-from referee.clock import Clocks
-from referee.errors import RefereeError, SubmissionError
-from referee.games import Game
-from referee.players.builtin import program_spec
-from referee.tournaments.config import GameSettings
-from referee.validate.checks import Report, Verdict
-from referee.validate.run import validate
-from referee.validate.text import report_text
+from referee.errors import SubmissionError
 
 logger = logging.getLogger(__name__)
 # How often the loop looks for queued versions when it is not told of one.
 POLL_S = 1.0
 # The last lines of a failed build's output that the author is shown with the reason.
 BUILD_ADVICE_LINES = 5
-# The validate step's log is its report as a terminal this wide shows it.
-LOG_WIDTH = 120
+# A version whose build or validation loses its worker this many times is failed.
+MAX_LOST = 3
+# How long the intake's place waits after a worker was lost before it takes another version.
+LOST_WAIT_S = 1.0
 
 
 class _Failed(Exception):
@@ -81,8 +75,12 @@ class Intake:
     """The submission pipeline of one arena. `on_placed`, if set, is told each version that
     reaches `placing`."""
 
-    def __init__(self, arena: Arena) -> None:
+    def __init__(self, arena: Arena, venue: IntakeVenue | None = None) -> None:
         self.arena = arena
+        # Where it builds and validates: here, or on the ladder's workers.
+        self.venue = venue or HereIntake(arena)
+        # The versions whose build or validation lost its worker, and how many times.
+        self._lost: dict[int, int] = {}
         self.on_placed: Callable[[int], None] | None = None
         self._wake = asyncio.Event()
         # One place claims the next version at a time.
@@ -123,9 +121,12 @@ class Intake:
         stop)."""
         # Those left by an arena stopped between a failure and its removal, or by one older.
         await self._ride(self._discard_failed)
-        async with asyncio.TaskGroup() as group:
-            for _ in range(self.arena.config.intake_concurrency):
-                group.create_task(self._take_in())
+        try:
+            async with asyncio.TaskGroup() as group:
+                for _ in range(self.arena.config.intake_concurrency):
+                    group.create_task(self._take_in())
+        finally:
+            await self.venue.close()
 
     async def _take_in(self) -> None:
         """One of the intake's places: a version at a time, the next in line."""
@@ -164,6 +165,9 @@ class Intake:
             return
         except DatabaseLost:
             raise
+        except WorkerLost as error:
+            await self._worker_lost(version_id, error)
+            return
         except Exception as error:
             if trouble_of(error) is Trouble.FULL:
                 # Not the bot's doing: taken up again from the start once there is room
@@ -181,6 +185,22 @@ class Intake:
         await self._ride(functools.partial(self._place, submitted))
         if self.on_placed is not None:
             self.on_placed(submitted.id)
+
+    async def _worker_lost(self, version_id: int, error: WorkerLost) -> None:
+        """Not the bot's doing: taken up again from the start, up to MAX_LOST times; a
+        version that loses its worker every time is failed, for the organiser to look at."""
+        lost = self._lost[version_id] = self._lost.get(version_id, 0) + 1
+        if lost < MAX_LOST:
+            logger.warning("version %s: %s; queued again", version_id, error)
+            await self._move(version_id, VersionState.QUEUED)
+            await asyncio.sleep(LOST_WAIT_S)
+            return
+        del self._lost[version_id]
+        reason = (
+            f"its build or validation lost its worker {lost} times ({error}); tell the organiser"
+        )
+        await self._move(version_id, VersionState.FAILED, reason, "")
+        await asyncio.to_thread(_discard, self.arena, version_id)
 
     def _submitted(self, version_id: int) -> _Submitted | None:
         with self.arena.database.session() as session:
@@ -214,10 +234,9 @@ class Intake:
         await self._ride(functools.partial(self._keep_manifest, submitted.id, manifest))
         if manifest.build is not None:
             async with self._step(submitted.id, StepKind.BUILD) as step:
-                with _scratch() as scratch:
-                    log = scratch / "build.log"
-                    result = await build(directory, manifest.build, arena.config.build, log)
-                    step.log = _read_log(log)
+                result, step.log = await self.venue.build(
+                    directory, manifest.build, arena.config.build
+                )
                 if not result.passed:
                     # What the compiler said is what the author needs; its last lines here.
                     said = [line for line in result.log_tail.splitlines() if line.strip()]
@@ -225,11 +244,20 @@ class Intake:
                     raise _Failed(f"the build failed: {result.verdict}", advice)
                 step.passed(result.verdict)
         # As built, for workers that do not share this disk: validated and played as packed.
-        await self._ride(functools.partial(bot_bundles.keep, arena, submitted.id))
+        bundle = await self._ride(functools.partial(bot_bundles.keep, arena, submitted.id))
         await self._move(submitted.id, VersionState.VALIDATING)
         async with self._step(submitted.id, StepKind.VALIDATE) as step:
-            report = await self._validate(submitted, manifest, directory, step)
-            step.passed(report)
+
+            def progress(log: str) -> None:
+                step.log = log
+
+            validated = await self.venue.validate(
+                directory, bundle, manifest.run, submitted.player_name, progress
+            )
+            step.log = validated.log
+            if validated.failure is not None:
+                raise _Failed(validated.failure, validated.advice)
+            step.passed(validated.verdict)
 
     def _keep_manifest(self, version_id: int, manifest: Manifest) -> None:
         with self.arena.database.session(write=True) as session:
@@ -249,56 +277,6 @@ class Intake:
                 f" change its name to {submitted.bot_name!r}, or submit it as {manifest.name!r}"
             )
         return manifest
-
-    async def _validate(
-        self, submitted: _Submitted, manifest: Manifest, directory: Path, step: _Running
-    ) -> str:
-        """Validate the bot in the arena's games, under their clocks and the arena's limits;
-        the verdict, or _Failed with validate's advice."""
-        tournament = self.arena.config.tournament
-        try:
-            spec = program_spec(
-                manifest.run,
-                "a person cannot be a bot",
-                submitted.player_name,
-                directory,
-                directory,
-                bot_environment(),
-            )
-        except RefereeError as error:
-            raise _Failed(f"bot.yaml: run: {error}") from None
-        spec = replace(spec, limits=tournament.players[0].spec.limits)
-        reports: list[Report] = []
-        groups = _by_clocks(tournament.games)
-        texts: list[str] = []
-        for clocks, games in groups.items():
-            with _scratch() as workdir:
-                report = await validate(
-                    spec,
-                    games,
-                    self.arena.config.validate_matches_per_role,
-                    clocks,
-                    workdir,
-                )
-            reports.append(report)
-            # What `referee validate` prints, without the paths of this machine.
-            hidden = {directory: "bot", workdir: "validation", self.arena.directory: "arena"}
-            text = report_text(_report_without_paths(report, hidden), LOG_WIDTH)
-            if len(groups) > 1:
-                names = ", ".join(game.id for game in games)
-                text = (
-                    f"{names}, {clocks.start_ms} ms to start, {clocks.play_ms} ms a move:\n{text}"
-                )
-            texts.append(text)
-            step.log = "\n\n".join(texts)
-            if report.verdict is Verdict.FAIL:
-                advice = "\n".join(
-                    f"{c.name}: {c.advice}"
-                    for c in report.checks
-                    if c.verdict is Verdict.FAIL and c.advice
-                )
-                raise _Failed(f"validation: {report.summary()}", advice)
-        return "; ".join(report.summary() for report in reports)
 
     async def _move(
         self, version_id: int, state: VersionState, reason: str = "", advice: str = ""
@@ -335,6 +313,12 @@ class Intake:
                 )
             )
             raise failure from None
+        except WorkerLost as error:
+            verdict = f"cut short: {error}; taken up again"
+            await self._ride(
+                functools.partial(self._finish, step_id, StepState.FAILED, verdict, running.log)
+            )
+            raise
         except BaseException as error:
             # Stopped, or the database lost: said if it can be now, else by `recover`.
             with contextlib.suppress(Exception):
@@ -380,57 +364,3 @@ class _Running:
 
     def passed(self, verdict: str) -> None:
         self.verdict = verdict
-
-
-def _by_clocks(games: tuple[GameSettings, ...]) -> dict[Clocks, list[Game]]:
-    """The arena's games grouped by their clocks: validate plays each group under its own."""
-    groups: dict[Clocks, list[Game]] = {}
-    for settings in games:
-        groups.setdefault(settings.clocks, []).append(settings.game)
-    return groups
-
-
-@contextlib.contextmanager
-def _scratch() -> Iterator[Path]:
-    with tempfile.TemporaryDirectory(prefix="referee-intake-") as name:
-        yield Path(name)
-
-
-def _without_paths(text: str, hidden: dict[Path, str]) -> str:
-    """`text` with each path of `hidden` (and whatever is under it) named by its stand-in:
-    an author reads no path of the arena's machine. The longest first, so that a path
-    inside another is named as its own."""
-    spellings = {str(path): name for path, name in hidden.items()}
-    spellings |= {str(path.resolve()): name for path, name in hidden.items()}
-    for spelled in sorted(spellings, key=len, reverse=True):
-        text = text.replace(spelled, spellings[spelled])
-    return text
-
-
-def _report_without_paths(report: Report, hidden: dict[Path, str]) -> Report:
-    """The report with every path of `hidden` in what it quotes (the checks' details and
-    advice, the program's last words, why it stopped) named by its stand-in: before the
-    text is fit to its width, which may break a long path across lines."""
-
-    def shown(text: str) -> str:
-        return _without_paths(text, hidden)
-
-    checks = [
-        replace(
-            check,
-            detail=shown(check.detail),
-            advice=shown(check.advice),
-            stderr=tuple(map(shown, check.stderr)),
-            stdout=tuple(map(shown, check.stdout)),
-        )
-        for check in report.checks
-    ]
-    command = tuple(map(shown, report.command))
-    return replace(report, checks=checks, command=command, stopped=shown(report.stopped))
-
-
-def _read_log(path: Path) -> str:
-    try:
-        return path.read_bytes()[: STEP_LOG_LIMIT + 1024].decode("utf-8", "replace")
-    except OSError:
-        return ""

@@ -109,9 +109,10 @@ def venue_name(workers: Workers | None, address: bool = True) -> str:
     """Where a ladder on `workers` plays, in a few words: its cluster's address if `address`."""
     if workers is None:
         return "this process"
-    if workers.address is not None:
-        return f"cluster {workers.address}" if address else "cluster"
-    return f"{workers.count} local worker{'' if workers.count == 1 else 's'}"
+    # Local workers may have an address too: those `serve` started for its ladder and intake.
+    if workers.count:
+        return f"{workers.count} local worker{'' if workers.count == 1 else 's'}"
+    return f"cluster {workers.address}" if address else "cluster"
 
 
 class Ladder:

@@ -1,5 +1,7 @@
 """The arena as a service: the API on uvicorn, the intake and the ladder, three tasks of one
-event loop in one process, stopped together by SIGINT or SIGTERM.
+event loop in one process, stopped together by SIGINT or SIGTERM. On workers, the intake's
+builds and validations and the ladder's matches go to the same ones: local workers are
+started once, for both.
 
 uvicorn's own signal handling is left out: it would stop the server alone, then raise the
 signal again once it has. Here a signal stops all three; the matches in flight are left
@@ -22,11 +24,12 @@ from referee.arena.api import Hooks, create_app
 from referee.arena.doors import Doors, Limits
 from referee.arena.home import Arena
 from referee.arena.intake import Intake
+from referee.arena.intake_venue import WorkersIntake
 from referee.arena.ladder import Ladder, LadderObserver
 from referee.arena.match_queue import set_paused
 from referee.arena.outages import DatabaseLost, Rider
 from referee.errors import ArenaError
-from referee.tournaments.cluster import Workers
+from referee.tournaments.cluster import Workers, local_cluster
 
 # What a stop waits for the requests under way, before it cuts them.
 GRACE_S = 5
@@ -59,9 +62,31 @@ async def serve(
     raised; DatabaseLost, in one line, if the database does not answer for the config's
     `database_wait_s`."""
     told = observer or LadderObserver()
+    # One cluster for the intake and the ladder: local workers are started once, here.
+    cluster = None
+    if workers is not None and workers.count:
+        cluster = await local_cluster(workers.count, arena.config.tournament, told.noted)
+        workers = Workers(workers.count, cluster.scheduler_address)
+    try:
+        await _serve(arena, host, port, workers, ready, told, keep_lock)
+    finally:
+        if cluster is not None:
+            await cluster.close()  # type: ignore[misc]
+
+
+async def _serve(
+    arena: Arena,
+    host: str,
+    port: int,
+    workers: Workers | None,
+    ready: Callable[[str], None] | None,
+    told: LadderObserver,
+    keep_lock: Callable[[], bool] | None,
+) -> None:
     # An outage's start and end, in the arena's log; meanwhile the API answers 503.
     arena.database.watch.listen(told.noted)
-    intake = Intake(arena)
+    venue = None if workers is None else WorkersIntake(arena, str(workers.address))
+    intake = Intake(arena, venue)
     ladder = Ladder(arena, workers, told)
     ride = Rider(arena.config.database_wait_s)
     await ride(intake.recover)

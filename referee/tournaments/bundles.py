@@ -99,27 +99,38 @@ class BundleCache:
             return found
         if not _is_hash(sha256):
             raise ClusterError(f"{where}: {sha256[:80]!r} does not name a bundle")
-        got = hashlib.sha256(data).hexdigest()
-        if got != sha256:
-            raise ClusterError(
-                f"{where}: the bundle sent as {sha256} hashes to {got}: refused, not unpacked"
-            )
         self.root.mkdir(parents=True, exist_ok=True)
         partial = Path(tempfile.mkdtemp(prefix=f"{sha256}.", dir=self.root))
         try:
-            with tarfile.open(fileobj=io.BytesIO(data), mode="r:") as tar:
-                # The `tar` filter: no member outside the directory, through a link either,
-                # and no setuid bit; links into the system stay (a virtual environment's).
-                tar.extractall(partial, filter="tar")
-            # Read by the players' seat users, as the coordinator's copy is.
-            os.chmod(partial, _DIRECTORY)
+            unpack(data, sha256, partial, where)
             os.replace(partial, self.root / sha256)
-        except (OSError, tarfile.TarError) as error:
+        except (OSError, ClusterError):
             shutil.rmtree(partial, ignore_errors=True)
             if self.find(sha256) is not None:  # another task of the worker unpacked it first
                 return self.root / sha256
-            raise ClusterError(f"{where}: bundle {sha256}: cannot be unpacked: {error}") from None
+            raise
         return self.root / sha256
+
+
+def unpack(data: bytes, sha256: str, into: Path, where: str) -> None:
+    """Check `data` against `sha256` and unpack it into the directory `into`, made or empty.
+    ClusterError, naming `where`, for bytes that are not the ones named, or that cannot be
+    unpacked."""
+    got = hashlib.sha256(data).hexdigest()
+    if got != sha256:
+        raise ClusterError(
+            f"{where}: the bundle sent as {sha256} hashes to {got}: refused, not unpacked"
+        )
+    try:
+        into.mkdir(exist_ok=True)
+        with tarfile.open(fileobj=io.BytesIO(data), mode="r:") as tar:
+            # The `tar` filter: no member outside the directory, through a link either, and
+            # no setuid bit; links into the system stay (a virtual environment's).
+            tar.extractall(into, filter="tar")
+        # Read by the players' seat users, as the coordinator's copy is.
+        os.chmod(into, _DIRECTORY)
+    except (OSError, tarfile.TarError) as error:
+        raise ClusterError(f"{where}: bundle {sha256}: cannot be unpacked: {error}") from None
 
 
 def _is_hash(text: str) -> bool:

@@ -21,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -142,16 +142,16 @@ class ClusterVenue:
         """Start the local workers, or reach the scheduler; ClusterError when it cannot be."""
         cluster = None
         if workers.address is None:
-            cluster = await _local_cluster(workers.count, config, observer)
+            cluster = await local_cluster(workers.count, config, observer.noted)
             client = await Client(cluster, asynchronous=True)
         else:
-            client = await _connect(workers.address)
+            client = await connect(workers.address)
         try:
             # The scheduler keeps it before it sends it: a worker that dies meanwhile gets it
             # when it is started again, as every worker that joins later does.
             with contextlib.suppress(OSError):
                 await client.register_plugin(MatchHost(), name=PLUGIN)
-            capacity, per_match = await _capacity(client, config, workers.address)
+            capacity, per_match = await capacity_of(client, config, workers.address)
         except BaseException:
             await _close(client, cluster)
             raise
@@ -304,17 +304,19 @@ def _named(matches: Sequence[ScheduledMatch]) -> str:
     return first if len(matches) == 1 else f"{first} and {len(matches) - 1} more"
 
 
-async def _local_cluster(count: int, config: TournamentConfig, observer: Observer) -> SpecCluster:
+async def local_cluster(
+    count: int, config: TournamentConfig, noted: Callable[[str], None]
+) -> SpecCluster:
     """`count` worker processes on this machine, each on its own share of the cores."""
     cores = available_cores()
     # Every match of a job asks for the most cores a match of the tournament takes.
     plan = plan_cores(config, cores)
     for note in plan.notes:
-        observer.noted(note)
+        noted(note)
     per_match = plan.most
     allowed = len(cores) // per_match if per_match else count
     if count > allowed:
-        observer.noted(
+        noted(
             f"{count} workers are more than the {len(cores)} cores allow at {per_match} per"
             f" match: {allowed} worker{'' if allowed == 1 else 's'}"
         )
@@ -354,7 +356,7 @@ async def _local_cluster(count: int, config: TournamentConfig, observer: Observe
         raise ClusterError(f"cannot start {count} local workers: {error}") from None
 
 
-async def _connect(address: str) -> Client:
+async def connect(address: str) -> Client:
     """A client of the scheduler at `address`, which retries nothing on its own."""
     try:
         client = await Client(address, asynchronous=True, timeout=CONNECT_TIMEOUT_S)
@@ -372,7 +374,7 @@ def _no_silent_retries(dask_scheduler: Scheduler) -> None:
     dask_scheduler.allowed_failures = 0
 
 
-async def _capacity(
+async def capacity_of(
     client: Client, config: TournamentConfig, address: str | None
 ) -> tuple[int, int]:
     """How many matches the cluster's workers can play at once, and the cores each takes
