@@ -4,6 +4,7 @@ intake serves the authors in turn.
 
 Usage: python benchmarks/arena_rush.py [--authors N] [--submissions N] [--window S]
            [--concurrency N,N...] [--think F] [--play-clock MS] [--seed N] [--quick]
+           [--workers N [--ladder] [--kill-worker-at S]]
            [--limit S] [--json]
 
 For each intake concurrency given (default 1 and 2: one version at a time, and two), on a
@@ -13,22 +14,22 @@ validates with one match a role, the real `referee arena serve` takes the same r
 second, ...), each at a time drawn uniformly in --window s from --seed, sent as
 `referee arena submit` sends them (POST /api/bots/NAME/versions). Each is a bot
 (benchmarks/bots/fair_bot.py think F) that spins the CPU for F of its clock at every move.
-The ladder is paused throughout: its matches would share the cores with the validations,
-and it is the intake that is measured.
+The ladder is paused throughout unless --ladder: its matches would share the cores with
+the validations, and it is the intake that is measured.
 
-Once every version has left the intake, `serve` is stopped and the database read:
-
-  placed        versions that reached the ladder (the rest failed, each with its reason)
-  wait          from submission to the end of validation: median, p95, max (s)
-  turns         times an author's version that was waiting was passed over for another
-                author's later version of theirs (the one author's n-th waiting while the
-                other's n+1-th, submitted after it, is taken in): 0 when the intake takes
-                authors in turn
+With --workers N (root, iproute2, util-linux), `serve` builds, validates and plays on N
+Dask workers that share nothing with it but a network (`_isolated_workers.py`): each in a
+network namespace of its own, in a mount namespace in which the arena's directory is empty,
+with its share of the cores, a match (or validation) at a time on each. --kill-worker-at S
+kills the first worker, nanny and all, S s into the rush: then the record is audited as
+the soak benchmark audits it (every done match once, with its verifying transcript, counted
+once in its versions' results), and the plays the worker took with it, and the intake
+steps it cut short, are counted.
 
 The defaults are the issue's (50 authors, 100 submissions in 600 s, 1 s clock, 80%); on two
-cores they take about an hour. --quick is a trial (4 authors, 8 submissions in 20 s, clock
-500 ms). Exit 1 when a version failed or an author was passed over, 2 when the rush could
-not run.
+cores they take about an hour for each concurrency. --quick is a trial (4 authors, 8
+submissions in 20 s, clock 500 ms). Exit 1 when a version failed, an author was passed over
+or the audit found the record wrong, 2 when the rush could not run.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ import statistics
 import sys
 import tarfile
 import tempfile
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -49,10 +51,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from tabulate import tabulate
 
-from referee.arena.db import IN_INTAKE, Author, Bot, Step, StepKind, Version, VersionState
+from referee.arena.db import IN_INTAKE, Author, Bot, Match, Step, StepKind, Version, VersionState
 from referee.arena.home import init_arena, open_arena
 
 from _arena_run import (  # isort: skip
@@ -61,10 +63,12 @@ from _arena_run import (  # isort: skip
     Parser,
     Serving,
     api,
+    audit,
     authors,
     progress,
     until,
 )
+from _isolated_workers import IsolatedWorkers, missing, wait_for_workers  # isort: skip
 
 FAIR_BOT = Path(__file__).resolve().parent / "bots" / "fair_bot.py"
 CONFIG = """\
@@ -92,7 +96,7 @@ class Sent:
     at: float
 
 
-@dataclass(frozen=True)
+@dataclass
 class Rush:
     """One intake concurrency's run of the rush."""
 
@@ -105,6 +109,15 @@ class Rush:
     max_s: float | None
     passed_over: int
     seconds: float
+    # Where the intake and the ladder ran: "this process" or "N isolated workers".
+    venue: str = "this process"
+    # When the first worker was killed (s into the rush), and what it took with it: the
+    # ladder's plays lost (played again) and the intake's steps cut short (taken up again).
+    killed_at_s: float | None = None
+    lost_plays: int = 0
+    cut_short: int = 0
+    # The record's audit (`_arena_run.audit`), when a worker was killed.
+    audit: dict[str, Any] | None = None
 
 
 def schedule(authors_count: int, submissions: int, window: float, seed: int) -> list[Sent]:
@@ -174,45 +187,125 @@ def run_rush(args: Any, concurrency: int, sends: list[Sent], deadline: Deadline)
         config.write_text(text, encoding="utf-8")
         organiser = init_arena(directory, config)
         tokens = authors(directory, [f"author{k}" for k in range(args.authors)])
-        serving = Serving.start(directory, logs, deadline)
+        workers = None
+        options: tuple[str, ...] = ()
+        if args.workers:
+            # Nothing of the arena's directory is seen by a worker: not its bots either.
+            workers = IsolatedWorkers.start(args.workers, [temporary], deadline)
+            wait_for_workers(workers.address, args.workers, deadline)
+            options = ("--cluster", workers.address)
         try:
+            return _rush(
+                args,
+                concurrency,
+                sends,
+                deadline,
+                directory,
+                logs,
+                organiser,
+                tokens,
+                workers,
+                options,
+            )
+        finally:
+            if workers is not None:
+                workers.stop()
+
+
+def _rush(
+    args: Any,
+    concurrency: int,
+    sends: list[Sent],
+    deadline: Deadline,
+    directory: Path,
+    logs: Path,
+    organiser: str,
+    tokens: dict[str, str],
+    workers: IsolatedWorkers | None,
+    options: tuple[str, ...],
+) -> Rush:
+    serving = Serving.start(directory, logs, deadline, options=options)
+    killer = None
+    killed = threading.Event()
+    try:
+        if not args.ladder:
             status, _ = api(serving.url, "POST", "/api/ladder/pause", organiser)
             if status != 200:
                 raise BenchError(f"the ladder could not be paused ({status})")
-            began = time.monotonic()
-            progress(f"concurrency {concurrency}: {len(sends)} submissions in {args.window:g} s")
-            for number, sent in enumerate(sends, start=1):
-                deadline.wait(max(0.0, began + sent.at - time.monotonic()))
-                bot = f"bot{sent.author}-{sent.nth}"
-                send(
-                    serving.url,
-                    tokens[f"author{sent.author}"],
-                    bot,
-                    archive(bot, args.think),
-                    deadline,
-                )
-                if number % 10 == 0:
-                    progress(f"  {number}/{len(sends)} sent")
-            arena = open_arena(directory)
-            try:
+        began = time.monotonic()
+        if workers is not None and args.kill_worker_at is not None:
+            killer = threading.Timer(args.kill_worker_at, _kill_first, (workers, killed))
+            killer.start()
+        progress(f"concurrency {concurrency}: {len(sends)} submissions in {args.window:g} s")
+        for number, sent in enumerate(sends, start=1):
+            deadline.wait(max(0.0, began + sent.at - time.monotonic()))
+            bot = f"bot{sent.author}-{sent.nth}"
+            send(
+                serving.url,
+                tokens[f"author{sent.author}"],
+                bot,
+                archive(bot, args.think),
+                deadline,
+            )
+            if number % 10 == 0:
+                progress(f"  {number}/{len(sends)} sent")
+        arena = open_arena(directory)
+        try:
 
-                def intake_done() -> bool:
-                    if not serving.alive():
-                        raise BenchError(f"referee arena serve exited: {serving.said()}")
-                    waiting = (VersionState.QUEUED, *IN_INTAKE)
-                    with arena.database.session() as session:
-                        left = session.scalars(
-                            select(Version.id).where(Version.state.in_(waiting))
-                        ).all()
-                    return not left
+            def intake_done() -> bool:
+                if not serving.alive():
+                    raise BenchError(f"referee arena serve exited: {serving.said()}")
+                waiting = (VersionState.QUEUED, *IN_INTAKE)
+                with arena.database.session() as session:
+                    left = session.scalars(
+                        select(Version.id).where(Version.state.in_(waiting))
+                    ).all()
+                return not left
 
-                until("every version through the intake", intake_done, deadline, deadline.left())
-                seconds = time.monotonic() - began
-                return measured(arena, concurrency, len(sends), seconds)
-            finally:
-                arena.close()
+            until("every version through the intake", intake_done, deadline, deadline.left())
+            seconds = time.monotonic() - began
+            rush = measured(arena, concurrency, len(sends), seconds)
+            rush.lost_plays, rush.cut_short = losses(arena)
         finally:
-            serving.stop()
+            arena.close()
+    finally:
+        if killer is not None:
+            killer.cancel()
+        serving.stop()
+    if workers is not None:
+        rush.venue = f"{args.workers} isolated workers"
+    if killer is not None:
+        if not killed.is_set():
+            raise BenchError("the rush ended before the worker was to be killed")
+        rush.killed_at_s = args.kill_worker_at
+        # Counted again once `serve` has stopped: its matches in flight are queued again.
+        opened = open_arena(directory)
+        try:
+            rush.lost_plays = losses(opened)[0]
+        finally:
+            opened.close()
+        rush.audit = audit(directory, deadline).to_json()
+    return rush
+
+
+def _kill_first(workers: IsolatedWorkers, killed: threading.Event) -> None:
+    progress("killing the first worker")
+    workers.kill(0)
+    killed.set()
+
+
+def losses(arena: Any) -> tuple[int, int]:
+    """The ladder's plays lost to the arena's failures (each match's count, and the attempts
+    a venue played again within one play), and the intake's steps cut short."""
+    with arena.database.session() as session:
+        lost = session.scalar(select(func.coalesce(func.sum(Match.lost), 0))) or 0
+        cut = session.scalar(
+            select(func.count()).select_from(Step).where(Step.verdict.like("cut short:%"))
+        )
+    for path in arena.results.glob("*.json"):
+        with contextlib.suppress(OSError, ValueError):
+            lost += int(json.loads(path.read_text()).get("lost_attempts") or 0)
+    return int(lost), int(cut or 0)
 
 
 def measured(arena: Any, concurrency: int, submissions: int, seconds: float) -> Rush:
@@ -277,6 +370,15 @@ def measured(arena: Any, concurrency: int, submissions: int, seconds: float) -> 
     )
 
 
+def _audited(found: dict[str, Any] | None) -> str:
+    """The audit in a few words: clean, or what it found wrong."""
+    if found is None:
+        return ""
+    if found["clean"]:
+        return f"clean: {found['done']} done, {found['verified']} verified"
+    return "WRONG: " + json.dumps(found["examples"])[:200]
+
+
 def main() -> int:
     parser = Parser(description=__doc__.splitlines()[0])
     parser.add_argument("--authors", type=int, default=50, help="authors (default 50)")
@@ -299,6 +401,13 @@ def main() -> int:
     parser.add_argument(
         "--quick", action="store_true", help="a trial: 4 authors, 8 versions in 20 s"
     )
+    parser.add_argument(
+        "--workers", type=int, default=0, help="isolated Dask workers (default 0: in serve)"
+    )
+    parser.add_argument("--ladder", action="store_true", help="let the ladder play during the rush")
+    parser.add_argument(
+        "--kill-worker-at", type=float, default=None, help="s into the rush to kill a worker"
+    )
     parser.add_argument("--limit", type=float, default=3 * 3600.0, help="s the whole run may take")
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     args = parser.parse_args()
@@ -310,6 +419,11 @@ def main() -> int:
         parser.error(f"--concurrency {args.concurrency!r}: whole numbers, comma-separated")
     if not levels or min(levels) < 1 or args.authors < 1 or args.submissions < 1:
         parser.error("--authors, --submissions and each --concurrency must be at least 1")
+    if args.kill_worker_at is not None and not args.workers:
+        parser.error("--kill-worker-at needs --workers")
+    if args.workers and (why := missing()):
+        print(f"arena_rush: {why}", file=sys.stderr)
+        return 2
     deadline = Deadline.after(args.limit)
     sends = schedule(args.authors, args.submissions, args.window, args.seed)
     try:
@@ -332,8 +446,10 @@ def main() -> int:
             f"{args.submissions} submissions of {args.authors} authors in {args.window:g} s,"
             f" bots thinking {args.think:.0%} of a {args.play_clock} ms clock"
         )
+        killed = any(rush.killed_at_s is not None for rush in rushes)
         rows = [
             [
+                rush.venue,
                 rush.concurrency,
                 f"{rush.placed}/{rush.submissions}",
                 rush.median_s,
@@ -341,10 +457,12 @@ def main() -> int:
                 rush.max_s,
                 rush.passed_over,
                 rush.seconds,
+                *([rush.lost_plays, rush.cut_short, _audited(rush.audit)] if killed else []),
             ]
             for rush in rushes
         ]
         headers = [
+            "venue",
             "concurrency",
             "placed",
             "wait median s",
@@ -352,12 +470,17 @@ def main() -> int:
             "max s",
             "passed over",
             "run s",
+            *(["plays lost", "steps cut short", "record"] if killed else []),
         ]
         print(tabulate(rows, headers=headers))
         for rush in rushes:
             for line in rush.failed[:5]:
                 print(f"concurrency {rush.concurrency}: failed: {line}")
-    return 0 if all(not rush.failed and rush.passed_over == 0 for rush in rushes) else 1
+    sound = all(
+        not rush.failed and rush.passed_over == 0 and (rush.audit or {}).get("clean", True)
+        for rush in rushes
+    )
+    return 0 if sound else 1
 
 
 if __name__ == "__main__":

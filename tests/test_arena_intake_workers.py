@@ -139,6 +139,5 @@ def test_a_version_whose_worker_was_lost_is_taken_up_again_until_it_has_lost_thr
     else:
         assert states == [VersionState.QUEUED, VersionState.QUEUED, VersionState.FAILED]
         assert version.reason == (
-            "its build or validation lost its worker 3 times (its worker was lost);"
-            " tell the organiser"
+            "its build or validation failed on the arena's workers 3 times; tell the organiser"
         )

@@ -49,8 +49,10 @@ POLL_S = 1.0
 BUILD_ADVICE_LINES = 5
 # A version whose build or validation loses its worker this many times is failed.
 MAX_LOST = 3
-# How long the intake's place waits after a worker was lost before it takes another version.
+# How long the intake's place waits after a worker was lost before it takes another version,
+# and when the workers cannot be reached.
 LOST_WAIT_S = 1.0
+VENUE_WAIT_S = 10.0
 
 
 class _Failed(Exception):
@@ -187,17 +189,21 @@ class Intake:
             self.on_placed(submitted.id)
 
     async def _worker_lost(self, version_id: int, error: WorkerLost) -> None:
-        """Not the bot's doing: taken up again from the start, up to MAX_LOST times; a
-        version that loses its worker every time is failed, for the organiser to look at."""
-        lost = self._lost[version_id] = self._lost.get(version_id, 0) + 1
+        """Not the bot's doing: taken up again from the start, up to MAX_LOST times when a
+        worker was lost under it (without end when the workers cannot be reached); a
+        version that loses its worker every time is failed, for the organiser to look at.
+        What the venue said is the organiser's, in the log: it names the arena's machines."""
+        logger.warning("version %s: %s; queued again", version_id, error)
+        lost = self._lost.get(version_id, 0) + error.counts
         if lost < MAX_LOST:
-            logger.warning("version %s: %s; queued again", version_id, error)
+            self._lost[version_id] = lost
             await self._move(version_id, VersionState.QUEUED)
-            await asyncio.sleep(LOST_WAIT_S)
+            await asyncio.sleep(LOST_WAIT_S if error.counts else VENUE_WAIT_S)
             return
-        del self._lost[version_id]
+        self._lost.pop(version_id, None)
         reason = (
-            f"its build or validation lost its worker {lost} times ({error}); tell the organiser"
+            f"its build or validation failed on the arena's workers {lost} times;"
+            " tell the organiser"
         )
         await self._move(version_id, VersionState.FAILED, reason, "")
         await asyncio.to_thread(_discard, self.arena, version_id)
@@ -314,7 +320,11 @@ class Intake:
             )
             raise failure from None
         except WorkerLost as error:
-            verdict = f"cut short: {error}; taken up again"
+            verdict = (
+                "cut short: its worker was lost; taken up again"
+                if error.counts
+                else "cut short: the arena's workers cannot be reached; taken up again"
+            )
             await self._ride(
                 functools.partial(self._finish, step_id, StepState.FAILED, verdict, running.log)
             )

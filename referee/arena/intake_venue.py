@@ -37,7 +37,12 @@ T = TypeVar("T")
 
 
 class WorkerLost(ClusterError):
-    """The worker of a build or a validation was lost, or could not be reached."""
+    """The worker of a build or a validation was lost or failed (`counts`: the version's
+    tries count it), or the workers cannot be reached or used (they do not)."""
+
+    def __init__(self, message: str, counts: bool = True) -> None:
+        super().__init__(message)
+        self.counts = counts
 
 
 class IntakeVenue(Protocol):
@@ -181,9 +186,11 @@ class WorkersIntake:
             return await future
         except KilledWorker:
             raise WorkerLost("its worker was lost") from None
+        except ClusterError as error:  # a worker's refusal: a bundle it could not use
+            raise WorkerLost(str(error)) from None
         except (OSError, TimeoutError) as error:
             await self._drop()
-            raise WorkerLost(f"the workers cannot be reached ({error})") from None
+            raise WorkerLost(f"the workers cannot be reached ({error})", counts=False) from None
         finally:
             future.release()
 
@@ -192,12 +199,15 @@ class WorkersIntake:
             try:
                 client = await connect(self._address)
             except ClusterError as error:
-                raise WorkerLost(str(error)) from None
+                raise WorkerLost(str(error), counts=False) from None
             try:
                 await client.register_plugin(MatchHost(), name=PLUGIN)
                 _, per_match = await capacity_of(
                     client, self._arena.config.tournament, self._address
                 )
+            except ClusterError as error:
+                await client.close()
+                raise WorkerLost(str(error), counts=False) from None
             except BaseException:
                 await client.close()
                 raise
