@@ -490,3 +490,27 @@ def test_what_a_client_may_send_amiss_is_a_400_or_404_with_one_line(site: Site) 
         assert answer.status_code == 400, answer.text
         assert "\n" not in answer.json()["error"]
     assert site.get("/api/bots/ace", "bob").json()["versions"][0]["state"] == "rated"
+
+
+def test_the_organiser_asks_for_the_final_and_sees_how_it_goes(site: Site) -> None:
+    assert site.post("/api/final", "alice", json={"format": "swiss"}).status_code == 403
+    answer = site.post("/api/final", "organiser", json={"format": "swiss", "rounds": 3})
+    assert answer.status_code == 202
+    assert answer.json() == {"state": "playing", "format": "swiss", "rounds": 3}
+    # No body: a round robin of one round.
+    assert site.post("/api/final", "organiser").status_code == 202
+    assert site.ladder.finals == [("swiss", 3), ("round-robin", 1)]
+    for body, said in [
+        ({"format": "knockout"}, "format: give one of round-robin, swiss"),
+        ({"rounds": 0}, "rounds: a whole number from 1 to 1000"),
+        ({"rounds": True}, "rounds: a whole number from 1 to 1000"),
+        ({"rounds": "2"}, "rounds: a whole number from 1 to 1000"),
+        ({"format": "swiss", "seed": 1}, "the body must be JSON"),
+        (["swiss"], "the body must be JSON"),
+    ]:
+        refused = site.post("/api/final", "organiser", json=body)
+        assert refused.status_code == 400 and said in refused.json()["error"], body
+    assert len(site.ladder.finals) == 2
+    # How it goes is the organiser's to read.
+    assert site.get("/api/status", "organiser").json()["final"] == {"state": "none"}
+    assert "final" not in site.get("/api/status", "alice").json()

@@ -9,6 +9,7 @@ import http.server
 import io
 import json
 import re
+import shutil
 import tarfile
 import urllib.request
 from collections.abc import Iterator
@@ -23,6 +24,7 @@ from referee.arena.db import Author
 from referee.arena.home import open_arena
 from referee.arena.tokens import token_hash
 from referee.cli import app
+from referee.games import RULESHEETS
 from tests.support.arena import token_of
 from tests.support.arena_serving import DEADLINE_S, Served, serving
 from tests.support.local_http import local_http
@@ -283,3 +285,39 @@ def test_a_submission_is_followed_through_a_restart_and_an_outage() -> None:
     assert all(line.endswith(("asking again in 1 s", "asking again in 4 s")) for line in said)
     # Its end is the answer, not a line of progress besides: the command shows it once.
     assert done.version["state"] == "rated" and not [line for line in lines if "rated" in line]
+
+
+def test_init_keeps_a_copy_of_the_rulesheets_its_config_names_beside_it(tmp_path: Path) -> None:
+    """A config naming its rulesheet beside it makes an arena that keeps its own copy: the
+    arena's config, in the arena's directory, names it from there."""
+    given = tmp_path / "given"
+    (given / "rules").mkdir(parents=True)
+    shutil.copy(RULESHEETS / "ticblock.kif", given / "rules" / "tb.kif")
+    config = given / "cup.yaml"
+    config.write_text("name: cup\ngames: [rules/tb.kif]\nstart_clock: 5000\nplay_clock: 1000\n")
+    directory = tmp_path / "arena"
+    made = runner.invoke(app, ["arena", "init", str(directory), "--config", str(config)])
+    assert made.exit_code == 0, made.output
+    assert (directory / "rules" / "tb.kif").read_bytes() == (
+        given / "rules" / "tb.kif"
+    ).read_bytes()
+    arena = open_arena(directory)
+    try:
+        assert [s.game.id for s in arena.config.tournament.games] == ["tb"]
+    finally:
+        arena.close()
+    # A file outside the config's folder is not copied out of it: named by its absolute path.
+    config.write_text(
+        "name: cup\ngames: [../elsewhere/tb.kif]\nstart_clock: 5000\nplay_clock: 1000\n"
+    )
+    (tmp_path / "elsewhere").mkdir()
+    shutil.copy(RULESHEETS / "ticblock.kif", tmp_path / "elsewhere" / "tb.kif")
+    refused = runner.invoke(
+        app, ["arena", "init", str(tmp_path / "other"), "--config", str(config)]
+    )
+    assert refused.exit_code == 2
+    assert refused.stderr.strip() == (
+        f"referee: error: {config}: ../elsewhere/tb.kif: outside the config's folder; the arena"
+        " keeps its own copy of the files its config names: give this one by its absolute path"
+    )
+    assert not (tmp_path / "other").exists()

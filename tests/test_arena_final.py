@@ -5,8 +5,11 @@ the leaderboard), and its refusals in one line."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
+from collections.abc import Coroutine
+from typing import Any
 
 import pytest
 from sqlalchemy import select, update
@@ -15,11 +18,14 @@ from typer.testing import CliRunner
 
 from referee.arena.api import create_app
 from referee.arena.db import Author, Version, VersionState
+from referee.arena.final_play import FinalRunner
 from referee.arena.home import Arena, add_author
 from referee.arena.serving_lock import serving
 from referee.arena.submissions import Refusal, SubmissionRefused, accept, closed
 from referee.cli import app
+from referee.errors import ArenaError
 from referee.records.verify import Outcome, verify_file
+from referee.tournaments.cluster import Workers
 from tests.support.arena import INTAKE_CONFIG, StandIn, add_version
 from tests.support.arena_databases import ArenaMaker
 
@@ -141,3 +147,64 @@ def test_a_final_is_refused_in_one_line_while_served_or_with_fewer_than_two_bots
     for refused_arena in (arena, lonely):
         with refused_arena.database.session() as session:
             assert not closed(session)
+
+
+def the_served_final(arena: Arena, workers: Workers | None) -> tuple[list[dict[str, Any]], int]:
+    """The final played by a FinalRunner as the served arena runs it: the statuses it went
+    through, and how many times it paused the ladder. A second final asked for while the
+    first is being played is refused."""
+    paused: list[bool] = []
+
+    async def played() -> list[dict[str, Any]]:
+        # Held until the second ask: the first is being played then, however fast it is.
+        held: list[Coroutine[Any, Any, None]] = []
+        finals = FinalRunner(arena, workers, lambda: paused.append(True), held.append)
+        seen = [finals.status(), await asyncio.to_thread(finals.start, "round-robin", 1)]
+        with pytest.raises(ArenaError, match=r"^the final is being played: wait for its end$"):
+            await asyncio.to_thread(finals.start, "round-robin", 1)
+        (play,) = held
+        await play
+        return [*seen, finals.status()]
+
+    return asyncio.run(played()), len(paused)
+
+
+@pytest.mark.parametrize("venue", ["this process", "a local worker"])
+def test_the_served_arena_plays_the_final_at_the_organisers_word(arena: Arena, venue: str) -> None:
+    workers = None if venue == "this process" else Workers(count=1)
+    statuses, pauses = the_served_final(arena, workers)
+    assert [status["state"] for status in statuses] == ["none", "playing", "played"]
+    assert statuses[-1] == {
+        "state": "played",
+        "format": "round-robin",
+        "rounds": 1,
+        "matches": 12,
+        "played": 12,
+        "problem": "",
+    }
+    assert pauses == 1
+    standings = json.loads((arena.directory / "final" / "standings.json").read_text())
+    assert {r["player"] for r in standings["overall"]} == {
+        "amber.2",
+        "basil.1",
+        "cedar.1",
+        "dune.1",
+    }
+    for path in sorted((arena.directory / "final" / "results").glob("*.json")):
+        verdict = verify_file(path, arena.key.public)
+        assert verdict.outcome is Outcome.VERIFIED, verdict.problem
+    with arena.database.session() as session:
+        assert closed(session)
+
+
+def test_a_final_played_again_leaves_no_page_of_the_earlier_ones_matches(arena: Arena) -> None:
+    for rounds in ("2", "1"):
+        played = runner.invoke(app, ["arena", "final", str(arena.directory), "--rounds", rounds])
+        assert played.exit_code == 0, played.output
+    results = arena.directory / "final" / "results"
+    pages = arena.directory / "final" / "report" / "matches"
+    assert sorted(p.stem for p in pages.glob("*.html")) == sorted(
+        p.stem for p in results.glob("*.json")
+    )
+    assert len(list(results.glob("*.json"))) == 12
+    assert not list((arena.directory / "final").glob("report.*"))

@@ -317,3 +317,40 @@ def test_the_organiser_suspends_a_bot_and_it_leaves_the_open_leaderboard(
     reason = organiser.locator("#versions tbody tr:first-child td:last-child")
     expect(reason).to_contain_text(HOSTILE, timeout=DEADLINE_MS)
     organiser.close()
+
+
+def test_the_organiser_plays_the_final_from_the_page_and_submissions_close(
+    arena: Running, browser: Browser
+) -> None:
+    organiser = browser.new_page()
+    organiser.goto(f"{arena.url}/organiser")
+    line = organiser.locator("#final-line")
+    expect(line).to_have_attribute("data-state", "none", timeout=DEADLINE_MS)
+    # The page asks before it closes submissions for good: dismissed, nothing happens.
+    organiser.once("dialog", lambda dialog: dialog.dismiss())
+    organiser.click("#final-play")
+    # sea is suspended: one bot is left on the ladder, too few, and the page says so.
+    organiser.once("dialog", lambda dialog: dialog.accept())
+    organiser.click("#final-play")
+    problem = organiser.locator("#action-problem")
+    expect(problem).to_contain_text("a final needs two bots on the ladder; this arena has 1")
+    status, said = arena.served.get("/api/final", arena.tokens["ada"])
+    assert status == 200 and said["closed"] is False, said
+
+    row = organiser.locator('#bots tr[data-bot="sea"]')
+    row.locator("button.reinstate").click()
+    expect(row.locator("button.suspend")).to_have_count(1, timeout=DEADLINE_MS)
+    organiser.once("dialog", lambda dialog: dialog.accept())
+    organiser.click("#final-play")
+    expect(line).to_have_attribute("data-state", "played", timeout=DEADLINE_MS)
+    expect(problem).to_be_hidden()
+    organiser.click("#final-line a")
+    organiser.wait_for_url(f"{arena.url}/final/index.html", timeout=DEADLINE_MS)
+    expect(organiser.locator("body")).to_contain_text("sea")
+    expect(organiser.locator("body")).to_contain_text("snake")
+    # Closed: the API refuses a new version, and the ladder was paused for the final.
+    status, said = upload_by_api(arena, "ada", "late", b"x")
+    assert status == 403 and "submissions are closed" in said["error"], said
+    status, said = arena.served.get("/api/status", arena.tokens["organiser"])
+    assert said["ladder"]["paused"] is True and said["final"]["state"] == "played", said
+    organiser.close()

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 import pytest
 from starlette.testclient import TestClient
 
-from referee.arena import replay_work
+from referee.arena import replay_work, submissions
 from referee.arena.api import create_app
 from tests.support.arena import API_CONFIG as CONFIG
 from tests.support.arena import Site, StandIn, make_site, played_match, seed, signed_in
@@ -297,3 +297,13 @@ def test_a_match_page_replays_its_transcript_once_for_every_reader(
     assert [page.status_code for page in pages] == [200, 200, 200]
     assert all('id="frames"' in page.text for page in pages)
     assert len(replays_of(path)) == 1
+
+
+def test_the_submit_page_says_submissions_are_closed_once_they_are(site: Site) -> None:
+    signed = cookie(site, "bob")
+    page = site.client.get("/submit", headers=signed)
+    assert 'id="submit-form"' in page.text and "Submissions are closed" not in page.text
+    submissions.close(site.arena)
+    page = site.client.get("/submit", headers=signed)
+    assert page.status_code == 200
+    assert "Submissions are closed" in page.text and 'id="submit-form"' not in page.text

@@ -59,6 +59,8 @@ from referee.errors import ArenaError, SubmissionError
 
 # The organiser's small JSON bodies (a reason).
 SMALL_BODY = 4096
+# The most rounds a final may have, as `referee arena final --rounds` allows.
+MAX_ROUNDS = 1000
 # How long the leaderboard and the lists of matches, once rendered, are served as they are
 # (`fresh`). Ratings are refitted at most once a second, and a match is played in a few.
 LEADERBOARD_S = 1.0
@@ -96,6 +98,11 @@ class Hooks:
     ladder_status: Callable[[bool], Mapping[str, Any]]
     # Pause (True) or resume the ladder.
     set_paused: Callable[[bool], None]
+    # Close submissions, pause the ladder and play the final (its format and rounds): its
+    # status; ArenaError when it cannot be (`final_play`).
+    play_final: Callable[[str, int], Mapping[str, Any]]
+    # The final the arena is playing or has played, since it started.
+    final_status: Callable[[], Mapping[str, Any]]
 
 
 def create_app(arena: Arena, hooks: Hooks, uploads: Uploads | None = None) -> Starlette:
@@ -123,6 +130,7 @@ def create_app(arena: Arena, hooks: Hooks, uploads: Uploads | None = None) -> St
         Route("/api/matches/{key}/live", api.live),
         Route("/api/running", api.running),
         Route("/api/final", api.final),
+        Route("/api/final", api.play_final, methods=["POST"]),
         Route("/api/ladder/pause", api.pause, methods=["POST"]),
         Route("/api/ladder/resume", api.resume, methods=["POST"]),
         Route("/api/authors", api.authors),
@@ -214,12 +222,27 @@ class _Api:
     def status(self, request: Request) -> Response:
         return JSONResponse(self._status(self.author(request)))
 
+    async def play_final(self, request: Request) -> Response:
+        """Close submissions and play the final (the organiser's): `{"format": ...,
+        "rounds": N}`, both optional; 202 with the final's status."""
+        organiser = await run_in_threadpool(self.organiser, request)
+        fmt, rounds = _final_of(await read_body(request, SMALL_BODY, SMALL_BODY_SECONDS))
+        status = await run_in_threadpool(self.hooks.play_final, fmt, rounds)
+        await run_in_threadpool(
+            self.noted, request, Action.FINAL, organiser, f"final ({fmt}, {rounds} rounds)"
+        )
+        self.board.clear()
+        return JSONResponse(dict(status), status_code=202)
+
     def _status(self, viewer: Author) -> dict[str, Any]:
-        return {
+        status = {
             "ladder": dict(self.hooks.ladder_status(viewer.organiser)),
             "intake": views.intake_status(self.arena),
             "running": views.running(self.arena),
         }
+        if viewer.organiser:
+            status["final"] = dict(self.hooks.final_status())
+        return status
 
     def bots(self, request: Request) -> Response:
         return JSONResponse(views.bots(self.arena, self.author(request)))
@@ -440,6 +463,24 @@ def _download(file: downloads.Download) -> Response:
     disposition = f'attachment; filename="{file.name}"'
     headers = {"Content-Disposition": disposition}
     return Response(file.data, media_type="application/json", headers=headers)
+
+
+def _final_of(body: bytes) -> tuple[str, int]:
+    """The format and rounds of an organiser's `{"format": "...", "rounds": N}`, each
+    optional (a round robin of one round)."""
+    shape = 'the body must be JSON: {"format": "round-robin" or "swiss", "rounds": N}'
+    try:
+        data = json.loads(body) if body.strip() else {}
+    except (ValueError, RecursionError):
+        raise HTTPException(400, shape) from None
+    if not isinstance(data, dict) or set(data) - {"format", "rounds"}:
+        raise HTTPException(400, shape)
+    fmt, rounds = data.get("format", "round-robin"), data.get("rounds", 1)
+    if fmt not in final.FORMATS:
+        raise HTTPException(400, f"format: give one of {', '.join(final.FORMATS)}")
+    if isinstance(rounds, bool) or not isinstance(rounds, int) or not 1 <= rounds <= MAX_ROUNDS:
+        raise HTTPException(400, f"rounds: a whole number from 1 to {MAX_ROUNDS}")
+    return fmt, rounds
 
 
 def _reason(body: bytes) -> str:

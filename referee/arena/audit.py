@@ -61,6 +61,7 @@ class Action(StrEnum):
     TOKEN_REPLACED = "token replaced"
     TOKEN_REVOKED = "token revoked"
     SESSIONS_REVOKED = "sessions revoked"
+    FINAL = "final"
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,8 @@ only, against every other (or as the Swiss pairs them), as many times in each se
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+import shutil
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -67,6 +68,21 @@ def final_config(arena: Arena, fmt: str, rounds: int) -> TournamentConfig:
     return parse_config(config.path, text)
 
 
+def begin(arena: Arena, fmt: str, rounds: int) -> tuple[TournamentConfig, SigningKey]:
+    """Ready the final: its tournament and key; then, only once both are, submissions
+    closed (a final refused, too few bots or a format unknown, changes nothing)."""
+    settings = final_config(arena, fmt, rounds)
+    key = final_key(arena)
+    submissions.close(arena)
+    return settings, key
+
+
+def final_bundles(arena: Arena, settings: TournamentConfig) -> list[tuple[int, str]]:
+    """The final's versions, each id and player name: what workers are sent as bundles."""
+    names = {entrant.name for entrant in settings.players}
+    return [(m.version, m.name) for m in ladder_members(arena).values() if m.name in names]
+
+
 def final_key(arena: Arena) -> SigningKey:
     """The arena's key, which signs the final's transcripts as it signs the ladder's."""
     results = final_paths(arena).results
@@ -89,8 +105,19 @@ def publish(arena: Arena, results: Path, key: SigningKey) -> Final:
     """The final's report and standings, written where the served arena shows them: from
     its transcripts that verify under the arena's key."""
     paths = final_paths(arena)
+    # Written whole beside the last one, then put in its place: no page of an earlier
+    # final's matches is left among this one's.
+    fresh = paths.report.with_name(paths.report.name + ".new")
+    shutil.rmtree(fresh, ignore_errors=True)
     # Served by the arena, whose policy refuses inline scripts: its pages link its assets.
-    site = write_report(results, paths.report, key.public, assets="/assets/")
+    site = write_report(results, fresh, key.public, assets="/assets/")
+    old = paths.report.with_name(paths.report.name + ".old")
+    shutil.rmtree(old, ignore_errors=True)
+    if paths.report.exists():
+        paths.report.rename(old)
+    fresh.rename(paths.report)
+    shutil.rmtree(old, ignore_errors=True)
+    site = replace(site, index=paths.report / site.index.relative_to(fresh))
     transcripts, problems = load_results(results, key.public)
     standings = directory_standings(results, transcripts)
     write_atomic(paths.standings, render(standings, Format.JSON) + "\n")

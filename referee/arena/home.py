@@ -22,6 +22,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+import yaml
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
@@ -30,6 +31,7 @@ from referee.arena.db import Author, Database, name_key, open_database
 from referee.arena.errors import NotFound
 from referee.arena.tokens import new_token, token_hash
 from referee.errors import ArenaError, ConfigError, RefereeError
+from referee.games import is_rulesheet
 from referee.records.signing import SigningKey, results_key
 from referee.tournaments.bundles import SUFFIX
 
@@ -114,7 +116,15 @@ def init_arena(directory: Path, config: Path | None = None, database: str | None
             raise ConfigError(f"{config}: cannot read: {error}") from None
         # Checked where it is first, so that an error names the file given.
         parse_arena_config(config, text)
+        named = _named_files(text)
+        outside = [name for name in named if Path(os.path.normpath(name)).parts[0] == ".."]
+        if outside:
+            raise ArenaError(
+                f"{config}: {outside[0]}: outside the config's folder; the arena keeps its own"
+                " copy of the files its config names: give this one by its absolute path"
+            )
     else:
+        named = []
         name = re.sub(r"[^A-Za-z0-9_.+-]", "-", directory.resolve().name).lstrip("-._+")
         text = DEFAULT_CONFIG.format(name=name or "arena")
     made = not directory.exists()
@@ -123,6 +133,12 @@ def init_arena(directory: Path, config: Path | None = None, database: str | None
             (directory / sub).mkdir(parents=True, exist_ok=True)
         os.chmod(directory, 0o700)
         (directory / CONFIG_FILE).write_text(text, encoding="utf-8")
+        # The rulesheets and books it names beside it, as they are beside the config given.
+        for name in named:
+            assert config is not None
+            target = directory / os.path.normpath(name)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(config.parent / name, target)
         # And where it now is: a relative rulesheet path is relative to the arena.
         load_arena_config(directory / CONFIG_FILE)
     except OSError as error:
@@ -144,6 +160,25 @@ def init_arena(directory: Path, config: Path | None = None, database: str | None
     settings = {"database": database}
     (directory / SETTINGS_FILE).write_text(json.dumps(settings, indent=2) + "\n", "utf-8")
     return token
+
+
+def _named_files(text: str) -> list[str]:
+    """The files a checked arena config names by paths relative to its folder: rulesheets
+    and opening books."""
+    data = yaml.safe_load(text) or {}
+    found: list[str] = []
+
+    def book(value: object) -> None:
+        if isinstance(value, dict) and isinstance(value.get("file"), str):
+            found.append(value["file"])
+
+    book(data.get("openings"))
+    for game in data.get("games") or []:
+        entry = game if isinstance(game, dict) else {"id": game}
+        if isinstance(entry.get("id"), str) and is_rulesheet(entry["id"]):
+            found.append(entry["id"])
+        book(entry.get("openings"))
+    return [name for name in found if not os.path.isabs(name)]
 
 
 def _unmake(directory: Path, made: bool) -> None:

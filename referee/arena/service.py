@@ -22,6 +22,7 @@ import uvicorn
 
 from referee.arena.api import Hooks, create_app
 from referee.arena.doors import Doors, Limits
+from referee.arena.final_play import FinalRunner
 from referee.arena.home import Arena
 from referee.arena.intake import Intake
 from referee.arena.intake_venue import WorkersIntake
@@ -98,6 +99,13 @@ async def _serve(
         set_paused(arena, value)
         ladder.notify()
 
+    finals = FinalRunner(
+        arena,
+        workers,
+        lambda: paused(True),
+        lambda play: asyncio.run_coroutine_threadsafe(play, loop),
+    )
+
     def submitted(_version: int) -> None:
         # The intake's wake-up is the loop's, and the API may call from its threads.
         loop.call_soon_threadsafe(intake.notify)
@@ -107,6 +115,8 @@ async def _serve(
         field_changed=ladder.notify,
         ladder_status=lambda organiser: dataclasses.asdict(ladder.status(address=organiser)),
         set_paused=paused,
+        play_final=finals.start,
+        final_status=finals.status,
     )
     listener = _listen(host, port)
     # The connections' deadlines and caps (per address and in all) are the doors'.

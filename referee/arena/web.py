@@ -353,6 +353,8 @@ class _Pages:
         caps = self.arena.config.submission
         archive = submissions.archive_limit(caps)
         data = {"archive-limit": str(archive)}
+        with self.arena.database.session() as session:
+            closed = submissions.closed(session)
         return self.page(
             "submit.html",
             viewer,
@@ -364,6 +366,7 @@ class _Pages:
             files=caps.max_files,
             name_pattern=BOT_NAME.pattern,
             name_limit=MAX_BOT_NAME,
+            closed=closed,
         )
 
     @_signed_in

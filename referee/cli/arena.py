@@ -20,6 +20,7 @@ from referee.pauses import short_pauses
 if TYPE_CHECKING:
     from referee.arena.audit import Action
     from referee.arena.db import Database
+    from referee.tournaments.cluster import Workers
 
 T = TypeVar("T")
 
@@ -195,7 +196,6 @@ def serve(
     from referee.arena.service import serve as serve_arena
     from referee.arena.serving_lock import serving
     from referee.cli.sandbox import prepare_sandbox
-    from referee.tournaments.cluster import Workers
 
     class Said(LadderObserver):
         """The ladder's notes and suspensions, on standard error."""
@@ -206,11 +206,7 @@ def serve(
         def suspended(self, player: str, reason: str) -> None:
             typer.echo(f"ladder: {player} suspended: {reason}", err=True)
 
-    if workers is not None and cluster is not None:
-        raise RefereeError("give --workers or --cluster, not both")
-    venue = None
-    if workers is not None or cluster is not None:
-        venue = Workers(count=workers or 0, address=cluster)
+    venue = _workers(workers, cluster)
     prepare_sandbox()
     # Absolute: the bots' directories are named from it, and run where the jail puts them.
     arena = open_arena(directory.resolve())
@@ -261,17 +257,17 @@ def final(
     Example:
       referee arena final class-arena --rounds 2 --workers 2
     """
-    from referee.arena import submissions
-    from referee.arena.final import final_config, final_key, publish
+    from referee.arena import bot_bundles
+    from referee.arena.final import begin, final_bundles, publish
     from referee.arena.home import open_arena
     from referee.arena.serving_lock import serving
     from referee.cli.running import run_interruptible
     from referee.cli.sandbox import prepare_sandbox
-    from referee.cli.tournaments import venue_of
+    from referee.tournaments.cluster import on_cluster
     from referee.tournaments.runner import run_tournament
     from referee.tournaments.standings import Format, render
 
-    venue = venue_of(workers, cluster, None)
+    where = _workers(workers, cluster)
     arena = open_arena(directory.resolve())
     with contextlib.ExitStack() as stack:
         stack.callback(arena.close)
@@ -279,10 +275,12 @@ def final(
             stack.enter_context(serving(arena))
         except RefereeError as error:
             raise RefereeError(f"{error}: stop it, then run the final") from None
-        settings = final_config(arena, fmt, rounds)
-        key = final_key(arena)
-        # Only now: a final refused (too few bots, a format it does not know) changes nothing.
-        submissions.close(arena)
+        settings, key = begin(arena, fmt, rounds)
+        venue = None
+        if where is not None:
+            # Workers are sent each bot as built, as the ladder's are: no disk is shared.
+            bundles = bot_bundles.bundles_of(arena, final_bundles(arena, settings))
+            venue = on_cluster(where, bundles)
         prepare_sandbox(entrant.spec for entrant in settings.players)
         bar = present.TournamentProgress(settings)
         try:
@@ -397,3 +395,15 @@ def _rating(rating: float | None, margin: float | None) -> str:
     if rating is None:
         return ""
     return f"{rating:.0f}" + ("" if margin is None else f" ± {margin:.0f}")
+
+
+def _workers(count: int | None, address: str | None) -> Workers | None:
+    """Where `--workers` or `--cluster` send the arena's work; None: this process."""
+    if count is not None and address is not None:
+        raise RefereeError("give --workers or --cluster, not both")
+    if count is None and address is None:
+        return None
+    # Only now: Dask takes a moment to import, which the other commands do not need.
+    from referee.tournaments.cluster import Workers
+
+    return Workers(count=count or 0, address=address)

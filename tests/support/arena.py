@@ -152,6 +152,8 @@ class StandIn:
     changed: int = 0
     # For each status asked: whether the cluster's address was asked for.
     addresses: list[bool] = field(default_factory=list)
+    # Each final asked for: its format and rounds.
+    finals: list[tuple[str, int]] = field(default_factory=list)
 
     def hooks(self) -> Hooks:
         return Hooks(
@@ -159,7 +161,13 @@ class StandIn:
             field_changed=self._changed,
             ladder_status=self._status,
             set_paused=self.paused.append,
+            play_final=self._final,
+            final_status=lambda: {"state": "none"},
         )
+
+    def _final(self, fmt: str, rounds: int) -> Mapping[str, Any]:
+        self.finals.append((fmt, rounds))
+        return {"state": "playing", "format": fmt, "rounds": rounds}
 
     def _changed(self) -> None:
         self.changed += 1

@@ -574,6 +574,9 @@ async function showLog(path) {
 // The submission page: the archive goes up by XMLHttpRequest, which tells its progress.
 function startSubmit() {
   const form = byId("submit-form");
+  if (form === null) {
+    return; // submissions are closed: the page says so, and has no form
+  }
   const nameInput = byId("bot-name");
   const named = new URLSearchParams(window.location.search).get("bot");
   if (named) {
@@ -715,6 +718,7 @@ async function showStatus() {
     ["matches per second", number(ladder.per_second, 2)],
   ]);
   facts(byId("intake"), Object.entries(status.intake));
+  showFinal(status.final);
   const running = status.running ?? [];
   byId("running").tBodies[0].replaceChildren(
     ...running.map((match) =>
@@ -723,6 +727,25 @@ async function showStatus() {
   );
   byId("none-running").hidden = running.length > 0;
   await showBots();
+}
+
+// The final as the organiser's page shows it: not played, being played, played or failed.
+function showFinal(final) {
+  const line = byId("final-line");
+  const played = `${final.played} of ${final.matches} matches`;
+  line.replaceChildren(
+    {
+      none: "Not played yet.",
+      playing: `Being played: ${played}. Submissions are closed and the ladder is paused.`,
+      played: `Played (${played}). `,
+      failed: `Failed: ${final.problem} Play it again to finish it.`,
+    }[final.state] ?? final.state,
+  );
+  if (final.state === "played") {
+    line.append(el("a", { href: "/final/index.html" }, "Its standings and report"));
+  }
+  line.dataset.state = final.state;
+  byId("final-play").disabled = final.state === "playing";
 }
 
 function facts(list, pairs) {
@@ -800,6 +823,14 @@ async function act(path, body, after = () => showBots(true)) {
 function startOrganiser() {
   byId("pause").addEventListener("click", () => act("/api/ladder/pause", undefined, showStatus));
   byId("resume").addEventListener("click", () => act("/api/ladder/resume", undefined, showStatus));
+  byId("final-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    if (!window.confirm("This closes submissions for good and pauses the ladder. Play the final?")) {
+      return;
+    }
+    const body = { format: byId("final-format").value, rounds: Number(byId("final-rounds").value) };
+    act("/api/final", body, showStatus);
+  });
   byId("replay-form").addEventListener("submit", async (event) => {
     event.preventDefault();
     const key = byId("replay-key").value.trim();
