@@ -19,9 +19,10 @@ from typing import Any
 import pytest
 
 from referee.errors import ClusterError
+from referee.games import RULESHEETS
 from referee.players.base import fingerprint
 from referee.tournaments.bundles import BundleCache, pack
-from referee.tournaments.config import load_config
+from referee.tournaments.config import load_config, rulesheets_of
 from referee.tournaments.host import BUNDLE_CACHE, Job, MatchHost, MatchOrder, Played, Wanted
 from referee.tournaments.schedule import schedule
 from tests.support.referees import MISBEHAVING
@@ -117,23 +118,34 @@ def on_a_host(job: Job, local: Path) -> list[Played] | Wanted:
 def test_a_worker_asks_for_the_bundle_it_lacks_and_runs_the_player_in_its_copy(
     tmp_path: Path,
 ) -> None:
-    home = tmp_path / "coordinator" / "bot"
+    coordinator = tmp_path / "coordinator"
+    home = coordinator / "bot"
     home.mkdir(parents=True)
     shutil.copy(MISBEHAVING, home / "bot.py")
-    path = tmp_path / "coordinator" / "cup.yaml"
+    (coordinator / "rules").mkdir()
+    shutil.copy(RULESHEETS / "ticblock.kif", coordinator / "rules" / "tb.kif")
+    path = coordinator / "cup.yaml"
     path.write_text(
-        "name: cup\nseed: 5\nstart_clock: 5000\nplay_clock: 2000\ngames: [ticblock]\nplayers:\n"
+        "name: cup\nseed: 5\nstart_clock: 5000\nplay_clock: 2000\ngames: [rules/tb.kif]\n"
+        "players:\n"
         f"  - {{name: a, command: {sys.executable} bot.py environment, cwd: {home}}}\n"
         f"  - {{name: b, command: {seeded(2)}}}\n"
     )
     config = load_config(path)
     digests = {entrant.name: fingerprint(entrant.spec).digest for entrant in config.players}
-    bundle = pack(home, tmp_path / "coordinator" / "bot.tar")
+    bundle = pack(home, tmp_path / "bot.tar")
     matches = tuple(MatchOrder.of(match) for match in schedule(config))[:2]
-    job = Job(str(path), path.read_text(), matches, digests, bundles={"a": bundle.sha256})
-    # The worker has none of the coordinator's disk: not the bot's directory.
+    job = Job(
+        str(path),
+        path.read_text(),
+        matches,
+        digests,
+        bundles={"a": bundle.sha256},
+        rulesheets=rulesheets_of(config),
+    )
+    # The worker has none of the coordinator's disk: not the bot's directory, not the rules.
     data = bundle.read()
-    shutil.rmtree(home)
+    shutil.rmtree(coordinator)
     local = tmp_path / "worker"
     assert on_a_host(job, local) == Wanted(WORKER, (bundle.sha256,))
     played = on_a_host(replace(job, carried={bundle.sha256: data}), local)
@@ -141,6 +153,7 @@ def test_a_worker_asks_for_the_bundle_it_lacks_and_runs_the_player_in_its_copy(
     copy = local / BUNDLE_CACHE / bundle.sha256
     for result in played:
         assert result.transcript.complete and result.error is None
+        assert result.transcript.game == "tb"
         role = next(seat.role for seat in result.transcript.seats if seat.player == "a")
         assert f"cwd={copy}\n" in result.logs[role].decode()
     # Kept: the next job names it and carries nothing.

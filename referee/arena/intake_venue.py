@@ -30,7 +30,7 @@ from referee.arena.validating import Validated, validate_version
 from referee.errors import ClusterError
 from referee.tournaments.bundles import Bundle, BundleCache, pack, unpack
 from referee.tournaments.cluster import CORES, capacity_of, connect
-from referee.tournaments.config import parse_config
+from referee.tournaments.config import parse_config, rulesheets_of
 from referee.tournaments.host import BUNDLE_CACHE, PLUGIN, MatchHost
 
 T = TypeVar("T")
@@ -132,6 +132,7 @@ class ValidateOrder:
     config_path: str
     config_text: str
     matches_per_role: int
+    rulesheets: dict[str, str]
 
 
 class WorkersIntake:
@@ -174,6 +175,7 @@ class WorkersIntake:
             str(config.path),
             config.tournament.text,
             config.validate_matches_per_role,
+            rulesheets_of(config.tournament),
         )
         validated: Validated = await self._run(validate_on_worker, order)
         progress(validated.log)
@@ -262,7 +264,9 @@ async def validate_on_worker(order: ValidateOrder) -> Validated:
     where, local = _where()
     cache = BundleCache(local / BUNDLE_CACHE)
     directory = await asyncio.to_thread(cache.put, order.sha256, order.bundle, where)
-    tournament = parse_config(Path(order.config_path), order.config_text)
+    tournament = parse_config(
+        Path(order.config_path), order.config_text, rulesheets=order.rulesheets
+    )
     return await validate_version(
         directory,
         order.run,

@@ -36,7 +36,7 @@ from referee.records.signing import SigningKey
 from referee.records.transcript import Transcript, write_transcript
 from referee.sandbox.cores import CORES_VARIABLE, available_cores, format_cores, split_cores
 from referee.tournaments.bundles import Bundle
-from referee.tournaments.config import TournamentConfig
+from referee.tournaments.config import TournamentConfig, rulesheets_of
 from referee.tournaments.host import (
     PLUGIN,
     Job,
@@ -117,6 +117,8 @@ class ClusterVenue:
         self._per_match = per_match
         self._bundles = {bundle.sha256: bundle for bundle in bundles.values()}
         self._bundle_names = {name: bundle.sha256 for name, bundle in bundles.items()}
+        # Sent with every job: a worker needs no copy of them on its disk.
+        self._rulesheets = rulesheets_of(config)
         self._withdrawn = withdrawn
         self._client = client
         self._cluster = cluster
@@ -193,6 +195,7 @@ class ClusterVenue:
             # All of them, not only its matches' players': they name the tournament on the
             # worker, whose players are parsed, and started, once.
             self._bundle_names,
+            rulesheets=self._rulesheets,
         )
         resources = {CORES: self._per_match} if self._per_match else None
         for match in matches:

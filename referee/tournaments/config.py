@@ -28,6 +28,7 @@ from referee.games import (
     StateLimits,
     is_rulesheet,
     load_rulesheet,
+    load_text,
     nearest_game,
 )
 from referee.games.gdl.remote import DEFAULT_LIMITS
@@ -212,15 +213,27 @@ def _line(path: Path, event: yaml.Event) -> str:
     return f"{path}:{mark.line + 1}" if mark else str(path)
 
 
+def rulesheets_of(config: TournamentConfig) -> dict[str, str]:
+    """The text of each rulesheet of `config`'s games, by its path: what a worker that does
+    not share the disk reads them from (`parse_config`)."""
+    return {s.game.path: s.game.rules for s in config.games if isinstance(s.game, GdlGame)}
+
+
 def load_config(path: Path) -> TournamentConfig:
     """Read and check a tournament config; ConfigError with file:line: key for any problem."""
     return parse_config(path, read_text(path, ConfigError, MAX_CONFIG_BYTES))
 
 
-def parse_config(path: Path, text: str, cwds: Mapping[str, Path] | None = None) -> TournamentConfig:
+def parse_config(
+    path: Path,
+    text: str,
+    cwds: Mapping[str, Path] | None = None,
+    rulesheets: Mapping[str, str] | None = None,
+) -> TournamentConfig:
     """Check the text of the tournament config at `path` (a worker is sent the text).
     `cwds`: where the players so named run instead of their `cwd`, a worker's copy of their
-    directories (`bundles.py`)."""
+    directories (`bundles.py`); `rulesheets`: the text of each rulesheet by its path, read
+    from there instead of the disk (`rulesheets_of`)."""
     loader = yaml.SafeLoader(text)
     try:
         check_shape(path, text)
@@ -251,7 +264,7 @@ def parse_config(path: Path, text: str, cwds: Mapping[str, Path] | None = None) 
         )
         raise locate.error(first["loc"], error_message(first)) from None
     try:
-        return replace(_build(path, raw, locate, cwds or {}), text=text)
+        return replace(_build(path, raw, locate, cwds or {}, rulesheets or {}), text=text)
     except _Located as error:
         raise locate.error(error.loc, error.message) from None
 
@@ -264,14 +277,18 @@ class _Located(Exception):
 
 
 def _build(
-    path: Path, raw: ConfigFile, locate: Locator, cwds: Mapping[str, Path]
+    path: Path,
+    raw: ConfigFile,
+    locate: Locator,
+    cwds: Mapping[str, Path],
+    rulesheets: Mapping[str, str],
 ) -> TournamentConfig:
     base = path.resolve().parent
     games = []
     seen: set[str] = set()
     states = StateLimits(raw.state_memory_mb, raw.state_seconds)
     for index, entry in enumerate(raw.games):
-        game = _game(entry.id, base, ("games", index, "id"), states)
+        game = _game(entry.id, base, ("games", index, "id"), states, rulesheets)
         if game.id in seen:
             raise _Located(("games", index, "id"), f"game {game.id} is listed twice")
         seen.add(game.id)
@@ -613,15 +630,20 @@ def _capacity(entry: PlayerEntry, spec: PlayerSpec, where: Location) -> int | No
     return None
 
 
-def _game(game_id: str, base: Path, loc: Location, states: StateLimits) -> Game:
-    """A built-in game, or the game of a rulesheet named relative to the config's folder,
-    its states computed within `states`."""
+def _game(
+    game_id: str, base: Path, loc: Location, states: StateLimits, rulesheets: Mapping[str, str]
+) -> Game:
+    """A built-in game, or the game of a rulesheet named relative to the config's folder
+    (its text from `rulesheets` if it is there), its states computed within `states`."""
     if game_id in GAMES:
         return GAMES[game_id]
     if not is_rulesheet(game_id):
         raise _Located(loc, f"unknown game {game_id!r}{_hint(game_id)}")
+    path = os.path.normpath(base / game_id)
     try:
-        return load_rulesheet(os.path.normpath(base / game_id), states)
+        if path in rulesheets:
+            return load_text(rulesheets[path], path, states)
+        return load_rulesheet(path, states)
     except RulesheetError as error:
         raise _Located(loc, str(error)) from None
 

@@ -110,7 +110,8 @@ class Job:
     matches, the players' fingerprints as the coordinator took them, and the players it has
     withdrawn (each name and why), which are not started. `bundles` names the bundle of each
     player that runs in its worker's copy of its directory; `carried` holds the bytes of
-    those a worker said it lacks."""
+    those a worker said it lacks; `rulesheets`, the text of its games' rulesheets by path,
+    which a worker reads from there, not from its disk."""
 
     config_path: str
     config_text: str
@@ -119,6 +120,7 @@ class Job:
     withdrawn: dict[str, str] = field(default_factory=dict)
     bundles: dict[str, str] = field(default_factory=dict)
     carried: dict[str, bytes] = field(default_factory=dict)
+    rulesheets: dict[str, str] = field(default_factory=dict)
 
     @property
     def tournament(self) -> str:
@@ -270,7 +272,7 @@ class MatchHost(WorkerPlugin):
         found = self._tournaments.get(job.tournament)
         if found is None:
             cwds = {name: self._bundles.root / sha for name, sha in job.bundles.items()}
-            config = parse_config(Path(job.config_path), job.config_text, cwds)
+            config = parse_config(Path(job.config_path), job.config_text, cwds, job.rulesheets)
             prints = {entrant.name: fingerprint(entrant.spec) for entrant in config.players}
             found = _Tournament(config, prints, PlayerPool(config.players))
             self._tournaments[job.tournament] = found
