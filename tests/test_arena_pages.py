@@ -326,24 +326,19 @@ def test_the_organiser_plays_the_final_from_the_page_and_submissions_close(
     organiser.goto(f"{arena.url}/organiser")
     line = organiser.locator("#final-line")
     expect(line).to_have_attribute("data-state", "none", timeout=DEADLINE_MS)
-    # The page asks before it closes submissions for good: dismissed, nothing happens.
-    organiser.once("dialog", lambda dialog: dialog.dismiss())
+    # Not without its box ticked: submissions close for good.
     organiser.click("#final-play")
-    # sea is suspended: one bot is left on the ladder, too few, and the page says so.
-    organiser.once("dialog", lambda dialog: dialog.accept())
-    organiser.click("#final-play")
-    problem = organiser.locator("#action-problem")
-    expect(problem).to_contain_text("a final needs two bots on the ladder; this arena has 1")
+    assert organiser.eval_on_selector("#final-sure", "box => !box.validity.valid")
     status, said = arena.served.get("/api/final", arena.tokens["ada"])
     assert status == 200 and said["closed"] is False, said
-
+    # sea, suspended, is put back: a final needs two bots on the ladder.
     row = organiser.locator('#bots tr[data-bot="sea"]')
     row.locator("button.reinstate").click()
     expect(row.locator("button.suspend")).to_have_count(1, timeout=DEADLINE_MS)
-    organiser.once("dialog", lambda dialog: dialog.accept())
+    organiser.check("#final-sure")
     organiser.click("#final-play")
     expect(line).to_have_attribute("data-state", "played", timeout=DEADLINE_MS)
-    expect(problem).to_be_hidden()
+    expect(organiser.locator("#action-problem")).to_be_hidden()
     organiser.click("#final-line a")
     organiser.wait_for_url(f"{arena.url}/final/index.html", timeout=DEADLINE_MS)
     expect(organiser.locator("body")).to_contain_text("sea")

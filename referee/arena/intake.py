@@ -162,6 +162,7 @@ class Intake:
         try:
             await self._steps(submitted)
         except _Failed as failure:
+            self._lost.pop(version_id, None)
             await self._move(version_id, VersionState.FAILED, failure.reason, failure.advice)
             await asyncio.to_thread(_discard, self.arena, version_id)
             return
@@ -184,6 +185,7 @@ class Intake:
             await self._move(version_id, VersionState.FAILED, reason, "")
             await asyncio.to_thread(_discard, self.arena, version_id)
             return
+        self._lost.pop(version_id, None)
         await self._ride(functools.partial(self._place, submitted))
         if self.on_placed is not None:
             self.on_placed(submitted.id)

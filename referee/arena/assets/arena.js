@@ -823,12 +823,11 @@ async function act(path, body, after = () => showBots(true)) {
 function startOrganiser() {
   byId("pause").addEventListener("click", () => act("/api/ladder/pause", undefined, showStatus));
   byId("resume").addEventListener("click", () => act("/api/ladder/resume", undefined, showStatus));
+  // Played only once its box is ticked (the form requires it): it cannot be undone.
   byId("final-form").addEventListener("submit", (event) => {
     event.preventDefault();
-    if (!window.confirm("This closes submissions for good and pauses the ladder. Play the final?")) {
-      return;
-    }
     const body = { format: byId("final-format").value, rounds: Number(byId("final-rounds").value) };
+    byId("final-sure").checked = false;
     act("/api/final", body, showStatus);
   });
   byId("replay-form").addEventListener("submit", async (event) => {
