@@ -15,7 +15,7 @@ import pytest
 from referee.arena import views
 from referee.arena.auth import author_of
 from referee.arena.config import FieldPlayer
-from referee.arena.db import Step, StepKind, StepState, Version, VersionState
+from referee.arena.db import IN_INTAKE, Step, StepKind, StepState, Version, VersionState
 from referee.arena.home import Arena, add_author
 from referee.arena.intake import Intake
 from referee.arena.intake_line import Waiting, in_turns
@@ -31,6 +31,7 @@ from tests.support.hostile_submissions import submit
 from tests.support.paths import ROOT
 
 MISTAKES = ROOT / "tests" / "players" / "mistakes"
+IN_INTAKE_OR_QUEUED = (VersionState.QUEUED, *IN_INTAKE)
 
 
 # bot.yaml
@@ -311,7 +312,9 @@ def test_authors_take_turns_however_many_each_has_sent() -> None:
 def test_the_intake_takes_authors_in_turn_and_several_versions_at_once(
     make_arena: ArenaMaker,
 ) -> None:
-    arena = make_arena(config_text=INTAKE_CONFIG + "  intake: {concurrency: 2}\n")
+    # A clock no load makes the random player's instant answers miss: the order is tested.
+    config = INTAKE_CONFIG.replace("play_clock: 500", "play_clock: 5000")
+    arena = make_arena(config_text=config + "  intake: {concurrency: 2}\n")
     token = add_author(arena, "ada")
     add_author(arena, "bob")
     ada = [submit(arena, "ada", f"ada-{n}", python_bot(f"ada-{n}")) for n in (1, 2)]
@@ -325,13 +328,16 @@ def test_the_intake_takes_authors_in_turn_and_several_versions_at_once(
     async def until_placed() -> None:
         loop = asyncio.create_task(intake.run())
         try:
-            while any(ended(arena, v)[0].state != VersionState.PLACING for v in (*ada, bob)):
+            while any(ended(arena, v)[0].state in IN_INTAKE_OR_QUEUED for v in (*ada, bob)):
                 assert not loop.done(), loop
                 await asyncio.sleep(0.1)
         finally:
             loop.cancel()
 
     asyncio.run(asyncio.wait_for(until_placed(), 300))
+    for version_id in (*ada, bob):
+        version = ended(arena, version_id)[0]
+        assert version.state == VersionState.PLACING, (version.reason, version.advice)
     steps = {version: ended(arena, version)[1] for version in (*ada, bob)}
     # Bob's first was taken in before Ada's second, and while Ada's first was validated.
     assert steps[bob][StepKind.UNPACK].started_at < steps[ada[1]][StepKind.UNPACK].started_at
