@@ -53,6 +53,8 @@ class IsolatedWorkers:
     namespaces: list[str] = field(default_factory=list)
     veths: list[str] = field(default_factory=list)
     scratch: Path = Path()
+    # How each worker was started: its command and environment.
+    _started: list[tuple[list[str], dict[str, str]]] = field(default_factory=list)
 
     @classmethod
     def start(cls, count: int, hidden: list[Path], deadline: Deadline) -> IsolatedWorkers:
@@ -115,27 +117,40 @@ class IsolatedWorkers:
                     *("--name", f"isolated-{index}"),
                 ]
             )
-            self.workers.append(
-                subprocess.Popen(
+            self._started.append(
+                (
                     [
                         *("nsenter", f"--net=/run/netns/{namespace}"),
                         *("unshare", "--mount", "--propagation", "private"),
                         *("sh", "-c", f"{covers} && exec {command}"),
                     ],
-                    env={**os.environ, **QUIET, CORES_VARIABLE: format_cores(share)},
-                    stdin=subprocess.DEVNULL,
-                    stdout=subprocess.DEVNULL,
-                    stderr=(self.scratch / f"worker{index}.err").open("wb"),
-                    start_new_session=True,
+                    {**os.environ, **QUIET, CORES_VARIABLE: format_cores(share)},
                 )
             )
+            self.workers.append(self._start_worker(index - 1))
         progress(f"{count} isolated workers on {self.address}")
+
+    def _start_worker(self, index: int) -> subprocess.Popen[bytes]:
+        argv, env = self._started[index]
+        return subprocess.Popen(
+            argv,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=(self.scratch / f"worker{index + 1}.err").open("ab"),
+            start_new_session=True,
+        )
 
     def kill(self, index: int) -> None:
         """SIGKILL worker `index` (from 0), nanny and all: as a machine lost."""
         worker = self.workers[index]
         os.killpg(worker.pid, signal.SIGKILL)
         worker.wait()
+
+    def restart(self, index: int) -> None:
+        """Start worker `index` (from 0) again, as it was started: its machine back, its
+        cache (its local directory) as the kill left it."""
+        self.workers[index] = self._start_worker(index)
 
     def stop(self) -> None:
         for process in [*self.workers, self.scheduler]:

@@ -4,7 +4,7 @@ intake serves the authors in turn.
 
 Usage: python benchmarks/arena_rush.py [--authors N] [--submissions N] [--window S]
            [--concurrency N,N...] [--think F] [--play-clock MS] [--seed N] [--quick]
-           [--workers N [--ladder] [--kill-worker-at S]]
+           [--workers N [--ladder] [--kill-worker-at S [--restart-after S]]]
            [--limit S] [--json]
 
 For each intake concurrency given (default 1 and 2: one version at a time, and two), on a
@@ -21,7 +21,8 @@ With --workers N (root, iproute2, util-linux), `serve` builds, validates and pla
 Dask workers that share nothing with it but a network (`_isolated_workers.py`): each in a
 network namespace of its own, in a mount namespace in which the arena's directory is empty,
 with its share of the cores, a match (or validation) at a time on each. --kill-worker-at S
-kills the first worker, nanny and all, S s into the rush: then the record is audited as
+kills the first worker, nanny and all, S s into the rush (--restart-after T starts it again
+T s later, its machine back): then the record is audited as
 the soak benchmark audits it (every done match once, with its verifying transcript, counted
 once in its versions' results), and the plays the worker took with it, and the intake
 steps it cut short, are counted.
@@ -234,7 +235,11 @@ def _rush(
                 raise BenchError(f"the ladder could not be paused ({status})")
         began = time.monotonic()
         if workers is not None and args.kill_worker_at is not None:
-            killer = threading.Timer(args.kill_worker_at, _kill_first, (workers, killed))
+            killer = threading.Timer(
+                args.kill_worker_at, _kill_first, (workers, killed, args.restart_after)
+            )
+            # Its wait to start the worker again ends with the run, not after it.
+            killer.daemon = True
             killer.start()
         progress(f"concurrency {concurrency}: {len(sends)} submissions in {args.window:g} s")
         for number, sent in enumerate(sends, start=1):
@@ -288,10 +293,16 @@ def _rush(
     return rush
 
 
-def _kill_first(workers: IsolatedWorkers, killed: threading.Event) -> None:
+def _kill_first(
+    workers: IsolatedWorkers, killed: threading.Event, back_after: float | None
+) -> None:
     progress("killing the first worker")
     workers.kill(0)
     killed.set()
+    if back_after is not None:
+        time.sleep(back_after)
+        progress("starting the first worker again")
+        workers.restart(0)
 
 
 def losses(arena: Any) -> tuple[int, int]:
@@ -407,6 +418,12 @@ def main() -> int:
     parser.add_argument("--ladder", action="store_true", help="let the ladder play during the rush")
     parser.add_argument(
         "--kill-worker-at", type=float, default=None, help="s into the rush to kill a worker"
+    )
+    parser.add_argument(
+        "--restart-after",
+        type=float,
+        default=None,
+        help="s after the kill to start the worker again (default: never)",
     )
     parser.add_argument("--limit", type=float, default=3 * 3600.0, help="s the whole run may take")
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
