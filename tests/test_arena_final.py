@@ -208,3 +208,20 @@ def test_a_final_played_again_leaves_no_page_of_the_earlier_ones_matches(arena: 
     )
     assert len(list(results.glob("*.json"))) == 12
     assert not list((arena.directory / "final").glob("report.*"))
+
+
+def test_a_final_its_config_refuses_is_refused_in_one_line_and_changes_nothing(
+    make_arena: ArenaMaker,
+) -> None:
+    two_games = make_arena(config_text=INTAKE_CONFIG.replace("[ticblock]", "[ticblock, quad]"))
+    add_author(two_games, "ada")
+    for name in ("amber", "basil"):
+        add_version(two_games, name)
+    finals = FinalRunner(two_games, None, lambda: None, lambda _play: None)
+    with pytest.raises(ArenaError) as refused:
+        finals.start("swiss", 3)
+    assert str(refused.value).startswith("this final cannot be played: ")
+    assert str(refused.value).endswith("games: a Swiss plays one game; this config has 2")
+    assert finals.status()["state"] == "none"
+    with two_games.database.session() as session:
+        assert not closed(session)

@@ -21,6 +21,7 @@ import pytest
 from referee.errors import ClusterError
 from referee.games import RULESHEETS
 from referee.players.base import fingerprint
+from referee.players.builtin import program_spec
 from referee.tournaments.bundles import BundleCache, pack
 from referee.tournaments.config import load_config, rulesheets_of
 from referee.tournaments.host import BUNDLE_CACHE, Job, MatchHost, MatchOrder, Played, Wanted
@@ -188,3 +189,17 @@ def test_a_worker_sent_bytes_that_are_not_the_bundle_refuses_in_one_line(
     assert str(error.value) == (
         f"worker {WORKER}: the bundle sent as {sha} hashes to {got}: refused, not unpacked"
     )
+
+
+def test_a_players_copy_elsewhere_has_the_fingerprint_of_the_original(tmp_path: Path) -> None:
+    """A worker runs its copy of a bot: the command's own directory (`java -cp .`) is named
+    from where it runs, its files by their contents."""
+    first, second, changed = (a_tree(tmp_path / name) for name in ("a", "b", "c"))
+    (changed / "bot.py").write_text("print('changed')\n")
+
+    def digest(directory: Path) -> str:
+        spec = program_spec(f"{sys.executable} bot.py .", "-", "p", directory, directory)
+        assert str(directory) in spec.command  # the directory, named by its path to run
+        return fingerprint(spec).digest
+
+    assert digest(first) == digest(second) != digest(changed)

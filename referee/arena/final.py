@@ -20,7 +20,7 @@ from referee.arena import submissions
 from referee.arena.errors import NotFound
 from referee.arena.home import Arena, inside
 from referee.arena.match_queue import field_players, ladder_members
-from referee.errors import ArenaError
+from referee.errors import ArenaError, ConfigError
 from referee.records.files import write_atomic
 from referee.records.signing import SigningKey, results_key
 from referee.report.site import Site, write_report
@@ -65,7 +65,10 @@ def final_config(arena: Arena, fmt: str, rounds: int) -> TournamentConfig:
         raise ArenaError(f"a final needs two bots on the ladder; this arena has {len(members)}")
     config = arena.config
     text = config.final_text(field_players(arena, members), final_paths(arena).results, fmt, rounds)
-    return parse_config(config.path, text)
+    try:
+        return parse_config(config.path, text)
+    except ConfigError as error:  # a Swiss of an arena of several games, say
+        raise ArenaError(f"this final cannot be played: {error}") from None
 
 
 def begin(arena: Arena, fmt: str, rounds: int) -> tuple[TournamentConfig, SigningKey]:

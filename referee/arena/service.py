@@ -67,7 +67,8 @@ async def serve(
     cluster = None
     if workers is not None and workers.count:
         cluster = await local_cluster(workers.count, arena.config.tournament, told.noted)
-        workers = Workers(workers.count, cluster.scheduler_address)
+        # As many as the cores allowed: fewer than asked, when each match takes several.
+        workers = Workers(len(cluster.workers), cluster.scheduler_address)
     try:
         await _serve(arena, host, port, workers, ready, told, keep_lock)
     finally:

@@ -168,9 +168,14 @@ def fingerprint(spec: PlayerSpec) -> Fingerprint:
     files = {}
     words = []
     for word in spec.command:
-        if Path(word).is_absolute() and Path(word).is_file():
-            files[word] = _sha256(Path(word))
+        path = Path(word)
+        if path.is_absolute() and path.is_file():
+            files[word] = _sha256(path)
             words.append(f"sha256:{files[word]}")
+        elif spec.cwd is not None and path.is_absolute() and path.is_relative_to(spec.cwd):
+            # A directory of its own (`java -cp .`): named from where it runs, so that its
+            # copy elsewhere (a worker's, `bundles.py`) has the fingerprint of the original.
+            words.append(f"cwd:{path.relative_to(spec.cwd).as_posix()}")
         else:
             words.append(word)
     extra = [_sha256(path) for path in spec.files if path.is_file()]
