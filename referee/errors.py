@@ -159,6 +159,19 @@ class ClusterError(RefereeError):
     that cannot play a match. Never a fault of the players."""
 
 
+class PlayerRefused(ClusterError):
+    """A worker will not play a player: its files there are not the coordinator's. Not the
+    player's fault, but its matches cannot be played there, however often they are sent."""
+
+    def __init__(self, message: str, player: str) -> None:
+        super().__init__(message)
+        self.player = player
+
+    def __reduce__(self) -> tuple[type["PlayerRefused"], tuple[str, str]]:
+        # Sent back by the worker: rebuilt with its player.
+        return (PlayerRefused, (str(self), self.player))
+
+
 class ArenaError(RefereeError):
     """An arena that cannot be made, opened or reached: its directory, database, config or
     server."""

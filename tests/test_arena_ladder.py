@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import hashlib
+import pickle
 import re
 import sys
 import time
@@ -17,7 +18,7 @@ from typing import Any
 import pytest
 from sqlalchemy import select
 
-from referee.arena import rating_fits
+from referee.arena import bot_bundles, rating_fits
 from referee.arena.config import FieldPlayer
 from referee.arena.db import (
     Match,
@@ -28,10 +29,10 @@ from referee.arena.db import (
     VersionState,
 )
 from referee.arena.home import Arena
-from referee.arena.ladder import Ladder, LadderObserver, venue_name
+from referee.arena.ladder import REFUSED_REASON, Ladder, LadderObserver, venue_name
 from referee.arena.match_queue import match_key, set_paused
 from referee.arena.rating_fits import POINT_MOVE, POINT_S, save_ratings
-from referee.errors import RefereeError
+from referee.errors import PlayerRefused, RefereeError
 from referee.players.base import fingerprint
 from referee.records.verify import Outcome, verify_file
 from referee.tournaments.cluster import Workers
@@ -344,6 +345,35 @@ def test_the_ladder_plays_on_local_dask_workers_each_version_sent_as_a_bundle(
         for version_id in versions:
             sha = session.get_one(Version, version_id).bundle_sha256
             assert sha == hashlib.sha256(arena.bundle(version_id).read_bytes()).hexdigest()
+
+
+def test_a_version_the_workers_refuse_leaves_the_ladder_saying_why_and_the_rest_play_on(
+    arena: Arena,
+) -> None:
+    versions = {name: add_version(arena, name) for name in ("ann", "bob", "cat")}
+    bot_bundles.bundles_of(arena, [(v, f"{name}.1") for name, v in versions.items()])
+    # cat's files here are no longer those its bundle sends the workers.
+    script = next(arena.bot_directory(versions["cat"]).glob("*.py"))
+    script.write_text(script.read_text() + "# changed\n")
+    told = Noted()
+    ladder = Ladder(arena, Workers(count=1), told)
+
+    async def steps() -> None:
+        await until(lambda: version(arena, versions["cat"]).state == VersionState.SUSPENDED, "")
+        done = len(done_matches(arena))
+        await until(lambda: len(done_matches(arena)) >= done + 2, "2 more matches")
+
+    with_ladder(ladder, steps)
+    assert version(arena, versions["cat"]).reason == REFUSED_REASON
+    assert any("player cat.1: its command or program files" in line for line in told.lines)
+    check_recorded(arena)
+
+
+def test_a_workers_refusal_of_a_player_is_sent_back_with_its_player() -> None:
+    refused = PlayerRefused("worker w: player cat.1: its files differ", "cat.1")
+    again = pickle.loads(pickle.dumps(refused))
+    assert isinstance(again, PlayerRefused)
+    assert (str(again), again.player) == ("worker w: player cat.1: its files differ", "cat.1")
 
 
 def test_a_field_that_cannot_be_played_is_noted_and_waits_for_a_change(arena: Arena) -> None:

@@ -28,8 +28,8 @@ from dataclasses import dataclass
 
 from sqlalchemy import func, select
 
-from referee.arena import bot_bundles
-from referee.arena.db import Match, MatchState, utcnow
+from referee.arena import bot_bundles, lifecycle
+from referee.arena.db import ON_LADDER, Match, MatchState, Version, utcnow
 from referee.arena.home import Arena
 from referee.arena.match_queue import (
     Claimed,
@@ -48,7 +48,7 @@ from referee.arena.match_queue import (
 from referee.arena.match_recording import Recorded, record, verified
 from referee.arena.outages import DatabaseLost, Rider, Trouble, trouble_of
 from referee.arena.rating_fits import RatingFits
-from referee.errors import RefereeError
+from referee.errors import PlayerRefused, RefereeError
 from referee.pauses import between_matches
 from referee.plaintext import counted
 from referee.players.base import Fingerprint, fingerprint
@@ -60,6 +60,11 @@ from referee.tournaments.runner import LocalVenue, Observer, Venue
 
 # How often the ladder looks at the database for a pause or a changed field when not told.
 POLL_S = 1.0
+# Why a version the workers will not play leaves the ladder: not its author's doing.
+REFUSED_REASON = (
+    "suspended: the arena's workers refuse to play it (its files there differ from the"
+    " arena's); not your bot's fault: the organiser can reinstate it"
+)
 # Matches queued: this many times what the venue plays at once.
 QUEUE_FACTOR = 2
 # What `status` counts matches per second over.
@@ -311,6 +316,13 @@ class Ladder:
             try:
                 with self._in_play():
                     transcripts = await venue.play([c.match for c in claimed])
+            except PlayerRefused as refused:
+                # Sent again, its matches would be refused again, and stall every place.
+                self._observer.noted(f"ladder: {refused}; its matches are played again")
+                for c in claimed:
+                    await self._ride(functools.partial(self._settle, c.row, str(refused)))
+                await self._ride(functools.partial(self._refused, the_field, refused.player))
+                continue
             except (RefereeError, OSError) as error:
                 # A full disk, too, ends the batch: its transcripts cannot be written.
                 if isinstance(error, OSError) and trouble_of(error) is not Trouble.FULL:
@@ -361,6 +373,19 @@ class Ladder:
         after an outage, it records none of them twice (`record` skips a match done)."""
         with self._writing, self._arena.database.session(write=True) as session:
             return record(session, self._arena, played)
+
+    def _refused(self, the_field: Field, player: str) -> None:
+        """Take off the ladder a version the workers will not play, saying why; the
+        organiser may reinstate it once they do."""
+        member = next((m for m in the_field.members.values() if m.name == player), None)
+        if member is None:
+            return
+        with self._arena.database.session(write=True) as session:
+            (version,) = lifecycle.locked(session, Version.id == member.version)
+            if version.state in ON_LADDER:
+                lifecycle.suspend(version, REFUSED_REASON)
+        self._observer.suspended(player, REFUSED_REASON)
+        self.notify()
 
     def _settle(self, row: int, why: str) -> None:
         """A running match whose end is unknown (`why`): recorded from its transcript when

@@ -28,7 +28,7 @@ from pathlib import Path
 
 from distributed import Worker, WorkerPlugin, get_worker
 
-from referee.errors import ClusterError
+from referee.errors import ClusterError, PlayerRefused
 from referee.pauses import between_matches, short_pauses
 from referee.players.base import Fingerprint, fingerprint
 from referee.players.chance import CHANCE_NAME
@@ -279,9 +279,10 @@ class MatchHost(WorkerPlugin):
         for name, digest in job.digests.items():
             here = found.prints.get(name)
             if here is None or here.digest != digest:
-                raise ClusterError(
+                raise PlayerRefused(
                     f"worker {self._address}: player {name}: its command or program files here"
-                    " are not those of the coordinator's machine"
+                    " are not those of the coordinator's machine",
+                    name,
                 )
         return found
 
