@@ -55,7 +55,17 @@ from typing import Any
 from sqlalchemy import func, select
 from tabulate import tabulate
 
-from referee.arena.db import IN_INTAKE, Author, Bot, Match, Step, StepKind, Version, VersionState
+from referee.arena.db import (
+    IN_INTAKE,
+    ON_LADDER,
+    Author,
+    Bot,
+    Match,
+    Step,
+    StepKind,
+    Version,
+    VersionState,
+)
 from referee.arena.home import init_arena, open_arena
 
 from _arena_run import (  # isort: skip
@@ -340,7 +350,8 @@ def measured(arena: Any, concurrency: int, submissions: int, seconds: float) -> 
     waits = [
         (ended[version] - submitted).total_seconds()
         for version, _, submitted, state, _ in rows
-        if state == VersionState.PLACING and version in ended
+        # Placed: it reached the ladder (with the ladder playing, it may be rated by now).
+        if state in ON_LADDER and version in ended
     ]
     failed = [
         f"version {v}: {reason}" for v, _, _, state, reason in rows if state == VersionState.FAILED
