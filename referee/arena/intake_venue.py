@@ -28,7 +28,7 @@ from referee.arena.db import STEP_LOG_LIMIT
 from referee.arena.home import Arena
 from referee.arena.validating import Validated, validate_version
 from referee.errors import ClusterError
-from referee.tournaments.bundles import Bundle, BundleCache, pack, unpack
+from referee.tournaments.bundles import Bundle, BundleCache, packed, unpack
 from referee.tournaments.cluster import CORES, capacity_of, connect
 from referee.tournaments.config import parse_config, rulesheets_of
 from referee.tournaments.host import BUNDLE_CACHE, PLUGIN, MatchHost
@@ -147,12 +147,8 @@ class WorkersIntake:
     async def build(
         self, directory: Path, command: str, limits: BuildLimits
     ) -> tuple[BuildResult, str]:
-        def source() -> tuple[bytes, str]:
-            with tempfile.TemporaryDirectory(prefix="referee-intake-") as scratch:
-                data = pack(directory, Path(scratch) / "source.tar").read()
-            return data, hashlib.sha256(data).hexdigest()
-
-        data, sha = await asyncio.to_thread(source)
+        data = await asyncio.to_thread(packed, directory)
+        sha = hashlib.sha256(data).hexdigest()
         built: Built = await self._run(build_on_worker, BuildOrder(data, sha, command, limits))
         if built.bundle is not None:
             await asyncio.to_thread(_replace_with, directory, built.bundle)
@@ -252,10 +248,7 @@ async def build_on_worker(order: BuildOrder) -> Built:
         await asyncio.to_thread(unpack, order.source, order.sha256, directory, where)
         log = Path(scratch) / "build.log"
         result = await build(directory, order.command, order.limits, log)
-        bundle = None
-        if result.passed:
-            packed = await asyncio.to_thread(pack, directory, Path(scratch) / "built.tar")
-            bundle = packed.read()
+        bundle = await asyncio.to_thread(packed, directory) if result.passed else None
         return Built(result, read_log(log), bundle)
 
 

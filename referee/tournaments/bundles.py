@@ -47,9 +47,19 @@ class Bundle:
 
 
 def pack(directory: Path, into: Path) -> Bundle:
-    """Pack `directory` into the file `into`: its files, directories and links as they are,
-    in the order of their names, with no owner and no time, so that the same tree packs to
-    the same bytes. Written whole or not at all."""
+    """Pack `directory` into the file `into` (`packed`), written whole or not at all."""
+    data = packed(directory)
+    into.parent.mkdir(parents=True, exist_ok=True)
+    partial = into.with_name(into.name + ".partial")
+    partial.write_bytes(data)
+    os.replace(partial, into)
+    return Bundle(hashlib.sha256(data).hexdigest(), into)
+
+
+def packed(directory: Path) -> bytes:
+    """The bundle of `directory`: its files, directories and links as they are, in the order
+    of their names, with no owner and no time, so that the same tree packs to the same
+    bytes."""
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w", format=tarfile.PAX_FORMAT) as tar:
         for path in _walk(directory):
@@ -65,12 +75,7 @@ def pack(directory: Path, into: Path) -> Bundle:
                 tar.addfile(info)
             else:
                 raise ClusterError(f"{path}: neither a file, a directory nor a link")
-    data = buffer.getvalue()
-    into.parent.mkdir(parents=True, exist_ok=True)
-    partial = into.with_name(into.name + ".partial")
-    partial.write_bytes(data)
-    os.replace(partial, into)
-    return Bundle(hashlib.sha256(data).hexdigest(), into)
+    return buffer.getvalue()
 
 
 def _walk(directory: Path) -> Iterator[Path]:
