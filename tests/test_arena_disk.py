@@ -130,6 +130,9 @@ def test_the_disk_is_shown_by_author(site: Site) -> None:
     built.mkdir(parents=True)
     (built / "weights").write_bytes(os.urandom(3 * MIB))
     arena.archive(ids["bee"]).write_bytes(os.urandom(MIB))
+    # The same version as packed for the workers: an archive of his too.
+    arena.bundle(ids["bee"]).parent.mkdir(parents=True, exist_ok=True)
+    arena.bundle(ids["bee"]).write_bytes(os.urandom(MIB))
     logs = arena.results / LOGS
     (logs / "arena-000001.xcplayer.log").write_bytes(b"a" * 100_000)
     shown = site.get("/api/disk", "organiser").json()
@@ -140,7 +143,7 @@ def test_the_disk_is_shown_by_author(site: Site) -> None:
     assert 3 * MIB <= alice["bots_bytes"] <= 3 * MIB + 64 * 1024
     assert 100_000 <= alice["logs_bytes"] <= 100_000 + 64 * 1024
     assert alice["archives_bytes"] == 0 and alice["versions"] == 2
-    assert MIB <= bob["archives_bytes"] <= MIB + 64 * 1024
+    assert 2 * MIB <= bob["archives_bytes"] <= 2 * MIB + 64 * 1024
     assert bob["bots_bytes"] == 0 and 0 < bob["logs_bytes"] <= 64 * 1024
     assert bob["versions"] == 2
     for row in (alice, bob):

@@ -22,7 +22,7 @@ from referee.errors import ClusterError
 from referee.games import RULESHEETS
 from referee.players.base import fingerprint
 from referee.players.builtin import program_spec
-from referee.tournaments.bundles import BundleCache, pack
+from referee.tournaments.bundles import BundleCache, pack, packed
 from referee.tournaments.config import load_config, rulesheets_of
 from referee.tournaments.host import BUNDLE_CACHE, Job, MatchHost, MatchOrder, Played, Wanted
 from referee.tournaments.schedule import schedule
@@ -49,6 +49,8 @@ def test_a_tree_packs_to_the_same_bytes_and_unpacks_as_it_was(tmp_path: Path) ->
     os.utime(tmp_path / "a" / "bot.py", (1, 1))
     second = pack(a_tree(tmp_path / "b"), tmp_path / "b.tar")
     assert first.sha256 == second.sha256 == hashlib.sha256(first.read()).hexdigest()
+    # Streamed to its file, or held in memory for a worker: the same bytes.
+    assert packed(tmp_path / "b") == first.read()
     cache = BundleCache(tmp_path / "cache")
     assert cache.find(first.sha256) is None
     unpacked = cache.put(first.sha256, first.read(), "worker w")

@@ -1,5 +1,6 @@
 """What each author's bots take of the arena's disk, for the organiser: their versions'
-directories (unpacked and built), their archives as submitted, and their seats' logs.
+directories (unpacked and built), their archives (as submitted, and as packed for the
+workers), and their seats' logs.
 
 A walk of a big tree takes long: a measure is taken in the calling thread (the API's
 thread pool, never the event loop), at most once every `FRESH_S`; those who ask meanwhile
@@ -119,7 +120,9 @@ def measure(arena: Arena) -> DiskUse:
     for version_id, author in versions:
         counts[author] += 1
         bots[author] += tree_bytes(arena.bot_directory(version_id))
+        # As submitted, and as packed for the workers (`bot_bundles.py`).
         archives[author] += _file_bytes(arena.archive(version_id))
+        archives[author] += _file_bytes(arena.bundle(version_id))
     found = [
         AuthorDisk(name, counts[name], bots[name], archives[name], logs[name]) for name in authors
     ]

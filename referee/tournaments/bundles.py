@@ -19,6 +19,7 @@ import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 from referee.errors import ClusterError
 
@@ -47,13 +48,16 @@ class Bundle:
 
 
 def pack(directory: Path, into: Path) -> Bundle:
-    """Pack `directory` into the file `into` (`packed`), written whole or not at all."""
-    data = packed(directory)
+    """Pack `directory` into the file `into` (as `packed` does), written whole or not at all:
+    streamed, not held in memory (a build may be as big as its limit lets it)."""
     into.parent.mkdir(parents=True, exist_ok=True)
     partial = into.with_name(into.name + ".partial")
-    partial.write_bytes(data)
+    with partial.open("w+b") as stream:
+        _write(directory, stream)
+        stream.seek(0)
+        sha = hashlib.file_digest(stream, "sha256").hexdigest()
     os.replace(partial, into)
-    return Bundle(hashlib.sha256(data).hexdigest(), into)
+    return Bundle(sha, into)
 
 
 def packed(directory: Path) -> bytes:
@@ -61,7 +65,12 @@ def packed(directory: Path) -> bytes:
     of their names, with no owner and no time, so that the same tree packs to the same
     bytes."""
     buffer = io.BytesIO()
-    with tarfile.open(fileobj=buffer, mode="w", format=tarfile.PAX_FORMAT) as tar:
+    _write(directory, buffer)
+    return buffer.getvalue()
+
+
+def _write(directory: Path, stream: BinaryIO) -> None:
+    with tarfile.open(fileobj=stream, mode="w", format=tarfile.PAX_FORMAT) as tar:
         for path in _walk(directory):
             info = tar.gettarinfo(str(path), arcname=path.relative_to(directory).as_posix())
             info.uid = info.gid = 0
@@ -69,13 +78,12 @@ def packed(directory: Path) -> bytes:
             info.mtime = 0
             info.mode &= _PERMISSIONS
             if info.isreg():
-                with path.open("rb") as stream:
-                    tar.addfile(info, stream)
+                with path.open("rb") as file:
+                    tar.addfile(info, file)
             elif info.isdir() or info.issym():
                 tar.addfile(info)
             else:
                 raise ClusterError(f"{path}: neither a file, a directory nor a link")
-    return buffer.getvalue()
 
 
 def _walk(directory: Path) -> Iterator[Path]:

@@ -46,6 +46,7 @@ from referee.tournaments.host import (
     Wanted,
     end_tournament,
     play_job,
+    tournament_key,
 )
 from referee.tournaments.playing import pinned, plan_cores
 from referee.tournaments.results import log_path, transcript_path, write_log
@@ -291,8 +292,9 @@ class ClusterVenue:
     async def close(self) -> None:
         try:
             if self._cluster is None:  # a scheduler's workers outlive the tournament
-                key = Job(str(self._config.path), self._config.text, (), {}, {}, self._bundle_names)
-                await self._client.run(end_tournament, key.tournament)
+                config = self._config
+                key = tournament_key(str(config.path), config.text, self._bundle_names)
+                await self._client.run(end_tournament, key)
         except Exception as error:  # every result is written: this is worth a note, no more
             self._observer.noted(
                 f"the workers were not told the tournament is over ({type(error).__name__}:"
