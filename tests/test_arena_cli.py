@@ -19,7 +19,7 @@ import pytest
 from sqlalchemy import select
 from typer.testing import CliRunner
 
-from referee.arena import client
+from referee.arena import client, submissions
 from referee.arena.db import Author
 from referee.arena.home import open_arena
 from referee.arena.tokens import token_hash
@@ -133,7 +133,13 @@ def test_serve_answers_and_stops_cleanly_on_sigterm(
         app, ["arena", "status", url, "--json"], env={"REFEREE_TOKEN": organiser}
     )
     assert result.exit_code == 0, result.output
-    assert json.loads(result.stdout) == {"author": "organiser", "bots": [], "leaderboard": []}
+    assert json.loads(result.stdout) == {
+        "author": "organiser",
+        "bots": [],
+        "leaderboard": [],
+        "submissions_closed": False,
+        "final": None,
+    }
     line = one_error(["arena", "status", url, "--token", "not-a-token"])
     assert "401" in line and "unknown token" in line
 
@@ -158,6 +164,16 @@ def test_serve_answers_and_stops_cleanly_on_sigterm(
         ["arena", "submit", url, str(archive), "--name", "adabot", "--token", organiser]
     )
     assert "403" in line and "another author's" in line
+
+    # Once the season is over, an author's status says so first.
+    arena = open_arena(directory)
+    try:
+        submissions.close(arena)
+    finally:
+        arena.close()
+    result = runner.invoke(app, ["arena", "status", url, "--token", ada])
+    assert result.exit_code == 0, result.output
+    assert result.stdout.startswith("submissions are closed: the season is over\n\nada's bots:")
 
     said = running.stop()
     assert said.strip().endswith("stopped")

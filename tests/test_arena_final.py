@@ -17,6 +17,7 @@ from starlette.testclient import TestClient
 from typer.testing import CliRunner
 
 from referee.arena.api import create_app
+from referee.arena.client import Api
 from referee.arena.db import Author, Version, VersionState
 from referee.arena.final_play import FinalRunner
 from referee.arena.home import Arena, add_author
@@ -77,7 +78,7 @@ def add_version_of(arena: Arena, bot: str) -> int:
 
 
 def test_the_final_is_a_round_robin_of_the_current_versions_published_beside_the_ladder(
-    arena: Arena,
+    arena: Arena, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     played = runner.invoke(app, ["arena", "final", str(arena.directory), "--json"])
     assert played.exit_code == 0, played.output
@@ -113,6 +114,23 @@ def test_the_final_is_a_round_robin_of_the_current_versions_published_beside_the
         for outside in ("/final/../arena.yaml", "/final/%2e%2e/arena.yaml", "/final/x.json"):
             assert client.get(outside).status_code == 404, outside
         assert 'href="/final/"' in client.get("/").text
+        # An author's `arena status` says the season is over, and where the final is.
+        token = add_author(arena, "eve")
+
+        def through(api: Api, method: str, path: str, body: bytes | None = None) -> Any:
+            answer = client.request(
+                method, path, content=body, headers={"Authorization": f"Bearer {api.token}"}
+            )
+            assert answer.status_code == 200, answer.text
+            return answer.json()
+
+        monkeypatch.setattr(Api, "request", through)
+        said = runner.invoke(app, ["arena", "status", "http://arena.test", "--token", token])
+        assert said.exit_code == 0, said.output
+        assert said.stdout.startswith(
+            "submissions are closed: the season is over\n\n"
+            "the final's report: http://arena.test/final/index.html\n\neve's bots:\n"
+        )
 
 
 def author_of_name(arena: Arena, name: str) -> Author:

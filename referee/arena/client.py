@@ -225,13 +225,20 @@ def _follow(
 
 
 def status(api: Api) -> Json:
-    """The author's bots, each with its versions (state, reason, advice), and the
-    leaderboard."""
+    """The author's bots, each with its versions (state, reason, advice), the leaderboard,
+    whether submissions are closed, and the final's report (its URL) once it is played."""
     try:
         me = api.get("/api/me")
         bots = [api.get(f"/api/bots/{urllib.parse.quote(bot, safe='')}") for bot in me["bots"]]
         board = api.get("/api/leaderboard")["leaderboard"]
-        return {"author": me["name"], "bots": bots, "leaderboard": board}
+        final = api.get("/api/final")
+        return {
+            "author": me["name"],
+            "bots": bots,
+            "leaderboard": board,
+            "submissions_closed": bool(final["closed"]),
+            "final": api.url + final["report"] if final["report"] else None,
+        }
     except (KeyError, TypeError) as error:
         raise ClientError(f"{api.url}: an answer is not an arena's: {error!r}") from None
 

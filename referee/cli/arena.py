@@ -342,7 +342,8 @@ def submit(
 @app.command("status", cls=PlainCommand)
 @user_errors
 def status(url: UrlArgument, token: TokenOption, as_json: JsonOption = False) -> None:
-    """Your bots (each version's state, reason and validate's advice) and the leaderboard.
+    """Your bots (each version's state, reason and validate's advice) and the leaderboard;
+    whether submissions are closed, and the final's report once it is played.
 
     \b
     Example:
@@ -384,7 +385,12 @@ def _status_text(found: dict[str, Any]) -> str:
         for entry in found["leaderboard"]
     ]
     headers = ["rank", "bot", "author", "state", "rating", "matches", "faults"]
-    parts = [f"{found['author']}'s bots:", mine]
+    parts = []
+    if found["submissions_closed"]:
+        parts += ["submissions are closed: the season is over", ""]
+    if found["final"]:
+        parts += [f"the final's report: {found['final']}", ""]
+    parts += [f"{found['author']}'s bots:", mine]
     if advice:
         parts += ["advice:", *advice]
     parts += ["", "leaderboard:", present.table_text(headers, board) if board else "(empty)"]
