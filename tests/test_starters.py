@@ -275,3 +275,27 @@ def test_a_java_bot_that_keeps_1_gib_dies_with_the_memory_limit(
         "resource",
         "exceeded its memory limit 512 MiB",
     )
+
+
+def test_new_bot_warns_when_the_jail_here_finds_no_program_the_bot_needs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The toolchain outside the system directories the jail shows (a user's ~/.cargo/bin).
+    own = tmp_path / "own-bin"
+    own.mkdir()
+    (own / "rustc").write_text("#!/bin/sh\n")
+    (own / "rustc").chmod(0o755)
+    monkeypatch.setenv("PATH", str(own))
+    result = runner.invoke(app, ["new-bot", "rust", str(tmp_path / "bot")])
+    assert result.exit_code == 0, result.output
+    assert result.stderr == (
+        "note: the jail finds no rustc on this machine (it looks on PATH, in the system"
+        " directories it shows): the commands above fail here, as an arena's would on such"
+        " a machine\n"
+    )
+    assert "build it and validate it:" in result.stdout
+    # A program the jail finds: no note.
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    result = runner.invoke(app, ["new-bot", "shell", str(tmp_path / "sh-bot")])
+    assert result.exit_code == 0, result.output
+    assert result.stderr == ""

@@ -159,7 +159,13 @@ def new_bot_command(
       referee new-bot python my-bot
       referee new-bot c my-bot
     """
-    typer.echo(present.new_bot_lines(new_bot(language_named(language), directory)))
+    from referee.arena.guide import starter_offer
+
+    chosen = language_named(language)
+    typer.echo(present.new_bot_lines(new_bot(chosen, directory)))
+    lacking = starter_offer(chosen, os.environ.get("PATH", os.defpath)).lacking
+    if lacking:
+        typer.echo(present.lacking_line(lacking), err=True)
 
 
 @user_errors

@@ -292,6 +292,17 @@ def new_bot_lines(bot: NewBot) -> str:
     )
 
 
+def lacking_line(programs: Sequence[str]) -> str:
+    """The warning of a bot whose programs the jail of this machine does not find: its
+    commands fail here, and an arena on such a machine does not offer its starter."""
+    named = " and ".join(programs)
+    return (
+        f"note: the jail finds no {named} on this machine (it looks on PATH, in the system"
+        " directories it shows): the commands above fail here, as an arena's would on such"
+        " a machine"
+    )
+
+
 def validation_report(report: Report, keep: Path | None) -> str:
     """Validate's report as its text (`validate.text.report_text`), fit to the terminal."""
     return report_text(report, _terminal_width(), f"transcripts and logs in {keep}" if keep else "")
