@@ -310,13 +310,17 @@ def test_init_keeps_a_copy_of_the_rulesheets_its_config_names_beside_it(tmp_path
     (given / "rules").mkdir(parents=True)
     shutil.copy(RULESHEETS / "ticblock.kif", given / "rules" / "tb.kif")
     config = given / "cup.yaml"
-    config.write_text("name: cup\ngames: [rules/tb.kif]\nstart_clock: 5000\nplay_clock: 1000\n")
+    (given / "books").mkdir()
+    (given / "books" / "tb.txt").write_text("(mark 2 2) noop; noop (mark 1 1)\n")
+    config.write_text(
+        "name: cup\ngames:\n  - id: rules/tb.kif\n    openings: {file: books/tb.txt}\n"
+        "start_clock: 5000\nplay_clock: 1000\n"
+    )
     directory = tmp_path / "arena"
     made = runner.invoke(app, ["arena", "init", str(directory), "--config", str(config)])
     assert made.exit_code == 0, made.output
-    assert (directory / "rules" / "tb.kif").read_bytes() == (
-        given / "rules" / "tb.kif"
-    ).read_bytes()
+    for name in ("rules/tb.kif", "books/tb.txt"):
+        assert (directory / name).read_bytes() == (given / name).read_bytes()
     arena = open_arena(directory)
     try:
         assert [s.game.id for s in arena.config.tournament.games] == ["tb"]
@@ -333,7 +337,7 @@ def test_init_keeps_a_copy_of_the_rulesheets_its_config_names_beside_it(tmp_path
     )
     assert refused.exit_code == 2
     assert refused.stderr.strip() == (
-        f"referee: error: {config}: ../elsewhere/tb.kif: outside the config's folder; the arena"
+        f"referee: error: {config}:2: ../elsewhere/tb.kif: outside the config's folder; the arena"
         " keeps its own copy of the files its config names: give this one by its absolute path"
     )
     assert not (tmp_path / "other").exists()

@@ -117,10 +117,11 @@ def init_arena(directory: Path, config: Path | None = None, database: str | None
         # Checked where it is first, so that an error names the file given.
         parse_arena_config(config, text)
         named = _named_files(text)
-        outside = [name for name in named if Path(os.path.normpath(name)).parts[0] == ".."]
+        outside = [(n, line) for n, line in named if Path(os.path.normpath(n)).parts[0] == ".."]
         if outside:
+            name, line = outside[0]
             raise ArenaError(
-                f"{config}: {outside[0]}: outside the config's folder; the arena keeps its own"
+                f"{config}:{line}: {name}: outside the config's folder; the arena keeps its own"
                 " copy of the files its config names: give this one by its absolute path"
             )
     else:
@@ -134,7 +135,7 @@ def init_arena(directory: Path, config: Path | None = None, database: str | None
         os.chmod(directory, 0o700)
         (directory / CONFIG_FILE).write_text(text, encoding="utf-8")
         # The rulesheets and books it names beside it, as they are beside the config given.
-        for name in named:
+        for name, _line in named:
             assert config is not None
             target = directory / os.path.normpath(name)
             target.parent.mkdir(parents=True, exist_ok=True)
@@ -162,23 +163,34 @@ def init_arena(directory: Path, config: Path | None = None, database: str | None
     return token
 
 
-def _named_files(text: str) -> list[str]:
-    """The files a checked arena config names by paths relative to its folder: rulesheets
-    and opening books."""
-    data = yaml.safe_load(text) or {}
-    found: list[str] = []
+def _named_files(text: str) -> list[tuple[str, int]]:
+    """The files a checked arena config names by paths relative to its folder, rulesheets
+    and opening books: each with the line that names it."""
+    found: list[tuple[str, int]] = []
 
-    def book(value: object) -> None:
-        if isinstance(value, dict) and isinstance(value.get("file"), str):
-            found.append(value["file"])
+    def named(node: yaml.Node | None) -> None:
+        if isinstance(node, yaml.ScalarNode) and not os.path.isabs(node.value):
+            found.append((node.value, node.start_mark.line + 1))
 
-    book(data.get("openings"))
-    for game in data.get("games") or []:
-        entry = game if isinstance(game, dict) else {"id": game}
-        if isinstance(entry.get("id"), str) and is_rulesheet(entry["id"]):
-            found.append(entry["id"])
-        book(entry.get("openings"))
-    return [name for name in found if not os.path.isabs(name)]
+    root = yaml.compose(text, Loader=yaml.SafeLoader)
+    named_book = _value(root, "openings")
+    named(_value(named_book, "file"))
+    games = _value(root, "games")
+    for game in games.value if isinstance(games, yaml.SequenceNode) else []:
+        entry = game if isinstance(game, yaml.ScalarNode) else _value(game, "id")
+        if isinstance(entry, yaml.ScalarNode) and is_rulesheet(entry.value):
+            named(entry)
+        named(_value(_value(game, "openings"), "file"))
+    return found
+
+
+def _value(node: yaml.Node | None, key: str) -> yaml.Node | None:
+    """The value of `key` in the mapping `node`, if it is one and has it."""
+    if not isinstance(node, yaml.MappingNode):
+        return None
+    return next(
+        (v for k, v in node.value if isinstance(k, yaml.ScalarNode) and k.value == key), None
+    )
 
 
 def _unmake(directory: Path, made: bool) -> None:
