@@ -94,6 +94,9 @@ def test_the_final_is_a_round_robin_of_the_current_versions_published_beside_the
         verdict = verify_file(path, arena.key.public)
         assert verdict.outcome is Outcome.VERIFIED, verdict.problem
     assert json.loads((arena.directory / "final" / "standings.json").read_text()) == standings
+    # A served arena started later shows it played, on the organiser's page.
+    seen = FinalRunner(arena, None, lambda: None, lambda _play: None).status()
+    assert (seen["state"], seen["matches"], seen["played"]) == ("played", 12, 12)
     # Submissions are closed.
     author = author_of_name(arena, "ada")
     with pytest.raises(SubmissionRefused) as refused:

@@ -86,7 +86,7 @@ class FinalRunner:
         self._pause = pause
         self._run = run
         self._lock = threading.Lock()
-        self._status = FinalStatus()
+        self._status = _published_status(arena)
 
     def status(self) -> dict[str, Any]:
         with self._lock:
@@ -122,3 +122,13 @@ class FinalRunner:
         with self._lock:
             self._status.state = FinalState.PLAYED
             self._status.problem = "; ".join(published.problems)
+
+
+def _published_status(arena: Arena) -> FinalStatus:
+    """The final played before this process started (by `referee arena final`, or an earlier
+    `serve`): played, as its published standings say; else none."""
+    standings = final.published(arena)["standings"]
+    if not isinstance(standings, dict):
+        return FinalStatus()
+    count = int(standings.get("matches", 0))
+    return FinalStatus(FinalState.PLAYED, matches=count, played=count)
