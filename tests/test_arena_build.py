@@ -57,7 +57,9 @@ def test_a_c_bot_is_built_and_readable_to_any_seat(bot: Path) -> None:
     # The referee's, read-only to the bot, runnable by every seat user.
     assert (built.st_uid, stat.S_IMODE(built.st_mode)) == (os.getuid(), 0o755)
     assert stat.S_IMODE((bot / "random_player.c").stat().st_mode) == 0o644
-    assert (bot.parent / "build.log").read_text() == "compiled\n"
+    assert (bot.parent / "build.log").read_text() == (
+        "$ cc -O2 -o random_player random_player.c && echo compiled\ncompiled\n"
+    )
 
 
 def test_a_failing_build_gives_its_exit_status_and_tail(bot: Path) -> None:

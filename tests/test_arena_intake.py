@@ -202,7 +202,7 @@ def test_a_bot_that_does_not_build_fails_with_the_exit_status(arena: Arena) -> N
         "the build failed: exit status 7",
     )
     assert steps[StepKind.BUILD].state == StepState.FAILED
-    assert steps[StepKind.BUILD].log == "no compiler here\n"
+    assert steps[StepKind.BUILD].log == "$ echo no compiler here >&2; exit 7\nno compiler here\n"
     assert StepKind.VALIDATE not in steps
 
 

@@ -88,7 +88,7 @@ def test_a_version_is_built_and_validated_on_a_worker_and_comes_back_built(
     assert "referee-build-" not in steps[2].log and "dask" not in steps[2].log
     failed, steps = ended(arena, bad)
     assert (failed.state, failed.reason) == (VersionState.FAILED, "the build failed: exit status 7")
-    assert steps[1].log == "no compiler here\n"
+    assert steps[1].log == "$ echo no compiler here >&2; exit 7\nno compiler here\n"
 
 
 class Losing(HereIntake):

@@ -103,7 +103,8 @@ class _Pipe(asyncio.Protocol):
 
 async def build(directory: Path, command: str, limits: BuildLimits, log: Path) -> BuildResult:
     """Run the shell line `command` in `directory`, in the jail, within `limits`; its output
-    goes to `log`. The directory is left the referee's, readable to every seat user."""
+    goes to `log`, after the line itself. The directory is left the referee's, readable to
+    every seat user."""
     cores = os.cpu_count() or 1
     confined = Limits(
         memory_mb=limits.memory_mb,
@@ -139,7 +140,8 @@ async def build(directory: Path, command: str, limits: BuildLimits, log: Path) -
         verdict, passed = await _watch(process, ended, output, limits, directory)
     finally:
         await process.kill()
-    log.write_bytes(output.log())
+    # The line first: a build that says nothing has a log that says what ran.
+    log.write_bytes(f"$ {command}\n".encode() + output.log())
     problem = settle(directory, DISK_MB * MIB)
     if passed and problem is not None:
         verdict, passed = problem, False
