@@ -29,12 +29,19 @@ from referee.arena.db import (
     VersionState,
 )
 from referee.arena.home import Arena
-from referee.arena.ladder import REFUSED_REASON, Ladder, LadderObserver, venue_name
+from referee.arena.ladder import (
+    REFUSED_REASON,
+    Ladder,
+    LadderObserver,
+    LadderStatus,
+    venue_name,
+)
 from referee.arena.match_queue import match_key, set_paused
 from referee.arena.rating_fits import POINT_MOVE, POINT_S, save_ratings
 from referee.errors import PlayerRefused, RefereeError
 from referee.players.base import fingerprint
 from referee.records.verify import Outcome, verify_file
+from referee.sandbox.cores import available_cores
 from referee.tournaments.cluster import Workers
 from referee.tournaments.ratings import Rating
 from referee.tournaments.runner import LocalVenue, Observer
@@ -334,12 +341,21 @@ def test_the_ladder_plays_on_local_dask_workers_each_version_sent_as_a_bundle(
 ) -> None:
     versions = [add_version(arena, name) for name in ("ann", "bob", "cat")]
     ladder = Ladder(arena, Workers(count=2))
+    seen: list[LadderStatus] = []
 
     async def steps() -> None:
-        await until(lambda: len(done_matches(arena)) >= 6, "6 matches")
+        def sampled() -> bool:
+            seen.append(ladder.status())
+            return len(done_matches(arena)) >= 6
+
+        await until(sampled, "6 matches")
 
     with_ladder(ladder, steps)
     check_recorded(arena)
+    # What the workers play at once, each match on a core of its own: not the batches the
+    # scheduler holds besides, ready for a worker.
+    assert 1 <= max(status.capacity for status in seen) <= len(available_cores())
+    assert all(status.playing <= status.capacity for status in seen)
     # Each version was packed for the workers, and its row names the bundle by its hash.
     with arena.database.session() as session:
         for version_id in versions:

@@ -101,7 +101,7 @@ class LadderStatus:
     # Matches recorded per second over the last RATE_WINDOW_S.
     per_second: float
     paused: bool
-    # What the venue plays at once (0: none open).
+    # What the venue plays at once (0: none open): its `at_once`.
     capacity: int
     # Where it plays: "this process", "N local workers" or "cluster ADDRESS".
     venue: str
@@ -179,7 +179,9 @@ class Ladder:
             )
         return LadderStatus(
             queued=counts.get(MatchState.QUEUED, 0),
-            playing=self._playing,
+            # On a cluster, the places past what its workers play at once each hold a batch
+            # the scheduler starts as soon as one ends: waiting, not playing.
+            playing=min(self._playing, self._capacity),
             claimed=counts.get(MatchState.RUNNING, 0),
             played=counts.get(MatchState.DONE, 0),
             per_second=(recent or 0) / RATE_WINDOW_S,
@@ -234,10 +236,10 @@ class Ladder:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), RETRY_S)
             return
-        self._capacity = venue.capacity
+        self._capacity = venue.at_once
         self._observer.noted(
             f"ladder: {counted(len(members), 'version')} on the ladder,"
-            f" {counted(venue.capacity, 'match', 'matches')} at a time"
+            f" {counted(venue.at_once, 'match', 'matches')} at a time"
         )
         stop = asyncio.Event()
         try:

@@ -109,12 +109,13 @@ class ClusterVenue:
         key: SigningKey,
         prints: Mapping[str, Fingerprint],
         observer: Observer,
-        capacity: int,
+        at_once: int,
         per_match: int,
         withdrawn: Mapping[str, str],
         bundles: Mapping[str, Bundle],
     ) -> None:
-        """`per_match`: the cores each match asks a worker for (0: none)."""
+        """`at_once`: the matches the workers play at a time; `per_match`: the cores each
+        match asks a worker for (0: none)."""
         self._per_match = per_match
         self._bundles = {bundle.sha256: bundle for bundle in bundles.values()}
         self._bundle_names = {name: bundle.sha256 for name, bundle in bundles.items()}
@@ -127,7 +128,11 @@ class ClusterVenue:
         self._key = key
         self._observer = observer
         self._digests = {name: found.digest for name, found in prints.items()}
-        self.capacity = capacity
+        # Twice the matches the workers can play at once are sent: the scheduler holds the
+        # second of each place and starts it as soon as the first ends, while this process
+        # writes the first one's results.
+        self.capacity = 2 * at_once
+        self.at_once = at_once
         # The seconds a match has taken on a worker, on average: none played yet.
         self._match_s: float | None = None
 
@@ -158,20 +163,8 @@ class ClusterVenue:
         except BaseException:
             await _close(client, cluster)
             raise
-        # Twice the matches the workers can play at once are sent: the scheduler holds the
-        # second of each place and starts it as soon as the first ends, while this process
-        # writes the first one's results.
         return cls(
-            client,
-            cluster,
-            config,
-            key,
-            prints,
-            observer,
-            2 * capacity,
-            per_match,
-            withdrawn,
-            bundles,
+            client, cluster, config, key, prints, observer, capacity, per_match, withdrawn, bundles
         )
 
     def batch(self, remaining: int) -> int:

@@ -112,6 +112,12 @@ class Venue(Protocol):
 
     capacity: int
 
+    @property
+    def at_once(self) -> int:
+        """The matches it plays at the same moment: `capacity`, or fewer where some places
+        hold a batch ready for a worker to start as soon as another ends (a cluster)."""
+        ...
+
     def batch(self, remaining: int) -> int:
         """How many of the `remaining` matches a place takes at once."""
         ...
@@ -171,6 +177,10 @@ class LocalVenue:
                     f"concurrency {config.concurrency} is more than the {len(cores)} cores"
                     f" allow at {self._plan.fewest} per match: {allowed} at a time"
                 )
+
+    @property
+    def at_once(self) -> int:
+        return self.capacity
 
     def batch(self, remaining: int) -> int:
         return 1
