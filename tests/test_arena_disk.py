@@ -60,7 +60,7 @@ def test_a_failed_build_leaves_its_log_and_no_file(arena: Arena) -> None:
         VersionState.FAILED,
         "the build failed: exit status 3",
     )
-    assert steps[StepKind.BUILD].log == "it went wrong\n"
+    assert steps[StepKind.BUILD].log == f"$ {build}\nit went wrong\n"
     assert not arena.bot_directory(version_id).exists()
     assert not arena.archive(version_id).exists()
 
