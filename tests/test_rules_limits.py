@@ -50,7 +50,9 @@ EXPLODING = ROOT / "tests" / "rulesheets" / "exploding.kif"
 MIB = 1 << 20
 SEATS = ("-p", "red=random", "-p", "blue=random", "--state-memory-mb", "1024")
 
-pytestmark = pytest.mark.usefixtures("every_transcript_verifies", "quick_load")
+# quick_load first, so that it is undone last: the transcripts are verified with the whole
+# grounding given up after 1 s too, as they were played (else each replay spends 10 s on it).
+pytestmark = pytest.mark.usefixtures("quick_load", "every_transcript_verifies")
 
 
 def exploding(limits: StateLimits) -> GdlGame:
@@ -727,12 +729,12 @@ def _reasoner_children(parent: int) -> list[int]:
 
 @contextlib.contextmanager
 def computing_state_5(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[str], int]]:
-    """`referee play` of SLOW, once its reasoner child is computing state 5 (with 40 s for
+    """`referee play` of SLOW, once its reasoner child is computing state 5 (with 25 s for
     it), and that child. Not more: the match's transcript is verified after the test, and
     its replay computes state 5 too, within the same limit."""
     rules = tmp_path / "slow.kif"
     rules.write_text(SLOW)
-    seats = ("-p", "red=random", "-p", "blue=random", "--state-seconds", "40")
+    seats = ("-p", "red=random", "-p", "blue=random", "--state-seconds", "25")
     process = subprocess.Popen(
         [sys.executable, "-c", QUICK_REFEREE, "play", str(rules), *seats],
         cwd=tmp_path,
@@ -776,9 +778,9 @@ def test_ctrl_c_or_sigterm_give_up_a_state_being_computed(
     with computing_state_5(tmp_path) as (process, child):
         time.sleep(1)  # into the state's grounding
         process.send_signal(signal_number)
-        # Its 40 s are not waited out (39 s from here): the question is given up, the child
+        # Its 25 s are not waited out (24 s from here): the question is given up, the child
         # killed.
-        process.wait(timeout=30)
+        process.wait(timeout=15)
         assert _gone(child, 10)
     # Recorded as aborted, no fault of the rules' or the players': it verifies (with a note
     # that the state fails within the default limits) by the autouse fixture.
