@@ -290,8 +290,7 @@ def test_new_bot_warns_when_the_jail_here_finds_no_program_the_bot_needs(
     assert result.exit_code == 0, result.output
     assert result.stderr == (
         "note: the jail finds no rustc on this machine (it looks on PATH, in the system"
-        " directories it shows): the commands above fail here, as an arena's would on such"
-        " a machine\n"
+        " directories it shows): an arena on such a machine could not build or run this bot\n"
     )
     assert "build it and validate it:" in result.stdout
     # A program the jail finds: no note.

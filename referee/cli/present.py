@@ -293,13 +293,12 @@ def new_bot_lines(bot: NewBot) -> str:
 
 
 def lacking_line(programs: Sequence[str]) -> str:
-    """The warning of a bot whose programs the jail of this machine does not find: its
-    commands fail here, and an arena on such a machine does not offer its starter."""
+    """The warning of a bot whose programs the jail of this machine does not find: an
+    arena's build, or its run, in the jail would fail on such a machine."""
     named = " and ".join(programs)
     return (
         f"note: the jail finds no {named} on this machine (it looks on PATH, in the system"
-        " directories it shows): the commands above fail here, as an arena's would on such"
-        " a machine"
+        " directories it shows): an arena on such a machine could not build or run this bot"
     )
 
 
