@@ -96,7 +96,14 @@ def test_the_final_is_a_round_robin_of_the_current_versions_published_beside_the
     assert json.loads((arena.directory / "final" / "standings.json").read_text()) == standings
     # A served arena started later shows it played, on the organiser's page.
     seen = FinalRunner(arena, None, lambda: None, lambda _play: None).status()
-    assert (seen["state"], seen["matches"], seen["played"]) == ("played", 12, 12)
+    assert seen == {
+        "state": "played",
+        "format": "round-robin",
+        "rounds": 1,
+        "matches": 12,
+        "played": 12,
+        "problem": "",
+    }
     # Submissions are closed.
     author = author_of_name(arena, "ada")
     with pytest.raises(SubmissionRefused) as refused:

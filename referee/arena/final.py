@@ -50,6 +50,11 @@ class FinalPaths:
     def standings(self) -> Path:
         return self.directory / "standings.json"
 
+    @property
+    def asked(self) -> Path:
+        """The format and rounds the final was last asked for."""
+        return self.directory / "final.json"
+
 
 def final_paths(arena: Arena) -> FinalPaths:
     return FinalPaths(arena.directory / FINAL)
@@ -77,7 +82,20 @@ def begin(arena: Arena, fmt: str, rounds: int) -> tuple[TournamentConfig, Signin
     settings = final_config(arena, fmt, rounds)
     key = final_key(arena)
     submissions.close(arena)
+    asked = final_paths(arena).asked
+    asked.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(asked, json.dumps({"format": fmt, "rounds": rounds}) + "\n")
     return settings, key
+
+
+def asked_for(arena: Arena) -> tuple[str, int]:
+    """The format and rounds of the final last begun; ("", 0) if none was, or it is not
+    known (a final begun before they were kept)."""
+    try:
+        data = json.loads(final_paths(arena).asked.read_text(encoding="utf-8"))
+        return str(data["format"]), int(data["rounds"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return "", 0
 
 
 def final_bundles(arena: Arena, settings: TournamentConfig) -> list[tuple[int, str]]:

@@ -131,4 +131,5 @@ def _published_status(arena: Arena) -> FinalStatus:
     if not isinstance(standings, dict):
         return FinalStatus()
     count = int(standings.get("matches", 0))
-    return FinalStatus(FinalState.PLAYED, matches=count, played=count)
+    fmt, rounds = final.asked_for(arena)
+    return FinalStatus(FinalState.PLAYED, fmt, rounds, matches=count, played=count)
