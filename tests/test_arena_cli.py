@@ -337,7 +337,8 @@ def test_init_keeps_a_copy_of_the_rulesheets_its_config_names_beside_it(tmp_path
     )
     assert refused.exit_code == 2
     assert refused.stderr.strip() == (
-        f"referee: error: {config}:2: ../elsewhere/tb.kif: outside the config's folder; the arena"
-        " keeps its own copy of the files its config names: give this one by its absolute path"
+        f"referee: error: {config}:2: games[0].id: ../elsewhere/tb.kif: outside the config's"
+        " folder; the arena keeps its own copy of the files its config names: give this one by"
+        " its absolute path"
     )
     assert not (tmp_path / "other").exists()

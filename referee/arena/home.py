@@ -117,12 +117,12 @@ def init_arena(directory: Path, config: Path | None = None, database: str | None
         # Checked where it is first, so that an error names the file given.
         parse_arena_config(config, text)
         named = _named_files(text)
-        outside = [(n, line) for n, line in named if Path(os.path.normpath(n)).parts[0] == ".."]
+        outside = [(n, where) for n, where in named if Path(os.path.normpath(n)).parts[0] == ".."]
         if outside:
-            name, line = outside[0]
+            name, where = outside[0]
             raise ArenaError(
-                f"{config}:{line}: {name}: outside the config's folder; the arena keeps its own"
-                " copy of the files its config names: give this one by its absolute path"
+                f"{config}:{where}: {name}: outside the config's folder; the arena keeps its"
+                " own copy of the files its config names: give this one by its absolute path"
             )
     else:
         named = []
@@ -135,7 +135,7 @@ def init_arena(directory: Path, config: Path | None = None, database: str | None
         os.chmod(directory, 0o700)
         (directory / CONFIG_FILE).write_text(text, encoding="utf-8")
         # The rulesheets and books it names beside it, as they are beside the config given.
-        for name, _line in named:
+        for name, _where in named:
             assert config is not None
             target = directory / os.path.normpath(name)
             target.parent.mkdir(parents=True, exist_ok=True)
@@ -163,24 +163,23 @@ def init_arena(directory: Path, config: Path | None = None, database: str | None
     return token
 
 
-def _named_files(text: str) -> list[tuple[str, int]]:
+def _named_files(text: str) -> list[tuple[str, str]]:
     """The files a checked arena config names by paths relative to its folder, rulesheets
-    and opening books: each with the line that names it."""
-    found: list[tuple[str, int]] = []
+    and opening books: each with where it is named (its line and key)."""
+    found: list[tuple[str, str]] = []
 
-    def named(node: yaml.Node | None) -> None:
+    def named(node: yaml.Node | None, key: str) -> None:
         if isinstance(node, yaml.ScalarNode) and not os.path.isabs(node.value):
-            found.append((node.value, node.start_mark.line + 1))
+            found.append((node.value, f"{node.start_mark.line + 1}: {key}"))
 
     root = yaml.compose(text, Loader=yaml.SafeLoader)
-    named_book = _value(root, "openings")
-    named(_value(named_book, "file"))
+    named(_value(_value(root, "openings"), "file"), "openings.file")
     games = _value(root, "games")
-    for game in games.value if isinstance(games, yaml.SequenceNode) else []:
+    for index, game in enumerate(games.value if isinstance(games, yaml.SequenceNode) else []):
         entry = game if isinstance(game, yaml.ScalarNode) else _value(game, "id")
         if isinstance(entry, yaml.ScalarNode) and is_rulesheet(entry.value):
-            named(entry)
-        named(_value(_value(game, "openings"), "file"))
+            named(entry, f"games[{index}].id")
+        named(_value(_value(game, "openings"), "file"), f"games[{index}].openings.file")
     return found
 
 

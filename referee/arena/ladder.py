@@ -177,12 +177,14 @@ class Ladder:
             recent = session.scalar(
                 select(func.count()).select_from(Match).where(Match.finished_at >= since)
             )
+        claimed = counts.get(MatchState.RUNNING, 0)
         return LadderStatus(
             queued=counts.get(MatchState.QUEUED, 0),
             # On a cluster, the places past what its workers play at once each hold a batch
-            # the scheduler starts as soon as one ends: waiting, not playing.
-            playing=min(self._playing, self._capacity),
-            claimed=counts.get(MatchState.RUNNING, 0),
+            # the scheduler starts as soon as one ends: waiting, not playing. And a batch just
+            # recorded is no longer claimed, though its place has not yet said it is done.
+            playing=min(self._playing, self._capacity, claimed),
+            claimed=claimed,
             played=counts.get(MatchState.DONE, 0),
             per_second=(recent or 0) / RATE_WINDOW_S,
             paused=is_paused(self._arena),
