@@ -32,6 +32,15 @@ from tests.support.arena_databases import ArenaMaker
 
 runner = CliRunner()
 BOTS = ("amber", "basil", "cedar", "dune")
+# The status of the final of BOTS, a round robin of one round, once played.
+PLAYED = {
+    "state": "played",
+    "format": "round-robin",
+    "rounds": 1,
+    "matches": 12,
+    "played": 12,
+    "problem": "",
+}
 
 
 @pytest.fixture
@@ -96,14 +105,7 @@ def test_the_final_is_a_round_robin_of_the_current_versions_published_beside_the
     assert json.loads((arena.directory / "final" / "standings.json").read_text()) == standings
     # A served arena started later shows it played, on the organiser's page.
     seen = FinalRunner(arena, None, lambda: None, lambda _play: None).status()
-    assert seen == {
-        "state": "played",
-        "format": "round-robin",
-        "rounds": 1,
-        "matches": 12,
-        "played": 12,
-        "problem": "",
-    }
+    assert seen == PLAYED
     # Submissions are closed.
     author = author_of_name(arena, "ada")
     with pytest.raises(SubmissionRefused) as refused:
@@ -202,14 +204,7 @@ def test_the_served_arena_plays_the_final_at_the_organisers_word(arena: Arena, v
     workers = None if venue == "this process" else Workers(count=1)
     statuses, pauses = the_served_final(arena, workers)
     assert [status["state"] for status in statuses] == ["none", "playing", "played"]
-    assert statuses[-1] == {
-        "state": "played",
-        "format": "round-robin",
-        "rounds": 1,
-        "matches": 12,
-        "played": 12,
-        "problem": "",
-    }
+    assert statuses[-1] == PLAYED
     assert pauses == 1
     standings = json.loads((arena.directory / "final" / "standings.json").read_text())
     assert {r["player"] for r in standings["overall"]} == {
