@@ -34,6 +34,8 @@ from referee.errors import ArenaError, ConfigError, RefereeError
 from referee.games import is_rulesheet
 from referee.records.signing import SigningKey, results_key
 from referee.tournaments.bundles import SUFFIX
+from referee.tournaments.config import Locator
+from referee.tournaments.config_models import Location
 
 CONFIG_FILE = "arena.yaml"
 SETTINGS_FILE = "arena.json"
@@ -117,13 +119,16 @@ def init_arena(directory: Path, config: Path | None = None, database: str | None
         # Checked where it is first, so that an error names the file given.
         parse_arena_config(config, text)
         named = _named_files(text)
-        outside = [(n, where) for n, where in named if Path(os.path.normpath(n)).parts[0] == ".."]
+        outside = [(n, loc) for n, loc in named if Path(os.path.normpath(n)).parts[0] == ".."]
         if outside:
-            name, where = outside[0]
-            raise ArenaError(
-                f"{config}:{where}: {name}: outside the config's folder; the arena keeps its"
-                " own copy of the files its config names: give this one by its absolute path"
+            name, loc = outside[0]
+            where = Locator(config, yaml.compose(text, Loader=yaml.SafeLoader))
+            said = where.error(
+                loc,
+                f"{name}: outside the config's folder; the arena keeps its own copy of the"
+                " files its config names: give this one by its absolute path",
             )
+            raise ArenaError(str(said))
     else:
         named = []
         name = re.sub(r"[^A-Za-z0-9_.+-]", "-", directory.resolve().name).lstrip("-._+")
@@ -135,7 +140,7 @@ def init_arena(directory: Path, config: Path | None = None, database: str | None
         os.chmod(directory, 0o700)
         (directory / CONFIG_FILE).write_text(text, encoding="utf-8")
         # The rulesheets and books it names beside it, as they are beside the config given.
-        for name, _where in named:
+        for name, _loc in named:
             assert config is not None
             target = directory / os.path.normpath(name)
             target.parent.mkdir(parents=True, exist_ok=True)
@@ -163,33 +168,23 @@ def init_arena(directory: Path, config: Path | None = None, database: str | None
     return token
 
 
-def _named_files(text: str) -> list[tuple[str, str]]:
+def _named_files(text: str) -> list[tuple[str, Location]]:
     """The files a checked arena config names by paths relative to its folder, rulesheets
-    and opening books: each with where it is named (its line and key)."""
-    found: list[tuple[str, str]] = []
+    and opening books: each with its key's path in the config."""
+    data = yaml.safe_load(text) or {}
+    found: list[tuple[str, Location]] = []
 
-    def named(node: yaml.Node | None, key: str) -> None:
-        if isinstance(node, yaml.ScalarNode) and not os.path.isabs(node.value):
-            found.append((node.value, f"{node.start_mark.line + 1}: {key}"))
+    def book(value: object, loc: Location) -> None:
+        if isinstance(value, dict) and isinstance(value.get("file"), str):
+            found.append((value["file"], (*loc, "file")))
 
-    root = yaml.compose(text, Loader=yaml.SafeLoader)
-    named(_value(_value(root, "openings"), "file"), "openings.file")
-    games = _value(root, "games")
-    for index, game in enumerate(games.value if isinstance(games, yaml.SequenceNode) else []):
-        entry = game if isinstance(game, yaml.ScalarNode) else _value(game, "id")
-        if isinstance(entry, yaml.ScalarNode) and is_rulesheet(entry.value):
-            named(entry, f"games[{index}].id")
-        named(_value(_value(game, "openings"), "file"), f"games[{index}].openings.file")
-    return found
-
-
-def _value(node: yaml.Node | None, key: str) -> yaml.Node | None:
-    """The value of `key` in the mapping `node`, if it is one and has it."""
-    if not isinstance(node, yaml.MappingNode):
-        return None
-    return next(
-        (v for k, v in node.value if isinstance(k, yaml.ScalarNode) and k.value == key), None
-    )
+    book(data.get("openings"), ("openings",))
+    for index, game in enumerate(data.get("games") or []):
+        entry = game if isinstance(game, dict) else {"id": game}
+        if isinstance(entry.get("id"), str) and is_rulesheet(entry["id"]):
+            found.append((entry["id"], ("games", index, "id")))
+        book(entry.get("openings"), ("games", index, "openings"))
+    return [(name, loc) for name, loc in found if not os.path.isabs(name)]
 
 
 def _unmake(directory: Path, made: bool) -> None:
