@@ -33,7 +33,7 @@ from typing import Any, NoReturn
 
 from sqlalchemy import func, select
 
-from referee.arena.db import (
+from referee.arena.store.db import (
     ON_LADDER,
     Bot,
     Match,
@@ -41,7 +41,7 @@ from referee.arena.db import (
     Seat,
     Version,
 )
-from referee.arena.home import add_author, open_arena
+from referee.arena.store.home import add_author, open_arena
 from referee.players.starter import STARTERS
 
 ROOT = Path(__file__).resolve().parents[1]

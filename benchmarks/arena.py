@@ -49,8 +49,8 @@ from sqlalchemy import func, select
 from tabulate import tabulate
 
 from referee.arena import client
-from referee.arena.db import Author, Bot, Match, MatchState, Seat, Version, VersionState
-from referee.arena.home import add_author, init_arena, open_arena
+from referee.arena.store.db import Author, Bot, Match, MatchState, Seat, Version, VersionState
+from referee.arena.store.home import add_author, init_arena, open_arena
 from referee.errors import RefereeError
 from referee.players.starter import STARTERS
 

@@ -39,8 +39,8 @@ from typing import Any
 from sqlalchemy import func, select
 from tabulate import tabulate
 
-from referee.arena.db import Match, MatchState
-from referee.arena.home import Arena, init_arena, open_arena
+from referee.arena.store.db import Match, MatchState
+from referee.arena.store.home import Arena, init_arena, open_arena
 from referee.errors import RefereeError
 
 from arena import place_bots  # isort: skip

@@ -55,7 +55,7 @@ from typing import Any
 from sqlalchemy import func, select
 from tabulate import tabulate
 
-from referee.arena.db import (
+from referee.arena.store.db import (
     IN_INTAKE,
     ON_LADDER,
     Author,
@@ -66,7 +66,7 @@ from referee.arena.db import (
     Version,
     VersionState,
 )
-from referee.arena.home import init_arena, open_arena
+from referee.arena.store.home import init_arena, open_arena
 
 from _arena_run import (  # isort: skip
     BenchError,

@@ -67,7 +67,7 @@ from typing import Any
 
 from tabulate import tabulate
 
-from referee.arena.home import init_arena
+from referee.arena.store.home import init_arena
 from referee.errors import RefereeError
 from referee.sandbox.cgroups import WeightCgroup, controller_parent, weight_settings
 

@@ -18,10 +18,10 @@ from sqlalchemy.exc import IntegrityError
 from starlette.testclient import TestClient
 from typer.testing import CliRunner
 
-from referee.arena import audit, sessions
-from referee.arena.api import create_app
-from referee.arena.db import AuditEntry, Author, Bot, SignIn, upgrade
-from referee.arena.home import add_author
+from referee.arena.accounts import audit, sessions
+from referee.arena.store.db import AuditEntry, Author, Bot, SignIn, upgrade
+from referee.arena.store.home import add_author
+from referee.arena.web.api import create_app
 from referee.cli import app
 from referee.errors import ArenaError, ConfigError
 from tests.support.arena import (

@@ -11,8 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from referee.arena import errors, match_facts, replay_work, replays, views
-from referee.arena.db import (
+from referee.arena.replays import facts as match_facts
+from referee.arena.replays import pool as replays
+from referee.arena.replays import work as replay_work
+from referee.arena.store import errors
+from referee.arena.store.db import (
     Bot,
     Match,
     MatchState,
@@ -21,6 +24,7 @@ from referee.arena.db import (
     Version,
     VersionState,
 )
+from referee.arena.web import views
 from referee.records.signing import results_key
 from referee.records.transcript import read_transcript, write_transcript
 from referee.records.verify import Outcome, verify_file

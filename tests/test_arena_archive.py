@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from referee.arena.archive import MAX_DEPTH, Caps, pack, unpack
+from referee.arena.intake.archive import MAX_DEPTH, Caps, pack, unpack
 from referee.errors import SubmissionError
 from tests.support.archives import Entry, compressed, patched, tar, zip_of, zip_with_sizes
 

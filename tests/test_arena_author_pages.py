@@ -15,11 +15,11 @@ from collections.abc import Iterator
 import pytest
 from sqlalchemy import select
 
-from referee.arena.db import Match, MatchState, Seat, StepKind, Version, VersionState
-from referee.arena.home import Arena, add_author
-from referee.arena.intake import Intake
-from referee.arena.ladder import Ladder, LadderStatus
-from referee.arena.match_queue import match_key
+from referee.arena.intake.pipeline import Intake
+from referee.arena.ladder.playing import Ladder, LadderStatus
+from referee.arena.ladder.queue import match_key
+from referee.arena.store.db import Match, MatchState, Seat, StepKind, Version, VersionState
+from referee.arena.store.home import Arena, add_author
 from tests.support.archives import Entry, tar
 from tests.support.arena import (
     INTAKE_CONFIG,

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from referee.arena import build as arena_build
-from referee.arena.build import BuildResult, build
-from referee.arena.config import BuildLimits
+from referee.arena.intake import build as arena_build
+from referee.arena.intake.build import BuildResult, build
+from referee.arena.store.config import BuildLimits
 from referee.players.starter import STARTERS
 from referee.sandbox.isolation import machine_protections
 from referee.sandbox.jail import SEAT_UIDS

@@ -19,10 +19,11 @@ import pytest
 from sqlalchemy import select
 from typer.testing import CliRunner
 
-from referee.arena import client, submissions
-from referee.arena.db import Author
-from referee.arena.home import open_arena
-from referee.arena.tokens import token_hash
+from referee.arena import client
+from referee.arena.intake import submissions
+from referee.arena.store.db import Author
+from referee.arena.store.home import open_arena
+from referee.arena.store.tokens import token_hash
 from referee.cli import app
 from referee.games import RULESHEETS
 from tests.support.arena import token_of

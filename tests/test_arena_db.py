@@ -16,9 +16,9 @@ from alembic.migration import MigrationContext
 from sqlalchemy import event, inspect, select, text
 from sqlalchemy.exc import IntegrityError, StatementError
 
-from referee.arena import views
-from referee.arena.config import FieldPlayer
-from referee.arena.db import (
+from referee.arena.ladder.queue import claim, ladder_members, open_field
+from referee.arena.store.config import FieldPlayer
+from referee.arena.store.db import (
     Author,
     Base,
     Bot,
@@ -36,9 +36,9 @@ from referee.arena.db import (
     open_database,
     upgrade,
 )
-from referee.arena.home import add_author, init_arena, open_arena
-from referee.arena.match_lists import MatchQuery
-from referee.arena.match_queue import claim, ladder_members, open_field
+from referee.arena.store.home import add_author, init_arena, open_arena
+from referee.arena.web import views
+from referee.arena.web.match_lists import MatchQuery
 from referee.errors import ArenaError
 from tests.support.arena import LADDER_CONFIG, add_version
 from tests.support.arena_databases import ArenaMaker, PostgresServer

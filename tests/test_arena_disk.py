@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from referee.arena.db import Step, StepKind, Version, VersionState
-from referee.arena.disk_use import DiskMeter, tree_bytes
-from referee.arena.home import Arena, add_author
-from referee.arena.intake import Intake
+from referee.arena.intake.pipeline import Intake
+from referee.arena.store.db import Step, StepKind, Version, VersionState
+from referee.arena.store.disk_use import DiskMeter, tree_bytes
+from referee.arena.store.home import Arena, add_author
 from referee.players.starter import STARTERS
 from referee.tournaments.results import LOGS
 from tests.support.archives import Entry, tar

@@ -20,15 +20,17 @@ import pytest
 import uvicorn
 from sqlalchemy import select
 
-from referee.arena import audit, auth, service, submissions
-from referee.arena.api import create_app
-from referee.arena.audit import Action
-from referee.arena.bodies import Pace
-from referee.arena.db import AuditEntry
-from referee.arena.doors import Doors, Limits
-from referee.arena.home import Arena, add_author, init_arena, open_arena
-from referee.arena.submissions import Refusal, SubmissionRefused
-from referee.arena.uploads import Uploads
+from referee.arena import service
+from referee.arena.accounts import audit, auth
+from referee.arena.accounts.audit import Action
+from referee.arena.doors.bodies import Pace
+from referee.arena.doors.connections import Doors, Limits
+from referee.arena.doors.uploads import Uploads
+from referee.arena.intake import submissions
+from referee.arena.intake.submissions import Refusal, SubmissionRefused
+from referee.arena.store.db import AuditEntry
+from referee.arena.store.home import Arena, add_author, init_arena, open_arena
+from referee.arena.web.api import create_app
 from tests.support.arena import API_CONFIG, StandIn
 from tests.support.arena_databases import ArenaMaker
 from tests.support.arena_serving import serving

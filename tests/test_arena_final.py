@@ -16,13 +16,13 @@ from sqlalchemy import select, update
 from starlette.testclient import TestClient
 from typer.testing import CliRunner
 
-from referee.arena.api import create_app
 from referee.arena.client import Api
-from referee.arena.db import Author, Version, VersionState
-from referee.arena.final_play import FinalRunner
-from referee.arena.home import Arena, add_author
-from referee.arena.serving_lock import serving
-from referee.arena.submissions import Refusal, SubmissionRefused, accept, closed
+from referee.arena.intake.submissions import Refusal, SubmissionRefused, accept, closed
+from referee.arena.ladder.final_play import FinalRunner
+from referee.arena.store.db import Author, Version, VersionState
+from referee.arena.store.home import Arena, add_author
+from referee.arena.store.serving_lock import serving
+from referee.arena.web.api import create_app
 from referee.cli import app
 from referee.errors import ArenaError
 from referee.records.verify import Outcome, verify_file

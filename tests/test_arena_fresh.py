@@ -1,11 +1,11 @@
-"""The answers kept for a moment (`referee.arena.fresh`)."""
+"""The answers kept for a moment (`referee.arena.web.fresh`)."""
 
 from __future__ import annotations
 
 import pytest
 
-from referee.arena import fresh
-from referee.arena.fresh import Fresh
+from referee.arena.web import fresh
+from referee.arena.web.fresh import Fresh
 
 
 class Maker:

@@ -19,12 +19,12 @@ from pathlib import Path
 import pytest
 from starlette.testclient import TestClient
 
-from referee.arena.api import create_app
-from referee.arena.archive import Caps, unpack
-from referee.arena.config import SubmissionCaps
-from referee.arena.guide import jail_word, starter_offer
-from referee.arena.manifest import lift, read_manifest
-from referee.arena.submissions import archive_limit
+from referee.arena.intake.archive import Caps, unpack
+from referee.arena.intake.submissions import archive_limit
+from referee.arena.store.config import SubmissionCaps
+from referee.arena.store.manifest import lift, read_manifest
+from referee.arena.web.api import create_app
+from referee.arena.web.guide import jail_word, starter_offer
 from referee.players.starter import STARTER_OF, STARTERS, Language
 from referee.sandbox.isolation import machine_protections
 from tests.support.arena import SERVICE_CONFIG, StandIn, wait_for

@@ -29,10 +29,17 @@ from typing import Any
 import pytest
 from sqlalchemy import select
 
-from referee.arena.db import Step, StepKind, StepState, Version, VersionState
-from referee.arena.home import KEY_FILE, SQLITE_FILE, Arena, add_author, init_arena, open_arena
-from referee.arena.intake import Intake
-from referee.arena.manifest import MAX_MANIFEST_BYTES
+from referee.arena.intake.pipeline import Intake
+from referee.arena.store.db import Step, StepKind, StepState, Version, VersionState
+from referee.arena.store.home import (
+    KEY_FILE,
+    SQLITE_FILE,
+    Arena,
+    add_author,
+    init_arena,
+    open_arena,
+)
+from referee.arena.store.manifest import MAX_MANIFEST_BYTES
 from referee.sandbox.isolation import machine_protections
 from tests.support.archives import Entry, compressed, patched, tar, zip_of, zip_with_sizes
 from tests.support.facilities import missing

@@ -12,14 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from referee.arena import views
-from referee.arena.auth import author_of
-from referee.arena.config import FieldPlayer
-from referee.arena.db import IN_INTAKE, Step, StepKind, StepState, Version, VersionState
-from referee.arena.home import Arena, add_author
-from referee.arena.intake import Intake
-from referee.arena.intake_line import Waiting, in_turns
-from referee.arena.manifest import Manifest, lift, read_manifest
+from referee.arena.accounts.auth import author_of
+from referee.arena.intake.pipeline import Intake
+from referee.arena.intake.turns import Waiting, in_turns
+from referee.arena.store.config import FieldPlayer
+from referee.arena.store.db import IN_INTAKE, Step, StepKind, StepState, Version, VersionState
+from referee.arena.store.home import Arena, add_author
+from referee.arena.store.manifest import Manifest, lift, read_manifest
+from referee.arena.web import views
 from referee.errors import SubmissionError
 from referee.players.starter import STARTERS
 from referee.sandbox.jail import jail_path

@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from referee.arena import intake
-from referee.arena.db import Step, StepKind, StepState, Version, VersionState
-from referee.arena.home import Arena, add_author
-from referee.arena.intake import Intake
-from referee.arena.intake_venue import HereIntake, WorkerLost, WorkersIntake
-from referee.arena.validating import Validated
+from referee.arena.intake import pipeline as intake
+from referee.arena.intake.pipeline import Intake
+from referee.arena.intake.validating import Validated
+from referee.arena.intake.venue import HereIntake, WorkerLost, WorkersIntake
+from referee.arena.store.db import Step, StepKind, StepState, Version, VersionState
+from referee.arena.store.home import Arena, add_author
 from referee.players.starter import STARTERS
 from referee.tournaments.bundles import Bundle
 from referee.tournaments.cluster import local_cluster

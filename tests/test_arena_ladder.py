@@ -18,9 +18,19 @@ from typing import Any
 import pytest
 from sqlalchemy import select
 
-from referee.arena import bot_bundles, rating_fits
-from referee.arena.config import FieldPlayer
-from referee.arena.db import (
+from referee.arena.ladder import rating_fits
+from referee.arena.ladder.playing import (
+    REFUSED_REASON,
+    Ladder,
+    LadderObserver,
+    LadderStatus,
+    venue_name,
+)
+from referee.arena.ladder.queue import match_key, set_paused
+from referee.arena.ladder.rating_fits import POINT_MOVE, POINT_S, save_ratings
+from referee.arena.store import bot_bundles
+from referee.arena.store.config import FieldPlayer
+from referee.arena.store.db import (
     Match,
     MatchState,
     RatingPoint,
@@ -28,16 +38,7 @@ from referee.arena.db import (
     Version,
     VersionState,
 )
-from referee.arena.home import Arena
-from referee.arena.ladder import (
-    REFUSED_REASON,
-    Ladder,
-    LadderObserver,
-    LadderStatus,
-    venue_name,
-)
-from referee.arena.match_queue import match_key, set_paused
-from referee.arena.rating_fits import POINT_MOVE, POINT_S, save_ratings
+from referee.arena.store.home import Arena
 from referee.errors import PlayerRefused, RefereeError
 from referee.players.base import fingerprint
 from referee.records.verify import Outcome, verify_file

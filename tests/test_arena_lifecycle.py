@@ -9,10 +9,11 @@ import pytest
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from referee.arena import lifecycle, submissions
-from referee.arena.db import IN_INTAKE, ON_LADDER, Author, Bot, Version, VersionState, utcnow
-from referee.arena.home import Arena, add_author
-from referee.arena.lifecycle import MOVES, MoveRefused
+from referee.arena.intake import submissions
+from referee.arena.store import lifecycle
+from referee.arena.store.db import IN_INTAKE, ON_LADDER, Author, Bot, Version, VersionState, utcnow
+from referee.arena.store.home import Arena, add_author
+from referee.arena.store.lifecycle import MOVES, MoveRefused
 from referee.errors import ArenaError
 from tests.support.arena_databases import ArenaMaker
 

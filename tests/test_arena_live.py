@@ -18,10 +18,11 @@ from typing import Any
 
 import pytest
 
-from referee.arena import replay_work, watching
-from referee.arena.auth import author_of
-from referee.arena.db import Match, MatchState, Seat
-from referee.arena.watching import Watching
+from referee.arena.accounts.auth import author_of
+from referee.arena.replays import watching
+from referee.arena.replays import work as replay_work
+from referee.arena.replays.watching import Watching
+from referee.arena.store.db import Match, MatchState, Seat
 from referee.clock import Clocks
 from referee.errors import ConfigError
 from referee.games import RULESHEETS, Move, get_game

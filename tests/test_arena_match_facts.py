@@ -1,5 +1,5 @@
 """A match's facts for its pages, read in one query, a finished match's kept
-(`referee.arena.match_facts`)."""
+(`referee.arena.replays.facts`)."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ from collections.abc import Iterator
 import pytest
 from sqlalchemy import event, update
 
-from referee.arena import match_facts
-from referee.arena.db import Author, Match, MatchState
-from referee.arena.errors import NotFound
-from referee.arena.match_facts import Kept, SeatFacts
+from referee.arena.replays import facts as match_facts
+from referee.arena.replays.facts import Kept, SeatFacts
+from referee.arena.store.db import Author, Match, MatchState
+from referee.arena.store.errors import NotFound
 from tests.support.arena import Site, make_site, seed
 from tests.support.arena_databases import ArenaMaker
 from tests.test_arena_api import add_match

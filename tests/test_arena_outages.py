@@ -19,13 +19,14 @@ import pytest
 from sqlalchemy import create_engine, func, select, text, update
 from sqlalchemy.exc import OperationalError
 
-from referee.arena import lifecycle, submissions
-from referee.arena.config import FieldPlayer
-from referee.arena.db import Author, Database, Match, MatchState, Version, VersionState
-from referee.arena.home import Arena, init_arena, open_arena
-from referee.arena.intake import Intake
-from referee.arena.match_queue import claim, ladder_members, open_field
-from referee.arena.outages import DatabaseLost, Rider, Trouble, Watch
+from referee.arena.intake import submissions
+from referee.arena.intake.pipeline import Intake
+from referee.arena.ladder.queue import claim, ladder_members, open_field
+from referee.arena.store import lifecycle
+from referee.arena.store.config import FieldPlayer
+from referee.arena.store.db import Author, Database, Match, MatchState, Version, VersionState
+from referee.arena.store.home import Arena, init_arena, open_arena
+from referee.arena.store.outages import DatabaseLost, Rider, Trouble, Watch
 from referee.records.transcript import read_transcript
 from tests.support.archives import Entry, tar
 from tests.support.arena import LADDER_CONFIG, add_version, wait_for

@@ -23,8 +23,9 @@ import pytest
 from playwright.sync_api import expect
 from sqlalchemy import select
 
-from referee.arena import tallies
-from referee.arena.db import (
+from referee.arena.ladder import tallies
+from referee.arena.ladder.queue import set_paused
+from referee.arena.store.db import (
     Author,
     Bot,
     Match,
@@ -34,8 +35,7 @@ from referee.arena.db import (
     Version,
     VersionState,
 )
-from referee.arena.home import open_arena
-from referee.arena.match_queue import set_paused
+from referee.arena.store.home import open_arena
 from referee.records.ggp import EXTRA
 from referee.records.verify import Outcome, verify_file
 from tests.support.arena import SERVICE_CONFIG, signed_match

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 import pytest
 from playwright.sync_api import expect
 
-from referee.arena.home import open_arena
+from referee.arena.store.home import open_arena
 from tests.support.arena import SERVICE_CONFIG, add_version
 from tests.support.arena_pages import DEADLINE_MS, ORGANISER, Running, new_arena, served, sign_in
 from tests.support.browsers import Browser

@@ -20,8 +20,8 @@ import pytest
 from playwright.sync_api import expect, sync_playwright
 from sqlalchemy import select, update
 
-from referee.arena.db import Author, Bot, Version
-from referee.arena.home import open_arena
+from referee.arena.store.db import Author, Bot, Version
+from referee.arena.store.home import open_arena
 from tests.support.arena import add_version
 from tests.support.arena_pages import (
     DEADLINE_MS,

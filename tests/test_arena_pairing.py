@@ -6,8 +6,8 @@ from __future__ import annotations
 import random
 from collections import Counter
 
-from referee.arena.config import PairingRule
-from referee.arena.pairing import CLOSE_FEW, Entry, Pair, plan, waits, window
+from referee.arena.ladder.pairing import CLOSE_FEW, Entry, Pair, plan, waits, window
+from referee.arena.store.config import PairingRule
 
 GAMES = {"ticblock": 0, "quad": 0, "hex-pie": 0}
 

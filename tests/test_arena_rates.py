@@ -1,4 +1,4 @@
-"""Requests kept to a rate for each client (`referee.arena.rates`)."""
+"""Requests kept to a rate for each client (`referee.arena.doors.rates`)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from referee.arena.config import Rate, parse_arena_config
-from referee.arena.rates import ADDRESS_SHARE, Buckets, clients
+from referee.arena.doors.rates import ADDRESS_SHARE, Buckets, clients
+from referee.arena.store.config import Rate, parse_arena_config
 from referee.errors import ConfigError
 from tests.support.arena import Site, make_site
 from tests.support.arena_databases import ArenaMaker

@@ -19,10 +19,13 @@ from typing import Any, TypeVar
 import pytest
 from starlette.testclient import TestClient
 
-from referee.arena import auth, replay_cache, replay_work, replays
-from referee.arena.api import create_app
-from referee.arena.replay_work import Replayed
-from referee.arena.replays import Replays, TurnTaken, requester
+from referee.arena.accounts import auth
+from referee.arena.replays import cache as replay_cache
+from referee.arena.replays import pool as replays
+from referee.arena.replays import work as replay_work
+from referee.arena.replays.pool import Replays, TurnTaken, requester
+from referee.arena.replays.work import Replayed
+from referee.arena.web.api import create_app
 from referee.records.signing import results_key
 from referee.records.transcript import read_transcript, write_transcript
 from tests.support.arena import (

@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 from sqlalchemy import func, select
 
-from referee.arena.db import Match, MatchState, Seat, Version
-from referee.arena.home import Arena
+from referee.arena.store.db import Match, MatchState, Seat, Version
+from referee.arena.store.home import Arena
 from referee.records.transcript import read_transcript
 from tests.support.arena import LADDER_CONFIG, add_version, wait_for
 from tests.support.arena_databases import ArenaMaker

@@ -10,8 +10,9 @@ from collections.abc import Iterator
 import pytest
 from starlette.testclient import TestClient
 
-from referee.arena import replay_work, submissions
-from referee.arena.api import create_app
+from referee.arena.intake import submissions
+from referee.arena.replays import work as replay_work
+from referee.arena.web.api import create_app
 from tests.support.arena import API_CONFIG as CONFIG
 from tests.support.arena import Site, StandIn, make_site, played_match, seed, signed_in
 from tests.support.arena_databases import ArenaMaker

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from referee.arena.config import parse_arena_config
+from referee.arena.store.config import parse_arena_config
 from referee.cli import app
 from referee.errors import RulesheetError
 from referee.games import RULESHEETS, Game, GdlGame, get_game, load_text

@@ -16,7 +16,7 @@ from pathlib import Path, PurePath
 import pytest
 from typer.testing import CliRunner
 
-from referee.arena.manifest import MANIFEST, Manifest, bot_name, read_manifest
+from referee.arena.store.manifest import MANIFEST, Manifest, bot_name, read_manifest
 from referee.cli import app
 from referee.players.starter import STARTER_OF, STARTERS, InBot, Language, Word, command
 from referee.records.transcript import read_transcript

@@ -13,10 +13,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from referee.arena.archive import Caps, pack
-from referee.arena.db import ON_LADDER, VersionState, player_name
-from referee.arena.manifest import read_manifest
-from referee.arena.tokens import MAX_TOKEN_CHARS
+from referee.arena.intake.archive import Caps, pack
+from referee.arena.store.db import ON_LADDER, VersionState, player_name
+from referee.arena.store.manifest import read_manifest
+from referee.arena.store.tokens import MAX_TOKEN_CHARS
 from referee.errors import ArenaError, SubmissionError
 
 # What the client packs or sends at most: an arena's own caps are at most these, and it

@@ -20,15 +20,15 @@ from collections.abc import Callable, Iterator
 
 import uvicorn
 
-from referee.arena.api import Hooks, create_app
-from referee.arena.doors import Doors, Limits
-from referee.arena.final_play import FinalRunner
-from referee.arena.home import Arena
-from referee.arena.intake import Intake
-from referee.arena.intake_venue import WorkersIntake
-from referee.arena.ladder import Ladder, LadderObserver
-from referee.arena.match_queue import set_paused
-from referee.arena.outages import DatabaseLost, Rider
+from referee.arena.doors.connections import Doors, Limits
+from referee.arena.intake.pipeline import Intake
+from referee.arena.intake.venue import WorkersIntake
+from referee.arena.ladder.final_play import FinalRunner
+from referee.arena.ladder.playing import Ladder, LadderObserver
+from referee.arena.ladder.queue import set_paused
+from referee.arena.store.home import Arena
+from referee.arena.store.outages import DatabaseLost, Rider
+from referee.arena.web.api import Hooks, create_app
 from referee.errors import ArenaError
 from referee.tournaments.cluster import Workers, local_cluster
 

@@ -18,8 +18,8 @@ from referee.errors import RefereeError
 from referee.pauses import short_pauses
 
 if TYPE_CHECKING:
-    from referee.arena.audit import Action
-    from referee.arena.db import Database
+    from referee.arena.accounts.audit import Action
+    from referee.arena.store.db import Database
     from referee.tournaments.cluster import Workers
 
 T = TypeVar("T")
@@ -86,7 +86,7 @@ def init(
     Example:
       referee arena init class-arena --config arena.yaml
     """
-    from referee.arena.home import init_arena
+    from referee.arena.store.home import init_arena
 
     token = init_arena(directory, config, database)
     typer.echo(f"arena: {directory} (config: {directory / 'arena.yaml'})")
@@ -105,7 +105,7 @@ def author_add(
     Example:
       referee arena author add class-arena ada
     """
-    from referee.arena.home import add_author, open_arena
+    from referee.arena.store.home import add_author, open_arena
 
     arena = open_arena(directory)
     try:
@@ -129,9 +129,11 @@ def author_token(
     Example:
       referee arena author token class-arena ada
     """
-    from referee.arena import accounts, audit
+    from referee.arena.accounts import audit, credentials
 
-    token = _account_changed(directory, name, accounts.replace_token, audit.Action.TOKEN_REPLACED)
+    token = _account_changed(
+        directory, name, credentials.replace_token, audit.Action.TOKEN_REPLACED
+    )
     typer.echo(f"{name}'s new token (shown once, kept only as its hash): {token}")
 
 
@@ -148,9 +150,9 @@ def author_revoke(
     Example:
       referee arena author revoke class-arena ada
     """
-    from referee.arena import accounts, audit
+    from referee.arena.accounts import audit, credentials
 
-    ended = _account_changed(directory, name, accounts.revoke_token, audit.Action.TOKEN_REVOKED)
+    ended = _account_changed(directory, name, credentials.revoke_token, audit.Action.TOKEN_REVOKED)
     typer.echo(f"{name}'s token is revoked; {ended} signed-in browser(s) signed out")
 
 
@@ -159,8 +161,8 @@ def _account_changed(
 ) -> T:
     """`change` made to the account of author `name` in the arena in DIR, and written in its
     audit log as the command line's."""
-    from referee.arena import audit
-    from referee.arena.home import open_arena
+    from referee.arena.accounts import audit
+    from referee.arena.store.home import open_arena
 
     arena = open_arena(directory)
     try:
@@ -190,11 +192,11 @@ def serve(
     Example:
       referee arena serve class-arena --host 0.0.0.0 --port 8080 --workers 4
     """
-    from referee.arena.home import open_arena
-    from referee.arena.ladder import LadderObserver
-    from referee.arena.outages import DatabaseLost
+    from referee.arena.ladder.playing import LadderObserver
     from referee.arena.service import serve as serve_arena
-    from referee.arena.serving_lock import serving
+    from referee.arena.store.home import open_arena
+    from referee.arena.store.outages import DatabaseLost
+    from referee.arena.store.serving_lock import serving
     from referee.cli.sandbox import prepare_sandbox
 
     class Said(LadderObserver):
@@ -257,10 +259,10 @@ def final(
     Example:
       referee arena final class-arena --rounds 2 --workers 2
     """
-    from referee.arena import bot_bundles
-    from referee.arena.final import begin, final_bundles, publish
-    from referee.arena.home import open_arena
-    from referee.arena.serving_lock import serving
+    from referee.arena.ladder.final import begin, final_bundles, publish
+    from referee.arena.store import bot_bundles
+    from referee.arena.store.home import open_arena
+    from referee.arena.store.serving_lock import serving
     from referee.cli.running import run_interruptible
     from referee.cli.sandbox import prepare_sandbox
     from referee.tournaments.cluster import on_cluster
@@ -325,7 +327,7 @@ def submit(
       REFEREE_TOKEN=... referee arena submit http://arena.example:8080 mybot/
     """
     from referee.arena import client
-    from referee.arena.db import player_name
+    from referee.arena.store.db import player_name
 
     api = client.Api(url, token)
     done = client.submit(api, path, name, progress=lambda line: typer.echo(line, err=True))
@@ -359,7 +361,7 @@ def status(url: UrlArgument, token: TokenOption, as_json: JsonOption = False) ->
 
 
 def _status_text(found: dict[str, Any]) -> str:
-    from referee.arena.db import player_name
+    from referee.arena.store.db import player_name
 
     rows = []
     advice: list[str] = []

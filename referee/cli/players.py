@@ -15,7 +15,7 @@ from typing import Annotated
 
 import typer
 
-from referee.arena.new_bot import new_bot
+from referee.arena.intake.new_bot import new_bot
 from referee.cli import present
 from referee.cli.failures import EXIT_FAILED, user_errors
 from referee.cli.options import (
@@ -159,7 +159,7 @@ def new_bot_command(
       referee new-bot python my-bot
       referee new-bot c my-bot
     """
-    from referee.arena.guide import starter_offer
+    from referee.arena.web.guide import starter_offer
 
     chosen = language_named(language)
     typer.echo(present.new_bot_lines(new_bot(chosen, directory)))

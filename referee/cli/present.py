@@ -23,7 +23,7 @@ from rich.progress import (
 )
 
 from referee import plaintext
-from referee.arena.new_bot import NewBot
+from referee.arena.intake.new_bot import NewBot
 from referee.errors import FaultKind
 from referee.games import Game, JointMove
 from referee.match import StepCallback

@@ -19,9 +19,8 @@ from typing import Any
 from sqlalchemy import select
 from starlette.testclient import TestClient
 
-from referee.arena import tallies
-from referee.arena.api import Hooks, create_app
-from referee.arena.db import (
+from referee.arena.ladder import tallies
+from referee.arena.store.db import (
     Author,
     Bot,
     Match,
@@ -33,7 +32,8 @@ from referee.arena.db import (
     Version,
     VersionState,
 )
-from referee.arena.home import Arena, add_author
+from referee.arena.store.home import Arena, add_author
+from referee.arena.web.api import Hooks, create_app
 from referee.clock import Clocks
 from referee.games import get_game
 from referee.match import Match as PlayedMatch

@@ -27,7 +27,7 @@ import psycopg
 import pytest
 from psycopg import sql
 
-from referee.arena.home import Arena, init_arena, open_arena
+from referee.arena.store.home import Arena, init_arena, open_arena
 from tests.support.facilities import missing
 
 # Where Debian's packages put each major version's programs.

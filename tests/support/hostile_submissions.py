@@ -9,8 +9,8 @@ from typing import Any
 
 from sqlalchemy import select
 
-from referee.arena.db import Author, Bot, Version
-from referee.arena.home import Arena
+from referee.arena.store.db import Author, Bot, Version
+from referee.arena.store.home import Arena
 from referee.players.starter import STARTERS
 from tests.support.archives import Entry, tar
 

@@ -11,7 +11,7 @@ from alembic.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import Engine, create_engine
 
-from referee.arena.db import MIGRATIONS
+from referee.arena.store.db import MIGRATIONS
 
 
 def alembic_config(url: str | None = None) -> Config:

@@ -16,7 +16,7 @@ import time
 from collections.abc import Mapping
 from pathlib import Path
 
-from referee.arena.replay_work import Kind, Replayed, replayed
+from referee.arena.replays.work import Kind, Replayed, replayed
 
 # The CPU seconds a held replay has taken when it writes `T.json.spun`.
 SPIN_S = 1.0

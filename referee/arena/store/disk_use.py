@@ -1,0 +1,177 @@
+"""What each author's bots take of the arena's disk, for the organiser: their versions'
+directories (unpacked and built), their archives (as submitted, and as packed for the
+workers), and their seats' logs.
+
+A walk of a big tree takes long: a measure is taken in the calling thread (the API's
+thread pool, never the event loop), at most once every `FRESH_S`; those who ask meanwhile
+are given the last one, and those who ask while it is taken wait for it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import shutil
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import select
+
+from referee.arena.store.db import Author, Bot, Match, Seat, Version, utcnow
+from referee.arena.store.home import Arena
+from referee.tournaments.results import LOGS
+
+# How long a measure is shown before it is taken again.
+FRESH_S = 30.0
+
+
+@dataclass(frozen=True)
+class AuthorDisk:
+    """What one author's bots take: the bytes of the blocks their files hold on disk."""
+
+    author: str
+    versions: int
+    bots_bytes: int
+    archives_bytes: int
+    logs_bytes: int
+
+    @property
+    def total_bytes(self) -> int:
+        return self.bots_bytes + self.archives_bytes + self.logs_bytes
+
+    def shown(self) -> dict[str, Any]:
+        return {
+            "author": self.author,
+            "versions": self.versions,
+            "bots_bytes": self.bots_bytes,
+            "archives_bytes": self.archives_bytes,
+            "logs_bytes": self.logs_bytes,
+            "total_bytes": self.total_bytes,
+        }
+
+
+@dataclass(frozen=True)
+class DiskUse:
+    """A measure of the arena's disk: by author, the most first; when it was taken and how
+    long it took; and what is free on the arena's file system."""
+
+    measured_at: dt.datetime
+    took_s: float
+    free_bytes: int
+    authors: tuple[AuthorDisk, ...]
+
+    def shown(self) -> dict[str, Any]:
+        return {
+            "measured_at": self.measured_at.isoformat(timespec="seconds"),
+            "took_s": round(self.took_s, 3),
+            "fresh_s": FRESH_S,
+            "free_bytes": self.free_bytes,
+            "total_bytes": sum(author.total_bytes for author in self.authors),
+            "authors": [author.shown() for author in self.authors],
+        }
+
+
+class DiskMeter:
+    """The arena's disk by author, measured again once the last measure is `fresh_s` old."""
+
+    def __init__(self, arena: Arena, fresh_s: float = FRESH_S) -> None:
+        self._arena = arena
+        self._fresh_s = fresh_s
+        self._lock = threading.Lock()
+        self._last: tuple[float, DiskUse] | None = None
+
+    def current(self) -> DiskUse:
+        """The last measure, or a new one if it is older than `fresh_s` (blocks meanwhile:
+        call it from a thread)."""
+        with self._lock:
+            if self._last is None or time.monotonic() - self._last[0] > self._fresh_s:
+                self._last = (time.monotonic(), measure(self._arena))
+            return self._last[1]
+
+
+def measure(arena: Arena) -> DiskUse:
+    """What each author's versions and their seats' logs take of the arena's disk now."""
+    started = time.monotonic()
+    sizes = _log_sizes(arena.results / LOGS)
+    with arena.database.session() as session:
+        authors = session.scalars(select(Author.name)).all()
+        versions = session.execute(
+            select(Version.id, Author.name).join(Bot, Version.bot_id == Bot.id).join(Author)
+        ).all()
+        logs = dict.fromkeys(authors, 0)
+        # Streamed: an arena's seats are many, and a look-up each is all they cost.
+        seats = session.execute(
+            select(Match.key, Seat.role, Author.name)
+            .join(Seat, Seat.match_id == Match.id)
+            .join(Version, Seat.version_id == Version.id)
+            .join(Bot, Version.bot_id == Bot.id)
+            .join(Author)
+            .execution_options(yield_per=10_000)
+        )
+        for key, role, author in seats:
+            logs[author] += sizes.get(f"{key}.{role}.log", 0)
+    # The trees are walked once the database's connection is given back.
+    counts = dict.fromkeys(authors, 0)
+    bots = dict.fromkeys(authors, 0)
+    archives = dict.fromkeys(authors, 0)
+    for version_id, author in versions:
+        counts[author] += 1
+        bots[author] += tree_bytes(arena.bot_directory(version_id))
+        # As submitted, and as packed for the workers (`bot_bundles.py`).
+        archives[author] += _file_bytes(arena.archive(version_id))
+        archives[author] += _file_bytes(arena.bundle(version_id))
+    found = [
+        AuthorDisk(name, counts[name], bots[name], archives[name], logs[name]) for name in authors
+    ]
+    found.sort(key=lambda author: (-author.total_bytes, author.author))
+    return DiskUse(
+        measured_at=utcnow(),
+        took_s=time.monotonic() - started,
+        free_bytes=shutil.disk_usage(arena.directory).free,
+        authors=tuple(found),
+    )
+
+
+def tree_bytes(directory: Path) -> int:
+    """The bytes of the blocks that a directory and everything under it hold, links not
+    followed; 0 if there is no such directory. What vanishes meanwhile is not counted."""
+    total = 0
+    stack = [str(directory)]
+    while stack:
+        try:
+            entries = list(os.scandir(stack.pop()))
+        except OSError:
+            continue
+        for entry in entries:
+            try:
+                total += entry.stat(follow_symlinks=False).st_blocks * 512
+                if entry.is_dir(follow_symlinks=False):
+                    stack.append(entry.path)
+            except OSError:
+                continue
+    return total
+
+
+def _file_bytes(path: Path) -> int:
+    try:
+        return path.stat().st_blocks * 512
+    except OSError:
+        return 0
+
+
+def _log_sizes(directory: Path) -> dict[str, int]:
+    """The bytes of the blocks of each file in `directory`, by name."""
+    sizes = {}
+    try:
+        with os.scandir(directory) as entries:
+            for entry in entries:
+                try:
+                    sizes[entry.name] = entry.stat(follow_symlinks=False).st_blocks * 512
+                except OSError:
+                    continue
+    except OSError:
+        pass
+    return sizes

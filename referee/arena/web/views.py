@@ -1,0 +1,490 @@
+"""What the arena shows, as JSON-ready dicts: the leaderboard, bots, versions and their steps,
+matches and the bots' logs. Every read takes the viewer, and what it shows them of a bot is
+`auth.may_read_private`'s to say: an author reads their own bots' reasons, advice, verdicts,
+build output and logs, the organiser everyone's; the rest is anyone's who may read at all."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from typing import Any
+
+from sqlalchemy import ColumnElement, ScalarSelect, Select, case, func, select
+from sqlalchemy.orm import Session, aliased, selectinload
+
+from referee.arena.accounts.auth import may_read_private
+from referee.arena.intake import turns
+from referee.arena.ladder import tallies
+from referee.arena.store.db import (
+    IN_INTAKE,
+    ON_LADDER,
+    Author,
+    Bot,
+    Match,
+    MatchState,
+    RatingPoint,
+    Seat,
+    Step,
+    Version,
+    VersionState,
+    organisers_version,
+    rating_point,
+    utcnow,
+)
+from referee.arena.store.errors import Forbidden, NotFound
+from referee.arena.store.home import Arena, inside
+from referee.arena.store.rows import WITH_SEATS, bot_named, match_by_key, version_by_id
+from referee.arena.web.match_lists import Cursor, MatchQuery, Result
+from referee.errors import ArenaError
+from referee.tournaments.results import LOGS
+
+# A bot's rating history: its newest points, enough for a chart.
+HISTORY_LIMIT = 500
+# The running matches that the status lists.
+RUNNING_LIMIT = 50
+# What one request reads of a bot's log; the rest is in the arena's directory.
+LOG_LIMIT = 1024 * 1024
+# The versions the leaderboard lists: those the ladder plays, and those it stopped playing
+# for faults, whose state says so.
+_LISTED = (*ON_LADDER, VersionState.SUSPENDED)
+
+Json = dict[str, Any]
+
+
+def when(value: dt.datetime | None) -> str | None:
+    return None if value is None else value.isoformat(timespec="seconds")
+
+
+def me(arena: Arena, viewer: Author) -> Json:
+    mine = my_bots(arena, viewer)
+    return {
+        "name": viewer.name,
+        "organiser": viewer.organiser,
+        "bots": [bot["name"] for bot in mine],
+        "my_bots": mine,
+    }
+
+
+def my_bots(arena: Arena, viewer: Author) -> list[Json]:
+    """The viewer's own bots by name, each with every version, newest first, as its author
+    reads it: with its reason and validate's advice (an author's home page)."""
+    query = (
+        select(Bot)
+        .where(Bot.author_id == viewer.id)
+        .options(selectinload(Bot.versions))
+        .order_by(Bot.name)
+    )
+    centre = arena.config.rating_centre
+    with arena.database.session() as session:
+        places = _places(session)
+        return [
+            {
+                "name": bot.name,
+                "created_at": when(bot.created_at),
+                "versions": [
+                    _version_summary(v, True, centre, places.get(v.id))
+                    for v in reversed(bot.versions)
+                ],
+            }
+            for bot in session.scalars(query).all()
+        ]
+
+
+def _places(session: Session) -> dict[int, int]:
+    """Each queued version's place in the intake's line, from 1."""
+    return {version: place for place, version in enumerate(turns.line(session), start=1)}
+
+
+def bot_exists(arena: Arena, name: str) -> None:
+    """Nothing if a bot of that name exists; NotFound, as the API says it, if not."""
+    with arena.database.session() as session:
+        bot_named(session, name)
+
+
+def version_logs_readable(arena: Arena, viewer: Author, version_id: int) -> bool:
+    """Whether the viewer may read the version's step logs (`may_read_private`); NotFound if
+    there is no such version."""
+    with arena.database.session() as session:
+        return may_read_private(viewer, version_by_id(session, version_id).bot.author_id)
+
+
+def leaderboard(arena: Arena) -> Json:
+    """The versions on the ladder, best first; those not yet rated, then the suspended, last.
+    The same for every viewer who may read it (`auth.may_read_leaderboard`). A version's
+    change over a day is there once it has a rating point a day old: its last at or before
+    then."""
+    day_ago = utcnow() - dt.timedelta(days=1)
+    then = rating_point(RatingPoint.rating, Version.id, at_or_before=day_ago)
+    query = (
+        select(Version, Bot.name, Author.name, then)
+        .join(Bot, Version.bot_id == Bot.id)
+        .join(Author, Bot.author_id == Author.id)
+        .where(Version.state.in_(_LISTED))
+    )
+    centre = arena.config.rating_centre
+    with arena.database.session() as session:
+        rows = session.execute(query).all()
+        results = tallies.results(session, [row[0].id for row in rows])
+
+    def order(row: Any) -> tuple[bool, bool, float, str]:
+        version, bot, _, _ = row
+        rating = version.rating if version.rating is not None else 0.0
+        return (version.state == VersionState.SUSPENDED, version.rating is None, -rating, bot)
+
+    entries = []
+    rank = 0
+    for version, bot, author, rating_then in sorted(rows, key=order):
+        ranked = version.state in ON_LADDER and version.rating is not None
+        rank += ranked
+        entries.append(
+            {
+                "rank": rank if ranked else None,
+                "bot": bot,
+                "version": version.number,
+                "author": author,
+                "state": version.state,
+                "rating": _centred(version.rating, centre),
+                "margin": version.margin,
+                "interval": _interval(version, centre),
+                "matches": version.matches,
+                "faults": version.faults,
+                "change_day": (
+                    None
+                    if version.rating is None or rating_then is None
+                    else version.rating - rating_then
+                ),
+                **_results(results[version.id]),
+            }
+        )
+    return {"leaderboard": entries}
+
+
+def bots(arena: Arena, viewer: Author) -> Json:
+    query = (
+        select(Bot).options(selectinload(Bot.versions), selectinload(Bot.author)).order_by(Bot.name)
+    )
+    centre = arena.config.rating_centre
+    with arena.database.session() as session:
+        found = session.scalars(query).all()
+        listed = [
+            {
+                "name": bot.name,
+                "author": bot.author.name,
+                "created_at": when(bot.created_at),
+                "versions": len(bot.versions),
+                "latest": (
+                    _version_summary(bot.versions[-1], False, centre) if bot.versions else None
+                ),
+                "ladder": _summary_of(organisers_version(bot.versions), centre),
+            }
+            for bot in found
+        ]
+    return {"bots": listed}
+
+
+def bot(arena: Arena, viewer: Author, name: str) -> Json:
+    with arena.database.session() as session:
+        found = bot_named(session, name)
+        private = may_read_private(viewer, found.author_id)
+        centre = arena.config.rating_centre
+        return {
+            "name": found.name,
+            "author": found.author.name,
+            "created_at": when(found.created_at),
+            "versions": [_version_summary(v, private, centre) for v in reversed(found.versions)],
+            "history": _history(session, found.id, centre),
+            "head_to_head": _head_to_head(session, found.id),
+        }
+
+
+def _history(session: Session, bot_id: int, centre: float) -> list[Json]:
+    """The rating points of every version of a bot, oldest first, the newest HISTORY_LIMIT."""
+    newest = session.execute(
+        select(Version.number, RatingPoint.at, RatingPoint.rating, RatingPoint.margin)
+        .join(Version, Version.id == RatingPoint.version_id)
+        .where(Version.bot_id == bot_id)
+        .order_by(RatingPoint.at.desc(), RatingPoint.id.desc())
+        .limit(HISTORY_LIMIT)
+    ).all()
+    return [
+        {"version": number, "at": when(at), "rating": rating + centre, "margin": margin}
+        for number, at, rating, margin in reversed(newest)
+    ]
+
+
+def _head_to_head(session: Session, bot_id: int) -> list[Json]:
+    """Every version of a bot against every version of each other bot it met, by opponent:
+    the finished matches, and those won, drawn and lost (a match that ended without a
+    result is in none of the three)."""
+    mine, theirs = aliased(Seat), aliased(Seat)
+    my_version, their_version = aliased(Version), aliased(Version)
+
+    def counted(condition: ColumnElement[bool]) -> ColumnElement[int]:
+        return func.coalesce(func.sum(case((condition, 1), else_=0)), 0)
+
+    rows = session.execute(
+        select(
+            Bot.name,
+            func.count(),
+            counted(mine.points > theirs.points),
+            counted(mine.points == theirs.points),
+            counted(mine.points < theirs.points),
+        )
+        .select_from(mine)
+        .join(my_version, my_version.id == mine.version_id)
+        .join(Match, Match.id == mine.match_id)
+        .join(theirs, (theirs.match_id == mine.match_id) & (theirs.id != mine.id))
+        .join(their_version, their_version.id == theirs.version_id)
+        .join(Bot, Bot.id == their_version.bot_id)
+        .where(my_version.bot_id == bot_id, Bot.id != bot_id, Match.state == MatchState.DONE)
+        .group_by(Bot.name)
+        .order_by(Bot.name)
+    ).all()
+    return [
+        {"opponent": name, "matches": n, "wins": won, "draws": drawn, "losses": lost}
+        for name, n, won, drawn, lost in rows
+    ]
+
+
+def version(arena: Arena, viewer: Author, version_id: int) -> Json:
+    with arena.database.session() as session:
+        found = version_by_id(session, version_id)
+        private = may_read_private(viewer, found.bot.author_id)
+        place = _places(session).get(found.id)
+        shown = _version_summary(found, private, arena.config.rating_centre, place)
+        shown["steps"] = [_step(step, private) for step in found.steps]
+        if private:
+            shown["run"] = found.run
+            shown["build"] = found.build
+        return shown
+
+
+def step_log(arena: Arena, viewer: Author, version_id: int, kind: str) -> Json:
+    """A step's log (the build's output, validate's report): its author's and the organiser's."""
+    with arena.database.session() as session:
+        found = version_by_id(session, version_id)
+        if not may_read_private(viewer, found.bot.author_id):
+            raise Forbidden(f"version {version_id}: its logs are its author's")
+        steps = [step for step in found.steps if step.kind == kind]
+        if not steps:
+            raise NotFound(f"version {version_id} has no {kind[:20]!r} step")
+        return dict(_step(steps[-1], True), log=steps[-1].log)
+
+
+def matches(arena: Arena, viewer: Author, asked: MatchQuery) -> Json:
+    """The finished matches `asked` for, newest first: a page of `asked.limit` at most, and
+    the cursor of the next page (`next`, None after the last). NotFound for a bot or an
+    opponent no one has."""
+    after = asked.after
+    query = (
+        select(Match)
+        .where(Match.state == MatchState.DONE, Match.finished_at.is_not(None))
+        .options(WITH_SEATS)
+        .order_by(Match.finished_at.desc(), Match.id.desc())
+        .limit(asked.limit + 1)
+    )
+    if asked.game is not None:
+        query = query.where(Match.game == asked.game)
+    if after is not None:
+        query = query.where(
+            (Match.finished_at < after.finished_at)
+            | ((Match.finished_at == after.finished_at) & (Match.id < after.match_id))
+        )
+    with arena.database.session() as session:
+        if asked.bot is not None:
+            bot_id = bot_named(session, asked.bot).id
+            query = query.where(Match.id.in_(_played_by(bot_id)))
+            if asked.result is not None:
+                query = query.where(_result_is(bot_id, asked.result))
+        if asked.opponent is not None:
+            opponent_id = bot_named(session, asked.opponent).id
+            query = query.where(Match.id.in_(_played_by(opponent_id)))
+        found = session.scalars(query).all()
+        shown = [_match(match) for match in found[: asked.limit]]
+    last = found[asked.limit - 1] if len(found) > asked.limit else None
+    following = None
+    if last is not None and last.finished_at is not None:
+        following = Cursor(last.finished_at, last.id).encode()
+    return {"matches": shown, "next": following}
+
+
+def _played_by(bot_id: int) -> Select[int]:
+    return select(Seat.match_id).join(Version).where(Version.bot_id == bot_id).distinct()
+
+
+def _result_is(bot_id: int, result: Result) -> ColumnElement[bool]:
+    """Whether a match ended with `result` for a bot: the best points of its seats against
+    the best of the other bots' (`tallies` counts the leaderboard's results alike)."""
+
+    def best(mine: bool) -> ScalarSelect[float | None]:
+        whose = Version.bot_id == bot_id if mine else Version.bot_id != bot_id
+        return (
+            select(func.max(Seat.points))
+            .join(Version, Version.id == Seat.version_id)
+            .where(Seat.match_id == Match.id, whose)
+            .scalar_subquery()
+        )
+
+    if result is Result.WIN:
+        return best(True) > best(False)
+    if result is Result.DRAW:
+        return best(True) == best(False)
+    return best(True) < best(False)
+
+
+def running(arena: Arena) -> list[Json]:
+    """The matches being played, oldest first, RUNNING_LIMIT at most."""
+    query = (
+        select(Match)
+        .where(Match.state == MatchState.RUNNING)
+        .options(WITH_SEATS)
+        .order_by(Match.started_at, Match.id)
+        .limit(RUNNING_LIMIT)
+    )
+    with arena.database.session() as session:
+        return [_match(found) for found in session.scalars(query).all()]
+
+
+def match(arena: Arena, viewer: Author, key: str) -> Json:
+    """A match and its transcript (the record, as signed), if it was written."""
+    with arena.database.session() as session:
+        found = match_by_key(session, key)
+        shown = _match(found)
+    # Its plays lost to the arena's failures, none rated; why, to the organiser only (a
+    # venue's error may name its machines).
+    shown["lost"] = found.lost
+    if viewer.organiser:
+        shown["lost_why"] = found.lost_why
+    shown["transcript"] = None
+    if found.transcript is not None:
+        path = inside(arena.directory, found.transcript)
+        try:
+            shown["transcript"] = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            shown["transcript"] = None
+    return shown
+
+
+def seat_log(arena: Arena, viewer: Author, key: str, role: str) -> Json:
+    """What a seat's bot wrote to its log in a match: its author's and the organiser's."""
+    with arena.database.session() as session:
+        found = match_by_key(session, key)
+        seats = [seat for seat in found.seats if seat.role == role]
+        if not seats:
+            raise NotFound(f"match {key[:64]!r} has no role {role[:40]!r}")
+        if not may_read_private(viewer, seats[0].version.bot.author_id):
+            raise Forbidden(f"match {found.key}, {role}: the log is its bot's author's")
+    # Named from the database's key and role, never from the request's text.
+    path = inside(arena.results, f"{LOGS}/{found.key}.{seats[0].role}.log")
+    try:
+        with path.open("rb") as source:
+            data = source.read(LOG_LIMIT + 1)
+    except FileNotFoundError:
+        raise NotFound(f"match {found.key}, {role}: no log") from None
+    except OSError as error:
+        raise ArenaError(
+            f"match {found.key}, {role}: cannot read the log: {error.strerror}"
+        ) from None
+    return {
+        "match": found.key,
+        "role": role,
+        "truncated": len(data) > LOG_LIMIT,
+        "log": data[:LOG_LIMIT].decode("utf-8", "replace"),
+    }
+
+
+def intake_status(arena: Arena) -> Json:
+    """How many versions wait for the intake, and how many it is working on."""
+    waiting = (VersionState.QUEUED, *IN_INTAKE)
+    with arena.database.session() as session:
+        states = session.scalars(select(Version.state).where(Version.state.in_(waiting))).all()
+    return {state.value: states.count(state) for state in waiting}
+
+
+def _version_summary(
+    version: Version, private: bool, centre: float, place: int | None = None
+) -> Json:
+    """A version as the API shows it; `place`: its place in the intake's line, if queued."""
+    shown: Json = {
+        "id": version.id,
+        "bot": version.bot.name,
+        "number": version.number,
+        "state": version.state,
+        "submitted_at": when(version.submitted_at),
+        "updated_at": when(version.updated_at),
+        "rating": _centred(version.rating, centre),
+        "margin": version.margin,
+        "interval": _interval(version, centre),
+        "matches": version.matches,
+        "faults": version.faults,
+        "place_in_line": place,
+    }
+    if private:
+        shown["reason"] = version.reason
+        shown["advice"] = version.advice.splitlines()
+    return shown
+
+
+def _summary_of(version: Version | None, centre: float) -> Json | None:
+    return None if version is None else _version_summary(version, False, centre)
+
+
+def _step(step: Step, private: bool) -> Json:
+    shown: Json = {
+        "kind": step.kind,
+        "state": step.state,
+        "started_at": when(step.started_at),
+        "finished_at": when(step.finished_at),
+    }
+    if private:
+        shown["verdict"] = step.verdict
+    return shown
+
+
+def _match(match: Match) -> Json:
+    return {
+        "key": match.key,
+        "game": match.game,
+        "state": match.state,
+        "placement": match.placement,
+        "opening": match.opening,
+        "started_at": when(match.started_at),
+        "finished_at": when(match.finished_at),
+        "summary": match.summary,
+        "seats": [
+            {
+                "role": seat.role,
+                "bot": seat.version.bot.name,
+                "version": seat.version.number,
+                "points": seat.points,
+                "faulted": seat.faulted,
+            }
+            for seat in match.seats
+        ],
+    }
+
+
+def _results(found: tallies.Results) -> Json:
+    last = None
+    if found.last_key is not None:
+        last = {"key": found.last_key, "finished_at": when(found.last_at)}
+    return {
+        "wins": found.wins,
+        "draws": found.draws,
+        "losses": found.losses,
+        "score": found.score,
+        "last_match": last,
+    }
+
+
+def _centred(rating: float | None, centre: float) -> float | None:
+    """A rating as shown: the ladder fits them with their mean at 0; the organiser says where
+    they are centred (`ArenaConfig.rating_centre`)."""
+    return None if rating is None else rating + centre
+
+
+def _interval(version: Version, centre: float) -> list[float] | None:
+    rating = _centred(version.rating, centre)
+    if rating is None or version.margin is None:
+        return None
+    return [rating - version.margin, rating + version.margin]
