@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from referee.arena.reading import views
 from referee.arena.replays import facts as match_facts
 from referee.arena.replays import pool as replays
 from referee.arena.replays import work as replay_work
@@ -24,7 +25,6 @@ from referee.arena.store.db import (
     Version,
     VersionState,
 )
-from referee.arena.web import views
 from referee.records.signing import results_key
 from referee.records.transcript import read_transcript, write_transcript
 from referee.records.verify import Outcome, verify_file

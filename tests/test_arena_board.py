@@ -16,9 +16,9 @@ import pytest
 from sqlalchemy import event, select
 
 from referee.arena.ladder import tallies
+from referee.arena.reading import views
 from referee.arena.store.config import parse_arena_config
 from referee.arena.store.db import Bot, Match, MatchState, RatingPoint, Seat, Version, VersionState
-from referee.arena.web import views
 from referee.errors import ConfigError
 from referee.records.ggp import EXTRA
 from referee.records.verify import Outcome, verify_file

@@ -17,6 +17,8 @@ from sqlalchemy import event, inspect, select, text
 from sqlalchemy.exc import IntegrityError, StatementError
 
 from referee.arena.ladder.queue import claim, ladder_members, open_field
+from referee.arena.reading import views
+from referee.arena.reading.match_lists import MatchQuery
 from referee.arena.store.config import FieldPlayer
 from referee.arena.store.db import (
     Author,
@@ -37,8 +39,6 @@ from referee.arena.store.db import (
     upgrade,
 )
 from referee.arena.store.home import add_author, init_arena, open_arena
-from referee.arena.web import views
-from referee.arena.web.match_lists import MatchQuery
 from referee.errors import ArenaError
 from tests.support.arena import LADDER_CONFIG, add_version
 from tests.support.arena_databases import ArenaMaker, PostgresServer

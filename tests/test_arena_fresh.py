@@ -1,11 +1,11 @@
-"""The answers kept for a moment (`referee.arena.web.fresh`)."""
+"""The answers kept for a moment (`referee.arena.reading.fresh`)."""
 
 from __future__ import annotations
 
 import pytest
 
-from referee.arena.web import fresh
-from referee.arena.web.fresh import Fresh
+from referee.arena.reading import fresh
+from referee.arena.reading.fresh import Fresh
 
 
 class Maker:

@@ -15,11 +15,11 @@ import pytest
 from referee.arena.accounts.auth import author_of
 from referee.arena.intake.pipeline import Intake
 from referee.arena.intake.turns import Waiting, in_turns
+from referee.arena.reading import views
 from referee.arena.store.config import FieldPlayer
 from referee.arena.store.db import IN_INTAKE, Step, StepKind, StepState, Version, VersionState
 from referee.arena.store.home import Arena, add_author
 from referee.arena.store.manifest import Manifest, lift, read_manifest
-from referee.arena.web import views
 from referee.errors import SubmissionError
 from referee.players.starter import STARTERS
 from referee.sandbox.jail import jail_path

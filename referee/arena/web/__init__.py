@@ -1,5 +1,6 @@
-"""The arena's doors to the world: the JSON API, the pages and what they show (views,
-the lists of matches, the write-a-bot guide).
+"""The arena's face: the JSON API (`api`) and the pages (`pages`, `templates/`, `assets/`),
+with the page "Write a bot" (`guide`).
 
-It imports every room below it: `replays`, `doors`, `ladder`, `intake`, `accounts`, `store`.
+It imports every room below it: `reading`, `replays`, `doors`, `ladder`, `intake`,
+`accounts`, `store`.
 """

@@ -38,6 +38,8 @@ from referee.arena.doors.uploads import Uploads
 from referee.arena.intake import submissions
 from referee.arena.intake.submissions import Refusal, SubmissionRefused
 from referee.arena.ladder import final
+from referee.arena.reading import match_lists, views
+from referee.arena.reading.fresh import Fresh
 from referee.arena.replays import downloads
 from referee.arena.replays.facts import Kept
 from referee.arena.replays.pool import Replays, requester
@@ -47,8 +49,7 @@ from referee.arena.store.disk_use import DiskMeter
 from referee.arena.store.errors import Busy, Forbidden, NotFound, Unauthorised
 from referee.arena.store.home import Arena
 from referee.arena.store.queries import storable, whole_number
-from referee.arena.web import match_lists, pages, views
-from referee.arena.web.fresh import Fresh
+from referee.arena.web import pages
 from referee.errors import ArenaError, SubmissionError
 
 # The organiser's small JSON bodies (a reason).

@@ -40,6 +40,7 @@ from referee.arena.accounts.auth import Gate
 from referee.arena.doors.bodies import SMALL_BODY_SECONDS, read_body
 from referee.arena.intake import submissions
 from referee.arena.ladder.final import published, report_page
+from referee.arena.reading import views
 from referee.arena.replays.facts import Kept
 from referee.arena.replays.pool import Replays, requester
 from referee.arena.replays.watching import Watching
@@ -47,7 +48,6 @@ from referee.arena.store.db import Author
 from referee.arena.store.errors import Busy, Forbidden, NotFound, Unauthorised
 from referee.arena.store.home import Arena
 from referee.arena.store.manifest import BOT_NAME, MAX_BOT_NAME
-from referee.arena.web import views
 from referee.arena.web.guide import ARCHIVE_TYPE, guide
 from referee.errors import ArenaError
 from referee.report import pages as report_pages

@@ -15,6 +15,7 @@ from sqlalchemy.orm import Session, aliased, selectinload
 from referee.arena.accounts.auth import may_read_private
 from referee.arena.intake import turns
 from referee.arena.ladder import tallies
+from referee.arena.reading.match_lists import Cursor, MatchQuery, Result
 from referee.arena.store.db import (
     IN_INTAKE,
     ON_LADDER,
@@ -34,7 +35,6 @@ from referee.arena.store.db import (
 from referee.arena.store.errors import Forbidden, NotFound
 from referee.arena.store.home import Arena, inside
 from referee.arena.store.rows import WITH_SEATS, bot_named, match_by_key, version_by_id
-from referee.arena.web.match_lists import Cursor, MatchQuery, Result
 from referee.errors import ArenaError
 from referee.tournaments.results import LOGS
 
