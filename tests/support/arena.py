@@ -46,7 +46,8 @@ from tests.support.arena_serving import DEADLINE_S
 from tests.support.fakes import first_legal, scripted
 from tests.support.referees import MISBEHAVING
 
-# An arena served as its users meet it (tests/test_arena_service.py, test_arena_pages.py).
+# An arena served as its users meet it (tests/arena/service/test_service.py,
+# arena/web/test_pages.py).
 SERVICE_CONFIG = """\
 name: service
 games: [ticblock]
@@ -57,7 +58,7 @@ arena:
   submission: {per_hour: 100}
   build: {seconds: 120, memory_mb: 1024}
 """
-# An arena of the JSON API's tests (tests/test_arena_api.py, test_arena_web.py): format it
+# An arena of the JSON API's tests (tests/arena/web/test_api.py, arena/web/test_web.py): format it
 # with `public`, whether the leaderboard is public.
 API_CONFIG = """\
 name: api-test
@@ -67,8 +68,8 @@ arena:
   public_leaderboard: {public}
 """
 # A ladder of forfeit matches, two at once, that places a version after 2 matches
-# (tests/test_arena_ladder.py, test_arena_restart.py): format it with the `game` and the
-# `arena` settings besides.
+# (tests/arena/ladder/test_ladder.py, arena/service/test_restart.py): format it with the
+# `game` and the `arena` settings besides.
 # An arena whose intake validates with one match a role, and builds within a minute.
 # Clocks no load makes a random player's instant answers miss: a version the intake takes in
 # is placed on a machine as busy as a loaded CI's.
@@ -298,6 +299,22 @@ def seed(site: Site) -> dict[str, Any]:
     (logs / "arena-000001.xcplayer.log").write_text("ace says SECRET-LOG\n")
     (logs / "arena-000001.obplayer.log").write_text("bee says hello\n")
     return ids
+
+
+def add_match(
+    site: Site, key: str, seats: list[tuple[int, float | None]], state: str = MatchState.DONE
+) -> None:
+    """A match of ticblock between two versions, its seats' points as given, and no
+    transcript: what the reads of matches count."""
+    with site.arena.database.session() as session:
+        match = Match(key=key, game="ticblock", seed=1, state=state)
+        match.seats = [
+            Seat(index=index, role=role, version_id=version, points=points)
+            for index, (role, (version, points)) in enumerate(
+                zip(("xcplayer", "obplayer"), seats, strict=True)
+            )
+        ]
+        session.add(match)
 
 
 def played_match(site: Site, key: str, versions: tuple[int, int] | None = None) -> Path:

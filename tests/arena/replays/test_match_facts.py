@@ -12,9 +12,8 @@ from referee.arena.replays import facts as match_facts
 from referee.arena.replays.facts import Kept, SeatFacts
 from referee.arena.store.db import Author, Match, MatchState
 from referee.arena.store.errors import NotFound
-from tests.support.arena import Site, make_site, seed
+from tests.support.arena import Site, add_match, make_site, seed
 from tests.support.arena_databases import ArenaMaker
-from tests.test_arena_api import add_match
 
 
 @pytest.fixture

@@ -3,7 +3,7 @@ out, expiring, the organiser), tokens are replaced and revoked, every sign-in, s
 organiser's action is in the audit log with no token in it, a flood of failed sign-ins is
 bounded, names are unique without regard to case (in the database too, and when an old
 arena is upgraded), and a public URL fixes the Host a request may name. The same in a real
-browser is tests/test_arena_pages_accounts.py."""
+browser is tests/arena/web/test_pages_accounts.py."""
 
 from __future__ import annotations
 

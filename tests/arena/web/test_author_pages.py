@@ -3,7 +3,7 @@ sign-in lands, an author's home, pages of nothing that say so (404), the logs of
 to those who may read them, validate's report as the validate step's log (its command's
 text, without a path of the arena's machine), and the ladder's numbers. Each viewer signs in
 through the sign-in form, as a browser does. The pages in a browser at a phone's width are
-tests/test_arena_pages_phone.py."""
+tests/arena/web/test_pages_phone.py."""
 
 from __future__ import annotations
 

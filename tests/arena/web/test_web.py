@@ -1,6 +1,6 @@
 """The arena's pages without a browser: sign-in by cookie, the cross-site rules that guard
 every change a cookie could make, the headers on every response, and the escaping of what
-authors and bots choose. The pages in a real browser are tests/test_arena_pages.py."""
+authors and bots choose. The pages in a real browser are tests/arena/web/test_pages.py."""
 
 from __future__ import annotations
 
