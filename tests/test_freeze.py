@@ -46,7 +46,7 @@ def _freezing(mechanism: Freezing, monkeypatch: pytest.MonkeyPatch) -> Protectio
         reason = f"no writable {mechanism} on this machine (see `referee doctor`)"
         missing(reason)
     protections = replace(machine_protections(), freezer=FREEZERS.get(mechanism))
-    monkeypatch.setattr("referee.sandbox.process.machine_protections", lambda: protections)
+    monkeypatch.setattr("referee.sandbox.spawn.machine_protections", lambda: protections)
     monkeypatch.setattr("referee.sandbox.isolation.machine_protections", lambda: protections)
     return protections
 

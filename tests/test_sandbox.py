@@ -60,7 +60,7 @@ def watched(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> 
         protections = replace(
             protections, jail=None, cgroups=None, memory=None, cpu=None, freezer=None, weight=None
         )
-        monkeypatch.setattr("referee.sandbox.process.machine_protections", lambda: protections)
+        monkeypatch.setattr("referee.sandbox.spawn.machine_protections", lambda: protections)
     return protections
 
 

@@ -16,7 +16,8 @@ from referee.cli import app
 from referee.errors import FaultKind
 from referee.records.transcript import Fault, Seat, Transcript, write_transcript
 from referee.tournaments.ratings import elo_of_score, pairwise
-from referee.tournaments.standings import Format, compute, render
+from referee.tournaments.standings import compute
+from referee.tournaments.standings_tables import Format, render
 from referee.tournaments.withdrawal import withdrawal
 from tests.support.tournaments import result
 

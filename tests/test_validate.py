@@ -120,7 +120,7 @@ def test_a_player_that_leaves_a_child_fails_no_leftovers_unless_the_jail_ends_it
         )
     if not jailed:
         bare = replace(protections, jail=None)
-        monkeypatch.setattr("referee.sandbox.process.machine_protections", lambda: bare)
+        monkeypatch.setattr("referee.sandbox.spawn.machine_protections", lambda: bare)
     spec = PlayerSpec("bot", (sys.executable, str(MISBEHAVING), "child"))
     report = run(spec, ["ticblock"], tmp_path)
     check = next(c for c in report.checks if c.name == "no leftovers")

@@ -267,7 +267,7 @@ def final(
     from referee.cli.sandbox import prepare_sandbox
     from referee.tournaments.cluster import on_cluster
     from referee.tournaments.runner import run_tournament
-    from referee.tournaments.standings import Format, render
+    from referee.tournaments.standings_tables import Format, render
 
     where = _workers(workers, cluster)
     arena = open_arena(directory.resolve())

@@ -39,7 +39,8 @@ from referee.tournaments.knockout import Tie, round_name
 from referee.tournaments.runner import Observer
 from referee.tournaments.schedule import ScheduledMatch
 from referee.tournaments.sprt import SprtStatus, Verdict
-from referee.tournaments.standings import compute, pairings, progress_text, table
+from referee.tournaments.standings import compute, pairings
+from referee.tournaments.standings_tables import progress_text, table
 from referee.tournaments.swiss import Round
 from referee.validate import Report
 from referee.validate.text import report_text

@@ -25,7 +25,8 @@ from referee.report.site import REPORT_DIRECTORY, write_report
 from referee.tournaments.config import load_config
 from referee.tournaments.results import directory_standings, result_files
 from referee.tournaments.runner import OpenVenue, run_tournament
-from referee.tournaments.standings import Format, load_results, render
+from referee.tournaments.standings import load_results
+from referee.tournaments.standings_tables import Format, render
 
 
 def _print_standings(results: Path, fmt: Format, as_json: bool, pinned: str | None) -> None:

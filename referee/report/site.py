@@ -29,12 +29,11 @@ from referee.report.charts import bracket_chart, ratings_chart, times_chart
 from referee.report.colours import role_colour, symbol_colour
 from referee.report.pages import options, page, script_data, table
 from referee.tournaments.results import directory_standings, read_info
-from referee.tournaments.standings import COLUMNS as STANDINGS_COLUMNS
-from referee.tournaments.standings import (
+from referee.tournaments.standings import Record, Standings
+from referee.tournaments.standings_tables import COLUMNS as STANDINGS_COLUMNS
+from referee.tournaments.standings_tables import (
     NUMERIC,
     SWISS_COLUMNS,
-    Record,
-    Standings,
     as_json,
     elo_text,
     pair_text,

@@ -1,4 +1,5 @@
-"""A program confined by its limits and isolation: started, watched, told when it ends, killed.
+"""A program confined by its limits and isolation, once started (spawn.py): watched against
+its limits, frozen and thawed, pinned, told when it ends, killed and reaped.
 
 Its end is a callback, not a poll: a pidfd (Linux 5.3) becomes readable when the program
 exits, and `wait4` then reaps it with the kernel's own account of its peak memory, so a
@@ -9,41 +10,19 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import errno
 import os
-import shutil
 import signal
-import subprocess
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from referee.clock import REAP_PATIENCE_S, now
-from referee.sandbox.cgroups import (
-    Cgroup,
-    CpuCgroup,
-    CpusetCgroup,
-    FreezerCgroup,
-    MemoryCgroup,
-    PidsCgroup,
-    WeightCgroup,
-    weight_settings,
-)
+from referee.sandbox.cgroups import Cgroup
 from referee.sandbox.cores import format_cores
-from referee.sandbox.isolation import (
-    LIBC,
-    PLAYER_WEIGHT_NICENESS,
-    Protections,
-    child_setup,
-    machine_protections,
-    minimal_environment,
-    private_directory,
-)
-from referee.sandbox.jail import Jail, Place, lease_seat_uid, program_files
+from referee.sandbox.jail import Jail
 from referee.sandbox.limits import (
     CPU_RLIMIT_ALLOWANCES,
-    MIB,
     SAMPLE_EVERY_S,
     Limits,
     Usage,
@@ -64,8 +43,8 @@ from referee.sandbox.proc import (
     resident_bytes,
     stats_of,
 )
+from referee.sandbox.spawn import Spawned, clean_up, spawn
 
-_PR_SET_CHILD_SUBREAPER = 36
 _REAP_POLL_S = 0.01
 # Rounds of moving a player's processes to a scheduling class: one that forks without end is
 # not worth waiting for (it plays on in the class it is in).
@@ -92,53 +71,6 @@ class ProcessEnd:
         return f"exited with code {code}" if code >= 0 else f"was killed by signal {-code}"
 
 
-@dataclass(frozen=True)
-class _Cgroups:
-    """A player process's cgroups, those the machine allows."""
-
-    pids: PidsCgroup | None = None
-    memory: MemoryCgroup | None = None
-    cpu: CpuCgroup | None = None
-    cpuset: CpusetCgroup | None = None
-    freezer: FreezerCgroup | None = None
-    weight: WeightCgroup | None = None
-
-    @classmethod
-    def make(
-        cls,
-        protections: Protections,
-        limits: Limits,
-        processes: int,
-        cores: frozenset[int] | None,
-    ) -> _Cgroups:
-        """Its cgroups, each allowing what `limits` do; `processes` counts the jail's too; on
-        `cores`, if given."""
-        pids = memory = cpu = cpuset = freezer = weight = None
-        # A process is in one cgroup of a hierarchy: where the cpu controller shares
-        # cpuacct's (mounted as cpu,cpuacct), the one cgroup counts and weighs.
-        weighs_in_cpu = protections.weight is not None and protections.weight == protections.cpu
-        with contextlib.suppress(OSError):
-            if protections.cgroups is not None:
-                pids = PidsCgroup.make(protections.cgroups, processes)
-            if protections.memory is not None:
-                memory = MemoryCgroup.make(protections.memory, limits.memory_mb * MIB)
-            if protections.cpu is not None:
-                settings = weight_settings(PLAYER_WEIGHT_NICENESS) if weighs_in_cpu else None
-                cpu = CpuCgroup.make(protections.cpu, settings)
-            if protections.cpuset is not None and cores is not None:
-                cpuset = CpusetCgroup.make(protections.cpuset, format_cores(cores))
-            if protections.freezer is not None:
-                freezer = FreezerCgroup.make(protections.freezer)
-            if protections.weight is not None and not weighs_in_cpu:
-                weight = WeightCgroup.make(protections.weight, PLAYER_WEIGHT_NICENESS)
-        return cls(pids, memory, cpu, cpuset, freezer, weight)
-
-    def all(self) -> list[Cgroup]:
-        # The freezer first: killed first, it lets its frozen processes die (see its kill).
-        groups = (self.freezer, self.pids, self.memory, self.cpu, self.cpuset, self.weight)
-        return [group for group in groups if group is not None]
-
-
 class ConfinedProcess:
     """One program in its jail, its own process group and its cgroups (those the machine
     allows), under its limits.
@@ -148,21 +80,18 @@ class ConfinedProcess:
 
     def __init__(
         self,
-        popen: subprocess.Popen[bytes],
+        spawned: Spawned,
         limits: Limits,
-        private: Path,
-        cgroups: _Cgroups,
-        protections: Protections,
         table: ProcessTable | None,
         on_end: Callable[[ProcessEnd], None],
     ) -> None:
-        self.popen = popen
-        self.pid = popen.pid
+        self.popen = spawned.popen
+        self.pid = spawned.popen.pid
         self.limits = limits
         self.end: ProcessEnd | None = None
-        self._private = private
-        self._cgroups = cgroups
-        self._protections = protections
+        self._private = spawned.private
+        self._cgroups = spawned.cgroups
+        self._protections = spawned.protections
         self._table = table
         self._on_end = on_end
         # The cores it runs on, if it is pinned.
@@ -198,60 +127,20 @@ class ConfinedProcess:
         cores: frozenset[int] | None = None,
         idle: bool = False,
     ) -> ConfinedProcess:
-        """Start `argv` with pipes for its standard streams; OSError when it cannot be run.
-
-        In the jail, it reads its program's files and `files`, and never sees `hidden`; it
-        writes in `writable` (made its seat user's: its owner's to take back after). Given
-        `cores`, it and all its processes run on them alone. `idle` starts it in the idle
-        scheduling class (see `set_idle`).
-        """
-        become_subreaper()
-        private = private_directory()
-        protections = machine_protections()
-        environment = minimal_environment(env, private, limits)
-        # Made for each process: the caps count this player's processes alone.
-        processes = limits.processes + protections.jail_processes
-        cgroups = _Cgroups.make(protections, limits, processes, cores)
-        command = tuple(argv)
-        # The jail's first shell joins the cgroups (see jail.py); without it, the child does.
-        joined_in_child = cgroups.all()
-        try:
-            if protections.jail is not None:
-                command = _jailed(
-                    protections.jail,
-                    command,
-                    environment,
-                    private,
-                    cwd,
-                    files,
-                    hidden,
-                    writable,
-                    limits,
-                    cgroups.all(),
-                )
-                joined_in_child = []
-        except OSError:
-            _clean_up(private, cgroups.all())
-            raise
-        setup = child_setup(
-            limits, protections, joined_in_child, cores, idle, cgroups.memory is not None
+        """Start `argv` as `spawn` does, to be watched until it ends; OSError when it cannot
+        be run."""
+        spawned = spawn(
+            argv,
+            cwd,
+            env,
+            limits,
+            files=files,
+            hidden=hidden,
+            writable=writable,
+            cores=cores,
+            idle=idle,
         )
-        try:
-            with setup as preexec:
-                popen = subprocess.Popen(
-                    command,
-                    stdin=subprocess.PIPE,
-                    stdout=subprocess.PIPE,
-                    stderr=subprocess.PIPE,
-                    cwd=cwd or private,
-                    env=environment,
-                    start_new_session=True,
-                    preexec_fn=preexec,
-                )
-        except (OSError, subprocess.SubprocessError):
-            _clean_up(private, cgroups.all())
-            raise
-        process = cls(popen, limits, private, cgroups, protections, table, on_end)
+        process = cls(spawned, limits, table, on_end)
         process.cores = cores
         return process
 
@@ -486,7 +375,7 @@ class ConfinedProcess:
             await _reap(self.pid, escaped)
         with contextlib.suppress(asyncio.CancelledError):
             await self._watchdog
-        _clean_up(self._private, self._cgroups.all())
+        clean_up(self._private, self._cgroups.all())
 
     async def exited(self, limit_s: float = REAP_PATIENCE_S) -> bool:
         """Whether the program has exited (and been reaped) within `limit_s`."""
@@ -533,52 +422,6 @@ class ConfinedProcess:
         return self.usage()
 
 
-def _jailed(
-    jail: Jail,
-    argv: tuple[str, ...],
-    environment: Mapping[str, str],
-    private: Path,
-    cwd: Path | None,
-    files: Sequence[Path],
-    hidden: Sequence[Path],
-    writable: Sequence[Path],
-    limits: Limits,
-    cgroups: Sequence[Cgroup],
-) -> tuple[str, ...]:
-    """The command that runs `argv` in the jail, in `cgroups`, as a user of its own under a
-    root referee."""
-    program = argv[0] if "/" in argv[0] else shutil.which(argv[0], path=environment.get("PATH"))
-    # Said here, as exec would say it: in the jail, only the jail's shell is started from here.
-    if program is None or not os.path.isfile(program):
-        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), argv[0])
-    if not os.access(program, os.X_OK):
-        raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), argv[0])
-    uid = lease_seat_uid(private) if jail.setpriv is not None else None
-    if uid is not None:
-        for directory in writable:
-            _give(directory, uid)
-    readable = (*program_files(argv, program, cwd), *files)
-    place = Place(
-        private,
-        cwd or private,
-        readable,
-        tuple(hidden),
-        limits.memory_mb * MIB,
-        tuple(cgroup.path for cgroup in cgroups),
-        tuple(writable),
-        limits.disk_mb * MIB,
-    )
-    return jail.command(argv, place, uid)
-
-
-def _give(directory: Path, uid: int) -> None:
-    """Make `directory` and all it holds the seat user's, links not followed."""
-    os.lchown(directory, uid, uid)
-    for parent, directories, files in os.walk(directory):
-        for name in (*directories, *files):
-            os.lchown(os.path.join(parent, name), uid, uid)
-
-
 def _holds_files(directory: Path) -> bool:
     """Whether a directory has an entry; OSError if it cannot be read."""
     with os.scandir(directory) as entries:
@@ -593,26 +436,10 @@ def _mount_namespace(pid: str) -> int | None:
         return None
 
 
-def _clean_up(private: Path, cgroups: Sequence[Cgroup]) -> None:
-    """Remove the private directory and the cgroups, once the processes are gone."""
-    shutil.rmtree(private, ignore_errors=True)
-    for cgroup in cgroups:
-        cgroup.remove()
-
-
 def can_wake_idle() -> bool:
     """Whether a process started idle (`ConfinedProcess.set_idle`) can be made to run as
     every player again: by root alone, for a player's RLIMIT_NICE does not allow it."""
     return os.geteuid() == 0
-
-
-def become_subreaper() -> None:
-    """Adopt orphaned descendants, so a player's leftover children are reaped here.
-
-    Without it they would be reparented to PID 1, which on some machines never reaps them.
-    """
-    if LIBC is not None:
-        LIBC.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
 
 
 def group_members(pgid: int) -> list[tuple[int, int, str]]:

@@ -1,52 +1,38 @@
-"""Tournament configs: YAML checked as a whole before anything starts, errors as file:line.
+"""Tournament configs: the YAML read, checked as a whole before anything starts, and the
+TournamentConfig built from it; errors as file:line.
 
-The shape (keys, types, ranges) is checked by the pydantic models of config_models.py;
-what needs the rest of the referee (game ids, player commands) is checked after, as the
-config is built. Every error is located by walking the YAML node tree along the error's
-key path. The format is documented in `docs/tournaments.md`.
+The document is refused first if it is nested too deep or expands too far; its shape (keys,
+types, ranges) is checked by the pydantic models of config_models.py; what needs the rest
+of the referee (game ids, player commands) and the settings' agreement are checked after,
+by config_checks.py, as the config is built. Every error is located by walking the YAML
+node tree along the error's key path (`Locator`). The format is documented in
+`docs/tournaments.md`.
 """
 
 from __future__ import annotations
 
-import math
-import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from enum import StrEnum
 from pathlib import Path
-from typing import Any
 
 import yaml
 from pydantic import ValidationError
 
-from referee.clock import Clocks, ggp_seconds
-from referee.errors import ConfigError, GameFault, RefereeError, RulesheetError
-from referee.games import (
-    GAMES,
-    Game,
-    GdlGame,
-    StateLimits,
-    is_rulesheet,
-    load_rulesheet,
-    load_text,
-    nearest_game,
-)
+from referee.clock import Clocks
+from referee.errors import ConfigError
+from referee.games import Game, GdlGame, StateLimits
 from referee.games.gdl.remote import DEFAULT_LIMITS
-from referee.players.base import PlayerKind, PlayerSpec
-from referee.players.builtin import program_spec
-from referee.players.chance import competing
+from referee.players.base import PlayerSpec
 from referee.policy import Policy
 from referee.records.files import field_path, read_text, yaml_problem
 from referee.records.transcript import BookLine
 from referee.sandbox.limits import Limits
-from referee.tournaments.books import BUILT_IN, Book, Order, built_in_book, read_book
+from referee.tournaments import config_checks as checks
+from referee.tournaments.books import Book
 from referee.tournaments.config_models import (
-    MAX_OPENING,
     ConfigFile,
-    GameEntry,
-    LimitsEntry,
     Location,
-    PlayerEntry,
+    TournamentFormat,
     error_message,
 )
 from referee.tournaments.knockout import TieBreak
@@ -57,27 +43,8 @@ from referee.tournaments.sprt import SprtSettings
 MAX_CONFIG_BYTES = 1024 * 1024
 MAX_CONFIG_DEPTH = 32
 MAX_CONFIG_NODES = 100_000
-# The most matches a tournament may schedule: days of play for instant players.
-MAX_MATCHES = 1_000_000
-# The matches a URL player is in at once unless its entry says more: a GGP player, as
-# ggp-base's are, plays one match and answers `busy` to the next START.
-URL_CAPACITY = 1
-# The states whose goals are checked for `max_steps` when a config is read.
-GOALS_CHECKED = 50
 # Where `trace: true` writes the lines exchanged with the players, in the results directory.
 TRACE_FILE = "trace.log"
-
-
-class TournamentFormat(StrEnum):
-    """Who plays whom: every group of players, the challengers against the rest, two players
-    until a sequential test decides, each round players of near score (Swiss), or a bracket
-    whose winners go on (knockout)."""
-
-    ROUND_ROBIN = "round-robin"
-    GAUNTLET = "gauntlet"
-    SPRT = "sprt"
-    SWISS = "swiss"
-    KNOCKOUT = "knockout"
 
 
 @dataclass(frozen=True)
@@ -264,97 +231,60 @@ def parse_config(
         )
         raise locate.error(first["loc"], error_message(first)) from None
     try:
-        return replace(_build(path, raw, locate, cwds or {}, rulesheets or {}), text=text)
-    except _Located as error:
+        return replace(_build(path, raw, cwds or {}, rulesheets or {}), text=text)
+    except checks.Located as error:
         raise locate.error(error.loc, error.message) from None
-
-
-class _Located(Exception):
-    def __init__(self, loc: Location, message: str) -> None:
-        super().__init__(message)
-        self.loc = loc
-        self.message = message
 
 
 def _build(
     path: Path,
     raw: ConfigFile,
-    locate: Locator,
     cwds: Mapping[str, Path],
     rulesheets: Mapping[str, str],
 ) -> TournamentConfig:
+    """The config `raw` describes, each setting checked as it is built (config_checks.py)."""
     base = path.resolve().parent
-    games = []
-    seen: set[str] = set()
+    games: list[GameSettings] = []
     states = StateLimits(raw.state_memory_mb, raw.state_seconds)
     for index, entry in enumerate(raw.games):
-        game = _game(entry.id, base, ("games", index, "id"), states, rulesheets)
-        if game.id in seen:
-            raise _Located(("games", index, "id"), f"game {game.id} is listed twice")
-        seen.add(game.id)
-        if competing(game.roles) > len(raw.players):
-            raise _Located(
-                ("games", index, "id"),
-                f"{game.id} has {competing(game.roles)} roles but only {len(raw.players)} players",
-            )
-        clocks = _clocks(raw, entry, ("games", index))
+        at: Location = ("games", index, "id")
+        game = checks.game(entry.id, base, at, states, rulesheets)
+        checks.game_in_field(game, [s.game.id for s in games], len(raw.players), at)
+        clocks = checks.clocks(raw, entry, ("games", index))
         own = entry.openings is not None
-        at: Location = ("games", index, "openings") if own else ("openings",)
-        openings = _openings(entry.openings if own else raw.openings, game, base, raw.seed, at)
+        at = ("games", index, "openings") if own else ("openings",)
+        openings = checks.openings(
+            entry.openings if own else raw.openings, game, base, raw.seed, at
+        )
         own = entry.max_steps is not None
         at = ("games", index, "max_steps") if own else ("max_steps",)
-        max_steps = _max_steps(entry.max_steps if own else raw.max_steps, game, openings, at)
+        max_steps = checks.max_steps(entry.max_steps if own else raw.max_steps, game, openings, at)
         games.append(GameSettings(game, entry.rounds or raw.rounds, clocks, openings, max_steps))
     fmt = TournamentFormat(raw.format)
-    challengers = _challengers(raw, fmt, games)
-    sprt = _sprt(raw, fmt, games)
-    per_pairing = _games_per_pairing(raw, fmt, games)
-    knockout = _knockout(raw, fmt, base)
-    # Counted before a match is scheduled: a billion rounds must not fill the memory first.
-    matches = sum(
-        settings.rounds * (len(raw.players) // 2) * per_pairing
-        if fmt is TournamentFormat.SWISS
-        else (len(raw.players) - 1) * (per_pairing + knockout[0])
-        if fmt is TournamentFormat.KNOCKOUT
-        else settings.rounds
-        * _groups(len(raw.players), challengers, competing(settings.game.roles))
-        * competing(settings.game.roles)
-        for settings in games
+    played = [settings.game for settings in games]
+    challengers = checks.challengers(raw, fmt, played)
+    sprt = checks.sprt(raw, fmt, played)
+    per_pairing = checks.games_per_pairing(raw, fmt, played)
+    tiebreak_games, tiebreak, seeding = checks.knockout(raw, fmt, base)
+    checks.schedule_size(
+        len(raw.players),
+        fmt,
+        [(settings.game, settings.rounds) for settings in games],
+        challengers,
+        per_pairing,
+        tiebreak_games,
     )
-    if matches > MAX_MATCHES:
-        raise _Located(("rounds",), f"the schedule has {matches} matches; at most {MAX_MATCHES}")
-    everyone = _limits(raw.limits, Limits(), ("limits",))
-    players = []
-    names: set[str] = set()
+    everyone = checks.limits(raw.limits, Limits(), ("limits",))
+    players: list[Entrant] = []
     for index, player in enumerate(raw.players):
-        where = ("players", index)
-        if player.name in names:
-            raise _Located((*where, "name"), f"player name {player.name} is used twice")
-        names.add(player.name)
-        spec = _spec(player, base, where, cwds.get(player.name))
-        spec = replace(spec, limits=_limits(player.limits, everyone, (*where, "limits")))
-        capacity = _capacity(player, spec, where)
-        players.append(Entrant(spec, _pick(player.reuse, raw.reuse), capacity))
-        if spec.kind is PlayerKind.HTTP:
-            # A capacity is a server's: two names for one would let it be in two matches.
-            same = next(
-                (
-                    other.name
-                    for other in players[:-1]
-                    if other.spec.kind is PlayerKind.HTTP and other.spec.address == spec.address
-                ),
-                None,
-            )
-            if same is not None:
-                raise _Located((*where, "url"), f"{player.url} is player {same}'s URL too")
-        if spec.kind is PlayerKind.HTTP:
-            for index, settings in enumerate(games):
-                try:
-                    ggp_seconds(settings.clocks)
-                except ConfigError as error:
-                    raise _Located(("games", index), f"{error} (player {spec.name})") from None
-    if raw.anchor is not None and raw.anchor not in names:
-        raise _Located(("anchor",), f"{raw.anchor} is not a player of this tournament")
+        where: Location = ("players", index)
+        spec = checks.player(player, base, where, cwds.get(player.name), [p.name for p in players])
+        spec = replace(spec, limits=checks.limits(player.limits, everyone, (*where, "limits")))
+        capacity = checks.capacity(player, spec, where)
+        checks.url_player(player, spec, where, [p.spec for p in players], [s.clocks for s in games])
+        reuse = raw.reuse if player.reuse is None else player.reuse
+        players.append(Entrant(spec, reuse, capacity))
+    anchor = checks.anchor(raw, [p.name for p in players])
     output = base / raw.output if raw.output else base / "results" / raw.name
     return TournamentConfig(
         path=path,
@@ -371,286 +301,17 @@ def _build(
         trace=output / TRACE_FILE if raw.trace else None,
         format=fmt,
         games_per_pairing=per_pairing,
-        tiebreak_games=knockout[0],
-        tiebreak=knockout[1],
-        seeding=knockout[2],
+        tiebreak_games=tiebreak_games,
+        tiebreak=tiebreak,
+        seeding=seeding,
         challengers=challengers,
         sprt=sprt,
         rating_interval=raw.rating_interval,
-        anchor=raw.anchor,
+        anchor=anchor,
         states=states,
         withdraw_after=raw.withdraw_after,
         live=raw.live,
     )
-
-
-def _groups(players: int, challengers: int, roles: int) -> int:
-    """How many groups of players meet at a game of `roles` competing roles."""
-    if challengers:
-        return challengers * math.comb(players - challengers, roles - 1)
-    return math.comb(players, roles)
-
-
-def _games_per_pairing(
-    raw: ConfigFile, fmt: TournamentFormat, games: Sequence[GameSettings]
-) -> int:
-    if fmt not in (TournamentFormat.SWISS, TournamentFormat.KNOCKOUT):
-        if raw.games_per_pairing is not None:
-            raise _Located(
-                ("games_per_pairing",),
-                "only a Swiss or a knockout pairs its players (format: swiss or knockout)",
-            )
-        return 2
-    kind = "a Swiss" if fmt is TournamentFormat.SWISS else "a knockout"
-    if len(games) != 1:
-        raise _Located(("games",), f"{kind} plays one game; this config has {len(games)}")
-    roles = competing(games[0].game.roles)
-    if roles != 2:
-        raise _Located(
-            ("games", 0, "id"), f"{kind} pairs two players; {games[0].game.id} has {roles}"
-        )
-    return raw.games_per_pairing or 2
-
-
-def _knockout(
-    raw: ConfigFile, fmt: TournamentFormat, base: Path
-) -> tuple[int, TieBreak, Path | None]:
-    """A knockout's tie-break games and rule, and the results directory that seeds it."""
-    if fmt is not TournamentFormat.KNOCKOUT:
-        for key in ("tiebreak_games", "tiebreak", "seeding"):
-            if getattr(raw, key) is not None:
-                raise _Located(
-                    (key,), "only a knockout has tie-breaks and a seeding (format: knockout)"
-                )
-        return 2, TieBreak.HIGHER_SEED, None
-    given: list[Location] = [("rounds",)] if "rounds" in raw.model_fields_set else []
-    given += [("games", i, "rounds") for i, g in enumerate(raw.games) if g.rounds is not None]
-    if given:
-        raise _Located(given[0], "a knockout plays until one player is left: it has no rounds")
-    seeding = None
-    if raw.seeding is not None:
-        seeding = base / raw.seeding
-        if not seeding.is_dir():
-            what = "not a directory" if seeding.exists() else "no such directory"
-            raise _Located(("seeding",), f"{what}: {seeding} (a results directory)")
-    games = 2 if raw.tiebreak_games is None else raw.tiebreak_games
-    return games, TieBreak(raw.tiebreak or TieBreak.HIGHER_SEED), seeding
-
-
-def _challengers(raw: ConfigFile, fmt: TournamentFormat, games: Sequence[GameSettings]) -> int:
-    if fmt is not TournamentFormat.GAUNTLET:
-        if raw.challengers is not None:
-            raise _Located(("challengers",), "only a gauntlet has challengers (format: gauntlet)")
-        return 0
-    challengers = raw.challengers or 1
-    rest = len(raw.players) - challengers
-    if rest < 1:
-        raise _Located(
-            ("challengers",),
-            f"{challengers} challengers leave no other player of the {len(raw.players)}"
-            " to play against",
-        )
-    for index, settings in enumerate(games):
-        roles = competing(settings.game.roles)
-        if roles - 1 > rest:
-            raise _Located(
-                ("games", index, "id"),
-                f"{settings.game.id} needs {roles - 1} players besides each challenger;"
-                f" the gauntlet has {rest}",
-            )
-    return challengers
-
-
-def _sprt(
-    raw: ConfigFile, fmt: TournamentFormat, games: Sequence[GameSettings]
-) -> SprtSettings | None:
-    if fmt is not TournamentFormat.SPRT:
-        if raw.sprt is not None:
-            raise _Located(("sprt",), "only a tournament with format: sprt takes sprt settings")
-        return None
-    if raw.sprt is None:
-        raise _Located(("format",), "an SPRT needs sprt settings (elo0, elo1, alpha, beta)")
-    settings = SprtSettings(raw.sprt.elo0, raw.sprt.elo1, raw.sprt.alpha, raw.sprt.beta)
-    problem = settings.problem()
-    if problem:
-        raise _Located(("sprt",), problem)
-    if len(raw.players) != 2:
-        raise _Located(
-            ("players",), f"an SPRT is between two players; this config has {len(raw.players)}"
-        )
-    for index, game in enumerate(games):
-        if competing(game.game.roles) != 2:
-            raise _Located(
-                ("games", index, "id"),
-                f"an SPRT plays two-player games; {game.game.id} has"
-                f" {competing(game.game.roles)} players",
-            )
-    return settings
-
-
-def _openings(value: Any, game: Game, base: Path, seed: int, loc: Location) -> int | Book:
-    """A game's openings: steps at random, or the book `value` names (read relative to the
-    config's folder, its lines in the order asked for)."""
-    order = Order.IN_ORDER
-    if isinstance(value, dict):
-        unknown = sorted(set(value) - {"file", "order"})
-        if unknown:
-            raise _Located((*loc, unknown[0]), f"unknown key {unknown[0]!r} (file, order)")
-        if "order" in value:
-            if value["order"] not in set(Order):
-                raise _Located(
-                    (*loc, "order"), f"expected {' or '.join(Order)}, got {value['order']!r}"
-                )
-            order = Order(value["order"])
-        value = value.get("file")
-        if not isinstance(value, str) or not value:
-            raise _Located(loc, "a book needs its file: {file: PATH}")
-        loc = (*loc, "file")
-    elif isinstance(value, int) and not isinstance(value, bool):
-        if not 0 <= value <= MAX_OPENING:
-            raise _Located(loc, f"{value} steps: from 0 to {MAX_OPENING}")
-        return value
-    elif value != BUILT_IN:
-        raise _Located(
-            loc,
-            f"expected a number of steps played at random (0 to {MAX_OPENING}), {BUILT_IN},"
-            f" or a book: {{file: PATH, order: {' or '.join(Order)}}}; got {value!r}",
-        )
-    try:
-        if value == BUILT_IN:
-            book = built_in_book(game, order, seed)
-            if book is None:
-                raise _Located(loc, f"{game.id} has no book of its own; give one: {{file: PATH}}")
-            return book
-        return read_book(base / value, value, game, order, seed)
-    except ConfigError as error:
-        raise _Located(loc, str(error)) from None
-
-
-def _max_steps(
-    max_steps: int | None, game: Game, openings: int | Book, loc: Location
-) -> int | None:
-    """`max_steps` for `game`, if its goals are defined before its end, past its openings."""
-    if max_steps is None:
-        return None
-    if not isinstance(game, GdlGame):
-        raise _Located(
-            loc,
-            f"{game.id}'s rules give goals only at its end (referee rules {game.id}), and it"
-            f" ends within {game.max_steps} steps: max_steps is for a rulesheet that defines"
-            " its goals before its end",
-        )
-    longest = (
-        max(len(line.steps) for line in openings.lines) if isinstance(openings, Book) else openings
-    )
-    if max_steps <= longest:
-        raise _Located(loc, f"{max_steps} steps end a match within its opening of {longest}")
-    problem = _goals_missing(game, max_steps)
-    if problem:
-        raise _Located(
-            loc,
-            f"{game.id} does not define its goals before its end ({problem}): max_steps"
-            " needs a game that does",
-        )
-    return max_steps
-
-
-def _goals_missing(game: Game, max_steps: int) -> str | None:
-    """Where the goals of `game` are not defined, in the states of a match of first legal
-    moves up to `max_steps` (at most GOALS_CHECKED of them); None if they all are."""
-    state = game.initial_state()
-    try:
-        for step in range(min(max_steps, GOALS_CHECKED) + 1):
-            if game.is_terminal(state):
-                return None
-            try:
-                game.goals(state)
-            except GameFault as fault:
-                return f"at step {step}: {str(fault).rpartition(': ')[2] or fault}"
-            joint = tuple(game.legal_moves(state, role)[0] for role in range(len(game.roles)))
-            state = game.next_state(state, joint)
-    except GameFault as fault:
-        return str(fault)
-    return None
-
-
-def _limits(entry: LimitsEntry, under: Limits, loc: Location) -> Limits:
-    """The limits `entry` sets over `under`, or an error at `loc` for one out of range."""
-    try:
-        return entry.over(under)
-    except ConfigError as error:
-        raise _Located(loc, str(error)) from None
-
-
-def _pick(override: Any, default: Any) -> Any:
-    return default if override is None else override
-
-
-def _clocks(raw: ConfigFile, entry: GameEntry, where: Location) -> Clocks:
-    try:
-        return Clocks(
-            _pick(entry.start_clock, raw.start_clock),
-            _pick(entry.play_clock, raw.play_clock),
-            _pick(entry.time_bank, raw.time_bank),
-        )
-    except ConfigError as error:
-        raise _Located(where, str(error)) from None
-
-
-def _spec(entry: PlayerEntry, base: Path, where: Location, cwd: Path | None) -> PlayerSpec:
-    if (entry.command is None) == (entry.url is None):
-        raise _Located(where, "give a player either a command or a url")
-    if entry.url is not None:
-        try:
-            return PlayerSpec.http(entry.name, entry.url)
-        except ConfigError as error:
-            raise _Located((*where, "url"), str(error)) from None
-    assert entry.command is not None
-    if cwd is None and entry.cwd:
-        cwd = base / entry.cwd
-    if cwd is not None and not cwd.is_dir():
-        raise _Located((*where, "cwd"), f"no such directory: {cwd}")
-    try:
-        return program_spec(
-            entry.command, "a person cannot play in a tournament", entry.name, base, cwd, entry.env
-        )
-    except RefereeError as error:
-        raise _Located((*where, "command"), str(error)) from None
-
-
-def _capacity(entry: PlayerEntry, spec: PlayerSpec, where: Location) -> int | None:
-    """The matches a player may be in at once: URL players only; None for no limit."""
-    if spec.kind is PlayerKind.HTTP:
-        return _pick(entry.capacity, URL_CAPACITY)
-    if entry.capacity is not None:
-        raise _Located(
-            (*where, "capacity"),
-            "capacity is for URL players; a program is started for each match it plays",
-        )
-    return None
-
-
-def _game(
-    game_id: str, base: Path, loc: Location, states: StateLimits, rulesheets: Mapping[str, str]
-) -> Game:
-    """A built-in game, or the game of a rulesheet named relative to the config's folder
-    (its text from `rulesheets` if it is there), its states computed within `states`."""
-    if game_id in GAMES:
-        return GAMES[game_id]
-    if not is_rulesheet(game_id):
-        raise _Located(loc, f"unknown game {game_id!r}{_hint(game_id)}")
-    path = os.path.normpath(base / game_id)
-    try:
-        if path in rulesheets:
-            return load_text(rulesheets[path], path, states)
-        return load_rulesheet(path, states)
-    except RulesheetError as error:
-        raise _Located(loc, str(error)) from None
-
-
-def _hint(game_id: str) -> str:
-    close = nearest_game(game_id)
-    return f" (did you mean {close}?)" if close else f" (known: {', '.join(GAMES)})"
 
 
 def _keys(loc: Sequence[int | str]) -> Location:

@@ -1,10 +1,11 @@
-"""A tournament config file's shape as pydantic models: its keys, their types and ranges;
-and a pydantic error about it in the words of a config file."""
+"""A tournament config file's shape as pydantic models: its keys, their types and ranges,
+and the formats it names; and a pydantic error about it in the words of a config file."""
 
 from __future__ import annotations
 
 import difflib
 from dataclasses import replace
+from enum import StrEnum
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -25,6 +26,18 @@ NonNegative = Annotated[int, Field(ge=0)]
 Name = Annotated[str, Field(pattern=NAME_PATTERN)]
 # A key path in a config file: keys of mappings, indexes of lists.
 Location = tuple[int | str, ...]
+
+
+class TournamentFormat(StrEnum):
+    """Who plays whom: every group of players, the challengers against the rest, two players
+    until a sequential test decides, each round players of near score (Swiss), or a bracket
+    whose winners go on (knockout)."""
+
+    ROUND_ROBIN = "round-robin"
+    GAUNTLET = "gauntlet"
+    SPRT = "sprt"
+    SWISS = "swiss"
+    KNOCKOUT = "knockout"
 
 
 class _Strict(BaseModel):

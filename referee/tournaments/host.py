@@ -36,7 +36,7 @@ from referee.players.log import LOG_LIMIT
 from referee.records.transcript import BookLine, Transcript
 from referee.sandbox.cores import CorePool, available_cores
 from referee.sandbox.isolation import remove_left_behind
-from referee.sandbox.process import become_subreaper
+from referee.sandbox.spawn import become_subreaper
 from referee.tournaments.bundles import BundleCache
 from referee.tournaments.config import TournamentConfig, parse_config
 from referee.tournaments.playing import plan_cores, play_scheduled

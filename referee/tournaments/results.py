@@ -29,7 +29,8 @@ from referee.records.transcript import (
     read_transcript,
     transcript_files,
 )
-from referee.tournaments.config import TournamentConfig, TournamentFormat
+from referee.tournaments.config import TournamentConfig
+from referee.tournaments.config_models import TournamentFormat
 from referee.tournaments.knockout import SEEDING_FILE, read_bracket
 from referee.tournaments.schedule import ScheduledMatch
 from referee.tournaments.sprt import SprtSettings

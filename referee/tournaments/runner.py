@@ -30,7 +30,8 @@ from referee.records.signing import SigningKey
 from referee.records.store import SYNC_DELAY_S, TranscriptStore
 from referee.records.transcript import Fault, Transcript
 from referee.sandbox.cores import CorePool, available_cores
-from referee.tournaments.config import TournamentConfig, TournamentFormat
+from referee.tournaments.config import TournamentConfig
+from referee.tournaments.config_models import TournamentFormat
 from referee.tournaments.knockout import (
     SEEDING_FILE,
     Bracket,

@@ -26,7 +26,8 @@ from referee.records.signing import SigningKey, results_key
 from referee.report.site import Site, write_report
 from referee.tournaments.config import TournamentConfig, parse_config
 from referee.tournaments.results import directory_standings
-from referee.tournaments.standings import Format, Standings, load_results, render
+from referee.tournaments.standings import Standings, load_results
+from referee.tournaments.standings_tables import Format, render
 
 FINAL = "final"
 FORMATS = ("round-robin", "swiss")
