@@ -14,7 +14,6 @@ import json
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +22,7 @@ from tabulate import tabulate
 from referee.errors import FaultKind, TranscriptError
 from referee.players.chance import CHANCE_NAME
 from referee.records.transcript import Fault, Transcript, read_signed, transcript_files
+from referee.tournaments.formats import Format
 from referee.tournaments.knockout import Bracket, KnockoutStandings, round_name, tie_text
 from referee.tournaments.knockout import standings as knockout_standings
 from referee.tournaments.ratings import Pairing, Rating, fit, pairwise, pairwise_los, points
@@ -30,15 +30,6 @@ from referee.tournaments.sprt import SprtSettings, SprtStatus, Verdict, status
 from referee.tournaments.swiss import Paired, PairResult, SwissStandings
 from referee.tournaments.swiss import standings as swiss_standings
 from referee.tournaments.withdrawal import WITHDRAWN, withdrawn_players
-
-
-class Format(StrEnum):
-    """How standings are printed."""
-
-    TABLE = "table"
-    MARKDOWN = "markdown"
-    CSV = "csv"
-    JSON = "json"
 
 
 @dataclass
