@@ -7,7 +7,6 @@ import itertools
 import shlex
 import sys
 from collections.abc import Callable
-from importlib import metadata
 from typing import Annotated
 
 import typer
@@ -45,6 +44,8 @@ for _name, _command in _COMMANDS:
 
 def _print_version(requested: bool) -> None:
     if requested:
+        from importlib import metadata
+
         # The version pyproject.toml gives, as installed: said there only.
         typer.echo(f"referee {metadata.version('referee')}")
         raise typer.Exit()

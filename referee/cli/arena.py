@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
 from collections.abc import Callable
@@ -11,11 +10,9 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 
-from referee.cli import present
 from referee.cli.failures import EXIT_FAILED, say_error, user_errors
 from referee.cli.help import PlainCommand
 from referee.errors import RefereeError
-from referee.pauses import short_pauses
 
 if TYPE_CHECKING:
     from referee.arena.audit import Action
@@ -24,8 +21,9 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
-# The arena's modules are imported by the commands that use them: they bring the web
-# server, the database toolkit and Dask, which every other `referee` command would pay for.
+# What a command runs is imported when it runs: every command's help and shell completion
+# start with this module, and need none of it. The arena's modules above all bring the web
+# server, the database toolkit and Dask.
 
 app = typer.Typer(
     add_completion=False,
@@ -34,7 +32,10 @@ app = typer.Typer(
     help="An arena: authors submit bots, which are built, validated and rated on a ladder.",
 )
 author_app = typer.Typer(
-    add_completion=False, rich_markup_mode=None, no_args_is_help=True, help="The arena's authors."
+    add_completion=False,
+    rich_markup_mode=None,
+    no_args_is_help=True,
+    help="The arena's authors.",
 )
 app.add_typer(author_app, name="author")
 
@@ -190,12 +191,15 @@ def serve(
     Example:
       referee arena serve class-arena --host 0.0.0.0 --port 8080 --workers 4
     """
+    import asyncio
+
     from referee.arena.home import open_arena
     from referee.arena.ladder import LadderObserver
     from referee.arena.outages import DatabaseLost
     from referee.arena.service import serve as serve_arena
     from referee.arena.serving_lock import serving
     from referee.cli.sandbox import prepare_sandbox
+    from referee.pauses import short_pauses
 
     class Said(LadderObserver):
         """The ladder's notes and suspensions, on standard error."""
@@ -261,6 +265,7 @@ def final(
     from referee.arena.final import begin, final_bundles, publish
     from referee.arena.home import open_arena
     from referee.arena.serving_lock import serving
+    from referee.cli import present
     from referee.cli.running import run_interruptible
     from referee.cli.sandbox import prepare_sandbox
     from referee.tournaments.cluster import on_cluster
@@ -360,6 +365,7 @@ def status(url: UrlArgument, token: TokenOption, as_json: JsonOption = False) ->
 
 def _status_text(found: dict[str, Any]) -> str:
     from referee.arena.db import player_name
+    from referee.cli import present
 
     rows = []
     advice: list[str] = []
