@@ -14,10 +14,10 @@ from typer._click.exceptions import NoArgsIsHelpError
 
 from referee.cli import arena, games, matches, players, tournaments
 from referee.cli.failures import EXIT_INTERRUPTED, say_error
-from referee.cli.help import PlainCommand
+from referee.cli.help import PlainCommand, PlainGroup
 
 # Plain help, as click formats it: option names and metavars in words, never Python types.
-app = typer.Typer(rich_markup_mode=None)
+app = typer.Typer(cls=PlainGroup, rich_markup_mode=None)
 app.add_typer(arena.app, name="arena")
 
 # The commands by name, in the order `referee --help` lists them; each module holds a group.

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 import typer
 
 from referee.cli.failures import EXIT_FAILED, say_error, user_errors
-from referee.cli.help import PlainCommand
+from referee.cli.help import PlainCommand, PlainGroup
 from referee.errors import RefereeError
 
 if TYPE_CHECKING:
@@ -26,12 +26,14 @@ T = TypeVar("T")
 # server, the database toolkit and Dask.
 
 app = typer.Typer(
+    cls=PlainGroup,
     add_completion=False,
     rich_markup_mode=None,
     no_args_is_help=True,
     help="An arena: authors submit bots, which are built, validated and rated on a ladder.",
 )
 author_app = typer.Typer(
+    cls=PlainGroup,
     add_completion=False,
     rich_markup_mode=None,
     no_args_is_help=True,
