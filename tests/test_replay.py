@@ -461,7 +461,7 @@ def test_cli_a_step_past_the_end_is_told_before_the_match_is_replayed(
 ) -> None:
     path = _write(tmp_path, played["clean"])
     replays: list[tuple[object, ...]] = []
-    monkeypatch.setattr("referee.cli.matches.verify_file", lambda *args: replays.append(args))
+    monkeypatch.setattr("referee.records.verify.verify_file", lambda *args: replays.append(args))
     result = runner.invoke(app, ["replay", str(path), "--step", "99"])
     assert result.exit_code == 2
     steps = len(played["clean"]["steps"])

@@ -15,9 +15,10 @@ from typer.testing import CliRunner
 from referee.cli import app
 from referee.errors import FaultKind
 from referee.records.transcript import Fault, Seat, Transcript, write_transcript
+from referee.tournaments.formats import Format
 from referee.tournaments.ratings import elo_of_score, pairwise
 from referee.tournaments.standings import compute
-from referee.tournaments.standings_tables import Format, render
+from referee.tournaments.standings_tables import render
 from referee.tournaments.withdrawal import withdrawal
 from tests.support.tournaments import result
 

@@ -1,4 +1,8 @@
-"""The command line: the only place that parses arguments, prints, or exits."""
+"""The command line: the only place that parses arguments, prints, or exits.
+
+Each command imports what it runs when it runs: the version, the help and shell completion
+load the command line's own light modules only (tests/test_cli_start.py), never the arena,
+the records or the presenters, nor the libraries behind them."""
 
 from referee.cli.app import app, main
 

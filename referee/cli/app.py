@@ -7,7 +7,6 @@ import itertools
 import shlex
 import sys
 from collections.abc import Callable
-from importlib import metadata
 from typing import Annotated
 
 import typer
@@ -15,10 +14,10 @@ from typer._click.exceptions import NoArgsIsHelpError
 
 from referee.cli import arena, games, matches, players, tournaments
 from referee.cli.failures import EXIT_INTERRUPTED, say_error
-from referee.cli.help import PlainCommand
+from referee.cli.help import PlainCommand, PlainGroup
 
 # Plain help, as click formats it: option names and metavars in words, never Python types.
-app = typer.Typer(rich_markup_mode=None)
+app = typer.Typer(cls=PlainGroup, rich_markup_mode=None)
 app.add_typer(arena.app, name="arena")
 
 # The commands by name, in the order `referee --help` lists them; each module holds a group.
@@ -45,6 +44,8 @@ for _name, _command in _COMMANDS:
 
 def _print_version(requested: bool) -> None:
     if requested:
+        from importlib import metadata
+
         # The version pyproject.toml gives, as installed: said there only.
         typer.echo(f"referee {metadata.version('referee')}")
         raise typer.Exit()

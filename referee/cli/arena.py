@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
 from collections.abc import Callable
@@ -11,11 +10,9 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 
-from referee.cli import present
 from referee.cli.failures import EXIT_FAILED, say_error, user_errors
-from referee.cli.help import PlainCommand
+from referee.cli.help import PlainCommand, PlainGroup
 from referee.errors import RefereeError
-from referee.pauses import short_pauses
 
 if TYPE_CHECKING:
     from referee.arena.accounts.audit import Action
@@ -24,17 +21,23 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
-# The arena's modules are imported by the commands that use them: they bring the web
-# server, the database toolkit and Dask, which every other `referee` command would pay for.
+# What a command runs is imported when it runs: every command's help and shell completion
+# start with this module, and need none of it. The arena's modules above all bring the web
+# server, the database toolkit and Dask.
 
 app = typer.Typer(
+    cls=PlainGroup,
     add_completion=False,
     rich_markup_mode=None,
     no_args_is_help=True,
     help="An arena: authors submit bots, which are built, validated and rated on a ladder.",
 )
 author_app = typer.Typer(
-    add_completion=False, rich_markup_mode=None, no_args_is_help=True, help="The arena's authors."
+    cls=PlainGroup,
+    add_completion=False,
+    rich_markup_mode=None,
+    no_args_is_help=True,
+    help="The arena's authors.",
 )
 app.add_typer(author_app, name="author")
 
@@ -192,12 +195,15 @@ def serve(
     Example:
       referee arena serve class-arena --host 0.0.0.0 --port 8080 --workers 4
     """
+    import asyncio
+
     from referee.arena.ladder.playing import LadderObserver
     from referee.arena.service import serve as serve_arena
     from referee.arena.store.home import open_arena
     from referee.arena.store.outages import DatabaseLost
     from referee.arena.store.serving_lock import serving
     from referee.cli.sandbox import prepare_sandbox
+    from referee.pauses import short_pauses
 
     class Said(LadderObserver):
         """The ladder's notes and suspensions, on standard error."""
@@ -263,11 +269,13 @@ def final(
     from referee.arena.store import bot_bundles
     from referee.arena.store.home import open_arena
     from referee.arena.store.serving_lock import serving
+    from referee.cli import present
     from referee.cli.running import run_interruptible
     from referee.cli.sandbox import prepare_sandbox
     from referee.tournaments.cluster import on_cluster
+    from referee.tournaments.formats import Format
     from referee.tournaments.runner import run_tournament
-    from referee.tournaments.standings_tables import Format, render
+    from referee.tournaments.standings_tables import render
 
     where = _workers(workers, cluster)
     arena = open_arena(directory.resolve())
@@ -362,6 +370,7 @@ def status(url: UrlArgument, token: TokenOption, as_json: JsonOption = False) ->
 
 def _status_text(found: dict[str, Any]) -> str:
     from referee.arena.store.db import player_name
+    from referee.cli import present
 
     rows = []
     advice: list[str] = []

@@ -9,14 +9,14 @@ from typing import Annotated
 
 import typer
 
-from referee.cli import present
 from referee.cli.failures import EXIT_BAD_INPUT, EXIT_FAILED, say_error, user_errors
 from referee.cli.options import GameArgument, JsonOption, ShowOption, fresh_seed
 from referee.errors import ConformanceFileError
 from referee.games import GAMES, get_game
-from referee.games.playout import random_steps
 from referee.policy import MAX_SEED
-from referee.records.conformance import check_file
+
+# What a command runs is imported when it runs (as `from referee.cli import present`): every
+# command's help and shell completion start with this module, and need none of it.
 
 
 def games(as_json: JsonOption = False) -> None:
@@ -27,6 +27,8 @@ def games(as_json: JsonOption = False) -> None:
       referee games
       referee games --json
     """
+    from referee.cli import present
+
     if as_json:
         rows = [
             {"id": g.id, "roles": list(g.roles), "description": g.description}
@@ -80,6 +82,9 @@ def random_game(
     Example:
       referee random hex-pie --seed 7 --show
     """
+    from referee.cli import present
+    from referee.games.playout import random_steps
+
     found = get_game(game)
     seed = fresh_seed(seed)
     typer.echo(f"{found.id}, seed {seed}")
@@ -119,6 +124,8 @@ def conformance(
       referee conformance --game referee/games/rulesheets/ticblock.kif \
         tests/conformance/ticblock.jsonl
     """
+    from referee.records.conformance import check_file
+
     reports = []
     errors = 0
     rules = get_game(game) if game is not None else None

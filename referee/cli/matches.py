@@ -12,7 +12,6 @@ from typing import Annotated
 
 import typer
 
-from referee.cli import present
 from referee.cli.failures import (
     EXIT_BAD_INPUT,
     EXIT_FAILED,
@@ -35,24 +34,13 @@ from referee.cli.options import (
     limit_options,
     state_options,
 )
-from referee.cli.results import expected_key, key_note
-from referee.cli.running import counting, open_trace, run_interruptible
-from referee.cli.sandbox import prepare_sandbox
-from referee.clock import Clocks, ggp_seconds
 from referee.errors import RefereeError, TranscriptError
 from referee.games import StateLimits, get_game
-from referee.ggp.messages import plain_name
-from referee.match import MatchSetup, new_match_id, play_fresh
-from referee.players.base import PlayerKind
-from referee.players.builtin import make_player, parse_seats
-from referee.players.trace import trace_channel
 from referee.policy import MAX_SEED, Policy
-from referee.records.files import check_writable, write_atomic
-from referee.records.ggp import from_ggp, to_ggp
-from referee.records.signing import SIGNATURE_FIELD, results_key
-from referee.records.transcript import read_json, read_transcript, transcript_files
-from referee.records.verify import Outcome, verify_file, verify_paths
 from referee.sandbox.limits import Limits
+
+# What a command runs is imported when it runs: every command's help and shell completion
+# start with this module, and need none of it.
 
 
 @user_errors
@@ -113,6 +101,18 @@ def play(
       referee play quad -p x='./mybot' -p o=random --trace trace.log
       referee play games/ticTacToe.kif -p xplayer=mcts -p oplayer=random
     """
+    from referee.cli import present
+    from referee.cli.results import key_note
+    from referee.cli.running import open_trace, run_interruptible
+    from referee.cli.sandbox import prepare_sandbox
+    from referee.clock import Clocks, ggp_seconds
+    from referee.match import MatchSetup, new_match_id, play_fresh
+    from referee.players.base import PlayerKind
+    from referee.players.builtin import make_player, parse_seats
+    from referee.players.trace import trace_channel
+    from referee.records.files import check_writable
+    from referee.records.signing import results_key
+
     found = get_game(game, states)
     seats = [replace(spec, limits=limits) for spec in parse_seats(found, player)]
     clocks = Clocks(start_clock, play_clock, time_bank)
@@ -194,6 +194,12 @@ def replay_command(
       referee replay matches/results/demo/MATCH.json --watch
       referee replay matches/results/demo
     """
+    from referee.cli import present
+    from referee.cli.results import expected_key
+    from referee.cli.running import counting
+    from referee.records.transcript import read_transcript, transcript_files
+    from referee.records.verify import Outcome, verify_file, verify_paths
+
     if path.is_dir():
         if step is not None or watch:
             raise RefereeError(f"{path}: --step and --watch show one transcript, not a directory")
@@ -285,6 +291,12 @@ def export(
     Example:
       referee export MATCH.json --out MATCH.ggp.json
     """
+    from referee.cli import present
+    from referee.cli.results import expected_key
+    from referee.records.files import check_writable, write_atomic
+    from referee.records.ggp import to_ggp
+    from referee.records.verify import Outcome, verify_file
+
     if not transcript.is_file():
         raise RefereeError(f"{transcript}: no such transcript file")
     verdict = verify_file(transcript, expected_key(transcript.parent, None))
@@ -327,6 +339,12 @@ def import_command(
       referee import tiltyard-match.json --out imported.json
       referee replay --verify imported.json
     """
+    from referee.ggp.messages import plain_name
+    from referee.records.files import check_writable, write_atomic
+    from referee.records.ggp import from_ggp
+    from referee.records.signing import SIGNATURE_FIELD, results_key
+    from referee.records.transcript import read_json
+
     data = read_json(match)
     record = from_ggp(data, str(match), rules, states)
     # The match id is the other tool's: made plain, it names a file in the results only.

@@ -14,7 +14,7 @@ import typer
 
 from referee.games import GAMES, StateLimits
 from referee.sandbox.limits import Limits
-from referee.tournaments.standings_tables import Format
+from referee.tournaments.formats import Format
 
 JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
 GameArgument = Annotated[

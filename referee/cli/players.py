@@ -3,7 +3,6 @@ starter, entered in GGP competitions; and the protections this machine gives it.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
 import os
@@ -11,12 +10,10 @@ import signal
 import tempfile
 from dataclasses import replace
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from referee.arena.intake.new_bot import new_bot
-from referee.cli import present
 from referee.cli.failures import EXIT_FAILED, user_errors
 from referee.cli.options import (
     RESULTS_DIR,
@@ -27,23 +24,16 @@ from referee.cli.options import (
     limit_options,
     state_options,
 )
-from referee.cli.running import open_trace, run_interruptible
-from referee.cli.sandbox import prepare_sandbox
-from referee.clock import Clocks, ggp_seconds
 from referee.errors import ConfigError, RefereeError
 from referee.games import GAMES, Game, StateLimits, get_game
-from referee.gateway import Gateway
-from referee.gateway import serve as serve_gateway
-from referee.ggp.door import Door
-from referee.pauses import short_pauses
-from referee.players.base import PlayerKind
-from referee.players.builtin import program_spec
 from referee.players.starter import SUFFIXES, Language, language_named
-from referee.players.trace import trace_channel
-from referee.records.files import check_writable_dir
-from referee.sandbox.isolation import machine_protections
 from referee.sandbox.limits import Limits
-from referee.validate import Verdict, validate
+
+if TYPE_CHECKING:
+    from referee.gateway import Gateway
+
+# What a command runs is imported when it runs: every command's help and shell completion
+# start with this module, and need none of it.
 
 
 def _select_games(text: str, states: StateLimits) -> list[Game]:
@@ -98,6 +88,15 @@ def validate_command(
       referee validate 'python3 bot.py'
       referee validate './bot' --games ticblock,quad --trace t.log
     """
+    from referee.cli import present
+    from referee.cli.running import open_trace, run_interruptible
+    from referee.cli.sandbox import prepare_sandbox
+    from referee.clock import Clocks, ggp_seconds
+    from referee.players.base import PlayerKind
+    from referee.players.builtin import program_spec
+    from referee.records.files import check_writable_dir
+    from referee.validate import Verdict, validate
+
     selected = _select_games(games, states)
     spec = program_spec(command, "validate checks a program; a person cannot be validated")
     spec = replace(spec, name="submitted", limits=limits)
@@ -159,7 +158,9 @@ def new_bot_command(
       referee new-bot python my-bot
       referee new-bot c my-bot
     """
+    from referee.arena.intake.new_bot import new_bot
     from referee.arena.web.guide import starter_offer
+    from referee.cli import present
 
     chosen = language_named(language)
     typer.echo(present.new_bot_lines(new_bot(chosen, directory)))
@@ -215,6 +216,18 @@ def serve(
       referee serve ./my-bot/bot --port 9147
       referee serve 'python3 bot.py' --port 9147 --host 0.0.0.0 --allow 10.1.2.3 --name mybot
     """
+    import asyncio
+
+    from referee.cli.running import open_trace
+    from referee.cli.sandbox import prepare_sandbox
+    from referee.gateway import Gateway
+    from referee.ggp.door import Door
+    from referee.pauses import short_pauses
+    from referee.players.base import PlayerKind
+    from referee.players.builtin import program_spec
+    from referee.players.trace import trace_channel
+    from referee.records.files import check_writable_dir
+
     door = Door.allowing(allow or ())
     spec = program_spec(command, "serve runs a program; a person cannot be served")
     if spec.kind is PlayerKind.HTTP:
@@ -235,6 +248,10 @@ def serve(
 async def _serve(gateway: Gateway, host: str, port: int) -> None:
     """Answer the game manager until Ctrl-C or SIGTERM, the way serving is meant to end (no
     error): a match under way ends with its program. The loop's end takes the handlers away."""
+    import asyncio
+
+    from referee.gateway import serve as serve_gateway
+
     stop = asyncio.Event()
     for number in (signal.SIGINT, signal.SIGTERM):
         asyncio.get_running_loop().add_signal_handler(number, stop.set)
@@ -265,6 +282,9 @@ def doctor(as_json: JsonOption = False) -> None:
     Example:
       referee doctor
     """
+    from referee.cli import present
+    from referee.sandbox.isolation import machine_protections
+
     protections = machine_protections()
     if as_json:
         typer.echo(json.dumps(protections.to_json(), indent=2))

@@ -7,26 +7,20 @@ import contextlib
 import json
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from referee.cli import present
 from referee.cli.failures import EXIT_FAILED, say_error, user_errors
 from referee.cli.options import FormatOption, JsonOption, KeyOption, SigningKeyOption, TraceOption
-from referee.cli.results import expected_key, key_note, results_directory
-from referee.cli.running import counting, open_trace, run_interruptible
-from referee.cli.sandbox import prepare_sandbox
 from referee.errors import RefereeError
-from referee.records.files import check_writable_dir
-from referee.records.signing import results_key
-from referee.report.live import with_fresh_report
-from referee.report.site import REPORT_DIRECTORY, write_report
-from referee.tournaments.config import load_config
-from referee.tournaments.results import directory_standings, result_files
-from referee.tournaments.runner import OpenVenue, run_tournament
-from referee.tournaments.standings import load_results
-from referee.tournaments.standings_tables import Format, render
+from referee.tournaments.formats import Format
+
+if TYPE_CHECKING:
+    from referee.tournaments.runner import OpenVenue
+
+# What a command runs is imported when it runs: every command's help and shell completion
+# start with this module, and need none of it.
 
 
 def _print_standings(results: Path, fmt: Format, as_json: bool, pinned: str | None) -> None:
@@ -35,6 +29,11 @@ def _print_standings(results: Path, fmt: Format, as_json: bool, pinned: str | No
     The directory's tournament info, when there is one, says how many matches were
     scheduled, how ratings are anchored, and what the SPRT tests.
     """
+    from referee.cli.results import expected_key
+    from referee.tournaments.results import directory_standings
+    from referee.tournaments.standings import load_results
+    from referee.tournaments.standings_tables import render
+
     if not results.is_dir():
         raise RefereeError(f"{results}: no such results directory")
     transcripts, problems = load_results(results, expected_key(results, pinned))
@@ -94,6 +93,18 @@ def tournament(
       referee tournament cup.yaml --cluster tcp://10.0.0.5:8786
       referee tournament cup.yaml --report
     """
+    from referee.cli import present
+    from referee.cli.results import key_note
+    from referee.cli.running import open_trace, run_interruptible
+    from referee.cli.sandbox import prepare_sandbox
+    from referee.records.files import check_writable_dir
+    from referee.records.signing import results_key
+    from referee.report.live import with_fresh_report
+    from referee.report.site import REPORT_DIRECTORY, write_report
+    from referee.tournaments.config import load_config
+    from referee.tournaments.results import result_files
+    from referee.tournaments.runner import run_tournament
+
     settings = load_config(config)
     venue = venue_of(workers, cluster, trace or settings.trace)
     check_writable_dir(settings.output, str(config), "output ")
@@ -158,6 +169,8 @@ def standings(
     Example:
       referee standings matches/results/demo --format csv
     """
+    from referee.cli.results import results_directory
+
     results_directory(results)
     _print_standings(results, fmt, as_json, key)
 
@@ -185,6 +198,11 @@ def report_command(
     Example:
       referee report matches/results/demo
     """
+    from referee.cli import present
+    from referee.cli.results import expected_key, results_directory
+    from referee.cli.running import counting
+    from referee.report.site import REPORT_DIRECTORY, write_report
+
     results_directory(results)
     target = out if out is not None else results / REPORT_DIRECTORY
     with counting("verify") as counted:

@@ -11,28 +11,18 @@ import csv
 import io
 import json
 from collections.abc import Iterable
-from enum import StrEnum
 from typing import Any
 
 from tabulate import tabulate
 
 from referee.errors import FaultKind
+from referee.tournaments.formats import Format
 from referee.tournaments.knockout import KnockoutStandings, round_name, tie_text
 from referee.tournaments.ratings import pairwise, pairwise_los
 from referee.tournaments.sprt import SprtStatus, Verdict
 from referee.tournaments.standings import FirstFault, Record, Standings, ranks_by_goal
 from referee.tournaments.swiss import PairResult, SwissStandings
 from referee.tournaments.withdrawal import WITHDRAWN
-
-
-class Format(StrEnum):
-    """How standings are printed."""
-
-    TABLE = "table"
-    MARKDOWN = "markdown"
-    CSV = "csv"
-    JSON = "json"
-
 
 COLUMNS = ["#", "player", "Elo", "95% interval", "matches", "wins", "draws", "losses"]
 COLUMNS += ["draws %", "score %", "avg goal", "faults"]

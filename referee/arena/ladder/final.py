@@ -25,9 +25,10 @@ from referee.records.files import write_atomic
 from referee.records.signing import SigningKey, results_key
 from referee.report.site import Site, write_report
 from referee.tournaments.config import TournamentConfig, parse_config
+from referee.tournaments.formats import Format
 from referee.tournaments.results import directory_standings
 from referee.tournaments.standings import Standings, load_results
-from referee.tournaments.standings_tables import Format, render
+from referee.tournaments.standings_tables import render
 
 FINAL = "final"
 FORMATS = ("round-robin", "swiss")
