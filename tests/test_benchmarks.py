@@ -57,6 +57,28 @@ def test_engine_benchmark_reports_every_game() -> None:
         assert isinstance(row["meets_floor"], bool)
 
 
+def test_cli_start_benchmark_times_each_start_beside_typers_import() -> None:
+    # Exit 1 says the target was missed: speed is not what this test is about.
+    report = benchmark_json("cli_start.py", "--runs", "1", exit_codes=(0, 1))
+    assert (report["runs"], report["bytecode"]) == (1, "cached")
+    rows = {row["command"]: row for row in report["results"]}
+    assert list(rows) == [
+        "referee --version",
+        "referee --help",
+        "referee play --help",
+        "completion: referee <Tab>",
+        "completion: referee play --<Tab>",
+        "python -c 'import typer'",
+    ]
+    for row in rows.values():
+        assert 0 < row["min_ms"] <= row["median_ms"] <= row["max_ms"]
+        assert row["cpu_median_ms"] >= 0
+    assert rows["python -c 'import typer'"]["vs_typer"] == 1
+    assert [name for name, row in rows.items() if "meets_target" in row] == [
+        "referee --version", "referee --help"
+    ]  # fmt: skip
+
+
 @pytest.mark.slow
 def test_tournament_benchmark_reports_every_game_and_setting() -> None:
     report = benchmark_json(
