@@ -24,7 +24,7 @@ from referee.arena.db import (
 from referee.records.signing import results_key
 from referee.records.transcript import read_transcript, write_transcript
 from referee.records.verify import Outcome, verify_file
-from tests.support.arena import Site, make_site, played_match, seed, wait_for
+from tests.support.arena import Site, add_match, make_site, played_match, seed, wait_for
 from tests.support.arena_databases import ArenaMaker
 from tests.support.replay_workers import hold, let_go, observed, replays_of
 
@@ -336,20 +336,6 @@ def test_a_bots_history_is_its_newest_points_oldest_first(site: Site) -> None:
     newest = site.get("/api/bots/ace", "bob").json()["history"][-1]
     assert (newest["version"], newest["rating"]) == (1, 1499.0)
     assert site.get("/api/bots/cub", "bob").json()["history"] == []
-
-
-def add_match(
-    site: Site, key: str, seats: list[tuple[int, float | None]], state: str = MatchState.DONE
-) -> None:
-    with site.arena.database.session() as session:
-        match = Match(key=key, game="ticblock", seed=1, state=state)
-        match.seats = [
-            Seat(index=index, role=role, version_id=version, points=points)
-            for index, (role, (version, points)) in enumerate(
-                zip(("xcplayer", "obplayer"), seats, strict=True)
-            )
-        ]
-        session.add(match)
 
 
 def test_head_to_head_counts_every_finished_match_against_each_other_bot(site: Site) -> None:

@@ -12,9 +12,8 @@ from referee.arena import match_facts
 from referee.arena.db import Author, Match, MatchState
 from referee.arena.errors import NotFound
 from referee.arena.match_facts import Kept, SeatFacts
-from tests.support.arena import Site, make_site, seed
+from tests.support.arena import Site, add_match, make_site, seed
 from tests.support.arena_databases import ArenaMaker
-from tests.test_arena_api import add_match
 
 
 @pytest.fixture

@@ -1,6 +1,7 @@
 """The arena in tests: the configs tests share, the tokens its commands print, waiting for
 what a served arena does, a version put straight on the ladder, and a site of the JSON API
-(an arena, a test client, a stand-in for the intake and the ladder) with its data seeded."""
+(an arena, a test client, a stand-in for the intake and the ladder) with its data seeded and
+its match rows added."""
 
 from __future__ import annotations
 
@@ -298,6 +299,22 @@ def seed(site: Site) -> dict[str, Any]:
     (logs / "arena-000001.xcplayer.log").write_text("ace says SECRET-LOG\n")
     (logs / "arena-000001.obplayer.log").write_text("bee says hello\n")
     return ids
+
+
+def add_match(
+    site: Site, key: str, seats: list[tuple[int, float | None]], state: str = MatchState.DONE
+) -> None:
+    """A match row of ticblock, and no transcript: `seats` are (version, points) of
+    xcplayer, then obplayer (points None: no result)."""
+    with site.arena.database.session() as session:
+        match = Match(key=key, game="ticblock", seed=1, state=state)
+        match.seats = [
+            Seat(index=index, role=role, version_id=version, points=points)
+            for index, (role, (version, points)) in enumerate(
+                zip(("xcplayer", "obplayer"), seats, strict=True)
+            )
+        ]
+        session.add(match)
 
 
 def played_match(site: Site, key: str, versions: tuple[int, int] | None = None) -> Path:
