@@ -27,8 +27,13 @@ from tests.support.paths import CORPUS, CORPUS_MISSING, ROOT
 from tests.support.pyenv import PyenvShim
 from tests.support.tournaments import run, seeded, write_config
 
-# The arena's tests run on each database: `database_url`, `make_arena`.
-pytest_plugins = ["tests.support.arena_databases", "tests.support.arena_browsing"]
+# The arena's tests run on each database: `database_url`, `make_arena`. The session fails
+# if it leaves a process running (tests/support/leftovers.py).
+pytest_plugins = [
+    "tests.support.arena_databases",
+    "tests.support.arena_browsing",
+    "tests.support.leftovers",
+]
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -35,6 +35,13 @@ GGP_PLAYER = HERE / "players" / "ggp_player.py"
 RANDOM_BOT = HERE.parent / "players" / "random_player.py"
 # Far beyond what any match here takes: a match that does not end is a failure, not a hang.
 HANG_GUARD_S = 120
+# Clocks that no answer of the GGP player here comes near, however loaded the machine: its
+# START grounds the game's rules, which takes a loaded machine seconds (under two busy loops
+# and the suite, more than a start clock of 2 s). A misbehaviour is then found by what the
+# player sends, not by when it comes: none of them waits a clock out.
+ROOMY = Clocks(start_ms=60_000, play_ms=30_000)
+# A misbehaviour judged by the play clock (late, hang) waits it out: a short one.
+SHORT_PLAY = Clocks(start_ms=60_000, play_ms=1_000)
 runner = CliRunner()
 
 
@@ -259,7 +266,8 @@ def test_a_misbehaving_ggp_player_is_named_and_the_match_ends(
             make_player(player_spec(url, "web"), tmp_path / "web.log"),
             make_player(player_spec("random", "random"), tmp_path / "random.log"),
         ]
-        setup = MatchSetup("m1", game, players, Clocks(2_000, 1_000), policy, 7)
+        clocks = SHORT_PLAY if kind is FaultKind.TIMEOUT else ROOMY
+        setup = MatchSetup("m1", game, players, clocks, policy, 7)
         key, _ = results_key(tmp_path, None)
         transcript = asyncio.run(asyncio.wait_for(play_fresh(setup, out, key), HANG_GUARD_S))
     faults = [fault for fault in transcript.faults if fault.role == "xcplayer"]
@@ -288,7 +296,7 @@ def test_a_ggp_players_answer_at_a_forced_step_is_judged_like_any_other(
             make_player(player_spec("random", "random"), tmp_path / "random.log"),
             make_player(player_spec(url, "web"), tmp_path / "web.log"),
         ]
-        setup = MatchSetup("m1", game, players, Clocks(2_000, 1_000), policy, 7)
+        setup = MatchSetup("m1", game, players, ROOMY, policy, 7)
         key, _ = results_key(tmp_path, None)
         transcript = asyncio.run(asyncio.wait_for(play_fresh(setup, out, key), HANG_GUARD_S))
     fault = next(fault for fault in transcript.faults if fault.role == "obplayer")

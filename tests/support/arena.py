@@ -1,6 +1,7 @@
 """The arena in tests: the configs tests share, the tokens its commands print, waiting for
 what a served arena does, a version put straight on the ladder, and a site of the JSON API
-(an arena, a test client, a stand-in for the intake and the ladder) with its data seeded."""
+(an arena, a test client, a stand-in for the intake and the ladder) with its data seeded and
+its match rows added."""
 
 from __future__ import annotations
 
@@ -304,8 +305,8 @@ def seed(site: Site) -> dict[str, Any]:
 def add_match(
     site: Site, key: str, seats: list[tuple[int, float | None]], state: str = MatchState.DONE
 ) -> None:
-    """A match of ticblock between two versions, its seats' points as given, and no
-    transcript: what the reads of matches count."""
+    """A match row of ticblock, and no transcript: `seats` are (version, points) of
+    xcplayer, then obplayer (points None: no result)."""
     with site.arena.database.session() as session:
         match = Match(key=key, game="ticblock", seed=1, state=state)
         match.seats = [

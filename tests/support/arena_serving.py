@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import re
 import signal
 import subprocess
@@ -133,8 +134,9 @@ def serving(
     directory: Path, *options: str, logs: Path | None = None, installed: bool = False
 ) -> Iterator[Served]:
     """The arena in `directory` served on a free port (`serve_command`) until the block ends,
-    then killed if the block did not stop it. Its output goes to a new folder in `logs`
-    (default: beside the arena; a test that fills the arena's disk keeps it elsewhere)."""
+    then killed, with its process group, if the block did not stop it. Its output goes to a
+    new folder in `logs` (default: beside the arena; a test that fills the arena's disk keeps
+    it elsewhere)."""
     folder = Path(tempfile.mkdtemp(prefix="serve-", dir=logs or directory.parent))
     out, err = folder / "stdout", folder / "stderr"
     with out.open("wb") as stdout, err.open("wb") as stderr:
@@ -150,7 +152,9 @@ def serving(
         yield Served(_listening(process, out, err), process, out, err)
     finally:
         if process.poll() is None:
-            process.kill()
+            # Its group (a session of its own) too: what it started there, and was never told
+            # to end, ends with it. One the block stopped or killed is left as it left things.
+            os.killpg(process.pid, signal.SIGKILL)
         process.wait(DEADLINE_S)
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import multiprocessing
+import os
 import threading
 from collections.abc import Iterator, Mapping
 from concurrent.futures import CancelledError, ProcessPoolExecutor
@@ -149,6 +150,7 @@ class Replays:
                     self._workers,
                     mp_context=multiprocessing.get_context("forkserver"),
                     initializer=work.lowered,
+                    initargs=(os.getpid(),),
                 )
             return self._pool
 

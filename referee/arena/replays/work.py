@@ -9,6 +9,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import select
+import threading
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from enum import StrEnum
@@ -85,9 +87,25 @@ def digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def lowered() -> None:
-    """A worker's start: it yields a core to the ladder's matches when they want it."""
+def lowered(arena: int) -> None:
+    """A worker's start: it yields a core to the ladder's matches when they want it, and it
+    ends when the arena's process `arena` does, however that ends. Killed, the arena closes
+    no pool: its workers would wait for work for ever, and keep the fork server and the
+    resource tracker they hold pipes of running too."""
     os.nice(NICENESS)
+    threading.Thread(target=_exit_with, args=(arena,), name="exit-with-arena", daemon=True).start()
+
+
+def _exit_with(pid: int) -> None:
+    """Exit this process as soon as process `pid` has ended (at once if it has)."""
+    try:
+        ended = os.pidfd_open(pid)
+    except ProcessLookupError:
+        os._exit(1)
+    except OSError:
+        return  # no pidfd here (Linux before 5.3): the arena closes its pool, when it can
+    select.select([ended], [], [])
+    os._exit(1)
 
 
 def replayed(kind: Kind, path: str, public_key: str, bot_pages: Mapping[str, str]) -> Replayed:

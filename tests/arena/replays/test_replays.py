@@ -25,9 +25,11 @@ from referee.arena.replays import pool as replays
 from referee.arena.replays import work as replay_work
 from referee.arena.replays.pool import Replays, TurnTaken, requester
 from referee.arena.replays.work import Replayed
+from referee.arena.store.home import Arena
 from referee.arena.web.api import create_app
 from referee.records.signing import results_key
 from referee.records.transcript import read_transcript, write_transcript
+from referee.sandbox.proc import group_stats
 from tests.support.arena import (
     API_CONFIG,
     Site,
@@ -39,7 +41,7 @@ from tests.support.arena import (
     wait_for,
 )
 from tests.support.arena_databases import ArenaMaker
-from tests.support.arena_serving import DEADLINE_S, serving
+from tests.support.arena_serving import DEADLINE_S, Served, serving
 from tests.support.replay_workers import SPIN_S, hold, let_go, observed, replays_of
 
 KEY = "arena-000002"
@@ -247,6 +249,19 @@ def alive(pid: int) -> bool:
     return True
 
 
+def replayed_page(served: Served, arena: Arena, token: str) -> int:
+    """The served arena's page of match KEY, made by one of its workers: its pid."""
+    asked = urllib.request.Request(
+        f"{served.url}/matches/{KEY}", headers={"Authorization": f"Bearer {token}"}
+    )
+    with urllib.request.urlopen(asked, timeout=DEADLINE_S) as answer:
+        assert answer.status == 200 and 'id="frames"' in answer.read().decode()
+    [kept] = sorted((arena.directory / replays.DIRECTORY).glob("*.json"))
+    worker: int = json.loads(kept.read_text())["replayed"]["made_by"]
+    assert worker not in (served.process.pid, os.getpid()) and alive(worker)
+    return worker
+
+
 def test_a_served_arena_replays_in_its_workers_which_end_with_it(make_arena: ArenaMaker) -> None:
     """`referee arena serve` as a person runs it: the page is made by a worker, not the
     arena's process, and the workers end when the arena stops."""
@@ -254,17 +269,31 @@ def test_a_served_arena_replays_in_its_workers_which_end_with_it(make_arena: Are
     token = make_arena.organiser_token(arena)
     signed_match(arena, KEY)
     with serving(arena.directory) as served:
-        asked = urllib.request.Request(
-            f"{served.url}/matches/{KEY}", headers={"Authorization": f"Bearer {token}"}
-        )
-        with urllib.request.urlopen(asked, timeout=DEADLINE_S) as answer:
-            assert answer.status == 200 and 'id="frames"' in answer.read().decode()
-        [kept] = sorted((arena.directory / replays.DIRECTORY).glob("*.json"))
-        worker = json.loads(kept.read_text())["replayed"]["made_by"]
-        assert worker not in (served.process.pid, os.getpid()) and alive(worker)
+        worker = replayed_page(served, arena, token)
         said = served.stop()
         assert "leaked" not in said, said
     wait_for("the replay worker to end with the arena", lambda: not alive(worker))
+
+
+def test_a_served_arena_killed_leaves_no_process_of_its_replays(make_arena: ArenaMaker) -> None:
+    """Killed, the arena closes no pool: its replay workers end with it all the same, and
+    the fork server and resource tracker that they kept running with them."""
+    arena = make_arena(config_text=API_CONFIG.format(public="true"))
+    token = make_arena.organiser_token(arena)
+    signed_match(arena, KEY)
+    with serving(arena.directory) as served:
+        worker = replayed_page(served, arena, token)
+        # Its process group (a session of its own): the arena, its workers and helpers.
+        group = served.process.pid
+        assert worker in running_in(group)
+        served.process.kill()
+        served.process.wait(DEADLINE_S)
+        wait_for("the arena's processes to end with it", lambda: not running_in(group))
+
+
+def running_in(group: int) -> list[int]:
+    """The processes of a process group that have not ended."""
+    return [pid for pid, fields in group_stats(group) if fields[0] != b"Z"]
 
 
 def test_a_requester_is_the_signed_in_author_wherever_they_are_else_the_address(
