@@ -39,7 +39,7 @@ from pathlib import Path
 import pytest
 
 from referee.sandbox.proc import descendants, reap_zombies, stats_of
-from referee.sandbox.process import become_subreaper
+from referee.sandbox.spawn import become_subreaper
 
 # What every process of a session inherits: `<controller pid>-<random>`.
 SESSION_VARIABLE = "REFEREE_TEST_SESSION"
