@@ -324,7 +324,10 @@ def submit(
     token: TokenOption,
     name: Annotated[
         str | None,
-        typer.Option(metavar="NAME", help="The bot's name (default: bot.yaml's name)."),
+        typer.Option(
+            metavar="NAME",
+            help="The bot's name (default: a directory's bot.yaml's; an archive needs it).",
+        ),
     ] = None,
 ) -> None:
     """Submit a bot, and follow it as it is built and validated, until it reaches the ladder
