@@ -1,1 +1,3 @@
 """referee: a command-line referee and match runner for game-playing bots."""
+
+__version__ = "0.1.0"

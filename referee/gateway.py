@@ -31,7 +31,7 @@ from referee.computing import computed
 from referee.errors import GameFault, MoveError, PlayerFault, RefereeError
 from referee.games import Game, Move, StateLimits, builtin_with_rules, load_text
 from referee.games.beliefs import Beliefs, likeliest, narrowed, offered, where_over
-from referee.games.gdl.remote import DEFAULT_LIMITS
+from referee.games.gdl.limits import DEFAULT_LIMITS
 from referee.games.gdl.syntax import one_line, respell, spellings
 from referee.ggp import messages as ggp
 from referee.ggp import wire

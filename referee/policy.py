@@ -11,9 +11,12 @@ import random
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import TYPE_CHECKING
 
 from referee.errors import FaultKind
-from referee.games import Move
+
+if TYPE_CHECKING:
+    from referee.games import Move
 
 # Seeds of the draws (and of a tournament's schedule): what a 64-bit signed field can hold.
 MAX_SEED = 2**63 - 1

@@ -8,6 +8,7 @@ import sys
 import time
 import tomllib
 from collections import Counter
+from importlib import metadata
 from pathlib import Path
 
 import pytest
@@ -442,14 +443,14 @@ def test_a_table_too_narrow_to_wrap_is_a_list_and_json_is_not_wrapped() -> None:
 
 
 @pytest.mark.parametrize("option", ["--version", "-V"])
-def test_the_version_is_the_one_pyproject_gives(
-    option: str, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_the_version_is_the_one_installed(option: str, capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exited:
         main([option])
     assert exited.value.code == 0
+    # pyproject.toml takes the version from the package, so what pip installed is what prints.
     project = tomllib.loads((Path(__file__).parent.parent / "pyproject.toml").read_text())
-    assert capsys.readouterr().out == f"referee {project['project']['version']}\n"
+    assert project["tool"]["setuptools"]["dynamic"]["version"] == {"attr": "referee.__version__"}
+    assert capsys.readouterr().out == f"referee {metadata.version('referee')}\n"
 
 
 def test_the_completion_script_is_shown_for_the_shell_named(

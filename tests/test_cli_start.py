@@ -39,6 +39,14 @@ HEAVY_LIBRARIES = (
 COMMANDS_WORK = (
     "referee.arena",
     "referee.cli.present",
+    # The rule engines and the GDL reasoners: the help names the games from the registry.
+    "referee.games.base",
+    "referee.games.blocker_parallel",
+    "referee.games.double_tictactoe",
+    "referee.games.gdl.game",
+    "referee.games.hex_pie",
+    "referee.games.quad",
+    "referee.games.ticblock",
     "referee.cli.running",
     "referee.cli.sandbox",
     "referee.cli.results",

@@ -18,8 +18,9 @@ from referee.games.beliefs import narrowed
 from referee.games.blind_goofspiel import BlindGoofspiel
 from referee.games.blind_tictactoe import BlindTictactoe
 from referee.games.gdl.check import checked_rules
+from referee.games.gdl.limits import DEFAULT_LIMITS
 from referee.games.gdl.per_state import PerState
-from referee.games.gdl.remote import DEFAULT_LIMITS, RemotePerState
+from referee.games.gdl.remote import RemotePerState
 from referee.games.gdl.syntax import parse_rulesheet
 from referee.games.monty_hall import MontyHall
 from referee.ggp import messages as ggp

@@ -12,6 +12,7 @@ from typing import Annotated
 import typer
 from typer._click.exceptions import NoArgsIsHelpError
 
+import referee
 from referee.cli import arena, games, matches, players, tournaments
 from referee.cli.failures import EXIT_INTERRUPTED, say_error
 from referee.cli.help import PlainCommand, PlainGroup
@@ -44,10 +45,7 @@ for _name, _command in _COMMANDS:
 
 def _print_version(requested: bool) -> None:
     if requested:
-        from importlib import metadata
-
-        # The version pyproject.toml gives, as installed: said there only.
-        typer.echo(f"referee {metadata.version('referee')}")
+        typer.echo(f"referee {referee.__version__}")
         raise typer.Exit()
 
 

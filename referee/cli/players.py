@@ -25,11 +25,12 @@ from referee.cli.options import (
     state_options,
 )
 from referee.errors import ConfigError, RefereeError
-from referee.games import GAMES, Game, StateLimits, get_game
+from referee.games import GAMES, StateLimits, get_game
 from referee.players.starter import SUFFIXES, Language, language_named
 from referee.sandbox.limits import Limits
 
 if TYPE_CHECKING:
+    from referee.games import Game
     from referee.gateway import Gateway
 
 # What a command runs is imported when it runs: every command's help and shell completion

@@ -1,32 +1,91 @@
-"""The rule engines, and the registry that maps game ids to them."""
+"""The rule engines, and the registry that maps game ids to them.
+
+The command line names the games in its help and completes their ids on every Tab, so this
+package imports no engine and no reasoner until one is asked for: `GAMES` knows the ids and
+where each engine lives, and the names below come from their modules when first used.
+"""
+
+from __future__ import annotations
 
 import difflib
-from collections.abc import Mapping
+import functools
+import importlib
+from collections.abc import Iterator, Mapping
 from pathlib import Path
-from types import MappingProxyType
+from typing import TYPE_CHECKING, Any
 
 from referee.errors import UnknownGameError
-from referee.games.base import (
-    NOOP,
-    Game,
-    Goals,
-    JointMove,
-    Move,
-    canonical_spelling,
-    format_move,
-)
-from referee.games.blocker_parallel import BlockerParallel
-from referee.games.double_tictactoe import DoubleTictactoe
-from referee.games.gdl import GdlGame, StateLimits, load_rulesheet, load_text, rulesheet_sha256
-from referee.games.gdl.remote import DEFAULT_LIMITS
-from referee.games.gdl.syntax import one_line
-from referee.games.hex_pie import HexPie
-from referee.games.quad import Quad
-from referee.games.ticblock import Ticblock
+from referee.games.gdl.limits import DEFAULT_LIMITS, StateLimits
 
-GAMES: Mapping[str, Game] = MappingProxyType(
-    {game.id: game for game in (BlockerParallel(), Ticblock(), HexPie(), DoubleTictactoe(), Quad())}
-)
+if TYPE_CHECKING:
+    from referee.games.base import (
+        NOOP,
+        Game,
+        Goals,
+        JointMove,
+        Move,
+        canonical_spelling,
+        format_move,
+    )
+    from referee.games.gdl.game import GdlGame, load_rulesheet, load_text, rulesheet_sha256
+
+# The names this package gives, and the module each is defined in.
+_HOMES = {
+    **dict.fromkeys(
+        ("NOOP", "Game", "Goals", "JointMove", "Move", "canonical_spelling", "format_move"),
+        "referee.games.base",
+    ),
+    **dict.fromkeys(
+        ("GdlGame", "load_rulesheet", "load_text", "rulesheet_sha256"), "referee.games.gdl.game"
+    ),
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(home), name)
+
+
+# The built-in games in the order they are listed: id, and the module and class of the
+# engine. tests/test_games_registry.py checks each engine's own id against its key.
+_ENGINES = {
+    "blocker-parallel": ("referee.games.blocker_parallel", "BlockerParallel"),
+    "ticblock": ("referee.games.ticblock", "Ticblock"),
+    "hex-pie": ("referee.games.hex_pie", "HexPie"),
+    "double-tictactoe": ("referee.games.double_tictactoe", "DoubleTictactoe"),
+    "quad": ("referee.games.quad", "Quad"),
+}
+
+
+@functools.cache
+def _engine(game_id: str) -> Game:
+    """The one engine of a built-in game, made on first use."""
+    module, name = _ENGINES[game_id]
+    engine: Game = getattr(importlib.import_module(module), name)()
+    return engine
+
+
+class _Registry(Mapping[str, "Game"]):
+    """The built-in games by id, read-only; an engine is imported when it is first looked up."""
+
+    def __getitem__(self, game_id: str) -> Game:
+        if game_id not in _ENGINES:
+            raise KeyError(game_id)
+        return _engine(game_id)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(_ENGINES)
+
+    def __len__(self) -> int:
+        return len(_ENGINES)
+
+    def __contains__(self, game_id: object) -> bool:
+        return game_id in _ENGINES
+
+
+GAMES: Mapping[str, Game] = _Registry()
 
 
 # GDL rulesheets of the built-in games, written for the referee and checked against the
@@ -36,6 +95,8 @@ RULESHEETS = Path(__file__).resolve().parent / "rulesheets"
 
 def gdl_rules(game: Game) -> str:
     """A game's GDL rulesheet: a GDL game's own, or the package's for a built-in game."""
+    from referee.games.gdl.game import GdlGame
+
     if isinstance(game, GdlGame):
         return game.rules
     return (RULESHEETS / f"{game.id}.kif").read_text(encoding="utf-8")
@@ -43,6 +104,8 @@ def gdl_rules(game: Game) -> str:
 
 def as_gdl(game: Game) -> GdlGame:
     """The game under its GDL rules: itself, or the package's rulesheet of a built-in game."""
+    from referee.games.gdl.game import GdlGame, load_text
+
     if isinstance(game, GdlGame):
         return game
     return load_text(gdl_rules(game), str(RULESHEETS / f"{game.id}.kif"))
@@ -50,6 +113,8 @@ def as_gdl(game: Game) -> GdlGame:
 
 def builtin_with_rules(rules: str) -> Game | None:
     """The built-in game whose GDL rulesheet is `rules` (canonical, on one line), if any."""
+    from referee.games.gdl.syntax import one_line
+
     for game in GAMES.values():
         if one_line(gdl_rules(game)) == rules:
             return game
@@ -70,6 +135,8 @@ def get_game(game_id: str, limits: StateLimits = DEFAULT_LIMITS) -> Game:
     if game_id in GAMES:
         return GAMES[game_id]
     if is_rulesheet(game_id):
+        from referee.games.gdl.game import load_rulesheet
+
         return load_rulesheet(game_id, limits)
     raise UnknownGameError(game_id, tuple(GAMES), nearest_game(game_id))
 

@@ -41,7 +41,7 @@ from referee.games import (
     gdl_rules,
     load_text,
 )
-from referee.games.gdl.remote import DEFAULT_LIMITS
+from referee.games.gdl.limits import DEFAULT_LIMITS
 from referee.games.gdl.syntax import folded, format_term, one_line, parse_terms, respell, spellings
 from referee.ggp.messages import plain_name
 from referee.policy import Policy

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from referee.errors import ConfigError, GameFault, StateLimit, StateLimitFault
 from referee.games import Game, GdlGame, StateLimits
-from referee.games.gdl.remote import DEFAULT_LIMITS
+from referee.games.gdl.limits import DEFAULT_LIMITS
 from referee.protocol import EndReason
 from referee.records.replayed import mismatch
 from referee.records.transcript import RulesFault, Transcript, state_limits

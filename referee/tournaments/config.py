@@ -21,7 +21,7 @@ from pydantic import ValidationError
 from referee.clock import Clocks
 from referee.errors import ConfigError
 from referee.games import Game, GdlGame, StateLimits
-from referee.games.gdl.remote import DEFAULT_LIMITS
+from referee.games.gdl.limits import DEFAULT_LIMITS
 from referee.players.base import PlayerSpec
 from referee.policy import Policy
 from referee.records.files import field_path, read_text, yaml_problem

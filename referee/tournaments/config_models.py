@@ -10,7 +10,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from referee.games.gdl.remote import MEMORY_MB, SECONDS, STATE_MEMORY_MB, STATE_SECONDS
+from referee.games.gdl.limits import MEMORY_MB, SECONDS, STATE_MEMORY_MB, STATE_SECONDS
 from referee.policy import MAX_SEED
 from referee.sandbox.limits import Limits
 

@@ -19,8 +19,9 @@ from referee.games.base import MOVE_LIMIT, Game, Goals, Move, with_outer_parenth
 from referee.games.boards.picture import Board
 from referee.games.gdl.compile import load
 from referee.games.gdl.ground import TooBig, ground, probe
+from referee.games.gdl.limits import DEFAULT_LIMITS, StateLimits
 from referee.games.gdl.reasoner import Reasoner, State
-from referee.games.gdl.remote import DEFAULT_LIMITS, RemotePerState, StateLimits
+from referee.games.gdl.remote import RemotePerState
 from referee.games.gdl.render import (
     Axes,
     board_extent,

@@ -28,23 +28,13 @@ import time
 import weakref
 from collections import OrderedDict
 from collections.abc import Hashable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
-from referee.errors import ConfigError, GameFault, StateLimit, StateLimitFault
+from referee.errors import GameFault, StateLimit, StateLimitFault
+from referee.games.gdl.limits import StateLimits
 from referee.games.gdl.reasoner import QuestionControls, State, StateView, true_bits
 
-# Default limits, from the corpus (docs/benchmarks.md): its heaviest per-state game needs a
-# few hundred MiB of address space and its slowest state under a second.
-STATE_MEMORY_MB = 2048
-STATE_SECONDS = 10.0
-# What a state's memory may be set to: the child's Python and clingo take 175 MiB of address
-# space before any state (below that it dies starting, which would look like a fault of the
-# rules), and a cap must fit the kernel's limits.
-MEMORY_MB = (256, 1 << 20)
-# The longest a state may be given: an hour, as a GGP match's clocks go.
-SECONDS = 3600.0
 # What the child exits with when it runs out of memory outside a question.
 OUT_OF_MEMORY = 3
 # Views kept on this side: the current state's, a search player's recent ones.
@@ -53,25 +43,6 @@ _KEPT = 64
 # them met so far. The child's are within its memory cap; these bound the referee's own.
 ANSWER_LIMIT = 64 << 20
 MET_LIMIT = 256 << 20
-
-
-@dataclass(frozen=True)
-class StateLimits:
-    """What computing one state of a rulesheet may take: address space and time."""
-
-    memory_mb: int = STATE_MEMORY_MB
-    seconds: float = STATE_SECONDS
-
-    def __post_init__(self) -> None:
-        if not MEMORY_MB[0] <= self.memory_mb <= MEMORY_MB[1]:
-            raise ConfigError(
-                f"state_memory_mb: {self.memory_mb} MiB is not in [{MEMORY_MB[0]}, {MEMORY_MB[1]}]"
-            )
-        if not 0 < self.seconds <= SECONDS:
-            raise ConfigError(f"state_seconds: {self.seconds} is not in (0, {SECONDS:g}]")
-
-
-DEFAULT_LIMITS = StateLimits()
 
 
 class _Silence(Enum):
