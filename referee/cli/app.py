@@ -1,8 +1,6 @@
 """The `referee` application: its commands in the order its help lists them, and its entry
 point."""
 
-from __future__ import annotations
-
 import itertools
 import shlex
 import sys

@@ -1,7 +1,5 @@
 """`referee arena`: make an arena, run it, add its authors, and its authors' clients."""
 
-from __future__ import annotations
-
 import contextlib
 import json
 from collections.abc import Callable
@@ -160,7 +158,7 @@ def author_revoke(
 
 
 def _account_changed(
-    directory: Path, name: str, change: Callable[[Database, str], T], action: Action
+    directory: Path, name: str, change: "Callable[[Database, str], T]", action: "Action"
 ) -> T:
     """`change` made to the account of author `name` in the arena in DIR, and written in its
     audit log as the command line's."""
@@ -417,7 +415,7 @@ def _rating(rating: float | None, margin: float | None) -> str:
     return f"{rating:.0f}" + ("" if margin is None else f" ± {margin:.0f}")
 
 
-def _workers(count: int | None, address: str | None) -> Workers | None:
+def _workers(count: int | None, address: str | None) -> "Workers | None":
     """Where `--workers` or `--cluster` send the arena's work; None: this process."""
     if count is not None and address is not None:
         raise RefereeError("give --workers or --cluster, not both")

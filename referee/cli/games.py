@@ -1,7 +1,5 @@
 """`referee games`, `rules`, `random`, `conformance`: the games and their rules, without players."""
 
-from __future__ import annotations
-
 import json
 import random
 from pathlib import Path

@@ -1,8 +1,6 @@
 """`referee play`, `replay`, `export`, `import`: one match played, replayed or verified, and
 its transcript exchanged with other tools."""
 
-from __future__ import annotations
-
 import contextlib
 import json
 from dataclasses import replace

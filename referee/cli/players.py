@@ -1,8 +1,6 @@
 """`referee validate`, `new-bot`, `serve`, `doctor`: a player program judged, begun from a
 starter, entered in GGP competitions; and the protections this machine gives it."""
 
-from __future__ import annotations
-
 import contextlib
 import json
 import os
@@ -37,7 +35,7 @@ if TYPE_CHECKING:
 # start with this module, and need none of it.
 
 
-def _select_games(text: str, states: StateLimits) -> list[Game]:
+def _select_games(text: str, states: StateLimits) -> "list[Game]":
     """`all`, or game ids separated by commas."""
     if text.strip() == "all":
         return list(GAMES.values())
@@ -246,7 +244,7 @@ def serve(
     typer.echo(f"{player_name}: stopped", err=True)
 
 
-async def _serve(gateway: Gateway, host: str, port: int) -> None:
+async def _serve(gateway: "Gateway", host: str, port: int) -> None:
     """Answer the game manager until Ctrl-C or SIGTERM, the way serving is meant to end (no
     error): a match under way ends with its program. The loop's end takes the handlers away."""
     import asyncio

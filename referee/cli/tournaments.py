@@ -1,8 +1,6 @@
 """`referee tournament`, `standings`, `report`: a tournament run, and its results directory
 as standings or a site."""
 
-from __future__ import annotations
-
 import contextlib
 import json
 import sys
@@ -138,7 +136,7 @@ def tournament(
     _print_standings(settings.output, fmt, as_json, key.public)
 
 
-def venue_of(workers: int | None, cluster: str | None, trace: Path | None) -> OpenVenue | None:
+def venue_of(workers: int | None, cluster: str | None, trace: Path | None) -> "OpenVenue | None":
     """Where `--workers` or `--cluster` send the matches; None: this process."""
     if workers is None and cluster is None:
         return None
