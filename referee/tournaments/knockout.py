@@ -22,7 +22,8 @@ from typing import Any
 from referee.errors import ConfigError, RefereeError
 from referee.players.chance import CHANCE_NAME
 from referee.records.files import read_text, write_atomic
-from referee.records.transcript import Transcript, tournament_match_id
+from referee.records.transcript import tournament_match_id
+from referee.tournaments.played import Played
 from referee.tournaments.ratings import points
 from referee.tournaments.swiss import seating
 
@@ -101,7 +102,7 @@ def bracket_size(players: int) -> int:
 def ties(
     seeds: Sequence[str],
     rules: Rules,
-    transcripts: Iterable[Transcript],
+    transcripts: Iterable[Played],
     game_id: str,
     absent: Collection[str] = (),
 ) -> list[list[Tie]]:
@@ -145,7 +146,7 @@ def ties(
     return rounds
 
 
-def _decide(tie: Tie, rules: Rules, by_id: dict[str, Transcript], game_id: str) -> None:
+def _decide(tie: Tie, rules: Rules, by_id: dict[str, Played], game_id: str) -> None:
     """The games `tie` needs, their points so far and its winner once they decide it."""
     assert tie.low is not None
     pair = (tie.high, tie.low)
@@ -173,7 +174,7 @@ def _decide(tie: Tie, rules: Rules, by_id: dict[str, Transcript], game_id: str) 
 
 
 def _scored(
-    tie: Tie, by_id: dict[str, Transcript], game_id: str, pair: tuple[str, str]
+    tie: Tie, by_id: dict[str, Played], game_id: str, pair: tuple[str, str]
 ) -> tuple[tuple[float, float], int]:
     """The points of the pair in the games of `tie` played so far, and how many."""
     mine = theirs = 0.0
@@ -208,7 +209,7 @@ class KnockoutStandings:
         return bracket_size(len(self.seeds)).bit_length() - 1
 
 
-def standings(bracket: Bracket, transcripts: Sequence[Transcript]) -> KnockoutStandings:
+def standings(bracket: Bracket, transcripts: Sequence[Played]) -> KnockoutStandings:
     """The bracket of a knockout as its `transcripts` have played it."""
     game_id = transcripts[0].game if transcripts else ""
     rounds = ties(bracket.seeds, bracket.rules, transcripts, game_id, bracket.absent)

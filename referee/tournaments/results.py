@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import shutil
 from collections import Counter, defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -32,6 +32,7 @@ from referee.records.transcript import (
 from referee.tournaments.config import TournamentConfig
 from referee.tournaments.config_models import TournamentFormat
 from referee.tournaments.knockout import SEEDING_FILE, read_bracket
+from referee.tournaments.played import MatchResult, Played
 from referee.tournaments.schedule import ScheduledMatch
 from referee.tournaments.sprt import SprtSettings
 from referee.tournaments.standings import Standings, compute
@@ -93,11 +94,12 @@ def _is_transcript(path: Path) -> bool:
 
 @dataclass
 class Survey:
-    """What a run must do: the matches to play, the complete ones kept, and one line for each
-    change of the field since the last run."""
+    """What a run must do: the matches to play, what is kept of the complete ones (never
+    their transcripts, which stay on the disk), and one line for each change of the field
+    since the last run."""
 
     todo: list[ScheduledMatch] = field(default_factory=list)
-    done: list[Transcript] = field(default_factory=list)
+    done: list[MatchResult] = field(default_factory=list)
     changes: list[str] = field(default_factory=list)
     unreadable: list[str] = field(default_factory=list)
 
@@ -136,7 +138,7 @@ def survey(
     stale: dict[str, list[Path]] = defaultdict(list)  # player -> its matches with another command
     gone: dict[str, list[Path]] = defaultdict(list)  # player no longer in the field -> matches
     unscheduled: list[Path] = []
-    played: dict[str, Transcript] = {}
+    played: dict[str, MatchResult] = {}  # the matches that need no playing again
     before: set[str] = set()  # the players of every match found
     entrants = {entrant.name for entrant in config.players}
     for path in transcript_files(output):
@@ -171,8 +173,8 @@ def survey(
         ]
         if changed:
             stale[changed[0]].append(path)
-        else:
-            played[match.match_id] = transcript
+        elif _settled(transcript, config):
+            played[match.match_id] = MatchResult.of(transcript)
     aside = output / SET_ASIDE / datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     for player, paths in sorted(stale.items()):
         _set_aside(paths, aside)
@@ -192,12 +194,8 @@ def survey(
             f"{len(unscheduled)} matches are no longer in the schedule (fewer rounds or games,"
             f" or another format); they are set aside in {aside}"
         )
-    result.done = [t for t in played.values() if _settled(t, config)]
-    result.todo = [
-        match
-        for match in schedule
-        if match.match_id not in played or not _settled(played[match.match_id], config)
-    ]
+    result.done = list(played.values())
+    result.todo = [match for match in schedule if match.match_id not in played]
     # A Swiss or a knockout schedules round by round: a later round's players and matches are
     # not new to the field, and its runner says who is.
     if before and config.format not in (TournamentFormat.SWISS, TournamentFormat.KNOCKOUT):
@@ -320,16 +318,17 @@ def read_info(directory: Path) -> TournamentInfo | None:
     return info if fields_ok else None
 
 
-def directory_standings(directory: Path, transcripts: Sequence[Transcript]) -> Standings:
-    """The standings of a results directory's transcripts, as its tournament info says to
-    reckon them (how many matches were scheduled, the ratings' anchor, the SPRT), if any."""
+def directory_standings(directory: Path, matches: Iterable[Played]) -> Standings:
+    """The standings of a results directory's matches (read once, one at a time: transcripts
+    as they are read from its files), as its tournament info says to reckon them (how many
+    matches were scheduled, the ratings' anchor, the SPRT), if any."""
     info = read_info(directory)
     swiss = read_rounds(directory) if info and info.format == TournamentFormat.SWISS else None
     knockout = (
         read_bracket(directory) if info and info.format == TournamentFormat.KNOCKOUT else None
     )
     return compute(
-        transcripts,
+        matches,
         info.anchor if info else None,
         info.scheduled if info else None,
         info.sprt_test() if info else None,

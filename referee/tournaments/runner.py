@@ -42,6 +42,7 @@ from referee.tournaments.knockout import (
     ties,
     write_bracket,
 )
+from referee.tournaments.played import MatchResult, Played
 from referee.tournaments.playing import plan_cores, play_scheduled, programs_of
 from referee.tournaments.pool import PlayerPool
 from referee.tournaments.results import (
@@ -60,7 +61,7 @@ from referee.tournaments.schedule import (
     swiss_matches,
 )
 from referee.tournaments.sprt import SprtStatus, Verdict
-from referee.tournaments.standings import compute, load_results, sprt_status
+from referee.tournaments.standings import SprtPairs, compute, read_results
 from referee.tournaments.swiss import Paired, Round, pair, past_of, read_rounds, write_rounds
 from referee.tournaments.withdrawal import withdrawal, withdrawn_players
 
@@ -71,7 +72,7 @@ LAST_WORDS_BYTES = 4096
 class Observer:
     """Told what a tournament is doing, to show progress; by default it shows nothing."""
 
-    def planned(self, total: int, done: Sequence[Transcript]) -> None:
+    def planned(self, total: int, done: Sequence[Played]) -> None:
         """The schedule has `total` matches; `done` were played before, complete."""
 
     def changed(self, line: str) -> None:
@@ -297,7 +298,7 @@ class _Size:
         self.total = total
         self._told = False
 
-    def planned(self, done: Sequence[Transcript]) -> None:
+    def planned(self, done: Sequence[Played]) -> None:
         """What `_play` tells of the schedule: once, as later matches are told as they end."""
         if not self._told:
             self._observer.planned(self.total, done)
@@ -350,7 +351,9 @@ async def _run_swiss(
         last = len(rounds) >= rounds_to_play
         if last:
             size.resize(len(matches))
-        done = await _play(config, key, observer, matches, size.total, place, size.planned)
+        done = await _play(
+            config, key, observer, matches, size.total, place, size.planned, keep=True
+        )
         if last:
             write_rounds(config.output, Paired(per_pairing, tuple(rounds), absent))
             return matches
@@ -391,10 +394,14 @@ async def _run_knockout(
     # The games of the ties without their tie-breaks, until these come.
     size = _Size(observer, (len(kept.seeds) - 1) * rules.games)
 
-    found, _ = load_results(config.output, key.public) if config.output.is_dir() else ([], [])
+    found = read_results(config.output, key.public) if config.output.is_dir() else iter(())
     # A player no longer in the config has its matches set aside, as in every format.
     present = {*entrants, CHANCE_NAME}
-    done = [t for t in found if all(seat.player in present for seat in t.seats)]
+    done = [
+        MatchResult.of(t)
+        for t in found
+        if isinstance(t, Transcript) and all(seat.player in present for seat in t.seats)
+    ]
     shown = 0  # the rounds told
     while True:
         withdrawn = withdrawn_players(done)
@@ -410,7 +417,9 @@ async def _run_knockout(
         matches = knockout_matches(config, rounds)
         size.resize(max(size.total, len(matches)))
         decided = all(tie.winner is not None for tie in rounds[-1]) if rounds else True
-        done = await _play(config, key, observer, matches, size.total, place, size.planned)
+        done = await _play(
+            config, key, observer, matches, size.total, place, size.planned, keep=True
+        )
         if decided:
             return matches
 
@@ -421,8 +430,9 @@ def seeding(config: TournamentConfig, observer: Observer) -> list[str]:
     names = [player.name for player in config.players]
     if config.seeding is None:
         return names
-    transcripts, _ = load_results(config.seeding, None)
-    rated = [r.player for r in compute(transcripts).overall if r.player in names and r.rating]
+    read = read_results(config.seeding, None)
+    standings = compute(found for found in read if isinstance(found, Transcript))
+    rated = [r.player for r in standings.overall if r.player in names and r.rating]
     if len(rated) < len(names):
         observer.noted(
             f"seeding: {config.seeding} rates {len(rated)} of the {len(names)} players; the"
@@ -438,10 +448,12 @@ async def _play(
     matches: Sequence[ScheduledMatch],
     total: int,
     place: _Place,
-    planned: Callable[[Sequence[Transcript]], None] | None = None,
-) -> list[Transcript]:
+    planned: Callable[[Sequence[Played]], None] | None = None,
+    keep: bool = False,
+) -> list[MatchResult]:
     """Play those of `matches` that have no complete, current transcript yet (for an SPRT,
-    until the test decides), of a schedule of `total`; the transcripts of those complete.
+    until the test decides), of a schedule of `total`; with `keep`, what is kept of those
+    complete (none otherwise: a round robin's standings are read from the disk at its end).
     `planned` tells the observer of the schedule, by default its whole size."""
     told = planned or (lambda done: observer.planned(total, done))
     digests = {name: p.digest for name, p in place.prints.items()}
@@ -451,13 +463,17 @@ async def _play(
         observer.changed(line)
     for problem in found.unreadable:
         observer.replaced(problem)
-    finished = list(found.done)
+    finished = list(found.done) if keep else []
+    tested = SprtPairs(config.players[0].name) if config.sprt is not None else None
+    if tested is not None:
+        for done in found.done:
+            tested.add(done)
 
     def decided() -> Verdict | None:
         """Where the SPRT stands, told to the observer; its verdict once it has one."""
-        if config.sprt is None:
+        if config.sprt is None or tested is None:
             return None
-        status = sprt_status(config.sprt, config.players[0].name, finished)
+        status = tested.status(config.sprt)
         observer.tested(status)
         return None if status.verdict is Verdict.RUNNING else status.verdict
 
@@ -490,7 +506,10 @@ async def _play(
             for match, transcript in zip(batch, transcripts, strict=True):
                 observer.finished(match, transcript)
                 starts.count(transcript)
-                finished.append(transcript)
+                if keep:
+                    finished.append(MatchResult.of(transcript))
+                if tested is not None:
+                    tested.add(transcript)
                 verdict = decided()
                 if verdict is not None and not stop:
                     stop.append(verdict)
@@ -517,7 +536,7 @@ class _Starts:
         self._specs = {entrant.name: entrant.spec for entrant in config.players}
         self.withdrawn = withdrawn
 
-    def count(self, transcript: Transcript, quiet: bool = False) -> None:
+    def count(self, transcript: Played, quiet: bool = False) -> None:
         """Take in a match's starts; `quiet` for a match of an earlier run, told then."""
         at_start = {fault.role: fault for fault in transcript.faults if fault.step == 0}
         for seat in transcript.seats:

@@ -4,6 +4,10 @@ A pairing of two players in a match is a win for the higher goal (`ratings.point
 ratings of a table come from one fit of all its results (`ratings.fit`); a head-to-head
 figure is the pairwise Elo of the two players' results. `docs/tournaments.md` explains each
 column with its formula. The standings as tables, text and JSON are standings_tables.py's.
+
+The standings are counted match by match (`Tally`): what they keep grows with the players
+and their pairings, not with the matches, so that a run of a hundred thousand matches, or
+a results directory read file by file, holds one transcript at a time.
 """
 
 from __future__ import annotations
@@ -18,14 +22,15 @@ from referee.players.chance import CHANCE_NAME
 from referee.records.transcript import Fault, Transcript, read_signed, transcript_files
 from referee.tournaments.knockout import Bracket, KnockoutStandings
 from referee.tournaments.knockout import standings as knockout_standings
+from referee.tournaments.played import MatchResult, Played
 from referee.tournaments.ratings import Pairing, Rating, fit, points
 from referee.tournaments.sprt import SprtSettings, SprtStatus, status
 from referee.tournaments.swiss import Paired, SwissStandings
 from referee.tournaments.swiss import standings as swiss_standings
-from referee.tournaments.withdrawal import withdrawn_players
+from referee.tournaments.withdrawal import is_withdrawal
 
 
-@dataclass
+@dataclass(slots=True)
 class Record:
     """One player's results in one scope (a game, all games, or against one opponent).
 
@@ -101,80 +106,182 @@ class Standings:
     knockout: KnockoutStandings | None = None
 
 
-def pairings(transcript: Transcript) -> Iterator[tuple[str, str, float]]:
+def pairings(match: Played) -> Iterator[tuple[str, str, float]]:
     """Each (player, opponent, the player's points) of a complete match; chance plays no part."""
-    assert transcript.goals is not None
-    seats = [seat for seat in transcript.seats if seat.player != CHANCE_NAME]
+    goals = match.goals
+    assert goals is not None
+    seats = [seat for seat in match.seats if seat.player != CHANCE_NAME]
     for seat in seats:
         for other in seats:
             if other is not seat:
-                mine, theirs = transcript.goals[seat.role], transcript.goals[other.role]
-                yield seat.player, other.player, points(mine, theirs)
+                yield seat.player, other.player, points(goals[seat.role], goals[other.role])
+
+
+# When a match began, and its place among those counted: what orders matches as they began.
+_Began = tuple[str, int]
+
+
+@dataclass(slots=True)
+class _PairTotal:
+    """A pairing's results in one game, for its fit: when its first match began, its games,
+    and the points of its first player (the one whose name sorts first)."""
+
+    first: _Began
+    games: float = 0.0
+    points: float = 0.0
+
+
+class Tally:
+    """The standings counted one match at a time: per player and game, per pairing, the
+    faults' counts and first occurrences, and the SPRT's pairs. It keeps no match, except,
+    with `keep`, what a Swiss's or a knockout's table is read from (`MatchResult`s); so it
+    grows with the players and pairings (and an SPRT's pairs), never with a match's steps.
+
+    The counts are those of the matches in the order they began, whatever the order they
+    are added in: the fits see each pairing where its first match began, and a fault's
+    first occurrence is the one that began first."""
+
+    def __init__(self, sprt_tested: str | None = None, keep: bool = False) -> None:
+        """`sprt_tested`: the SPRT's tested player, whose pairs are counted; `keep`: keep
+        what each settled match's result is (for a Swiss's or a knockout's table)."""
+        self.matches = 0  # the complete ones
+        self._added = 0
+        self._overall: dict[str, Record] = {}
+        self._by_game: dict[str, dict[str, Record]] = defaultdict(dict)
+        self._pairs: dict[str, dict[str, Record]] = defaultdict(dict)
+        # Game -> (first player, second player) -> its totals, for the fits.
+        self._totals: dict[str, dict[tuple[str, str], _PairTotal]] = defaultdict(dict)
+        self._fault_counts: Counter[tuple[str, FaultKind]] = Counter()
+        self._first_faults: dict[tuple[str, FaultKind], tuple[_Began, str, Fault, str | None]] = {}
+        self._withdrawn: set[str] = set()
+        self._sprt = SprtPairs(sprt_tested) if sprt_tested is not None else None
+        self.kept: list[MatchResult] | None = [] if keep else None
+
+    def add(self, match: Played) -> None:
+        """Count a match: a complete one in every table, any other only where it is kept."""
+        if self.kept is not None and match.settled:
+            self.kept.append(match if isinstance(match, MatchResult) else MatchResult.of(match))
+        if not match.complete:
+            return
+        goals = match.goals
+        assert goals is not None
+        self._added += 1
+        self.matches += 1
+        began = (match.started_at, self._added)
+        seats = [seat for seat in match.seats if seat.player != CHANCE_NAME]
+        by_game = self._by_game[match.game]
+        for seat in seats:
+            faults = Counter(f.kind for f in match.faults if f.role == seat.role)
+            for record in (
+                self._overall.setdefault(seat.player, Record(seat.player)),
+                by_game.setdefault(seat.player, Record(seat.player)),
+            ):
+                record.matches += 1
+                record.goal_total += goals[seat.role]
+                record.faults.update(faults)
+                record.many_roles |= len(seats) > 2
+        totals = self._totals[match.game]
+        for player, opponent, scored in pairings(match):
+            pair = self._pairs[player].setdefault(opponent, Record(player))
+            pair.matches += 1
+            for record in (self._overall[player], by_game[player], pair):
+                _tally(record, scored)
+            if player < opponent:
+                total = totals.setdefault((player, opponent), _PairTotal(began))
+                total.games += 1
+                total.points += scored
+        self._count_faults(match, began)
+        if self._sprt is not None:
+            self._sprt.add(match)
+
+    def _count_faults(self, match: Played, began: _Began) -> None:
+        seats = {seat.role: seat for seat in match.seats}
+        for fault in match.faults:
+            seat = seats[fault.role]
+            key = (seat.player, fault.kind)
+            self._fault_counts[key] += 1
+            known = self._first_faults.get(key)
+            if known is None or began < known[0]:
+                self._first_faults[key] = (began, match.match_id, fault, seat.log)
+            if is_withdrawal(fault):
+                self._withdrawn.add(seat.player)
+
+    def standings(
+        self,
+        anchor: str | None = None,
+        scheduled: int | None = None,
+        sprt: SprtSettings | None = None,
+        swiss: Paired | None = None,
+        knockout: Bracket | None = None,
+    ) -> Standings:
+        """The standings of the matches counted so far (see `compute`). Their records are
+        the tally's own, which a later `add` changes: what is to outlive one is taken first."""
+        for record in [*self._overall.values(), *self._game_records()]:
+            record.withdrawn = record.player in self._withdrawn
+        rated = _rated(self._overall, self._fitted(self._totals.values()), anchor)
+        elo = {record.player: record.rating.elo for record in rated if record.rating}
+        kept = self.kept or []
+        ranked = [record.player for record in rated]
+        return Standings(
+            overall=rated,
+            by_game={
+                game: _rated(records, self._fitted([self._totals[game]]), anchor)
+                for game, records in sorted(self._by_game.items())
+            },
+            head_to_head={
+                player: {o: self._pairs[player][o] for o in ranked if o in self._pairs[player]}
+                for player in ranked
+            },
+            matches=self.matches,
+            faults=[
+                FirstFault(key[0], self._fault_counts[key], *self._first_faults[key][1:])
+                for key in sorted(self._fault_counts)
+            ],
+            scheduled=scheduled,
+            sprt=self._sprt.status(sprt) if self._sprt is not None and sprt else None,
+            anchor=anchor,
+            swiss=swiss_standings(swiss, kept, elo) if swiss else None,
+            knockout=knockout_standings(knockout, kept) if knockout else None,
+        )
+
+    def _game_records(self) -> Iterator[Record]:
+        for records in self._by_game.values():
+            yield from records.values()
+
+    @staticmethod
+    def _fitted(games: Iterable[dict[tuple[str, str], _PairTotal]]) -> list[Pairing]:
+        """The pairings of `games` for one fit, each as its first match began among them:
+        the order in which the fit meets the players and their results."""
+        merged: dict[tuple[str, str], _PairTotal] = {}
+        for totals in games:
+            for key, total in totals.items():
+                found = merged.setdefault(key, _PairTotal(total.first))
+                found.first = min(found.first, total.first)
+                found.games += total.games
+                found.points += total.points
+        ordered = sorted(merged.items(), key=lambda item: item[1].first)
+        return [Pairing(a, b, total.games, total.points) for (a, b), total in ordered]
 
 
 def compute(
-    transcripts: Iterable[Transcript],
+    matches: Iterable[Played],
     anchor: str | None = None,
     scheduled: int | None = None,
     sprt: tuple[SprtSettings, str] | None = None,
     swiss: Paired | None = None,
     knockout: Bracket | None = None,
 ) -> Standings:
-    """Standings of the complete matches among `transcripts` (aborted ones are left out).
+    """Standings of the complete matches among `matches` (aborted ones are left out), read
+    once, one at a time.
 
     `anchor` is the player rated 0 (else the mean is); `scheduled` the number of matches in
     the schedule; `sprt` the test's settings and the player it tests; `swiss` what a Swiss
     has kept (its rounds so far); `knockout` a knockout's bracket.
     """
-    complete = sorted((t for t in transcripts if t.complete), key=lambda t: t.started_at)
-    overall: dict[str, Record] = {}
-    by_game: dict[str, dict[str, Record]] = defaultdict(dict)
-    pairs: dict[str, dict[str, Record]] = defaultdict(dict)
-    # Each pairing once, for the fits: of all games, and of each game.
-    results: list[Pairing] = []
-    results_by_game: dict[str, list[Pairing]] = defaultdict(list)
-    for transcript in complete:
-        assert transcript.goals is not None
-        seats = [seat for seat in transcript.seats if seat.player != CHANCE_NAME]
-        for seat in seats:
-            faults = Counter(f.kind for f in transcript.faults if f.role == seat.role)
-            for record in (
-                overall.setdefault(seat.player, Record(seat.player)),
-                by_game[transcript.game].setdefault(seat.player, Record(seat.player)),
-            ):
-                record.matches += 1
-                record.goal_total += transcript.goals[seat.role]
-                record.faults.update(faults)
-                record.many_roles |= len(seats) > 2
-        for player, opponent, scored in pairings(transcript):
-            pair = pairs[player].setdefault(opponent, Record(player))
-            pair.matches += 1
-            for record in (overall[player], by_game[transcript.game][player], pair):
-                _tally(record, scored)
-            if player < opponent:
-                results.append(Pairing(player, opponent, 1, scored))
-                results_by_game[transcript.game].append(results[-1])
-    # Withdrawn from the tournament: so in every table, whichever game it happened in.
-    withdrawn = withdrawn_players(complete)
-    for record in [*overall.values(), *(r for game in by_game.values() for r in game.values())]:
-        record.withdrawn = record.player in withdrawn
-    rated = _rated(overall, results, anchor)
-    elo = {record.player: record.rating.elo for record in rated if record.rating}
-    return Standings(
-        overall=rated,
-        by_game={
-            game: _rated(records, results_by_game[game], anchor)
-            for game, records in sorted(by_game.items())
-        },
-        head_to_head={player: dict(pairs[player]) for player in overall},
-        matches=len(complete),
-        faults=_first_faults(complete),
-        scheduled=scheduled,
-        sprt=sprt_status(sprt[0], sprt[1], complete) if sprt else None,
-        anchor=anchor,
-        swiss=swiss_standings(swiss, complete, elo) if swiss else None,
-        knockout=knockout_standings(knockout, list(transcripts)) if knockout else None,
-    )
+    tally = Tally(sprt[1] if sprt else None, keep=swiss is not None or knockout is not None)
+    for match in matches:
+        tally.add(match)
+    return tally.standings(anchor, scheduled, sprt[0] if sprt else None, swiss, knockout)
 
 
 def _tally(record: Record, scored: float) -> None:
@@ -209,60 +316,73 @@ def ranks_by_goal(records: Iterable[Record]) -> bool:
     return any(record.many_roles for record in records)
 
 
-def _first_faults(transcripts: list[Transcript]) -> list[FirstFault]:
-    """Per player and fault kind: the count and the first (in the order matches started)."""
-    counts: Counter[tuple[str, FaultKind]] = Counter()
-    first: dict[tuple[str, FaultKind], tuple[str, Fault, str | None]] = {}
-    for transcript in transcripts:
-        seats = {seat.role: seat for seat in transcript.seats}
-        for fault in transcript.faults:
-            seat = seats[fault.role]
-            key = (seat.player, fault.kind)
-            counts[key] += 1
-            first.setdefault(key, (transcript.match_id, fault, seat.log))
-    return [FirstFault(key[0], counts[key], *first[key]) for key in sorted(counts)]
-
-
-def sprt_pairs(transcripts: Iterable[Transcript], tested: str) -> list[tuple[float, float]]:
-    """The tested player's two results in each pair whose two matches are complete.
+class SprtPairs:
+    """The tested player's two results in each pair whose two matches are complete, counted
+    as the matches come.
 
     A pair is the matches of one game with one seed and the same two players (the seats
     swapped); its results are the tested player's points in each.
     """
-    found: dict[tuple[str, int, frozenset[str]], list[float]] = defaultdict(list)
-    for transcript in transcripts:
-        if not transcript.complete:
+
+    def __init__(self, tested: str) -> None:
+        self.tested = tested
+        self._found: dict[tuple[str, int, frozenset[str]], list[float]] = defaultdict(list)
+
+    def add(self, match: Played) -> None:
+        if not match.complete:
+            return
+        players = frozenset(seat.player for seat in match.seats) - {CHANCE_NAME}
+        for player, _, scored in pairings(match):
+            if player == self.tested:
+                self._found[(match.game, match.seed, players)].append(scored)
+
+    def pairs(self) -> list[tuple[float, float]]:
+        return [(found[0], found[1]) for found in self._found.values() if len(found) == 2]
+
+    def status(self, settings: SprtSettings) -> SprtStatus:
+        return status(settings, self.pairs())
+
+
+def sprt_pairs(matches: Iterable[Played], tested: str) -> list[tuple[float, float]]:
+    """The tested player's two results in each pair of `matches` (`SprtPairs`)."""
+    found = SprtPairs(tested)
+    for match in matches:
+        found.add(match)
+    return found.pairs()
+
+
+def sprt_status(settings: SprtSettings, tested: str, matches: Iterable[Played]) -> SprtStatus:
+    return status(settings, sprt_pairs(matches, tested))
+
+
+def read_results(
+    directory: Path, expected_key: str | None
+) -> Iterator[Transcript | TranscriptError]:
+    """Each transcript of a results directory as it is read, one at a time, in the files'
+    order; or, for a file that could not be read, why. A transcript whose signature fails
+    (not made with `expected_key`, when given) is one that could not be read: its result may
+    not be the one the referee wrote."""
+    for path in transcript_files(directory):
+        try:
+            transcript, signature = read_signed(path, expected_key)
+        except TranscriptError as error:
+            yield error
             continue
-        players = frozenset(seat.player for seat in transcript.seats) - {CHANCE_NAME}
-        for player, _, scored in pairings(transcript):
-            if player == tested:
-                found[(transcript.game, transcript.seed, players)].append(scored)
-    return [(results[0], results[1]) for results in found.values() if len(results) == 2]
-
-
-def sprt_status(
-    settings: SprtSettings, tested: str, transcripts: Iterable[Transcript]
-) -> SprtStatus:
-    return status(settings, sprt_pairs(transcripts, tested))
+        if signature.fails:
+            yield TranscriptError(f"{path}: {signature}")
+        else:
+            yield transcript
 
 
 def load_results(
     directory: Path, expected_key: str | None
 ) -> tuple[list[Transcript], list[TranscriptError]]:
-    """Every transcript in a results directory, and the files that could not be read.
-
-    A transcript whose signature fails (not made with `expected_key`, when given) is one that
-    could not be read: its result may not be the one the referee wrote.
-    """
+    """Every transcript in a results directory, whole, and the files that could not be read
+    (`read_results`): for a few matches; standings read them as they go."""
     transcripts, errors = [], []
-    for path in transcript_files(directory):
-        try:
-            transcript, signature = read_signed(path, expected_key)
-        except TranscriptError as error:
-            errors.append(error)
-            continue
-        if signature.fails:
-            errors.append(TranscriptError(f"{path}: {signature}"))
+    for found in read_results(directory, expected_key):
+        if isinstance(found, TranscriptError):
+            errors.append(found)
         else:
-            transcripts.append(transcript)
+            transcripts.append(found)
     return transcripts, errors

@@ -26,7 +26,8 @@ import networkx as nx
 from referee.errors import ConfigError, RefereeError
 from referee.players.chance import CHANCE_NAME
 from referee.records.files import read_text, write_atomic
-from referee.records.transcript import Transcript, tournament_match_id
+from referee.records.transcript import tournament_match_id
+from referee.tournaments.played import Played
 from referee.tournaments.ratings import points
 
 # The pairings of every round so far, in the results directory.
@@ -92,7 +93,7 @@ def seating(pair: tuple[str, str], game: int) -> tuple[str, str]:
 
 def past_of(
     rounds: Sequence[Round],
-    transcripts: Iterable[Transcript],
+    transcripts: Iterable[Played],
     games_per_pairing: int,
     entrants: Iterable[str],
 ) -> Past:
@@ -269,7 +270,7 @@ class SwissStandings:
 
 
 def standings(
-    paired: Paired, transcripts: Iterable[Transcript], ratings: Mapping[str, float]
+    paired: Paired, transcripts: Iterable[Played], ratings: Mapping[str, float]
 ) -> SwissStandings:
     """The standings of a Swiss's rounds from the `transcripts` of their matches."""
     rounds, games_per_pairing = paired.rounds, paired.games_per_pairing

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from referee.records.transcript import Fault, Transcript
+from referee.records.transcript import Fault
+from referee.tournaments.played import Played
 
 WITHDRAWN = "withdrawn"
 _PREFIX = f"{WITHDRAWN}: "
@@ -25,11 +26,11 @@ def is_withdrawal(fault: Fault) -> bool:
     return fault.step == 0 and fault.detail.startswith(_PREFIX)
 
 
-def withdrawn_players(transcripts: Iterable[Transcript]) -> set[str]:
-    """The players the `transcripts` record as withdrawn."""
+def withdrawn_players(matches: Iterable[Played]) -> set[str]:
+    """The players the `matches` record as withdrawn."""
     return {
         seat.player
-        for transcript in transcripts
-        for seat in transcript.seats
-        if any(f.role == seat.role and is_withdrawal(f) for f in transcript.faults)
+        for match in matches
+        for seat in match.seats
+        if any(f.role == seat.role and is_withdrawal(f) for f in match.faults)
     }

@@ -25,6 +25,7 @@ from referee.records.signing import SigningKey
 from referee.records.transcript import Transcript
 from referee.tournaments.cluster import Workers, on_cluster
 from referee.tournaments.config import TournamentConfig
+from referee.tournaments.played import Played
 from referee.tournaments.runner import Observer, run_tournament
 from referee.tournaments.schedule import ScheduledMatch
 
@@ -58,7 +59,7 @@ class _Counted(Observer):
         self._status = status
         self._lock = lock
 
-    def planned(self, total: int, done: Sequence[Transcript]) -> None:
+    def planned(self, total: int, done: Sequence[Played]) -> None:
         with self._lock:
             self._status.matches, self._status.played = total, len(done)
 
