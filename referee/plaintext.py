@@ -21,18 +21,24 @@ NARROWEST_COLUMN = 20
 _GAP = 2  # spaces between the columns of tabulate's plain format
 
 
-def table(headers: Sequence[str], rows: Sequence[Sequence[object]], width: int | None) -> str:
+def table(
+    headers: Sequence[str],
+    rows: Sequence[Sequence[object]],
+    width: int | None,
+    disable_numparse: bool = False,
+) -> str:
     """Rows under their headers, fit to `width`: as they are where they fit (or where there
     is no width); else with the widest columns' cells wrapped, each column as wide as the
     width leaves it; else, where that would be narrower than NARROWEST_COLUMN, one
-    `header: value` block a row."""
+    `header: value` block a row. With `disable_numparse` every cell is text as it is (a
+    number is not aligned as one, and `+12` keeps its sign)."""
     # tabulate makes a column wider than its header by MIN_PADDING.
     natural = [
         max([len(header) + MIN_PADDING, *(len(line) for c in cells for line in str(c).split("\n"))])
         for header, *cells in zip(headers, *rows, strict=True)
     ]
     if width is None or sum(natural) + _GAP * (len(headers) - 1) <= width:
-        return tabulate(rows, headers=headers)
+        return tabulate(rows, headers=headers, disable_numparse=disable_numparse)
     cap = _widest_fitting(natural, width - _GAP * (len(headers) - 1))
     if cap < NARROWEST_COLUMN:
         return "\n\n".join(_row_block(headers, row, width) for row in rows)
@@ -40,7 +46,7 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[object]], width: int |
         [_wrapped(str(cell), cap) if natural[i] > cap else cell for i, cell in enumerate(row)]
         for row in rows
     ]
-    return tabulate(wrapped, headers=headers)
+    return tabulate(wrapped, headers=headers, disable_numparse=disable_numparse)
 
 
 def fit(line: str, width: int | None) -> str:

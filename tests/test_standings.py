@@ -7,6 +7,7 @@ import io
 import json
 import math
 from dataclasses import replace
+from itertools import combinations
 from pathlib import Path
 
 import pytest
@@ -16,9 +17,10 @@ from referee.cli import app
 from referee.errors import FaultKind
 from referee.records.transcript import Fault, Seat, Transcript, write_transcript
 from referee.tournaments.formats import Format
+from referee.tournaments.played import MatchResult
 from referee.tournaments.ratings import elo_of_score, pairwise
 from referee.tournaments.standings import compute
-from referee.tournaments.standings_tables import render
+from referee.tournaments.standings_tables import as_json, render
 from referee.tournaments.withdrawal import withdrawal
 from tests.support.tournaments import result
 
@@ -230,3 +232,85 @@ def test_a_withdrawn_player_is_marked_withdrawn_in_the_table_and_json() -> None:
     assert {r["player"]: r["withdrawn"] for r in data["overall"]} == withdrawn
     rows = list(csv.DictReader(io.StringIO(render(standings, Format.CSV))))
     assert {row["player"] for row in rows if row["withdrawn"] == "True"} == {"dan"}
+
+
+def test_standings_are_counted_match_by_match_in_any_order_and_from_what_is_kept() -> None:
+    # Each match begins a second after the one before; the faults' first occurrences, the
+    # fits' order and every count are those of that order, whatever order they come in.
+    played = [
+        replace(t, match_id=f"{t.match_id}-{n}", started_at=f"2026-11-21T00:00:{n:02d}.000Z")
+        for n, t in enumerate([*RESULTS, *RESULTS[:4]])
+    ]
+    expected = as_json(compute(played))
+    # ann's timeout, twice: the one that began first is named.
+    timeout = next(fault for fault in expected["faults"] if fault["fault"] == "timeout")
+    assert (timeout["count"], timeout["first_match"]) == (2, "ticblock-bob-ann-3")
+    assert as_json(compute(reversed(played))) == expected
+    # What a run keeps of a match, without its steps, gives the same standings.
+    kept = [MatchResult.of(t) for t in played]
+    assert as_json(compute(iter(kept))) == expected
+
+
+def round_robin(size: int, seatings: int = 2) -> list[Transcript]:
+    """A round robin of `size` players at quad, each pair in one or both seatings: the first
+    seat wins where the two players' numbers add up to a multiple of 3, else they draw."""
+    names = [f"player{n:02d}" for n in range(size)]
+    matches = []
+    for a, b in combinations(range(size), 2):
+        for first, second in [(a, b), (b, a)][:seatings]:
+            goals = (100, 0) if (first + second) % 3 == 0 else (50, 50)
+            matches.append(result("quad", names[first], names[second], goals))
+    return matches
+
+
+def test_a_large_fields_text_fits_the_terminal_and_says_where_the_rest_is() -> None:
+    standings = compute(round_robin(60))
+    ranked = [record.player for record in standings.overall]
+    assert len(ranked) == 60
+    whole = render(standings, Format.TABLE)
+    assert max(len(line) for line in whole.splitlines()) > 60 * 10  # no width: all of it
+    lines = render(standings, Format.TABLE, width=100).splitlines()
+    assert max(len(line) for line in lines) <= 100
+    # Every player has its row, in rank order, in the narrower table.
+    rows = [line.split() for line in lines if line.split()[:1] and line.split()[0].isdigit()]
+    assert [row[1] for row in rows][:60] == ranked
+    # The head to head of the first players by rank, and where the rest is.
+    (note,) = [n for n, line in enumerate(lines) if line.startswith("(the first ")]
+    shown = int(lines[note].split()[2])
+    assert 2 <= shown < 60 and lines[note].startswith(f"(the first {shown} of 60 players by rank")
+    assert "--json" in lines[note] + lines[note + 1]
+    header = lines[note - shown - 2].split()
+    assert header == ranked[:shown]
+
+
+@pytest.fixture(scope="module")
+def large_field(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The results directory of a round robin of 60 players, each pair once."""
+    directory = tmp_path_factory.mktemp("large-field")
+    for transcript in round_robin(60, seatings=1):
+        write_transcript(directory / f"{transcript.match_id}.json", transcript, None, sync=False)
+    return directory
+
+
+def test_a_large_fields_standings_fit_columns(large_field: Path) -> None:
+    result_ = runner.invoke(app, ["standings", str(large_field)], env={"COLUMNS": "100"})
+    assert result_.exit_code == 0, result_.output
+    lines = result_.stdout.splitlines()
+    assert max(len(line) for line in lines) <= 100
+    assert any(line.startswith("(the first ") for line in lines)
+
+
+def test_the_json_of_a_large_field_holds_every_pair_however_narrow_the_terminal(
+    large_field: Path,
+) -> None:
+    result_ = runner.invoke(app, ["standings", str(large_field), "--json"], env={"COLUMNS": "40"})
+    assert result_.exit_code == 0, result_.output
+    pairs = json.loads(result_.stdout)["head_to_head"]
+    names = [f"player{n:02d}" for n in range(60)]
+    assert sorted(pairs) == names
+    for row in names:
+        assert sorted(pairs[row]) == [name for name in names if name != row]
+        # One match each: a win, a draw or a loss.
+        assert all(
+            sum(map(pairs[row][o].get, ("wins", "draws", "losses"))) == 1 for o in pairs[row]
+        )

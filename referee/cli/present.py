@@ -3,8 +3,6 @@ and progress bars. Everything here returns text or writes to the terminal; nothi
 
 from __future__ import annotations
 
-import os
-import shutil
 import sys
 import time
 from collections import Counter, defaultdict
@@ -24,6 +22,7 @@ from rich.progress import (
 
 from referee import plaintext
 from referee.arena.intake.new_bot import NewBot
+from referee.cli.width import terminal_width
 from referee.errors import FaultKind
 from referee.games import Game, JointMove
 from referee.match import StepCallback
@@ -36,10 +35,11 @@ from referee.records.transcript import Fault, RulesFault, Transcript
 from referee.records.verify import DirectoryReport, FileVerdict, Outcome
 from referee.tournaments.config import TournamentConfig
 from referee.tournaments.knockout import Tie, round_name
+from referee.tournaments.played import Played
 from referee.tournaments.runner import Observer
 from referee.tournaments.schedule import ScheduledMatch
 from referee.tournaments.sprt import SprtStatus, Verdict
-from referee.tournaments.standings import compute, pairings
+from referee.tournaments.standings import Tally, pairings
 from referee.tournaments.standings_tables import progress_text, table
 from referee.tournaments.swiss import Round
 from referee.validate import Report
@@ -48,20 +48,12 @@ from referee.validate.text import report_text
 
 def table_text(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
     """Rows under their headers, fit to the terminal (`plaintext.table`)."""
-    return plaintext.table(headers, rows, _terminal_width())
-
-
-def _terminal_width() -> int | None:
-    """The columns of the terminal, or those COLUMNS says; None for a file or a pipe, whose
-    lines are read by grep, whole."""
-    if "COLUMNS" in os.environ or sys.stdout.isatty():
-        return shutil.get_terminal_size().columns
-    return None
+    return plaintext.table(headers, rows, terminal_width())
 
 
 def fitted(line: str) -> str:
     """A long line of prose wrapped to the terminal (`plaintext.fit`)."""
-    return plaintext.fit(line, _terminal_width())
+    return plaintext.fit(line, terminal_width())
 
 
 def step_line(step: int, moves: dict[str, str], times_ms: dict[str, float] | None = None) -> str:
@@ -168,7 +160,9 @@ class TournamentProgress(Observer):
         self.task = self.progress.add_task(self.name, total=None, running=0, faults=0, lead="")
         self.done = self.total = self.running = self.faults = 0
         self.shown = False
-        self.transcripts: list[Transcript] = []
+        # What the standings every `rating_interval` matches are counted from: counts, not
+        # the matches, however long the run.
+        self.tally = Tally() if config.rating_interval else None
         self.points: dict[str, float] = defaultdict(float)
         self.pairings: Counter[str] = Counter()
         self.test: SprtStatus | None = None
@@ -179,7 +173,7 @@ class TournamentProgress(Observer):
             self.progress.stop()
             self.shown = False
 
-    def planned(self, total: int, done: Sequence[Transcript]) -> None:
+    def planned(self, total: int, done: Sequence[Played]) -> None:
         self.total, self.done = total, len(done)
         for transcript in done:
             self._count(transcript)
@@ -212,10 +206,10 @@ class TournamentProgress(Observer):
             self.task, advance=1, running=self.running, faults=self.faults, lead=self._lead()
         )
         interval = self.config.rating_interval
-        if interval and self.done % interval == 0 and self.done < self.total:
-            standings = compute(self.transcripts, self.config.anchor, self.total)
+        if self.tally is not None and self.done % interval == 0 and self.done < self.total:
+            standings = self.tally.standings(self.config.anchor, self.total)
             self._print(f"standings after {progress_text(standings)}:")
-            self._print(table(standings.overall))
+            self._print(table(standings.overall, width=terminal_width()))
 
     def replaced(self, problem: str) -> None:
         self._print(f"will play again: {problem}")
@@ -238,8 +232,9 @@ class TournamentProgress(Observer):
         self.total = total
         self.progress.update(self.task, total=total)
 
-    def _count(self, transcript: Transcript) -> None:
-        self.transcripts.append(transcript)
+    def _count(self, transcript: Played) -> None:
+        if self.tally is not None:
+            self.tally.add(transcript)
         if not transcript.complete:
             return
         for player, _, scored in pairings(transcript):
@@ -305,7 +300,7 @@ def lacking_line(programs: Sequence[str]) -> str:
 
 def validation_report(report: Report, keep: Path | None) -> str:
     """Validate's report as its text (`validate.text.report_text`), fit to the terminal."""
-    return report_text(report, _terminal_width(), f"transcripts and logs in {keep}" if keep else "")
+    return report_text(report, terminal_width(), f"transcripts and logs in {keep}" if keep else "")
 
 
 def frame_text(game: Game, frame: Frame) -> str:

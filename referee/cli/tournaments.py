@@ -15,6 +15,9 @@ from referee.errors import RefereeError
 from referee.tournaments.formats import Format
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from referee.records.transcript import Transcript
     from referee.tournaments.runner import OpenVenue
 
 # What a command runs is imported when it runs: every command's help and shell completion
@@ -22,23 +25,35 @@ if TYPE_CHECKING:
 
 
 def _print_standings(results: Path, fmt: Format, as_json: bool, pinned: str | None) -> None:
-    """Compute standings from a results directory and print them; exit 1 if a file was bad.
+    """Compute standings from a results directory and print them, fit to the terminal; exit
+    1 if a file was bad.
 
-    The directory's tournament info, when there is one, says how many matches were
-    scheduled, how ratings are anchored, and what the SPRT tests.
+    The transcripts are read one at a time, each counted and let go. The directory's
+    tournament info, when there is one, says how many matches were scheduled, how ratings
+    are anchored, and what the SPRT tests.
     """
     from referee.cli.results import expected_key
+    from referee.cli.width import terminal_width
+    from referee.errors import TranscriptError
     from referee.tournaments.results import directory_standings
-    from referee.tournaments.standings import load_results
+    from referee.tournaments.standings import read_results
     from referee.tournaments.standings_tables import render
 
     if not results.is_dir():
         raise RefereeError(f"{results}: no such results directory")
-    transcripts, problems = load_results(results, expected_key(results, pinned))
-    for problem in problems:
-        say_error(f"left out of the standings: {problem}")
-    standings = directory_standings(results, transcripts)
-    typer.echo(render(standings, Format.JSON if as_json else fmt))
+    problems = 0
+
+    def readable() -> "Iterator[Transcript]":
+        nonlocal problems
+        for found in read_results(results, expected_key(results, pinned)):
+            if isinstance(found, TranscriptError):
+                problems += 1
+                say_error(f"left out of the standings: {found}")
+            else:
+                yield found
+
+    standings = directory_standings(results, readable())
+    typer.echo(render(standings, Format.JSON if as_json else fmt, terminal_width()))
     if problems:
         raise typer.Exit(EXIT_FAILED)
 

@@ -3,6 +3,11 @@
 What they show is computed by standings.py from the transcripts; here it is only laid out:
 the ranked table of each scope, head to head, the Swiss table and its rounds, a knockout's
 bracket, the SPRT and the faults.
+
+Text for a terminal is fit to its width: a ranked table too wide for it has fewer, narrower
+columns; the head-to-head table of a field too large for it shows the first players by rank,
+as many as fit, and says where the rest is (JSON and the HTML report hold all of it). Text
+with no width (a file, a pipe, Markdown) is laid out whole.
 """
 
 from __future__ import annotations
@@ -13,9 +18,11 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from tabulate import tabulate
+from tabulate import MIN_PADDING, tabulate
 
 from referee.errors import FaultKind
+from referee.plaintext import fit
+from referee.plaintext import table as fitted_table
 from referee.tournaments.formats import Format
 from referee.tournaments.knockout import KnockoutStandings, round_name, tie_text
 from referee.tournaments.ratings import pairwise, pairwise_los
@@ -67,16 +74,33 @@ def progress_text(standings: Standings) -> str:
     return f"{standings.matches} of {total} matches played"
 
 
-def render(standings: Standings, fmt: Format) -> str:
-    """The standings as text in one of the formats."""
+def render(standings: Standings, fmt: Format, width: int | None = None) -> str:
+    """The standings as text in one of the formats; plain text fit to `width` columns (a
+    terminal's), if given."""
     if fmt is Format.JSON:
         return json.dumps(as_json(standings), indent=2)
     if fmt is Format.CSV:
         return _csv(standings)
-    style = "github" if fmt is Format.MARKDOWN else "simple"
-    heading = (lambda text: f"## {text}") if fmt is Format.MARKDOWN else (lambda text: text)
-    # Lines laid out as text: Markdown keeps them so in a code block.
-    laid_out = (lambda text: f"```\n{text}\n```") if fmt is Format.MARKDOWN else (lambda t: t)
+    if fmt is Format.MARKDOWN:
+        return _text(standings, "github", None)
+    return _text(standings, "simple", width)
+
+
+def _text(standings: Standings, style: str, width: int | None) -> str:
+    """The standings as plain text (`simple`) or Markdown (`github`), fit to `width`."""
+    markdown = style == "github"
+
+    def heading(text: str) -> str:
+        return f"## {text}" if markdown else fit(text, width)
+
+    def lines(text: str) -> str:
+        """Each line fit to the width."""
+        return "\n".join(fit(line, width) for line in text.splitlines())
+
+    def laid_out(text: str) -> str:
+        """Lines laid out as text: Markdown keeps them so in a code block."""
+        return f"```\n{text}\n```" if markdown else lines(text)
+
     anchored = f"{standings.anchor} at 0" if standings.anchor else "the mean at 0"
     blocks = []
     if standings.knockout is not None:
@@ -90,42 +114,84 @@ def render(standings: Standings, fmt: Format) -> str:
             ),
             laid_out(bracket_text(found)),
             heading("Finishes"),
-            tabulate(
+            _laid_out(
+                ["player", "seed", "finish"],
                 [[name, found.seeds.index(name) + 1, finish] for name, finish in found.places],
-                headers=["player", "seed", "finish"],
-                tablefmt=style,
+                style,
+                width,
             ),
         ]
     if standings.swiss is not None:
         blocks += [
             heading(f"Swiss: {len(standings.swiss.rounds)} rounds ({progress_text(standings)})"),
-            swiss_table(standings.swiss, style),
+            swiss_table(standings.swiss, style, width),
             heading("Rounds"),
             laid_out(rounds_text(standings.swiss)),
         ]
     blocks += [
         heading(f"Standings: all games ({progress_text(standings)}; Elo with {anchored})"),
-        table(standings.overall, style),
+        table(standings.overall, style, width),
     ]
     if len(standings.by_game) > 1:
         for game, records in standings.by_game.items():
-            blocks += [heading(game), table(records, style)]
-    names = [record.player for record in standings.overall]
-    matrix = [
-        [row, *(_wdl(standings.head_to_head[row].get(col)) if col != row else "" for col in names)]
-        for row in names
-    ]
+            blocks += [heading(game), table(records, style, width)]
     blocks += [
         heading(
             "Head to head: the row player's wins-draws-losses against the column player,"
             " and its pairwise Elo"
         ),
-        tabulate(matrix, headers=["", *names], tablefmt=style),
+        head_to_head_text(standings, style, width),
     ]
     if standings.sprt is not None:
-        blocks += [heading("SPRT"), sprt_text(standings.sprt)]
-    blocks += [heading("Faults"), fault_table(standings.faults, style)]
+        blocks += [heading("SPRT"), lines(sprt_text(standings.sprt))]
+    blocks += [heading("Faults"), fault_table(standings.faults, style, width)]
     return "\n\n".join(blocks)
+
+
+_GAP = 2  # spaces between the columns of tabulate's plain format
+# Where every pairing and column is when a terminal shows only some.
+WHOLE = "all of it: --json, or the HTML report (referee report)"
+
+
+def head_to_head_text(standings: Standings, style: str = "simple", width: int | None = None) -> str:
+    """The head-to-head table, rows and columns in rank order: whole where it fits `width`
+    (or there is none); else the first players by rank, as many as fit, and a line that
+    says so and where the rest is."""
+    names = [record.player for record in standings.overall]
+    pairs = standings.head_to_head
+    shown = len(names) if width is None else _fitting_players(names, pairs, width)
+    if shown < 2 and len(names) >= 2:
+        return fit(
+            f"({len(names)} players: their table does not fit {width} columns; {WHOLE})", width
+        )
+    first = names[:shown]
+    matrix = [
+        [row, *(_wdl(pairs[row].get(col)) if col != row else "" for col in first)] for row in first
+    ]
+    laid_out = tabulate(matrix, headers=["", *first], tablefmt=style, disable_numparse=True)
+    if shown == len(names):
+        return laid_out
+    note = f"(the first {shown} of {len(names)} players by rank, as many as {width} columns hold;"
+    note += f" {WHOLE})"
+    return f"{laid_out}\n{fit(note, width)}"
+
+
+def _fitting_players(names: list[str], pairs: dict[str, dict[str, Record]], width: int) -> int:
+    """How many of the first `names` a head-to-head table `width` wide holds (tabulate's
+    plain format: each column as wide as its widest cell, or its header and two spaces,
+    the columns two spaces apart). Counted player by player, each widening every column
+    before it by its row: as long as they fit, never the whole field's cells."""
+    columns: list[int] = []  # the widths of the players' columns so far
+    names_width = MIN_PADDING  # the first column's: the row players' names
+    for count, name in enumerate(names, start=1):
+        row = [len(_wdl(pairs[name].get(col))) for col in names[: count - 1]]
+        columns = [max(known, cell) for known, cell in zip(columns, row, strict=True)]
+        column = [len(_wdl(pairs[other].get(name))) for other in names[: count - 1]]
+        columns.append(max([len(name) + MIN_PADDING, *column]))
+        names_width = max(names_width, len(name))
+        if names_width + sum(columns) + _GAP * len(columns) > width:
+            return count - 1
+    return len(names)
 
 
 SWISS_COLUMNS = ["#", "player", "score", "games", "byes", "Buchholz", "S-B", "Elo"]
@@ -157,12 +223,19 @@ def swiss_ranking(swiss: SwissStandings) -> str:
     )
 
 
-def swiss_table(swiss: SwissStandings, style: str = "simple") -> str:
-    """The Swiss table, with the tie-breaks in the order they count."""
+def swiss_table(swiss: SwissStandings, style: str = "simple", width: int | None = None) -> str:
+    """The Swiss table, with the tie-breaks in the order they count; fit to `width`."""
     rows = swiss_rows(swiss)
-    ranked = tabulate(rows, headers=SWISS_COLUMNS, tablefmt=style, disable_numparse=True)
+    ranked = _laid_out(SWISS_COLUMNS, rows, style, width)
     gap = "\n" if style == "simple" else "\n\n"
-    return f"{swiss_ranking(swiss)}:{gap}{ranked}"
+    return f"{fit(swiss_ranking(swiss) + ':', width)}{gap}{ranked}"
+
+
+def _laid_out(headers: list[str], rows: list[list[Any]], style: str, width: int | None) -> str:
+    """Rows under their headers as text, every cell as it is: fit to `width` if given."""
+    if width is None:
+        return tabulate(rows, headers=headers, tablefmt=style, disable_numparse=True)
+    return fitted_table(headers, rows, width, disable_numparse=True)
 
 
 def bracket_text(knockout: KnockoutStandings) -> str:
@@ -196,12 +269,38 @@ def pair_text(result: PairResult) -> str:
     return f"{result.first} {result.points[0]:g}-{result.points[1]:g} {result.second}"
 
 
-def table(records: list[Record], style: str = "simple") -> str:
-    """What the table ranks by, then its rows (`rows`)."""
+def table(records: list[Record], style: str = "simple", width: int | None = None) -> str:
+    """What the table ranks by, then its rows (`rows`); where they are wider than `width`,
+    the compact rows (`compact_rows`) fit to it, with a line saying what they leave out."""
     ranked = tabulate(rows(records), headers=COLUMNS, tablefmt=style, disable_numparse=True)
     # Markdown needs a blank line between a paragraph and a table.
     gap = "\n" if style == "simple" else "\n\n"
-    return f"{ranking(records)}:{gap}{ranked}"
+    if width is None or max(map(len, ranked.splitlines())) <= width:
+        return f"{ranking(records)}:{gap}{ranked}"
+    compact = fitted_table(COMPACT_COLUMNS, compact_rows(records), width, disable_numparse=True)
+    caption = f"{ranking(records)}; {COMPACT_NOTE}:"
+    return f"{fit(caption, width)}{gap}{compact}"
+
+
+# The ranked table where the whole one is too wide: wins, draws and losses in one column,
+# the LOS over the player below in another, the matches and the draw ratio left out.
+COMPACT_COLUMNS = ["#", "player", "Elo", "95% interval", "W-D-L", "score %", "avg goal"]
+COMPACT_COLUMNS += ["faults", "LOS"]
+COMPACT_NOTE = (
+    "W-D-L wins-draws-losses, LOS the likelihood of being stronger than the player below;"
+    " every column: --format csv, --json"
+)
+
+
+def compact_rows(records: list[Record]) -> list[list[Any]]:
+    """A row per player, ranked, in COMPACT_COLUMNS."""
+    found = []
+    for rank, record in enumerate(records, start=1):
+        whole = _row(rank, record)
+        los = los_next(records, rank)
+        wdl = f"{record.wins}-{record.draws}-{record.losses}"
+        found.append([*whole[:4], wdl, *whole[9:], "" if los is None else f"{100 * los:.1f}%"])
+    return found
 
 
 def rows(records: list[Record]) -> list[list[Any]]:
@@ -218,8 +317,16 @@ def rows(records: list[Record]) -> list[list[Any]]:
 
 def los_line(records: list[Record], rank: int) -> str | None:
     """`LOS 71.4%: #1 stronger than #2`: the LOS of the player at `rank` (from 1) over the
-    one below it, for a row between the two; None unless that one is the one rated next
-    below it (a ranking by goal may put another player there)."""
+    one below it, for a row between the two (`los_next`)."""
+    los = los_next(records, rank)
+    if los is None:
+        return None
+    return f"LOS {100 * los:.1f}%: #{rank} stronger than #{rank + 1}"
+
+
+def los_next(records: list[Record], rank: int) -> float | None:
+    """The LOS of the player at `rank` (from 1) over the one below it; None unless that one
+    is the one rated next below it (a ranking by goal may put another player there)."""
     if rank >= len(records):
         return None
     above, below = records[rank - 1].rating, records[rank].rating
@@ -227,18 +334,17 @@ def los_line(records: list[Record], rank: int) -> str | None:
         return None
     if any(r.rating and below.elo < r.rating.elo < above.elo for r in records):
         return None
-    return f"LOS {100 * above.los_next:.1f}%: #{rank} stronger than #{rank + 1}"
+    return above.los_next
 
 
-def fault_table(faults: list[FirstFault], style: str = "simple") -> str:
+def fault_table(faults: list[FirstFault], style: str = "simple", width: int | None = None) -> str:
     """Per player and kind of fault: how many, and the first one with its log."""
     if not faults:
         return "no faults"
-    rows = [
-        (f.player, str(f.kind), f.count, f"{f.match_id}, {f.first}", f.log or "-") for f in faults
+    rows: list[list[Any]] = [
+        [f.player, str(f.kind), f.count, f"{f.match_id}, {f.first}", f.log or "-"] for f in faults
     ]
-    headers = ["player", "fault", "count", "first", "its log"]
-    return tabulate(rows, headers=headers, tablefmt=style, disable_numparse=True)
+    return _laid_out(["player", "fault", "count", "first", "its log"], rows, style, width)
 
 
 def sprt_text(sprt: SprtStatus) -> str:
