@@ -27,7 +27,7 @@ from referee.tournaments.config import load_config
 from tests.support.boards import states_of, winning
 from tests.support.browsers import Browser, chromium
 from tests.support.paths import RULES
-from tests.support.reports import tampered_copy
+from tests.support.reports import large_field, tampered_copy
 from tests.support.tournaments import run, seeded, write_config
 
 pytestmark = pytest.mark.browser
@@ -93,6 +93,37 @@ def test_the_index_lists_every_match_and_filters_them(
         "#matches tbody tr:not([hidden])", "rows => rows.map(r => r.dataset.winners)"
     )
     assert all("a" in winners.split() for winners in shown)
+    assert browser.errors == [] and browser.requests == []
+
+
+def test_a_long_list_of_matches_is_shown_a_page_at_a_time_and_filtered_whole(
+    browser: Browser, every_game_results: Path, tmp_path: Path
+) -> None:
+    results = large_field(every_game_results, tmp_path / "field", 16)
+    result = runner.invoke(app, ["report", str(results), "--out", str(tmp_path / "site")])
+    assert result.exit_code == 0, result.output
+    page = browser.open(tmp_path / "site" / "index.html")
+
+    def visible() -> list[str]:
+        shown: list[str] = page.eval_on_selector_all(
+            "#matches tbody tr:not([hidden]) td:first-child",
+            "cells => cells.map(c => c.textContent)",
+        )
+        return shown
+
+    everything = sorted(path.stem for path in results.glob("*.json"))
+    first = visible()
+    assert first == everything[:100] and page.text_content("#page-label") == "1-100 of 120"
+    assert page.is_disabled("#page-previous") and page.is_visible(".pager")
+    page.click("#page-next")
+    assert visible() == everything[100:] and page.text_content("#page-label") == "101-120 of 120"
+    assert page.is_disabled("#page-next")
+    # A filter counts every match that passes it, and starts again at its first page: p03's
+    # 15 matches fit one, so there is nothing to page.
+    page.select_option("#filter-player", "p03")
+    assert page.text_content("#shown") == "15"
+    assert visible() == [name for name in everything if "p03" in name]
+    assert not page.is_visible(".pager")
     assert browser.errors == [] and browser.requests == []
 
 

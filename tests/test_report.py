@@ -27,7 +27,7 @@ from referee.tournaments.standings import compute
 from tests.support.boards import play, states_of
 from tests.support.matches import TIMED_OUT_PLAY_MS
 from tests.support.paths import EXAMPLES
-from tests.support.reports import tampered_copy
+from tests.support.reports import large_field, tampered_copy
 from tests.support.tournaments import run, seeded, write_config
 
 runner = CliRunner()
@@ -327,3 +327,20 @@ def test_the_head_to_head_writes_an_even_pairing_as_the_terminal_does() -> None:
     even = {"wins": 1, "draws": 0, "losses": 1, "elo": -0.2}
     html = site._head_to_head({"a": {"b": even}, "b": {"a": dict(even, elo=0.2)}})
     assert html.count("1-0-1 (+0)") == 2 and "(-0)" not in html
+
+
+def test_a_large_fields_index_folds_its_head_to_head_and_pages_its_matches_holding_all(
+    every_game_results: Path, tmp_path: Path
+) -> None:
+    results = large_field(every_game_results, tmp_path / "field", 16)
+    out = tmp_path / "site"
+    result = runner.invoke(app, ["report", str(results), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    index = (out / "index.html").read_text()
+    # Every match listed, each with its page; the script shows them a hundred at a time.
+    assert len(Page(index).rows) == 120 == len(list((out / "matches").glob("*.html")))
+    assert '<p class="pager" data-rows="100" hidden>' in index
+    # The head to head of 16 players is folded, and holds a cell for each side of every pair.
+    head = index.split("<h2>Head to head</h2>")[1].split("<h2>")[0]
+    assert head.startswith("\n<details>\n<summary>16 players: ")
+    assert len(re.findall(r"<td>\d+-\d+-\d+ \([+-]\d+\)</td>", head)) == 16 * 15

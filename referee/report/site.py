@@ -5,12 +5,18 @@ Only verified transcripts are rendered: each file is replayed with the rules fir
 --verify`), and one that fails is listed with what failed, never rendered, since its moves
 may not be the ones played. The site is written beside nothing it reads, each page
 atomically, so a report refreshed during a tournament is never seen half written.
+
+The transcripts are read one at a time: each is verified, its page written, and its result
+counted into the standings (`standings.Tally`) and its row into the list of matches before
+the next is read. So a report of a hundred thousand matches holds one match's frames at a
+time. The index shows a large field's head-to-head table folded, and the list of matches a
+page at a time (the report's script pages it; without the script it is whole).
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from html import escape
 from pathlib import Path
@@ -24,7 +30,7 @@ from referee.players.chance import is_chance
 from referee.records.files import check_writable_dir, write_atomic
 from referee.records.replayed import Frame
 from referee.records.transcript import Transcript, transcript_files
-from referee.records.verify import FileVerdict, Outcome, verify_paths
+from referee.records.verify import FileVerdict, Outcome, verify_file
 from referee.report.charts import bracket_chart, ratings_chart, times_chart
 from referee.report.colours import role_colour, symbol_colour
 from referee.report.pages import options, page, script_data, table
@@ -49,6 +55,10 @@ from referee.tournaments.swiss import SwissStandings
 REPORT_DIRECTORY = "report"
 MATCHES = "matches"
 RESULTS = ("win", "draw", "loss", "failed")
+# The matches the list shows at a time (the script pages it), and the field whose
+# head-to-head table is shown folded: past it, a table too large to read at a glance.
+MATCH_PAGE = 100
+FOLDED_FIELD = 12
 # Where a player's name links to, by its name (None: nowhere).
 PlayerLink = Callable[[str], str | None]
 
@@ -81,20 +91,27 @@ def write_report(
         raise RefereeError(f"{results}: no such results directory")
     # Before the verifying, which takes a while: where the pages go must take them.
     check_writable_dir(out / MATCHES, "--out", "the report's ")
-    report = verify_paths(results, transcript_files(results), expected_key, progress)
-    rendered = [
-        (verdict.path, verdict.replayed)
-        for verdict in report.verdicts
-        if verdict.outcome is Outcome.VERIFIED and verdict.replayed is not None
-    ]
-    standings = directory_standings(results, [replayed.transcript for _, replayed in rendered])
-    for path, replayed in rendered:
-        assert replayed.game is not None  # it verified
-        page = match_page(replayed.transcript, replayed.game, replayed.frames, assets)
-        write_atomic(out / MATCHES / page_name(path), page)
+    paths = transcript_files(results)
+    listing = Listing()
+
+    def verified() -> Iterator[Transcript]:
+        """Each transcript that verifies, its page written; every file listed."""
+        for done, path in enumerate(paths, start=1):
+            verdict = verify_file(path, expected_key)
+            listing.add(verdict)
+            replayed = verdict.replayed
+            if verdict.outcome is Outcome.VERIFIED and replayed is not None:
+                assert replayed.game is not None  # it verified
+                page = match_page(replayed.transcript, replayed.game, replayed.frames, assets)
+                write_atomic(out / MATCHES / page_name(path), page)
+                yield replayed.transcript
+            if progress is not None:
+                progress(done, len(paths))
+
+    standings = directory_standings(results, verified())
     index = out / "index.html"
-    write_atomic(index, index_page(results, standings, report.verdicts, assets))
-    return Site(index, len(report.verdicts), len(rendered))
+    write_atomic(index, index_page(results, standings, listing, assets))
+    return Site(index, listing.count, listing.count - listing.failed)
 
 
 def page_name(transcript_path: Path) -> str:
@@ -285,14 +302,14 @@ def facts(game: Game, frame: Frame) -> list[dict[str, Any]]:
 def index_page(
     results: Path,
     standings: Standings,
-    verdicts: Sequence[FileVerdict],
+    listing: Listing,
     assets: str | None = None,
 ) -> str:
     """The index: the standings, head to head, faults, and every match with its filters."""
     data = as_json(standings)
     info = read_info(results)
     title = info.name if info is not None else results.name
-    parts = [f"<h1>{escape(title)}</h1>", _summary(standings, verdicts)]
+    parts = [f"<h1>{escape(title)}</h1>", _summary(standings, listing)]
     if data["knockout"] is not None:
         parts += ["<h2>Bracket</h2>", bracket_chart(data["knockout"]), _finishes(data["knockout"])]
     if standings.swiss is not None:
@@ -303,13 +320,13 @@ def index_page(
         parts += [f"<h2>{escape(game_id)}</h2>", _standings(records)]
     parts += ["<h2>Head to head</h2>", _head_to_head(data["head_to_head"])]
     parts += ["<h2>Faults</h2>", _faults(data["faults"])]
-    parts += ["<h2>Matches</h2>", _matches(verdicts)]
+    parts += ["<h2>Matches</h2>", _matches(listing)]
     return page(title, "\n".join(parts), assets)
 
 
-def _summary(standings: Standings, verdicts: Sequence[FileVerdict]) -> str:
-    failed = sum(verdict.outcome is not Outcome.VERIFIED for verdict in verdicts)
-    text = f"{len(verdicts)} matches, {len(verdicts) - failed} verified"
+def _summary(standings: Standings, listing: Listing) -> str:
+    failed = listing.failed
+    text = f"{listing.count} matches, {listing.count - failed} verified"
     if failed:
         text += f", {failed} failed verification and are neither rendered nor counted"
     if standings.scheduled is not None:
@@ -359,7 +376,12 @@ def _head_to_head(pairs: dict[str, dict[str, dict[str, Any]]]) -> str:
         return f"{record['wins']}-{record['draws']}-{record['losses']} ({elo_text(record['elo'])})"
 
     rows = [[row, *(cell(row, column) for column in players)] for row in players]
-    return table(["", *players], rows)
+    # Scrolled sideways within its box where it is wider than the page.
+    laid_out = f'<div class="wide">\n{table(["", *players], rows)}\n</div>'
+    if len(players) <= FOLDED_FIELD:
+        return laid_out
+    summary = f"{len(players)} players: the table, a row and a column each"
+    return f"<details>\n<summary>{escape(summary)}</summary>\n{laid_out}\n</details>"
 
 
 def _faults(faults: list[dict[str, Any]]) -> str:
@@ -371,22 +393,33 @@ def _faults(faults: list[dict[str, Any]]) -> str:
     return table(headers, rows, [False, False, True, False, True, False, False])
 
 
-def _matches(verdicts: Sequence[FileVerdict]) -> str:
-    rows: list[str] = []
-    games: set[str] = set()
-    players: set[str] = set()
-    for verdict in verdicts:
+class Listing:
+    """The list of matches as its files are verified: a row each, already HTML, and what the
+    filters offer; nothing else of a match is kept."""
+
+    def __init__(self) -> None:
+        self.rows: list[str] = []
+        self.games: set[str] = set()
+        self.players: set[str] = set()
+        self.failed = 0
+
+    @property
+    def count(self) -> int:
+        return len(self.rows)
+
+    def add(self, verdict: FileVerdict) -> None:
         replayed = verdict.replayed
         verified = verdict.outcome is Outcome.VERIFIED
+        self.failed += not verified
         if replayed is None:  # not even read: there is only the file's name to list
             problem = escape(verdict.problem or str(verdict.outcome))
             name = escape(verdict.path.name)
-            rows.append(_match_row({}, [name, "", "", problem], verified=False))
-            continue
+            self.rows.append(_match_row({}, [name, "", "", problem], verified=False))
+            return
         transcript = replayed.transcript
         names = [seat.player for seat in transcript.seats]
-        games.add(transcript.game)
-        players.update(names)
+        self.games.add(transcript.game)
+        self.players.update(names)
         name = escape(transcript.match_id)
         page = escape(quote(page_name(verdict.path)))
         link = f'<a href="{MATCHES}/{page}">{name}</a>' if verified else name
@@ -394,18 +427,31 @@ def _matches(verdicts: Sequence[FileVerdict]) -> str:
         found = {"game": transcript.game, "players": " ".join(names)}
         found["winners"] = " ".join(_winners(transcript))
         cells = [link, escape(transcript.game), _seats(transcript), escape(result)]
-        rows.append(_match_row(found, cells, verified))
+        self.rows.append(_match_row(found, cells, verified))
+
+
+def _matches(listing: Listing) -> str:
+    """The list of matches with its filters, and the controls that page it (`MATCH_PAGE`
+    rows at a time, the script's)."""
     filters = (
         '<p class="filters">'
-        f'<label>game <select id="filter-game">{options(sorted(games), "all")}</select></label>'
-        f'<label>player <select id="filter-player">{options(sorted(players), "all")}</select>'
+        f'<label>game <select id="filter-game">{options(sorted(listing.games), "all")}</select>'
         "</label>"
+        f'<label>player <select id="filter-player">{options(sorted(listing.players), "all")}'
+        "</select></label>"
         f'<label>result <select id="filter-result">{options(RESULTS, "any")}</select></label>'
-        f'<span id="shown">{len(verdicts)}</span> shown</p>'
+        f'<span id="shown">{listing.count}</span> shown</p>'
+    )
+    pager = (
+        f'<p class="pager" data-rows="{MATCH_PAGE}" hidden>'
+        '<button id="page-previous">previous</button>'
+        '<span id="page-label"></span>'
+        '<button id="page-next">next</button></p>'
     )
     return (
-        f'{filters}\n<table id="matches">\n<thead><tr><th>match</th><th>game</th>'
-        f"<th>players</th><th>result</th></tr></thead>\n<tbody>\n{''.join(rows)}</tbody>\n</table>"
+        f'{filters}\n{pager}\n<table id="matches">\n<thead><tr><th>match</th><th>game</th>'
+        f"<th>players</th><th>result</th></tr></thead>\n<tbody>\n{''.join(listing.rows)}"
+        "</tbody>\n</table>"
     )
 
 

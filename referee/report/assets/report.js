@@ -1,11 +1,16 @@
 "use strict";
 
-// The index: show the matches that pass every filter.
+// The index: show the matches that pass every filter, a page of them at a time (the
+// pager's `data-rows`), the page `matchPage` (from 0).
+let matchPage = 0;
+
 function filterMatches() {
   const game = document.getElementById("filter-game").value;
   const player = document.getElementById("filter-player").value;
   const result = document.getElementById("filter-result").value;
-  let shown = 0;
+  const pager = document.querySelector(".pager");
+  const size = pager === null ? Infinity : Number(pager.dataset.rows);
+  const kept = [];
   for (const row of document.querySelectorAll("#matches tbody tr")) {
     const players = (row.dataset.players ?? "").split(" ");
     const winners = row.dataset.winners ? row.dataset.winners.split(" ") : [];
@@ -19,10 +24,21 @@ function filterMatches() {
       const lost = verified && winners.length > 0 && (!player || !winners.includes(player));
       keep = keep && { win: won, draw: drawn, loss: lost }[result];
     }
-    row.hidden = !keep;
-    shown += keep ? 1 : 0;
+    row.hidden = true;
+    if (keep) kept.push(row);
   }
-  document.getElementById("shown").textContent = String(shown);
+  const pages = Math.max(1, Math.ceil(kept.length / size));
+  matchPage = Math.min(Math.max(matchPage, 0), pages - 1);
+  const first = matchPage * size;
+  for (const row of kept.slice(first, first + size)) row.hidden = false;
+  document.getElementById("shown").textContent = String(kept.length);
+  if (pager !== null) {
+    pager.hidden = pages <= 1;
+    const last = Math.min(first + size, kept.length);
+    document.getElementById("page-label").textContent = `${first + 1}-${last} of ${kept.length}`;
+    document.getElementById("page-previous").disabled = matchPage === 0;
+    document.getElementById("page-next").disabled = matchPage === pages - 1;
+  }
 }
 
 // Boards as SVG, from the cells' symbols: a role's pieces (X and O, x and o, a GDL game's
@@ -347,7 +363,16 @@ document.addEventListener("DOMContentLoaded", () => {
   if (data !== null) matchViewer = viewMatch(JSON.parse(data.textContent));
   if (document.getElementById("matches") !== null) {
     for (const id of ["filter-game", "filter-player", "filter-result"]) {
-      document.getElementById(id).addEventListener("change", filterMatches);
+      document.getElementById(id).addEventListener("change", () => {
+        matchPage = 0;
+        filterMatches();
+      });
+    }
+    for (const [id, step] of [["page-previous", -1], ["page-next", 1]]) {
+      document.getElementById(id)?.addEventListener("click", () => {
+        matchPage += step;
+        filterMatches();
+      });
     }
     filterMatches();
   }
