@@ -370,3 +370,12 @@ def test_swiss_benchmark_compares_both_pairings_on_every_seed() -> None:
             assert row[label]["matches"] == 3 * 3 * 2
         assert row["swiss"]["repeated_pairs"] == 0 and row["swiss"]["most_seats_apart"] == 0
     assert report["swiss_repeated_pairs"] == 0
+
+
+def test_run_memory_benchmark_measures_each_fields_peak() -> None:
+    report = benchmark_json("run_memory.py", "--players", "2,3", "--columns", "100")
+    assert [(run["players"], run["matches"]) for run in report["runs"]] == [(2, 2), (3, 6)]
+    for run in report["runs"]:
+        assert run["peak_mb"] > 10 and run["seconds"] > 0 and run["standings_peak_mb"] > 10
+        assert 0 < run["longest_line"] <= 100 and 0 < run["standings_longest_line"] <= 100
+    assert report["ratios"] == []  # only the fields of the aim have one

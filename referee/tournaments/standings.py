@@ -144,8 +144,7 @@ class Tally:
     def __init__(self, sprt_tested: str | None = None, keep: bool = False) -> None:
         """`sprt_tested`: the SPRT's tested player, whose pairs are counted; `keep`: keep
         what each settled match's result is (for a Swiss's or a knockout's table)."""
-        self.matches = 0  # the complete ones
-        self._added = 0
+        self.matches = 0  # the complete ones counted, each numbered by its place among them
         self._overall: dict[str, Record] = {}
         self._by_game: dict[str, dict[str, Record]] = defaultdict(dict)
         self._pairs: dict[str, dict[str, Record]] = defaultdict(dict)
@@ -165,9 +164,8 @@ class Tally:
             return
         goals = match.goals
         assert goals is not None
-        self._added += 1
         self.matches += 1
-        began = (match.started_at, self._added)
+        began = (match.started_at, self.matches)
         seats = [seat for seat in match.seats if seat.player != CHANCE_NAME]
         by_game = self._by_game[match.game]
         for seat in seats:
