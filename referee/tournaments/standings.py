@@ -13,7 +13,7 @@ a results directory read file by file, holds one transcript at a time.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -30,26 +30,17 @@ from referee.tournaments.swiss import standings as swiss_standings
 from referee.tournaments.withdrawal import is_withdrawal
 
 
-@dataclass(slots=True)
-class Record:
-    """One player's results in one scope (a game, all games, or against one opponent).
+class _Results:
+    """Wins, draws and losses, and what they make.
 
-    Wins, draws and losses are counted per pair of players in a match, by their goals: one
-    result per match in a two-player game, one per opponent in a game of more roles.
+    They are counted per pair of players in a match, by their goals: one result per match
+    in a two-player game, one per opponent in a game of more roles.
     """
 
-    player: str
-    wins: int = 0
-    draws: int = 0
-    losses: int = 0
-    goal_total: int = 0
-    faults: Counter[FaultKind] = field(default_factory=Counter)
-    matches: int = 0
-    # Whether a game of more than two roles counts here: then goals rank, not the rating.
-    many_roles: bool = False
-    rating: Rating | None = None
-    # Whether its program failed to start so often that it was no longer tried (withdrawal.py).
-    withdrawn: bool = False
+    __slots__ = ()
+    wins: int
+    draws: int
+    losses: int
 
     @property
     def pairings(self) -> int:
@@ -68,9 +59,37 @@ class Record:
     def draw_ratio(self) -> float:
         return self.draws / self.pairings if self.pairings else 0.0
 
+
+@dataclass(slots=True)
+class Record(_Results):
+    """One player's results in one scope (a game, or all games)."""
+
+    player: str
+    wins: int = 0
+    draws: int = 0
+    losses: int = 0
+    goal_total: int = 0
+    faults: Counter[FaultKind] = field(default_factory=Counter)
+    matches: int = 0
+    # Whether a game of more than two roles counts here: then goals rank, not the rating.
+    many_roles: bool = False
+    rating: Rating | None = None
+    # Whether its program failed to start so often that it was no longer tried (withdrawal.py).
+    withdrawn: bool = False
+
     @property
     def average_goal(self) -> float:
         return self.goal_total / self.matches if self.matches else 0.0
+
+
+@dataclass(slots=True)
+class PairRecord(_Results):
+    """One player's results against one opponent, over all games: a field of N players has
+    N(N-1) of them, so they hold nothing more."""
+
+    wins: int = 0
+    draws: int = 0
+    losses: int = 0
 
 
 @dataclass(frozen=True)
@@ -96,7 +115,7 @@ class Standings:
 
     overall: list[Record]
     by_game: dict[str, list[Record]]
-    head_to_head: dict[str, dict[str, Record]]  # row player -> opponent -> row's record
+    head_to_head: dict[str, dict[str, PairRecord]]  # row player -> opponent -> row's results
     matches: int
     faults: list[FirstFault] = field(default_factory=list)
     scheduled: int | None = None
@@ -147,7 +166,7 @@ class Tally:
         self.matches = 0  # the complete ones counted, each numbered by its place among them
         self._overall: dict[str, Record] = {}
         self._by_game: dict[str, dict[str, Record]] = defaultdict(dict)
-        self._pairs: dict[str, dict[str, Record]] = defaultdict(dict)
+        self._pairs: dict[str, dict[str, PairRecord]] = defaultdict(dict)
         # Game -> (first player, second player) -> its totals, for the fits.
         self._totals: dict[str, dict[tuple[str, str], _PairTotal]] = defaultdict(dict)
         self._fault_counts: Counter[tuple[str, FaultKind]] = Counter()
@@ -180,12 +199,13 @@ class Tally:
                 record.many_roles |= len(seats) > 2
         totals = self._totals[match.game]
         for player, opponent, scored in pairings(match):
-            pair = self._pairs[player].setdefault(opponent, Record(player))
-            pair.matches += 1
-            for record in (self._overall[player], by_game[player], pair):
-                _tally(record, scored)
+            pair = self._pairs[player].get(opponent) or PairRecord()
+            self._pairs[player][opponent] = pair
+            for scope in (self._overall[player], by_game[player], pair):
+                _tally(scope, scored)
             if player < opponent:
-                total = totals.setdefault((player, opponent), _PairTotal(began))
+                total = totals.get((player, opponent)) or _PairTotal(began)
+                totals[(player, opponent)] = total
                 total.games += 1
                 total.points += scored
         self._count_faults(match, began)
@@ -216,7 +236,7 @@ class Tally:
         the tally's own, which a later `add` changes: what is to outlive one is taken first."""
         for record in [*self._overall.values(), *self._game_records()]:
             record.withdrawn = record.player in self._withdrawn
-        rated = _rated(self._overall, self._fitted(self._totals.values()), anchor)
+        rated = _rated(self._overall, self._fitted(list(self._totals.values())), anchor)
         elo = {record.player: record.rating.elo for record in rated if record.rating}
         kept = self.kept or []
         ranked = [record.player for record in rated]
@@ -247,17 +267,19 @@ class Tally:
             yield from records.values()
 
     @staticmethod
-    def _fitted(games: Iterable[dict[tuple[str, str], _PairTotal]]) -> list[Pairing]:
+    def _fitted(games: Sequence[dict[tuple[str, str], _PairTotal]]) -> list[Pairing]:
         """The pairings of `games` for one fit, each as its first match began among them:
         the order in which the fit meets the players and their results."""
         merged: dict[tuple[str, str], _PairTotal] = {}
-        for totals in games:
+        for totals in games if len(games) > 1 else ():
             for key, total in totals.items():
                 found = merged.setdefault(key, _PairTotal(total.first))
                 found.first = min(found.first, total.first)
                 found.games += total.games
                 found.points += total.points
-        ordered = sorted(merged.items(), key=lambda item: item[1].first)
+        # A single game's totals are the fit's as they are: not copied.
+        pairs = games[0] if len(games) == 1 else merged
+        ordered = sorted(pairs.items(), key=lambda item: item[1].first)
         return [Pairing(a, b, total.games, total.points) for (a, b), total in ordered]
 
 
@@ -282,7 +304,7 @@ def compute(
     return tally.standings(anchor, scheduled, sprt[0] if sprt else None, swiss, knockout)
 
 
-def _tally(record: Record, scored: float) -> None:
+def _tally(record: Record | PairRecord, scored: float) -> None:
     if scored == 1:
         record.wins += 1
     elif scored == 0:

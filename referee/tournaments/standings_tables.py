@@ -27,7 +27,13 @@ from referee.tournaments.formats import Format
 from referee.tournaments.knockout import KnockoutStandings, round_name, tie_text
 from referee.tournaments.ratings import pairwise, pairwise_los
 from referee.tournaments.sprt import SprtStatus, Verdict
-from referee.tournaments.standings import FirstFault, Record, Standings, ranks_by_goal
+from referee.tournaments.standings import (
+    FirstFault,
+    PairRecord,
+    Record,
+    Standings,
+    ranks_by_goal,
+)
 from referee.tournaments.swiss import PairResult, SwissStandings
 from referee.tournaments.withdrawal import WITHDRAWN
 
@@ -176,7 +182,7 @@ def head_to_head_text(standings: Standings, style: str = "simple", width: int | 
     return f"{laid_out}\n{fit(note, width)}"
 
 
-def _fitting_players(names: list[str], pairs: dict[str, dict[str, Record]], width: int) -> int:
+def _fitting_players(names: list[str], pairs: dict[str, dict[str, PairRecord]], width: int) -> int:
     """How many of the first `names` a head-to-head table `width` wide holds (tabulate's
     plain format: each column as wide as its widest cell, or its header and two spaces,
     the columns two spaces apart). Counted player by player, each widening every column
@@ -363,7 +369,7 @@ def sprt_text(sprt: SprtStatus) -> str:
     )
 
 
-def _wdl(record: Record | None) -> str:
+def _wdl(record: PairRecord | None) -> str:
     if record is None:
         return "-"
     estimate = pairwise(record.wins, record.draws, record.losses)
@@ -395,7 +401,7 @@ def _record_json(record: Record) -> dict[str, Any]:
     }
 
 
-def _pair_json(record: Record) -> dict[str, Any]:
+def _pair_json(record: PairRecord) -> dict[str, Any]:
     estimate = pairwise(record.wins, record.draws, record.losses)
     return {
         "wins": record.wins,
