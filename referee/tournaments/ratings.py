@@ -238,8 +238,8 @@ def _mode(met: _Met, size: int) -> np.ndarray:
             # The field is badly conditioned for conjugate gradients (a long chain of
             # players), and stays so from step to step: a dense solve from here on.
             sparse = False
-            lower = _dense_hessian(met, curvature, np.arange(size))
-            step = cho_solve(cho_factor(lower, lower=True, overwrite_a=True), gradient)
+            hessian = _dense_hessian(met, curvature, np.arange(size))
+            step = cho_solve(cho_factor(hessian, lower=True, overwrite_a=True), gradient)
         theta += step
         if np.max(np.abs(step)) < _CONVERGED:
             break
