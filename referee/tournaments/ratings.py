@@ -17,6 +17,7 @@ from scipy.linalg.lapack import dtrtri
 from scipy.sparse import coo_array, csr_array
 from scipy.sparse.csgraph import connected_components
 from scipy.special import expit
+from threadpoolctl import threadpool_limits  # type: ignore[import-untyped]  # no types shipped
 
 Z_95 = 1.959964  # two-sided 95% quantile of the normal distribution
 # One Elo point in the natural units of the logistic model: P(win) = 1 / (1 + exp(-d)).
@@ -144,11 +145,15 @@ def fit(pairings: Iterable[Pairing], anchor: str | None = None) -> list[Rating]:
     size = len(names)
     if size == 0:
         return []
-    theta = _mode(met, size)
     anchored = names.index(anchor) if anchor is not None and anchor in names else None
-    elo = (theta - (theta.mean() if anchored is None else theta[anchored])) / NATURAL
-    ranked = sorted(range(size), key=lambda i: (-elo[i], names[i]))
-    spread, apart = _spreads(met, theta, np.array(ranked, dtype=np.intp), anchored)
+    # One thread of linear algebra: a fit shares the machine with the matches being played and
+    # the arena's service, and OpenBLAS's threads, waiting on cores that are busy, made a fit
+    # of 200 players 25 times slower and one of 3,000 players 2.6 (docs/benchmarks.md).
+    with threadpool_limits(limits=1, user_api="blas"):
+        theta = _mode(met, size)
+        elo = (theta - (theta.mean() if anchored is None else theta[anchored])) / NATURAL
+        ranked = sorted(range(size), key=lambda i: (-elo[i], names[i]))
+        spread, apart = _spreads(met, theta, np.array(ranked, dtype=np.intp), anchored)
     ratings = []
     for rank, i in enumerate(ranked):
         los = None
