@@ -11,7 +11,8 @@ logistic curve. The target field of issue 70 is another: 3,000 players in exactl
 pairings (each player meeting 40 others on average) of 1,000,000 games together (16 or 17 a
 pairing). Each fit is timed R times, after one run that is not counted, and the median
 given; the ratio of the 800-player fit's time to the 200-player one's comes from the same
-run.
+run. One more fit of each field, traced by tracemalloc (numpy's arrays included), gives the
+most memory a fit held at once.
 
 --before times the fit as it was before issue 70 (kept in tests/support/ratings_reference.py),
 a dense Newton's method in pure Python, without the target field: give it only sizes it
@@ -30,6 +31,7 @@ import platform
 import statistics
 import sys
 import time
+import tracemalloc
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -128,6 +130,16 @@ def timed(fitting: Fit, pairings: list[Pairing], runs: int) -> list[float]:
     return seconds
 
 
+def peak_mb(fitting: Fit, pairings: list[Pairing]) -> float:
+    """The most memory, in MB, that one fit held at once beyond what was held before it."""
+    tracemalloc.start()
+    try:
+        fitting(pairings)
+        return tracemalloc.get_traced_memory()[1] / 1e6
+    finally:
+        tracemalloc.stop()
+
+
 def measure(fields: Iterable[Callable[[], Field]], fitting: Fit, runs: int) -> list[dict]:
     rows: list[dict] = []
     for make in fields:
@@ -150,6 +162,7 @@ def measure(fields: Iterable[Callable[[], Field]], fitting: Fit, runs: int) -> l
                 "min_s": round(min(seconds), 4),
                 "max_s": round(max(seconds), 4),
                 "x_previous": round(median / previous["median_s"], 1) if previous else None,
+                "peak_mb": round(peak_mb(fitting, made.pairings), 1),
             }
         )
     return rows
@@ -210,10 +223,13 @@ def main() -> int:
         columns = ["field", "players", "pairings", "games", "median_s", "min_s", "x_previous"]
         print(
             tabulate(
-                [[row[c] for c in columns] for row in rows],
-                headers=["field", "players", "pairings", "games", "median s", "min s", "x prev"],
+                [[*(row[c] for c in columns), row["peak_mb"]] for row in rows],
+                headers=[
+                    *("field", "players", "pairings", "games", "median s", "min s", "x prev"),
+                    "peak MB",
+                ],
                 intfmt=",",
-                floatfmt=".3f",
+                floatfmt=("", "", "", "", ".3f", ".3f", ".1f", ".1f"),
             )
         )
         if growth is not None:
