@@ -370,3 +370,26 @@ def test_swiss_benchmark_compares_both_pairings_on_every_seed() -> None:
             assert row[label]["matches"] == 3 * 3 * 2
         assert row["swiss"]["repeated_pairs"] == 0 and row["swiss"]["most_seats_apart"] == 0
     assert report["swiss_repeated_pairs"] == 0
+
+
+def test_ratings_benchmark_times_each_field_and_the_growth_from_200_to_800() -> None:
+    report = benchmark_json(
+        "ratings.py", "--sizes", "10", "200", "800", "--runs", "1", "--no-target", exit_codes=(0, 1)
+    )
+    rows = report["results"]
+    # A player of 10 meets all 9 others; of more, 20 others on average.
+    assert [(row["players"], row["pairings"]) for row in rows] == [
+        (10, 45),
+        (200, 2000),
+        (800, 8000),
+    ]
+    assert all(row["games"] >= 5 * row["pairings"] and row["median_s"] > 0 for row in rows)
+    growth = report["growth_800_over_200"]
+    assert growth == round(rows[2]["median_s"] / rows[1]["median_s"], 1)
+    assert report["meets_targets"] == (growth <= 16) and report["fit"] == "today"
+
+
+def test_ratings_benchmark_times_the_fit_before_issue_70() -> None:
+    report = benchmark_json("ratings.py", "--sizes", "10", "30", "--runs", "1", "--before")
+    assert [row["players"] for row in report["results"]] == [10, 30]
+    assert "issue 70" in report["fit"] and report["meets_targets"] is None
