@@ -16,27 +16,12 @@ import pytest
 from typer.testing import CliRunner
 
 from referee.cli import app
-from referee.tournaments.swiss import FIRST, SECOND, Past, Round, pair, read_rounds, seating
+from referee.tournaments.swiss import FIRST, SECOND, Past, pair, read_rounds
 from tests.support.paths import ROOT
+from tests.support.swiss_reference import play_round
 
 runner = CliRunner()
 LINE_BOT = ROOT / "benchmarks" / "bots" / "line_bot.py"
-
-
-def play_round(round_: Round, past: Past, games: int, rng: random.Random) -> None:
-    """Results drawn at random for a round's pairs, kept as a run keeps them."""
-    for a, b in round_.pairs:
-        past.met.add(frozenset((a, b)))
-        for game in range(games):
-            first, second = seating((a, b), game)
-            past.seats[first].append(FIRST)
-            past.seats[second].append(SECOND)
-            scored = rng.choice([0.0, 0.5, 1.0])
-            past.scores[first] += scored
-            past.scores[second] += 1 - scored
-    if round_.bye:
-        past.byes[round_.bye] += 1
-        past.scores[round_.bye] += games
 
 
 def test_round_one_pairs_the_top_half_with_the_bottom_half() -> None:
