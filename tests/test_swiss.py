@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 import subprocess
 import sys
 import time
@@ -106,6 +107,10 @@ def test_a_swiss_plays_its_rounds_and_ranks_by_score_and_tie_breaks(tmp_path: Pa
     assert result.exit_code == 0, result.output
     lines = [line for line in result.stderr.splitlines() if line.startswith("round ")]
     assert [line.split(" paired")[0] for line in lines] == [f"round {n} of 4" for n in range(1, 5)]
+    # Each says how long its pairing took.
+    assert all(
+        re.match(r"round \d of 4 paired in \d+(\.\d)? m?s: s\d\d-s\d\d", line) for line in lines
+    )
     stored = read_rounds(tmp_path / "results" / "swiss")
     assert stored is not None and stored.games_per_pairing == 1 and len(stored.rounds) == 4
     rounds = stored.rounds
