@@ -58,6 +58,8 @@ TIGHT = 2
 FIRST_GAP = 16 * GRID
 # A program's columns: at most this many more a player each time they are priced.
 NEW_COLUMNS = 2
+WINDOW = 4
+EDGE = 3
 PRICING_ROUNDS = 60
 # A fractional matching's artificial columns cost this much more than any pair, so that a
 # program without a perfect fractional matching still has prices (and says it has none).
@@ -201,16 +203,6 @@ def sparse_least_cost(players: Players) -> list[tuple[int, int]]:
         gap = needed
 
 
-def _pairs_everyone(pairs: Pairs, among: Ints) -> bool:
-    """Whether these pairs hold a pairing of everyone."""
-    graph = rx.PyGraph()
-    graph.add_nodes_from(range(pairs.size))
-    graph.add_edges_from_no_data(
-        list(zip(pairs.first[among].tolist(), pairs.second[among].tolist(), strict=True))
-    )
-    return 2 * len(rx.max_weight_matching(graph, max_cardinality=True)) == pairs.size
-
-
 def _as_pairs(pairs: Pairs, found: list[int]) -> list[tuple[int, int]]:
     return sorted((int(pairs.first[index]), int(pairs.second[index])) for index in found)
 
@@ -221,20 +213,24 @@ def _prices(pairs: Pairs) -> Prices:
     size, sets = pairs.size, len(pairs.odd)
     prices = Prices(*(np.zeros(n, dtype=np.int64) for n in (size, size, sets, sets)))
     universe = np.arange(len(pairs.first))
+    # A pairing of the programs' first pairs: where it pays nothing in the tiers above the
+    # first one priced, neither does the least-cost pairing, and those tiers need no program.
+    sample = universe[_first_columns(pairs, universe)]
+    found = _matching(pairs, sample)
+    free_above = 2 * len(found) == size
     once = np.zeros(sets, dtype=np.bool_)
     for cost, high, weight in pairs.tiers:
         costs = cost[universe]
-        free = universe[costs == 0]
-        if len(free) == len(universe):
+        if not costs.any():
             continue
-        if _pairs_everyone(pairs, free[_first_columns(pairs, free)]):
-            # The tier costs nothing at best: no prices, and only its free pairs go on.
-            universe = free
+        if free_above and not cost[found].any():
+            universe = universe[costs == 0]
             continue
-        found = _tier_prices(pairs, universe, costs, once)
-        if found is None:
+        free_above = False
+        solved = _tier_prices(pairs, universe, costs, once)
+        if solved is None:
             break
-        players, top_sets = found
+        players, top_sets = solved
         if high:
             prices.high += weight * players
             prices.sets_high += weight * top_sets
@@ -366,10 +362,10 @@ def _first_columns(pairs: Pairs, universe: Ints) -> Bools:
     size = begins[low + 1] - begins[low]
     apart = second - first
     same = low == high
-    near = same & (np.abs(apart - size // 2) <= 2)
+    near = same & (np.abs(apart - size // 2) <= WINDOW)
     next_group = high == low + 1
-    edge = (begins[high] - first <= 3) | (second - begins[high] < 3)
-    near |= next_group & (edge | (np.abs(apart - pairs.size // 2) <= 2))
+    edge = (begins[high] - first <= EDGE) | (second - begins[high] < EDGE)
+    near |= next_group & (edge | (np.abs(apart - pairs.size // 2) <= WINDOW))
     return np.asarray(near, dtype=np.bool_)
 
 
