@@ -2,7 +2,7 @@
 the complete one.
 
 The cost of a pair is a sum of tiers, each weighted above all that the tiers below it can
-add up to (`swiss._matched` says why each): the pair has met; both must have the same seat;
+add up to (swiss.py says what each is for): the pair has met; both must have the same seat;
 the square of their scores' difference; both want the same seat; how far their distance in
 the standing is from half the field. Edmonds' blossom algorithm on the complete graph of n
 players is cubic in n: in pure Python a round of 200 players took 9 s, of 400 about 100 s.
@@ -22,15 +22,17 @@ from the matching's linear program prove that no pairing of the complete graph c
   the least-cost pairing among them is one of the complete graph.
 
 The prices are a fractional matching's dual solution (scipy's HiGHS), computed tier by tier:
-each tier among the pairs that the tiers above price at nothing, a top set that a tier above
-prices left exactly once, and only the pairs the prices call for taken into each program.
-They are rounded down to multiples of 1/64 and lowered where a pair would price below its
-cost, in whole numbers: the proof holds whatever the prices are, and prices that bound
-poorly only make the graph larger and the matching slower, never its cost other.
+each tier among the pairs whose reduced cost the tiers above leave at nothing, with a top
+set that a tier above prices left exactly once (as every pairing least in that tier leaves
+it), and each program given only the pairs its prices call for. They are rounded down to
+multiples of 1/64 and lowered wherever a pair would price below its cost, in whole numbers:
+the proof holds whatever the prices are, and prices that bound poorly only make the graph
+larger and the matching slower, never a costlier pairing.
 
-Growth: the pairs' costs, the reduced costs and the check are numpy arrays over the n^2/2
-pairs; the programs and the matching see a few pairs a player (at round 3, about 4 of 999
-for each of 1,000 players) where the prices bound tightly, as they do in the benchmark.
+Growth: the pairs' costs, their reduced costs and the check are numpy arrays over the n^2/2
+pairs, quadratic and fast; the programs see about a dozen pairs a player and the matching
+about four (round 3 of 1,000 players, where each could have 999), where the prices bound
+tightly, as they do for the rounds the tests and the benchmark pair.
 """
 
 from __future__ import annotations
@@ -58,6 +60,8 @@ TIGHT = 2
 FIRST_GAP = 16 * GRID
 # A program's columns: at most this many more a player each time they are priced.
 NEW_COLUMNS = 2
+# The programs start from the pairs within WINDOW places of a shifted pairing's partner, and
+# across a group's boundary from its EDGE players on either side.
 WINDOW = 4
 EDGE = 3
 PRICING_ROUNDS = 60
@@ -93,6 +97,8 @@ class Pairs:
     begins: Ints
     # Whether the top set k (the players of groups 0..k) is odd in number.
     odd: Bools
+    # The pairs the programs start from (see `_near`).
+    near: Bools
     tiers: tuple[tuple[Ints, bool, int], ...]
     high: Ints
     low: Ints
@@ -159,8 +165,20 @@ def pairs_of(players: Players) -> Pairs:
     )
     high = again_units * tiers[0][0] + must_units * tiers[1][0] + squared
     low = prefer * tiers[3][0] + order
+    near = _near(first, second, group[first], group[second], begins)
     return Pairs(
-        first, second, group[first], group[second], begins, odd, tiers, high, low, score, size
+        first,
+        second,
+        group[first],
+        group[second],
+        begins,
+        odd,
+        near,
+        tiers,
+        high,
+        low,
+        score,
+        size,
     )
 
 
@@ -187,7 +205,7 @@ def sparse_least_cost(players: Players) -> list[tuple[int, int]]:
     if pairs.size == 0:
         return []
     prices = _prices(pairs)
-    high, low = _reduced(pairs, prices)
+    high, low = _make_feasible(pairs, prices)
     bound = prices.bound(pairs.score)
     gap = FIRST_GAP
     while True:
@@ -215,7 +233,7 @@ def _prices(pairs: Pairs) -> Prices:
     universe = np.arange(len(pairs.first))
     # A pairing of the programs' first pairs: where it pays nothing in the tiers above the
     # first one priced, neither does the least-cost pairing, and those tiers need no program.
-    sample = universe[_first_columns(pairs, universe)]
+    sample = universe[pairs.near]
     found = _matching(pairs, sample)
     free_above = 2 * len(found) == size
     once = np.zeros(sets, dtype=np.bool_)
@@ -240,16 +258,20 @@ def _prices(pairs: Pairs) -> Prices:
         reduced = GRID * costs - _priced(pairs, universe, players, top_sets)
         universe = universe[reduced <= TIGHT]
         once |= top_sets != 0
-    _make_feasible(pairs, prices)
     return prices
 
 
-def _priced(pairs: Pairs, among: Ints, players: Ints, top_sets: Ints) -> Ints:
-    """What the prices give the pairs `among`: their players' and the top sets they leave."""
+def _priced(pairs: Pairs, among: Ints | None, players: Ints, top_sets: Ints) -> Ints:
+    """What the prices give the pairs `among` (None: every pair): their players' and the top
+    sets they leave."""
     left = np.concatenate([np.zeros(1, dtype=np.int64), np.cumsum(top_sets)])
-    first, second = pairs.first[among], pairs.second[among]
-    crossed = left[pairs.group_second[among]] - left[pairs.group_first[among]]
-    return np.asarray(players[first] + players[second] + crossed, dtype=np.int64)
+    if among is None:
+        first, second = pairs.first, pairs.second
+        low, high = pairs.group_first, pairs.group_second
+    else:
+        first, second = pairs.first[among], pairs.second[among]
+        low, high = pairs.group_first[among], pairs.group_second[among]
+    return np.asarray(players[first] + players[second] + left[high] - left[low], dtype=np.int64)
 
 
 def _tier_prices(
@@ -269,11 +291,12 @@ def _tier_prices(
     return players, top_sets
 
 
-def _lower(prices: Ints, players: Ints, by: Ints) -> None:
-    """Each player's price lowered by the most any of its pairs asks."""
+def _lower(prices: Ints, players: Ints, by: Ints) -> Ints:
+    """Each player's price lowered by the most any of its pairs asks; by how much."""
     drop = np.zeros_like(prices)
     np.maximum.at(drop, players, by)
     prices -= drop
+    return drop
 
 
 def _fractional(
@@ -288,7 +311,7 @@ def _fractional(
     low, high = pairs.group_first[universe], pairs.group_second[universe]
     rows = np.flatnonzero(pairs.odd | once)
     exact = once[rows]
-    active = _first_columns(pairs, universe)
+    active = pairs.near[universe]
     penalty = ARTIFICIAL * (float(costs.max()) + 1) * size
     for _ in range(PRICING_ROUNDS):
         columns = np.flatnonzero(active)
@@ -352,45 +375,34 @@ def _program(
     return degree, crossings
 
 
-def _first_columns(pairs: Pairs, universe: Ints) -> Bools:
+def _near(first: Ints, second: Ints, low: Ints, high: Ints, begins: Ints) -> Bools:
     """The pairs a program starts from: in a group, those near a shifted pairing's (the top
     half against the bottom half); across groups, those near the boundary and those half
     the field apart, as the order tier prefers."""
-    first, second = pairs.first[universe], pairs.second[universe]
-    low, high = pairs.group_first[universe], pairs.group_second[universe]
-    begins = pairs.begins
     size = begins[low + 1] - begins[low]
     apart = second - first
-    same = low == high
-    near = same & (np.abs(apart - size // 2) <= WINDOW)
-    next_group = high == low + 1
+    near = (low == high) & (np.abs(apart - size // 2) <= WINDOW)
     edge = (begins[high] - first <= EDGE) | (second - begins[high] < EDGE)
-    near |= next_group & (edge | (np.abs(apart - pairs.size // 2) <= WINDOW))
+    near |= (high == low + 1) & (edge | (np.abs(apart - begins[-1] // 2) <= WINDOW))
     return np.asarray(near, dtype=np.bool_)
 
 
-def _reduced(pairs: Pairs, prices: Prices) -> tuple[Ints, Ints]:
-    """Every pair's reduced cost, in units of 1/GRID, as score * high + low."""
-    everyone = np.arange(len(pairs.first))
-    high = GRID * pairs.high - _priced(pairs, everyone, prices.high, prices.sets_high)
-    low = GRID * pairs.low - _priced(pairs, everyone, prices.low, prices.sets_low)
-    return high, low
-
-
-def _make_feasible(pairs: Pairs, prices: Prices) -> None:
-    """Lower prices until no pair's reduced cost is negative, exactly: a top set's price
-    first (it must not be negative), then the high parts on their own, then the whole."""
-    negative = pairs.score * prices.sets_high + prices.sets_low < 0
-    prices.sets_high[negative] = 0
-    prices.sets_low[negative] = 0
-    high, _ = _reduced(pairs, prices)
-    _lower(prices.high, pairs.first, np.maximum(-high, 0))
-    high, low = _reduced(pairs, prices)
+def _make_feasible(pairs: Pairs, prices: Prices) -> tuple[Ints, Ints]:
+    """Prices lowered until no pair's reduced cost is negative, exactly: a top set's price
+    first (it must not be negative), then the high parts on their own, then the whole; and
+    every pair's reduced cost then, in units of 1/GRID, as score * high + low."""
+    for k in range(len(pairs.odd)):
+        if pairs.score * int(prices.sets_high[k]) + int(prices.sets_low[k]) < 0:
+            prices.sets_high[k] = prices.sets_low[k] = 0
+    high = GRID * pairs.high - _priced(pairs, None, prices.high, prices.sets_high)
+    high += _lower(prices.high, pairs.first, np.maximum(-high, 0))[pairs.first]
+    low = GRID * pairs.low - _priced(pairs, None, prices.low, prices.sets_low)
     # score * high + low < 0 where high < ceil(-low / score): there high * score is less
     # than -low, a number that fits.
     short = high < -np.floor_divide(low, pairs.score)
     by = np.where(short, -low - np.where(short, high, 0) * pairs.score, 0)
-    _lower(prices.low, pairs.first, by)
+    low += _lower(prices.low, pairs.first, by)[pairs.first]
+    return high, low
 
 
 def _within(pairs: Pairs, high: Ints, low: Ints, gap: int) -> Ints:
