@@ -1,10 +1,10 @@
 """How long one round of a Swiss takes to pair, as the field grows: the pairing before issue
 70 (networkx's matching of the complete graph, in pure Python), a compiled matching of the
 complete graph (rustworkx's), and the sparse graph with its proof (what `pair` uses above
-100 players); with the 400/100 ratio of each, in the same run.
+64 players); with the 400/100 ratio of each, in the same run.
 
 Usage: python benchmarks/swiss_pairing.py [--players 10,100,400,1000,3000] [--round 3]
-           [--games 2] [--repeat 3] [--networkx-up-to 200] [--complete-up-to 1000] [--json]
+           [--games 2] [--repeat 5] [--networkx-up-to 200] [--complete-up-to 1000] [--json]
 
 The field: N players; rounds 1 to R-1 paired by `pair` and their games' results drawn at
 random (win, draw or loss alike, seeded), then round R paired by each way on the same
@@ -108,7 +108,7 @@ def main() -> int:
     )
     parser.add_argument("--round", type=int, default=3, help="the round paired (default 3)")
     parser.add_argument("--games", type=int, default=2, help="games a pairing (default 2)")
-    parser.add_argument("--repeat", type=int, default=3, help="runs of each (default 3)")
+    parser.add_argument("--repeat", type=int, default=5, help="runs of each (default 5)")
     parser.add_argument(
         "--networkx-up-to", type=int, default=200, help="largest field networkx pairs (200)"
     )

@@ -61,7 +61,7 @@ def test_a_small_field_is_paired_at_the_complete_graphs_least_cost(size: int, ga
 @pytest.mark.parametrize("games", [1, 2])
 @pytest.mark.parametrize("size", [100, 200])
 def test_a_large_field_is_paired_at_the_complete_graphs_least_cost(size: int, games: int) -> None:
-    # `pair` takes the sparse graph above 100 players.
+    # `pair` takes the sparse graph above 64 players.
     compare_rounds(size, games, 4 if size == 200 else 7, size + games, (sparse_least_cost,))
 
 

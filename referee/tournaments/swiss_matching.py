@@ -49,8 +49,10 @@ from scipy.optimize import linprog
 Ints = NDArray[np.int64]
 Bools = NDArray[np.bool_]
 
-# Up to this many players, the complete graph is matched sooner than the programs are set up.
-COMPLETE_UP_TO = 100
+# Up to this many players the complete graph (2,016 pairs) is matched in milliseconds, before
+# the programs are set up. Above, the sparse graph: at 100 to 200 players either takes a
+# tenth of a second or two, and the sparse graph's time grows with the field as it will.
+COMPLETE_UP_TO = 64
 # Prices are whole multiples of 1/GRID: the check is in integers, exact.
 GRID = 64
 # A tier's programs leave its prices a few units of 1/GRID off where they round: its pairs
