@@ -53,8 +53,8 @@ def compare_rounds(
 @pytest.mark.parametrize("games", [1, 2])
 @pytest.mark.parametrize("size", [16, 17, 40])
 def test_a_small_field_is_paired_at_the_complete_graphs_least_cost(size: int, games: int) -> None:
-    for seed in range(3):
-        compare_rounds(size, games, 8, seed, (complete_least_cost, sparse_least_cost))
+    for seed in range(2):
+        compare_rounds(size, games, 7, seed, (complete_least_cost, sparse_least_cost))
 
 
 @pytest.mark.slow
