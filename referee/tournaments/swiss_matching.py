@@ -85,6 +85,17 @@ class Players:
 
 
 @dataclass(frozen=True)
+class Tier:
+    """One tier of a pair's cost: each pair's, whether it counts in the high part, its weight
+    there, and top-set prices that bound it from below (feasible for every pair)."""
+
+    cost: Ints
+    high: bool
+    weight: int
+    bound: Ints
+
+
+@dataclass(frozen=True)
 class Pairs:
     """Every pair i < j of the standing, with each tier of its cost, and the weights that
     make the tiers one number: a pair costs score * high + low, where high is again * met +
@@ -101,7 +112,7 @@ class Pairs:
     odd: Bools
     # The pairs the programs start from (see `_near`).
     near: Bools
-    tiers: tuple[tuple[Ints, bool, int], ...]
+    tiers: tuple[Tier, ...]
     high: Ints
     low: Ints
     score: int
@@ -158,15 +169,21 @@ def pairs_of(players: Players) -> Pairs:
     ends = np.cumsum(np.bincount(group))
     begins = np.concatenate([np.zeros(1, dtype=np.int64), ends])
     odd = ends[:-1] % 2 == 1
+    none = np.zeros(len(odd), dtype=np.int64)
+    # Each odd top set is left by at least one pair, which crosses at least the score gap
+    # below it: a bound on the squared differences (a pair leaving several top sets crosses
+    # their gaps, whose squares add up to no more than its own difference's square).
+    gaps = halves[begins[:-2]] - halves[begins[1:-1]]
+    crossed = np.where(odd, gaps**2, 0)
     tiers = (
-        (again.astype(np.int64), True, again_units),
-        (both_must.astype(np.int64), True, must_units),
-        (squared, True, 1),
-        (wants.astype(np.int64), False, prefer),
-        (order, False, 1),
+        Tier(again.astype(np.int64), True, again_units, none),
+        Tier(both_must.astype(np.int64), True, must_units, none),
+        Tier(squared, True, 1, crossed),
+        Tier(wants.astype(np.int64), False, prefer, none),
+        Tier(order, False, 1, none),
     )
-    high = again_units * tiers[0][0] + must_units * tiers[1][0] + squared
-    low = prefer * tiers[3][0] + order
+    high = again_units * tiers[0].cost + must_units * tiers[1].cost + squared
+    low = prefer * tiers[3].cost + order
     near = _near(first, second, group[first], group[second], begins)
     return Pairs(
         first,
@@ -233,30 +250,30 @@ def _prices(pairs: Pairs) -> Prices:
     size, sets = pairs.size, len(pairs.odd)
     prices = Prices(*(np.zeros(n, dtype=np.int64) for n in (size, size, sets, sets)))
     universe = np.arange(len(pairs.first))
-    # A pairing of the programs' first pairs: where it pays nothing in the tiers above the
-    # first one priced, neither does the least-cost pairing, and those tiers need no program.
+    # A pairing of the programs' first pairs: in each tier where it costs no more than a
+    # bound known beforehand (nothing, for most), so does the least-cost pairing, and the
+    # bound's prices are the tier's, with no program; until a tier where it costs more.
     sample = universe[pairs.near]
     found = _matching(pairs, sample)
-    free_above = 2 * len(found) == size
+    meets_bounds = 2 * len(found) == size
     once = np.zeros(sets, dtype=np.bool_)
-    for cost, high, weight in pairs.tiers:
-        costs = cost[universe]
+    for tier in pairs.tiers:
+        costs = tier.cost[universe]
         if not costs.any():
             continue
-        if free_above and not cost[found].any():
-            universe = universe[costs == 0]
-            continue
-        free_above = False
-        solved = _tier_prices(pairs, universe, costs, once)
+        solved: tuple[Ints, Ints] | None = (np.zeros(size, dtype=np.int64), GRID * tier.bound)
+        meets_bounds = meets_bounds and int(tier.cost[found].sum()) == int(tier.bound.sum())
+        if not meets_bounds:
+            solved = _tier_prices(pairs, universe, costs, once)
         if solved is None:
             break
         players, top_sets = solved
-        if high:
-            prices.high += weight * players
-            prices.sets_high += weight * top_sets
+        if tier.high:
+            prices.high += tier.weight * players
+            prices.sets_high += tier.weight * top_sets
         else:
-            prices.low += weight * players
-            prices.sets_low += weight * top_sets
+            prices.low += tier.weight * players
+            prices.sets_low += tier.weight * top_sets
         reduced = GRID * costs - _priced(pairs, universe, players, top_sets)
         universe = universe[reduced <= TIGHT]
         once |= top_sets != 0
