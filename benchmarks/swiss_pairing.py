@@ -4,12 +4,15 @@ complete graph (rustworkx's), and the sparse graph with its proof (what `pair` u
 64 players); with the 400/100 ratio of each, in the same run.
 
 Usage: python benchmarks/swiss_pairing.py [--players 10,100,400,1000,3000] [--round 3]
-           [--games 2] [--repeat 5] [--networkx-up-to 200] [--complete-up-to 1000] [--json]
+           [--games 2] [--seeds 3] [--repeat 5] [--networkx-up-to 200]
+           [--complete-up-to 1000] [--json]
 
 The field: N players; rounds 1 to R-1 paired by `pair` and their games' results drawn at
-random (win, draw or loss alike, seeded), then round R paired by each way on the same
-players. Each time is the median of --repeat runs (one run where one takes over 10 s). All
-ways' pairings cost the same (checked): the time is the only difference.
+random (win, draw or loss alike), then round R paired by each way on the same players; once
+for each of --seeds seeds, since a field's results decide how much work its round is. A
+seed's time is the median of --repeat runs (one run where one takes over 10 s), a field's
+the median of its seeds'. All ways' pairings cost the same (checked): the time is the only
+difference.
 """
 
 from __future__ import annotations
@@ -108,6 +111,7 @@ def main() -> int:
     )
     parser.add_argument("--round", type=int, default=3, help="the round paired (default 3)")
     parser.add_argument("--games", type=int, default=2, help="games a pairing (default 2)")
+    parser.add_argument("--seeds", type=int, default=3, help="fields of each size (default 3)")
     parser.add_argument("--repeat", type=int, default=5, help="runs of each (default 5)")
     parser.add_argument(
         "--networkx-up-to", type=int, default=200, help="largest field networkx pairs (200)"
@@ -122,8 +126,8 @@ def main() -> int:
     except ValueError:
         print(f"swiss_pairing.py: --players {args.players}: not numbers", file=sys.stderr)
         return 2
-    if min(sizes) < 2 or args.round < 1 or args.games < 1 or args.repeat < 1:
-        print("swiss_pairing.py: at least 2 players, round 1, 1 game, 1 run", file=sys.stderr)
+    if min(sizes) < 2 or min(args.round, args.games, args.seeds, args.repeat) < 1:
+        print("swiss_pairing.py: at least 2 players, round 1, 1 game, seed, run", file=sys.stderr)
         return 2
     limits = {
         "networkx, complete graph (before)": args.networkx_up_to,
@@ -132,23 +136,30 @@ def main() -> int:
     }
     rows: list[dict[str, Any]] = []
     for size in sizes:
-        began = time.perf_counter()
-        standing, past = field_at(size, args.round, args.games, seed=1)
-        progress(
-            f"{size} players: rounds before {args.round} in {time.perf_counter() - began:.1f} s"
-        )
         row: dict[str, Any] = {"players": size}
-        costs = set()
-        for name, way in WAYS.items():
-            if size > limits[name]:
-                continue
-            found = timed(way, standing, past, args.games, args.repeat)
-            costs.add(cost(standing, past, args.games, found.pop("pairs")))
-            row[name] = found
-            progress(f"{size} players, {name}: {found['seconds']} s")
-        if len(costs) > 1:
-            print(f"swiss_pairing.py: {size} players: the ways' costs differ", file=sys.stderr)
-            return 1
+        for seed in range(args.seeds):
+            began = time.perf_counter()
+            standing, past = field_at(size, args.round, args.games, seed)
+            progress(
+                f"{size} players, seed {seed}: rounds before in {time.perf_counter() - began:.1f} s"
+            )
+            costs = set()
+            for name, way in WAYS.items():
+                if size > limits[name]:
+                    continue
+                found = timed(way, standing, past, args.games, args.repeat)
+                costs.add(cost(standing, past, args.games, found.pop("pairs")))
+                row.setdefault(name, {"seeds": []})["seeds"].append(found)
+                progress(f"{size} players, seed {seed}, {name}: {found['seconds']} s")
+            if len(costs) > 1:
+                print(
+                    f"swiss_pairing.py: {size} players, seed {seed}: costs differ", file=sys.stderr
+                )
+                return 1
+        for name in WAYS:
+            if name in row:
+                seeds = row[name]["seeds"]
+                row[name]["seconds"] = statistics.median(found["seconds"] for found in seeds)
         rows.append(row)
     by_size = {row["players"]: row for row in rows}
     ratios = {
@@ -156,12 +167,20 @@ def main() -> int:
         for name in WAYS
         if name in by_size.get(400, {}) and name in by_size.get(100, {})
     }
-    report = {"round": args.round, "games_per_pairing": args.games, "fields": rows}
+    report = {
+        "round": args.round,
+        "games_per_pairing": args.games,
+        "seeds": args.seeds,
+        "fields": rows,
+    }
     report["ratio_400_to_100"] = ratios
     if args.json:
         print(json.dumps(report, indent=2))
         return 0
-    print(f"round {args.round} of a Swiss, {args.games} games a pairing: seconds to pair it")
+    print(
+        f"round {args.round} of a Swiss, {args.games} games a pairing: seconds to pair it"
+        f" (the median of {args.seeds} fields)"
+    )
     table = [
         [row["players"], *(row[name]["seconds"] if name in row else "" for name in WAYS)]
         for row in rows
