@@ -357,6 +357,25 @@ def test_strength_benchmark_counts_mcts_wins_in_each_seat_a_chance_seat_excepted
         assert row["matches"] == 2 and 0 <= row["wins"] <= 2 and row["target"] == 0.7
 
 
+def test_swiss_pairing_benchmark_times_each_way_on_each_field() -> None:
+    report = benchmark_json(
+        "swiss_pairing.py",
+        *("--players", "10,21", "--seeds", "2", "--repeat", "1", "--networkx-up-to", "10"),
+    )
+    assert (report["round"], report["games_per_pairing"], report["seeds"]) == (3, 2, 2)
+    ways = [
+        "networkx, complete graph (before)",
+        "rustworkx, complete graph",
+        "rustworkx, sparse graph and proof",
+    ]
+    ten, twenty_one = report["fields"]
+    assert ten["players"] == 10 and all(len(ten[way]["seeds"]) == 2 for way in ways)
+    assert all(ten[way]["seconds"] >= 0 for way in ways)
+    # networkx only up to --networkx-up-to; no 400 and 100 to compare.
+    assert twenty_one["players"] == 21 and sorted(twenty_one) == sorted(["players", *ways[1:]])
+    assert report["ratio_400_to_100"] == {}
+
+
 def test_swiss_benchmark_compares_both_pairings_on_every_seed() -> None:
     report = benchmark_json(
         "swiss.py", "--players", "6", "--rounds", "3", "--seeds", "2", "--workers", "1"
