@@ -363,18 +363,6 @@ class SprtPairs:
         return status(settings, self.pairs())
 
 
-def sprt_pairs(matches: Iterable[Played], tested: str) -> list[tuple[float, float]]:
-    """The tested player's two results in each pair of `matches` (`SprtPairs`)."""
-    found = SprtPairs(tested)
-    for match in matches:
-        found.add(match)
-    return found.pairs()
-
-
-def sprt_status(settings: SprtSettings, tested: str, matches: Iterable[Played]) -> SprtStatus:
-    return status(settings, sprt_pairs(matches, tested))
-
-
 def read_results(
     directory: Path, expected_key: str | None
 ) -> Iterator[Transcript | TranscriptError]:
