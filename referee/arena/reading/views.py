@@ -6,6 +6,7 @@ build output and logs, the organiser everyone's; the rest is anyone's who may re
 from __future__ import annotations
 
 import datetime as dt
+import heapq
 import json
 from typing import Any
 
@@ -236,7 +237,9 @@ def _head_to_head(session: Session, bot_id: int) -> list[Json]:
         .join(theirs, (theirs.match_id == mine.match_id) & (theirs.id != mine.id))
         .join(their_version, their_version.id == theirs.version_id)
         .join(Bot, Bot.id == their_version.bot_id)
-        .where(my_version.bot_id == bot_id, Bot.id != bot_id, Match.state == MatchState.DONE)
+        # Finished: a match has its moment once it is done, and only then. By its state,
+        # SQLite would walk the season's finished matches to find the bot's seats.
+        .where(my_version.bot_id == bot_id, Bot.id != bot_id, Match.finished_at.is_not(None))
         .group_by(Bot.name)
         .order_by(Bot.name)
     ).all()
@@ -274,42 +277,75 @@ def step_log(arena: Arena, viewer: Author, version_id: int, kind: str) -> Json:
 def matches(arena: Arena, viewer: Author, asked: MatchQuery) -> Json:
     """The finished matches `asked` for, newest first: a page of `asked.limit` at most, and
     the cursor of the next page (`next`, None after the last). NotFound for a bot or an
-    opponent no one has."""
-    after = asked.after
-    query = (
-        select(Match)
-        .where(Match.state == MatchState.DONE, Match.finished_at.is_not(None))
-        .options(WITH_SEATS)
-        .order_by(Match.finished_at.desc(), Match.id.desc())
-        .limit(asked.limit + 1)
-    )
-    if asked.game is not None:
-        query = query.where(Match.game == asked.game)
-    if after is not None:
-        query = query.where(
-            (Match.finished_at < after.finished_at)
-            | ((Match.finished_at == after.finished_at) & (Match.id < after.match_id))
-        )
+    opponent no one has.
+
+    A page is read from where the last one ended, never counted from the newest: from the
+    list's index (state, finished_at, id), from the cursor's moment down; a bot's matches
+    from its seats, however long ago it played. A page costs the same at the millionth
+    match as at the first; one of a bot's matches, a read of that bot's matches' moments."""
+    chosen = _finished(asked)
     with arena.database.session() as session:
-        if asked.bot is not None:
-            bot_id = bot_named(session, asked.bot).id
-            query = query.where(Match.id.in_(_played_by(bot_id)))
-            if asked.result is not None:
-                query = query.where(_result_is(bot_id, asked.result))
         if asked.opponent is not None:
             opponent_id = bot_named(session, asked.opponent).id
-            query = query.where(Match.id.in_(_played_by(opponent_id)))
-        found = session.scalars(query).all()
-        shown = [_match(match) for match in found[: asked.limit]]
-    last = found[asked.limit - 1] if len(found) > asked.limit else None
+            chosen = chosen.where(Match.id.in_(_played_by(opponent_id)))
+        if asked.bot is None:
+            # By the state's index, in its order, from the cursor down.
+            newest = chosen.where(Match.state == MatchState.DONE).order_by(
+                Match.finished_at.desc(), Match.id.desc()
+            )
+            found = session.execute(newest.limit(asked.limit + 1))
+            page = [(at, row_id) for at, row_id in found if at is not None]
+        else:
+            # From the bot's seats, every moment of its matches, the newest picked here. By
+            # the state, SQLite would walk the season's finished matches to find the bot's,
+            # and given a limit, a planner may walk them from the newest: all season, for a
+            # bot that stopped playing long ago.
+            bot_id = bot_named(session, asked.bot).id
+            chosen = chosen.join(Seat, Seat.match_id == Match.id).join(Version)
+            chosen = chosen.where(Version.bot_id == bot_id)
+            if asked.result is not None:
+                chosen = chosen.where(_result_is(bot_id, asked.result))
+            # A match of two of its versions is there once for each.
+            found = session.execute(chosen)
+            moments = {(at, row_id) for at, row_id in found if at is not None}
+            page = heapq.nlargest(asked.limit + 1, moments)
+        shown = _matches_of(session, [row_id for _, row_id in page[: asked.limit]])
     following = None
-    if last is not None and last.finished_at is not None:
-        following = Cursor(last.finished_at, last.id).encode()
+    if len(page) > asked.limit:
+        at, row_id = page[asked.limit - 1]
+        following = Cursor(at, row_id).encode()
     return {"matches": shown, "next": following}
 
 
+def _matches_of(session: Session, ids: list[int]) -> list[Json]:
+    """The matches of `ids`, in that order, as the API shows them."""
+    if not ids:
+        return []
+    query = select(Match).where(Match.id.in_(ids)).options(WITH_SEATS)
+    found = {match.id: match for match in session.scalars(query)}
+    return [_match(found[row_id]) for row_id in ids]
+
+
+def _finished(asked: MatchQuery) -> Select[dt.datetime | None, int]:
+    """The moments and ids of the finished matches of `asked.game` (if given), after its
+    cursor (if given). A match has its moment once it is done, and only then."""
+    query = select(Match.finished_at, Match.id).where(Match.finished_at.is_not(None))
+    if asked.game is not None:
+        query = query.where(Match.game == asked.game)
+    after = asked.after
+    if after is not None:
+        # The bound on the moment alone is what an index range starts from; the rest sets
+        # aside the matches of that moment the page before gave.
+        query = query.where(
+            Match.finished_at <= after.finished_at,
+            (Match.finished_at < after.finished_at) | (Match.id < after.match_id),
+        )
+    return query
+
+
 def _played_by(bot_id: int) -> Select[int]:
-    return select(Seat.match_id).join(Version).where(Version.bot_id == bot_id).distinct()
+    """The matches a bot played (any of its versions), by its seats."""
+    return select(Seat.match_id).join(Version).where(Version.bot_id == bot_id)
 
 
 def _result_is(bot_id: int, result: Result) -> ColumnElement[bool]:

@@ -235,9 +235,9 @@ class Step(Base):
 
 class Match(Base):
     __tablename__ = "matches"
-    # The finished matches newest first, a page at a time: read in this index's order, not
-    # sorted anew from the whole season at each page.
-    __table_args__ = (Index("ix_matches_state_finished_at", "state", "finished_at"),)
+    # The finished matches newest first, a page at a time: read in this index's order, from
+    # where the page before ended, not sorted anew from the whole season at each page.
+    __table_args__ = (Index("ix_matches_state_finished_at_id", "state", "finished_at", "id"),)
 
     id: Mapped[int] = mapped_column(primary_key=True)
     # The transcript's match id.
@@ -251,7 +251,8 @@ class Match(Base):
     placement: Mapped[bool] = mapped_column(Boolean, default=False)
     created_at: Mapped[dt.datetime] = mapped_column(_When(), default=utcnow)
     started_at: Mapped[dt.datetime | None] = mapped_column(_When(), nullable=True)
-    finished_at: Mapped[dt.datetime | None] = mapped_column(_When(), nullable=True, index=True)
+    # Set when it is done, and only then.
+    finished_at: Mapped[dt.datetime | None] = mapped_column(_When(), nullable=True)
     # The transcript's path, relative to the arena's directory.
     transcript: Mapped[str | None] = mapped_column(Text, nullable=True)
     summary: Mapped[str] = mapped_column(Text, default="")
