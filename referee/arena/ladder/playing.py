@@ -171,11 +171,23 @@ class Ladder:
         since = utcnow() - dt.timedelta(seconds=RATE_WINDOW_S)
         outage = self._arena.database.watch.outage
         with self._arena.database.session() as session:
+            # The matches not done, by their state's index: the queue's few.
+            waiting = (MatchState.QUEUED, MatchState.RUNNING)
             counts = dict(
-                session.execute(select(Match.state, func.count()).group_by(Match.state)).all()
+                session.execute(
+                    select(Match.state, func.count())
+                    .where(Match.state.in_(waiting))
+                    .group_by(Match.state)
+                ).all()
             )
+            # The finished ones are not counted from the season's matches at every status:
+            # each version counts its own as they are recorded, and a ladder match is two
+            # versions' seats.
+            seats = session.scalar(select(func.coalesce(func.sum(Version.matches), 0)))
             recent = session.scalar(
-                select(func.count()).select_from(Match).where(Match.finished_at >= since)
+                select(func.count())
+                .select_from(Match)
+                .where(Match.state == MatchState.DONE, Match.finished_at >= since)
             )
         claimed = counts.get(MatchState.RUNNING, 0)
         return LadderStatus(
@@ -185,7 +197,7 @@ class Ladder:
             # recorded is no longer claimed, though its place has not yet said it is done.
             playing=min(self._playing, self._capacity, claimed),
             claimed=claimed,
-            played=counts.get(MatchState.DONE, 0),
+            played=(seats or 0) // 2,
             per_second=(recent or 0) / RATE_WINDOW_S,
             paused=is_paused(self._arena),
             capacity=self._capacity,
