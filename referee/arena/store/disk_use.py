@@ -14,6 +14,7 @@ import os
 import shutil
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,8 @@ from referee.tournaments.results import LOGS
 
 # How long a measure is shown before it is taken again.
 FRESH_S = 30.0
+# The logs whose matches one query looks up.
+LOG_BATCH = 1000
 
 
 @dataclass(frozen=True)
@@ -95,25 +98,26 @@ class DiskMeter:
 def measure(arena: Arena) -> DiskUse:
     """What each author's versions and their seats' logs take of the arena's disk now."""
     started = time.monotonic()
-    sizes = _log_sizes(arena.results / LOGS)
     with arena.database.session() as session:
         authors = session.scalars(select(Author.name)).all()
         versions = session.execute(
             select(Version.id, Author.name).join(Bot, Version.bot_id == Bot.id).join(Author)
         ).all()
-        logs = dict.fromkeys(authors, 0)
-        # Streamed: an arena's seats are many, and a look-up each is all they cost.
-        seats = session.execute(
-            select(Match.key, Seat.role, Author.name)
-            .join(Seat, Seat.match_id == Match.id)
-            .join(Version, Seat.version_id == Version.id)
-            .join(Bot, Version.bot_id == Bot.id)
-            .join(Author)
-            .execution_options(yield_per=10_000)
-        )
-        for key, role, author in seats:
-            logs[author] += sizes.get(f"{key}.{role}.log", 0)
-    # The trees are walked once the database's connection is given back.
+    logs = dict.fromkeys(authors, 0)
+    # Only the matches whose seats left a log are looked up (a bot that writes nothing to
+    # its standard error leaves none), a batch at a time: never every seat of the season.
+    for batch in _log_batches(arena.results / LOGS):
+        with arena.database.session() as session:
+            seats = session.execute(
+                select(Match.key, Seat.role, Author.name)
+                .join(Seat, Seat.match_id == Match.id)
+                .join(Version, Seat.version_id == Version.id)
+                .join(Bot, Version.bot_id == Bot.id)
+                .join(Author)
+                .where(Match.key.in_(batch))
+            )
+            for key, role, author in seats:
+                logs[author] += batch[key].get(role, 0)
     counts = dict.fromkeys(authors, 0)
     bots = dict.fromkeys(authors, 0)
     archives = dict.fromkeys(authors, 0)
@@ -162,16 +166,27 @@ def _file_bytes(path: Path) -> int:
         return 0
 
 
-def _log_sizes(directory: Path) -> dict[str, int]:
-    """The bytes of the blocks of each file in `directory`, by name."""
-    sizes = {}
+def _log_batches(directory: Path) -> Iterator[dict[str, dict[str, int]]]:
+    """The logs in `directory` that hold blocks (`KEY.ROLE.log`), LOG_BATCH at a time: the
+    bytes of each, by its match's key and its role."""
+    batch: dict[str, dict[str, int]] = {}
+    held = 0
     try:
         with os.scandir(directory) as entries:
             for entry in entries:
+                key, _, rest = entry.name.partition(".")
                 try:
-                    sizes[entry.name] = entry.stat(follow_symlinks=False).st_blocks * 512
+                    size = entry.stat(follow_symlinks=False).st_blocks * 512
                 except OSError:
                     continue
+                if not size or not rest.endswith(".log"):
+                    continue
+                batch.setdefault(key, {})[rest.removesuffix(".log")] = size
+                held += 1
+                if held >= LOG_BATCH:
+                    yield batch
+                    batch, held = {}, 0
     except OSError:
         pass
-    return sizes
+    if batch:
+        yield batch

@@ -7,19 +7,22 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from sqlalchemy import event
 
 from referee.arena.intake.pipeline import Intake
+from referee.arena.store import disk_use
 from referee.arena.store.db import Step, StepKind, Version, VersionState
 from referee.arena.store.disk_use import DiskMeter, tree_bytes
 from referee.arena.store.home import Arena, add_author
 from referee.players.starter import STARTERS
 from referee.tournaments.results import LOGS
 from tests.support.archives import Entry, tar
-from tests.support.arena import INTAKE_CONFIG, Site, make_site, seed, wait_for
+from tests.support.arena import INTAKE_CONFIG, Site, add_match, make_site, seed, wait_for
 from tests.support.arena_databases import ArenaMaker
 from tests.support.hostile_submissions import PYTHON, bot_yaml, submit
 
@@ -153,6 +156,40 @@ def test_the_disk_is_shown_by_author(site: Site) -> None:
     assert [row["author"] for row in shown["authors"]] == ["alice", "bob", "organiser"]
     assert shown["free_bytes"] > 0 and shown["took_s"] >= 0
     assert json.loads(json.dumps(shown)) == shown
+
+
+def test_only_the_matches_that_left_logs_are_read_a_batch_at_a_time(
+    site: Site, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every log counted to its seat's author however many batches they take; a match whose
+    bots wrote nothing is not read, nor is any seat but those of the logs' matches."""
+    arena = site.arena
+    ids = seed(site)  # arena-000001: alice's ace against bob's bee, each with a log
+    logs = arena.results / LOGS
+    for n in range(2, 7):
+        add_match(site, f"arena-00000{n}", [(ids["ace"], 1.0), (ids["bee"], 0.0)])
+        (logs / f"arena-00000{n}.obplayer.log").write_bytes(b"b" * 10_000)
+    add_match(site, "arena-000007", [(ids["ace"], 1.0), (ids["bee"], 0.0)])  # silent bots
+    (logs / "arena-999999.xcplayer.log").write_bytes(b"c" * 10_000)  # no match of the arena's
+    monkeypatch.setattr(disk_use, "LOG_BATCH", 2)
+    read: list[str] = []
+
+    def keep(*args: object) -> None:
+        statement = str(args[2])
+        if "seats" in statement:
+            read.append(statement)
+
+    event.listen(arena.database.engine, "before_cursor_execute", keep)
+    try:
+        shown = {author.author: author for author in disk_use.measure(arena).authors}
+    finally:
+        event.remove(arena.database.engine, "before_cursor_execute", keep)
+    # bee's logs: its first match's, and five of 10,000 bytes, on four blocks or so each.
+    assert 50_000 <= shown["bob"].logs_bytes <= 50_000 + 6 * 8192
+    assert 0 < shown["alice"].logs_bytes <= 8192
+    # Seven logs of six matches (one no match's), two a batch: four reads, each of its keys.
+    assert len(read) == 4, read
+    assert all(re.search(r'matches\."?key"? IN', statement) for statement in read), read
 
 
 def test_a_measure_is_kept_a_while_then_taken_again(site: Site) -> None:
