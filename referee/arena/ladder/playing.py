@@ -65,6 +65,9 @@ REFUSED_REASON = (
     "suspended: the arena's workers refuse to play it (its files there differ from the"
     " arena's); not your bot's fault: the organiser can reinstate it"
 )
+# The idle player processes kept for their versions' next matches: all of a class's field;
+# of a season's thousand versions, each meeting another seldom, those played last.
+IDLE_PLAYERS = 128
 # Matches queued: this many times what the venue plays at once.
 QUEUE_FACTOR = 2
 # What `status` counts matches per second over.
@@ -289,7 +292,7 @@ class Ladder:
         notes = _Notes(self._observer)
         if self._workers is None:
             if self._pool is None:
-                self._pool = PlayerPool(config.players)
+                self._pool = PlayerPool(config.players, idle_most=IDLE_PLAYERS)
             else:
                 self._pool.admit(config.players)
             # Each transcript on the disk before its row names it as the match's record.
