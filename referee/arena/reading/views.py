@@ -8,6 +8,7 @@ from __future__ import annotations
 import datetime as dt
 import heapq
 import json
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import ColumnElement, ScalarSelect, Select, case, func, select
@@ -146,7 +147,7 @@ def leaderboard(arena: Arena) -> Json:
                 "state": version.state,
                 "rating": _centred(version.rating, centre),
                 "margin": version.margin,
-                "interval": _interval(version, centre),
+                "interval": _interval(version.rating, version.margin, centre),
                 "matches": version.matches,
                 "faults": version.faults,
                 "change_day": (
@@ -161,25 +162,33 @@ def leaderboard(arena: Arena) -> Json:
 
 
 def bots(arena: Arena, viewer: Author) -> Json:
-    query = (
-        select(Bot).options(selectinload(Bot.versions), selectinload(Bot.author)).order_by(Bot.name)
-    )
+    """Every bot: its author, its newest version and the one the organiser acts on. Read as
+    rows, not objects: a season's thousand bots and their versions are the organiser's
+    page, asked for again and again."""
     centre = arena.config.rating_centre
     with arena.database.session() as session:
-        found = session.scalars(query).all()
-        listed = [
+        found = session.execute(
+            select(Bot.id, Bot.name, Author.name, Bot.created_at).join(Author).order_by(Bot.name)
+        ).all()
+        versions: dict[int, list[_Shown]] = {}
+        for bot_id, *facts in session.execute(
+            select(Version.bot_id, *_SHOWN).join(Bot).order_by(Version.bot_id, Version.number)
+        ):
+            versions.setdefault(bot_id, []).append(_Shown(*facts))
+    listed = []
+    for bot_id, name, author, created_at in found:
+        mine = versions.get(bot_id, [])
+        ladder = organisers_version(mine)
+        listed.append(
             {
-                "name": bot.name,
-                "author": bot.author.name,
-                "created_at": when(bot.created_at),
-                "versions": len(bot.versions),
-                "latest": (
-                    _version_summary(bot.versions[-1], False, centre) if bot.versions else None
-                ),
-                "ladder": _summary_of(organisers_version(bot.versions), centre),
+                "name": name,
+                "author": author,
+                "created_at": when(created_at),
+                "versions": len(mine),
+                "latest": _version_summary(mine[-1], False, centre) if mine else None,
+                "ladder": None if ladder is None else _version_summary(ladder, False, centre),
             }
-            for bot in found
-        ]
+        )
     return {"bots": listed}
 
 
@@ -437,20 +446,74 @@ def intake_status(arena: Arena) -> Json:
     return {state.value: states.count(state) for state in waiting}
 
 
+@dataclass(frozen=True)
+class _Shown:
+    """What the API shows of a version, read from its row (`_SHOWN`) or its object."""
+
+    id: int
+    bot: str
+    number: int
+    state: str
+    submitted_at: dt.datetime
+    updated_at: dt.datetime
+    rating: float | None
+    margin: float | None
+    matches: int
+    faults: int
+    reason: str
+    advice: str
+
+    @classmethod
+    def of(cls, version: Version) -> _Shown:
+        return cls(
+            version.id,
+            version.bot.name,
+            version.number,
+            version.state,
+            version.submitted_at,
+            version.updated_at,
+            version.rating,
+            version.margin,
+            version.matches,
+            version.faults,
+            version.reason,
+            version.advice,
+        )
+
+
+# `_Shown`'s columns, in its order.
+_SHOWN = (
+    Version.id,
+    Bot.name,
+    Version.number,
+    Version.state,
+    Version.submitted_at,
+    Version.updated_at,
+    Version.rating,
+    Version.margin,
+    Version.matches,
+    Version.faults,
+    Version.reason,
+    Version.advice,
+)
+
+
 def _version_summary(
-    version: Version, private: bool, centre: float, place: int | None = None
+    version: Version | _Shown, private: bool, centre: float, place: int | None = None
 ) -> Json:
     """A version as the API shows it; `place`: its place in the intake's line, if queued."""
+    if isinstance(version, Version):
+        version = _Shown.of(version)
     shown: Json = {
         "id": version.id,
-        "bot": version.bot.name,
+        "bot": version.bot,
         "number": version.number,
         "state": version.state,
         "submitted_at": when(version.submitted_at),
         "updated_at": when(version.updated_at),
         "rating": _centred(version.rating, centre),
         "margin": version.margin,
-        "interval": _interval(version, centre),
+        "interval": _interval(version.rating, version.margin, centre),
         "matches": version.matches,
         "faults": version.faults,
         "place_in_line": place,
@@ -459,10 +522,6 @@ def _version_summary(
         shown["reason"] = version.reason
         shown["advice"] = version.advice.splitlines()
     return shown
-
-
-def _summary_of(version: Version | None, centre: float) -> Json | None:
-    return None if version is None else _version_summary(version, False, centre)
 
 
 def _step(step: Step, private: bool) -> Json:
@@ -519,8 +578,8 @@ def _centred(rating: float | None, centre: float) -> float | None:
     return None if rating is None else rating + centre
 
 
-def _interval(version: Version, centre: float) -> list[float] | None:
-    rating = _centred(version.rating, centre)
-    if rating is None or version.margin is None:
+def _interval(fitted: float | None, margin: float | None, centre: float) -> list[float] | None:
+    rating = _centred(fitted, centre)
+    if rating is None or margin is None:
         return None
-    return [rating - version.margin, rating + version.margin]
+    return [rating - margin, rating + margin]

@@ -14,7 +14,7 @@ import datetime as dt
 from collections.abc import Iterator, Sequence
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 from alembic import command
 from alembic.config import Config
@@ -81,10 +81,18 @@ ON_LADDER = (VersionState.PLACING, VersionState.RATED)
 IN_INTAKE = (VersionState.BUILDING, VersionState.VALIDATING)
 
 
-def organisers_version(versions: Sequence[Version]) -> Version | None:
-    """The version of a bot (its `versions`, by number) that the organiser suspends or
-    reinstates: the one on the ladder, else its newest suspended one; None for neither.
-    A bot has at most one version on the ladder: placing one retires the others."""
+class _InState(Protocol):
+    @property
+    def state(self) -> str: ...
+
+
+_Stated = TypeVar("_Stated", bound=_InState)
+
+
+def organisers_version(versions: Sequence[_Stated]) -> _Stated | None:
+    """The version of a bot (its `versions`, by number: rows or objects) that the organiser
+    suspends or reinstates: the one on the ladder, else its newest suspended one; None for
+    neither. A bot has at most one version on the ladder: placing one retires the others."""
     playing = [v for v in versions if v.state in ON_LADDER]
     suspended = [v for v in versions if v.state == VersionState.SUSPENDED]
     chosen = playing or suspended
