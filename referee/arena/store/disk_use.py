@@ -2,9 +2,9 @@
 directories (unpacked and built), their archives (as submitted, and as packed for the
 workers), and their seats' logs.
 
-A walk of a big tree takes long: a measure is taken in the calling thread (the API's
-thread pool, never the event loop), at most once every `FRESH_S`; those who ask meanwhile
-are given the last one, and those who ask while it is taken wait for it.
+A walk of a big tree takes long: a measure is taken in a thread (never the event loop), at
+most once every `FRESH_S`; those who ask meanwhile are given the last one. Only the first
+measure is waited for.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from typing import Any
 from sqlalchemy import select
 
 from referee.arena.store.db import Author, Bot, Match, Seat, Version, utcnow
+from referee.arena.store.errors import Busy
 from referee.arena.store.home import Arena
 from referee.tournaments.results import LOGS
 
@@ -78,21 +79,50 @@ class DiskUse:
 
 
 class DiskMeter:
-    """The arena's disk by author, measured again once the last measure is `fresh_s` old."""
+    """The arena's disk by author, measured again once the last measure is `fresh_s` old:
+    in a thread of its own, the last measure shown meanwhile. Only the first is waited for.
+    A measure of a season's arena takes seconds; no request waits for it but the first."""
 
     def __init__(self, arena: Arena, fresh_s: float = FRESH_S) -> None:
         self._arena = arena
         self._fresh_s = fresh_s
+        # Held to read or set the last measure, and whether one is being taken.
         self._lock = threading.Lock()
+        # Held while the first measure is taken, which those asking meanwhile wait for.
+        self._first = threading.Lock()
         self._last: tuple[float, DiskUse] | None = None
+        self._measuring = False
 
     def current(self) -> DiskUse:
-        """The last measure, or a new one if it is older than `fresh_s` (blocks meanwhile:
-        call it from a thread)."""
+        """The last measure, and a new one begun if it is older than `fresh_s`; the first
+        measure, taken now if there is none (blocks meanwhile: call it from a thread)."""
         with self._lock:
-            if self._last is None or time.monotonic() - self._last[0] > self._fresh_s:
-                self._last = (time.monotonic(), measure(self._arena))
-            return self._last[1]
+            last = self._last
+            if last is not None:
+                if time.monotonic() - last[0] > self._fresh_s and not self._measuring:
+                    self._measuring = True
+                    threading.Thread(target=self._again, name="disk meter", daemon=True).start()
+                return last[1]
+        with self._first:
+            with self._lock:
+                if self._last is not None:
+                    return self._last[1]
+            found = measure(self._arena)
+            with self._lock:
+                self._last = (time.monotonic(), found)
+            return found
+
+    def _again(self) -> None:
+        """A new measure, shown once taken; the last one stays while the database does not
+        answer (the next request past `fresh_s` tries again)."""
+        try:
+            found: DiskUse | None = measure(self._arena)
+        except Busy:
+            found = None
+        with self._lock:
+            if found is not None:
+                self._last = (time.monotonic(), found)
+            self._measuring = False
 
 
 def measure(arena: Arena) -> DiskUse:

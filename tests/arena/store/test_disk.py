@@ -206,6 +206,22 @@ def test_a_measure_is_kept_a_while_then_taken_again(site: Site) -> None:
     assert alice.bots_bytes >= MIB
 
 
+def test_a_stale_measure_is_shown_while_the_next_is_taken(site: Site) -> None:
+    """Past its freshness the last measure is given at once, and the next one, taken in a
+    thread meanwhile, from then on: no request but the first waits for a measure."""
+    arena = site.arena
+    ids = seed(site)
+    directory = arena.bot_directory(ids["ace"])
+    directory.mkdir(parents=True)
+    meter = DiskMeter(arena, fresh_s=0)
+    first = meter.current()
+    (directory / "more").write_bytes(os.urandom(MIB))
+    assert meter.current() is first
+    wait_for("the next measure", lambda: meter.current() is not first)
+    (alice,) = [row for row in meter.current().authors if row.author == "alice"]
+    assert alice.bots_bytes >= MIB
+
+
 def test_a_tree_is_measured_by_its_blocks_links_not_followed(tmp_path: Path) -> None:
     assert tree_bytes(tmp_path / "none") == 0
     (tmp_path / "a" / "b").mkdir(parents=True)
