@@ -283,9 +283,11 @@ class Ladder:
 
     async def _venue(self, config: TournamentConfig, members: dict[int, Member]) -> Venue:
         new = [entrant for entrant in config.players if entrant.name not in self._prints]
+        # The interpreter the versions run (python3, node) hashed once for all of them.
+        hashed: dict[str, str] = {}
         self._prints.update(
             await asyncio.to_thread(
-                lambda: {entrant.name: fingerprint(entrant.spec) for entrant in new}
+                lambda: {entrant.name: fingerprint(entrant.spec, hashed) for entrant in new}
             )
         )
         prints = {entrant.name: self._prints[entrant.name] for entrant in config.players}
