@@ -26,10 +26,13 @@ from referee.arena.store.errors import Busy
 from referee.arena.store.home import Arena
 from referee.tournaments.results import LOGS
 
-# How long a measure is shown before it is taken again.
+# How long a measure is shown before it is taken again, at least; and at least this many
+# times as long as it took: a measure of a season's logs takes seconds of the arena's
+# process, which the ladder's matches and the pages share.
 FRESH_S = 30.0
+FRESH_TIMES = 9
 # The logs whose matches one query looks up.
-LOG_BATCH = 1000
+LOG_BATCH = 2000
 
 
 @dataclass(frozen=True)
@@ -67,11 +70,15 @@ class DiskUse:
     free_bytes: int
     authors: tuple[AuthorDisk, ...]
 
+    def fresh_s(self, least: float) -> float:
+        """How long it is shown before it is taken again: at least `least`."""
+        return max(least, FRESH_TIMES * self.took_s)
+
     def shown(self) -> dict[str, Any]:
         return {
             "measured_at": self.measured_at.isoformat(timespec="seconds"),
             "took_s": round(self.took_s, 3),
-            "fresh_s": FRESH_S,
+            "fresh_s": round(self.fresh_s(FRESH_S), 1),
             "free_bytes": self.free_bytes,
             "total_bytes": sum(author.total_bytes for author in self.authors),
             "authors": [author.shown() for author in self.authors],
@@ -79,9 +86,10 @@ class DiskUse:
 
 
 class DiskMeter:
-    """The arena's disk by author, measured again once the last measure is `fresh_s` old:
-    in a thread of its own, the last measure shown meanwhile. Only the first is waited for.
-    A measure of a season's arena takes seconds; no request waits for it but the first."""
+    """The arena's disk by author, measured again once the last measure is `fresh_s` old
+    (or FRESH_TIMES as old as it took): in a thread of its own, the last measure shown
+    meanwhile. Only the first is waited for. A measure of a season's arena takes seconds;
+    no request waits for it but the first."""
 
     def __init__(self, arena: Arena, fresh_s: float = FRESH_S) -> None:
         self._arena = arena
@@ -99,7 +107,8 @@ class DiskMeter:
         with self._lock:
             last = self._last
             if last is not None:
-                if time.monotonic() - last[0] > self._fresh_s and not self._measuring:
+                stale = time.monotonic() - last[0] > last[1].fresh_s(self._fresh_s)
+                if stale and not self._measuring:
                     self._measuring = True
                     threading.Thread(target=self._again, name="disk meter", daemon=True).start()
                 return last[1]
@@ -133,21 +142,19 @@ def measure(arena: Arena) -> DiskUse:
         versions = session.execute(
             select(Version.id, Author.name).join(Bot, Version.bot_id == Bot.id).join(Author)
         ).all()
+    whose = dict(versions)
     logs = dict.fromkeys(authors, 0)
     # Only the matches whose seats left a log are looked up (a bot that writes nothing to
     # its standard error leaves none), a batch at a time: never every seat of the season.
     for batch in _log_batches(arena.results / LOGS):
         with arena.database.session() as session:
             seats = session.execute(
-                select(Match.key, Seat.role, Author.name)
+                select(Match.key, Seat.role, Seat.version_id)
                 .join(Seat, Seat.match_id == Match.id)
-                .join(Version, Seat.version_id == Version.id)
-                .join(Bot, Version.bot_id == Bot.id)
-                .join(Author)
                 .where(Match.key.in_(batch))
             )
-            for key, role, author in seats:
-                logs[author] += batch[key].get(role, 0)
+            for key, role, version_id in seats:
+                logs[whose[version_id]] += batch[key].get(role, 0)
     counts = dict.fromkeys(authors, 0)
     bots = dict.fromkeys(authors, 0)
     archives = dict.fromkeys(authors, 0)

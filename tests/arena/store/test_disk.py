@@ -5,6 +5,7 @@ thread and kept a while."""
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 import json
 import os
 import re
@@ -17,7 +18,7 @@ from sqlalchemy import event
 from referee.arena.intake.pipeline import Intake
 from referee.arena.store import disk_use
 from referee.arena.store.db import Step, StepKind, Version, VersionState
-from referee.arena.store.disk_use import DiskMeter, tree_bytes
+from referee.arena.store.disk_use import FRESH_S, DiskMeter, DiskUse, tree_bytes
 from referee.arena.store.home import Arena, add_author
 from referee.players.starter import STARTERS
 from referee.tournaments.results import LOGS
@@ -234,3 +235,12 @@ def test_a_tree_is_measured_by_its_blocks_links_not_followed(tmp_path: Path) -> 
     with open(tmp_path / "a" / "sparse", "wb") as file:
         file.truncate(100 * MIB)
     assert MIB <= tree_bytes(tmp_path / "a") < 2 * MIB
+
+
+def test_a_measure_that_took_long_is_kept_nine_times_as_long() -> None:
+    def took(seconds: float) -> DiskUse:
+        return DiskUse(dt.datetime.now(dt.UTC), seconds, 0, ())
+
+    assert took(1.0).fresh_s(FRESH_S) == FRESH_S == took(1.0).shown()["fresh_s"]
+    assert took(10.0).fresh_s(FRESH_S) == 90.0 == took(10.0).shown()["fresh_s"]
+    assert took(10.0).fresh_s(0) == 90.0
