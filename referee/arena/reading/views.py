@@ -163,33 +163,56 @@ def leaderboard(arena: Arena) -> Json:
 
 def bots(arena: Arena, viewer: Author) -> Json:
     """Every bot: its author, its newest version and the one the organiser acts on. Read as
-    rows, not objects: a season's thousand bots and their versions are the organiser's
-    page, asked for again and again."""
+    rows, not objects, and of the versions only their states but for those shown: a
+    season's thousand bots and their versions are the organiser's page, asked for again
+    and again."""
     centre = arena.config.rating_centre
     with arena.database.session() as session:
         found = session.execute(
             select(Bot.id, Bot.name, Author.name, Bot.created_at).join(Author).order_by(Bot.name)
         ).all()
-        versions: dict[int, list[_Shown]] = {}
-        for bot_id, *facts in session.execute(
-            select(Version.bot_id, *_SHOWN).join(Bot).order_by(Version.bot_id, Version.number)
+        states: dict[int, list[_State]] = {}
+        for bot_id, version_id, state in session.execute(
+            select(Version.bot_id, Version.id, Version.state).order_by(
+                Version.bot_id, Version.number
+            )
         ):
-            versions.setdefault(bot_id, []).append(_Shown(*facts))
+            states.setdefault(bot_id, []).append(_State(version_id, state))
+        chosen = {bot_id: (mine[-1].id, _organisers(mine)) for bot_id, mine in states.items()}
+        wanted = {version_id for pair in chosen.values() for version_id in pair if version_id}
+        shown = {
+            version_id: _version_summary(_Shown(version_id, *facts), False, centre)
+            for version_id, *facts in session.execute(
+                select(*_SHOWN).join(Bot).where(Version.id.in_(wanted))
+            )
+        }
     listed = []
     for bot_id, name, author, created_at in found:
-        mine = versions.get(bot_id, [])
-        ladder = organisers_version(mine)
+        latest, ladder = chosen.get(bot_id, (None, None))
         listed.append(
             {
                 "name": name,
                 "author": author,
                 "created_at": when(created_at),
-                "versions": len(mine),
-                "latest": _version_summary(mine[-1], False, centre) if mine else None,
-                "ladder": None if ladder is None else _version_summary(ladder, False, centre),
+                "versions": len(states.get(bot_id, [])),
+                "latest": None if latest is None else shown[latest],
+                "ladder": None if ladder is None else shown[ladder],
             }
         )
     return {"bots": listed}
+
+
+@dataclass(frozen=True)
+class _State:
+    """A version's state, as the organiser's choice of it needs (`organisers_version`)."""
+
+    id: int
+    state: str
+
+
+def _organisers(versions: list[_State]) -> int | None:
+    chosen = organisers_version(versions)
+    return None if chosen is None else chosen.id
 
 
 def bot(arena: Arena, viewer: Author, name: str) -> Json:
