@@ -114,48 +114,61 @@ def leaderboard(arena: Arena) -> Json:
     """The versions on the ladder, best first; those not yet rated, then the suspended, last.
     The same for every viewer who may read it (`auth.may_read_leaderboard`). A version's
     change over a day is there once it has a rating point a day old: its last at or before
-    then."""
+    then. Read in one query, as rows: every reader's page asks for it."""
     day_ago = utcnow() - dt.timedelta(days=1)
     then = rating_point(RatingPoint.rating, Version.id, at_or_before=day_ago)
     query = (
-        select(Version, Bot.name, Author.name, then)
+        select(
+            Bot.name,
+            Version.number,
+            Author.name,
+            Version.state,
+            Version.rating,
+            Version.margin,
+            Version.matches,
+            Version.faults,
+            then,
+            Version.wins,
+            Version.draws,
+            Version.losses,
+            Match.key,
+            Match.finished_at,
+        )
         .join(Bot, Version.bot_id == Bot.id)
         .join(Author, Bot.author_id == Author.id)
+        .outerjoin(Match, Match.id == Version.last_match_id)
         .where(Version.state.in_(_LISTED))
     )
     centre = arena.config.rating_centre
     with arena.database.session() as session:
         rows = session.execute(query).all()
-        results = tallies.results(session, [row[0].id for row in rows])
 
     def order(row: Any) -> tuple[bool, bool, float, str]:
-        version, bot, _, _ = row
-        rating = version.rating if version.rating is not None else 0.0
-        return (version.state == VersionState.SUSPENDED, version.rating is None, -rating, bot)
+        bot, _, _, state, rating = row[:5]
+        return (state == VersionState.SUSPENDED, rating is None, -(rating or 0.0), bot)
 
     entries = []
     rank = 0
-    for version, bot, author, rating_then in sorted(rows, key=order):
-        ranked = version.state in ON_LADDER and version.rating is not None
+    for row in sorted(rows, key=order):
+        bot, number, author, state, rating, margin, matches, faults, rating_then = row[:9]
+        ranked = state in ON_LADDER and rating is not None
         rank += ranked
         entries.append(
             {
                 "rank": rank if ranked else None,
                 "bot": bot,
-                "version": version.number,
+                "version": number,
                 "author": author,
-                "state": version.state,
-                "rating": _centred(version.rating, centre),
-                "margin": version.margin,
-                "interval": _interval(version.rating, version.margin, centre),
-                "matches": version.matches,
-                "faults": version.faults,
+                "state": state,
+                "rating": _centred(rating, centre),
+                "margin": margin,
+                "interval": _interval(rating, margin, centre),
+                "matches": matches,
+                "faults": faults,
                 "change_day": (
-                    None
-                    if version.rating is None or rating_then is None
-                    else version.rating - rating_then
+                    None if rating is None or rating_then is None else rating - rating_then
                 ),
-                **_results(results[version.id]),
+                **_results(tallies.Results(*row[9:])),
             }
         )
     return {"leaderboard": entries}
