@@ -100,10 +100,13 @@ class Hooks:
     final_status: Callable[[], Mapping[str, Any]]
 
 
-def create_app(arena: Arena, hooks: Hooks, uploads: Uploads | None = None) -> Starlette:
+def create_app(
+    arena: Arena, hooks: Hooks, uploads: Uploads | None = None, meter: DiskMeter | None = None
+) -> Starlette:
     """The API of `arena`, its changes told to `hooks`, its archives read in `uploads`'
-    slots (by default, `uploads.SLOTS` at `bodies.Pace()`)."""
-    api = _Api(arena, hooks, uploads or Uploads())
+    slots (by default, `uploads.SLOTS` at `bodies.Pace()`), its disk measured by `meter` (by
+    default, one that takes its first measure when first asked)."""
+    api = _Api(arena, hooks, uploads or Uploads(), meter or DiskMeter(arena))
     gate = auth.Gate.new(arena.config.public_url)
     routes = [
         Route("/api/me", api.me),
@@ -151,8 +154,10 @@ def create_app(arena: Arena, hooks: Hooks, uploads: Uploads | None = None) -> St
         try:
             yield
         finally:
-            # The replays' workers end with the app, and the replays under way with them.
+            # The replays' workers end with the app, and the replays under way with them;
+            # and a measure of the disk under way.
             await asyncio.to_thread(api.replays.close)
+            await asyncio.to_thread(api.meter.close)
 
     return Starlette(
         routes=routes, exception_handlers=handlers, middleware=[guard, limit], lifespan=lifespan
@@ -160,7 +165,7 @@ def create_app(arena: Arena, hooks: Hooks, uploads: Uploads | None = None) -> St
 
 
 class _Api:
-    def __init__(self, arena: Arena, hooks: Hooks, uploads: Uploads) -> None:
+    def __init__(self, arena: Arena, hooks: Hooks, uploads: Uploads, meter: DiskMeter) -> None:
         self.arena = arena
         self.hooks = hooks
         # A bot's version numbers are counted in the database; one submission at a time is
@@ -180,8 +185,8 @@ class _Api:
         self.facts = Kept(arena)
         self.replays = Replays(arena, self.facts)
         self.watching = Watching(arena, self.facts)
-        # The disk by author, for the organiser: measured in the thread pool, kept a while.
-        self.meter = DiskMeter(arena)
+        # The disk by author, for the organiser: measured in a thread, kept a while.
+        self.meter = meter
 
     def viewer(self, request: Request) -> Author | None:
         """The author whose token the request carries (`auth.viewer`)."""

@@ -244,3 +244,47 @@ def test_a_measure_that_took_long_is_kept_nine_times_as_long() -> None:
     assert took(1.0).fresh_s(FRESH_S) == FRESH_S == took(1.0).shown()["fresh_s"]
     assert took(10.0).fresh_s(FRESH_S) == 90.0 == took(10.0).shown()["fresh_s"]
     assert took(10.0).fresh_s(0) == 90.0
+
+
+def test_each_logs_author_is_looked_up_once_while_it_is_there(site: Site) -> None:
+    arena = site.arena
+    ids = seed(site)  # arena-000001: alice's ace against bob's bee, each with a log
+    logs = arena.results / LOGS
+    add_match(site, "arena-000002", [(ids["ace"], 1.0), (ids["bee"], 0.0)])
+    (logs / "arena-000002.obplayer.log").write_bytes(b"b" * 10_000)
+    whose: dict[str, str] = {}
+    read: list[str] = []
+
+    def keep(*args: object) -> None:
+        if "seats" in str(args[2]):
+            read.append(str(args[2]))
+
+    event.listen(arena.database.engine, "before_cursor_execute", keep)
+    try:
+        first = {a.author: a.logs_bytes for a in disk_use.measure(arena, whose).authors}
+        assert len(read) == 1
+        assert whose == {
+            "arena-000001.xcplayer.log": "alice",
+            "arena-000001.obplayer.log": "bob",
+            "arena-000002.obplayer.log": "bob",
+        }
+        (logs / "arena-000002.obplayer.log").unlink()
+        again = {a.author: a.logs_bytes for a in disk_use.measure(arena, whose).authors}
+    finally:
+        event.remove(arena.database.engine, "before_cursor_execute", keep)
+    assert len(read) == 1, "the logs' authors were known"
+    assert set(whose) == {"arena-000001.xcplayer.log", "arena-000001.obplayer.log"}
+    assert again["alice"] == first["alice"] > 0
+    assert 0 < again["bob"] <= first["bob"] - 10_000
+
+
+def test_a_meter_begun_has_its_first_measure_taken_in_a_thread(site: Site) -> None:
+    seed(site)
+    meter = DiskMeter(site.arena)
+    meter.begin()
+    try:
+        shown = meter.current()
+        assert meter.current() is shown, "fresh: kept"
+        assert {row.author for row in shown.authors} == {"organiser", "alice", "bob"}
+    finally:
+        meter.close()
