@@ -502,6 +502,8 @@ def serve_and_measure(
         rate = (status["played"] - before) / (time.monotonic() - started)
         memory = peak_memory(serving.process.pid)
         processes, processes_bytes = descendants_memory(serving.process.pid)
+    except BenchError as error:
+        raise BenchError(f"{error}; serve's last line: {serving.said()}") from None
     finally:
         code = end_ladder(serving, season.organiser_token, deadline)
     return {
