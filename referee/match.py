@@ -161,7 +161,8 @@ class Match:
             reason, goals = self.result or (EndReason.ABORTED, dict.fromkeys(self.roles, 0))
             with contextlib.suppress(BaseException):
                 end = End(tuple(goals.values()), reason)
-                await asyncio.wait_for(self._tell_all(str(end)), 1.0)
+                async with asyncio.timeout(1.0):
+                    await self._tell_all(str(end))
             raise
         if self.rules_fault is not None:
             self.result = None

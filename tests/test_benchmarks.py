@@ -357,6 +357,25 @@ def test_strength_benchmark_counts_mcts_wins_in_each_seat_a_chance_seat_excepted
         assert row["matches"] == 2 and 0 <= row["wins"] <= 2 and row["target"] == 0.7
 
 
+def test_swiss_pairing_benchmark_times_each_way_on_each_field() -> None:
+    report = benchmark_json(
+        "swiss_pairing.py",
+        *("--players", "10,21", "--seeds", "2", "--repeat", "1", "--networkx-up-to", "10"),
+    )
+    assert (report["round"], report["games_per_pairing"], report["seeds"]) == (3, 2, 2)
+    ways = [
+        "networkx, complete graph (before)",
+        "rustworkx, complete graph",
+        "rustworkx, sparse graph and proof",
+    ]
+    ten, twenty_one = report["fields"]
+    assert ten["players"] == 10 and all(len(ten[way]["seeds"]) == 2 for way in ways)
+    assert all(ten[way]["seconds"] >= 0 for way in ways)
+    # networkx only up to --networkx-up-to; no 400 and 100 to compare.
+    assert twenty_one["players"] == 21 and sorted(twenty_one) == sorted(["players", *ways[1:]])
+    assert report["ratio_400_to_100"] == {}
+
+
 def test_swiss_benchmark_compares_both_pairings_on_every_seed() -> None:
     report = benchmark_json(
         "swiss.py", "--players", "6", "--rounds", "3", "--seeds", "2", "--workers", "1"
@@ -370,3 +389,26 @@ def test_swiss_benchmark_compares_both_pairings_on_every_seed() -> None:
             assert row[label]["matches"] == 3 * 3 * 2
         assert row["swiss"]["repeated_pairs"] == 0 and row["swiss"]["most_seats_apart"] == 0
     assert report["swiss_repeated_pairs"] == 0
+
+
+def test_ratings_benchmark_times_each_field_and_the_growth_from_200_to_800() -> None:
+    report = benchmark_json(
+        "ratings.py", "--sizes", "10", "200", "800", "--runs", "1", "--no-target", exit_codes=(0, 1)
+    )
+    rows = report["results"]
+    # A player of 10 meets all 9 others; of more, 20 others on average.
+    assert [(row["players"], row["pairings"]) for row in rows] == [
+        (10, 45),
+        (200, 2000),
+        (800, 8000),
+    ]
+    assert all(row["games"] >= 5 * row["pairings"] and row["median_s"] > 0 for row in rows)
+    growth = report["growth_800_over_200"]
+    assert growth == round(rows[2]["median_s"] / rows[1]["median_s"], 1)
+    assert report["meets_targets"] == (growth <= 16) and report["fit"] == "today"
+
+
+def test_ratings_benchmark_times_the_fit_before_issue_70() -> None:
+    report = benchmark_json("ratings.py", "--sizes", "10", "30", "--runs", "1", "--before")
+    assert [row["players"] for row in report["results"]] == [10, 30]
+    assert "issue 70" in report["fit"] and report["meets_targets"] is None

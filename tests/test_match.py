@@ -215,8 +215,13 @@ def test_an_interrupted_match_is_recorded_as_aborted(tmp_path: Path) -> None:
     )
 
     async def interrupt() -> None:
-        task = asyncio.create_task(play_fresh(setup, out, results_key(tmp_path, None)[0]))
-        await asyncio.sleep(1.0)
+        # Stopped once a step is played, however long the players take to start.
+        played = asyncio.Event()
+        task = asyncio.create_task(
+            play_fresh(setup, out, results_key(tmp_path, None)[0], lambda *_step: played.set())
+        )
+        async with asyncio.timeout(300):
+            await played.wait()
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task

@@ -1,9 +1,11 @@
 """The ratings and SPRT arithmetic, checked against figures computed here independently:
-by hand, or by scipy's general-purpose optimizers on the same likelihoods."""
+by hand, by scipy's general-purpose optimizers on the same likelihoods, or by the fit as it
+was before it moved to numpy and scipy (tests/support/ratings_reference.py)."""
 
 from __future__ import annotations
 
 import math
+import random
 
 import pytest
 from scipy import optimize
@@ -11,6 +13,7 @@ from scipy import optimize
 from referee.games import get_game
 from referee.tournaments.ratings import PRIOR_SD_ELO, Pairing, fit, points
 from referee.tournaments.sprt import PAIR_SCORES, SprtSettings, Verdict, llr, pentanomial, status
+from tests.support.ratings_reference import fit as reference_fit
 
 NATURAL = math.log(10) / 400
 
@@ -101,6 +104,93 @@ def test_a_fit_of_three_players_is_the_posterior_mode_with_its_curvature() -> No
 def test_players_no_result_connects_stay_finite() -> None:
     ratings = fit([Pairing("a", "b", 4, 4), Pairing("c", "d", 4, 0)])
     assert all(math.isfinite(r.elo) and math.isfinite(r.margin) for r in ratings)
+
+
+def synthetic_field(players: int, seed: int, parts: int = 1) -> list[Pairing]:
+    """Seeded results of players of random strength (sd 200 Elo), each choosing 10 opponents
+    in its part of the field (so meeting about 20 others), 5 to 15 games a pairing, 30% of
+    them drawn. The first two players won every game they played and the next two lost every
+    one (these four never met); the parts (player i in part i % parts) never met. Each pairing
+    is given from either side at random, and a pair that chose each other is given twice."""
+    rng = random.Random(seed)
+    names = [f"p{i:03d}" for i in range(players)]
+    strength = [rng.gauss(0, 200) for _ in names]
+    pairings = []
+    for i, name in enumerate(names):
+        rivals = [
+            j for j in range(players) if j != i and j % parts == i % parts and not (i < 4 and j < 4)
+        ]
+        for j in rng.sample(rivals, 10):
+            games = rng.randint(5, 15)
+            if min(i, j) < 4:
+                scored = float(games) if (min(i, j) == i) == (min(i, j) < 2) else 0.0
+            else:
+                win = 1 / (1 + 10 ** ((strength[j] - strength[i]) / 400))
+                scored = 0.0
+                for _ in range(games):
+                    luck = rng.random()
+                    scored += 0.5 if luck < 0.3 else 1.0 if luck < 0.3 + 0.7 * win else 0.0
+            pairings.append(
+                Pairing(name, names[j], games, scored)
+                if rng.random() < 0.5
+                else Pairing(names[j], name, games, games - scored)
+            )
+    return pairings
+
+
+def alternating_chain(players: int) -> list[Pairing]:
+    """Players in a line, each pair of neighbours in turn 10,000 games apart or none (a tie
+    of the prior alone, as the arena ties a bot's versions): a field badly conditioned for
+    conjugate gradients, which the fit then solves densely."""
+    rng = random.Random(players)
+    pairings = []
+    for i in range(players - 1):
+        games = 0 if i % 2 else 10_000
+        pairings.append(Pairing(f"p{i:03d}", f"p{i + 1:03d}", games, round(games * rng.random())))
+    return pairings
+
+
+@pytest.mark.parametrize(
+    ("pairings", "anchor"),
+    [
+        (synthetic_field(50, seed=1), None),
+        (synthetic_field(100, seed=2), "p010"),
+        (synthetic_field(100, seed=3, parts=2), None),
+        (synthetic_field(200, seed=4), None),
+        (alternating_chain(100), None),
+    ],
+    ids=["50", "100-anchored", "100-in-two-parts", "200", "chain-100"],
+)
+def test_the_fit_gives_the_numbers_of_the_fit_before_it(
+    pairings: list[Pairing], anchor: str | None
+) -> None:
+    new, old = fit(pairings, anchor), reference_fit(pairings, anchor)
+    assert [r.player for r in new] == [r.player for r in old]
+    for mine, theirs in zip(new, old, strict=True):
+        assert mine.elo == pytest.approx(theirs.elo, abs=0.1)
+        assert mine.low == pytest.approx(theirs.low, abs=0.1)
+        assert mine.high == pytest.approx(theirs.high, abs=0.1)
+        if theirs.los_next is None:
+            assert mine.los_next is None
+        else:
+            assert mine.los_next == pytest.approx(theirs.los_next, abs=1e-6)
+
+
+def test_the_synthetic_fields_hold_what_they_say() -> None:
+    """The comparison above covers what it claims: players who won or lost everything, and a
+    field that no result connects, whose two parts' ratings are hardly comparable."""
+    ratings = {r.player: r for r in fit(synthetic_field(100, seed=3, parts=2))}
+    assert min(ratings["p000"].elo, ratings["p001"].elo) > max(
+        r.elo for name, r in ratings.items() if name not in ("p000", "p001")
+    )
+    assert max(ratings["p002"].elo, ratings["p003"].elo) < min(
+        r.elo for name, r in ratings.items() if name not in ("p002", "p003")
+    )
+    # Each part's mean is known only from the prior (sd 4000 Elo, over 50 players): the half
+    # difference of the two means has sd 4000 sqrt(2 / 50) / 2 = 400, a 95% margin of 784.
+    assert all(r.margin > 700 for r in ratings.values())
+    connected = fit(synthetic_field(100, seed=2))
+    assert all(r.margin < 200 for r in connected)
 
 
 def constrained_mle(frequency: list[float], score: float) -> list[float]:

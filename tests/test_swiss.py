@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 import subprocess
 import sys
 import time
@@ -16,27 +17,12 @@ import pytest
 from typer.testing import CliRunner
 
 from referee.cli import app
-from referee.tournaments.swiss import FIRST, SECOND, Past, Round, pair, read_rounds, seating
+from referee.tournaments.swiss import FIRST, SECOND, Past, pair, read_rounds
 from tests.support.paths import ROOT
+from tests.support.swiss_reference import play_round
 
 runner = CliRunner()
 LINE_BOT = ROOT / "benchmarks" / "bots" / "line_bot.py"
-
-
-def play_round(round_: Round, past: Past, games: int, rng: random.Random) -> None:
-    """Results drawn at random for a round's pairs, kept as a run keeps them."""
-    for a, b in round_.pairs:
-        past.met.add(frozenset((a, b)))
-        for game in range(games):
-            first, second = seating((a, b), game)
-            past.seats[first].append(FIRST)
-            past.seats[second].append(SECOND)
-            scored = rng.choice([0.0, 0.5, 1.0])
-            past.scores[first] += scored
-            past.scores[second] += 1 - scored
-    if round_.bye:
-        past.byes[round_.bye] += 1
-        past.scores[round_.bye] += games
 
 
 def test_round_one_pairs_the_top_half_with_the_bottom_half() -> None:
@@ -121,6 +107,10 @@ def test_a_swiss_plays_its_rounds_and_ranks_by_score_and_tie_breaks(tmp_path: Pa
     assert result.exit_code == 0, result.output
     lines = [line for line in result.stderr.splitlines() if line.startswith("round ")]
     assert [line.split(" paired")[0] for line in lines] == [f"round {n} of 4" for n in range(1, 5)]
+    # Each says how long its pairing took.
+    assert all(
+        re.match(r"round \d of 4 paired in \d+(\.\d)? m?s: s\d\d-s\d\d", line) for line in lines
+    )
     stored = read_rounds(tmp_path / "results" / "swiss")
     assert stored is not None and stored.games_per_pairing == 1 and len(stored.rounds) == 4
     rounds = stored.rounds

@@ -228,8 +228,8 @@ class TournamentProgress(Observer):
     def stopped(self, verdict: Verdict) -> None:
         self._print(f"SPRT: {verdict} ({self._lead()}); no further match starts")
 
-    def paired(self, round_: Round, rounds: int) -> None:
-        self._print(round_line(round_, rounds))
+    def paired(self, round_: Round, rounds: int, seconds: float) -> None:
+        self._print(round_line(round_, rounds, seconds))
 
     def bracketed(self, ties: Sequence[Tie], rounds: int) -> None:
         self._print(bracket_line(ties, rounds))
@@ -262,11 +262,13 @@ class TournamentProgress(Observer):
         self.progress.console.print(text, markup=False, highlight=False, soft_wrap=True)
 
 
-def round_line(round_: Round, rounds: int) -> str:
-    """A Swiss round as it is paired: its pairs in their first game's seats, and its bye."""
+def round_line(round_: Round, rounds: int, seconds: float) -> str:
+    """A Swiss round as it is paired: how long its pairing took, its pairs in their first
+    game's seats, and its bye."""
     pairs = ", ".join(f"{first}-{second}" for first, second in round_.pairs)
     bye = f"; bye: {round_.bye}" if round_.bye else ""
-    return f"round {round_.number} of {rounds} paired: {pairs}{bye}"
+    took = f"{seconds:.1f} s" if seconds >= 0.1 else f"{seconds * 1000:.0f} ms"
+    return f"round {round_.number} of {rounds} paired in {took}: {pairs}{bye}"
 
 
 def bracket_line(ties: Sequence[Tie], rounds: int) -> str:

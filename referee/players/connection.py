@@ -219,7 +219,8 @@ class PlayerConnection:
             # owner's word comes soon (how it exited, or that it only closed its input), and
             # the fault says that, however busy the machine is.
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._gone_event.wait(), limit_s)
+                async with asyncio.timeout(limit_s):
+                    await self._gone_event.wait()
         self._raise_if_gone()
         self._read_what_was_left()
         pending: asyncio.Future[_Arrival | None] = asyncio.get_running_loop().create_future()
@@ -271,7 +272,8 @@ class PlayerConnection:
         """Why the player is gone, if it goes within `limit_s`; None if it is still there."""
         if self.gone is None:
             try:
-                await asyncio.wait_for(self._gone_event.wait(), limit_s)
+                async with asyncio.timeout(limit_s):
+                    await self._gone_event.wait()
             except TimeoutError:
                 return None
         return self.gone
@@ -311,7 +313,8 @@ class PlayerConnection:
         self._late = late
         self._listen(True)
         try:
-            return await asyncio.wait_for(late, max(limit_s, 0.0))
+            async with asyncio.timeout(max(limit_s, 0.0)):
+                return await late
         except (TimeoutError, ProtocolViolation):
             return None
         finally:
@@ -467,7 +470,8 @@ class PlayerConnection:
     async def _taken(self, limit_s: float) -> None:
         """Wait for the pipe to take what is buffered; a player that will not has crashed."""
         try:
-            await asyncio.wait_for(self._writable.wait(), limit_s)
+            async with asyncio.timeout(limit_s):
+                await self._writable.wait()
         except TimeoutError:
             self.fail(PlayerCrashed("stopped reading its input"))
             raise PlayerCrashed("stopped reading its input") from None

@@ -380,7 +380,8 @@ class ConfinedProcess:
     async def exited(self, limit_s: float = REAP_PATIENCE_S) -> bool:
         """Whether the program has exited (and been reaped) within `limit_s`."""
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._gone.wait(), limit_s)
+            async with asyncio.timeout(limit_s):
+                await self._gone.wait()
         return self._gone.is_set()
 
     def _stopped_by_cgroup(self) -> str | None:

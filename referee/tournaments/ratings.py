@@ -8,8 +8,16 @@ into Elo. `docs/tournaments.md` gives each formula.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+
+import numpy as np
+from scipy.linalg import cho_factor, cho_solve, cholesky
+from scipy.linalg.lapack import dtrtri
+from scipy.sparse import coo_array, csr_array
+from scipy.sparse.csgraph import connected_components
+from scipy.special import expit
+from threadpoolctl import threadpool_limits  # type: ignore[import-untyped]  # no types shipped
 
 Z_95 = 1.959964  # two-sided 95% quantile of the normal distribution
 # One Elo point in the natural units of the logistic model: P(win) = 1 / (1 + exp(-d)).
@@ -19,8 +27,13 @@ PRIOR_DRAWS = 2.0
 # A wide normal prior on each rating, in Elo: it only matters for players that no chain of
 # results connects, which it keeps on one scale (with intervals that say how little is known).
 PRIOR_SD_ELO = 4000.0
+_PRECISION = 1 / (PRIOR_SD_ELO * NATURAL) ** 2  # the prior's, in natural units
 _NEWTON_STEPS = 100
-_CONVERGED = 1e-9
+_CONVERGED = 1e-9  # the largest step, in natural units, of a converged Newton's method
+# Conjugate gradients solve a Newton step to this residual, relative to the first.
+_SOLVED = 1e-10
+# Columns of a dense matrix combined at a time: a block of n of them, not n^2.
+_BLOCK = 256
 
 
 def points(mine: int, theirs: int) -> float:
@@ -122,115 +135,213 @@ def fit(pairings: Iterable[Pairing], anchor: str | None = None) -> list[Rating]:
     the ratings are the posterior mode with the priors above, found by Newton's method. The
     scale is anchored by the mean rating at 0, or by `anchor`'s rating at 0. Intervals come
     from the curvature of the log posterior at the mode (its inverse is the covariance).
+
+    Growth, for n players and m pairs that met: a Newton step is O(m) and a sparse solve by
+    conjugate gradients, O(m) an iteration (a dense one, O(n^3), where those stall); the
+    intervals and LOS one dense Cholesky factorisation and the inverse of its factor, O(n^3)
+    at LAPACK's speed, in O(n^2) memory.
     """
-    games: dict[tuple[int, int], float] = {}
-    scored: dict[tuple[int, int], float] = {}
-    index: dict[str, int] = {}
-    for pairing in pairings:
-        a = index.setdefault(pairing.first, len(index))
-        b = index.setdefault(pairing.second, len(index))
-        if a == b:
-            continue
-        games[(a, b)] = games.get((a, b), 0.0) + pairing.games
-        scored[(a, b)] = scored.get((a, b), 0.0) + pairing.points
-    names = list(index)
+    names, met = _met(pairings)
     size = len(names)
     if size == 0:
         return []
-    # Each unordered pair once: its games, with the prior's virtual draws, and a's points.
-    pairs: dict[tuple[int, int], tuple[float, float]] = {}
-    for (a, b), n in games.items():
-        key, mine = ((a, b), scored[(a, b)]) if a < b else ((b, a), n - scored[(a, b)])
-        total, points_ = pairs.get(key, (PRIOR_DRAWS, PRIOR_DRAWS / 2))
-        pairs[key] = (total + n, points_ + mine)
-    theta = [0.0] * size
-    precision = 1 / (PRIOR_SD_ELO * NATURAL) ** 2
-    for _ in range(_NEWTON_STEPS):
-        gradient, hessian = _derivatives(theta, pairs, precision)
-        step = _solve(_cholesky(hessian), gradient)
-        theta = [t + s for t, s in zip(theta, step, strict=True)]
-        if max(abs(s) for s in step) < _CONVERGED:
-            break
-    _, hessian = _derivatives(theta, pairs, precision)
-    covariance = _inverse(hessian)
-    base = (
-        [1.0 / size] * size if anchor is None or anchor not in index else _unit(index[anchor], size)
-    )
-
-    def contrast(weights: Sequence[float]) -> tuple[float, float]:
-        """A linear combination of the ratings, in Elo, and its standard deviation."""
-        value = sum(w * t for w, t in zip(weights, theta, strict=True))
-        variance = sum(
-            weights[i] * weights[j] * covariance[i][j] for i in range(size) for j in range(size)
-        )
-        return value / NATURAL, math.sqrt(max(variance, 0.0)) / NATURAL
-
-    rated = []
-    for i, name in enumerate(names):
-        elo, sd = contrast([(1.0 if j == i else 0.0) - base[j] for j in range(size)])
-        rated.append((elo, sd, i, name))
-    rated.sort(key=lambda r: (-r[0], r[3]))
+    anchored = names.index(anchor) if anchor is not None and anchor in names else None
+    # One thread of linear algebra: a fit shares the machine with the matches being played and
+    # the arena's service, and OpenBLAS's threads, waiting on cores that are busy, made a fit
+    # of 200 players 25 times slower and one of 3,000 players 2.6 (docs/benchmarks.md).
+    with threadpool_limits(limits=1, user_api="blas"):
+        theta = _mode(met, size)
+        elo = (theta - (theta.mean() if anchored is None else theta[anchored])) / NATURAL
+        ranked = sorted(range(size), key=lambda i: (-elo[i], names[i]))
+        spread, apart = _spreads(met, theta, np.array(ranked, dtype=np.intp), anchored)
     ratings = []
-    for rank, (elo, sd, i, name) in enumerate(rated):
+    for rank, i in enumerate(ranked):
         los = None
-        if rank + 1 < len(rated):
-            j = rated[rank + 1][2]
-            difference, spread = contrast(
-                [(1.0 if k == i else 0.0) - (1.0 if k == j else 0.0) for k in range(size)]
-            )
-            los = normal_cdf(difference / spread) if spread > 0 else 0.5
-        ratings.append(Rating(name, elo, elo - Z_95 * sd, elo + Z_95 * sd, los))
+        if rank + 1 < size:
+            difference = theta[i] - theta[ranked[rank + 1]]
+            los = normal_cdf(difference / apart[rank]) if apart[rank] > 0 else 0.5
+        margin = Z_95 * float(spread[rank]) / NATURAL
+        rating = float(elo[i])
+        ratings.append(Rating(names[i], rating, rating - margin, rating + margin, los))
     return ratings
 
 
-def _unit(i: int, size: int) -> list[float]:
-    return [1.0 if j == i else 0.0 for j in range(size)]
+@dataclass(frozen=True)
+class _Met:
+    """Each unordered pair of players that met, once: the lower index, the higher, their games
+    with the prior's virtual draws, and the lower one's points with half of those draws."""
+
+    low: np.ndarray
+    high: np.ndarray
+    games: np.ndarray
+    points: np.ndarray
+
+    def terms(self, theta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """At `theta`, each pair's points less its expected points (its term's gradient along
+        the lower player) and its term's curvature."""
+        expected = expit(theta[self.low] - theta[self.high])
+        return self.points - self.games * expected, self.games * expected * (1 - expected)
+
+    def diagonal(self, curvature: np.ndarray, size: int) -> np.ndarray:
+        """The diagonal of H, the negative Hessian of the log posterior: the prior's precision
+        and each player's pairs' curvature."""
+        return (
+            _PRECISION
+            + np.bincount(self.low, curvature, size)
+            + np.bincount(self.high, curvature, size)
+        )
 
 
-def _derivatives(
-    theta: Sequence[float], pairs: Mapping[tuple[int, int], tuple[float, float]], precision: float
-) -> tuple[list[float], list[list[float]]]:
-    """The gradient of the log posterior, and the negative of its Hessian (positive definite)."""
+def _met(pairings: Iterable[Pairing]) -> tuple[list[str], _Met]:
+    """The players in order of first appearance, and the pairs that met. A pairing of a player
+    with itself names the player but is no result."""
+    index: dict[str, int] = {}
+    rows = [
+        (
+            index.setdefault(p.first, len(index)),
+            index.setdefault(p.second, len(index)),
+            p.games,
+            p.points,
+        )
+        for p in pairings
+    ]
+    table = np.array(rows, dtype=float).reshape(-1, 4)
+    table = table[table[:, 0] != table[:, 1]]
+    first, second = table[:, 0].astype(np.intp), table[:, 1].astype(np.intp)
+    games, points_ = table[:, 2], table[:, 3]
+    size = max(len(index), 1)
+    # Each pair's games, from either side, summed under one key, the lower player's.
+    pairs, which = np.unique(
+        np.minimum(first, second) * size + np.maximum(first, second), return_inverse=True
+    )
+    lows_points = np.where(first < second, points_, games - points_)
+    return list(index), _Met(
+        pairs // size,
+        pairs % size,
+        PRIOR_DRAWS + np.bincount(which, games, len(pairs)),
+        PRIOR_DRAWS / 2 + np.bincount(which, lows_points, len(pairs)),
+    )
+
+
+def _mode(met: _Met, size: int) -> np.ndarray:
+    """The ratings (natural units) at the posterior's mode, by Newton's method from 0."""
+    components = connected_components(
+        coo_array((np.ones(len(met.low)), (met.low, met.high)), shape=(size, size)),
+        directed=False,
+    )[1]
+    theta = np.zeros(size)
+    sparse = True
+    for _ in range(_NEWTON_STEPS):
+        residual, curvature = met.terms(theta)
+        gradient = (
+            -_PRECISION * theta
+            + np.bincount(met.low, residual, size)
+            - np.bincount(met.high, residual, size)
+        )
+        step = _sparse_solve(met, curvature, components, gradient) if sparse else None
+        if step is None:
+            # The field is badly conditioned for conjugate gradients (a long chain of
+            # players), and stays so from step to step: a dense solve from here on.
+            sparse = False
+            hessian = _dense_hessian(met, curvature, np.arange(size))
+            step = cho_solve(cho_factor(hessian, lower=True, overwrite_a=True), gradient)
+        theta += step
+        if np.max(np.abs(step)) < _CONVERGED:
+            break
+    return theta
+
+
+def _sparse_solve(
+    met: _Met, curvature: np.ndarray, components: np.ndarray, gradient: np.ndarray
+) -> np.ndarray | None:
+    """The Newton step: x with H @ x = gradient, H the negative Hessian; None where conjugate
+    gradients take more steps than there are players, which in exact arithmetic they never
+    need: a field that badly conditioned is solved more surely by a dense factorisation.
+
+    H is the prior's precision on the diagonal plus the pairs' weighted Laplacian, so each
+    part of the field that no result connects to the rest (each connected component) has its
+    mean as an eigenvector of H, of eigenvalue the precision, tiny beside the others. That
+    part of the step is solved exactly; the rest, orthogonal to it, by conjugate gradients
+    with the diagonal as the preconditioner, kept in that orthogonal space.
+    """
+    size = len(gradient)
+    diagonal = met.diagonal(curvature, size)
+    hessian = csr_array(
+        (
+            np.concatenate([-curvature, -curvature, diagonal]),
+            (
+                np.concatenate([met.low, met.high, np.arange(size)]),
+                np.concatenate([met.high, met.low, np.arange(size)]),
+            ),
+        ),
+        shape=(size, size),
+    )
+    counts = np.bincount(components)
+
+    def level(vector: np.ndarray) -> np.ndarray:
+        """Each component's mean of `vector`, for each of its players."""
+        return (np.bincount(components, vector) / counts)[components]
+
+    residual = gradient - level(gradient)
+    solved = level(gradient) / _PRECISION
+    tolerance = _SOLVED * np.linalg.norm(residual)
+    direction = np.zeros(size)
+    previous = 1.0
+    for _ in range(size):
+        if np.linalg.norm(residual) <= tolerance:
+            return solved
+        preconditioned = residual / diagonal
+        preconditioned -= level(preconditioned)
+        product = residual @ preconditioned
+        direction = preconditioned + (product / previous) * direction
+        previous = product
+        image = hessian @ direction
+        length = product / (direction @ image)
+        solved += length * direction
+        residual -= length * image
+    return solved if np.linalg.norm(residual) <= tolerance else None
+
+
+def _dense_hessian(met: _Met, curvature: np.ndarray, position: np.ndarray) -> np.ndarray:
+    """H, the negative Hessian, as a dense matrix with each player's row and column at its
+    `position`."""
+    size = len(position)
+    hessian = np.zeros((size, size), order="F")
+    low, high = position[met.low], position[met.high]
+    hessian[low, high] = -curvature
+    hessian[high, low] = -curvature
+    hessian[position, position] = met.diagonal(curvature, size)
+    return hessian
+
+
+def _spreads(
+    met: _Met, theta: np.ndarray, ranked: np.ndarray, anchored: int | None
+) -> tuple[np.ndarray, np.ndarray]:
+    """In rank order, in natural units: the standard deviation of each rating less the
+    anchor (the mean rating, or the `anchored` player's), and of each rating less the next.
+
+    The covariance is the inverse of H, the negative Hessian at the mode: W.T @ W, W the
+    inverse of H's lower Cholesky factor. A contrast c of the ratings has the variance
+    |W @ c|^2, and W @ c is c's combination of W's columns; H's inverse is never formed, and
+    the columns are combined a block at a time. H is laid out in rank order, so that the
+    columns of neighbours in the ranking are neighbours too.
+    """
     size = len(theta)
-    gradient = [-precision * t for t in theta]
-    hessian = [[precision if i == j else 0.0 for j in range(size)] for i in range(size)]
-    for (a, b), (total, mine) in pairs.items():
-        p = 1 / (1 + math.exp(theta[b] - theta[a]))
-        gradient[a] += mine - total * p
-        gradient[b] -= mine - total * p
-        curvature = total * p * (1 - p)
-        hessian[a][a] += curvature
-        hessian[b][b] += curvature
-        hessian[a][b] -= curvature
-        hessian[b][a] -= curvature
-    return gradient, hessian
-
-
-def _solve(lower: Sequence[Sequence[float]], vector: Sequence[float]) -> list[float]:
-    """x with M @ x = vector, given the Cholesky factor of M (M = lower @ lower.T)."""
-    size = len(vector)
-    y = [0.0] * size
-    for i in range(size):
-        y[i] = (vector[i] - sum(lower[i][k] * y[k] for k in range(i))) / lower[i][i]
-    x = [0.0] * size
-    for i in reversed(range(size)):
-        x[i] = (y[i] - sum(lower[k][i] * x[k] for k in range(i + 1, size))) / lower[i][i]
-    return x
-
-
-def _inverse(matrix: Sequence[Sequence[float]]) -> list[list[float]]:
-    size = len(matrix)
-    lower = _cholesky(matrix)
-    columns = [_solve(lower, _unit(i, size)) for i in range(size)]
-    return [[columns[j][i] for j in range(size)] for i in range(size)]
-
-
-def _cholesky(matrix: Sequence[Sequence[float]]) -> list[list[float]]:
-    """The lower factor of a symmetric positive definite matrix."""
-    size = len(matrix)
-    lower = [[0.0] * size for _ in range(size)]
-    for i in range(size):
-        for j in range(i + 1):
-            total = matrix[i][j] - sum(lower[i][k] * lower[j][k] for k in range(j))
-            lower[i][j] = math.sqrt(total) if i == j else total / lower[j][j]
-    return lower
+    position = np.empty(size, dtype=np.intp)
+    position[ranked] = np.arange(size)
+    _, curvature = met.terms(theta)
+    lower = cholesky(
+        _dense_hessian(met, curvature, position), lower=True, overwrite_a=True, check_finite=False
+    )
+    inverse, _ = dtrtri(lower, lower=1, overwrite_c=1)
+    origin = inverse.mean(axis=1) if anchored is None else inverse[:, position[anchored]].copy()
+    spread = np.empty(size)
+    apart = np.empty(size - 1)
+    for start in range(0, size, _BLOCK):
+        stop = min(start + _BLOCK, size)
+        centred = inverse[:, start:stop] - origin[:, None]
+        spread[start:stop] = np.sqrt(np.einsum("ij,ij->j", centred, centred))
+        last = min(stop, size - 1)
+        between = inverse[:, start:last] - inverse[:, start + 1 : last + 1]
+        apart[start:last] = np.sqrt(np.einsum("ij,ij->j", between, between))
+    return spread, apart

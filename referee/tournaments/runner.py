@@ -15,6 +15,7 @@ keeps the schedule and writes every result.
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Protocol
@@ -95,8 +96,9 @@ class Observer:
     def stopped(self, verdict: Verdict) -> None:
         """The SPRT has reached a bound: no further match starts."""
 
-    def paired(self, round_: Round, rounds: int) -> None:
-        """A Swiss's next round (of `rounds`) is paired, and about to be played."""
+    def paired(self, round_: Round, rounds: int, seconds: float) -> None:
+        """A Swiss's next round (of `rounds`) is paired, in `seconds`, and about to be
+        played."""
 
     def resized(self, total: int) -> None:
         """The schedule now has `total` matches: a knockout's tie-break games, a Swiss's byes
@@ -356,12 +358,15 @@ async def _run_swiss(
             return matches
         out = withdrawn_players(done) | set(place.withdrawn)
         past = past_of(rounds, done, per_pairing, entrants)
-        rounds.append(
-            pair(len(rounds) + 1, [n for n in entrants if n not in out], past, per_pairing)
-        )
+        field = [n for n in entrants if n not in out]
+        started = time.perf_counter()
+        # In a thread: a large field's pairing takes seconds, which the event loop (the
+        # progress shown, a cluster's heartbeats) does not wait for.
+        rounds.append(await asyncio.to_thread(pair, len(rounds) + 1, field, past, per_pairing))
+        seconds = time.perf_counter() - started
         # Kept before its first match is played.
         write_rounds(config.output, Paired(per_pairing, tuple(rounds), absent))
-        observer.paired(rounds[-1], rounds_to_play)
+        observer.paired(rounds[-1], rounds_to_play, seconds)
 
 
 async def _run_knockout(

@@ -3,12 +3,14 @@ their seats balanced; a round is paired once, from the results recorded before i
 pairing kept in the results directory, so that a run stopped and started again plays the
 same rounds.
 
-A round's pairing is a maximum-weight matching of its players (networkx's, Edmonds'
-blossom algorithm): each pair is an edge whose cost grows with the square of the difference
-of their scores. A pair that has met, or that would give a player the same seat a third time
-in a row or leave its seats two apart, costs more than any pairing by score can, so it is
-chosen only where nothing else pairs everyone. Among players of equal score the cost prefers
-those half the group apart in the field's order (the top half against the bottom half).
+A round's pairing is a least-cost perfect matching of its players (swiss_matching.py: the
+blossom algorithm, compiled, on a graph of a few pairs a player that prices prove holds a
+least-cost pairing of the complete graph): each pair costs more with the square of the
+difference of their scores. A pair that has met, or that would give a player the same seat
+a third time in a row or leave its seats two apart, costs more than any pairing by score
+can, so it is chosen only where nothing else pairs everyone. Among players of equal score
+the cost prefers those half the field apart in its order (the top half against the bottom
+half).
 """
 
 from __future__ import annotations
@@ -17,17 +19,17 @@ import json
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import combinations
 from pathlib import Path
-from typing import Any
-
-import networkx as nx
+from typing import TYPE_CHECKING, Any
 
 from referee.errors import ConfigError, RefereeError
 from referee.players.chance import CHANCE_NAME
 from referee.records.files import read_text, write_atomic
 from referee.records.transcript import Transcript, tournament_match_id
 from referee.tournaments.ratings import points
+
+if TYPE_CHECKING:
+    from referee.tournaments.swiss_matching import Players
 
 # The pairings of every round so far, in the results directory.
 ROUNDS_FILE = "swiss.rounds"
@@ -155,38 +157,34 @@ def pair(number: int, field_: Sequence[str], past: Past, games_per_pairing: int)
 
 
 def _matched(standing: list[str], past: Past, games_per_pairing: int) -> list[tuple[str, str]]:
-    """Everyone of `standing` (an even number, best first) paired at the least cost."""
-    size = len(standing)
-    # Each tier of cost is more than all the pairs of the tiers below it can add up to: the
-    # order within equal scores, then a seat both want, the scores, a seat both must have,
-    # and a pair that has met.
-    prefer = size**3 + 1
-    score = prefer * (size + 1)
-    # Scores in half points, whole numbers: costs the matching adds exactly.
-    halves = {name: round(2 * past.scores[name]) for name in standing}
-    most_apart = (max(halves.values(), default=0) - min(halves.values(), default=0)) ** 2
-    must = score * (size * (most_apart + 1) + 1)
-    again = must * (size + 1)
+    """Everyone of `standing` (an even number, best first) paired at the least cost, as
+    swiss_matching costs a pair and proves the least."""
+    # The matching's numbers (numpy, scipy's programs, rustworkx) load when a round is
+    # paired, not whenever a Swiss's standings are read.
+    from referee.tournaments.swiss_matching import least_cost
+
+    found = least_cost(matching_players(standing, past, games_per_pairing))
+    return [(standing[i], standing[j]) for i, j in found]
+
+
+def matching_players(standing: list[str], past: Past, games_per_pairing: int) -> Players:
+    """What the matching needs of the players of `standing` (best first)."""
+    from referee.tournaments.swiss_matching import Players
+
+    index = {name: i for i, name in enumerate(standing)}
     # With an even number of games a pairing, each player has each seat equally often.
-    needs = {name: _needs(name, past) for name in standing} if games_per_pairing % 2 else {}
-    graph: nx.Graph[str] = nx.Graph()
-    costs: dict[tuple[str, str], int] = {}
-    for i, j in combinations(range(size), 2):
-        a, b = standing[i], standing[j]
-        cost = score * (halves[a] - halves[b]) ** 2 + (abs(j - i) - size // 2) ** 2
-        if needs:
-            (wants_a, must_a), (wants_b, must_b) = needs[a], needs[b]
-            if wants_a is not None and wants_a == wants_b:
-                cost += must if must_a and must_b else prefer
-        if frozenset((a, b)) in past.met:
-            cost += again
-        costs[(a, b)] = cost
-    top = max(costs.values(), default=0) + 1
-    for (a, b), cost in costs.items():
-        graph.add_edge(a, b, weight=top - cost)
-    matching = nx.max_weight_matching(graph, maxcardinality=True)
-    rank = {name: index for index, name in enumerate(standing)}
-    return [(a, b) if rank[a] < rank[b] else (b, a) for a, b in matching]
+    needs = [_needs(name, past) if games_per_pairing % 2 else (None, False) for name in standing]
+    met = [
+        (index[a], index[b])
+        for a, b in (tuple(pair) for pair in past.met)
+        if a in index and b in index
+    ]
+    return Players(
+        halves=[round(2 * past.scores[name]) for name in standing],
+        wants=[-1 if wants is None else wants for wants, _ in needs],
+        must=[must for _, must in needs],
+        met=met,
+    )
 
 
 def _needs(name: str, past: Past) -> tuple[int | None, bool]:

@@ -221,7 +221,8 @@ def _over(directories: tuple[Path, ...]) -> bool:
 async def _closed(pipes: list[_Pipe]) -> None:
     """Wait for the pipes to close (they do once every process of the jail is gone)."""
     with contextlib.suppress(TimeoutError):
-        await asyncio.wait_for(asyncio.gather(*(pipe.closed for pipe in pipes)), _PIPES_CLOSE_S)
+        async with asyncio.timeout(_PIPES_CLOSE_S):
+            await asyncio.gather(*(pipe.closed for pipe in pipes))
 
 
 def settle(directory: Path, max_bytes: int) -> str | None:

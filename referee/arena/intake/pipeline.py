@@ -140,7 +140,8 @@ class Intake:
                 await self.process(version_id)
                 continue
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), POLL_S)
+                async with asyncio.timeout(POLL_S):
+                    await self._wake.wait()
             self._wake.clear()
 
     def _claim(self) -> int | None:

@@ -251,7 +251,8 @@ class Ladder:
             self._observer.noted(f"ladder: {error}; tried again in {RETRY_S} s")
             assert self._wake is not None
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), RETRY_S)
+                async with asyncio.timeout(RETRY_S):
+                    await self._wake.wait()
             return
         self._capacity = venue.at_once
         self._observer.noted(
@@ -319,7 +320,8 @@ class Ladder:
         """Wait for `notify`, or POLL_S."""
         assert self._wake is not None
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._wake.wait(), POLL_S)
+            async with asyncio.timeout(POLL_S):
+                await self._wake.wait()
         self._wake.clear()
 
     async def _place(self, venue: Venue, the_field: Field, stop: asyncio.Event) -> None:

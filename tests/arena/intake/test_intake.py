@@ -8,6 +8,7 @@ import datetime as dt
 import os
 import re
 import shutil
+import time
 from pathlib import Path
 
 import pytest
@@ -272,8 +273,10 @@ def test_recovery_queues_what_was_cut_short_and_the_loop_takes_it_up(arena: Aren
     async def until_placed() -> None:
         loop = asyncio.create_task(intake.run())
         intake.notify()
+        # Validation plays matches: minutes on a loaded machine, so the wait is for the state.
+        deadline = time.monotonic() + 600
         try:
-            for _ in range(600):
+            while time.monotonic() < deadline:
                 if ended(arena, version_id)[0].state not in (
                     VersionState.QUEUED,
                     VersionState.BUILDING,
@@ -283,10 +286,29 @@ def test_recovery_queues_what_was_cut_short_and_the_loop_takes_it_up(arena: Aren
                 await asyncio.sleep(0.1)
         finally:
             loop.cancel()
+            done, _ = await asyncio.wait([loop], timeout=60)
+            assert done, "the intake went on after it was stopped"
 
     asyncio.run(until_placed())
     version = ended(arena, version_id)[0]
     assert version.state == VersionState.PLACING, (version.reason, version.advice)
+
+
+def test_a_stopped_intake_stops_whenever_it_is_stopped(arena: Arena) -> None:
+    # Python 3.11's asyncio.wait_for could take the stop for its own time-out, and the
+    # intake's idle places then polled on forever (a hung `serve` and a hung suite).
+    intake = Intake(arena)
+
+    async def stopped_after(delay: float) -> bool:
+        loop = asyncio.create_task(intake.run())
+        intake.notify()
+        await asyncio.sleep(delay)
+        loop.cancel()
+        done, _ = await asyncio.wait([loop], timeout=30)
+        return bool(done)
+
+    for delay in (0.0, 0.001, 0.003, 0.01, 0.02, 0.05) * 4:
+        assert asyncio.run(stopped_after(delay)), f"the intake went on after a stop at {delay} s"
 
 
 # The line: authors in turn, several versions at once.
