@@ -169,6 +169,16 @@ def seed(
         steps=3 * len(versions),
     )
     if not arena.database.url.startswith("sqlite"):
+        # The rows given their ids: PostgreSQL's sequences moved past them, as the arena's
+        # own inserts would have moved them (SQLite takes the largest id and one).
+        with arena.database.session(write=True) as session:
+            for table in ("matches", "versions"):
+                session.execute(
+                    text(
+                        f"SELECT setval(pg_get_serial_sequence('{table}', 'id'),"
+                        f" (SELECT max(id) FROM {table}))"
+                    )
+                )
         # What autovacuum does soon after rows arrive in bulk: the planner's statistics. An
         # SQLite arena never gathers any (nothing runs ANALYZE), so none are made there.
         with arena.database.engine.connect() as connection:

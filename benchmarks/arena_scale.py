@@ -468,7 +468,8 @@ def run_one(args: argparse.Namespace, database: str, scratch: Path) -> dict[str,
             report["refit"] = refit_in_child(directory, args.refit_timeout)
         return report
     finally:
-        shutil.rmtree(directory, ignore_errors=True)
+        if not args.keep_logs:
+            shutil.rmtree(directory, ignore_errors=True)
         if server is not None:
             server.stop()
 
@@ -579,6 +580,9 @@ def main() -> None:
     parser.add_argument("--refit-timeout", type=float, default=600.0, help="0: no refit")
     parser.add_argument("--time-limit", type=float, default=3600.0, help="of serve's waits")
     parser.add_argument("--scratch", type=Path, help="where the arenas are made")
+    parser.add_argument(
+        "--keep-logs", action="store_true", help="keep serve's logs (under --scratch)"
+    )
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--refit-of", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -598,7 +602,10 @@ def main() -> None:
         print(f"arena scale: {error}", file=sys.stderr)
         sys.exit(2)
     finally:
-        shutil.rmtree(scratch, ignore_errors=True)
+        if args.keep_logs:
+            progress(f"serve's logs are in {scratch / 'logs'}")
+        else:
+            shutil.rmtree(scratch, ignore_errors=True)
     report["verdicts"] = verdicts(report)
     if args.json:
         print(json.dumps(report, indent=2))
