@@ -6,7 +6,6 @@ build output and logs, the organiser everyone's; the rest is anyone's who may re
 from __future__ import annotations
 
 import datetime as dt
-import heapq
 import json
 from dataclasses import dataclass
 from typing import Any
@@ -327,7 +326,10 @@ def matches(arena: Arena, viewer: Author, asked: MatchQuery) -> Json:
     A page is read from where the last one ended, never counted from the newest: from the
     list's index (state, finished_at, id), from the cursor's moment down; a bot's matches
     from its seats, however long ago it played. A page costs the same at the millionth
-    match as at the first; one of a bot's matches, a read of that bot's matches' moments."""
+    match as at the first; one of a bot's matches, a sort of that bot's matches' moments
+    (no index orders a bot's matches: each planner reads the bot's seats first, where the
+    newest of the season's finished matches, walked in order, would take all season for a
+    bot that stopped playing long ago)."""
     chosen = _finished(asked)
     with arena.database.session() as session:
         if asked.opponent is not None:
@@ -335,25 +337,18 @@ def matches(arena: Arena, viewer: Author, asked: MatchQuery) -> Json:
             chosen = chosen.where(Match.id.in_(_played_by(opponent_id)))
         if asked.bot is None:
             # By the state's index, in its order, from the cursor down.
-            newest = chosen.where(Match.state == MatchState.DONE).order_by(
-                Match.finished_at.desc(), Match.id.desc()
-            )
-            found = session.execute(newest.limit(asked.limit + 1))
-            page = [(at, row_id) for at, row_id in found if at is not None]
+            chosen = chosen.where(Match.state == MatchState.DONE)
         else:
-            # From the bot's seats, every moment of its matches, the newest picked here. By
-            # the state, SQLite would walk the season's finished matches to find the bot's,
-            # and given a limit, a planner may walk them from the newest: all season, for a
-            # bot that stopped playing long ago.
+            # Not by the state: SQLite would walk the season's finished matches by its index
+            # to find the bot's. A match of two of its versions is there once for each.
             bot_id = bot_named(session, asked.bot).id
             chosen = chosen.join(Seat, Seat.match_id == Match.id).join(Version)
-            chosen = chosen.where(Version.bot_id == bot_id)
+            chosen = chosen.where(Version.bot_id == bot_id).distinct()
             if asked.result is not None:
                 chosen = chosen.where(_result_is(bot_id, asked.result))
-            # A match of two of its versions is there once for each.
-            found = session.execute(chosen)
-            moments = {(at, row_id) for at, row_id in found if at is not None}
-            page = heapq.nlargest(asked.limit + 1, moments)
+        newest = chosen.order_by(Match.finished_at.desc(), Match.id.desc())
+        found = session.execute(newest.limit(asked.limit + 1))
+        page = [(at, row_id) for at, row_id in found if at is not None]
         shown = _matches_of(session, [row_id for _, row_id in page[: asked.limit]])
     following = None
     if len(page) > asked.limit:
