@@ -32,9 +32,9 @@ from referee.tournaments.ratings import Pairing, Rating, fit
 
 # Ratings are fitted at most this often, and a fit takes at most this share of the time: a
 # fit of thousands of versions takes seconds of a core, which the ladder's matches and the
-# pages share, so the next waits three times as long as the last took.
+# pages share (one interpreter), so the next waits nine times as long as the last took.
 RATE_S = 1.0
-FIT_SHARE = 0.25
+FIT_SHARE = 0.1
 # A version's rating history gains a point when its rating moved by POINT_MOVE (Elo) since
 # its last point and that point is POINT_S old: the history grows with what changes, at
 # most a point per version per POINT_S, not with how often the ratings are fitted.

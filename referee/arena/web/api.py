@@ -60,6 +60,7 @@ MAX_ROUNDS = 1000
 # (`fresh`). Ratings are refitted at most once a second, and a match is played in a few.
 LEADERBOARD_S = 1.0
 MATCHES_S = 1.0
+BOTS_S = 1.0
 
 _REFUSAL_STATUS = {
     Refusal.BAD_NAME: 400,
@@ -178,6 +179,9 @@ class _Api:
         # with their seats, which an author asking for it in a loop would make again and
         # again in the ladder's process.
         self.lists = Fresh(MATCHES_S)
+        # Every bot with its newest version and the organiser's, the organiser's page's
+        # list: a season's thousand bots, asked for every 1.5 s while the page is open.
+        self.bot_list = Fresh(BOTS_S)
         # The replays of the match pages, the GGP exports and the organiser's, in one pool of
         # workers, each requester in their turn.
         # The matches' facts that their pages, replays and live views ask for, finished
@@ -245,7 +249,9 @@ class _Api:
         return status
 
     def bots(self, request: Request) -> Response:
-        return JSONResponse(views.bots(self.arena, self.author(request)))
+        viewer = self.author(request)
+        shown = self.bot_list.get("", lambda: _json(views.bots(self.arena, viewer)))
+        return Response(shown, media_type="application/json")
 
     def bot(self, request: Request) -> Response:
         viewer = self.author(request)
@@ -362,6 +368,7 @@ class _Api:
         noted = functools.partial(self.noted, request, Action.SUSPENDED, organiser)
         await run_in_threadpool(noted, f"bot {name} v{version.number}", version.reason)
         self.board.clear()
+        self.bot_list.clear()
         self.hooks.field_changed()
         return JSONResponse({"bot": name, "version": version.number, "state": version.state})
 
@@ -371,6 +378,7 @@ class _Api:
         version = submissions.reinstate(self.arena, name)
         self.noted(request, Action.REINSTATED, organiser, f"bot {name} v{version.number}")
         self.board.clear()
+        self.bot_list.clear()
         self.hooks.field_changed()
         return JSONResponse({"bot": name, "version": version.number, "state": version.state})
 
