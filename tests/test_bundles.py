@@ -20,6 +20,7 @@ import pytest
 
 from referee.errors import ClusterError
 from referee.games import RULESHEETS
+from referee.players import base
 from referee.players.base import fingerprint
 from referee.players.builtin import program_spec
 from referee.tournaments.bundles import BundleCache, pack, packed
@@ -205,3 +206,20 @@ def test_a_players_copy_elsewhere_has_the_fingerprint_of_the_original(tmp_path: 
         return fingerprint(spec).digest
 
     assert digest(first) == digest(second) != digest(changed)
+
+
+def test_players_fingerprinted_together_hash_their_interpreter_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A field of thousands runs one interpreter: fingerprinted together, it is read once,
+    and each fingerprint is the one it has alone."""
+    trees = [a_tree(tmp_path / name) for name in ("a", "b", "c")]
+    specs = [program_spec(f"{sys.executable} bot.py", "-", "p", tree, tree) for tree in trees]
+    alone = [fingerprint(spec) for spec in specs]
+    read: list[Path] = []
+    sha256 = base._sha256
+    monkeypatch.setattr(base, "_sha256", lambda path: read.append(path) or sha256(path))
+    hashed: dict[str, str] = {}
+    together = [fingerprint(spec, hashed) for spec in specs]
+    assert together == alone
+    assert read.count(Path(sys.executable)) == 1

@@ -240,6 +240,31 @@ def test_matches_at_once_leave_one_spare_of_a_player_not_one_each(tmp_path: Path
     asyncio.run(at_once())
 
 
+def test_a_pool_keeps_its_most_idle_processes_the_one_idle_longest_ending(
+    tmp_path: Path,
+) -> None:
+    """A field of thousands keeps no process of each player idle: past `idle_most`, the
+    process idle longest ends, and its player's next match starts a fresh one."""
+    names = ("p", "q", "r")
+    pool = PlayerPool([Entrant(player_spec(seeded(1), n), reuse=True) for n in names], idle_most=2)
+
+    async def in_turn() -> None:
+        try:
+            played = {}
+            for name in names:
+                played[name] = await pool.acquire(name, tmp_path / f"{name}.log")
+                await pool.release(name, played[name])
+            await asyncio.gather(*pool._leaving)
+            assert not played["p"].alive and played["q"].alive and played["r"].alive
+            again = {name: await pool.acquire(name, tmp_path / f"{name}2.log") for name in names}
+            assert again["q"] is played["q"] and again["r"] is played["r"]
+            assert again["p"] is not played["p"] and again["p"].alive
+        finally:
+            await pool.close()
+
+    asyncio.run(in_turn())
+
+
 def test_a_flooding_player_costs_its_own_steps_and_no_other_match_a_moment(
     tmp_path: Path,
 ) -> None:

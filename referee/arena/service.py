@@ -26,6 +26,7 @@ from referee.arena.intake.venue import WorkersIntake
 from referee.arena.ladder.final_play import FinalRunner
 from referee.arena.ladder.playing import Ladder, LadderObserver
 from referee.arena.ladder.queue import set_paused
+from referee.arena.store.disk_use import DiskMeter
 from referee.arena.store.home import Arena
 from referee.arena.store.outages import DatabaseLost, Rider
 from referee.arena.web.api import Hooks, create_app
@@ -120,9 +121,12 @@ async def _serve(
         final_status=finals.status,
     )
     listener = _listen(host, port)
+    # The disk by author measured from the start, not at the organiser's first look.
+    meter = DiskMeter(arena)
+    meter.begin()
     # The connections' deadlines and caps (per address and in all) are the doors'.
     config = Doors(_doors_limits()).config(
-        create_app(arena, hooks),
+        create_app(arena, hooks, meter=meter),
         log_level="warning",
         access_log=False,
         lifespan="on",

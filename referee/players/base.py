@@ -163,14 +163,19 @@ class Fingerprint:
     files: dict[str, str]
 
 
-def fingerprint(spec: PlayerSpec) -> Fingerprint:
-    """The fingerprint of a player as it would run now (the files are read and hashed)."""
+def fingerprint(spec: PlayerSpec, hashed: dict[str, str] | None = None) -> Fingerprint:
+    """The fingerprint of a player as it would run now (the files are read and hashed).
+    `hashed`: the files of its command hashed already, by path, which it adds to: the
+    players of a field of thousands fingerprinted at once run one interpreter, hashed once."""
     files = {}
     words = []
+    known = {} if hashed is None else hashed
     for word in spec.command:
         path = Path(word)
         if path.is_absolute() and path.is_file():
-            files[word] = _sha256(path)
+            if word not in known:
+                known[word] = _sha256(path)
+            files[word] = known[word]
             words.append(f"sha256:{files[word]}")
         elif spec.cwd is not None and path.is_absolute() and path.is_relative_to(spec.cwd):
             # A directory of its own (`java -cp .`): named from where it runs, so that its

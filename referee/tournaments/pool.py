@@ -18,7 +18,7 @@ match starts with an empty one, and nothing a program wrote is taken from under 
 from __future__ import annotations
 
 import asyncio
-from collections import defaultdict
+from collections import OrderedDict, defaultdict
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -42,10 +42,18 @@ SETTLE_S = 1.0
 class PlayerPool:
     """The player processes of a tournament; an idle one is reused when its player allows it."""
 
-    def __init__(self, entrants: Sequence[Entrant], trace: Trace | None = None) -> None:
+    def __init__(
+        self, entrants: Sequence[Entrant], trace: Trace | None = None, idle_most: int | None = None
+    ) -> None:
+        """A pool for `entrants`; it keeps at most `idle_most` idle processes (all, if None):
+        past it, the one idle longest ends. A field of thousands, each player meeting others
+        seldom, would otherwise keep a process of each, idle, for its next match."""
         self._entrants = {entrant.name: entrant for entrant in entrants}
         self._trace = trace
         self._idle: dict[str, list[ProgramPlayer]] = defaultdict(list)
+        self._idle_most = idle_most
+        # Every idle process, the one idle longest first, and whose it is.
+        self._idle_order: OrderedDict[ProgramPlayer, str] = OrderedDict()
         self._spares: dict[str, asyncio.Task[ProgramPlayer | None]] = {}
         self._live: set[ProgramPlayer] = set()
         self._leaving: set[asyncio.Task[None]] = set()
@@ -62,6 +70,7 @@ class PlayerPool:
             if now.get(name) == entrant:
                 continue
             for player in self._idle.pop(name, []):
+                self._idle_order.pop(player, None)
                 self._leave(player)
             spare = self._spares.pop(name, None)
             if spare is not None:
@@ -94,6 +103,7 @@ class PlayerPool:
         while True:
             while idle:
                 player = idle.pop()
+                self._idle_order.pop(player, None)
                 # What it wrote while idle is dropped now; a flood of it is no fault of the
                 # match to come, whose player is a fresh process instead.
                 if await player.connection.drained(0.0) and not player.left_files():
@@ -157,7 +167,7 @@ class PlayerPool:
                     spare = self._spare(name, logs.parent, player.cores)
                     self._spares[name] = asyncio.create_task(spare)
             else:
-                self._idle[name].append(player)
+                self._keep_idle(name, player)
 
     async def _settle(self, name: str, player: ProgramPlayer) -> None:
         """A process back from its match still owing late answers: let it run (the match
@@ -172,9 +182,19 @@ class PlayerPool:
             if wakes:
                 player.set_idle(False)
             player.pause()
-            self._idle[name].append(player)
+            self._keep_idle(name, player)
         else:
             self._leave(player)
+
+    def _keep_idle(self, name: str, player: ProgramPlayer) -> None:
+        """Keep `player` idle for `name`'s next match; past `idle_most`, the process idle
+        longest ends."""
+        self._idle[name].append(player)
+        self._idle_order[player] = name
+        while self._idle_most is not None and len(self._idle_order) > self._idle_most:
+            oldest, whose = self._idle_order.popitem(last=False)
+            self._idle[whose].remove(oldest)
+            self._leave(oldest)
 
     async def _alive(self, task: asyncio.Task[ProgramPlayer | None] | None) -> ProgramPlayer | None:
         """The spare a task started, if there is one and it is alive."""
@@ -226,6 +246,7 @@ class PlayerPool:
         await asyncio.gather(*spares, *settling, return_exceptions=True)
         players, self._live = list(self._live), set()
         self._idle.clear()
+        self._idle_order.clear()
         await asyncio.gather(
             *(player.close() for player in players), *self._leaving, return_exceptions=True
         )

@@ -306,9 +306,11 @@ def add_match(
     site: Site, key: str, seats: list[tuple[int, float | None]], state: str = MatchState.DONE
 ) -> None:
     """A match row of ticblock, and no transcript: `seats` are (version, points) of
-    xcplayer, then obplayer (points None: no result)."""
+    xcplayer, then obplayer (points None: no result). Done, it finished now: the arena gives
+    a match its moment when it is done, and only then."""
+    finished = dt.datetime.now(dt.UTC) if state == MatchState.DONE else None
     with site.arena.database.session() as session:
-        match = Match(key=key, game="ticblock", seed=1, state=state)
+        match = Match(key=key, game="ticblock", seed=1, state=state, finished_at=finished)
         match.seats = [
             Seat(index=index, role=role, version_id=version, points=points)
             for index, (role, (version, points)) in enumerate(

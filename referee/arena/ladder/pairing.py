@@ -12,6 +12,7 @@ opponents have close ratings). No version starves: one that has waited
 
 from __future__ import annotations
 
+import heapq
 import math
 import random
 from collections.abc import Mapping, Sequence
@@ -90,23 +91,38 @@ def plan(
 ) -> Plan:
     """Up to `count` pairs for the field `entries`, each at the game that has had fewest
     pairs (`games`: each game's pairs so far, in the config's order); fewer when no two
-    versions of different bots are left to meet."""
+    versions of different bots are left to meet. Each pair costs a pass over the field (a
+    version's wait is counted from when it was last paired here, not rewritten for every
+    version at every pair), plus a sort of it for a placing version's opponent."""
     field = {entry.version: entry for entry in entries}
+    # The pairs planned here when each version was last paired (0: not yet): its wait is
+    # its entry's, and one more for each pair planned since.
+    since = dict.fromkeys(field, 0)
     played = dict(games)
     pairs: list[Pair] = []
-    for _ in range(count):
-        pair = _next_pair(list(field.values()), played, rule, placement_matches, rng)
+    for planned in range(count):
+        waits = {v: planned - since[v] for v in field}
+        pair = _next_pair(list(field.values()), waits, played, rule, placement_matches, rng)
         if pair is None:
             break
         pairs.append(pair)
         played[pair.game] += 1
-        for entry in field.values():
-            field[entry.version] = _after(entry, pair)
-    return Plan(pairs, list(field.values()), played)
+        for version in (pair.first, pair.second):
+            field[version] = _after(field[version])
+            since[version] = planned + 1
+    made = len(pairs)
+    after = [
+        Entry(
+            e.version, e.bot, e.placing, e.matches, e.rating, e.margin, e.waited + made - since[v]
+        )
+        for v, e in field.items()
+    ]
+    return Plan(pairs, after, played)
 
 
 def _next_pair(
     entries: list[Entry],
+    waits: Mapping[int, int],
     games: Mapping[str, int],
     rule: PairingRule,
     placement_matches: int,
@@ -114,32 +130,40 @@ def _next_pair(
 ) -> Pair | None:
     if not games:
         return None
+    """The next pair of `entries`, each of which has waited its entry's `waited` and
+    `waits` more pairs."""
     limit = patience(len(entries))
-    # The random part last: ties broken alike however the entries came.
-    draws = {entry.version: rng.random() for entry in entries}
 
     def still_placing(entry: Entry) -> bool:
         return entry.placing and entry.matches < placement_matches
 
     def urgency(entry: Entry) -> tuple[float, ...]:
-        if entry.waited >= limit:
-            return (0, -entry.waited, draws[entry.version])
+        waited = entry.waited + waits[entry.version]
+        if waited >= limit:
+            return (0, -waited)
         if still_placing(entry):
-            return (1, entry.matches, draws[entry.version])
+            return (1, entry.matches)
         margin = UNRATED_MARGIN if entry.margin is None else entry.margin
-        return (2, -margin, entry.matches, draws[entry.version])
+        return (2, -margin, entry.matches)
 
-    for first in sorted(entries, key=urgency):
-        others = [entry for entry in entries if entry.bot != first.bot]
-        if not others:
-            continue
-        if still_placing(first):
-            second = _spread(first, others)
-        else:
-            second = _opponent(first, others, rule, rng)
-        game = min(games, key=lambda name: games[name])
-        return Pair(first.version, second.version, game, rng.getrandbits(SEED_BITS))
-    return None
+    if not entries:
+        return None
+    keys = [urgency(entry) for entry in entries]
+    most = min(keys)
+    # The random part last: ties broken alike however the entries came.
+    tied = sorted((e for e, key in zip(entries, keys, strict=True) if key == most), key=_by_version)
+    first = rng.choice(tied)
+    others = [entry for entry in entries if entry.bot != first.bot]
+    if not others:
+        return None  # every version is of one bot: none may meet another
+    placing = still_placing(first)
+    second = _spread(first, others) if placing else _opponent(first, others, rule, rng)
+    game = min(games, key=lambda name: games[name])
+    return Pair(first.version, second.version, game, rng.getrandbits(SEED_BITS))
+
+
+def _by_version(entry: Entry) -> int:
+    return entry.version
 
 
 def _spread(first: Entry, others: list[Entry]) -> Entry:
@@ -155,15 +179,16 @@ def _opponent(first: Entry, others: list[Entry], rule: PairingRule, rng: random.
         return rng.choice(others)
     # A version not yet rated stands at the mean, which is 0.
     mine = first.rating or 0.0
-    nearest = sorted(others, key=lambda e: (abs((e.rating or 0.0) - mine), e.version))
-    return rng.choice(nearest[:CLOSE_FEW])
+    nearest = heapq.nsmallest(
+        CLOSE_FEW, others, key=lambda e: (abs((e.rating or 0.0) - mine), e.version)
+    )
+    return rng.choice(nearest)
 
 
-def _after(entry: Entry, pair: Pair) -> Entry:
-    """An entry once `pair` is planned: its two matches counted, and its margin narrowed as
-    two more results would narrow it (as one over the root of the matches)."""
-    if entry.version not in (pair.first, pair.second):
-        return replace(entry, waited=entry.waited + 1)
+def _after(entry: Entry) -> Entry:
+    """A version once a pair of it is planned: its two matches counted, its wait ended, and
+    its margin narrowed as two more results would narrow it (as one over the root of the
+    matches)."""
     margin = entry.margin
     if margin is not None:
         margin *= math.sqrt((entry.matches + 1) / (entry.matches + 3))

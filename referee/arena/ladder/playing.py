@@ -65,6 +65,9 @@ REFUSED_REASON = (
     "suspended: the arena's workers refuse to play it (its files there differ from the"
     " arena's); not your bot's fault: the organiser can reinstate it"
 )
+# The idle player processes kept for their versions' next matches: all of a class's field;
+# of a season's thousand versions, each meeting another seldom, those played last.
+IDLE_PLAYERS = 128
 # Matches queued: this many times what the venue plays at once.
 QUEUE_FACTOR = 2
 # What `status` counts matches per second over.
@@ -171,11 +174,23 @@ class Ladder:
         since = utcnow() - dt.timedelta(seconds=RATE_WINDOW_S)
         outage = self._arena.database.watch.outage
         with self._arena.database.session() as session:
+            # The matches not done, by their state's index: the queue's few.
+            waiting = (MatchState.QUEUED, MatchState.RUNNING)
             counts = dict(
-                session.execute(select(Match.state, func.count()).group_by(Match.state)).all()
+                session.execute(
+                    select(Match.state, func.count())
+                    .where(Match.state.in_(waiting))
+                    .group_by(Match.state)
+                ).all()
             )
+            # The finished ones are not counted from the season's matches at every status:
+            # each version counts its own as they are recorded, and a ladder match is two
+            # versions' seats.
+            seats = session.scalar(select(func.coalesce(func.sum(Version.matches), 0)))
             recent = session.scalar(
-                select(func.count()).select_from(Match).where(Match.finished_at >= since)
+                select(func.count())
+                .select_from(Match)
+                .where(Match.state == MatchState.DONE, Match.finished_at >= since)
             )
         claimed = counts.get(MatchState.RUNNING, 0)
         return LadderStatus(
@@ -185,7 +200,7 @@ class Ladder:
             # recorded is no longer claimed, though its place has not yet said it is done.
             playing=min(self._playing, self._capacity, claimed),
             claimed=claimed,
-            played=counts.get(MatchState.DONE, 0),
+            played=(seats or 0) // 2,
             per_second=(recent or 0) / RATE_WINDOW_S,
             paused=is_paused(self._arena),
             capacity=self._capacity,
@@ -269,16 +284,18 @@ class Ladder:
 
     async def _venue(self, config: TournamentConfig, members: dict[int, Member]) -> Venue:
         new = [entrant for entrant in config.players if entrant.name not in self._prints]
+        # The interpreter the versions run (python3, node) hashed once for all of them.
+        hashed: dict[str, str] = {}
         self._prints.update(
             await asyncio.to_thread(
-                lambda: {entrant.name: fingerprint(entrant.spec) for entrant in new}
+                lambda: {entrant.name: fingerprint(entrant.spec, hashed) for entrant in new}
             )
         )
         prints = {entrant.name: self._prints[entrant.name] for entrant in config.players}
         notes = _Notes(self._observer)
         if self._workers is None:
             if self._pool is None:
-                self._pool = PlayerPool(config.players)
+                self._pool = PlayerPool(config.players, idle_most=IDLE_PLAYERS)
             else:
                 self._pool.admit(config.players)
             # Each transcript on the disk before its row names it as the match's record.

@@ -130,25 +130,24 @@ def open_field(arena: Arena, members: dict[int, Member], config: TournamentConfi
         if stale:
             session.execute(delete(Seat).where(Seat.match_id.in_(stale)))
             session.execute(delete(Match).where(Match.id.in_(stale)))
-        counted = dict(
-            session.execute(
-                select(Match.game, func.count()).where(Match.game.in_(games)).group_by(Match.game)
-            ).all()
-        )
+        # The newest pairs: who waited how long, and each game's share of them. Not the
+        # season's matches, which every change of the field would read through.
         recent = session.execute(
-            select(Match.pair, Seat.version_id)
+            select(Match.pair, Match.game, Seat.version_id)
             .join(Seat, Seat.match_id == Match.id)
             .order_by(Match.pair.desc(), Match.id.desc())
             .limit(4 * window(len(members)))
         ).all()
     pairs: dict[int, set[int]] = {}
-    for pair, version in recent:
+    played: dict[str, set[int]] = {game: set() for game in games}
+    for pair, game, version in recent:
         pairs.setdefault(pair, set()).add(version)
+        played.get(game, set()).add(pair)
     newest = [tuple(sorted(versions)) for versions in pairs.values()]
     return Field(
         members,
         config,
-        {game: counted.get(game, 0) // 2 for game in games},
+        {game: len(played[game]) for game in games},
         waits([(p[0], p[-1]) for p in newest], list(members)),
         random.Random(),
     )

@@ -9,6 +9,7 @@ import asyncio
 import datetime as dt
 import functools
 import itertools
+import time
 from collections.abc import Mapping, Sequence
 
 from sqlalchemy import func, select, update
@@ -29,8 +30,11 @@ from referee.arena.store.home import Arena
 from referee.arena.store.outages import Rider
 from referee.tournaments.ratings import Pairing, Rating, fit
 
-# Ratings are fitted at most this often: a fit of a large field takes a good part of it.
+# Ratings are fitted at most this often, and a fit takes at most this share of the time: a
+# fit of thousands of versions takes seconds of a core, which the ladder's matches and the
+# pages share (one interpreter), so the next waits nine times as long as the last took.
 RATE_S = 1.0
+FIT_SHARE = 0.1
 # A version's rating history gains a point when its rating moved by POINT_MOVE (Elo) since
 # its last point and that point is POINT_S old: the history grows with what changes, at
 # most a point per version per POINT_S, not with how often the ratings are fitted.
@@ -48,10 +52,12 @@ class RatingFits:
         self._results: dict[tuple[int, int], tuple[float, float]] = {}
         self._unrated = False
 
-    async def load(self) -> None:
-        """The results so far, from the database: before any match is recorded."""
+    async def load(self) -> int:
+        """The results so far, from the database: before any match is recorded. How many
+        pairs of versions have results."""
         self._results = await self._ride(functools.partial(_load_results, self._arena))
         self._unrated = True
+        return len(self._results)
 
     def took(self, results: Sequence[tuple[int, int, float]]) -> None:
         """A match was recorded: its pairs of versions and the first's points."""
@@ -63,10 +69,18 @@ class RatingFits:
     async def run(self) -> None:
         """Fit and save the ratings whenever results came in, forever; cancel to stop."""
         while True:
+            wait = RATE_S
             if self._unrated:
-                self._unrated = False
-                await self._ride(functools.partial(_fit, self._arena, dict(self._results)))
-            await asyncio.sleep(RATE_S)
+                took = await self.refit()
+                wait = max(RATE_S, took * (1 - FIT_SHARE) / FIT_SHARE)
+            await asyncio.sleep(wait)
+
+    async def refit(self) -> float:
+        """Fit the results so far and save the ratings: the seconds it took."""
+        self._unrated = False
+        begun = time.monotonic()
+        await self._ride(functools.partial(_fit, self._arena, dict(self._results)))
+        return time.monotonic() - begun
 
 
 def _load_results(arena: Arena) -> dict[tuple[int, int], tuple[float, float]]:

@@ -138,7 +138,9 @@ def _suspension(
     first = session.execute(
         select(Match.key, Seat.role)
         .join(Seat, Seat.match_id == Match.id)
-        .where(Seat.version_id == version.id, Seat.faulted, Match.state == MatchState.DONE)
+        # Done: a match has its moment then, and only then. By its state, SQLite would walk
+        # the season's finished matches in order to find the version's first fault.
+        .where(Seat.version_id == version.id, Seat.faulted, Match.finished_at.is_not(None))
         .order_by(Match.finished_at, Match.id)
         .limit(1)
     ).first()

@@ -12,14 +12,9 @@ same cost on the last day of a season as on the first.
 from __future__ import annotations
 
 import datetime as dt
-from collections import defaultdict
-from collections.abc import Collection
 from dataclasses import dataclass
 
-from sqlalchemy import select
-from sqlalchemy.orm import Session
-
-from referee.arena.store.db import Match, Version
+from referee.arena.store.db import Match
 
 
 @dataclass(frozen=True)
@@ -59,20 +54,3 @@ def tally(match: Match) -> None:
         newest = (version.last_match_at, version.last_match_id or 0)
         if version.last_match_at is None or (match.finished_at, match.id) > newest:
             version.last_match_id, version.last_match_at = match.id, match.finished_at
-
-
-def results(session: Session, versions: Collection[int]) -> defaultdict[int, Results]:
-    """The results of each of `versions`; a version with none has empty `Results`."""
-    found: defaultdict[int, Results] = defaultdict(Results)
-    if not versions:
-        return found
-    rows = session.execute(
-        select(
-            Version.id, Version.wins, Version.draws, Version.losses, Match.key, Match.finished_at
-        )
-        .outerjoin(Match, Match.id == Version.last_match_id)
-        .where(Version.id.in_(versions))
-    ).all()
-    for version_id, wins, draws, losses, key, at in rows:
-        found[version_id] = Results(wins, draws, losses, key, at)
-    return found

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import ColumnElement, ScalarSelect, Select, case, func, select
@@ -112,74 +113,118 @@ def leaderboard(arena: Arena) -> Json:
     """The versions on the ladder, best first; those not yet rated, then the suspended, last.
     The same for every viewer who may read it (`auth.may_read_leaderboard`). A version's
     change over a day is there once it has a rating point a day old: its last at or before
-    then."""
+    then. Read in one query, as rows: every reader's page asks for it."""
     day_ago = utcnow() - dt.timedelta(days=1)
     then = rating_point(RatingPoint.rating, Version.id, at_or_before=day_ago)
     query = (
-        select(Version, Bot.name, Author.name, then)
+        select(
+            Bot.name,
+            Version.number,
+            Author.name,
+            Version.state,
+            Version.rating,
+            Version.margin,
+            Version.matches,
+            Version.faults,
+            then,
+            Version.wins,
+            Version.draws,
+            Version.losses,
+            Match.key,
+            Match.finished_at,
+        )
         .join(Bot, Version.bot_id == Bot.id)
         .join(Author, Bot.author_id == Author.id)
+        .outerjoin(Match, Match.id == Version.last_match_id)
         .where(Version.state.in_(_LISTED))
     )
     centre = arena.config.rating_centre
     with arena.database.session() as session:
         rows = session.execute(query).all()
-        results = tallies.results(session, [row[0].id for row in rows])
 
     def order(row: Any) -> tuple[bool, bool, float, str]:
-        version, bot, _, _ = row
-        rating = version.rating if version.rating is not None else 0.0
-        return (version.state == VersionState.SUSPENDED, version.rating is None, -rating, bot)
+        bot, _, _, state, rating = row[:5]
+        return (state == VersionState.SUSPENDED, rating is None, -(rating or 0.0), bot)
 
     entries = []
     rank = 0
-    for version, bot, author, rating_then in sorted(rows, key=order):
-        ranked = version.state in ON_LADDER and version.rating is not None
+    for row in sorted(rows, key=order):
+        bot, number, author, state, rating, margin, matches, faults, rating_then = row[:9]
+        ranked = state in ON_LADDER and rating is not None
         rank += ranked
         entries.append(
             {
                 "rank": rank if ranked else None,
                 "bot": bot,
-                "version": version.number,
+                "version": number,
                 "author": author,
-                "state": version.state,
-                "rating": _centred(version.rating, centre),
-                "margin": version.margin,
-                "interval": _interval(version, centre),
-                "matches": version.matches,
-                "faults": version.faults,
+                "state": state,
+                "rating": _centred(rating, centre),
+                "margin": margin,
+                "interval": _interval(rating, margin, centre),
+                "matches": matches,
+                "faults": faults,
                 "change_day": (
-                    None
-                    if version.rating is None or rating_then is None
-                    else version.rating - rating_then
+                    None if rating is None or rating_then is None else rating - rating_then
                 ),
-                **_results(results[version.id]),
+                **_results(tallies.Results(*row[9:])),
             }
         )
     return {"leaderboard": entries}
 
 
 def bots(arena: Arena, viewer: Author) -> Json:
-    query = (
-        select(Bot).options(selectinload(Bot.versions), selectinload(Bot.author)).order_by(Bot.name)
-    )
+    """Every bot: its author, its newest version and the one the organiser acts on. Read as
+    rows, not objects, and of the versions only their states but for those shown: a
+    season's thousand bots and their versions are the organiser's page, asked for again
+    and again."""
     centre = arena.config.rating_centre
     with arena.database.session() as session:
-        found = session.scalars(query).all()
-        listed = [
+        found = session.execute(
+            select(Bot.id, Bot.name, Author.name, Bot.created_at).join(Author).order_by(Bot.name)
+        ).all()
+        states: dict[int, list[_State]] = {}
+        for bot_id, version_id, state in session.execute(
+            select(Version.bot_id, Version.id, Version.state).order_by(
+                Version.bot_id, Version.number
+            )
+        ):
+            states.setdefault(bot_id, []).append(_State(version_id, state))
+        chosen = {bot_id: (mine[-1].id, _organisers(mine)) for bot_id, mine in states.items()}
+        wanted = {version_id for pair in chosen.values() for version_id in pair if version_id}
+        shown = {
+            version_id: _version_summary(_Shown(version_id, *facts), False, centre)
+            for version_id, *facts in session.execute(
+                select(*_SHOWN).join(Bot).where(Version.id.in_(wanted))
+            )
+        }
+    listed = []
+    for bot_id, name, author, created_at in found:
+        latest, ladder = chosen.get(bot_id, (None, None))
+        listed.append(
             {
-                "name": bot.name,
-                "author": bot.author.name,
-                "created_at": when(bot.created_at),
-                "versions": len(bot.versions),
-                "latest": (
-                    _version_summary(bot.versions[-1], False, centre) if bot.versions else None
-                ),
-                "ladder": _summary_of(organisers_version(bot.versions), centre),
+                "name": name,
+                "author": author,
+                "created_at": when(created_at),
+                "versions": len(states.get(bot_id, [])),
+                "latest": None if latest is None else shown[latest],
+                "ladder": None if ladder is None else shown[ladder],
             }
-            for bot in found
-        ]
+        )
     return {"bots": listed}
+
+
+@dataclass(frozen=True)
+class _State:
+    """A version's state, as the organiser's choice of it needs (`organisers_version`)."""
+
+    id: int
+    state: str
+
+
+def _organisers(versions: list[_State]) -> int | None:
+    chosen = organisers_version(versions)
+    return None if chosen is None else chosen.id
 
 
 def bot(arena: Arena, viewer: Author, name: str) -> Json:
@@ -236,7 +281,9 @@ def _head_to_head(session: Session, bot_id: int) -> list[Json]:
         .join(theirs, (theirs.match_id == mine.match_id) & (theirs.id != mine.id))
         .join(their_version, their_version.id == theirs.version_id)
         .join(Bot, Bot.id == their_version.bot_id)
-        .where(my_version.bot_id == bot_id, Bot.id != bot_id, Match.state == MatchState.DONE)
+        # Finished: a match has its moment once it is done, and only then. By its state,
+        # SQLite would walk the season's finished matches to find the bot's seats.
+        .where(my_version.bot_id == bot_id, Bot.id != bot_id, Match.finished_at.is_not(None))
         .group_by(Bot.name)
         .order_by(Bot.name)
     ).all()
@@ -274,42 +321,71 @@ def step_log(arena: Arena, viewer: Author, version_id: int, kind: str) -> Json:
 def matches(arena: Arena, viewer: Author, asked: MatchQuery) -> Json:
     """The finished matches `asked` for, newest first: a page of `asked.limit` at most, and
     the cursor of the next page (`next`, None after the last). NotFound for a bot or an
-    opponent no one has."""
-    after = asked.after
-    query = (
-        select(Match)
-        .where(Match.state == MatchState.DONE, Match.finished_at.is_not(None))
-        .options(WITH_SEATS)
-        .order_by(Match.finished_at.desc(), Match.id.desc())
-        .limit(asked.limit + 1)
-    )
-    if asked.game is not None:
-        query = query.where(Match.game == asked.game)
-    if after is not None:
-        query = query.where(
-            (Match.finished_at < after.finished_at)
-            | ((Match.finished_at == after.finished_at) & (Match.id < after.match_id))
-        )
+    opponent no one has.
+
+    A page is read from where the last one ended, never counted from the newest: from the
+    list's index (state, finished_at, id), from the cursor's moment down; a bot's matches
+    from its seats, however long ago it played. A page costs the same at the millionth
+    match as at the first; one of a bot's matches, a sort of that bot's matches' moments
+    (no index orders a bot's matches: each planner reads the bot's seats first, where the
+    newest of the season's finished matches, walked in order, would take all season for a
+    bot that stopped playing long ago)."""
+    chosen = _finished(asked)
     with arena.database.session() as session:
-        if asked.bot is not None:
-            bot_id = bot_named(session, asked.bot).id
-            query = query.where(Match.id.in_(_played_by(bot_id)))
-            if asked.result is not None:
-                query = query.where(_result_is(bot_id, asked.result))
         if asked.opponent is not None:
             opponent_id = bot_named(session, asked.opponent).id
-            query = query.where(Match.id.in_(_played_by(opponent_id)))
-        found = session.scalars(query).all()
-        shown = [_match(match) for match in found[: asked.limit]]
-    last = found[asked.limit - 1] if len(found) > asked.limit else None
+            chosen = chosen.where(Match.id.in_(_played_by(opponent_id)))
+        if asked.bot is None:
+            # By the state's index, in its order, from the cursor down.
+            chosen = chosen.where(Match.state == MatchState.DONE)
+        else:
+            # Not by the state: SQLite would walk the season's finished matches by its index
+            # to find the bot's. A match of two of its versions is there once for each.
+            bot_id = bot_named(session, asked.bot).id
+            chosen = chosen.join(Seat, Seat.match_id == Match.id).join(Version)
+            chosen = chosen.where(Version.bot_id == bot_id).distinct()
+            if asked.result is not None:
+                chosen = chosen.where(_result_is(bot_id, asked.result))
+        newest = chosen.order_by(Match.finished_at.desc(), Match.id.desc())
+        found = session.execute(newest.limit(asked.limit + 1))
+        page = [(at, row_id) for at, row_id in found if at is not None]
+        shown = _matches_of(session, [row_id for _, row_id in page[: asked.limit]])
     following = None
-    if last is not None and last.finished_at is not None:
-        following = Cursor(last.finished_at, last.id).encode()
+    if len(page) > asked.limit:
+        at, row_id = page[asked.limit - 1]
+        following = Cursor(at, row_id).encode()
     return {"matches": shown, "next": following}
 
 
+def _matches_of(session: Session, ids: list[int]) -> list[Json]:
+    """The matches of `ids`, in that order, as the API shows them."""
+    if not ids:
+        return []
+    query = select(Match).where(Match.id.in_(ids)).options(WITH_SEATS)
+    found = {match.id: match for match in session.scalars(query)}
+    return [_match(found[row_id]) for row_id in ids]
+
+
+def _finished(asked: MatchQuery) -> Select[dt.datetime | None, int]:
+    """The moments and ids of the finished matches of `asked.game` (if given), after its
+    cursor (if given). A match has its moment once it is done, and only then."""
+    query = select(Match.finished_at, Match.id).where(Match.finished_at.is_not(None))
+    if asked.game is not None:
+        query = query.where(Match.game == asked.game)
+    after = asked.after
+    if after is not None:
+        # The bound on the moment alone is what an index range starts from; the rest sets
+        # aside the matches of that moment the page before gave.
+        query = query.where(
+            Match.finished_at <= after.finished_at,
+            (Match.finished_at < after.finished_at) | (Match.id < after.match_id),
+        )
+    return query
+
+
 def _played_by(bot_id: int) -> Select[int]:
-    return select(Seat.match_id).join(Version).where(Version.bot_id == bot_id).distinct()
+    """The matches a bot played (any of its versions), by its seats."""
+    return select(Seat.match_id).join(Version).where(Version.bot_id == bot_id)
 
 
 def _result_is(bot_id: int, result: Result) -> ColumnElement[bool]:
@@ -401,20 +477,74 @@ def intake_status(arena: Arena) -> Json:
     return {state.value: states.count(state) for state in waiting}
 
 
+@dataclass(frozen=True)
+class _Shown:
+    """What the API shows of a version, read from its row (`_SHOWN`) or its object."""
+
+    id: int
+    bot: str
+    number: int
+    state: str
+    submitted_at: dt.datetime
+    updated_at: dt.datetime
+    rating: float | None
+    margin: float | None
+    matches: int
+    faults: int
+    reason: str
+    advice: str
+
+    @classmethod
+    def of(cls, version: Version) -> _Shown:
+        return cls(
+            version.id,
+            version.bot.name,
+            version.number,
+            version.state,
+            version.submitted_at,
+            version.updated_at,
+            version.rating,
+            version.margin,
+            version.matches,
+            version.faults,
+            version.reason,
+            version.advice,
+        )
+
+
+# `_Shown`'s columns, in its order.
+_SHOWN = (
+    Version.id,
+    Bot.name,
+    Version.number,
+    Version.state,
+    Version.submitted_at,
+    Version.updated_at,
+    Version.rating,
+    Version.margin,
+    Version.matches,
+    Version.faults,
+    Version.reason,
+    Version.advice,
+)
+
+
 def _version_summary(
-    version: Version, private: bool, centre: float, place: int | None = None
+    version: Version | _Shown, private: bool, centre: float, place: int | None = None
 ) -> Json:
     """A version as the API shows it; `place`: its place in the intake's line, if queued."""
+    if isinstance(version, Version):
+        version = _Shown.of(version)
     shown: Json = {
         "id": version.id,
-        "bot": version.bot.name,
+        "bot": version.bot,
         "number": version.number,
         "state": version.state,
         "submitted_at": when(version.submitted_at),
         "updated_at": when(version.updated_at),
         "rating": _centred(version.rating, centre),
         "margin": version.margin,
-        "interval": _interval(version, centre),
+        "interval": _interval(version.rating, version.margin, centre),
         "matches": version.matches,
         "faults": version.faults,
         "place_in_line": place,
@@ -423,10 +553,6 @@ def _version_summary(
         shown["reason"] = version.reason
         shown["advice"] = version.advice.splitlines()
     return shown
-
-
-def _summary_of(version: Version | None, centre: float) -> Json | None:
-    return None if version is None else _version_summary(version, False, centre)
 
 
 def _step(step: Step, private: bool) -> Json:
@@ -483,8 +609,8 @@ def _centred(rating: float | None, centre: float) -> float | None:
     return None if rating is None else rating + centre
 
 
-def _interval(version: Version, centre: float) -> list[float] | None:
-    rating = _centred(version.rating, centre)
-    if rating is None or version.margin is None:
+def _interval(fitted: float | None, margin: float | None, centre: float) -> list[float] | None:
+    rating = _centred(fitted, centre)
+    if rating is None or margin is None:
         return None
-    return [rating - version.margin, rating + version.margin]
+    return [rating - margin, rating + margin]

@@ -14,7 +14,7 @@ import datetime as dt
 from collections.abc import Iterator, Sequence
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 from alembic import command
 from alembic.config import Config
@@ -81,10 +81,18 @@ ON_LADDER = (VersionState.PLACING, VersionState.RATED)
 IN_INTAKE = (VersionState.BUILDING, VersionState.VALIDATING)
 
 
-def organisers_version(versions: Sequence[Version]) -> Version | None:
-    """The version of a bot (its `versions`, by number) that the organiser suspends or
-    reinstates: the one on the ladder, else its newest suspended one; None for neither.
-    A bot has at most one version on the ladder: placing one retires the others."""
+class _InState(Protocol):
+    @property
+    def state(self) -> str: ...
+
+
+_Stated = TypeVar("_Stated", bound=_InState)
+
+
+def organisers_version(versions: Sequence[_Stated]) -> _Stated | None:
+    """The version of a bot (its `versions`, by number: rows or objects) that the organiser
+    suspends or reinstates: the one on the ladder, else its newest suspended one; None for
+    neither. A bot has at most one version on the ladder: placing one retires the others."""
     playing = [v for v in versions if v.state in ON_LADDER]
     suspended = [v for v in versions if v.state == VersionState.SUSPENDED]
     chosen = playing or suspended
@@ -235,9 +243,9 @@ class Step(Base):
 
 class Match(Base):
     __tablename__ = "matches"
-    # The finished matches newest first, a page at a time: read in this index's order, not
-    # sorted anew from the whole season at each page.
-    __table_args__ = (Index("ix_matches_state_finished_at", "state", "finished_at"),)
+    # The finished matches newest first, a page at a time: read in this index's order, from
+    # where the page before ended, not sorted anew from the whole season at each page.
+    __table_args__ = (Index("ix_matches_state_finished_at_id", "state", "finished_at", "id"),)
 
     id: Mapped[int] = mapped_column(primary_key=True)
     # The transcript's match id.
@@ -251,7 +259,8 @@ class Match(Base):
     placement: Mapped[bool] = mapped_column(Boolean, default=False)
     created_at: Mapped[dt.datetime] = mapped_column(_When(), default=utcnow)
     started_at: Mapped[dt.datetime | None] = mapped_column(_When(), nullable=True)
-    finished_at: Mapped[dt.datetime | None] = mapped_column(_When(), nullable=True, index=True)
+    # Set when it is done, and only then.
+    finished_at: Mapped[dt.datetime | None] = mapped_column(_When(), nullable=True)
     # The transcript's path, relative to the arena's directory.
     transcript: Mapped[str | None] = mapped_column(Text, nullable=True)
     summary: Mapped[str] = mapped_column(Text, default="")

@@ -60,6 +60,7 @@ MAX_ROUNDS = 1000
 # (`fresh`). Ratings are refitted at most once a second, and a match is played in a few.
 LEADERBOARD_S = 1.0
 MATCHES_S = 1.0
+BOTS_S = 1.0
 
 _REFUSAL_STATUS = {
     Refusal.BAD_NAME: 400,
@@ -100,10 +101,13 @@ class Hooks:
     final_status: Callable[[], Mapping[str, Any]]
 
 
-def create_app(arena: Arena, hooks: Hooks, uploads: Uploads | None = None) -> Starlette:
+def create_app(
+    arena: Arena, hooks: Hooks, uploads: Uploads | None = None, meter: DiskMeter | None = None
+) -> Starlette:
     """The API of `arena`, its changes told to `hooks`, its archives read in `uploads`'
-    slots (by default, `uploads.SLOTS` at `bodies.Pace()`)."""
-    api = _Api(arena, hooks, uploads or Uploads())
+    slots (by default, `uploads.SLOTS` at `bodies.Pace()`), its disk measured by `meter` (by
+    default, one that takes its first measure when first asked)."""
+    api = _Api(arena, hooks, uploads or Uploads(), meter or DiskMeter(arena))
     gate = auth.Gate.new(arena.config.public_url)
     routes = [
         Route("/api/me", api.me),
@@ -151,8 +155,10 @@ def create_app(arena: Arena, hooks: Hooks, uploads: Uploads | None = None) -> St
         try:
             yield
         finally:
-            # The replays' workers end with the app, and the replays under way with them.
+            # The replays' workers end with the app, and the replays under way with them;
+            # and a measure of the disk under way.
             await asyncio.to_thread(api.replays.close)
+            await asyncio.to_thread(api.meter.close)
 
     return Starlette(
         routes=routes, exception_handlers=handlers, middleware=[guard, limit], lifespan=lifespan
@@ -160,7 +166,7 @@ def create_app(arena: Arena, hooks: Hooks, uploads: Uploads | None = None) -> St
 
 
 class _Api:
-    def __init__(self, arena: Arena, hooks: Hooks, uploads: Uploads) -> None:
+    def __init__(self, arena: Arena, hooks: Hooks, uploads: Uploads, meter: DiskMeter) -> None:
         self.arena = arena
         self.hooks = hooks
         # A bot's version numbers are counted in the database; one submission at a time is
@@ -173,6 +179,9 @@ class _Api:
         # with their seats, which an author asking for it in a loop would make again and
         # again in the ladder's process.
         self.lists = Fresh(MATCHES_S)
+        # Every bot with its newest version and the organiser's, the organiser's page's
+        # list: a season's thousand bots, asked for every 1.5 s while the page is open.
+        self.bot_list = Fresh(BOTS_S)
         # The replays of the match pages, the GGP exports and the organiser's, in one pool of
         # workers, each requester in their turn.
         # The matches' facts that their pages, replays and live views ask for, finished
@@ -180,8 +189,8 @@ class _Api:
         self.facts = Kept(arena)
         self.replays = Replays(arena, self.facts)
         self.watching = Watching(arena, self.facts)
-        # The disk by author, for the organiser: measured in the thread pool, kept a while.
-        self.meter = DiskMeter(arena)
+        # The disk by author, for the organiser: measured in a thread, kept a while.
+        self.meter = meter
 
     def viewer(self, request: Request) -> Author | None:
         """The author whose token the request carries (`auth.viewer`)."""
@@ -240,7 +249,9 @@ class _Api:
         return status
 
     def bots(self, request: Request) -> Response:
-        return JSONResponse(views.bots(self.arena, self.author(request)))
+        viewer = self.author(request)
+        shown = self.bot_list.get("", lambda: _json(views.bots(self.arena, viewer)))
+        return Response(shown, media_type="application/json")
 
     def bot(self, request: Request) -> Response:
         viewer = self.author(request)
@@ -357,6 +368,7 @@ class _Api:
         noted = functools.partial(self.noted, request, Action.SUSPENDED, organiser)
         await run_in_threadpool(noted, f"bot {name} v{version.number}", version.reason)
         self.board.clear()
+        self.bot_list.clear()
         self.hooks.field_changed()
         return JSONResponse({"bot": name, "version": version.number, "state": version.state})
 
@@ -366,6 +378,7 @@ class _Api:
         version = submissions.reinstate(self.arena, name)
         self.noted(request, Action.REINSTATED, organiser, f"bot {name} v{version.number}")
         self.board.clear()
+        self.bot_list.clear()
         self.hooks.field_changed()
         return JSONResponse({"bot": name, "version": version.number, "state": version.state})
 

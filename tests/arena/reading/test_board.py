@@ -250,19 +250,24 @@ def test_matches_are_filtered_by_bot_opponent_game_and_the_bots_result(site: Sit
     ]
 
 
-def test_the_cursor_pages_without_a_gap_or_a_repeat_while_matches_finish(site: Site) -> None:
+@pytest.mark.parametrize("of", ["bot=ace&", "game=ticblock&", ""])
+def test_the_cursor_pages_without_a_gap_or_a_repeat_while_matches_finish(
+    site: Site, of: str
+) -> None:
+    """Each page from where the last ended: the whole list, a game's (read from the finished
+    matches' index) and a bot's (read from its seats) alike."""
     ids = seed(site)
     ace, bee = ids["ace"], ids["bee"]
     for n in range(30):
         # Five at each moment: the cursor orders those by id.
         finished(site, f"old-{n:02}", [(ace, 1.0), (bee, 0.0)], NOW - dt.timedelta(minutes=n // 5))
-    expected = keys(site, "bot=ace&limit=200")
+    expected = keys(site, f"{of}limit=200")
     assert len(expected) == 31 and len(set(expected)) == 31
     seen: list[str] = []
     cursor = None
     pages = 0
     while True:
-        query = "bot=ace&limit=7" + ("" if cursor is None else f"&cursor={cursor}")
+        query = f"{of}limit=7" + ("" if cursor is None else f"&cursor={cursor}")
         answer = site.get(f"/api/matches?{query}", "bob").json()
         seen += [match["key"] for match in answer["matches"]]
         cursor = answer["next"]
@@ -273,7 +278,7 @@ def test_the_cursor_pages_without_a_gap_or_a_repeat_while_matches_finish(site: S
             break
     assert seen == expected
     assert pages == 5
-    assert keys(site, "bot=ace&limit=3")[0].startswith("new-")
+    assert keys(site, f"{of}limit=3")[0].startswith("new-")
 
 
 def test_a_bad_filter_is_400_with_one_line_and_an_unknown_bot_404(site: Site) -> None:

@@ -16,9 +16,10 @@ from alembic.migration import MigrationContext
 from sqlalchemy import event, inspect, select, text
 from sqlalchemy.exc import IntegrityError, StatementError
 
+from referee.arena.ladder.playing import Ladder
 from referee.arena.ladder.queue import claim, ladder_members, open_field
 from referee.arena.reading import views
-from referee.arena.reading.match_lists import MatchQuery
+from referee.arena.reading.match_lists import Cursor, MatchQuery, Result
 from referee.arena.store.config import FieldPlayer
 from referee.arena.store.db import (
     Author,
@@ -227,6 +228,65 @@ def test_an_arena_upgraded_to_kept_results_has_its_matches_counted(old_database_
         3: (1, 1, 1, 4, _moment(5)),
         4: (0, 0, 0, None, None),
     }
+
+
+def test_an_arena_upgraded_to_the_season_indexes_keeps_its_matches_in_order(
+    old_database_url: str,
+) -> None:
+    """An arena of 0007 upgraded in place: its finished matches indexed with their ids, the
+    index of their moment alone gone, and every match there, read newest first."""
+    url = old_database_url
+    command.upgrade(alembic_config(url), "0007")
+    with engine_on(url) as engine, engine.begin() as connection:
+        assert "ix_matches_finished_at" in {
+            i["name"] for i in inspect(engine).get_indexes("matches")
+        }
+        for statement in (
+            "INSERT INTO authors (id, name, name_key, organiser, created_at)"
+            " VALUES (1, 'ada', 'ada', false, :now)",
+            "INSERT INTO bots (id, author_id, name, name_key, created_at)"
+            " VALUES (1, 1, 'ace', 'ace', :now)",
+        ):
+            connection.execute(text(statement), {"now": _moment(0)})
+        # Two matches finished at one moment, one later, one still running.
+        for match, state, finished in (
+            (1, "done", 2),
+            (2, "done", 2),
+            (3, "done", 3),
+            (4, "running", None),
+        ):
+            connection.execute(
+                text(
+                    "INSERT INTO matches (id, key, pair, game, seed, opening, state, placement,"
+                    " created_at, finished_at, summary, lost, lost_why) VALUES"
+                    " (:id, :key, :id, 'ticblock', 1, 0, :state, false, :now, :at, '', 0, '')"
+                ),
+                {
+                    "id": match,
+                    "key": f"m-{match}",
+                    "state": state,
+                    "now": _moment(0),
+                    "at": None if finished is None else _moment(finished),
+                },
+            )
+    upgrade(url)
+    assert revision(url) == head()
+    with engine_on(url) as engine:
+        indexes = {i["name"]: i["column_names"] for i in inspect(engine).get_indexes("matches")}
+        assert indexes["ix_matches_state_finished_at_id"] == ["state", "finished_at", "id"]
+        assert "ix_matches_finished_at" not in indexes
+        assert "ix_matches_state_finished_at" not in indexes
+    database = Database(url)
+    try:
+        with database.session() as session:
+            newest = session.scalars(
+                select(Match.key)
+                .where(Match.state == MatchState.DONE)
+                .order_by(Match.finished_at.desc(), Match.id.desc())
+            ).all()
+    finally:
+        database.close()
+    assert newest == ["m-3", "m-2", "m-1"]
 
 
 def _moment(seconds: int) -> dt.datetime:
@@ -499,11 +559,14 @@ def test_a_session_that_read_before_another_wrote_can_still_write_on_sqlite(
     database.close()
 
 
-def test_the_queues_planning_and_a_page_of_matches_read_no_whole_season(tmp_path: Path) -> None:
+def test_the_queue_the_pages_and_the_status_read_no_whole_season(tmp_path: Path) -> None:
     """On SQLite, the arena's default: what the ladder reads at every claim (the matches each
-    version has planned) and a page of the newest finished matches are found by an index, as
-    SQLite's own plan says: no table of matches or seats read through, no sort of them all.
-    Each costs the same on the first day of a season as on its last."""
+    version has planned), the newest finished matches and a page deep in the season, a bot's
+    matches, its head to head and the ladder's status are found by an index, as SQLite's own
+    plan says: no table of matches or seats read through, no sort of the finished matches,
+    and a bot's matches read from its seats, each match by its id (not the season's finished
+    matches walked to find the bot's), then sorted. Each costs the same on the first day of
+    a season as on its last."""
     config = tmp_path / "arena.yaml"
     config.write_text(LADDER_CONFIG.format(game="ticblock", arena=""), encoding="utf-8")
     init_arena(tmp_path / "arena", config)
@@ -518,6 +581,7 @@ def test_the_queues_planning_and_a_page_of_matches_read_no_whole_season(tmp_path
         the_field = open_field(arena, members, arena.config.field_config(players, arena.results))
         with arena.database.session() as session:
             viewer = session.scalars(select(Author)).one()
+        deep = Cursor(dt.datetime(2026, 1, 1, tzinfo=dt.UTC), 1000)
         asked: list[tuple[str, tuple[Any, ...]]] = []
 
         def keep(*args: Any) -> None:
@@ -530,6 +594,11 @@ def test_the_queues_planning_and_a_page_of_matches_read_no_whole_season(tmp_path
             with arena.database.session(write=True) as session:
                 claim(session, arena.config, the_field, 2, 8, dt.datetime.now(dt.UTC))
             views.matches(arena, viewer, MatchQuery())
+            views.matches(arena, viewer, MatchQuery(after=deep))
+            views.matches(arena, viewer, MatchQuery(bot="ann", opponent="bob", after=deep))
+            views.matches(arena, viewer, MatchQuery(bot="ann", result=Result.WIN))
+            views.bot(arena, viewer, "ann")
+            Ladder(arena).status()
         finally:
             event.remove(arena.database.engine, "before_cursor_execute", keep)
         with arena.database.engine.connect() as connection:
@@ -546,7 +615,18 @@ def test_the_queues_planning_and_a_page_of_matches_read_no_whole_season(tmp_path
     # each version ever played.
     (planning,) = [plan for statement, plan in plans.items() if "GROUP BY seats" in statement]
     assert planning[0].startswith("SEARCH matches") and "(state=?)" in planning[0], planning
-    assert any("ORDER BY matches.finished_at DESC" in statement for statement in plans)
+    bots = [s for s in plans if "bot_id = ?" in s and ("FROM matches" in s or "JOIN matches" in s)]
+    newest = [s for s in plans if "ORDER BY matches.finished_at DESC" in s and s not in bots]
+    assert len(newest) == 2  # the first page, and the deep one
+    assert any("finished_at<?" in line for line in plans[newest[1]]), plans[newest[1]]
+    assert len(bots) == 3, list(plans)  # the two lists of a bot's matches, its head to head
     for statement, plan in plans.items():
-        whole = [s for s in plan if s.startswith("SCAN") or "TEMP B-TREE FOR ORDER BY" in s]
+        whole = [line for line in plan if line.startswith(("SCAN matches", "SCAN seats"))]
         assert whole == [], (statement, plan)
+        if "ORDER BY matches." in statement and statement not in bots:
+            assert not any("TEMP B-TREE FOR ORDER BY" in line for line in plan), (statement, plan)
+        if statement in bots:
+            # The bot's versions, then their seats, then each match by its id; and then its
+            # matches' moments sorted: no index orders a bot's matches.
+            walked = [line for line in plan if line.startswith("SEARCH matches")]
+            assert all("INTEGER PRIMARY KEY" in line for line in walked), (statement, plan)

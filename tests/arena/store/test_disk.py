@@ -5,21 +5,25 @@ thread and kept a while."""
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 import json
 import os
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from sqlalchemy import event
 
 from referee.arena.intake.pipeline import Intake
+from referee.arena.store import disk_use
 from referee.arena.store.db import Step, StepKind, Version, VersionState
-from referee.arena.store.disk_use import DiskMeter, tree_bytes
+from referee.arena.store.disk_use import FRESH_S, DiskMeter, DiskUse, tree_bytes
 from referee.arena.store.home import Arena, add_author
 from referee.players.starter import STARTERS
 from referee.tournaments.results import LOGS
 from tests.support.archives import Entry, tar
-from tests.support.arena import INTAKE_CONFIG, Site, make_site, seed, wait_for
+from tests.support.arena import INTAKE_CONFIG, Site, add_match, make_site, seed, wait_for
 from tests.support.arena_databases import ArenaMaker
 from tests.support.hostile_submissions import PYTHON, bot_yaml, submit
 
@@ -155,6 +159,40 @@ def test_the_disk_is_shown_by_author(site: Site) -> None:
     assert json.loads(json.dumps(shown)) == shown
 
 
+def test_only_the_matches_that_left_logs_are_read_a_batch_at_a_time(
+    site: Site, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every log counted to its seat's author however many batches they take; a match whose
+    bots wrote nothing is not read, nor is any seat but those of the logs' matches."""
+    arena = site.arena
+    ids = seed(site)  # arena-000001: alice's ace against bob's bee, each with a log
+    logs = arena.results / LOGS
+    for n in range(2, 7):
+        add_match(site, f"arena-00000{n}", [(ids["ace"], 1.0), (ids["bee"], 0.0)])
+        (logs / f"arena-00000{n}.obplayer.log").write_bytes(b"b" * 10_000)
+    add_match(site, "arena-000007", [(ids["ace"], 1.0), (ids["bee"], 0.0)])  # silent bots
+    (logs / "arena-999999.xcplayer.log").write_bytes(b"c" * 10_000)  # no match of the arena's
+    monkeypatch.setattr(disk_use, "LOG_BATCH", 2)
+    read: list[str] = []
+
+    def keep(*args: object) -> None:
+        statement = str(args[2])
+        if "seats" in statement:
+            read.append(statement)
+
+    event.listen(arena.database.engine, "before_cursor_execute", keep)
+    try:
+        shown = {author.author: author for author in disk_use.measure(arena).authors}
+    finally:
+        event.remove(arena.database.engine, "before_cursor_execute", keep)
+    # bee's logs: its first match's, and five of 10,000 bytes, on four blocks or so each.
+    assert 50_000 <= shown["bob"].logs_bytes <= 50_000 + 6 * 8192
+    assert 0 < shown["alice"].logs_bytes <= 8192
+    # Seven logs of six matches (one no match's), two a batch: four reads, each of its keys.
+    assert len(read) == 4, read
+    assert all(re.search(r'matches\."?key"? IN', statement) for statement in read), read
+
+
 def test_a_measure_is_kept_a_while_then_taken_again(site: Site) -> None:
     arena = site.arena
     ids = seed(site)
@@ -166,6 +204,22 @@ def test_a_measure_is_kept_a_while_then_taken_again(site: Site) -> None:
     assert kept.current() is before
     again = DiskMeter(arena, fresh_s=0).current()
     (alice,) = [row for row in again.authors if row.author == "alice"]
+    assert alice.bots_bytes >= MIB
+
+
+def test_a_stale_measure_is_shown_while_the_next_is_taken(site: Site) -> None:
+    """Past its freshness the last measure is given at once, and the next one, taken in a
+    thread meanwhile, from then on: no request but the first waits for a measure."""
+    arena = site.arena
+    ids = seed(site)
+    directory = arena.bot_directory(ids["ace"])
+    directory.mkdir(parents=True)
+    meter = DiskMeter(arena, fresh_s=0)
+    first = meter.current()
+    (directory / "more").write_bytes(os.urandom(MIB))
+    assert meter.current() is first
+    wait_for("the next measure", lambda: meter.current() is not first)
+    (alice,) = [row for row in meter.current().authors if row.author == "alice"]
     assert alice.bots_bytes >= MIB
 
 
@@ -181,3 +235,56 @@ def test_a_tree_is_measured_by_its_blocks_links_not_followed(tmp_path: Path) -> 
     with open(tmp_path / "a" / "sparse", "wb") as file:
         file.truncate(100 * MIB)
     assert MIB <= tree_bytes(tmp_path / "a") < 2 * MIB
+
+
+def test_a_measure_that_took_long_is_kept_nine_times_as_long() -> None:
+    def took(seconds: float) -> DiskUse:
+        return DiskUse(dt.datetime.now(dt.UTC), seconds, 0, ())
+
+    assert took(1.0).fresh_s(FRESH_S) == FRESH_S == took(1.0).shown()["fresh_s"]
+    assert took(10.0).fresh_s(FRESH_S) == 90.0 == took(10.0).shown()["fresh_s"]
+    assert took(10.0).fresh_s(0) == 90.0
+
+
+def test_each_logs_author_is_looked_up_once_while_it_is_there(site: Site) -> None:
+    arena = site.arena
+    ids = seed(site)  # arena-000001: alice's ace against bob's bee, each with a log
+    logs = arena.results / LOGS
+    add_match(site, "arena-000002", [(ids["ace"], 1.0), (ids["bee"], 0.0)])
+    (logs / "arena-000002.obplayer.log").write_bytes(b"b" * 10_000)
+    whose: dict[str, str] = {}
+    read: list[str] = []
+
+    def keep(*args: object) -> None:
+        if "seats" in str(args[2]):
+            read.append(str(args[2]))
+
+    event.listen(arena.database.engine, "before_cursor_execute", keep)
+    try:
+        first = {a.author: a.logs_bytes for a in disk_use.measure(arena, whose).authors}
+        assert len(read) == 1
+        assert whose == {
+            "arena-000001.xcplayer.log": "alice",
+            "arena-000001.obplayer.log": "bob",
+            "arena-000002.obplayer.log": "bob",
+        }
+        (logs / "arena-000002.obplayer.log").unlink()
+        again = {a.author: a.logs_bytes for a in disk_use.measure(arena, whose).authors}
+    finally:
+        event.remove(arena.database.engine, "before_cursor_execute", keep)
+    assert len(read) == 1, "the logs' authors were known"
+    assert set(whose) == {"arena-000001.xcplayer.log", "arena-000001.obplayer.log"}
+    assert again["alice"] == first["alice"] > 0
+    assert 0 < again["bob"] <= first["bob"] - 10_000
+
+
+def test_a_meter_begun_has_its_first_measure_taken_in_a_thread(site: Site) -> None:
+    seed(site)
+    meter = DiskMeter(site.arena)
+    meter.begin()
+    try:
+        shown = meter.current()
+        assert meter.current() is shown, "fresh: kept"
+        assert {row.author for row in shown.authors} == {"organiser", "alice", "bob"}
+    finally:
+        meter.close()

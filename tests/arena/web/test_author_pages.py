@@ -13,7 +13,7 @@ import time
 from collections.abc import Iterator
 
 import pytest
-from sqlalchemy import select
+from sqlalchemy import func, select
 
 from referee.arena.intake.pipeline import Intake
 from referee.arena.ladder.playing import Ladder, LadderStatus
@@ -258,4 +258,10 @@ def test_a_playing_ladder_plays_no_more_than_its_capacity(make_arena: ArenaMaker
 
     asyncio.run(main())
     assert all(status.playing <= status.capacity for status in seen)
+    # Played as the versions counted their matches, each of two seats: the matches done.
+    with arena.database.session() as session:
+        done = session.scalar(
+            select(func.count()).select_from(Match).where(Match.state == MatchState.DONE)
+        )
+    assert ladder.status().played == done >= 6
     assert max(status.playing for status in seen) >= 1
