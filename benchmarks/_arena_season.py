@@ -474,6 +474,8 @@ def _matches(
                             "index": index,
                             "role": role,
                             "version_id": version,
+                            "bot_id": versions[version].bot_id,
+                            "finished_at": _at(plan, finished),
                             "points": mine,
                             "faulted": faulted == index,
                         }

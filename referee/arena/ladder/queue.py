@@ -305,7 +305,13 @@ def _queue(session: Session, the_field: Field, pair: Pair, placement: bool) -> N
         row.key, row.pair = match_key(row.id), first.id
         index = {role: i for i, role in enumerate(settings.game.roles)}
         session.add_all(
-            Seat(match_id=row.id, index=index[role], role=role, version_id=version)
+            Seat(
+                match_id=row.id,
+                index=index[role],
+                role=role,
+                version_id=version,
+                bot_id=the_field.members[version].bot,
+            )
             for role, version in zip(roles, seating, strict=True)
         )
 

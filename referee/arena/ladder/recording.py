@@ -104,6 +104,7 @@ def _record_one(
             other = next(s for s in match.seats if s is not seat)
             seat.points = points(goals[seat.role], goals[other.role])
         seat.faulted = seat.role in faulted
+        seat.finished_at = match.finished_at
         version = seat.version
         version.matches += 1
         version.faults += seat.faulted

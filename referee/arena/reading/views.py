@@ -10,8 +10,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import ColumnElement, ScalarSelect, Select, case, func, select
-from sqlalchemy.orm import Session, aliased, selectinload
+from sqlalchemy import ColumnElement, ScalarSelect, Select, case, exists, func, select
+from sqlalchemy.orm import InstrumentedAttribute, Session, aliased, selectinload
 
 from referee.arena.accounts.auth import may_read_private
 from referee.arena.intake import turns
@@ -260,9 +260,8 @@ def _history(session: Session, bot_id: int, centre: float) -> list[Json]:
 def _head_to_head(session: Session, bot_id: int) -> list[Json]:
     """Every version of a bot against every version of each other bot it met, by opponent:
     the finished matches, and those won, drawn and lost (a match that ended without a
-    result is in none of the three)."""
+    result is in none of the three). Read from the bot's own seats, by their index."""
     mine, theirs = aliased(Seat), aliased(Seat)
-    my_version, their_version = aliased(Version), aliased(Version)
 
     def counted(condition: ColumnElement[bool]) -> ColumnElement[int]:
         return func.coalesce(func.sum(case((condition, 1), else_=0)), 0)
@@ -276,14 +275,9 @@ def _head_to_head(session: Session, bot_id: int) -> list[Json]:
             counted(mine.points < theirs.points),
         )
         .select_from(mine)
-        .join(my_version, my_version.id == mine.version_id)
-        .join(Match, Match.id == mine.match_id)
-        .join(theirs, (theirs.match_id == mine.match_id) & (theirs.id != mine.id))
-        .join(their_version, their_version.id == theirs.version_id)
-        .join(Bot, Bot.id == their_version.bot_id)
-        # Finished: a match has its moment once it is done, and only then. By its state,
-        # SQLite would walk the season's finished matches to find the bot's seats.
-        .where(my_version.bot_id == bot_id, Bot.id != bot_id, Match.finished_at.is_not(None))
+        .join(theirs, theirs.match_id == mine.match_id)
+        .join(Bot, Bot.id == theirs.bot_id)
+        .where(mine.bot_id == bot_id, mine.finished_at.is_not(None), theirs.bot_id != bot_id)
         .group_by(Bot.name)
         .order_by(Bot.name)
     ).all()
@@ -323,32 +317,44 @@ def matches(arena: Arena, viewer: Author, asked: MatchQuery) -> Json:
     the cursor of the next page (`next`, None after the last). NotFound for a bot or an
     opponent no one has.
 
-    A page is read from where the last one ended, never counted from the newest: from the
-    list's index (state, finished_at, id), from the cursor's moment down; a bot's matches
-    from its seats, however long ago it played. A page costs the same at the millionth
-    match as at the first; one of a bot's matches, a sort of that bot's matches' moments
-    (no index orders a bot's matches: each planner reads the bot's seats first, where the
-    newest of the season's finished matches, walked in order, would take all season for a
-    bot that stopped playing long ago)."""
-    chosen = _finished(asked)
+    A page is read from where the last one ended, never counted from the newest, and in an
+    index's order, from the cursor's moment down: the season's from the finished matches'
+    index (state, finished_at, id), a bot's from its own seats' (bot_id, finished_at,
+    match_id), however long ago it played. A page costs the same at the millionth match as
+    at the first."""
     with arena.database.session() as session:
-        if asked.opponent is not None:
-            opponent_id = bot_named(session, asked.opponent).id
-            chosen = chosen.where(Match.id.in_(_played_by(opponent_id)))
-        if asked.bot is None:
-            # By the state's index, in its order, from the cursor down.
+        named = asked.bot if asked.bot is not None else asked.opponent
+        if named is None:
+            chosen = _finished(asked, Match.finished_at, Match.id)
             chosen = chosen.where(Match.state == MatchState.DONE)
+            if asked.game is not None:
+                chosen = chosen.where(Match.game == asked.game)
+            newest = chosen.order_by(Match.finished_at.desc(), Match.id.desc())
+            rows = session.execute(newest.limit(asked.limit + 1))
         else:
-            # Not by the state: SQLite would walk the season's finished matches by its index
-            # to find the bot's. A match of two of its versions is there once for each.
-            bot_id = bot_named(session, asked.bot).id
-            chosen = chosen.join(Seat, Seat.match_id == Match.id).join(Version)
-            chosen = chosen.where(Version.bot_id == bot_id).distinct()
+            bot_id = bot_named(session, named).id
+            chosen = _finished(asked, Seat.finished_at, Seat.match_id)
+            chosen = chosen.where(Seat.bot_id == bot_id)
+            if asked.game is not None:
+                chosen = chosen.join(Match, Match.id == Seat.match_id)
+                chosen = chosen.where(Match.game == asked.game)
+            if asked.bot is not None and asked.opponent is not None:
+                opponent_id = bot_named(session, asked.opponent).id
+                chosen = chosen.where(_played_by(opponent_id, Seat.match_id))
             if asked.result is not None:
-                chosen = chosen.where(_result_is(bot_id, asked.result))
-        newest = chosen.order_by(Match.finished_at.desc(), Match.id.desc())
-        found = session.execute(newest.limit(asked.limit + 1))
-        page = [(at, row_id) for at, row_id in found if at is not None]
+                chosen = chosen.where(_result_is(bot_id, asked.result, Seat.match_id))
+            newest = chosen.order_by(Seat.finished_at.desc(), Seat.match_id.desc())
+            # A match of two of the bot's versions is there once for each seat: read in
+            # the index's order until the page has enough matches, not sorted to set them
+            # aside.
+            rows = session.execute(newest.execution_options(yield_per=4 * asked.limit + 4))
+        page: list[tuple[dt.datetime, int]] = []
+        for at, row_id in rows:
+            if at is not None and (not page or page[-1][1] != row_id):
+                page.append((at, row_id))
+            if len(page) > asked.limit:
+                break
+        rows.close()
         shown = _matches_of(session, [row_id for _, row_id in page[: asked.limit]])
     following = None
     if len(page) > asked.limit:
@@ -366,39 +372,44 @@ def _matches_of(session: Session, ids: list[int]) -> list[Json]:
     return [_match(found[row_id]) for row_id in ids]
 
 
-def _finished(asked: MatchQuery) -> Select[dt.datetime | None, int]:
-    """The moments and ids of the finished matches of `asked.game` (if given), after its
-    cursor (if given). A match has its moment once it is done, and only then."""
-    query = select(Match.finished_at, Match.id).where(Match.finished_at.is_not(None))
-    if asked.game is not None:
-        query = query.where(Match.game == asked.game)
+def _finished(
+    asked: MatchQuery,
+    moment: InstrumentedAttribute[dt.datetime | None],
+    row: InstrumentedAttribute[int],
+) -> Select[dt.datetime | None, int]:
+    """The moments and ids of finished matches after `asked`'s cursor (if given): of the
+    matches themselves, or of seats (`moment` and `row`, their match's). A match has its
+    moment once it is done, and only then."""
+    query = select(moment, row).where(moment.is_not(None))
     after = asked.after
     if after is not None:
         # The bound on the moment alone is what an index range starts from; the rest sets
         # aside the matches of that moment the page before gave.
         query = query.where(
-            Match.finished_at <= after.finished_at,
-            (Match.finished_at < after.finished_at) | (Match.id < after.match_id),
+            moment <= after.finished_at,
+            (moment < after.finished_at) | (row < after.match_id),
         )
     return query
 
 
-def _played_by(bot_id: int) -> Select[int]:
-    """The matches a bot played (any of its versions), by its seats."""
-    return select(Seat.match_id).join(Version).where(Version.bot_id == bot_id)
+def _played_by(bot_id: int, match_id: InstrumentedAttribute[int]) -> ColumnElement[bool]:
+    """Whether a bot played the match of `match_id` (any of its versions)."""
+    theirs = aliased(Seat)
+    return exists().where(theirs.match_id == match_id, theirs.bot_id == bot_id)
 
 
-def _result_is(bot_id: int, result: Result) -> ColumnElement[bool]:
-    """Whether a match ended with `result` for a bot: the best points of its seats against
-    the best of the other bots' (`tallies` counts the leaderboard's results alike)."""
+def _result_is(
+    bot_id: int, result: Result, match_id: InstrumentedAttribute[int]
+) -> ColumnElement[bool]:
+    """Whether the match of `match_id` ended with `result` for a bot: the best points of its
+    seats against the best of the other bots' (`tallies` counts the leaderboard's results
+    alike)."""
 
     def best(mine: bool) -> ScalarSelect[float | None]:
-        whose = Version.bot_id == bot_id if mine else Version.bot_id != bot_id
+        seat = aliased(Seat)
+        whose = seat.bot_id == bot_id if mine else seat.bot_id != bot_id
         return (
-            select(func.max(Seat.points))
-            .join(Version, Version.id == Seat.version_id)
-            .where(Seat.match_id == Match.id, whose)
-            .scalar_subquery()
+            select(func.max(seat.points)).where(seat.match_id == match_id, whose).scalar_subquery()
         )
 
     if result is Result.WIN:

@@ -37,6 +37,7 @@ from sqlalchemy import (
     select,
 )
 from sqlalchemy.engine import Dialect
+from sqlalchemy.engine.default import DefaultExecutionContext
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, relationship
 from sqlalchemy.sql.selectable import ScalarSelect
@@ -272,14 +273,37 @@ class Match(Base):
     seats: Mapped[list[Seat]] = relationship(back_populates="match", order_by="Seat.index")
 
 
+def _versions_bot(context: DefaultExecutionContext) -> int | None:
+    version_id = context.get_current_parameters()["version_id"]
+    return context.connection.scalar(select(Version.bot_id).where(Version.id == version_id))
+
+
+def _matchs_moment(context: DefaultExecutionContext) -> dt.datetime | None:
+    match_id = context.get_current_parameters()["match_id"]
+    return context.connection.scalar(select(Match.finished_at).where(Match.id == match_id))
+
+
 class Seat(Base):
     __tablename__ = "seats"
+    # A bot's finished matches newest first, a page at a time, and what it made of them (its
+    # page's head to head): read from its own seats in this index's order, at the same cost
+    # however long the season, not found among its versions' seats and sorted anew.
+    __table_args__ = (
+        Index("ix_seats_bot_id_finished_at_match_id", "bot_id", "finished_at", "match_id"),
+    )
 
     id: Mapped[int] = mapped_column(primary_key=True)
     match_id: Mapped[int] = mapped_column(ForeignKey("matches.id"), index=True)
     index: Mapped[int] = mapped_column(Integer)
     role: Mapped[str] = mapped_column(Text)
     version_id: Mapped[int] = mapped_column(ForeignKey("versions.id"), index=True)
+    # The version's bot, and the match's moment once it is done (set as `recording` marks it
+    # done): kept with the seat for the index above. Unless given, a seat takes them from
+    # its version and its match as it is written.
+    bot_id: Mapped[int] = mapped_column(ForeignKey("bots.id"), default=_versions_bot)
+    finished_at: Mapped[dt.datetime | None] = mapped_column(
+        _When(), nullable=True, default=_matchs_moment
+    )
     points: Mapped[float | None] = mapped_column(Float, nullable=True)
     faulted: Mapped[bool] = mapped_column(Boolean, default=False)
 

@@ -234,6 +234,13 @@ def test_matches_are_filtered_by_bot_opponent_game_and_the_bots_result(site: Sit
     played(site)
     # Newest first; the running match is in none.
     assert keys(site, "bot=ace") == ["arena-000001", "m-8", "m-5", "m-4", "m-3", "m-2", "m-9"]
+    # A match at a time: the one of ace against itself (a seat of each version) once, last.
+    pages, cursor = [], ""
+    while cursor is not None:
+        answer = site.get(f"/api/matches?bot=ace&limit=1{cursor}", "bob").json()
+        pages.append([match["key"] for match in answer["matches"]])
+        cursor = None if answer["next"] is None else f"&cursor={answer['next']}"
+    assert pages == [["arena-000001"], ["m-8"], ["m-5"], ["m-4"], ["m-3"], ["m-2"], ["m-9"]]
     assert keys(site, "bot=ace&opponent=cub") == ["m-5"]
     assert keys(site, "opponent=cub") == ["m-7", "m-5"]
     assert keys(site, "bot=ace&result=win") == ["m-5", "m-3"]

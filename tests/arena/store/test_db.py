@@ -289,6 +289,101 @@ def test_an_arena_upgraded_to_the_season_indexes_keeps_its_matches_in_order(
     assert newest == ["m-3", "m-2", "m-1"]
 
 
+def test_an_arena_upgraded_to_seats_by_bot_keeps_each_seats_bot_and_moment(
+    old_database_url: str,
+) -> None:
+    """An arena of 0008 upgraded in place: each seat given its version's bot and, once its
+    match is done, the match's moment, and indexed by them; a running match's seats have no
+    moment yet."""
+    url = old_database_url
+    command.upgrade(alembic_config(url), "0008")
+    with engine_on(url) as engine, engine.begin() as connection:
+        connection.execute(
+            text(
+                "INSERT INTO authors (id, name, name_key, organiser, created_at)"
+                " VALUES (1, 'ada', 'ada', false, :now)"
+            ),
+            {"now": _moment(0)},
+        )
+        for bot, name in ((1, "ace"), (2, "bee")):
+            connection.execute(
+                text(
+                    "INSERT INTO bots (id, author_id, name, name_key, created_at)"
+                    " VALUES (:id, 1, :name, :name, :now)"
+                ),
+                {"id": bot, "name": name, "now": _moment(0)},
+            )
+        for version, bot, number in ((1, 1, 1), (2, 1, 2), (3, 2, 1)):
+            connection.execute(
+                text(
+                    "INSERT INTO versions (id, bot_id, number, state, reason, advice, run,"
+                    " archive_sha256, submitted_at, updated_at, matches, faults)"
+                    " VALUES (:id, :bot, :number, 'rated', '', '', 'run', :sha, :now, :now, 0, 0)"
+                ),
+                {"id": version, "bot": bot, "number": number, "sha": "0" * 64, "now": _moment(0)},
+            )
+        # (id, state, finished, the versions seated)
+        for match, state, finished, seated in (
+            (1, "done", 3, (2, 3)),
+            (2, "done", 4, (1, 2)),
+            (3, "running", None, (3, 1)),
+        ):
+            connection.execute(
+                text(
+                    "INSERT INTO matches (id, key, pair, game, seed, opening, state, placement,"
+                    " created_at, finished_at, summary, lost, lost_why) VALUES"
+                    " (:id, :key, :id, 'ticblock', 1, 0, :state, false, :now, :at, '', 0, '')"
+                ),
+                {
+                    "id": match,
+                    "key": f"m-{match}",
+                    "state": state,
+                    "now": _moment(0),
+                    "at": None if finished is None else _moment(finished),
+                },
+            )
+            for index, version in enumerate(seated):
+                connection.execute(
+                    text(
+                        'INSERT INTO seats (match_id, "index", role, version_id, faulted)'
+                        " VALUES (:match, :index, :role, :version, false)"
+                    ),
+                    {
+                        "match": match,
+                        "index": index,
+                        "role": ("xcplayer", "obplayer")[index],
+                        "version": version,
+                    },
+                )
+    upgrade(url)
+    assert revision(url) == head()
+    with engine_on(url) as engine:
+        indexes = {i["name"]: i["column_names"] for i in inspect(engine).get_indexes("seats")}
+        assert indexes["ix_seats_bot_id_finished_at_match_id"] == [
+            "bot_id",
+            "finished_at",
+            "match_id",
+        ]
+    database = Database(url)
+    try:
+        with database.session() as session:
+            seats = session.execute(
+                select(Seat.match_id, Seat.version_id, Seat.bot_id, Seat.finished_at).order_by(
+                    Seat.match_id, Seat.index
+                )
+            ).all()
+    finally:
+        database.close()
+    assert [tuple(seat) for seat in seats] == [
+        (1, 2, 1, _moment(3)),
+        (1, 3, 2, _moment(3)),
+        (2, 1, 1, _moment(4)),
+        (2, 2, 1, _moment(4)),
+        (3, 3, 2, None),
+        (3, 1, 1, None),
+    ]
+
+
 def _moment(seconds: int) -> dt.datetime:
     return dt.datetime(2025, 3, 1, 12, 0, seconds, 250000, tzinfo=dt.UTC)
 
@@ -564,9 +659,9 @@ def test_the_queue_the_pages_and_the_status_read_no_whole_season(tmp_path: Path)
     version has planned), the newest finished matches and a page deep in the season, a bot's
     matches, its head to head and the ladder's status are found by an index, as SQLite's own
     plan says: no table of matches or seats read through, no sort of the finished matches,
-    and a bot's matches read from its seats, each match by its id (not the season's finished
-    matches walked to find the bot's), then sorted. Each costs the same on the first day of
-    a season as on its last."""
+    and a bot's matches and head to head read from its own seats by their index (not the
+    season's finished matches walked to find the bot's, nor the bot's sorted). Each costs
+    the same on the first day of a season as on its last."""
     config = tmp_path / "arena.yaml"
     config.write_text(LADDER_CONFIG.format(game="ticblock", arena=""), encoding="utf-8")
     init_arena(tmp_path / "arena", config)
@@ -586,7 +681,8 @@ def test_the_queue_the_pages_and_the_status_read_no_whole_season(tmp_path: Path)
 
         def keep(*args: Any) -> None:
             statement, parameters = args[2], args[3]
-            if statement.lstrip().startswith("SELECT") and "matches" in statement:
+            read = statement.lstrip().startswith("SELECT")
+            if read and ("matches" in statement or "FROM seats" in statement):
                 asked.append((statement, tuple(parameters)))
 
         event.listen(arena.database.engine, "before_cursor_execute", keep)
@@ -615,18 +711,16 @@ def test_the_queue_the_pages_and_the_status_read_no_whole_season(tmp_path: Path)
     # each version ever played.
     (planning,) = [plan for statement, plan in plans.items() if "GROUP BY seats" in statement]
     assert planning[0].startswith("SEARCH matches") and "(state=?)" in planning[0], planning
-    bots = [s for s in plans if "bot_id = ?" in s and ("FROM matches" in s or "JOIN matches" in s)]
-    newest = [s for s in plans if "ORDER BY matches.finished_at DESC" in s and s not in bots]
+    bots = [s for s in plans if "bot_id = ?" in s and "FROM seats" in s]
+    newest = [s for s in plans if "ORDER BY matches.finished_at DESC" in s]
     assert len(newest) == 2  # the first page, and the deep one
     assert any("finished_at<?" in line for line in plans[newest[1]]), plans[newest[1]]
     assert len(bots) == 3, list(plans)  # the two lists of a bot's matches, its head to head
     for statement, plan in plans.items():
         whole = [line for line in plan if line.startswith(("SCAN matches", "SCAN seats"))]
         assert whole == [], (statement, plan)
-        if "ORDER BY matches." in statement and statement not in bots:
+        if "finished_at DESC" in statement:
             assert not any("TEMP B-TREE FOR ORDER BY" in line for line in plan), (statement, plan)
         if statement in bots:
-            # The bot's versions, then their seats, then each match by its id; and then its
-            # matches' moments sorted: no index orders a bot's matches.
-            walked = [line for line in plan if line.startswith("SEARCH matches")]
-            assert all("INTEGER PRIMARY KEY" in line for line in walked), (statement, plan)
+            # From the bot's own seats, by their index: its newest first, from the cursor.
+            assert "INDEX ix_seats_bot_id_finished_at_match_id" in plan[0], plan
