@@ -286,14 +286,17 @@ def _matchs_moment(context: DefaultExecutionContext) -> dt.datetime | None:
 class Seat(Base):
     __tablename__ = "seats"
     # A bot's finished matches newest first, a page at a time, and what it made of them (its
-    # page's head to head): read from its own seats in this index's order, at the same cost
-    # however long the season, not found among its versions' seats and sorted anew.
+    # page's head to head): read from its own seats in the first index's order, at the same
+    # cost however long the season, not found among its versions' seats and sorted anew.
+    # Both hold the points, and the second each seat's bot: a bot's head to head is read from
+    # the two indexes alone, not from the seats' rows.
     __table_args__ = (
-        Index("ix_seats_bot_id_finished_at_match_id", "bot_id", "finished_at", "match_id"),
+        Index("ix_seats_bot_id_finished_at", "bot_id", "finished_at", "match_id", "points"),
+        Index("ix_seats_match_id_bot_id", "match_id", "bot_id", "points"),
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)
-    match_id: Mapped[int] = mapped_column(ForeignKey("matches.id"), index=True)
+    match_id: Mapped[int] = mapped_column(ForeignKey("matches.id"))
     index: Mapped[int] = mapped_column(Integer)
     role: Mapped[str] = mapped_column(Text)
     version_id: Mapped[int] = mapped_column(ForeignKey("versions.id"), index=True)

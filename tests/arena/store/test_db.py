@@ -359,11 +359,14 @@ def test_an_arena_upgraded_to_seats_by_bot_keeps_each_seats_bot_and_moment(
     assert revision(url) == head()
     with engine_on(url) as engine:
         indexes = {i["name"]: i["column_names"] for i in inspect(engine).get_indexes("seats")}
-        assert indexes["ix_seats_bot_id_finished_at_match_id"] == [
+        assert indexes["ix_seats_bot_id_finished_at"] == [
             "bot_id",
             "finished_at",
             "match_id",
+            "points",
         ]
+        assert indexes["ix_seats_match_id_bot_id"] == ["match_id", "bot_id", "points"]
+        assert "ix_seats_match_id" not in indexes
     database = Database(url)
     try:
         with database.session() as session:
@@ -723,4 +726,4 @@ def test_the_queue_the_pages_and_the_status_read_no_whole_season(tmp_path: Path)
             assert not any("TEMP B-TREE FOR ORDER BY" in line for line in plan), (statement, plan)
         if statement in bots:
             # From the bot's own seats, by their index: its newest first, from the cursor.
-            assert "INDEX ix_seats_bot_id_finished_at_match_id" in plan[0], plan
+            assert "INDEX ix_seats_bot_id_finished_at " in plan[0], plan

@@ -1,7 +1,8 @@
 """Each seat keeps its version's bot and its match's moment once done, indexed together: a
 bot's matches newest first (its page, its list of matches, its head to head) are read from
 its own seats in order, where they were found among its versions' seats and sorted anew, a
-cost that grew with the bot's history."""
+cost that grew with the bot's history. The seats by match hold each seat's bot and points
+too, so that a bot's head to head is read from the two indexes alone."""
 
 import sqlalchemy as sa
 from alembic import op
@@ -26,13 +27,17 @@ def upgrade() -> None:
         batch_op.alter_column("bot_id", existing_type=sa.Integer(), nullable=False)
         batch_op.create_foreign_key("fk_seats_bot_id_bots", "bots", ["bot_id"], ["id"])
         batch_op.create_index(
-            "ix_seats_bot_id_finished_at_match_id", ["bot_id", "finished_at", "match_id"]
+            "ix_seats_bot_id_finished_at", ["bot_id", "finished_at", "match_id", "points"]
         )
+        batch_op.create_index("ix_seats_match_id_bot_id", ["match_id", "bot_id", "points"])
+        batch_op.drop_index("ix_seats_match_id")
 
 
 def downgrade() -> None:
     with op.batch_alter_table("seats", schema=None) as batch_op:
-        batch_op.drop_index("ix_seats_bot_id_finished_at_match_id")
+        batch_op.create_index("ix_seats_match_id", ["match_id"])
+        batch_op.drop_index("ix_seats_match_id_bot_id")
+        batch_op.drop_index("ix_seats_bot_id_finished_at")
         batch_op.drop_constraint("fk_seats_bot_id_bots", type_="foreignkey")
         batch_op.drop_column("finished_at")
         batch_op.drop_column("bot_id")
