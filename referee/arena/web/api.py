@@ -182,6 +182,8 @@ class _Api:
         # Every bot with its newest version and the organiser's, the organiser's page's
         # list: a season's thousand bots, asked for every 1.5 s while the page is open.
         self.bot_list = Fresh(BOTS_S)
+        # Every author and their sessions, the organiser's other list: a season's thousand.
+        self.author_list = Fresh(BOTS_S)
         # The replays of the match pages, the GGP exports and the organiser's, in one pool of
         # workers, each requester in their turn.
         # The matches' facts that their pages, replays and live views ask for, finished
@@ -396,13 +398,18 @@ class _Api:
 
     def authors(self, request: Request) -> Response:
         self.organiser(request)
+        shown = self.author_list.get("", self._authors)
+        return Response(shown, media_type="application/json")
+
+    def _authors(self) -> bytes:
         found = credentials.accounts(self.arena.database)
-        return JSONResponse({"authors": [account.shown() for account in found]})
+        return _json({"authors": [account.shown() for account in found]})
 
     def replace_token(self, request: Request) -> Response:
         organiser, name = self._account(request)
         token = credentials.replace_token(self.arena.database, name)
         self.noted(request, Action.TOKEN_REPLACED, organiser, f"author {name}")
+        self.author_list.clear()
         # Shown once, here: the arena keeps only its hash.
         return JSONResponse({"author": name, "token": token})
 
@@ -410,12 +417,14 @@ class _Api:
         organiser, name = self._account(request)
         ended = credentials.revoke_token(self.arena.database, name)
         self.noted(request, Action.TOKEN_REVOKED, organiser, f"author {name}", _ended(ended))
+        self.author_list.clear()
         return JSONResponse({"author": name, "sessions_ended": ended})
 
     def sign_out_everywhere(self, request: Request) -> Response:
         organiser, name = self._account(request)
         ended = credentials.sign_out_everywhere(self.arena.database, name)
         self.noted(request, Action.SESSIONS_REVOKED, organiser, f"author {name}", _ended(ended))
+        self.author_list.clear()
         return JSONResponse({"author": name, "sessions_ended": ended})
 
     def _account(self, request: Request) -> tuple[Author, str]:
