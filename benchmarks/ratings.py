@@ -146,7 +146,8 @@ def measure(fields: Iterable[Callable[[], Field]], fitting: Fit, runs: int) -> l
         made = make()
         progress(
             f"{made.name}: {made.players:,} players, {len(made.pairings):,} pairings,"
-            f" {made.games:,} games; fitting {runs + 1} times (load {os.getloadavg()[0]:.2f})"
+            f" {made.games:,} games; fitting {runs + 1} times, the first not timed"
+            f" (load {os.getloadavg()[0]:.2f})"
         )
         seconds = timed(fitting, made.pairings, runs)
         median = statistics.median(seconds)
@@ -169,7 +170,13 @@ def measure(fields: Iterable[Callable[[], Field]], fitting: Fit, runs: int) -> l
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    # The docstring's first sentence, then what follows its usage line, as the help says it.
+    first, _usage, *rest = __doc__.split("\n\n")
+    parser = argparse.ArgumentParser(
+        description=" ".join(first.split()),
+        epilog="\n\n".join(rest),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument(
         "--sizes", type=int, nargs="+", default=list(SIZES), help="the fields' players"
     )

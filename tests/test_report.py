@@ -325,8 +325,17 @@ def test_an_out_that_cannot_take_the_site_is_one_line_and_exit_2(
 
 def test_the_head_to_head_writes_an_even_pairing_as_the_terminal_does() -> None:
     even = {"wins": 1, "draws": 0, "losses": 1, "elo": -0.2}
-    html = site._head_to_head({"a": {"b": even}, "b": {"a": dict(even, elo=0.2)}})
+    html = site._head_to_head({"a": {"b": even}, "b": {"a": dict(even, elo=0.2)}}, ["a", "b"])
     assert html.count("1-0-1 (+0)") == 2 and "(-0)" not in html
+
+
+def test_the_head_to_head_is_in_the_standings_rank_order() -> None:
+    """As the terminal has it: the rows and the columns by rank, not by name."""
+    won = {"wins": 1, "draws": 0, "losses": 0, "elo": 400.0}
+    lost = {"wins": 0, "draws": 0, "losses": 1, "elo": -400.0}
+    html = site._head_to_head({"ann": {"zed": lost}, "zed": {"ann": won}}, ["zed", "ann"])
+    assert html.index("<th>zed</th>") < html.index("<th>ann</th>")
+    assert html.index("<td>zed</td>") < html.index("<td>ann</td>")
 
 
 def test_a_large_fields_index_folds_its_head_to_head_and_pages_its_matches_holding_all(

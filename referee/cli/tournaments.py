@@ -228,6 +228,6 @@ def report_command(
             f", {site.failed} failed verification (listed, not rendered)" if site.failed else ""
         )
         listed = present.counted(site.listed, "match", "matches")
-        typer.echo(f"{site.index}: {listed}, {site.rendered} rendered{failed}")
+        typer.echo(f"{site.index}: {listed}, {site.rendered:,} rendered{failed}")
     if site.failed:
         raise typer.Exit(EXIT_FAILED)

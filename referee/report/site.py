@@ -318,7 +318,8 @@ def index_page(
     parts += ["<h2>Ratings</h2>", ratings_chart(data["overall"])]
     for game_id, records in sorted(standings.by_game.items()):
         parts += [f"<h2>{escape(game_id)}</h2>", _standings(records)]
-    parts += ["<h2>Head to head</h2>", _head_to_head(data["head_to_head"])]
+    ranked = [record.player for record in standings.overall]
+    parts += ["<h2>Head to head</h2>", _head_to_head(data["head_to_head"], ranked)]
     parts += ["<h2>Faults</h2>", _faults(data["faults"])]
     parts += ["<h2>Matches</h2>", _matches(listing)]
     return page(title, "\n".join(parts), assets)
@@ -364,8 +365,10 @@ def _finishes(knockout: dict[str, Any]) -> str:
     return table(["player", "seed", "finish"], rows, [False, True, False])
 
 
-def _head_to_head(pairs: dict[str, dict[str, dict[str, Any]]]) -> str:
-    players = sorted(pairs)
+def _head_to_head(pairs: dict[str, dict[str, dict[str, Any]]], ranked: list[str]) -> str:
+    """Rows and columns in the standings' rank order, as the command line has them."""
+    players = [player for player in ranked if player in pairs]
+    players += sorted(set(pairs) - set(players))
     if not players:
         return '<p class="note">No matches.</p>'
 
