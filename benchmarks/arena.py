@@ -45,6 +45,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from _help import described
 from sqlalchemy import func, select
 from tabulate import tabulate
 
@@ -385,7 +386,7 @@ def count(text: str) -> int:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(**described(__doc__))
     parser.add_argument("--seconds", type=positive, default=30.0, help="length of each phase")
     parser.add_argument("--clients", type=count, default=4, help="leaderboard clients at once")
     parser.add_argument("--bots", type=count, default=10, help="instant bots on the ladder")

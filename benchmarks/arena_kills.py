@@ -44,6 +44,8 @@ from referee.arena.store.home import Arena, init_arena, open_arena
 from referee.errors import RefereeError
 
 from arena import place_bots  # isort: skip
+from _help import described
+
 from _arena_run import (  # isort: skip
     BenchError,
     Deadline,
@@ -214,7 +216,7 @@ def seconds(text: str) -> float:
 
 
 def main() -> None:
-    parser = Parser(description=__doc__.splitlines()[0])
+    parser = Parser(**described(__doc__))
     parser.add_argument("--kills", type=whole(1, 1000), default=20, help="(default 20)")
     parser.add_argument("--seed", type=whole(0, 2**32), help="for the moments (default: random)")
     parser.add_argument(

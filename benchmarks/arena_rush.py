@@ -52,6 +52,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from _help import described
 from sqlalchemy import func, select
 from tabulate import tabulate
 
@@ -402,7 +403,7 @@ def _audited(found: dict[str, Any] | None) -> str:
 
 
 def main() -> int:
-    parser = Parser(description=__doc__.splitlines()[0])
+    parser = Parser(**described(__doc__))
     parser.add_argument("--authors", type=int, default=50, help="authors (default 50)")
     parser.add_argument("--submissions", type=int, default=100, help="versions sent (default 100)")
     parser.add_argument(

@@ -71,6 +71,7 @@ from _arena_run import (
     until,
 )
 from _arena_season import Season, SeasonSize, seed
+from _help import described
 from sqlalchemy import func, select, text, update
 
 from referee.arena.ladder import pairing
@@ -584,13 +585,7 @@ def print_report(report: dict[str, Any]) -> None:
 
 
 def main() -> None:
-    # The docstring's first sentence, then what follows its usage line, as the help says it.
-    first, _usage, *rest = __doc__.split("\n\n")
-    parser = Parser(
-        description=" ".join(first.split()),
-        epilog="\n\n".join(rest),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    parser = Parser(**described(__doc__))
     parser.add_argument(
         "--matches", type=int, default=1_000_000, help="finished matches seeded (1,000,000)"
     )

@@ -72,6 +72,8 @@ from referee.errors import RefereeError
 from referee.sandbox.cgroups import WeightCgroup, controller_parent, weight_settings
 
 from arena import place_bots  # isort: skip
+from _help import described
+
 from _arena_run import (  # isort: skip
     BOT,
     REFEREE,
@@ -948,7 +950,7 @@ def seconds(text: str) -> float:
 
 def parse(argv: list[str] | None = None) -> tuple[Plan, bool]:
     """The plan the options ask for, and whether to print JSON."""
-    parser = Parser(description=__doc__.splitlines()[0])
+    parser = Parser(**described(__doc__))
     parser.add_argument("--database", choices=[kind.value for kind in Database])
     parser.add_argument("--quick", action="store_true", help="a trial: smaller and shorter")
     parser.add_argument("--seconds", type=seconds, help="the soak (default 300, quick 45)")

@@ -33,6 +33,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from _help import described
 from tabulate import tabulate
 
 # At most this many times Python's import of Typer alone, for the version and the help.
@@ -110,7 +111,7 @@ def measure(runs: int, from_source: bool) -> list[dict[str, object]]:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(**described(__doc__))
     parser.add_argument("--runs", type=int, default=20, help="runs of each command (default 20)")
     parser.add_argument(
         "--from-source",

@@ -13,6 +13,7 @@ import random
 import sys
 import time
 
+from _help import described
 from tabulate import tabulate
 
 from referee.games import GAMES, Game
@@ -49,7 +50,7 @@ def measure(game: Game, seconds: float, seed: int = 1) -> dict[str, float | int 
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(**described(__doc__))
     parser.add_argument("--seconds", type=float, default=3.0, help="time per game (default 3)")
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     args = parser.parse_args()

@@ -49,6 +49,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
+from _help import described
 from pinning import Noted  # the script beside this one
 from tabulate import tabulate
 
@@ -391,7 +392,7 @@ def print_tables(report: dict[str, Any]) -> None:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(**described(__doc__))
     parser.add_argument(
         "--parts",
         default=",".join(Part),

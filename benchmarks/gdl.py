@@ -37,6 +37,7 @@ from referee.errors import GameFault, RefereeError
 from referee.games import GAMES, Game, load_rulesheet
 
 from _corpus import corpus_rules, missing  # isort: skip
+from _help import described
 
 RULES = corpus_rules()
 # ggp-base's ProverStateMachine, random playouts on one core, states per second.
@@ -182,7 +183,7 @@ def corpus(folder: Path, limit: float, jobs: int) -> list[dict[str, Any]]:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(**described(__doc__))
     parser.add_argument("--rules", type=Path, default=RULES, help="folder of the fixed games")
     parser.add_argument("--seconds", type=float, default=5.0, help="time per game (default 5)")
     parser.add_argument("--corpus", type=Path, help="play one game of every .kif in this folder")

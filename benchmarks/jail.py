@@ -21,6 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from _help import described
 from tabulate import tabulate
 
 from referee.sandbox.isolation import machine_protections
@@ -67,7 +68,7 @@ def measure(runs: int) -> list[dict[str, object]]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(**described(__doc__))
     parser.add_argument("--runs", type=int, default=50)
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = parser.parse_args()

@@ -29,6 +29,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from _help import described
 from tabulate import tabulate
 
 from referee.clock import Clocks
@@ -159,7 +160,7 @@ async def _floor_costs(game_id: str, matches: int) -> dict[str, float]:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(**described(__doc__))
     parser.add_argument("--matches", type=int, default=20, help="matches per game (default 20)")
     parser.add_argument("--repeat", type=int, default=3, help="runs of each (default 3)")
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")

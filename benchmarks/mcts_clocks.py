@@ -31,6 +31,7 @@ from referee.players.chance import is_chance
 from referee.records.transcript import read_transcript
 
 from _corpus import corpus_rules, missing  # isort: skip
+from _help import described
 
 CORPUS = corpus_rules()
 HEAVY = (
@@ -84,7 +85,7 @@ def play(game: str, folder: Path) -> dict[str, object]:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(**described(__doc__))
     parser.add_argument("games", nargs="*")
     parser.add_argument("--json", action="store_true")
     options = parser.parse_args()

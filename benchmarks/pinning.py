@@ -27,6 +27,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from _help import described
 from tabulate import tabulate
 
 from referee.errors import FaultKind
@@ -91,7 +92,7 @@ def tournament(rounds: int, clock_ms: int, think_ms: int, cores_per_match: int) 
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(**described(__doc__))
     parser.add_argument("--rounds", type=int, default=20, help="rounds (2 matches each)")
     parser.add_argument("--clock", type=int, default=500, help="play clock, ms")
     parser.add_argument("--think", type=int, default=80, help="CPU per move, percent of clock")

@@ -38,6 +38,7 @@ from pathlib import Path
 
 import numpy as np
 import scipy
+from _help import described
 from tabulate import tabulate
 
 from referee.tournaments.ratings import Pairing, Rating, fit
@@ -170,13 +171,7 @@ def measure(fields: Iterable[Callable[[], Field]], fitting: Fit, runs: int) -> l
 
 
 def main() -> int:
-    # The docstring's first sentence, then what follows its usage line, as the help says it.
-    first, _usage, *rest = __doc__.split("\n\n")
-    parser = argparse.ArgumentParser(
-        description=" ".join(first.split()),
-        epilog="\n\n".join(rest),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    parser = argparse.ArgumentParser(**described(__doc__))
     parser.add_argument(
         "--sizes", type=int, nargs="+", default=list(SIZES), help="the fields' players"
     )

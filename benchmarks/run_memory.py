@@ -27,6 +27,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from _help import described
 from tabulate import tabulate
 
 # The fields of the aim (issue 70): each larger one's peak over the smaller one's.
@@ -113,7 +114,7 @@ def _seconds(clock: str) -> float:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(**described(__doc__))
     parser.add_argument("--players", default="15,30,60,120", help="the fields, comma-separated")
     parser.add_argument("--game", default="ticblock")
     parser.add_argument("--referee", type=Path, default=REFEREE, help="the command to measure")

@@ -20,6 +20,7 @@ import subprocess
 import time
 from collections.abc import Callable
 
+from _help import described
 from tabulate import tabulate
 
 from referee.sandbox.cgroups import PidsCgroup
@@ -95,7 +96,7 @@ def measure(samples: int, background: int) -> dict[str, object]:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(**described(__doc__))
     parser.add_argument("--samples", type=int, default=200, help="samples per method (200)")
     parser.add_argument("--background", type=int, default=0, help="idle processes to add (0)")
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")

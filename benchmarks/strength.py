@@ -19,6 +19,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from _help import described
 from tabulate import tabulate
 
 from referee.clock import Clocks
@@ -89,7 +90,7 @@ async def _run(
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(**described(__doc__))
     parser.add_argument(
         "--matches", type=int, default=10, help="matches per game and role (default 10)"
     )

@@ -23,6 +23,7 @@ from collections import defaultdict
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from _help import described
 from tabulate import tabulate
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -60,7 +61,7 @@ def file_times(junit: Path) -> list[FileTime]:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(**described(__doc__))
     parser.add_argument("--junit", type=Path, help="read this JUnit XML instead of running")
     parser.add_argument("--top", type=int, default=0, help="only the N slowest files")
     parser.add_argument("--json", action="store_true", help="print JSON, not tables")

@@ -28,6 +28,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from _help import described
 from tabulate import tabulate
 
 from referee.tournaments.swiss import Paired, Round, read_rounds, write_rounds
@@ -106,7 +107,7 @@ def run(directory: Path, players: int, rounds: int, seed: int, workers: int, pai
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(**described(__doc__))
     parser.add_argument("--players", type=int, default=64, help="the field (default 64)")
     parser.add_argument("--rounds", type=int, default=7, help="rounds (default 7)")
     parser.add_argument("--seeds", type=int, default=20, help="tournaments of each (default 20)")

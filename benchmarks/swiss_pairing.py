@@ -27,6 +27,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from _help import described
 from tabulate import tabulate
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -103,7 +104,7 @@ def timed(way: Matching, standing: list[str], past: Past, games: int, repeat: in
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(**described(__doc__))
     parser.add_argument(
         "--players",
         default="10,100,400,1000,3000",

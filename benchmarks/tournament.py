@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from _help import described
 from tabulate import tabulate
 
 from referee.games import GAMES
@@ -172,7 +173,7 @@ def play_at(place: Place, rounds: int, options: str) -> dict[str, Any]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(**described(__doc__))
     parser.add_argument("--rounds", type=int, default=10, help="rounds per game (2 matches each)")
     parser.add_argument("--worker-rounds", type=int, default=200, help="rounds, instant players")
     parser.add_argument("--think-rounds", type=int, default=6, help="rounds, thinking players")
