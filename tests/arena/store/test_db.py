@@ -5,7 +5,7 @@ models describe, running them again changes nothing, and what is written reads b
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +13,7 @@ import pytest
 from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
-from sqlalchemy import event, inspect, select, text
+from sqlalchemy import Connection, event, inspect, select, text
 from sqlalchemy.exc import IntegrityError, StatementError
 
 from referee.arena.ladder.playing import Ladder
@@ -149,31 +149,8 @@ def test_an_arena_upgraded_to_kept_results_has_its_matches_counted(old_database_
     url = old_database_url
     command.upgrade(alembic_config(url), "0004")
     with engine_on(url) as engine, engine.begin() as connection:
-        connection.execute(
-            text(
-                "INSERT INTO authors (id, name, name_key, organiser, created_at)"
-                " VALUES (1, 'ada', 'ada', false, :now)"
-            ),
-            {"now": _moment(0)},
-        )
-        for bot, name in ((1, "ace"), (2, "bee")):
-            connection.execute(
-                text(
-                    "INSERT INTO bots (id, author_id, name, name_key, created_at)"
-                    " VALUES (:id, 1, :name, :name, :now)"
-                ),
-                {"id": bot, "name": name, "now": _moment(0)},
-            )
         # ace 1 and 2, bee 1 (version 3), and bee 2 (version 4), which never played.
-        for version, bot, number in ((1, 1, 1), (2, 1, 2), (3, 2, 1), (4, 2, 2)):
-            connection.execute(
-                text(
-                    "INSERT INTO versions (id, bot_id, number, state, reason, advice, run,"
-                    " archive_sha256, submitted_at, updated_at, matches, faults)"
-                    " VALUES (:id, :bot, :number, 'rated', '', '', 'run', :sha, :now, :now, 0, 0)"
-                ),
-                {"id": version, "bot": bot, "number": number, "sha": "0" * 64, "now": _moment(0)},
-            )
+        _old_bots(connection, ((1, 1, 1), (2, 1, 2), (3, 2, 1), (4, 2, 2)))
         matches = [
             # (id, state, finished, (version, points) of each seat)
             (1, "done", 3, ((2, 0.0), (3, 1.0))),  # bee beat ace 2
@@ -298,30 +275,7 @@ def test_an_arena_upgraded_to_seats_by_bot_keeps_each_seats_bot_and_moment(
     url = old_database_url
     command.upgrade(alembic_config(url), "0008")
     with engine_on(url) as engine, engine.begin() as connection:
-        connection.execute(
-            text(
-                "INSERT INTO authors (id, name, name_key, organiser, created_at)"
-                " VALUES (1, 'ada', 'ada', false, :now)"
-            ),
-            {"now": _moment(0)},
-        )
-        for bot, name in ((1, "ace"), (2, "bee")):
-            connection.execute(
-                text(
-                    "INSERT INTO bots (id, author_id, name, name_key, created_at)"
-                    " VALUES (:id, 1, :name, :name, :now)"
-                ),
-                {"id": bot, "name": name, "now": _moment(0)},
-            )
-        for version, bot, number in ((1, 1, 1), (2, 1, 2), (3, 2, 1)):
-            connection.execute(
-                text(
-                    "INSERT INTO versions (id, bot_id, number, state, reason, advice, run,"
-                    " archive_sha256, submitted_at, updated_at, matches, faults)"
-                    " VALUES (:id, :bot, :number, 'rated', '', '', 'run', :sha, :now, :now, 0, 0)"
-                ),
-                {"id": version, "bot": bot, "number": number, "sha": "0" * 64, "now": _moment(0)},
-            )
+        _old_bots(connection, ((1, 1, 1), (2, 1, 2), (3, 2, 1)))
         # (id, state, finished, the versions seated)
         for match, state, finished, seated in (
             (1, "done", 3, (2, 3)),
@@ -385,6 +339,35 @@ def test_an_arena_upgraded_to_seats_by_bot_keeps_each_seats_bot_and_moment(
         (3, 3, 2, None),
         (3, 1, 1, None),
     ]
+
+
+def _old_bots(connection: Connection, versions: Iterable[tuple[int, int, int]]) -> None:
+    """In an arena's database of an old revision: author ada, her bots ace (1) and bee (2),
+    and `versions` (id, bot, number) of them, rated."""
+    connection.execute(
+        text(
+            "INSERT INTO authors (id, name, name_key, organiser, created_at)"
+            " VALUES (1, 'ada', 'ada', false, :now)"
+        ),
+        {"now": _moment(0)},
+    )
+    for bot, name in ((1, "ace"), (2, "bee")):
+        connection.execute(
+            text(
+                "INSERT INTO bots (id, author_id, name, name_key, created_at)"
+                " VALUES (:id, 1, :name, :name, :now)"
+            ),
+            {"id": bot, "name": name, "now": _moment(0)},
+        )
+    for version, bot, number in versions:
+        connection.execute(
+            text(
+                "INSERT INTO versions (id, bot_id, number, state, reason, advice, run,"
+                " archive_sha256, submitted_at, updated_at, matches, faults)"
+                " VALUES (:id, :bot, :number, 'rated', '', '', 'run', :sha, :now, :now, 0, 0)"
+            ),
+            {"id": version, "bot": bot, "number": number, "sha": "0" * 64, "now": _moment(0)},
+        )
 
 
 def _moment(seconds: int) -> dt.datetime:
