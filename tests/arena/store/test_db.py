@@ -232,20 +232,7 @@ def test_an_arena_upgraded_to_the_season_indexes_keeps_its_matches_in_order(
             (3, "done", 3),
             (4, "running", None),
         ):
-            connection.execute(
-                text(
-                    "INSERT INTO matches (id, key, pair, game, seed, opening, state, placement,"
-                    " created_at, finished_at, summary, lost, lost_why) VALUES"
-                    " (:id, :key, :id, 'ticblock', 1, 0, :state, false, :now, :at, '', 0, '')"
-                ),
-                {
-                    "id": match,
-                    "key": f"m-{match}",
-                    "state": state,
-                    "now": _moment(0),
-                    "at": None if finished is None else _moment(finished),
-                },
-            )
+            _old_match(connection, match, state, finished)
     upgrade(url)
     assert revision(url) == head()
     with engine_on(url) as engine:
@@ -282,20 +269,7 @@ def test_an_arena_upgraded_to_seats_by_bot_keeps_each_seats_bot_and_moment(
             (2, "done", 4, (1, 2)),
             (3, "running", None, (3, 1)),
         ):
-            connection.execute(
-                text(
-                    "INSERT INTO matches (id, key, pair, game, seed, opening, state, placement,"
-                    " created_at, finished_at, summary, lost, lost_why) VALUES"
-                    " (:id, :key, :id, 'ticblock', 1, 0, :state, false, :now, :at, '', 0, '')"
-                ),
-                {
-                    "id": match,
-                    "key": f"m-{match}",
-                    "state": state,
-                    "now": _moment(0),
-                    "at": None if finished is None else _moment(finished),
-                },
-            )
+            _old_match(connection, match, state, finished)
             for index, version in enumerate(seated):
                 connection.execute(
                     text(
@@ -368,6 +342,25 @@ def _old_bots(connection: Connection, versions: Iterable[tuple[int, int, int]]) 
             ),
             {"id": version, "bot": bot, "number": number, "sha": "0" * 64, "now": _moment(0)},
         )
+
+
+def _old_match(connection: Connection, match: int, state: str, finished: int | None) -> None:
+    """In an arena's database of 0006 or later: match `match` (key m-MATCH) of ticblock, in
+    `state`, finished at `_moment(finished)` if given."""
+    connection.execute(
+        text(
+            "INSERT INTO matches (id, key, pair, game, seed, opening, state, placement,"
+            " created_at, finished_at, summary, lost, lost_why) VALUES"
+            " (:id, :key, :id, 'ticblock', 1, 0, :state, false, :now, :at, '', 0, '')"
+        ),
+        {
+            "id": match,
+            "key": f"m-{match}",
+            "state": state,
+            "now": _moment(0),
+            "at": None if finished is None else _moment(finished),
+        },
+    )
 
 
 def _moment(seconds: int) -> dt.datetime:
