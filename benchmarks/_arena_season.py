@@ -1,7 +1,8 @@
 """A season of an arena, seeded into its database: authors, their bots and versions, the
-ladder's finished matches with their seats, each version's counts and results, its rating
-history, the intake's steps and the audit log, as the arena itself writes them (its own
-SQLAlchemy tables, in bulk), so that its pages read them as real.
+ladder's finished matches with their seats, each version's counts and results, each bot's
+meetings with each other bot, the rating history, the intake's steps and the audit log, as
+the arena itself writes them (its own SQLAlchemy tables, in bulk), so that its pages read
+them as real.
 
 The season lasts SEASON_DAYS and ends a few minutes before the seeding. Each author has one
 bot; half the bots start on the first day, the others at random in the season's first 60%;
@@ -46,12 +47,14 @@ from sqlalchemy import insert, text, update
 
 from referee.arena.ladder.queue import match_key
 from referee.arena.ladder.recording import summary
+from referee.arena.ladder.tallies import MEETING_COUNTS
 from referee.arena.store.db import (
     AuditEntry,
     Author,
     Bot,
     Match,
     MatchState,
+    Meeting,
     RatingPoint,
     Seat,
     Step,
@@ -160,6 +163,7 @@ def seed(
     progress(f"seeded {size.authors} authors, {len(versions)} versions and their steps")
     tallies, rows, samples = _matches(arena, plan, versions, size.matches, rng, progress)
     _finish_versions(arena, plan, versions, tallies)
+    _meetings(arena, tallies)
     _audit(arena, plan, versions)
     _bot_files(arena, versions)
     rows.update(
@@ -363,6 +367,8 @@ class _Tallies:
     # Its newest point of rating history: rating, margin.
     rating: np.ndarray
     margin: np.ndarray
+    # Each bot's meetings, by (bot, opponent): matches, wins, draws, losses.
+    meetings: dict[tuple[int, int], list[int]] = field(default_factory=dict)
 
     @classmethod
     def of(cls, versions: int) -> _Tallies:
@@ -485,6 +491,11 @@ def _matches(
                     tallies.wins[version] += mine > theirs
                     tallies.draws[version] += mine == theirs
                     tallies.losses[version] += mine < theirs
+                    met = (versions[version].bot_id, versions[seated[1 - index]].bot_id)
+                    if met[0] != met[1]:
+                        counts = tallies.meetings.setdefault(met, [0, 0, 0, 0])
+                        counts[0] += 1
+                        counts[1 + (mine <= theirs) + (mine < theirs)] += 1
                     if finished >= tallies.last_at[version]:
                         tallies.last_id[version] = match_id
                         tallies.last_at[version] = finished
@@ -625,6 +636,17 @@ def _finish_versions(
     with arena.database.session(write=True) as session:
         for chunk in _chunks(sorted(updates, key=lambda row: row["id"])):
             session.execute(update(Version), chunk)
+
+
+def _meetings(arena: Arena, tallies: _Tallies) -> None:
+    """Each bot's meetings with each other bot, as `tallies.Meetings` keeps them."""
+    rows = [
+        {"bot_id": bot, "opponent_id": opponent, **dict(zip(MEETING_COUNTS, counts, strict=True))}
+        for (bot, opponent), counts in sorted(tallies.meetings.items())
+    ]
+    with arena.database.session(write=True) as session:
+        for chunk in _chunks(rows):
+            session.execute(insert(Meeting), chunk)
 
 
 def _audit(arena: Arena, plan: _Plan, versions: dict[int, _Version]) -> None:

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from sqlalchemy import select
+from sqlalchemy.orm import Session
 from starlette.testclient import TestClient
 
 from referee.arena.ladder import tallies
@@ -293,6 +294,7 @@ def seed(site: Site) -> dict[str, Any]:
         session.add(match)
         session.flush()
         tallies.tally(match)
+        _met(session, match)
         ids = {"failed": failed.id, "ace": ace2.id, "bee": bee1.id}
     (arena.results / "arena-000001.json").write_text(json.dumps({"match_id": "arena-000001"}))
     logs = arena.results / LOGS
@@ -307,7 +309,8 @@ def add_match(
 ) -> None:
     """A match row of ticblock, and no transcript: `seats` are (version, points) of
     xcplayer, then obplayer (points None: no result). Done, it finished now: the arena gives
-    a match its moment when it is done, and only then."""
+    a match its moment when it is done, and only then; and its bots' meeting is counted, as
+    recording counts it (not its versions' results)."""
     finished = dt.datetime.now(dt.UTC) if state == MatchState.DONE else None
     with site.arena.database.session() as session:
         match = Match(key=key, game="ticblock", seed=1, state=state, finished_at=finished)
@@ -318,6 +321,16 @@ def add_match(
             )
         ]
         session.add(match)
+        if state == MatchState.DONE:
+            session.flush()
+            _met(session, match)
+
+
+def _met(session: Session, match: Match) -> None:
+    """Done `match`'s meeting of its bots counted, as recording counts it."""
+    meetings = tallies.Meetings()
+    meetings.add(match)
+    meetings.save(session)
 
 
 def played_match(site: Site, key: str, versions: tuple[int, int] | None = None) -> Path:
@@ -364,4 +377,5 @@ def signed_match(arena: Arena, key: str, versions: tuple[int, int] | None = None
         if versions is not None:
             session.flush()
             tallies.tally(match)
+            _met(session, match)
     return path

@@ -1,7 +1,7 @@
 """Recording a finished ladder match: its transcript checked against its seats, the match
-marked done with its seats' points and faults, its versions' counts and results (`tallies`),
-a placement ended, a suspension for faults; all in the one transaction, so that a kill
-loses nothing finished.
+marked done with its seats' points and faults, its versions' counts and results and its
+bots' meetings (`tallies`), a placement ended, a suspension for faults; all in the one
+transaction, so that a kill loses nothing finished.
 """
 
 from __future__ import annotations
@@ -78,14 +78,18 @@ def record(
         .where(Match.id.in_(rows))
         .options(selectinload(Match.seats).selectinload(Seat.version).selectinload(Version.bot))
     ).all()
-    found = (_record_one(session, arena, row, t) for row, t in played)
-    return [recorded for recorded in found if recorded is not None]
+    meetings = tallies.Meetings()
+    found = (_record_one(session, arena, row, t, meetings) for row, t in played)
+    recorded = [one for one in found if one is not None]
+    meetings.save(session)
+    return recorded
 
 
 def _record_one(
-    session: Session, arena: Arena, row: int, transcript: Transcript
+    session: Session, arena: Arena, row: int, transcript: Transcript, meetings: tallies.Meetings
 ) -> Recorded | None:
-    """Record a match's result in `session`; None when it was recorded before."""
+    """Record a match's result in `session`, its bots' meeting in `meetings`; None when it
+    was recorded before."""
     match = session.get(Match, row)
     if match is None or match.state == MatchState.DONE:
         return None
@@ -115,6 +119,7 @@ def _record_one(
         ):
             lifecycle.move(version, VersionState.RATED, now=match.finished_at)
     tallies.tally(match)
+    meetings.add(match)
     suspended = [
         (seat.version.player_name, reason)
         for seat in match.seats

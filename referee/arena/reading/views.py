@@ -10,7 +10,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import ColumnElement, ScalarSelect, Select, case, exists, func, select
+from sqlalchemy import ColumnElement, ScalarSelect, Select, exists, func, select
 from sqlalchemy.orm import InstrumentedAttribute, Session, aliased, selectinload
 
 from referee.arena.accounts.auth import may_read_private
@@ -24,6 +24,7 @@ from referee.arena.store.db import (
     Bot,
     Match,
     MatchState,
+    Meeting,
     RatingPoint,
     Seat,
     Step,
@@ -260,25 +261,11 @@ def _history(session: Session, bot_id: int, centre: float) -> list[Json]:
 def _head_to_head(session: Session, bot_id: int) -> list[Json]:
     """Every version of a bot against every version of each other bot it met, by opponent:
     the finished matches, and those won, drawn and lost (a match that ended without a
-    result is in none of the three). Read from the bot's own seats, by their index."""
-    mine, theirs = aliased(Seat), aliased(Seat)
-
-    def counted(condition: ColumnElement[bool]) -> ColumnElement[int]:
-        return func.coalesce(func.sum(case((condition, 1), else_=0)), 0)
-
+    result is in none of the three). Read as `tallies` keeps them, one row an opponent."""
     rows = session.execute(
-        select(
-            Bot.name,
-            func.count(),
-            counted(mine.points > theirs.points),
-            counted(mine.points == theirs.points),
-            counted(mine.points < theirs.points),
-        )
-        .select_from(mine)
-        .join(theirs, theirs.match_id == mine.match_id)
-        .join(Bot, Bot.id == theirs.bot_id)
-        .where(mine.bot_id == bot_id, mine.finished_at.is_not(None), theirs.bot_id != bot_id)
-        .group_by(Bot.name)
+        select(Bot.name, Meeting.matches, Meeting.wins, Meeting.draws, Meeting.losses)
+        .join(Bot, Bot.id == Meeting.opponent_id)
+        .where(Meeting.bot_id == bot_id)
         .order_by(Bot.name)
     ).all()
     return [

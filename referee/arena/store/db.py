@@ -285,11 +285,11 @@ def _matchs_moment(context: DefaultExecutionContext) -> dt.datetime | None:
 
 class Seat(Base):
     __tablename__ = "seats"
-    # A bot's finished matches newest first, a page at a time, and what it made of them (its
-    # page's head to head): read from its own seats in the first index's order, at the same
-    # cost however long the season, not found among its versions' seats and sorted anew.
-    # Both hold the points, and the second each seat's bot: a bot's head to head is read from
-    # the two indexes alone, not from the seats' rows.
+    # A bot's finished matches newest first, a page at a time, and of a result or against an
+    # opponent: read from its own seats in the first index's order, at the same cost however
+    # long the season, not found among its versions' seats and sorted anew. Both hold the
+    # points, and the second each seat's bot: the other seat of a match is judged from the
+    # two indexes alone, not from the seats' rows.
     __table_args__ = (
         Index("ix_seats_bot_id_finished_at", "bot_id", "finished_at", "match_id", "points"),
         Index("ix_seats_match_id_bot_id", "match_id", "bot_id", "points"),
@@ -312,6 +312,25 @@ class Seat(Base):
 
     match: Mapped[Match] = relationship(back_populates="seats")
     version: Mapped[Version] = relationship()
+
+
+class Meeting(Base):
+    """What a bot made of its finished matches against another bot, every version of each
+    counted: `tallies` adds each match as it is recorded, so that a bot's page reads its
+    head to head as it is, at the same cost however many matches the two played."""
+
+    __tablename__ = "meetings"
+    # A bot's rows side by side, in the order of its primary key: its head to head is one
+    # range of the table, not a row looked up for each opponent.
+    __table_args__ = ({"sqlite_with_rowid": False},)
+
+    bot_id: Mapped[int] = mapped_column(ForeignKey("bots.id"), primary_key=True)
+    opponent_id: Mapped[int] = mapped_column(ForeignKey("bots.id"), primary_key=True)
+    # Finished matches; those won, drawn and lost (a match without a result is in none).
+    matches: Mapped[int] = mapped_column(Integer, default=0)
+    wins: Mapped[int] = mapped_column(Integer, default=0)
+    draws: Mapped[int] = mapped_column(Integer, default=0)
+    losses: Mapped[int] = mapped_column(Integer, default=0)
 
 
 class RatingPoint(Base):

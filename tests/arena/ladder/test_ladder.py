@@ -8,10 +8,12 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import hashlib
+import itertools
 import pickle
 import re
 import sys
 import time
+from collections import Counter
 from collections.abc import Callable, Coroutine
 from typing import Any
 
@@ -33,6 +35,7 @@ from referee.arena.store.config import FieldPlayer
 from referee.arena.store.db import (
     Match,
     MatchState,
+    Meeting,
     RatingPoint,
     Seat,
     Version,
@@ -178,6 +181,21 @@ def test_a_ladder_of_four_bots_plays_places_and_rates(arena: Arena) -> None:
             assert found.last_match_id == newest.match.id
             assert found.state == VersionState.RATED
             assert found.margin is not None and found.margin > 0
+    # Each bot's meetings, as counted when each match was recorded: from the matches' seats.
+    met: Counter[tuple[int, int, str]] = Counter()
+    with arena.database.session() as session:
+        for match in session.scalars(select(Match).where(Match.state == MatchState.DONE)):
+            for seat, other in itertools.permutations(match.seats):
+                met[seat.bot_id, other.bot_id, "matches"] += 1
+                if seat.points is not None and other.points is not None:
+                    sign = (seat.points > other.points) - (seat.points < other.points)
+                    met[seat.bot_id, other.bot_id, ("losses", "draws", "wins")[sign + 1]] += 1
+        counted = {
+            (row.bot_id, row.opponent_id, name): getattr(row, name)
+            for row in session.scalars(select(Meeting))
+            for name in ("matches", "wins", "draws", "losses")
+        }
+    assert {key: n for key, n in counted.items() if n} == dict(met)
     # Each version's history began with its first fit.
     assert all(points_of(arena, v) for v in ids)
     # Nothing left claimed by a ladder that is stopped but `running` ones, which recover

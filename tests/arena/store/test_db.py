@@ -28,6 +28,7 @@ from referee.arena.store.db import (
     Database,
     Match,
     MatchState,
+    Meeting,
     RatingPoint,
     Seat,
     Setting,
@@ -48,7 +49,7 @@ from tests.support.migrations import alembic_config, engine_on, head, revision
 # The tables of the design (docs: the arena's database), and Alembic's own.
 TABLES = {
     "authors", "bots", "versions", "steps", "matches", "seats", "settings", "rating_points",
-    "sign_ins", "audit",
+    "sign_ins", "audit", "meetings",
 }  # fmt: skip
 # The largest seed a tournament makes (31 bits): it must fit on both databases.
 LARGEST_SEED = 2**31 - 1
@@ -313,6 +314,63 @@ def test_an_arena_upgraded_to_seats_by_bot_keeps_each_seats_bot_and_moment(
         (3, 3, 2, None),
         (3, 1, 1, None),
     ]
+
+
+def test_an_arena_upgraded_to_meetings_has_its_finished_matches_counted(
+    old_database_url: str,
+) -> None:
+    """An arena of 0009 upgraded in place: each bot's meetings with each other bot made from
+    its finished matches, as recording counts them (a match of two versions of one bot is
+    no meeting, one without a result is a match of neither result, one running is none)."""
+    url = old_database_url
+    command.upgrade(alembic_config(url), "0009")
+    with engine_on(url) as engine, engine.begin() as connection:
+        # ace: versions 1 and 2; bee: version 3.
+        _old_bots(connection, ((1, 1, 1), (2, 1, 2), (3, 2, 1)))
+        # (id, state, finished, the versions seated with their points)
+        for match, state, finished, seated in (
+            (1, "done", 3, ((2, 1.0), (3, 0.0))),
+            (2, "done", 4, ((3, 0.5), (1, 0.5))),
+            (3, "done", 5, ((1, 1.0), (2, 0.0))),
+            (4, "done", 6, ((3, None), (2, None))),
+            (5, "running", None, ((1, None), (3, None))),
+        ):
+            _old_match(connection, match, state, finished)
+            for index, (version, points) in enumerate(seated):
+                connection.execute(
+                    text(
+                        'INSERT INTO seats (match_id, "index", role, version_id, bot_id,'
+                        " finished_at, points, faulted) VALUES (:match, :index, :role,"
+                        " :version, :bot, :at, :points, false)"
+                    ),
+                    {
+                        "match": match,
+                        "index": index,
+                        "role": ("xcplayer", "obplayer")[index],
+                        "version": version,
+                        "bot": 1 if version < 3 else 2,
+                        "at": None if finished is None else _moment(finished),
+                        "points": points,
+                    },
+                )
+    upgrade(url)
+    assert revision(url) == head()
+    database = Database(url)
+    try:
+        with database.session() as session:
+            met = session.execute(
+                select(
+                    Meeting.bot_id,
+                    Meeting.opponent_id,
+                    Meeting.matches,
+                    Meeting.wins,
+                    Meeting.draws,
+                    Meeting.losses,
+                ).order_by(Meeting.bot_id)
+            ).all()
+    finally:
+        database.close()
+    assert [tuple(row) for row in met] == [(1, 2, 3, 1, 1, 0), (2, 1, 3, 0, 1, 1)]
 
 
 def _old_bots(connection: Connection, versions: Iterable[tuple[int, int, int]]) -> None:
@@ -638,9 +696,9 @@ def test_the_queue_the_pages_and_the_status_read_no_whole_season(tmp_path: Path)
     version has planned), the newest finished matches and a page deep in the season, a bot's
     matches, its head to head and the ladder's status are found by an index, as SQLite's own
     plan says: no table of matches or seats read through, no sort of the finished matches,
-    and a bot's matches and head to head read from its own seats by their index (not the
-    season's finished matches walked to find the bot's, nor the bot's sorted). Each costs
-    the same on the first day of a season as on its last."""
+    a bot's matches read from its own seats by their index (not the season's finished
+    matches walked to find the bot's, nor the bot's sorted), and its head to head from its
+    own meetings. Each costs the same on the first day of a season as on its last."""
     config = tmp_path / "arena.yaml"
     config.write_text(LADDER_CONFIG.format(game="ticblock", arena=""), encoding="utf-8")
     init_arena(tmp_path / "arena", config)
@@ -694,7 +752,10 @@ def test_the_queue_the_pages_and_the_status_read_no_whole_season(tmp_path: Path)
     newest = [s for s in plans if "ORDER BY matches.finished_at DESC" in s]
     assert len(newest) == 2  # the first page, and the deep one
     assert any("finished_at<?" in line for line in plans[newest[1]]), plans[newest[1]]
-    assert len(bots) == 3, list(plans)  # the two lists of a bot's matches, its head to head
+    assert len(bots) == 2, list(plans)  # the two lists of a bot's matches
+    # Its head to head: its own meetings, one range of their table's key.
+    (met,) = [plan for statement, plan in plans.items() if "FROM meetings" in statement]
+    assert met[0].startswith("SEARCH meetings USING PRIMARY KEY (bot_id=?)"), met
     for statement, plan in plans.items():
         whole = [line for line in plan if line.startswith(("SCAN matches", "SCAN seats"))]
         assert whole == [], (statement, plan)
