@@ -12,7 +12,7 @@ server of its own on a unix socket in another, as the arena's tests make theirs)
 season into it through the arena's own tables (benchmarks/_arena_season.py: --authors
 authors, each with a bot, --versions versions, --matches finished matches), then runs the
 real `referee arena serve` on it. While the ladder plays its field (every bot's current
-version, the sample random player in the jail, as any bot) on its venue (this process, or
+version, the sample random player in the jail, as any bot) on its venue (its own process, or
 --workers local workers), --clients clients ask, each back to back on a kept-alive
 connection, in a shuffled round, for every page and API call below, for --seconds:
 
@@ -32,7 +32,8 @@ replays its transcript (the later ones are kept). Then, with serve stopped: the 
 pairing (one claim topping up the queue, in a transaction rolled back; and one pair planned
 for a field of 3,000), and one refit of the ratings as the ladder makes it (its results
 loaded, then fitted and saved; in a process of its own, given up after --refit-timeout s).
-Serve's peak memory is its VmHWM; the database's size its files (SQLite) or
+Serve's peak memory is the peaks (VmHWM) of its three processes added: serve and its two
+rooms, the doors and the ladder; the database's size its files (SQLite) or
 pg_database_size. Exit 1 when a target is missed: every page and call at p95 <= 250 ms, a
 refit in at most 10 s, serve under 1 GiB.
 """
@@ -308,14 +309,43 @@ def peak_memory(pid: int) -> int:
     raise BenchError(f"no VmHWM for process {pid}")
 
 
-def descendants_memory(pid: int) -> tuple[int, int]:
-    """The processes under `pid` (the bots' players and workers) and their resident memory."""
+def serve_memory(pid: int) -> int:
+    """Serve's peak resident memory: its own and its two rooms' (the doors, the ladder),
+    each process's peak, added."""
+    return sum(peak_memory(one) for one in (pid, *rooms_of(pid)))
+
+
+def rooms_of(pid: int) -> list[int]:
+    """The rooms of serve `pid`: its children that run `referee.arena.service`."""
+    return [
+        child
+        for child, parent in _parents().items()
+        if parent == pid and b"referee.arena.service" in _arguments(child)
+    ]
+
+
+def _parents() -> dict[int, int]:
     parents: dict[int, int] = {}
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
             with contextlib.suppress(OSError, ValueError):
                 fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
                 parents[int(entry.name)] = int(fields[1])
+    return parents
+
+
+def _arguments(pid: int) -> list[bytes]:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return []
+
+
+def descendants_memory(pid: int) -> tuple[int, int]:
+    """The processes under serve `pid`'s rooms (the bots' players and workers) and their
+    resident memory."""
+    parents = _parents()
+    rooms = set(rooms_of(pid))
     under, found = {pid}, True
     while found:
         found = False
@@ -323,7 +353,7 @@ def descendants_memory(pid: int) -> tuple[int, int]:
             if parent in under and child not in under:
                 under.add(child)
                 found = True
-    under.discard(pid)
+    under -= {pid, *rooms}
     total = 0
     for child in under:
         with contextlib.suppress(OSError, ValueError):
@@ -502,7 +532,7 @@ def serve_and_measure(
         pages = measure_pages(serving, season, cursors, args.clients, args.seconds)
         status = ladder(serving, season.organiser_token)
         rate = (status["played"] - before) / (time.monotonic() - started)
-        memory = peak_memory(serving.process.pid)
+        memory = serve_memory(serving.process.pid)
         processes, processes_bytes = descendants_memory(serving.process.pid)
     except BenchError as error:
         raise BenchError(f"{error}; serve's last line: {serving.said()}") from None
@@ -594,7 +624,9 @@ def main() -> None:
     parser.add_argument("--database", choices=("sqlite", "postgresql", "both"), default="both")
     parser.add_argument("--seconds", type=float, default=60.0, help="of pages, per database")
     parser.add_argument("--clients", type=int, default=2, help="asking back to back (2)")
-    parser.add_argument("--workers", type=int, default=0, help="local workers (0: serve's own)")
+    parser.add_argument(
+        "--workers", type=int, default=0, help="local workers (0: the ladder's own)"
+    )
     parser.add_argument("--chatty", type=float, default=0.1, help="share of bots that log")
     parser.add_argument("--refit-timeout", type=float, default=600.0, help="0: no refit")
     parser.add_argument("--time-limit", type=float, default=3600.0, help="of serve's waits")

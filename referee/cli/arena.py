@@ -195,22 +195,11 @@ def serve(
     """
     import asyncio
 
-    from referee.arena.ladder.playing import LadderObserver
     from referee.arena.service import serve as serve_arena
     from referee.arena.store.home import open_arena
     from referee.arena.store.outages import DatabaseLost
     from referee.arena.store.serving_lock import serving
     from referee.cli.sandbox import prepare_sandbox
-    from referee.pauses import short_pauses
-
-    class Said(LadderObserver):
-        """The ladder's notes and suspensions, on standard error."""
-
-        def noted(self, line: str) -> None:
-            typer.echo(line, err=True)  # the ladder's lines say they are the ladder's
-
-        def suspended(self, player: str, reason: str) -> None:
-            typer.echo(f"ladder: {player} suspended: {reason}", err=True)
 
     venue = _workers(workers, cluster)
     prepare_sandbox()
@@ -220,12 +209,12 @@ def serve(
     def ready(url: str) -> None:
         typer.echo(f"arena {directory} listening on {url}")
 
-    # Matches played in this process (no workers) keep the collector's pauses off their
-    # clocks, as `referee tournament` does; the ladder makes the full passes that are due.
-    pauses = short_pauses() if venue is None else contextlib.nullcontext()
+    def noted(line: str) -> None:
+        typer.echo(line, err=True)
+
     try:
-        with serving(arena) as held, pauses:
-            asyncio.run(serve_arena(arena, host, port, venue, ready, Said(), held.keep))
+        with serving(arena) as held:
+            asyncio.run(serve_arena(arena, host, port, venue, ready, noted, held.keep))
     except DatabaseLost as error:
         # Not a mistake of the command line (exit 2): the arena failed, and says why.
         say_error(str(error))

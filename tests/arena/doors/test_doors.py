@@ -20,7 +20,6 @@ import pytest
 import uvicorn
 from sqlalchemy import select
 
-from referee.arena import service
 from referee.arena.accounts import audit, auth
 from referee.arena.accounts.audit import Action
 from referee.arena.doors.bodies import Pace
@@ -28,6 +27,7 @@ from referee.arena.doors.connections import Doors, Limits
 from referee.arena.doors.uploads import Uploads
 from referee.arena.intake import submissions
 from referee.arena.intake.submissions import Refusal, SubmissionRefused
+from referee.arena.service import doors_room
 from referee.arena.store.db import AuditEntry
 from referee.arena.store.home import Arena, add_author, init_arena, open_arena
 from referee.arena.web.api import create_app
@@ -404,8 +404,8 @@ def test_a_served_arena_answers_while_a_stranger_holds_260_half_sent_requests(
 @pytest.mark.parametrize(
     ("soft", "hard", "raised_to", "in_all"),
     [
-        (1024, 1024, None, 1024 - service.FILES_BESIDE),
-        (1024, 524288, Limits().in_all + service.FILES_BESIDE, Limits().in_all),
+        (1024, 1024, None, 1024 - doors_room.FILES_BESIDE),
+        (1024, 524288, Limits().in_all + doors_room.FILES_BESIDE, Limits().in_all),
         (100_000, 100_000, None, Limits().in_all),
     ],
 )
@@ -413,7 +413,7 @@ def test_serve_raises_its_open_files_to_hold_the_connections_or_holds_fewer(
     monkeypatch: pytest.MonkeyPatch, soft: int, hard: int, raised_to: int | None, in_all: int
 ) -> None:
     set_to: list[tuple[int, int]] = []
-    monkeypatch.setattr(service.resource, "getrlimit", lambda _which: (soft, hard))
-    monkeypatch.setattr(service.resource, "setrlimit", lambda _which, pair: set_to.append(pair))
-    assert service._doors_limits().in_all == in_all
+    monkeypatch.setattr(doors_room.resource, "getrlimit", lambda _which: (soft, hard))
+    monkeypatch.setattr(doors_room.resource, "setrlimit", lambda _which, pair: set_to.append(pair))
+    assert doors_room.doors_limits().in_all == in_all
     assert set_to == ([] if raised_to is None else [(raised_to, hard)])

@@ -10,6 +10,7 @@ import io
 import json
 import re
 import shutil
+import socket
 import tarfile
 import urllib.request
 from collections.abc import Iterator
@@ -21,11 +22,13 @@ from typer.testing import CliRunner
 
 from referee.arena import client
 from referee.arena.intake import submissions
+from referee.arena.service import rooms
 from referee.arena.store.db import Author
 from referee.arena.store.home import open_arena
 from referee.arena.store.tokens import token_hash
 from referee.cli import app
 from referee.games import RULESHEETS
+from referee.tournaments.cluster import Workers
 from tests.support.arena import token_of
 from tests.support.arena_serving import DEADLINE_S, Served, serving
 from tests.support.local_http import local_http
@@ -180,24 +183,29 @@ def test_serve_answers_and_stops_cleanly_on_sigterm(
     assert said.strip().endswith("stopped")
 
 
-@pytest.mark.parametrize(("options", "short"), [([], True), (["--workers", "1"], False)])
-def test_serve_keeps_the_collectors_pauses_short_where_it_plays_the_matches_itself(
-    arena: tuple[Path, str], monkeypatch: pytest.MonkeyPatch, options: list[str], short: bool
+@pytest.mark.parametrize(("workers", "short"), [(None, True), (Workers(1), False)])
+def test_the_ladder_keeps_the_collectors_pauses_short_where_it_plays_the_matches_itself(
+    arena: tuple[Path, str], monkeypatch: pytest.MonkeyPatch, workers: Workers | None, short: bool
 ) -> None:
     # A full pass of the collector on the loop that reads the players' answers would hold
-    # their clocks; played on workers, the matches are not this process's to keep from it.
+    # their clocks; played on workers, the matches are not the ladder room's to keep from it.
     seen: list[bool] = []
 
-    async def served(*args: object) -> None:
+    async def played(*args: object) -> None:
         seen.append(gc.get_threshold()[2] > 1_000_000)
 
-    monkeypatch.setattr("referee.arena.service.serve", served)
-    monkeypatch.setattr("referee.cli.sandbox.prepare_sandbox", lambda *args: None)
+    monkeypatch.setattr(rooms, "run_ladder_room", played)
     directory, _ = arena
-    result = runner.invoke(app, ["arena", "serve", str(directory), *options])
-    assert result.exit_code == 0, result.output
+    opened = open_arena(directory)
+    mine, theirs = socket.socketpair()
+    try:
+        rooms.play(opened, workers, theirs)
+    finally:
+        opened.close()
+        mine.close()
+        theirs.close()
     assert seen == [short]
-    assert gc.get_threshold()[2] < 1_000_000, "the collector's own counts again after serve"
+    assert gc.get_threshold()[2] < 1_000_000, "the collector's own counts again after the room"
 
 
 class _Busy(http.server.BaseHTTPRequestHandler):
