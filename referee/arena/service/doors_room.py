@@ -22,6 +22,7 @@ from referee.arena.service.link import Caller, Kept, LinkError
 from referee.arena.store.disk_use import DiskMeter
 from referee.arena.store.errors import Busy
 from referee.arena.store.home import Arena
+from referee.arena.store.outages import watch_read_only
 from referee.arena.web.api import Hooks, create_app
 from referee.errors import ArenaError
 
@@ -102,7 +103,13 @@ async def run_doors_room(arena: Arena, listener: socket.socket, ladder: Caller) 
                 raise ArenaError("the doors stopped as they started")
             await asyncio.sleep(0.05)
         ladder.send({"event": "up"})
-        await asyncio.shield(serving)
+        file = asyncio.create_task(watch_read_only(lambda: arena.database.read_only_seen))
+        try:
+            await asyncio.wait([serving, file], return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            file.cancel()
+        if file.done() and not file.cancelled():
+            file.result()
     finally:
         server.should_exit = True
         with contextlib.suppress(asyncio.CancelledError):

@@ -24,7 +24,7 @@ from referee.arena.ladder.playing import Ladder, LadderObserver
 from referee.arena.ladder.queue import set_paused
 from referee.arena.service.link import Message, encoded, messages, opened
 from referee.arena.store.home import Arena
-from referee.arena.store.outages import DatabaseLost, Rider
+from referee.arena.store.outages import DatabaseLost, ReadOnlySeen, Rider, watch_read_only
 from referee.errors import ArenaError
 from referee.tournaments.cluster import Workers, local_cluster
 
@@ -132,6 +132,7 @@ async def _run(
         asyncio.create_task(intake.run(), name="intake"),
         asyncio.create_task(ladder.run(), name="ladder"),
         asyncio.create_task(listen(), name="link"),
+        asyncio.create_task(watch_read_only(lambda: arena.database.read_only_seen), name="file"),
     ]
     send({"event": "up"})
     try:
@@ -144,6 +145,8 @@ async def _run(
         lost = lost_in(result)
         if lost is not None:
             raise lost
+        if isinstance(result, ReadOnlySeen):
+            raise result
         if isinstance(result, BaseException) and not isinstance(result, asyncio.CancelledError):
             raise ArenaError(f"the arena's {task.get_name()} failed: {result}") from result
 

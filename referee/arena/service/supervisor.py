@@ -35,7 +35,7 @@ LOCK_S = 2.0
 # The wait before a room that died is started again: doubled at each death, up to the last;
 # back to the first once the room has stayed up for STEADY_S.
 FIRST_RESTART_S = 0.5
-LAST_RESTART_S = 30.0
+LAST_RESTART_S = 10.0
 STEADY_S = 60.0
 # What a stopping room is given after its own grace, before it is killed.
 STOP_S = GRACE_S + 10.0

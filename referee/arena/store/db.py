@@ -36,7 +36,7 @@ from sqlalchemy import (
     event,
     select,
 )
-from sqlalchemy.engine import Dialect
+from sqlalchemy.engine import Dialect, ExceptionContext
 from sqlalchemy.engine.default import DefaultExecutionContext
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, relationship
@@ -50,6 +50,8 @@ MIGRATIONS = Path(__file__).with_name("migrations")
 STEP_LOG_LIMIT = 256 * 1024
 # A SQLite writer waits this long for another's transaction before it fails.
 SQLITE_BUSY_S = 30
+# SQLite's words for a database file it cannot write or read.
+_FILE_FAILED = ("readonly database", "disk i/o error", "unable to open database file")
 # The execution option of the engine whose transactions write (`Database.session`).
 _WRITES = "referee_writes"
 
@@ -415,6 +417,22 @@ class Database:
         self.engine = _engine(url)
         self._writer = self.engine.execution_options(**{_WRITES: True})
         self.watch = Watch()
+        # Set once SQLite found its file read-only (`_file_failed`): what this process
+        # opened of it stays so, and only a process of its own opens it afresh.
+        self.read_only_seen = False
+        if url.startswith("sqlite"):
+            event.listen(self.engine, "handle_error", self._file_failed)
+
+    def _file_failed(self, context: ExceptionContext) -> None:
+        """A database file that could not be written or read (made read-only, a disk's
+        error) is a connection lost: the pool's connections are opened again, not kept.
+        A file SQLite found read-only stays so for every connection of the process that
+        has it open (they share its memory map), hence `read_only_seen`."""
+        said = str(context.original_exception).lower()
+        if any(words in said for words in _FILE_FAILED):
+            context.is_disconnect = True
+        if "readonly database" in said:
+            self.read_only_seen = True
 
     @contextlib.contextmanager
     def session(self, write: bool = False) -> Iterator[Session]:
@@ -431,7 +449,7 @@ class Database:
             trouble = trouble_of(error)
             if trouble is None:
                 raise
-            raise self.watch.failed(database_problem(error), trouble) from error
+            raise self.watch.failed(database_problem(error), trouble, write) from error
         self.watch.answered(wrote=write)
 
     def setting(self, key: str, default: str = "") -> str:

@@ -86,6 +86,9 @@ class Outage:
     problem: str
     trouble: Trouble
     since: float
+    # Begun by a session that writes: a database that reads but cannot write (a file or
+    # disk made read-only) is not back until a write is.
+    on_write: bool = False
 
     @property
     def disk_full(self) -> bool:
@@ -154,8 +157,9 @@ class Watch:
     def outage(self) -> Outage | None:
         return self._outage
 
-    def failed(self, problem: str, trouble: Trouble) -> DatabaseUnavailable:
-        """A session failed for `problem`: the outage it is part of, as the error to raise."""
+    def failed(self, problem: str, trouble: Trouble, wrote: bool = False) -> DatabaseUnavailable:
+        """A session (one that writes, if `wrote`) failed for `problem`: the outage it is
+        part of, as the error to raise."""
         with self._lock:
             now = self._outage
             # A disk found short of room stays so until room is found: a write that failed
@@ -164,7 +168,7 @@ class Watch:
             started = (now is None or now.trouble is not trouble) and not kept
             if started:
                 since = now.since if now is not None else time.monotonic()
-                self._outage = Outage(problem, trouble, since)
+                self._outage = Outage(problem, trouble, since, wrote)
             outage = self._outage
         assert outage is not None
         if started:
@@ -173,8 +177,9 @@ class Watch:
 
     def answered(self, wrote: bool) -> None:
         """A session committed: the database answers, and it writes if `wrote`; a disk
-        found short of room (`room`) is not over until room is found."""
-        self._end({Trouble.DOWN, Trouble.FULL} if wrote else {Trouble.DOWN})
+        found short of room (`room`) is not over until room is found, nor one begun by a
+        write until a write is made."""
+        self._end({Trouble.DOWN, Trouble.FULL} if wrote else {Trouble.DOWN}, wrote)
 
     def room(self, directory: Path) -> None:
         """DatabaseUnavailable if the disk of `directory` (the arena's: its database on
@@ -189,10 +194,10 @@ class Watch:
             )
         self._end({Trouble.LOW})
 
-    def _end(self, troubles: set[Trouble]) -> None:
+    def _end(self, troubles: set[Trouble], wrote: bool = True) -> None:
         with self._lock:
             ended = self._outage
-            if ended is None or ended.trouble not in troubles:
+            if ended is None or ended.trouble not in troubles or (ended.on_write and not wrote):
                 return
             self._outage = None
         self._tell(ended.over())
@@ -224,3 +229,19 @@ class Rider:
                     ) from None
             await asyncio.sleep(wait)
             wait = min(2 * wait, LAST_WAIT_S)
+
+
+class ReadOnlySeen(ArenaError):
+    """SQLite found the database's file read-only: this process's hold on it stays so."""
+
+
+async def watch_read_only(seen: Callable[[], bool], every_s: float = 0.5) -> None:
+    """Raise ReadOnlySeen once `seen()` (`Database.read_only_seen`): what the process has
+    open of a file SQLite found read-only stays read-only after the file is writable again,
+    so the process that watches this ends, and serve starts it again to open the file
+    afresh (a read-only file has to be waited out by a new process each time)."""
+    while not seen():
+        await asyncio.sleep(every_s)
+    raise ReadOnlySeen(
+        "the arena's database file was found read-only: this process starts again to open it afresh"
+    )

@@ -36,15 +36,30 @@ CONFIG = LADDER_CONFIG.format(game="double-tictactoe", arena="")
 
 
 def hold(served: Served, arena: Arena) -> None:
-    """Stopped (SIGSTOP) at a moment the database shows a match running."""
+    """Stopped (SIGSTOP), serve and its two rooms, at a moment the database shows a match
+    running."""
     while True:
-        served.process.send_signal(signal.SIGSTOP)
+        arena_processes = [served.process.pid, *rooms_of(served.process.pid)]
+        for pid in arena_processes:
+            os.kill(pid, signal.SIGSTOP)
         # The signal is sent, not yet taken: each thread stops when it is next scheduled.
-        wait_for("the arena to stop", lambda: stopped(served.process.pid), DEADLINE_S)
+        wait_for("the arena to stop", all_stopped(arena_processes), DEADLINE_S)
         if keys(arena, MatchState.RUNNING):
             return
-        served.process.send_signal(signal.SIGCONT)
+        for pid in arena_processes:
+            os.kill(pid, signal.SIGCONT)
         wait_for("a match running", lambda: bool(keys(arena, MatchState.RUNNING)), DEADLINE_S)
+
+
+def all_stopped(pids: list[int]) -> Callable[[], bool]:
+    return lambda: all(stopped(pid) for pid in pids)
+
+
+def rooms_of(pid: int) -> list[int]:
+    """Serve's rooms: its children that run `referee.arena.service`."""
+    return [
+        p.pid for p in processes().values() if p.parent == pid and "referee.arena.service" in p.args
+    ]
 
 
 def kill(served: Served, arena: Arena, script: str) -> tuple[set[str], set[Proc]]:
@@ -71,8 +86,10 @@ def terminate(served: Served, arena: Arena, script: str, in_flight: bool) -> set
     as the service says it does."""
     if in_flight:
         hold(served, arena)
+    held = [served.process.pid, *rooms_of(served.process.pid)]
     served.process.send_signal(signal.SIGTERM)
-    served.process.send_signal(signal.SIGCONT)
+    for pid in held:
+        os.kill(pid, signal.SIGCONT)
     assert served.process.wait(DEADLINE_S) == 0
     said = served.stderr()
     assert "Traceback" not in said and said.strip().endswith("stopped"), said

@@ -9,8 +9,11 @@ import asyncio
 import contextlib
 import datetime as dt
 import errno
+import http.client
 import os
+import shutil
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -31,7 +34,7 @@ from referee.records.transcript import read_transcript
 from tests.support.archives import Entry, tar
 from tests.support.arena import LADDER_CONFIG, add_version, wait_for
 from tests.support.arena_databases import PACKAGE, ArenaMaker, PostgresServer, postgresql_bin
-from tests.support.arena_serving import Served, serve_command, serving
+from tests.support.arena_serving import Answer, Served, serve_command, serving
 from tests.support.facilities import missing
 from tests.support.paths import ROOT
 
@@ -279,6 +282,76 @@ def test_a_full_disk_stops_submissions_and_the_ladder_until_there_is_room(
         recorded_once(arena)
     finally:
         arena.close()
+
+
+@contextlib.contextmanager
+def immutable(paths: list[Path]) -> Iterator[None]:
+    """`paths` made immutable (`chattr +i`: not even root may write them) while the block
+    runs: a disk remounted read-only after an error, as the arena meets it."""
+    if os.geteuid() != 0 or shutil.which("chattr") is None:
+        missing("making the arena's files immutable needs root and chattr (e2fsprogs)")
+    made = subprocess.run(["chattr", "+i", *map(str, paths)], capture_output=True, text=True)
+    if made.returncode != 0:
+        missing(f"chattr +i: {made.stderr.strip()} (the file system has no such flag)")
+    try:
+        yield
+    finally:
+        subprocess.run(["chattr", "-i", *map(str, paths)], check=True)
+
+
+def status_now(served: Served, token: str) -> Answer | None:
+    """The organiser's status; None when the doors were killed as they answered (SIGBUS)."""
+    try:
+        return served.ask("GET", "/api/status", token)
+    except (AssertionError, OSError, http.client.HTTPException):
+        return None
+
+
+def test_a_database_made_read_only_under_serve_is_ridden_out(tmp_path: Path) -> None:
+    """SQLite's files made immutable under a running arena: serve stays up and says why
+    (503, never a 500; a room the platform kills for it, SIGBUS, or that found the file
+    read-only, is started again), and once they are writable again it plays on, nothing
+    lost or recorded twice. Counted from the API: a process that had the file open while
+    it was read-only (this test's too) reads it as it was."""
+    path = tmp_path / "arena.yaml"
+    path.write_text(config(), encoding="utf-8")
+    token = init_arena(tmp_path / "arena", path)
+    arena = open_arena(tmp_path / "arena")
+    directory = arena.directory
+    try:
+        for name in ("ann", "bob"):
+            add_version(arena, name)
+    finally:
+        arena.close()
+    with serving(directory, logs=tmp_path) as served:
+
+        def played() -> int:
+            answer = status_now(served, token)
+            return -1 if answer is None or answer.status != 200 else answer.body["ladder"]["played"]
+
+        wait_for("two matches done", lambda: played() >= 2, DEADLINE_S)
+        files = [directory / f"arena.db{end}" for end in ("", "-wal", "-shm")]
+        with immutable([file for file in files if file.exists()]):
+            for _ in range(20):
+                answer = status_now(served, token)
+                if answer is not None:
+                    assert answer.status in (200, 503), answer
+                    assert answer.status == 200 or answer.body["error"], answer
+                assert served.process.poll() is None, served.said()
+                time.sleep(0.25)
+        writable = time.monotonic()
+        wait_for("the arena's status once its files are writable", lambda: played() >= 0)
+        after = played()
+        wait_for("the arena to play on", lambda: played() >= after + 2, DEADLINE_S)
+        back_s = time.monotonic() - writable
+        said = served.stop()
+    assert "Traceback" not in said, said
+    arena = open_arena(directory)
+    try:
+        recorded_once(arena)
+    finally:
+        arena.close()
+    print(f"played on {back_s:.1f} s after the files were writable again")
 
 
 # -- the rules, without a served arena
