@@ -18,7 +18,7 @@ from tests.support.arena import Site, make_site, seed, signed_in
 from tests.support.arena_databases import ArenaMaker
 
 # In a URL: a NUL, the bytes of a lone surrogate as UTF-8 would write one, a byte no UTF-8 has.
-IN_URLS = ("a%00b", "%00", "%ED%A0%80", "x%FF")
+IN_URLS = ("a%00b", "..%00.json", "%00", "%ED%A0%80", "x%FF")
 # In JSON: a NUL, a lone surrogate of each half, and both beside other text.
 IN_JSON = ("a\\u0000b", "\\ud800", "x\\udfffy", "\\u0000\\udc80")
 # The query parameters each route reads.
@@ -26,6 +26,12 @@ QUERIES = {
     "/api/matches": ("bot", "opponent", "game", "result", "limit", "cursor"),
     "/api/matches/{key}/live": ("after",),
     "/api/audit": ("limit", "before"),
+}
+# The query parameters each page reads: a page says what it refused in its text.
+PAGE_QUERIES = {
+    "/matches": ("bot", "opponent", "game", "result", "limit", "cursor"),
+    "/organiser/audit": ("before",),
+    "/signin": ("next",),
 }
 # A cursor whose text is base64 of what no database keeps: a NUL, a lone surrogate's bytes.
 CURSORS = tuple(
@@ -51,12 +57,12 @@ def site(make_arena: ArenaMaker) -> Iterator[Site]:
     yield from make_site(make_arena, arena_keys="  requests: {per_s: 100000, burst: 100000}\n")
 
 
-def api_routes(site: Site) -> list[tuple[str, str]]:
-    """Each route of the API and each of its methods."""
+def routes(site: Site) -> list[tuple[str, str]]:
+    """Each route of the API and of the pages, and each of its methods."""
     return [
         (route.path, method)
         for route in site.client.app.routes
-        if isinstance(route, Route) and route.path.startswith("/api/")
+        if isinstance(route, Route)
         for method in sorted((route.methods or set()) - {"HEAD"})
     ]
 
@@ -80,17 +86,18 @@ def filled(template: str, bad: str | None = None, which: str | None = None) -> s
 def answered(site: Site, method: str, path: str, who: str, **kwargs: object) -> int:
     answer = site.client.request(method, path, headers=site.auth(who), **kwargs)
     assert answer.status_code < 500, (method, path, answer.text)
-    if answer.status_code >= 400:
+    if answer.status_code >= 400 and path.startswith("/api/"):
         # One line saying why, whatever the text held.
         message = answer.json()["error"]
         assert message and "\n" not in message and "Traceback" not in message
     return answer.status_code
 
 
-def test_every_path_field_of_the_api_answers_400_or_404(site: Site) -> None:
+def test_every_path_field_answers_400_or_404(site: Site) -> None:
+    """Of the API, and of the pages too."""
     seed(site)
     tried = 0
-    for (template, method), bad in itertools.product(api_routes(site), IN_URLS):
+    for (template, method), bad in itertools.product(routes(site), IN_URLS):
         for which in re.findall(r"\{([^}]+)\}", template):
             # The organiser passes every guard, an author is refused the organiser's routes
             # first; an author submits (the audit log records a refusal).
@@ -117,6 +124,13 @@ def test_every_query_field_of_the_api_answers_400_or_404(site: Site) -> None:
                 else:
                     # A bot's name that is not a NUL: a bot no one has (404).
                     assert status in ANSWERED, (path, status)
+
+
+def test_no_query_field_of_a_page_fails_it(site: Site) -> None:
+    seed(site)
+    for (path, names), value in itertools.product(PAGE_QUERIES.items(), IN_URLS):
+        for name in names:
+            assert answered(site, "GET", f"{path}?{name}={value}", "organiser") < 500
 
 
 def test_every_body_field_of_the_api_answers_400(site: Site) -> None:
