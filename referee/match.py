@@ -386,14 +386,7 @@ class Match:
         reason, goals = self.result or (EndReason.ABORTED, None)
         prints = list(self.setup.fingerprints) or [None] * len(self.roles)
         seats = [
-            Seat(
-                role,
-                player.spec.name,
-                list(player.spec.command),
-                str(player.log_path) if player.log_path else None,
-                print_.digest if print_ else None,
-                print_.files if print_ else None,
-            )
+            _seat(role, player, print_)
             for role, player, print_ in zip(self.roles, self.setup.players, prints, strict=True)
         ]
         limits = state_limits(self.game)
@@ -420,6 +413,21 @@ class Match:
             state_memory_mb=None if limits is None else limits.memory_mb,
             state_seconds=None if limits is None else limits.seconds,
         )
+
+
+def _seat(role: str, player: Player, print_: Fingerprint | None) -> Seat:
+    """The record of who played `role`: its command and files named as `spec.recorded` names
+    them, from the program's own directory, never by where that is on this machine."""
+    spec = player.spec
+    recorded = dict(zip(spec.command, spec.recorded, strict=True))
+    return Seat(
+        role,
+        spec.name,
+        list(spec.recorded),
+        str(player.log_path) if player.log_path else None,
+        print_.digest if print_ else None,
+        {recorded.get(path, path): sha for path, sha in print_.files.items()} if print_ else None,
+    )
 
 
 async def _crash_aside(taken: Awaitable[None]) -> None:

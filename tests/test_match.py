@@ -128,6 +128,17 @@ def test_a_missing_program_is_a_start_error(tmp_path: Path) -> None:
     assert not (tmp_path / "match.json").exists()
 
 
+def test_a_start_error_names_the_program_from_its_own_directory(tmp_path: Path) -> None:
+    """As its record does: not where that directory is on this machine (an arena's)."""
+    from referee.errors import PlayerStartError
+
+    ghost = PlayerSpec.from_command("ghost", "./bot", cwd=tmp_path)
+    with pytest.raises(PlayerStartError) as raised:
+        run(tmp_path, "ticblock", [ghost, program("random", RANDOM)])
+    assert "cannot start './bot'" in str(raised.value)
+    assert str(tmp_path) not in str(raised.value)
+
+
 FAIR = Clocks(start_ms=2_000, play_ms=400)
 
 

@@ -4,6 +4,7 @@ answers, counted and dropped."""
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 
 import pytest
 
@@ -32,6 +33,23 @@ def test_a_person_is_a_kind_of_player_not_a_command() -> None:
     assert person.command == ("human",)
     with pytest.raises(ConfigError, match=r"^nobody here$"):
         program_spec("human", "nobody here")
+
+
+def test_a_record_names_a_programs_own_files_from_its_directory(tmp_path: Path) -> None:
+    bot = tmp_path / "arena" / "bots" / "12"
+    (bot / "lib").mkdir(parents=True)
+    for name in ("bot", "bot.py", "lib/data.bin"):
+        (bot / name).write_text("")
+    spec = PlayerSpec.from_command("b", "./bot --data lib/data.bin -cp .", cwd=bot)
+    # Run from where it is, recorded as its author wrote it.
+    assert spec.argv == (str(bot / "bot"), "--data", str(bot / "lib/data.bin"), "-cp", str(bot))
+    assert spec.recorded == ("./bot", "--data", "lib/data.bin", "-cp", ".")
+    script = PlayerSpec.from_command("b", "/usr/bin/python3 bot.py --fast", cwd=bot)
+    assert script.recorded == ("/usr/bin/python3", "bot.py", "--fast")
+    # Without a directory of its own, a program's files are named as it runs them.
+    alone = PlayerSpec.from_command("b", "python3 bot.py", base=bot)
+    assert alone.recorded == alone.argv == ("python3", str(bot / "bot.py"))
+    assert player_spec("human").recorded == ("human",)
 
 
 def test_the_built_in_programs_are_installed_with_the_package() -> None:

@@ -9,7 +9,7 @@ import signal
 import subprocess
 import sys
 import time
-from dataclasses import replace
+from dataclasses import asdict, replace
 from pathlib import Path
 
 import pytest
@@ -538,3 +538,31 @@ def test_a_bot_that_cannot_start_is_named_at_once_and_withdrawn_after_three(
     # A resumed run plays nothing again, and still knows it withdrawn.
     again = run(config)
     assert again.played == [] and again.notes == []
+
+
+def test_portable_records_name_no_path_of_the_machine_that_played_them(tmp_path: Path) -> None:
+    """An arena's tournaments (`portable_records`): a seat's files from its directory, its log
+    from the results directory, a rulesheet from outside the config's folder by its name."""
+    rules = tmp_path / "elsewhere" / "tictactoe.kif"
+    rules.parent.mkdir()
+    rules.write_text((EXAMPLES / "tictactoe.kif").read_text())
+    cup = tmp_path / "cup"
+    bot_copy(cup)
+    command = f"{sys.executable} zoo_bot.py scheduling"
+    (cup / "cup.yaml").write_text(
+        f"name: cup\nseed: 5\nstart_clock: 5000\nplay_clock: 2000\ngames: [{rules}]\n"
+        "output: results\nplayers:\n"
+        + "".join(f"  - {{name: {n}, command: {command}, cwd: bots}}\n" for n in "ab")
+    )
+    config = load_config(cup / "cup.yaml")
+    run(replace(config, portable_records=True))
+    written = transcripts(config.output)
+    assert len(written) == 2
+    for recorded in written.values():
+        assert recorded.rulesheet is not None and recorded.rulesheet.path == "tictactoe.kif"
+        for seat in recorded.seats:
+            assert seat.command == [sys.executable, "zoo_bot.py", "scheduling"]
+            assert seat.files is not None and "zoo_bot.py" in seat.files
+            assert seat.log == f"logs/{recorded.match_id}.{seat.role}.log"
+            assert (config.output / seat.log).is_file()
+        assert str(tmp_path) not in json.dumps(asdict(recorded))

@@ -112,6 +112,20 @@ class PlayerSpec:
             return (self.url,)
         return tuple(HUMAN_COMMAND) if self.kind is PlayerKind.HUMAN else self.argv
 
+    @property
+    def recorded(self) -> tuple[str, ...]:
+        """The command as a transcript records it: `command`, with each word that names
+        something in the program's own directory (`cwd`) named from there, as its author
+        wrote it (`bot.py`, `./bot`, `.`). A record so names no path of the machine it was
+        played on, where that directory is an arena's `bots/12/` or a worker's cache. Other
+        paths (the system's `/usr/bin/python3`) are kept as they are."""
+        if self.kind is not PlayerKind.PROGRAM or self.cwd is None:
+            return self.command
+        return tuple(
+            recorded_word(word, self.cwd, program=index == 0)
+            for index, word in enumerate(self.command)
+        )
+
     def missing_program(self) -> str | None:
         """Why the program cannot be run, or None when it can (a person or a server always can)."""
         if self.kind in (PlayerKind.HUMAN, PlayerKind.HTTP):
@@ -133,6 +147,17 @@ class PlayerSpec:
         if Path(script).suffix in SCRIPT_SUFFIXES and not Path(script).is_absolute():
             return f"no such file: {script}"
         return None
+
+
+def recorded_word(word: str, cwd: Path, program: bool = False) -> str:
+    """A word of a command as a record names it: a path inside `cwd` named from there (the
+    program's with `./` when it would otherwise be looked up on the PATH), any other word as
+    it is. Paths are compared as written, as `from_command` made them."""
+    path = Path(word)
+    if not path.is_absolute() or not path.is_relative_to(cwd):
+        return word
+    inside = path.relative_to(cwd).as_posix()
+    return f"./{inside}" if program and "/" not in inside else inside
 
 
 def _absolute_paths(argv: tuple[str, ...], base: Path) -> tuple[str, ...]:

@@ -185,7 +185,7 @@ class ProgramPlayer(ConnectedPlayer):
                 raise  # the referee's own failure, not the program's: said as such
             reason = getattr(error, "strerror", None) or str(error)
             raise PlayerStartError(
-                f"player {spec.name}: cannot start {spec.argv[0]!r}: {reason}"
+                f"player {spec.name}: cannot start {spec.recorded[0]!r}: {reason}"
             ) from None
         self._process = process
         loop = asyncio.get_running_loop()

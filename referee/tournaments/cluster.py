@@ -49,7 +49,7 @@ from referee.tournaments.host import (
     tournament_key,
 )
 from referee.tournaments.playing import pinned, plan_cores
-from referee.tournaments.results import log_path, transcript_path, write_log
+from referee.tournaments.results import as_written, log_path, transcript_path, write_log
 from referee.tournaments.runner import Observer, OpenVenue
 from referee.tournaments.schedule import ScheduledMatch
 
@@ -272,7 +272,7 @@ class ClusterVenue:
             for role, data in result.logs.items():
                 write_log(log_path(config, match, role), data)
             path = transcript_path(config, match)
-            write_transcript(path, transcript, self._key, sync=False)
+            write_transcript(path, as_written(config, transcript), self._key, sync=False)
             written.append(path)
             if result.error is not None:
                 sync_files(written)

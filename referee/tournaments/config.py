@@ -130,6 +130,9 @@ class TournamentConfig:
     # Whether each match's moves are written as it is played, for those who watch it
     # (`live.py`).
     live: bool = False
+    # Whether its transcripts name no path of this machine (`results.as_written`): an
+    # arena's, which its authors read. Set by the arena, not by a config file.
+    portable_records: bool = False
     # The config file's text, which a cluster's workers are sent to read it as this one did.
     text: str = field(default="", repr=False, compare=False)
 

@@ -13,7 +13,7 @@ import json
 import shutil
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -52,6 +52,37 @@ def transcript_path(config: TournamentConfig, match: ScheduledMatch) -> Path:
 
 def log_path(config: TournamentConfig, match: ScheduledMatch, role: str) -> Path:
     return config.output / LOGS / f"{match.match_id}.{role}.log"
+
+
+def as_written(config: TournamentConfig, transcript: Transcript) -> Transcript:
+    """A match's transcript as the tournament writes it: unchanged, unless the config's
+    records are to name no path of this machine (`portable_records`, an arena's). Then each
+    log is named from the results directory (`logs/KEY.ROLE.log`), and the rulesheet and
+    the book from the config's folder, as the config named them (by their file names alone
+    if they are elsewhere). A seat's command is the match's own business (`PlayerSpec.recorded`)."""
+    if not config.portable_records:
+        return transcript
+    seats = [
+        replace(seat, log=None if seat.log is None else _named_from(seat.log, config.output))
+        for seat in transcript.seats
+    ]
+    base = config.path.parent
+    rulesheet, book = transcript.rulesheet, transcript.book
+    if rulesheet is not None:
+        rulesheet = replace(rulesheet, path=_named_from(rulesheet.path, base))
+    if book is not None:
+        book = replace(book, source=_named_from(book.source, base))
+    return replace(transcript, seats=seats, rulesheet=rulesheet, book=book)
+
+
+def _named_from(path: str, base: Path) -> str:
+    """An absolute `path` named from `base` if it is inside it, else by its file name
+    alone; any other as it is."""
+    if not Path(path).is_absolute():
+        return path
+    if Path(path).is_relative_to(base):
+        return Path(path).relative_to(base).as_posix()
+    return Path(path).name
 
 
 def write_log(path: Path, data: bytes) -> None:

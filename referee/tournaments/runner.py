@@ -47,6 +47,7 @@ from referee.tournaments.played import MatchResult, Played
 from referee.tournaments.playing import plan_cores, play_scheduled, programs_of
 from referee.tournaments.pool import PlayerPool
 from referee.tournaments.results import (
+    as_written,
     clear_results,
     log_path,
     survey,
@@ -204,7 +205,9 @@ class LocalVenue:
                 self._pool,
                 self._prints,
                 lambda role: log_path(config, match, role),
-                lambda done: self._store.store(transcript_path(config, match), done),
+                lambda done: self._store.store(
+                    transcript_path(config, match), as_written(config, done)
+                ),
                 cores,
                 self._withdrawn,
             )

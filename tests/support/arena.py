@@ -121,19 +121,25 @@ def wait_for(what: str, done: Callable[[], bool], within_s: float = DEADLINE_S) 
 
 
 def add_version(
-    arena: Arena, bot_name: str, program: str = "random", script: str = MISBEHAVING.name
+    arena: Arena,
+    bot_name: str,
+    program: str = "random",
+    script: str = MISBEHAVING.name,
+    author: str | None = None,
+    mode: str = NEVER,
 ) -> int:
-    """A version of a new bot, straight to `placing`: a player that plays random moves (the
-    tests' random player copied as `script`), or a program that exits at once. Test data,
-    written as rows: the arena itself moves a version only through lifecycle.py."""
+    """A version of a new bot of `author` (by default the first), straight to `placing`: a
+    player that plays random moves (the tests' random player copied as `script`, run in
+    `mode`), or a program that exits at once. Test data, written as rows: the arena itself
+    moves a version only through lifecycle.py."""
     with arena.database.session() as session:
-        author = session.scalar(select(Author))
-        bot = Bot(author=author, name=bot_name)
+        whose = select(Author) if author is None else select(Author).filter_by(name=author)
+        bot = Bot(author=session.scalar(whose), name=bot_name)
         version = Version(
             bot=bot,
             number=1,
             state=VersionState.PLACING,
-            run=f"{sys.executable} {f'{script} {NEVER}' if program == 'random' else 'crash.py'}",
+            run=f"{sys.executable} {f'{script} {mode}' if program == 'random' else 'crash.py'}",
             archive_sha256="0" * 64,
         )
         session.add(version)

@@ -24,7 +24,7 @@ from referee.errors import ArenaError, ConfigError
 from referee.records.files import write_atomic
 from referee.records.signing import SigningKey, results_key
 from referee.report.site import Site, write_report
-from referee.tournaments.config import TournamentConfig, parse_config
+from referee.tournaments.config import TournamentConfig
 from referee.tournaments.formats import Format
 from referee.tournaments.results import directory_standings
 from referee.tournaments.standings import Standings, load_results
@@ -71,9 +71,9 @@ def final_config(arena: Arena, fmt: str, rounds: int) -> TournamentConfig:
     if len(members) < 2:
         raise ArenaError(f"a final needs two bots on the ladder; this arena has {len(members)}")
     config = arena.config
-    text = config.final_text(field_players(arena, members), final_paths(arena).results, fmt, rounds)
+    players = field_players(arena, members)
     try:
-        return parse_config(config.path, text)
+        return config.final_config(players, final_paths(arena).results, fmt, rounds)
     except ConfigError as error:  # a Swiss of an arena of several games, say
         raise ArenaError(f"this final cannot be played: {error}") from None
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -178,14 +178,21 @@ class ArenaConfig:
     def field_config(self, players: Sequence[FieldPlayer], results: Path) -> TournamentConfig:
         """The tournament of the bots of the moment: what the venues play the ladder's
         matches with. Two stand-ins fill a field of fewer than two."""
-        return parse_config(self.path, _field_text(self.text, players, results))
+        return self._played(_field_text(self.text, players, results))
 
-    def final_text(
+    def final_config(
         self, players: Sequence[FieldPlayer], results: Path, fmt: str, rounds: int
-    ) -> str:
-        """The text of the season's final (`ladder/final.py`): the tournament keys with `players`,
-        its results directory, its `format` and `rounds`."""
-        return _field_text(self.text, players, results, {"format": fmt, "rounds": rounds})
+    ) -> TournamentConfig:
+        """The season's final (`ladder/final.py`): the tournament keys with `players`, its
+        results directory, its `format` and `rounds`; ConfigError if it cannot be played."""
+        return self._played(
+            _field_text(self.text, players, results, {"format": fmt, "rounds": rounds})
+        )
+
+    def _played(self, text: str) -> TournamentConfig:
+        """The tournament of `text`, whose transcripts name no path of this machine: its
+        authors read them (`results.as_written`)."""
+        return replace(parse_config(self.path, text), portable_records=True)
 
 
 def load_arena_config(path: Path) -> ArenaConfig:

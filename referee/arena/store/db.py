@@ -43,6 +43,7 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, rela
 from sqlalchemy.sql.selectable import ScalarSelect
 
 from referee.arena.store.outages import Watch, trouble_of
+from referee.arena.store.queries import kept_parameters
 from referee.errors import ArenaError
 
 MIGRATIONS = Path(__file__).with_name("migrations")
@@ -471,10 +472,26 @@ def _engine(url: str) -> Engine:
             engine = create_engine(url, connect_args={"timeout": SQLITE_BUSY_S})
             event.listen(engine, "connect", _sqlite_pragmas)
             event.listen(engine, "begin", _sqlite_begin)
-            return engine
-        return create_engine(url, pool_pre_ping=True)
+        else:
+            engine = create_engine(url, pool_pre_ping=True)
     except (SQLAlchemyError, ImportError, ValueError) as error:
         raise ArenaError(f"database {_shown(url)}: {database_problem(error)}") from None
+    event.listen(engine, "before_cursor_execute", _kept, retval=True)
+    return engine
+
+
+def _kept(
+    _connection: Connection,
+    _cursor: Any,
+    statement: str,
+    parameters: Any,
+    _context: Any,
+    _executemany: bool,
+) -> tuple[str, Any]:
+    """Every statement's text parameters as any database keeps them (`queries.kept`): an
+    author's or a bot's NUL, which PostgreSQL refuses, or lone surrogate, which no UTF-8
+    holds, never fails a write or a lookup, on either database."""
+    return statement, kept_parameters(parameters)
 
 
 def database_problem(error: Exception) -> str:

@@ -29,6 +29,7 @@ from sqlalchemy.exc import IntegrityError
 from referee.arena.store.config import ArenaConfig, load_arena_config, parse_arena_config
 from referee.arena.store.db import Author, Database, name_key, open_database
 from referee.arena.store.errors import NotFound
+from referee.arena.store.queries import storable
 from referee.arena.store.tokens import new_token, token_hash
 from referee.errors import ArenaError, ConfigError, RefereeError
 from referee.games import is_rulesheet
@@ -93,7 +94,10 @@ class Arena:
 
 def inside(root: Path, relative: str) -> Path:
     """`relative` under `root`, refused if it would lead out (the database is trusted, but a
-    path read from it is still checked before it is opened)."""
+    path read from it is still checked before it is opened). A NUL or a lone surrogate,
+    which no file's name holds (a page's path asked for), names nothing there."""
+    if not storable(relative):
+        raise NotFound(f"{relative[:80]!r}: not in the arena")
     path = (root / relative).resolve()
     if not path.is_relative_to(root.resolve()):
         raise NotFound(f"{relative[:80]!r}: not in the arena")

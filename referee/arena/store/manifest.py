@@ -18,6 +18,7 @@ from pathlib import Path, PurePosixPath
 
 import yaml
 
+from referee.arena.store.queries import storable
 from referee.errors import SubmissionError
 from referee.players.builtin import BUILTIN_PROGRAMS, HUMAN
 from referee.records.files import yaml_problem
@@ -154,6 +155,11 @@ def _command(value: tuple[str, int], key: str, split: bool) -> str:
     text, line = value
     if "\0" in text:
         raise SubmissionError(f"{MANIFEST}:{line}: {key} holds a NUL byte")
+    if not storable(text):
+        # A YAML escape (`"\ud800"`) says what no UTF-8 holds, nor any command line.
+        raise SubmissionError(
+            f"{MANIFEST}:{line}: {key} holds text that is not UTF-8 (a lone surrogate)"
+        )
     # The build is a shell script, which may take lines; the run command is one command.
     if split and ("\n" in text.strip() or "\r" in text):
         raise SubmissionError(f"{MANIFEST}:{line}: {key} must be one line")

@@ -509,7 +509,9 @@ def _reason(body: bytes) -> str:
     except (ValueError, RecursionError):
         # RecursionError: JSON nested past the parser's depth.
         raise HTTPException(400, 'the body must be JSON: {"reason": "..."}') from None
-    reason = data.get("reason", "") if isinstance(data, dict) else None
+    # Any other key is a mistake (`reasons`, say), not a suspension without a reason.
+    known = isinstance(data, dict) and set(data) <= {"reason"}
+    reason = data.get("reason", "") if known else None
     if not isinstance(reason, str):
         raise HTTPException(400, 'the body must be JSON: {"reason": "..."}')
     if not storable(reason):

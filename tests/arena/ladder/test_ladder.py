@@ -44,9 +44,11 @@ from referee.arena.store.db import (
 from referee.arena.store.home import Arena
 from referee.errors import PlayerRefused, RefereeError
 from referee.players.base import fingerprint
+from referee.records.transcript import read_transcript
 from referee.records.verify import Outcome, verify_file
 from referee.sandbox.cores import available_cores
 from referee.tournaments.cluster import Workers
+from referee.tournaments.host import BUNDLE_CACHE
 from referee.tournaments.ratings import Rating
 from referee.tournaments.runner import LocalVenue, Observer
 from referee.tournaments.schedule import ScheduledMatch
@@ -370,7 +372,14 @@ def test_the_ladder_plays_on_local_dask_workers_each_version_sent_as_a_bundle(
         await until(sampled, "6 matches")
 
     with_ladder(ladder, steps)
-    check_recorded(arena)
+    # Each transcript names each seat's files from its bot's directory, not from where the
+    # worker keeps its copy (its Dask local directory's `referee-bundles/SHA`).
+    for match in check_recorded(arena):
+        assert match.transcript is not None
+        text = (arena.directory / match.transcript).read_text()
+        assert BUNDLE_CACHE not in text and str(arena.directory) not in text
+        seats = read_transcript(arena.directory / match.transcript).seats
+        assert all(seat.command[1] == MISBEHAVING.name for seat in seats)
     # What the workers play at once, each match on a core of its own: not the batches the
     # scheduler holds besides, ready for a worker.
     assert 1 <= max(status.capacity for status in seen) <= len(available_cores())

@@ -13,7 +13,7 @@ import pytest
 from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
-from sqlalchemy import Connection, event, inspect, select, text
+from sqlalchemy import Connection, String, event, inspect, select, text, update
 from sqlalchemy.exc import IntegrityError, StatementError
 
 from referee.arena.ladder.playing import Ladder
@@ -22,6 +22,7 @@ from referee.arena.reading import views
 from referee.arena.reading.match_lists import Cursor, MatchQuery, Result
 from referee.arena.store.config import FieldPlayer
 from referee.arena.store.db import (
+    AuditEntry,
     Author,
     Base,
     Bot,
@@ -32,6 +33,7 @@ from referee.arena.store.db import (
     RatingPoint,
     Seat,
     Setting,
+    SignIn,
     Step,
     StepKind,
     StepState,
@@ -41,6 +43,7 @@ from referee.arena.store.db import (
     upgrade,
 )
 from referee.arena.store.home import add_author, init_arena, open_arena
+from referee.arena.store.queries import NUL_SIGN, REPLACEMENT
 from referee.errors import ArenaError
 from tests.support.arena import LADDER_CONFIG, add_version
 from tests.support.arena_databases import ArenaMaker, PostgresServer
@@ -51,6 +54,8 @@ TABLES = {
     "authors", "bots", "versions", "steps", "matches", "seats", "settings", "rating_points",
     "sign_ins", "audit", "meetings",
 }  # fmt: skip
+# The moments a sign-in keeps.
+_WHENS = ("created_at", "seen_at", "expires_at")
 # The largest seed a tournament makes (31 bits): it must fit on both databases.
 LARGEST_SEED = 2**31 - 1
 
@@ -543,6 +548,44 @@ def test_the_models_round_trip(make_arena: ArenaMaker) -> None:
     assert database.setting("absent", "default") == "default"
     database.set_setting("ladder_paused", "1")
     assert database.setting("ladder_paused") == "1"
+
+
+def test_every_text_column_keeps_a_nul_and_a_lone_surrogate_as_signs(
+    make_arena: ArenaMaker,
+) -> None:
+    """PostgreSQL refuses a NUL in text, and no database's UTF-8 holds a lone surrogate: an
+    author or a bot may write either into any text column (a build's output, a fault's
+    detail, a name in a request), and every statement keeps them as signs (`queries.kept`),
+    on both databases alike. A lookup by such text finds what was kept of it."""
+    arena = make_arena()
+    version = add_version(arena, "ada-bot")
+    with arena.database.session() as session:
+        session.add(Step(version_id=version, kind=StepKind.BUILD))
+        match = Match(key="arena-000001", game="ticblock", seed=1)
+        match.seats = [Seat(index=0, role="x", version_id=version)]
+        session.add(match)
+        session.add(Setting(key="a-setting", value=""))
+        session.add(SignIn(id_hash="h" * 64, author_id=1, **dict.fromkeys(_WHENS, _moment(1))))
+        session.add(AuditEntry(at=_moment(1), action="signin"))
+    texts = [
+        (table, column)
+        for table in Base.metadata.sorted_tables
+        for column in table.columns
+        if isinstance(column.type, String)  # Text is a String
+    ]
+    assert {table.name for table, _ in texts} >= TABLES - {"rating_points"}
+    for table, column in texts:
+        written = f"{column.name[:8]}\x00\ud800b"
+        shown = f"{column.name[:8]}{NUL_SIGN}{REPLACEMENT}b"
+        (key,) = table.primary_key.columns
+        with arena.database.session() as session:
+            first = session.scalar(select(key).order_by(key).limit(1))
+            session.execute(update(table).where(key == first).values({column.name: written}))
+        with arena.database.session() as session:
+            if column is key:
+                first = shown
+            assert session.scalar(select(column).where(key == first)) == shown, column
+            assert session.scalar(select(key).where(column == written)) == first, column
 
 
 def test_timestamps_come_back_aware_and_in_utc(make_arena: ArenaMaker) -> None:
