@@ -53,9 +53,17 @@ class Running:
         return self.directory.parent / "archives"
 
     def restart(self) -> None:
+        with self.stopped():
+            pass
+
+    @contextlib.contextmanager
+    def stopped(self) -> Iterator[None]:
+        """Not served within the block (for a command that refuses a served arena, as
+        `arena final` does), then served again on the same port, as a new process."""
         port = urllib.parse.urlsplit(self.url).port
         self.stack.close()
         self.stack = contextlib.ExitStack()
+        yield
         self.served = self.stack.enter_context(serving(self.directory, "--port", str(port)))
 
 

@@ -31,7 +31,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
-from starlette.responses import FileResponse, HTMLResponse, RedirectResponse, Response
+from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Match, Route
 from starlette.types import Scope
 
@@ -281,9 +281,16 @@ class _Pages:
             return RedirectResponse(f"/signin?next={quote(here, safe='/')}", status_code=303)
         try:
             found = report_page(self.arena, request.path_params["path"])
+            title, body = report_pages.title_and_body(found.read_text(encoding="utf-8"))
         except NotFound as error:
-            return self.refused(viewer, "", error, what="page")
-        return FileResponse(found, media_type="text/html; charset=utf-8")
+            return self.refused(viewer, "", error, what="page of the final")
+        except (OSError, ValueError):
+            # Replaced by a final played again while it was read: the next load finds it.
+            refusal = Busy("the final's report is being written anew; load the page again")
+            return self.refused(viewer, "The final", refusal)
+        # The report's page in the arena's layout: the header, a way back and a sign-out.
+        # Its body is the report's own HTML, escaped where the report made it.
+        return self.page("final.html", viewer, title, "final", report=True, body=Markup(body))
 
     def signin_form(self, request: Request) -> Response:
         asked = request.query_params.get("next", "")
