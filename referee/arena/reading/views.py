@@ -420,10 +420,11 @@ def _result_is(
 
 
 def running(arena: Arena) -> list[Json]:
-    """The matches being played, oldest first, RUNNING_LIMIT at most."""
+    """The matches being played, the longest played first, RUNNING_LIMIT at most: those
+    whose play has begun, not those claimed that wait their turn (`queue.begun`)."""
     query = (
         select(Match)
-        .where(Match.state == MatchState.RUNNING)
+        .where(Match.state == MatchState.RUNNING, Match.started_at.is_not(None))
         .options(WITH_SEATS)
         .order_by(Match.started_at, Match.id)
         .limit(RUNNING_LIMIT)
