@@ -69,7 +69,7 @@ async function accountAct(path) {
     shown.hidden = false;
     await showAuthors(true);
   } catch (error) {
-    say("accounts-problem", sentence(error));
+    sayFailed("accounts-problem", error);
   }
 }
 
@@ -99,7 +99,7 @@ async function showAudit(before) {
     byId("audit-older").disabled = auditBefore === null;
     say("problem", "");
   } catch (error) {
-    say("problem", sentence(error));
+    sayFailed("problem", error);
   }
 }
 

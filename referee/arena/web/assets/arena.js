@@ -88,10 +88,12 @@ function post(path, body) {
   return api(path, { method: "POST", headers, body: sent });
 }
 
-// What a failed request means to the reader, in one sentence.
-function sentence(error) {
+// What a failed request means to the reader, in one sentence: `retrying` when the page asks
+// again by itself (a poll), else the reader is told to try again.
+function sentence(error, retrying = false) {
   if (!(error instanceof ApiError)) {
-    return `The arena could not be reached (${error.message}); retrying.`;
+    const next = retrying ? "asking again" : "try again";
+    return `The arena could not be reached (${error.message}); ${next}.`;
   }
   if (error.status === 403) {
     return `Refused: ${error.message}.`;
@@ -110,6 +112,29 @@ function say(id, text) {
   }
 }
 
+// A failed request's line in `id` (`sentence`). Refused for want of a sign-in, the reader is
+// told why, with a link that signs in and comes back here: a page made for someone signed
+// in whose sign-in has ended since (signed out in another browser or by the organiser, or
+// expired) says so.
+function sayFailed(id, error, retrying = false) {
+  const node = byId(id);
+  if (!node) {
+    return;
+  }
+  if (!(error instanceof ApiError && error.status === 401)) {
+    say(id, sentence(error, retrying));
+    return;
+  }
+  const here = `${window.location.pathname}${window.location.search}`;
+  const link = el("a", { class: "sign-in-again", href: `/signin?next=${encodeURIComponent(here)}` }, "Sign in");
+  const why =
+    byId("me") === null
+      ? "Sign in to see this: "
+      : "You are signed out: your sign-in here has ended (signed out from another browser or by the organiser, or not used for too long). ";
+  node.replaceChildren(why, link, byId("me") === null ? " with your token." : " again to go on.");
+  node.hidden = false;
+}
+
 // Calls `load` now and again `every` ms after it ends, until it returns false; not while
 // the page is hidden (a tab left open in the background asks nothing).
 function poll(load, problem = "problem", every = POLL_MS) {
@@ -123,7 +148,7 @@ function poll(load, problem = "problem", every = POLL_MS) {
       again = (await load()) !== false;
       say(problem, "");
     } catch (error) {
-      say(problem, sentence(error));
+      sayFailed(problem, error, true);
       // A refusal or a missing thing will not change by asking again.
       again = !(error instanceof ApiError && [401, 403, 404].includes(error.status));
     }
@@ -567,7 +592,7 @@ async function showLog(path) {
   } catch (error) {
     pre.textContent = "";
     pre.hidden = true;
-    say("log-problem", sentence(error));
+    sayFailed("log-problem", error);
   }
 }
 
@@ -624,10 +649,10 @@ function startSubmit() {
         return;
       }
       const said = data && typeof data.error === "string" ? data.error : request.statusText;
-      uploadEnded(sentence(new ApiError(request.status, said)));
+      uploadEnded(new ApiError(request.status, said));
     });
     request.addEventListener("error", () => {
-      uploadEnded("The upload failed: the connection to the arena was lost.");
+      uploadEnded(new Error("the connection was lost during the upload"));
     });
     request.send(file);
   });
@@ -661,10 +686,10 @@ function unsendable(form, name, file) {
   return "";
 }
 
-// An upload refused or lost: the line says why, and no bar is left standing.
-function uploadEnded(line) {
+// An upload refused or lost (`error`): the line says why, and no bar is left standing.
+function uploadEnded(error) {
   byId("upload").hidden = true;
-  say("problem", line);
+  sayFailed("problem", error);
   byId("send").disabled = false;
 }
 
@@ -810,13 +835,13 @@ async function act(path, body, after = () => showBots(true)) {
   try {
     await post(path, body);
   } catch (error) {
-    say("action-problem", sentence(error));
+    sayFailed("action-problem", error);
     return;
   }
   try {
     await after();
   } catch (error) {
-    say("problem", sentence(error));
+    sayFailed("problem", error);
   }
 }
 
@@ -842,7 +867,8 @@ function startOrganiser() {
         ? `${verdict.key}: verified: the moves replay by the rules and the signature is the arena's.`
         : `${verdict.key}: does not verify: ${verdict.problem}`;
     } catch (error) {
-      result.textContent = sentence(error);
+      delete result.dataset.verified;
+      sayFailed("replay-result", error);
     }
   });
   poll(showStatus);

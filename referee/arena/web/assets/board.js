@@ -45,7 +45,7 @@ function startMatches() {
       more.hidden = cursor === null;
       say("problem", "");
     } catch (error) {
-      say("problem", sentence(error));
+      sayFailed("problem", error);
     }
     more.disabled = false;
   }
