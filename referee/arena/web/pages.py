@@ -486,7 +486,11 @@ class _Pages:
     def matches(self, request: Request, viewer: _Viewer) -> Response:
         # The filters as given, shown in the form; the script asks the API, which checks them.
         asked = {name: request.query_params.get(name, "")[:200] for name in _MATCH_FILTERS}
-        return self.page("matches.html", viewer, "Matches", "matches", asked=asked)
+        # The games to choose from: the arena's, and one asked for that it no longer plays.
+        games = [settings.game.id for settings in self.arena.config.tournament.games]
+        if asked["game"] and asked["game"] not in games:
+            games.append(asked["game"])
+        return self.page("matches.html", viewer, "Matches", "matches", asked=asked, games=games)
 
     @_signed_in
     def organiser(self, request: Request, viewer: _Viewer) -> Response:

@@ -133,6 +133,44 @@ def test_the_audit_page_lists_the_sign_ins(arena: Running, browser: Browser) -> 
     browser.expected(403, f"{arena.url}/organiser/audit")
 
 
+def test_the_audit_log_s_older_page_is_in_the_address_and_back_returns_to_the_newer(
+    arena: Running, browser: Browser
+) -> None:
+    # More rows than a page holds: the organiser pauses and resumes the ladder, 30 times.
+    for _ in range(30):
+        for action in ("pause", "resume"):
+            status, _ = arena.served.post(f"/api/ladder/{action}", arena.tokens["organiser"])
+            assert status == 200
+    page = browser.page
+    sign_in(page, arena, "organiser")
+    page.goto(f"{arena.url}/organiser/audit")
+    rows = page.locator("#audit tbody tr")
+    expect(rows).to_have_count(50, timeout=DEADLINE_MS)
+    newest = ids_of(rows)
+    expect(page.locator("#audit-newest")).to_be_disabled()
+    page.click("#audit-older")
+    page.wait_for_url(re.compile(r"/organiser/audit\?before=\d+$"), timeout=DEADLINE_MS)
+    older_page = page.url
+    expect(rows.first).not_to_have_attribute("data-id", str(newest[0]), timeout=DEADLINE_MS)
+    older = ids_of(rows)
+    # The rows before the newest page's last, newest first.
+    assert older and max(older) < min(newest) and older == sorted(older, reverse=True)
+    expect(page.locator("#audit-newest")).to_be_enabled()
+    # Back: the newest page again; Forward: the same older page.
+    page.go_back()
+    page.wait_for_url(f"{arena.url}/organiser/audit", timeout=DEADLINE_MS)
+    expect(rows.first).to_have_attribute("data-id", str(newest[0]), timeout=DEADLINE_MS)
+    assert ids_of(rows) == newest
+    page.go_forward()
+    page.wait_for_url(older_page, timeout=DEADLINE_MS)
+    expect(rows.first).to_have_attribute("data-id", str(older[0]), timeout=DEADLINE_MS)
+    assert ids_of(rows) == older
+
+
+def ids_of(rows: Any) -> list[int]:
+    return [int(found) for found in rows.evaluate_all("rows => rows.map(r => r.dataset.id)")]
+
+
 def test_an_author_signed_out_elsewhere_is_told_so_with_a_link_to_sign_in_again(
     arena: Running, browser: Browser
 ) -> None:

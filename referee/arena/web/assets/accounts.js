@@ -74,6 +74,8 @@ async function accountAct(path) {
 }
 
 // The audit log's pages: each the rows before the last one shown (a cursor), from the newest.
+// The page shown is in the address (`before`): "Older" is a page of its own, which Back
+// leaves for the one before.
 let auditBefore = null;
 
 async function showAudit(before) {
@@ -84,7 +86,7 @@ async function showAudit(before) {
       ...data.entries.map((entry) =>
         el(
           "tr",
-          { "data-action": entry.action },
+          { "data-action": entry.action, "data-id": entry.id },
           cell(shortTime(entry.at)),
           cell(entry.author ?? "–"),
           cell(entry.action),
@@ -104,9 +106,13 @@ async function showAudit(before) {
 }
 
 function startAudit() {
-  byId("audit-newest").addEventListener("click", () => showAudit(null));
-  byId("audit-older").addEventListener("click", () => showAudit(auditBefore));
-  showAudit(null);
+  byId("audit-newest").addEventListener("click", () => window.location.assign("/organiser/audit"));
+  byId("audit-older").addEventListener("click", () =>
+    window.location.assign(`/organiser/audit?before=${encodeURIComponent(auditBefore)}`),
+  );
+  const before = new URLSearchParams(window.location.search).get("before");
+  byId("audit-newest").disabled = before === null;
+  showAudit(before);
 }
 
 // The organiser's page starts as arena.js says, and its authors' part besides.
