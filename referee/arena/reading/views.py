@@ -5,8 +5,10 @@ build output and logs, the organiser everyone's; the rest is anyone's who may re
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -453,6 +455,19 @@ def match(arena: Arena, viewer: Author, key: str) -> Json:
     return shown
 
 
+def seats_with_logs(arena: Arena, key: str, roles: Iterable[str]) -> set[str]:
+    """The roles of `roles` in match `key` (as the database has them) whose bots wrote to
+    their logs: a bot that wrote nothing to its standard error leaves no log, or an empty
+    one."""
+    written = set()
+    for role in roles:
+        with contextlib.suppress(OSError, NotFound):
+            path = inside(arena.results, f"{LOGS}/{key}.{role}.log")
+            if path.stat().st_size > 0:
+                written.add(role)
+    return written
+
+
 def seat_log(arena: Arena, viewer: Author, key: str, role: str) -> Json:
     """What a seat's bot wrote to its log in a match: its author's and the organiser's."""
     with arena.database.session() as session:
@@ -576,6 +591,9 @@ def _step(step: Step, private: bool) -> Json:
     }
     if private:
         shown["verdict"] = step.verdict
+        # Whether it has a log to read: a step that wrote nothing (an unpack refused) has
+        # none to offer.
+        shown["has_log"] = bool(step.log)
     return shown
 
 

@@ -433,9 +433,12 @@ class _Pages:
         # The problem names the transcript's path on this machine: the organiser's.
         why = shown.problem if viewer.organiser else None
         report = shown.html is not None
-        # The logs offered are those the viewer may read: their own bots', or all (organiser).
-        readable = facts.readable(viewer.author)
-        logs = [(role, player) for role, player in shown.seats if role in readable]
+        # The logs offered are those the viewer may read (their own bots', or all for the
+        # organiser) that hold something; the seats whose bots wrote nothing are said so.
+        readable = [
+            (role, player) for role, player in shown.seats if role in facts.readable(viewer.author)
+        ]
+        written = views.seats_with_logs(self.arena, facts.key, [role for role, _ in readable])
         return self.page(
             "match.html",
             viewer,
@@ -445,7 +448,8 @@ class _Pages:
             shown=shown,
             why=why,
             report=report,
-            logs=logs,
+            logs=[(role, player) for role, player in readable if role in written],
+            quiet=[(role, player) for role, player in readable if role not in written],
         )
 
     def rendered(self, key: str, asker: str, bot_pages: dict[str, str]) -> _Rendered:

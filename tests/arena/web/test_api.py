@@ -100,6 +100,9 @@ def test_the_author_and_the_organiser_read_everything(site: Site, who: str) -> N
     assert version["reason"] == "SECRET-REASON"
     assert version["advice"] == ["SECRET-ADVICE", "flush after each line"]
     assert version["steps"][0]["verdict"] == "SECRET-VERDICT"
+    # Whether each step has a log to offer, for those who may read it.
+    assert version["steps"][0]["has_log"] is True
+    assert "has_log" not in site.get(f"/api/versions/{ids['failed']}", "bob").json()["steps"][0]
     assert site.get(f"/api/versions/{ids['failed']}/steps/build", who).json()["log"] == (
         "SECRET-BUILD-LOG"
     )

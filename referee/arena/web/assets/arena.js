@@ -501,9 +501,12 @@ async function showVersion() {
   byId("verdict").className = version.state;
   if (version.state === "failed" && !logOpened && logsOffered()) {
     logOpened = true;
+    // The failed step's log, if it wrote one (an unpack refused writes none: its verdict
+    // says why).
     const failed = version.steps.filter((step) => step.state === "failed");
-    if (failed.length > 0) {
-      showStepLog(id, failed[failed.length - 1].kind);
+    const last = failed[failed.length - 1];
+    if (last !== undefined && last.has_log) {
+      showStepLog(id, last.kind);
     }
   }
   return MOVING.has(version.state);
@@ -518,19 +521,20 @@ function stepRow(id, step) {
     const seconds = (((ended ?? Date.now()) - started) / 1000).toFixed(0);
     time = ended === null ? `${seconds} s so far` : `${seconds} s`;
   }
-  let log = "";
-  if (ended !== null && logsOffered()) {
-    log = el("button", { type: "button", class: "small", "data-kind": step.kind }, "show");
+  // Its log, if it wrote one, opened from beside its name: in the first column, on the
+  // screen however narrow (a column of its own was off a phone's screen).
+  let log = null;
+  if (ended !== null && logsOffered() && step.has_log) {
+    log = el("button", { type: "button", class: "small", "data-kind": step.kind }, "log");
     log.addEventListener("click", () => showStepLog(id, step.kind));
   }
   return el(
     "tr",
     { "data-kind": step.kind, "data-state": step.state },
-    cell(step.kind),
+    el("td", { class: "step" }, step.kind, log),
     el("td", { class: `state state-${step.state}` }, step.state),
     cell(step.verdict ?? ""),
     cell(time),
-    el("td", {}, log),
   );
 }
 
@@ -569,7 +573,6 @@ function placementRow(version) {
       cell("placement"),
       el("td", { class: `state state-${state}` }, state),
       cell(verdict),
-      cell(""),
       cell(""),
     ),
   ];
