@@ -143,28 +143,32 @@ def test_the_audit_log_s_older_page_is_in_the_address_and_back_returns_to_the_ne
             assert status == 200
     page = browser.page
     sign_in(page, arena, "organiser")
-    page.goto(f"{arena.url}/organiser/audit")
-    rows = page.locator("#audit tbody tr")
-    expect(rows).to_have_count(50, timeout=DEADLINE_MS)
-    newest = ids_of(rows)
-    expect(page.locator("#audit-newest")).to_be_disabled()
-    page.click("#audit-older")
-    page.wait_for_url(re.compile(r"/organiser/audit\?before=\d+$"), timeout=DEADLINE_MS)
-    older_page = page.url
-    expect(rows.first).not_to_have_attribute("data-id", str(newest[0]), timeout=DEADLINE_MS)
-    older = ids_of(rows)
-    # The rows before the newest page's last, newest first.
-    assert older and max(older) < min(newest) and older == sorted(older, reverse=True)
-    expect(page.locator("#audit-newest")).to_be_enabled()
-    # Back: the newest page again; Forward: the same older page.
-    page.go_back()
-    page.wait_for_url(f"{arena.url}/organiser/audit", timeout=DEADLINE_MS)
-    expect(rows.first).to_have_attribute("data-id", str(newest[0]), timeout=DEADLINE_MS)
-    assert ids_of(rows) == newest
-    page.go_forward()
-    page.wait_for_url(older_page, timeout=DEADLINE_MS)
-    expect(rows.first).to_have_attribute("data-id", str(older[0]), timeout=DEADLINE_MS)
-    assert ids_of(rows) == older
+    for size in (LAPTOP, PHONE):
+        page.set_viewport_size(size)
+        page.goto(f"{arena.url}/organiser/audit")
+        rows = page.locator("#audit tbody tr")
+        expect(rows).to_have_count(50, timeout=DEADLINE_MS)
+        newest = ids_of(rows)
+        expect(page.locator("#audit-newest")).to_be_disabled()
+        page.click("#audit-older")
+        page.wait_for_url(re.compile(r"/organiser/audit\?before=\d+$"), timeout=DEADLINE_MS)
+        older_page = page.url
+        expect(rows.first).not_to_have_attribute("data-id", str(newest[0]), timeout=DEADLINE_MS)
+        older = ids_of(rows)
+        # The rows before the newest page's last, newest first.
+        assert older and max(older) < min(newest) and older == sorted(older, reverse=True)
+        expect(page.locator("#audit-newest")).to_be_enabled()
+        # Back: the newest page again; Forward: the same older page.
+        page.go_back()
+        page.wait_for_url(f"{arena.url}/organiser/audit", timeout=DEADLINE_MS)
+        expect(rows.first).to_have_attribute("data-id", str(newest[0]), timeout=DEADLINE_MS)
+        assert ids_of(rows) == newest
+        page.go_forward()
+        page.wait_for_url(older_page, timeout=DEADLINE_MS)
+        expect(rows.first).to_have_attribute("data-id", str(older[0]), timeout=DEADLINE_MS)
+        assert ids_of(rows) == older
+        widths = page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
+        assert widths[0] <= widths[1] == size["width"], widths
 
 
 def ids_of(rows: Any) -> list[int]:

@@ -118,8 +118,10 @@ def test_each_author_watching_the_running_match_sees_only_their_seat_s_view(
         browser.page.on("response", keep)
     key = a_fresh_match(arena, "ada")
     seats: dict[str, str] = {}
-    # cy, with no bot in it, is told that it is being played, and no count of its steps.
+    # cy, with no bot in it, is told that it is being played, and no count of its steps (on
+    # a phone; the others watch on a laptop's width).
     page = browsers[NO_BOT].page
+    page.set_viewport_size({"width": 390, "height": 844})
     page.goto(f"{arena.url}/matches/{key}")
     expect(page.locator("body")).to_have_attribute("data-page", "live")
     expect(page.locator("#live-line")).to_have_text(
@@ -127,6 +129,8 @@ def test_each_author_watching_the_running_match_sees_only_their_seat_s_view(
         timeout=DEADLINE_MS,
     )
     expect(page.locator("#view")).to_have_count(0)
+    widths = page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
+    assert widths[0] <= widths[1], widths
     for author in BOTS:
         page = browsers[author].page
         page.goto(f"{arena.url}/matches/{key}")

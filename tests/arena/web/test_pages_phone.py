@@ -284,6 +284,7 @@ def pages_of(arena: Running) -> dict[str, str]:
         "/bots/calm": "#versions tbody tr",
         f"/versions/{version['id']}": '#steps tbody tr[data-kind="validate"]',
         f"/matches/{key}": "#board svg",
+        "/matches?bot=calm": "#filter-game option",
         "/organiser": "#bots tbody tr",
         "/bots/nobody": "main h1",
         "/nope": "main h1",
