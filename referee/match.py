@@ -51,6 +51,8 @@ from referee.sandbox.cores import current_core
 
 # How the fault of an answer that is no move of the game says so.
 NOT_A_MOVE = "which is not a move of"
+# What a start fault says of an answer that is not `ready` (validate tells it apart by this).
+NOT_READY = "instead of ready"
 # A program that answered `start` with something else is watched for its exit until its
 # start clock is over, and at least this long: one that dies then wrote why it could not
 # start (the JVM does, on standard output), not an answer. A fixed wait alone would take a
@@ -236,9 +238,9 @@ class Match:
                 died = dying[role]
                 said = quoted(answer.text)
                 if died is None:
-                    fault = ProtocolViolation(f"answered {said} instead of ready")
+                    fault = ProtocolViolation(f"answered {said} {NOT_READY}")
                 else:
-                    fault = type(died)(f"{died.detail}, having written {said} instead of ready")
+                    fault = type(died)(f"{died.detail}, having written {said} {NOT_READY}")
                     elapsed_ms = None  # what it wrote was no answer
             if fault is not None:
                 self.faults.append(

@@ -390,3 +390,12 @@ def test_a_match_of_imperfect_information_shows_each_seat_s_view_from_a_menu(
         assert rows == [seat]
     page.select_option("#view", "")
     assert page.is_visible("#board") and not page.is_visible("#told")
+    # Every row label of its boards is whole inside its picture, a role's name too (the
+    # board of what each role knows): none cut off at the picture's left edge.
+    labels = page.eval_on_selector_all(
+        "#board svg.board",
+        """boards => boards.flatMap(board => [...board.querySelectorAll("text.label.row")]
+            .map(label => [label.textContent, label.getBBox().x]))""",
+    )
+    assert "xplayer" in [text for text, _ in labels], labels
+    assert all(left >= 0 for _, left in labels), labels

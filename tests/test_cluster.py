@@ -5,6 +5,7 @@ a worker refuses a tournament whose players differ from the coordinator's."""
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 import json
 import os
 import re
@@ -25,13 +26,15 @@ from typer.testing import CliRunner
 
 from referee.cli import app
 from referee.errors import ClusterError
+from referee.players.base import fingerprint
 from referee.records.signing import results_key
+from referee.records.transcript import Transcript
 from referee.sandbox.cores import CORES_VARIABLE
 from referee.tournaments.cluster import Workers, on_cluster
 from referee.tournaments.config import load_config
 from referee.tournaments.host import Job, MatchHost, MatchOrder, Played
-from referee.tournaments.runner import run_tournament
-from referee.tournaments.schedule import schedule
+from referee.tournaments.runner import Observer, run_tournament
+from referee.tournaments.schedule import ScheduledMatch, schedule
 from referee.tournaments.withdrawal import withdrawal
 from tests.support.facilities import missing
 from tests.support.referees import bot_copy
@@ -82,6 +85,47 @@ def test_local_workers_give_the_results_of_one_process(tmp_path: Path) -> None:
     assert all(found.lost_attempts == 0 for found in transcripts(spread.output).values())
     # The seeded players write nothing: no log, and none named.
     assert all(seat.log is None for t in transcripts(spread.output).values() for seat in t.seats)
+
+
+class _Begins(Observer):
+    """When the coordinator is told each match begins."""
+
+    def __init__(self) -> None:
+        self.began: dict[str, float] = {}
+
+    def started(self, match: ScheduledMatch) -> None:
+        assert match.match_id not in self.began, f"{match.match_id} said to begin twice"
+        self.began[match.match_id] = time.time()
+
+
+def test_each_match_of_a_batch_is_said_to_begin_when_its_worker_begins_it(
+    tmp_path: Path,
+) -> None:
+    """A worker plays a job's matches one after the other: the coordinator is told each one
+    begins as it does, not all of them when the job is sent (the arena's ladder shows only
+    the matches being played as running)."""
+    bot = bot_copy(tmp_path)
+    players = {name: f"{bot} late --at 0 --delay-ms 20" for name in ("a", "b")}
+    config = load_config(write_config(tmp_path, players, "[ticblock]", "rounds: 2\n"))
+    matches = schedule(config)[:3]
+    key, _ = results_key(config.output, None)
+    prints = {entrant.name: fingerprint(entrant.spec) for entrant in config.players}
+    told = _Begins()
+
+    async def played() -> list[Transcript]:
+        venue = await on_cluster(Workers(1))(config, key, prints, told, {})
+        try:
+            return await venue.play(matches)
+        finally:
+            await venue.close()
+
+    done = asyncio.run(played())
+    assert list(told.began) == [match.match_id for match in matches]
+    # Each match after the first begins once the one before it has ended on the worker (the
+    # transcripts' moments are this machine's clock, to the millisecond, rounded down).
+    for before, match in zip(done, matches[1:], strict=False):
+        ended = dt.datetime.fromisoformat(before.ended_at).timestamp()
+        assert told.began[match.match_id] >= ended, (match.match_id, before.ended_at)
 
 
 def children(pid: int) -> list[int]:

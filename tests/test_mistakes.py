@@ -17,6 +17,7 @@ from referee.games import get_game
 from referee.players.base import PlayerSpec
 from referee.validate import Check, Report, Verdict, validate
 from referee.validate.mistakes import Language, Mistake, advice, language
+from referee.validate.text import report_text
 from tests.support.facilities import missing
 from tests.support.pyenv import PyenvShim
 
@@ -123,6 +124,19 @@ def test_a_slow_first_move_is_told_to_set_up_before_ready(tmp_path: Path, game: 
         late.advice
     )
     assert set(failing(report)) == {"play clock"}
+
+
+def test_a_bot_that_answers_start_with_another_word_is_told_to_answer_ready(
+    tmp_path: Path,
+) -> None:
+    report = run([sys.executable, str(MISTAKES / "says_ok.py")], tmp_path)
+    start = failing(report)["start"]
+    assert start.detail.startswith("ticblock, xcplayer, reused process: answered 'ok' instead")
+    assert start.cause is Mistake.NOT_READY
+    assert start.advice.startswith("answer `start` with the line `ready`, that word alone")
+    assert "print(..., flush=True)" in start.advice
+    # How to fix it comes first in the report, as validate prints it and the arena shows it.
+    assert report_text(report, None).startswith(f"how to fix start: {start.advice}\n")
 
 
 def test_a_bot_that_crashes_on_end_is_told_to_wait_for_start_or_quit(tmp_path: Path) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
-from html import escape
+from html import escape, unescape
 from importlib import resources
 from typing import Any
 
@@ -33,6 +33,19 @@ def page(title: str, body: str, assets: str | None = None) -> str:
         f"<title>{escape(title)}</title>\n{head}"
         f"</head>\n<body>\n{body}\n</body>\n</html>\n"
     )
+
+
+def title_and_body(text: str) -> tuple[str, str]:
+    """A page's title (as text) and its body (HTML), from `text` as `page` made it: for a
+    site that serves the report's pages inside a layout of its own. ValueError for a page
+    `page` did not make."""
+    _, found, rest = text.partition("<title>")
+    title, closed, rest = rest.partition("</title>")
+    _, opened, rest = rest.partition("</head>\n<body>\n")
+    body, ended, _ = rest.rpartition("\n</body>\n</html>")
+    if not (found and closed and opened and ended):
+        raise ValueError("not a page of the report")
+    return unescape(title), body
 
 
 def table(

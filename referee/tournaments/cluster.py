@@ -39,6 +39,7 @@ from referee.tournaments.bundles import Bundle
 from referee.tournaments.config import TournamentConfig, rulesheets_of
 from referee.tournaments.host import (
     PLUGIN,
+    STARTED_TOPIC,
     Job,
     MatchHost,
     MatchOrder,
@@ -135,6 +136,11 @@ class ClusterVenue:
         self.at_once = at_once
         # The seconds a match has taken on a worker, on average: none played yet.
         self._match_s: float | None = None
+        # The matches sent and not yet begun, by id: a worker says when each begins (a job's
+        # matches are played one after the other, and a job may wait in the scheduler).
+        self._tournament = tournament_key(str(config.path), config.text, self._bundle_names)
+        self._waiting: dict[str, ScheduledMatch] = {}
+        client.subscribe_topic(STARTED_TOPIC, self._begins)
 
     @classmethod
     async def open(
@@ -193,7 +199,37 @@ class ClusterVenue:
         )
         resources = {CORES: self._per_match} if self._per_match else None
         for match in matches:
+            self._waiting[match.match_id] = match
+        try:
+            played, lost = await self._played(job, matches, resources)
+        finally:
+            unsaid = [self._waiting.pop(match.match_id, None) for match in matches]
+        # A match played whose worker's word has not come (or was lost) is said to have
+        # begun now, before it is said to have finished.
+        for waited in unsaid[: len(played)]:
+            if waited is not None:
+                self._observer.started(waited)
+        if played:
+            seconds = sum(result.seconds for result in played) / len(played)
+            self._match_s = seconds if self._match_s is None else (self._match_s + seconds) / 2
+        # In a thread: encoding, signing and syncing a transcript takes milliseconds, which
+        # the event loop, shared with a web API (the arena's), must not wait for.
+        return await asyncio.to_thread(self._write, matches, played, lost)
+
+    def _begins(self, event: tuple[float, Any]) -> None:
+        """A worker's word that a match begins (STARTED_TOPIC), on the client's loop: told
+        to the observer, once, if it is one of this venue's matches in play."""
+        said = event[1]
+        if not isinstance(said, dict) or said.get("tournament") != self._tournament:
+            return
+        match = self._waiting.pop(str(said.get("match")), None)
+        if match is not None:
             self._observer.started(match)
+
+    async def _played(
+        self, job: Job, matches: Sequence[ScheduledMatch], resources: dict[str, int] | None
+    ) -> tuple[list[Played], int]:
+        """What the workers made of `job`'s matches, and how many times a worker was lost."""
         lost = 0
         # The worker that said it lacks bundles: the job goes back to it with them.
         to: list[str] | None = None
@@ -238,12 +274,7 @@ class ClusterVenue:
                 ) from None
             finally:
                 future.release()
-        if played:
-            seconds = sum(result.seconds for result in played) / len(played)
-            self._match_s = seconds if self._match_s is None else (self._match_s + seconds) / 2
-        # In a thread: encoding, signing and syncing a transcript takes milliseconds, which
-        # the event loop, shared with a web API (the arena's), must not wait for.
-        return await asyncio.to_thread(self._write, matches, played, lost)
+        return played, lost
 
     def _carried(self, wanted: Sequence[str]) -> dict[str, bytes]:
         """The bytes of the bundles a worker said it lacks; ClusterError for one this venue
@@ -284,6 +315,7 @@ class ClusterVenue:
 
     async def close(self) -> None:
         try:
+            self._client.unsubscribe_topic(STARTED_TOPIC)
             if self._cluster is None:  # a scheduler's workers outlive the tournament
                 config = self._config
                 key = tournament_key(str(config.path), config.text, self._bundle_names)

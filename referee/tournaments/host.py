@@ -49,6 +49,10 @@ PLUGIN = "referee"
 _LOG_READ_LIMIT = 2 * LOG_LIMIT
 # Where in its local directory a worker keeps the bundles it was sent.
 BUNDLE_CACHE = "referee-bundles"
+# The Dask topic on which a worker says that a match of a job begins, `{"tournament": KEY,
+# "match": ID}`: a job's matches are played one after the other, so its coordinator knows
+# which one is being played (`cluster.py`).
+STARTED_TOPIC = "referee-match-started"
 
 
 @dataclass(frozen=True)
@@ -176,8 +180,10 @@ class MatchHost(WorkerPlugin):
         self._logs = Path()
         self._bundles = BundleCache(Path())
         self._pauses = contextlib.ExitStack()
+        self._worker: Worker | None = None
 
     def setup(self, worker: Worker) -> None:
+        self._worker = worker
         # First: what its players and the sandbox's probes leave is then this worker's to
         # reap, not a process's above it that does not know of them.
         become_subreaper()
@@ -211,6 +217,7 @@ class MatchHost(WorkerPlugin):
         played: list[Played] = []
         try:
             for match in matches:
+                self._starting(job.tournament, match)
                 played.append(await self._play(tournament, match, cores, job.withdrawn))
                 if played[-1].error is not None:
                     break
@@ -218,6 +225,15 @@ class MatchHost(WorkerPlugin):
             if cores is not None:
                 self._cores.give(cores)
         return played
+
+    def _starting(self, tournament: str, match: ScheduledMatch) -> None:
+        """Say that `match` of `tournament` begins (STARTED_TOPIC): a word, never worth the
+        match if it cannot be said."""
+        if self._worker is not None:
+            with contextlib.suppress(Exception):
+                self._worker.log_event(
+                    STARTED_TOPIC, {"tournament": tournament, "match": match.match_id}
+                )
 
     async def _play(
         self,

@@ -13,7 +13,7 @@ from enum import StrEnum
 from pathlib import Path
 
 from referee.errors import FaultKind
-from referee.match import NOT_A_MOVE
+from referee.match import NOT_A_MOVE, NOT_READY
 from referee.players.startup import MORE_START_TIME
 from referee.validate.evidence import Evidence, Offence, Process
 
@@ -29,6 +29,7 @@ class Mistake(StrEnum):
     ANSWERS_NO_ANSWER = "answering lines that need no answer"
     DIES_AT_START = "dying at its start"
     SLOW_START = "a slow start"
+    NOT_READY = "answering start with something else"
 
 
 class Language(StrEnum):
@@ -145,6 +146,11 @@ def advice(mistake: Mistake, program: Language, start_ms: int, play_ms: int) -> 
                 f"answer ready sooner, or give it a longer start clock than {start_ms} ms:"
                 f" {MORE_START_TIME}"
             )
+        case Mistake.NOT_READY:
+            return (
+                "answer `start` with the line `ready`, that word alone (debug text goes to"
+                f" standard error, {_TO_STDERR[program]}), and flush it ({_FLUSH[program]})"
+            )
 
 
 @dataclass(frozen=True)
@@ -168,6 +174,9 @@ def diagnose(evidence: Evidence, program: Language) -> dict[str, Diagnosis]:
         )
     elif late is not None:
         found["start"] = Diagnosis(Mistake.SLOW_START, f"its ready came {late:.1f} s after start")
+    elif any(NOT_READY in offence.text for offence in evidence.start):
+        # What it said is in the check's detail already: the sign would repeat it.
+        found["start"] = Diagnosis(Mistake.NOT_READY, "")
     elif evidence.start and evidence.silent_starts == evidence.starts:
         at_exit = next((reply for reply in evidence.replies if reply.after == "quit"), None)
         if at_exit:

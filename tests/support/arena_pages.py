@@ -43,6 +43,8 @@ class Running:
     tokens: dict[str, str]
     served: Served
     stack: contextlib.ExitStack = field(default_factory=contextlib.ExitStack)
+    # The options it is served with (`--workers 1`), again at each restart.
+    options: tuple[str, ...] = ()
 
     @property
     def url(self) -> str:
@@ -53,10 +55,20 @@ class Running:
         return self.directory.parent / "archives"
 
     def restart(self) -> None:
+        with self.stopped():
+            pass
+
+    @contextlib.contextmanager
+    def stopped(self) -> Iterator[None]:
+        """Not served within the block (for a command that refuses a served arena, as
+        `arena final` does), then served again on the same port, as a new process."""
         port = urllib.parse.urlsplit(self.url).port
         self.stack.close()
         self.stack = contextlib.ExitStack()
-        self.served = self.stack.enter_context(serving(self.directory, "--port", str(port)))
+        yield
+        self.served = self.stack.enter_context(
+            serving(self.directory, *self.options, "--port", str(port))
+        )
 
 
 def new_arena(root: Path, config: str, authors: Sequence[str]) -> tuple[Path, dict[str, str]]:
@@ -77,10 +89,12 @@ def new_arena(root: Path, config: str, authors: Sequence[str]) -> tuple[Path, di
 
 
 @contextlib.contextmanager
-def served(directory: Path, tokens: dict[str, str]) -> Iterator[Running]:
-    """The arena in `directory` served until the block ends (restarted or not)."""
+def served(directory: Path, tokens: dict[str, str], *options: str) -> Iterator[Running]:
+    """The arena in `directory` served with `options` until the block ends (restarted or
+    not)."""
     stack = contextlib.ExitStack()
-    running = Running(directory, tokens, stack.enter_context(serving(directory)), stack)
+    opened = stack.enter_context(serving(directory, *options))
+    running = Running(directory, tokens, opened, stack, options)
     try:
         yield running
     finally:

@@ -147,10 +147,19 @@ def publish(arena: Arena, results: Path, key: SigningKey) -> Final:
     return Final(site, standings, [str(problem) for problem in problems])
 
 
+# What `/final/` says before a final is published.
+NO_FINAL = (
+    "no final has been played yet: once the organiser has played it, its standings and"
+    " every match are here"
+)
+
+
 def report_page(arena: Arena, path: str) -> Path:
     """A page of the final's report (`index.html`, `matches/NAME.html`); NotFound for any
-    other path, or before the final is published."""
+    other path, or before the final is published (saying so, NO_FINAL)."""
     report = final_paths(arena).report
+    if not (report / "index.html").is_file():
+        raise NotFound(NO_FINAL)
     found = inside(report, path or "index.html")
     if found.suffix != ".html" or not found.is_file():
         raise NotFound(f"{path[:80]!r}: no such page of the final")

@@ -3,7 +3,9 @@ tournaments (this process, or Dask workers), rated by the one ratings module
 (`rating_fits.py`).
 
 The database is the queue (`queue.py`). A pair is planned as two `queued` matches
-(`pairing.py`), a match is marked `running` before it starts, and `done` in the one
+(`pairing.py`), a match is marked `running` when a place claims it and begun (`started_at`)
+when its venue says its play begins (a place on workers holds a batch, played a match at a
+time), and `done` in the one
 transaction that records its result (`recording.py`): its seats' points and faults,
 its versions' counts, a placement ended, a suspension. A kill at any moment loses nothing
 finished: on restart `recover` records a running match whose transcript is on disk,
@@ -23,7 +25,7 @@ import contextlib
 import datetime as dt
 import functools
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 from sqlalchemy import func, select
@@ -32,6 +34,7 @@ from referee.arena.ladder.queue import (
     Claimed,
     Field,
     Member,
+    begun,
     claim,
     field_players,
     is_paused,
@@ -57,6 +60,7 @@ from referee.tournaments.cluster import Workers, on_cluster
 from referee.tournaments.config import TournamentConfig
 from referee.tournaments.pool import PlayerPool
 from referee.tournaments.runner import LocalVenue, Observer, Venue
+from referee.tournaments.schedule import ScheduledMatch
 
 # How often the ladder looks at the database for a pause or a changed field when not told.
 POLL_S = 1.0
@@ -152,6 +156,10 @@ class Ladder:
         # version's fingerprint, since its files do not change once built.
         self._pool: PlayerPool | None = None
         self._prints: dict[str, Fingerprint] = {}
+        # The matches whose play began, by key, with when, not yet marked so in the
+        # database; and what tells the task that marks them (`_mark_begun`).
+        self._began: dict[str, dt.datetime] = {}
+        self._beginning: asyncio.Event | None = None
 
     # -- what the service calls
 
@@ -212,9 +220,11 @@ class Ladder:
         """Play on, forever; cancel to stop (matches in flight stay `running`)."""
         self._loop = asyncio.get_running_loop()
         self._wake = asyncio.Event()
+        self._beginning = asyncio.Event()
         await self._ride(functools.partial(keep_pause_row, self._arena))
         await self._ratings.load()
         rating = asyncio.create_task(self._ratings.run())
+        marking = asyncio.create_task(self._mark_begun())
         try:
             while True:
                 paused, members = await self._ride(self._look)
@@ -227,9 +237,12 @@ class Ladder:
                 await self._play_field(members)
         finally:
             rating.cancel()
-            # Its end taken, whatever it was: a database lost ends the ladder by its own tries.
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await rating
+            marking.cancel()
+            # Their ends taken, whatever they were: a database lost ends the ladder by its
+            # own tries.
+            for task in (rating, marking):
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await task
             self._capacity = 0
             pool, self._pool = self._pool, None
             if pool is not None:
@@ -292,7 +305,7 @@ class Ladder:
             )
         )
         prints = {entrant.name: self._prints[entrant.name] for entrant in config.players}
-        notes = _Notes(self._observer)
+        notes = _Notes(self._observer, self._began_now)
         if self._workers is None:
             if self._pool is None:
                 self._pool = PlayerPool(config.players, idle_most=IDLE_PLAYERS)
@@ -368,6 +381,23 @@ class Ladder:
         finally:
             self._playing -= 1
 
+    def _began_now(self, match: ScheduledMatch) -> None:
+        """The venue says `match` begins (on the event loop): it is marked begun in the
+        database by `_mark_begun`, soon, not in the venue's way."""
+        self._began[match.match_id] = utcnow()
+        if self._beginning is not None:
+            self._beginning.set()
+
+    async def _mark_begun(self) -> None:
+        """Mark each match whose play began so, in the database, as the venue says they
+        begin: those said meanwhile in one transaction."""
+        assert self._beginning is not None
+        while True:
+            await self._beginning.wait()
+            self._beginning.clear()
+            taken, self._began = self._began, {}
+            await self._ride(functools.partial(self._mark, taken))
+
     def _took(self, recorded: Recorded) -> None:
         self._ratings.took(recorded.results)
         self._observer.played(recorded.key, recorded.summary)
@@ -390,6 +420,10 @@ class Ladder:
             # claim's transaction, which on SQLite holds the database from its start.
             database.watch.room(self._arena.directory)
             return claim(session, self._arena.config, the_field, wanted, target, now)
+
+    def _mark(self, began: dict[str, dt.datetime]) -> None:
+        with self._arena.database.session(write=True) as session:
+            begun(session, began)
 
     def _record(self, played: Sequence[tuple[int, Transcript]]) -> list[Recorded]:
         """The batch recorded, with its matches marked done, in one transaction: tried again
@@ -429,10 +463,15 @@ class Ladder:
 
 
 class _Notes(Observer):
-    """A venue's notes, passed on to the ladder's observer."""
+    """A venue's notes, passed on to the ladder's observer; and each match's start, to
+    `began`."""
 
-    def __init__(self, observer: LadderObserver) -> None:
+    def __init__(self, observer: LadderObserver, began: Callable[[ScheduledMatch], None]) -> None:
         self._observer = observer
+        self._began = began
 
     def noted(self, line: str) -> None:
         self._observer.noted(f"ladder: {line}")
+
+    def started(self, match: ScheduledMatch) -> None:
+        self._began(match)

@@ -1,7 +1,8 @@
 """The ladder's queue of matches, in the database: the field's pairs planned into it as
-`queued` matches (`pairing.py`), claimed as `running` a batch at a time, queued again when
-their end is unknown. A pause is a row the claim reads in its own transaction: paused, the
-queue hands out no match.
+`queued` matches (`pairing.py`), claimed as `running` a batch at a time (`claimed_at`),
+marked begun as each one's play begins (`started_at`: a place plays its batch a match at a
+time, and the others wait their turn), queued again when their end is unknown. A pause is a
+row the claim reads in its own transaction: paused, the queue hands out no match.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ import contextlib
 import datetime as dt
 import random
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from sqlalchemy import delete, func, select, update
@@ -161,8 +162,9 @@ def claim(
     target: int,
     now: dt.datetime,
 ) -> list[Claimed]:
-    """Up to `wanted` queued matches of the field, marked running in `session` as started
-    `now`; the queue topped up to `target` first. None while the ladder is paused. Tried
+    """Up to `wanted` queued matches of the field, marked running in `session` as claimed
+    `now` (not yet begun: `begun` says when each one is); the queue topped up to `target`
+    first. None while the ladder is paused. Tried
     again with the same `now` after a commit that went unanswered, it claims the matches of
     the try that did commit, not others besides."""
     # A write first, then the read: the claim holds SQLite's write lock, or the setting's row
@@ -178,7 +180,7 @@ def claim(
     # A try whose commit went unanswered may have claimed them: those, and no more.
     again = session.scalars(
         select(Match)
-        .where(Match.state == MatchState.RUNNING, Match.started_at == now)
+        .where(Match.state == MatchState.RUNNING, Match.claimed_at == now)
         .options(selectinload(Match.seats))
         .order_by(Match.id)
     ).all()
@@ -212,7 +214,7 @@ def claim(
         scheduled = _scheduled(the_field, row)
         if scheduled is None or any(seat.version_id not in on_ladder for seat in row.seats):
             continue  # left the field since: deleted when the next one opens
-        row.state, row.started_at = MatchState.RUNNING, now
+        row.state, row.claimed_at = MatchState.RUNNING, now
         claimed.append(Claimed(row.id, scheduled))
     return claimed
 
@@ -316,6 +318,22 @@ def _queue(session: Session, the_field: Field, pair: Pair, placement: bool) -> N
         )
 
 
+def begun(session: Session, began: Mapping[str, dt.datetime]) -> None:
+    """Each match of `began` (by key) marked begun at its moment, as its venue said its play
+    began: unless its start is marked already, or it is queued again (a play lost). A mark
+    that comes after its match was recorded still gives it its start."""
+    for key, moment in began.items():
+        session.execute(
+            update(Match)
+            .where(
+                Match.key == key,
+                Match.started_at.is_(None),
+                Match.state != MatchState.QUEUED,
+            )
+            .values(started_at=moment)
+        )
+
+
 def running(arena: Arena) -> list[int]:
     """The matches marked running, oldest first: after a stop, those whose end is unknown."""
     with arena.database.session() as session:
@@ -348,7 +366,7 @@ def requeue(arena: Arena, row: int, why: str) -> None:
         )
         if match is None:
             return
-        match.state, match.started_at = MatchState.QUEUED, None
+        match.state, match.claimed_at, match.started_at = MatchState.QUEUED, None, None
         match.lost += 1
         match.lost_why = why[:LOST_WHY_CHARS]
         left = arena.results / f"{match.key}.json"

@@ -5,8 +5,10 @@ build output and logs, the organiser everyone's; the rest is anyone's who may re
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -407,10 +409,11 @@ def _result_is(
 
 
 def running(arena: Arena) -> list[Json]:
-    """The matches being played, oldest first, RUNNING_LIMIT at most."""
+    """The matches being played, the longest played first, RUNNING_LIMIT at most: those
+    whose play has begun, not those claimed that wait their turn (`queue.begun`)."""
     query = (
         select(Match)
-        .where(Match.state == MatchState.RUNNING)
+        .where(Match.state == MatchState.RUNNING, Match.started_at.is_not(None))
         .options(WITH_SEATS)
         .order_by(Match.started_at, Match.id)
         .limit(RUNNING_LIMIT)
@@ -437,6 +440,19 @@ def match(arena: Arena, viewer: Author, key: str) -> Json:
         except (OSError, ValueError):
             shown["transcript"] = None
     return shown
+
+
+def seats_with_logs(arena: Arena, key: str, roles: Iterable[str]) -> set[str]:
+    """The roles of `roles` in match `key` (as the database has them) whose bots wrote to
+    their logs: a bot that wrote nothing to its standard error leaves no log, or an empty
+    one."""
+    written = set()
+    for role in roles:
+        with contextlib.suppress(OSError, NotFound):
+            path = inside(arena.results, f"{LOGS}/{key}.{role}.log")
+            if path.stat().st_size > 0:
+                written.add(role)
+    return written
 
 
 def seat_log(arena: Arena, viewer: Author, key: str, role: str) -> Json:
@@ -562,6 +578,9 @@ def _step(step: Step, private: bool) -> Json:
     }
     if private:
         shown["verdict"] = step.verdict
+        # Whether it has a log to read: a step that wrote nothing (an unpack refused) has
+        # none to offer.
+        shown["has_log"] = bool(step.log)
     return shown
 
 

@@ -6,6 +6,7 @@ the arena's process, whose interpreter the ladder referees its matches in."""
 
 from __future__ import annotations
 
+import datetime as dt
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -43,6 +44,13 @@ class Facts:
     game: str
     transcript: str | None
     seats: tuple[SeatFacts, ...]
+    # When its play began: None while it waits, queued or claimed (`queue.begun`).
+    started_at: dt.datetime | None = None
+
+    @property
+    def being_played(self) -> bool:
+        """Whether its play has begun and not ended."""
+        return self.state == MatchState.RUNNING and self.started_at is not None
 
     @property
     def players(self) -> dict[str, str]:
@@ -77,6 +85,7 @@ def read(arena: Arena, key: str) -> Facts:
                 Match.state,
                 Match.game,
                 Match.transcript,
+                Match.started_at,
                 Seat.role,
                 Bot.name,
                 Version.number,
@@ -92,13 +101,13 @@ def read(arena: Arena, key: str) -> Facts:
             rows = [tuple(row) for row in session.execute(query)]
     if not rows:
         raise NotFound(f"no match {key[:64]!r}")
-    found_key, state, game, transcript = rows[0][:4]
+    found_key, state, game, transcript, started_at = rows[0][:5]
     seats = tuple(
         SeatFacts(role, player_name(bot, number), bot, author_id)
         for *_, role, bot, number, author_id in rows
         if role is not None
     )
-    return Facts(found_key, state, game, transcript, seats)
+    return Facts(found_key, state, game, transcript, seats, started_at)
 
 
 class Kept:

@@ -177,7 +177,16 @@ class Watching:
         played, and the frames of the steps after `after` that `viewer` may see, MAX_FRAMES
         at most."""
         match = self._facts.of(key)
-        shown: Json = {"key": match.key, "state": match.state, "run": None, "frames": []}
+        shown: Json = {
+            "key": match.key,
+            "state": match.state,
+            # When its play began; None while it waits its turn, claimed or queued.
+            "started_at": (
+                None if match.started_at is None else match.started_at.isoformat("T", "seconds")
+            ),
+            "run": None,
+            "frames": [],
+        }
         if match.state == MatchState.DONE:
             with self._lock:
                 self._followed.pop(match.key, None)
@@ -210,7 +219,7 @@ class Watching:
             imperfect = followed is not None and followed.game.imperfect
             run = followed.reader.run if followed is not None else None
             problem = self._no_game(match) if followed is None else followed.why_not_to(viewer)
-        being = "being played" if match.state == MatchState.RUNNING else "waiting to be played"
+        being = "being played" if match.being_played else "waiting to be played"
         player = functools.partial(player_html, player_link=player_link)
         playing = ", ".join(
             f"{player(name)} as {escape(role)}" for role, name in match.players.items()

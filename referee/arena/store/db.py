@@ -262,6 +262,10 @@ class Match(Base):
     state: Mapped[str] = mapped_column(String(16), index=True, default=MatchState.QUEUED)
     placement: Mapped[bool] = mapped_column(Boolean, default=False)
     created_at: Mapped[dt.datetime] = mapped_column(_When(), default=utcnow)
+    # When the ladder claimed it for a place of its venue (marking it running), and when its
+    # play began there: a place plays its batch one match at a time, so a match claimed may
+    # wait its turn, and is being played only once it has begun (`started_at` set).
+    claimed_at: Mapped[dt.datetime | None] = mapped_column(_When(), nullable=True)
     started_at: Mapped[dt.datetime | None] = mapped_column(_When(), nullable=True)
     # Set when it is done, and only then.
     finished_at: Mapped[dt.datetime | None] = mapped_column(_When(), nullable=True)

@@ -73,6 +73,9 @@ class Guide:
     games: tuple[GameSettings, ...]
     # The ids of the games whose rules are a rulesheet, shown as it is written.
     rulesheets: frozenset[str]
+    # The ids of the games of imperfect information (GDL-II), in the config's order: in
+    # those a bot is sent `sees` lines, not `moves`.
+    imperfect: tuple[str, ...]
     policy: Policy
     ponder: bool
     limits: Limits
@@ -102,6 +105,7 @@ def guide(config: ArenaConfig, search_path: str | None = None) -> Guide:
     return Guide(
         games=tournament.games,
         rulesheets=frozenset(s.game.id for s in tournament.games if isinstance(s.game, GdlGame)),
+        imperfect=tuple(s.game.id for s in tournament.games if s.game.imperfect),
         policy=tournament.policy,
         ponder=tournament.ponder,
         # Every bot plays under the limits the config gives every player, as its stand-ins do.

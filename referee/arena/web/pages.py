@@ -31,7 +31,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
-from starlette.responses import FileResponse, HTMLResponse, RedirectResponse, Response
+from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Match, Route
 from starlette.types import Scope
 
@@ -281,9 +281,16 @@ class _Pages:
             return RedirectResponse(f"/signin?next={quote(here, safe='/')}", status_code=303)
         try:
             found = report_page(self.arena, request.path_params["path"])
+            title, body = report_pages.title_and_body(found.read_text(encoding="utf-8"))
         except NotFound as error:
-            return self.refused(viewer, "", error, what="page")
-        return FileResponse(found, media_type="text/html; charset=utf-8")
+            return self.refused(viewer, "", error, what="page of the final")
+        except (OSError, ValueError):
+            # Replaced by a final played again while it was read: the next load finds it.
+            refusal = Busy("the final's report is being written anew; load the page again")
+            return self.refused(viewer, "The final", refusal)
+        # The report's page in the arena's layout: the header, a way back and a sign-out.
+        # Its body is the report's own HTML, escaped where the report made it.
+        return self.page("final.html", viewer, title, "final", report=True, body=Markup(body))
 
     def signin_form(self, request: Request) -> Response:
         asked = request.query_params.get("next", "")
@@ -426,9 +433,12 @@ class _Pages:
         # The problem names the transcript's path on this machine: the organiser's.
         why = shown.problem if viewer.organiser else None
         report = shown.html is not None
-        # The logs offered are those the viewer may read: their own bots', or all (organiser).
-        readable = facts.readable(viewer.author)
-        logs = [(role, player) for role, player in shown.seats if role in readable]
+        # The logs offered are those the viewer may read (their own bots', or all for the
+        # organiser) that hold something; the seats whose bots wrote nothing are said so.
+        readable = [
+            (role, player) for role, player in shown.seats if role in facts.readable(viewer.author)
+        ]
+        written = views.seats_with_logs(self.arena, facts.key, [role for role, _ in readable])
         return self.page(
             "match.html",
             viewer,
@@ -438,7 +448,8 @@ class _Pages:
             shown=shown,
             why=why,
             report=report,
-            logs=logs,
+            logs=[(role, player) for role, player in readable if role in written],
+            quiet=[(role, player) for role, player in readable if role not in written],
         )
 
     def rendered(self, key: str, asker: str, bot_pages: dict[str, str]) -> _Rendered:
@@ -479,7 +490,11 @@ class _Pages:
     def matches(self, request: Request, viewer: _Viewer) -> Response:
         # The filters as given, shown in the form; the script asks the API, which checks them.
         asked = {name: request.query_params.get(name, "")[:200] for name in _MATCH_FILTERS}
-        return self.page("matches.html", viewer, "Matches", "matches", asked=asked)
+        # The games to choose from: the arena's, and one asked for that it no longer plays.
+        games = [settings.game.id for settings in self.arena.config.tournament.games]
+        if asked["game"] and asked["game"] not in games:
+            games.append(asked["game"])
+        return self.page("matches.html", viewer, "Matches", "matches", asked=asked, games=games)
 
     @_signed_in
     def organiser(self, request: Request, viewer: _Viewer) -> Response:

@@ -48,6 +48,8 @@ function filterMatches() {
 // a page under a strict Content-Security-Policy draws them.
 const CELL = 34;
 const MARGIN = 26;
+// What a character of a board's 12 px labels takes, at most, for the room a row label needs.
+const LABEL_CHAR = 7.5;
 const PIECES = { W: "white" };
 
 function svgElement(tag, attributes, children = "") {
@@ -119,21 +121,25 @@ function drawBoard(board, before, pieces) {
   const columns = board.columns.length;
   const rise = board.hexagonal ? CELL * 0.87 : CELL;
   const shift = board.hexagonal ? CELL / 2 : 0;
-  const centre = (r, c) => [MARGIN + c * CELL + r * shift + CELL / 2, MARGIN + r * rise + CELL / 2];
+  // Room at the left for the longest row label (a GDL game's may be a role's name,
+  // `xplayer`), not clipped at the picture's edge.
+  const longest = Math.max(0, ...board.rows.map(([label]) => String(label).length));
+  const left = Math.max(MARGIN, Math.ceil(10 + LABEL_CHAR * longest));
+  const centre = (r, c) => [left + c * CELL + r * shift + CELL / 2, MARGIN + r * rise + CELL / 2];
   // A hexagon reaches further below its centre than a square does.
   const below = board.hexagonal ? CELL / Math.sqrt(3) : CELL / 2;
-  const width = MARGIN + columns * CELL + (rows - 1) * shift + 4;
+  const width = left + columns * CELL + (rows - 1) * shift + 4;
   const height = centre(rows - 1, 0)[1] + below + 4;
   const previous = before === null ? null : cellsOf(before);
   const winning = new Set(board.winning.map(([r, c]) => `${r} ${c}`));
   let parts = "";
   let marks = "";
   board.columns.forEach((label, c) => {
-    parts += svgElement("text", { x: MARGIN + c * CELL + CELL / 2, y: MARGIN - 8, class: "label" }, escapeText(label));
+    parts += svgElement("text", { x: left + c * CELL + CELL / 2, y: MARGIN - 8, class: "label" }, escapeText(label));
   });
   board.rows.forEach(([label, cells], r) => {
     const [, y] = centre(r, 0);
-    parts += svgElement("text", { x: MARGIN + r * shift - 6, y: y + 4, class: "label row" }, escapeText(label));
+    parts += svgElement("text", { x: left + r * shift - 6, y: y + 4, class: "label row" }, escapeText(label));
     cells.forEach((symbol, c) => {
       if (symbol === " ") return;
       const [x, yc] = centre(r, c);

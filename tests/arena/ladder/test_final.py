@@ -119,6 +119,8 @@ def test_the_final_is_a_round_robin_of_the_current_versions_published_beside_the
         assert shown["report"] == "/final/index.html"
         index = client.get("/final/")
         assert index.status_code == 200 and "amber.2" in index.text
+        # In the arena's layout: its header, with the way back and the sign-in.
+        assert '<header class="top"><a class="brand" href="/">' in index.text
         assert '<script src="/assets/report.js"></script>' in index.text
         assert "<script>\n" not in index.text  # nothing inline: the arena's policy refuses it
         page = next(p for p in (arena.directory / "final" / "report" / "matches").iterdir())
@@ -150,6 +152,15 @@ def author_of_name(arena: Arena, name: str) -> Author:
         found = session.scalars(select(Author).where(Author.name == name)).one()
         session.expunge(found)
         return found
+
+
+def test_before_any_final_its_page_says_none_has_been_played(arena: Arena) -> None:
+    with TestClient(create_app(arena, StandIn().hooks())) as client:
+        for path in ("/final/", "/final/index.html", "/final/matches/x.html"):
+            shown = client.get(path)
+            assert shown.status_code == 404, path
+            assert "no final has been played yet: once the organiser has played it" in (shown.text)
+            assert "no such page of the final" not in shown.text
 
 
 def test_a_final_is_refused_in_one_line_while_served_or_with_fewer_than_two_bots(

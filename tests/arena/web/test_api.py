@@ -100,6 +100,9 @@ def test_the_author_and_the_organiser_read_everything(site: Site, who: str) -> N
     assert version["reason"] == "SECRET-REASON"
     assert version["advice"] == ["SECRET-ADVICE", "flush after each line"]
     assert version["steps"][0]["verdict"] == "SECRET-VERDICT"
+    # Whether each step has a log to offer, for those who may read it.
+    assert version["steps"][0]["has_log"] is True
+    assert "has_log" not in site.get(f"/api/versions/{ids['failed']}", "bob").json()["steps"][0]
     assert site.get(f"/api/versions/{ids['failed']}/steps/build", who).json()["log"] == (
         "SECRET-BUILD-LOG"
     )
@@ -383,11 +386,27 @@ def test_the_status_lists_the_running_matches_and_asks_for_the_address_for_the_o
                 Seat(index=1, role="obplayer", version_id=ids["bee"]),
             ]
             session.add(match)
+        # Claimed earlier still, but waiting their turn in a place's batch: not begun.
+        for number in range(3):
+            waiting = Match(
+                key=f"wait-{number}",
+                game="ticblock",
+                seed=number,
+                state=MatchState.RUNNING,
+                claimed_at=start - dt.timedelta(hours=1),
+            )
+            waiting.seats = [
+                Seat(index=0, role="xcplayer", version_id=ids["ace"]),
+                Seat(index=1, role="obplayer", version_id=ids["bee"]),
+            ]
+            session.add(waiting)
     status = site.get("/api/status", "bob").json()
     running = status["running"]
+    # Only the matches being played, the longest played first.
     assert [m["key"] for m in running] == [
         f"run-{n:03}" for n in range(views.RUNNING_LIMIT + 4, 4, -1)
     ]
+    assert site.get("/api/running", "bob").json()["running"] == running
     assert {m["state"] for m in running} == {"running"}
     assert [(s["bot"], s["version"]) for s in running[0]["seats"]] == [("ace", 2), ("bee", 1)]
     site.get("/api/status", "organiser")

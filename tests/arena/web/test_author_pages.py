@@ -20,6 +20,7 @@ from referee.arena.ladder.playing import Ladder, LadderStatus
 from referee.arena.ladder.queue import match_key
 from referee.arena.store.db import Match, MatchState, Seat, StepKind, Version, VersionState
 from referee.arena.store.home import Arena, add_author
+from referee.tournaments.results import LOGS
 from tests.support.archives import Entry, tar
 from tests.support.arena import (
     INTAKE_CONFIG,
@@ -148,17 +149,24 @@ def test_a_match_page_offers_only_the_logs_its_viewer_may_read(site: Site) -> No
             Seat(index=0, role="xcplayer", version_id=ids["ace"], points=0.0),
             Seat(index=1, role="obplayer", version_id=ids["bee"], points=100.0),
         ]
-    offered = {}
+    # ace wrote to its standard error; bee nothing, which leaves an empty log or none.
+    logs = site.arena.results / LOGS
+    logs.mkdir(parents=True, exist_ok=True)
+    (logs / "arena-000002.xcplayer.log").write_text("ace thinks\n")
+    (logs / "arena-000002.obplayer.log").write_text("")
+    offered, quiet = {}, {}
     for who in ("alice", "bob", "organiser"):
         sign_in(site, who)
         page = site.client.get("/matches/arena-000002")
         assert page.status_code == 200 and 'id="frames"' in page.text
         offered[who] = re.findall(r'class="log-button" data-role="([^"]+)"', page.text)
-    assert offered == {
-        "alice": ["xcplayer"],
-        "bob": ["obplayer"],
-        "organiser": ["xcplayer", "obplayer"],
-    }
+        said = re.search(r'<p id="quiet-seats" class="note">([^<]*)</p>', page.text)
+        quiet[who] = said.group(1) if said else None
+    # Each the logs its viewer may read, where its bot wrote something: no button that would
+    # find none ("no log"), but a line saying so.
+    assert offered == {"alice": ["xcplayer"], "bob": [], "organiser": ["xcplayer"]}
+    empty = "obplayer: two: wrote nothing to its standard error, so there is no log."
+    assert quiet == {"alice": None, "bob": empty, "organiser": empty}
     # A reader with no bot in it is offered no log, and no section for them.
     site.tokens["carol"] = add_author(site.arena, "carol")
     sign_in(site, "carol")

@@ -25,6 +25,7 @@ from referee.arena.store.config import SubmissionCaps
 from referee.arena.store.manifest import lift, read_manifest
 from referee.arena.web.api import create_app
 from referee.arena.web.guide import jail_word, starter_offer
+from referee.games import RULESHEETS
 from referee.players.starter import STARTER_OF, STARTERS, Language
 from referee.sandbox.isolation import machine_protections
 from tests.support.arena import SERVICE_CONFIG, StandIn, wait_for
@@ -148,6 +149,35 @@ def test_the_page_shows_the_arenas_games_clocks_and_limits_as_configured(
     assert re.search(r"referee replay --verify FILE --key ed25519:[A-Za-z0-9+/=]{40,}", text)
     # Everyone may read it, and the header of every page links to it.
     assert '<a href="/write-a-bot">Write a bot</a>' in client.get("/signin").text
+
+
+def test_the_protocol_of_an_arena_of_perfect_information_has_no_sees_line(
+    client: TestClient,
+) -> None:
+    text = text_of(client.get("/write-a-bot").text)
+    assert "sees STEP" not in text and "imperfect" not in text
+    assert "the moves line tells you what it played, and what every other role played" in text
+
+
+def test_the_protocol_of_a_gdl_ii_arena_explains_sees(make_arena: ArenaMaker) -> None:
+    blind = RULESHEETS / "blind-tictactoe.kif"
+    arena = make_arena(config_text=f"name: blind-guide\ngames: [ticblock, {blind}]\n")
+    with TestClient(create_app(arena, StandIn().hooks())) as opened:
+        page = opened.get("/write-a-bot").text
+    sees = re.search(r'<tr id="sees">(.*?)</tr>', page, re.S)
+    assert sees, "no sees line in the protocol's table"
+    assert text_of(sees.group(1)) == (
+        " sees STEP MOVE PERCEPT ... in a game of imperfect information (blind-tictactoe),"
+        " instead of moves : your own move at STEP and what the rules let you perceive after"
+        " it (often nothing), in GDL text; never another role's move nothing "
+    )
+    text = text_of(page)
+    assert "moves lines still tell you everything" not in text
+    assert "not sent in a game of imperfect information" in text
+    assert "the sees line tells you your own move, forced or not" in text
+    # The game itself says so; the built-in one does not.
+    assert "information imperfect: each role is told only what" in section(page, "blind-tictactoe")
+    assert "imperfect" not in section(page, "ticblock")
 
 
 def test_each_starter_downloads_as_an_archive_of_a_bot_the_arena_takes(

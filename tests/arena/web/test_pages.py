@@ -236,6 +236,15 @@ def test_another_author_is_refused_the_first_authors_logs(arena: Running, browse
     page.click(f'.log-button[data-role="{roles["sea"]}"]')
     expect(page.locator("#log")).to_contain_text(SEA_LOG)
     assert page.locator("#log-problem").is_hidden()
+    # The organiser may read both seats' logs: snake wrote nothing to its standard error, so
+    # it is offered no button (which would say "no log"), and the page says why.
+    sign_in(page, arena, "organiser")
+    page.goto(f"{arena.url}/matches/{match['key']}")
+    expect(page.locator(".log-button")).to_have_count(1)
+    expect(page.locator(f'.log-button[data-role="{roles["sea"]}"]')).to_have_count(1)
+    expect(page.locator("#quiet-seats")).to_have_text(
+        f"{roles['snake']}: snake.1: wrote nothing to its standard error, so there is no log."
+    )
 
 
 class _Foreign(http.server.BaseHTTPRequestHandler):

@@ -2,7 +2,10 @@
 one real `referee arena serve` on SQLite: signing out ends the session on the server, so a
 copy of the old cookie put back into the browser is no one's; the organiser replaces an
 author's token on the organiser's page and sees the new one once; the audit page lists the
-sign-ins. No request leaves the arena's origin and nothing goes wrong in the console.
+sign-ins; an author signed out by the organiser is told so on the page she has open, with a
+link that signs her in and brings her back; an organiser's action that cannot reach the
+arena says to try again, not that it is retried. At a laptop's width and a phone's. No
+request leaves the arena's origin and nothing goes wrong in the console.
 
 The tests run in order on one arena and one browser, each going on from the last."""
 
@@ -27,6 +30,8 @@ from tests.support.browsers import Browser
 
 pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("nothing_went_wrong")]
 COOKIE = "referee_session"
+PHONE = {"width": 390, "height": 844}
+LAPTOP = {"width": 1280, "height": 800}
 
 
 @pytest.fixture(scope="module")
@@ -126,3 +131,101 @@ def test_the_audit_page_lists_the_sign_ins(arena: Running, browser: Browser) -> 
     answer = page.goto(f"{arena.url}/organiser/audit")
     assert answer is not None and answer.status == 403
     browser.expected(403, f"{arena.url}/organiser/audit")
+
+
+def test_the_audit_log_s_older_page_is_in_the_address_and_back_returns_to_the_newer(
+    arena: Running, browser: Browser
+) -> None:
+    # More rows than a page holds: the organiser pauses and resumes the ladder, 30 times.
+    for _ in range(30):
+        for action in ("pause", "resume"):
+            status, _ = arena.served.post(f"/api/ladder/{action}", arena.tokens["organiser"])
+            assert status == 200
+    page = browser.page
+    sign_in(page, arena, "organiser")
+    for size in (LAPTOP, PHONE):
+        page.set_viewport_size(size)
+        page.goto(f"{arena.url}/organiser/audit")
+        rows = page.locator("#audit tbody tr")
+        expect(rows).to_have_count(50, timeout=DEADLINE_MS)
+        newest = ids_of(rows)
+        expect(page.locator("#audit-newest")).to_be_disabled()
+        page.click("#audit-older")
+        page.wait_for_url(re.compile(r"/organiser/audit\?before=\d+$"), timeout=DEADLINE_MS)
+        older_page = page.url
+        expect(rows.first).not_to_have_attribute("data-id", str(newest[0]), timeout=DEADLINE_MS)
+        older = ids_of(rows)
+        # The rows before the newest page's last, newest first.
+        assert older and max(older) < min(newest) and older == sorted(older, reverse=True)
+        expect(page.locator("#audit-newest")).to_be_enabled()
+        # Back: the newest page again; Forward: the same older page.
+        page.go_back()
+        page.wait_for_url(f"{arena.url}/organiser/audit", timeout=DEADLINE_MS)
+        expect(rows.first).to_have_attribute("data-id", str(newest[0]), timeout=DEADLINE_MS)
+        assert ids_of(rows) == newest
+        page.go_forward()
+        page.wait_for_url(older_page, timeout=DEADLINE_MS)
+        expect(rows.first).to_have_attribute("data-id", str(older[0]), timeout=DEADLINE_MS)
+        assert ids_of(rows) == older
+        widths = page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
+        assert widths[0] <= widths[1] == size["width"], widths
+
+
+def ids_of(rows: Any) -> list[int]:
+    return [int(found) for found in rows.evaluate_all("rows => rows.map(r => r.dataset.id)")]
+
+
+def test_an_author_signed_out_elsewhere_is_told_so_with_a_link_to_sign_in_again(
+    arena: Running, browser: Browser
+) -> None:
+    page = browser.page
+    for size in (LAPTOP, PHONE):
+        page.set_viewport_size(size)
+        sign_in(page, arena, "ada")
+        expect(page.locator("#no-bots")).to_be_visible(timeout=DEADLINE_MS)
+        # The organiser signs her out of every browser; her page is still open.
+        status, ended = arena.served.post("/api/authors/ada/signout", arena.tokens["organiser"])
+        assert status == 200 and ended["sessions_ended"] >= 1
+        problem = page.locator("#problem")
+        expect(problem).to_contain_text(
+            "You are signed out: your sign-in here has ended", timeout=DEADLINE_MS
+        )
+        assert "Bearer" not in problem.inner_text()
+        browser.expected(401, f"{arena.url}/api/me")
+        link = problem.locator("a.sign-in-again")
+        expect(link).to_be_in_viewport()
+        expect(link).to_have_attribute("href", "/signin?next=%2Fme")
+        link.click()
+        page.wait_for_url(f"{arena.url}/signin?next=%2Fme")
+        page.fill("#token", arena.tokens["ada"])
+        page.click("form.signin button")
+        # Back where she was, signed in again.
+        page.wait_for_url(f"{arena.url}/me", timeout=DEADLINE_MS)
+        expect(page.locator("#me")).to_have_text("ada")
+        expect(page.locator("#no-bots")).to_be_visible(timeout=DEADLINE_MS)
+        expect(problem).to_be_hidden()
+
+
+def test_an_organisers_action_that_cannot_reach_the_arena_says_to_try_again(
+    arena: Running, browser: Browser
+) -> None:
+    page = browser.page
+    sign_in(page, arena, "organiser")
+    for size in (LAPTOP, PHONE):
+        page.set_viewport_size(size)
+        page.goto(f"{arena.url}/organiser")
+        expect(page.locator("#ladder-line")).not_to_be_empty(timeout=DEADLINE_MS)
+        with arena.stopped():
+            page.click("#pause")
+            said = page.locator("#action-problem")
+            expect(said).to_have_text(
+                re.compile(r"^The arena could not be reached \(.+\); try again\.$"),
+                timeout=DEADLINE_MS,
+            )
+            expect(said).to_be_in_viewport()
+            # The page's own polling does ask again, and says so.
+            expect(page.locator("#problem")).to_have_text(
+                re.compile(r"^The arena could not be reached \(.+\); asking again\.$"),
+                timeout=DEADLINE_MS,
+            )
+        browser.unreached(arena.url)

@@ -297,6 +297,51 @@ def test_the_matches_page_filters_and_pages(page: Any, arena: Running, ladder: L
     assert set(rows.locator("td.result").all_inner_texts()) == {"loss"}
 
 
+def test_the_game_filter_offers_the_arenas_games(page: Any, arena: Running) -> None:
+    page.goto(f"{arena.url}/matches?bot=north")
+    games = page.locator("#filter-game option")
+    assert games.evaluate_all("options => options.map(o => o.value)") == ["", "ticblock"]
+    page.select_option("#filter-game", "ticblock")
+    page.click("#match-filters button")
+    page.wait_for_url(f"{arena.url}/matches?bot=north&game=ticblock")
+    expect(page.locator("#matches tbody tr")).to_have_count(50, timeout=DEADLINE_MS)
+    expect(page.locator("#filter-game")).to_have_value("ticblock")
+
+
+def test_back_after_more_shows_the_same_rows_at_the_same_place(
+    page: Any, arena: Running, ladder: Ladder, browser: Browser
+) -> None:
+    for size in ({"width": 1280, "height": 900}, {"width": 390, "height": 844}):
+        page.set_viewport_size(size)
+        page.goto(f"{arena.url}/matches?bot=north")
+        rows = page.locator("#matches tbody tr")
+        expect(rows).to_have_count(50, timeout=DEADLINE_MS)
+        page.click("#more")
+        expect(rows).to_have_count(len(ladder.north), timeout=DEADLINE_MS)
+        # How many pages are shown is in the address.
+        page.wait_for_url(f"{arena.url}/matches?bot=north&pages=2")
+        chosen = rows.nth(54)
+        chosen.scroll_into_view_if_needed()
+        key = chosen.get_attribute("data-match")
+        top = chosen.bounding_box()["y"]
+        chosen.locator("td a").first.click()
+        page.wait_for_url(f"{arena.url}/matches/{key}", timeout=DEADLINE_MS)
+        # Its rows were written by hand, with no transcript: its page says it has none.
+        browser.expected(404, f"{arena.url}/matches/{key}")
+        page.go_back()
+        page.wait_for_url(f"{arena.url}/matches?bot=north&pages=2", timeout=DEADLINE_MS)
+        expect(rows).to_have_count(len(ladder.north), timeout=DEADLINE_MS)
+        back = page.locator(f'#matches tr[data-match="{key}"]')
+        expect(back).to_be_in_viewport(timeout=DEADLINE_MS)
+        # Where it was, to the pixel (the window put back once its rows came).
+        page.wait_for_function(
+            """([key, top]) => Math.abs(document.querySelector(`#matches tr[data-match="${key}"]`)
+                .getBoundingClientRect().top - top) < 2""",
+            arg=[key, top],
+            timeout=DEADLINE_MS,
+        )
+
+
 def test_the_match_page_links_its_seats_and_its_transcript_downloads_and_verifies(
     page: Any, arena: Running, ladder: Ladder, tmp_path: Path
 ) -> None:

@@ -1,6 +1,7 @@
 """The page "Write a bot" in a real browser, Debian's Chromium driven by Playwright, against
-a real `referee arena serve`: it fits a phone's width, and a starter's link downloads the
-archive the arena serves, byte for byte, under its bot's name."""
+a real `referee arena serve`: it fits a phone's width, a starter's link downloads the
+archive the arena serves, byte for byte, under its bot's name, and an arena that plays a
+game of imperfect information explains the `sees` line its bots are sent."""
 
 from __future__ import annotations
 
@@ -9,7 +10,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import expect
 
+from referee.games import RULESHEETS
 from tests.support.arena_pages import (
     DEADLINE_MS,
     Running,
@@ -22,10 +25,11 @@ from tests.support.paths import EXAMPLES
 pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("nothing_went_wrong")]
 PHONE = {"width": 390, "height": 844}
 LAPTOP = {"width": 1280, "height": 800}
-# A built-in game and a rulesheet's, whose rules the page shows as written.
+# A built-in game and two rulesheets', whose rules the page shows as written, one of them a
+# game of imperfect information (GDL-II).
 CONFIG = f"""\
 name: guide-pages
-games: [ticblock, {EXAMPLES / "tictactoe.kif"}]
+games: [ticblock, {EXAMPLES / "tictactoe.kif"}, {RULESHEETS / "blind-tictactoe.kif"}]
 """
 
 
@@ -48,7 +52,7 @@ def test_the_page_fits_a_phones_width_and_is_reached_from_the_header(
     # Each game's rules opened, as a reader opens them.
     for summary in page.locator("details summary").all():
         summary.click()
-    assert page.locator("details[open]").count() == 2
+    assert page.locator("details[open]").count() == 3
     # Nothing wider than the screen: the page does not scroll sideways.
     widths = page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
     assert widths[0] <= widths[1] == PHONE["width"], widths
@@ -77,3 +81,24 @@ def test_a_starters_link_downloads_the_archive_the_arena_serves(
     download.save_as(saved)
     with urllib.request.urlopen(f"{arena.url}{href}", timeout=DEADLINE_S) as answer:
         assert saved.read_bytes() == answer.read()
+
+
+def test_an_arena_of_a_gdl_ii_game_explains_sees_at_both_widths(
+    arena: Running, browser: Browser
+) -> None:
+    page = browser.page
+    for size in (LAPTOP, PHONE):
+        page.set_viewport_size(size)
+        page.goto(f"{arena.url}/write-a-bot")
+        sees = page.locator("#messages tr#sees")
+        expect(sees).to_be_visible()
+        expect(sees).to_contain_text("sees STEP MOVE PERCEPT ...")
+        expect(sees).to_contain_text("instead of moves: your own move at STEP")
+        expect(sees).to_contain_text("(blind-tictactoe)")
+        protocol = page.locator("#messages + p")
+        expect(protocol).to_contain_text("the sees line tells you your own move")
+        expect(protocol).not_to_contain_text("still tell you everything")
+        facts = page.locator('section[data-game="blind-tictactoe"] dd.imperfect')
+        expect(facts).to_contain_text("told only what the rules let it see")
+        widths = page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
+        assert widths[0] <= widths[1] == size["width"], widths

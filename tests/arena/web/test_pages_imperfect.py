@@ -3,7 +3,8 @@ Chromium driven by Playwright, against one real `referee arena serve`: ada and b
 watch the blind tic-tac-toe match of their bots as it is played, each in a browser context
 of their own, and each page holds and shows only what that author's seat was told (no
 board, no move of the other seat, in the page or in any answer it fetched), step by step
-without reloading. Once the match ends, both pages show it whole.
+without reloading; cy, an author with no bot in it, reads that it is being played and no
+count of steps she cannot see. Once the match ends, the pages show it whole.
 
 The bots answer each request after 0.8 s on a play clock of 3 s, so that a match lasts
 long enough to be watched on a loaded machine."""
@@ -45,8 +46,9 @@ arena:
   placement_matches: 2
 """
 DELAY_MS = 800
-# Each author's bot.
+# Each author's bot; and an author with none.
 BOTS = {"ada": "ada-bot", "bob": "bob-bot"}
+NO_BOT = "cy"
 # Whether a page's viewer has more steps than `n`, in the page as it was first loaded.
 FOLLOWS = """n => {
   const found = /^step (\\d+) of (\\d+)$/.exec(document.getElementById("step-label").textContent);
@@ -58,7 +60,8 @@ ROLES = ("xplayer", "oplayer")
 @pytest.fixture(scope="module")
 def arena(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Running]:
     """An arena on SQLite, served, whose ladder plays ada's bot against bob's, both slow."""
-    directory, tokens = new_arena(tmp_path_factory.mktemp("blind"), CONFIG, tuple(BOTS))
+    authors = (*BOTS, NO_BOT)
+    directory, tokens = new_arena(tmp_path_factory.mktemp("blind"), CONFIG, authors)
     opened = open_arena(directory)
     try:
         ids = {
@@ -83,7 +86,7 @@ def browsers(arena: Running) -> Iterator[dict[str, Browser]]:
         chromium = playwright.chromium.launch(executable_path=EXECUTABLE, args=FLAGS, headless=True)
         try:
             home = f"{arena.url}/"
-            yield {author: Browser(chromium.new_context(), home) for author in BOTS}
+            yield {author: Browser(chromium.new_context(), home) for author in (*BOTS, NO_BOT)}
         finally:
             chromium.close()
 
@@ -105,6 +108,8 @@ def test_each_author_watching_the_running_match_sees_only_their_seat_s_view(
     fetched: dict[str, list[dict[str, Any]]] = {author: [] for author in BOTS}
     for author, browser in browsers.items():
         sign_in(browser.page, arena, author)
+        if author == NO_BOT:
+            continue
 
         def keep(response: Any, into: list[dict[str, Any]] = fetched[author]) -> None:
             if re.search(r"/api/matches/[^/]+/live", response.url) and response.ok:
@@ -113,8 +118,21 @@ def test_each_author_watching_the_running_match_sees_only_their_seat_s_view(
         browser.page.on("response", keep)
     key = a_fresh_match(arena, "ada")
     seats: dict[str, str] = {}
-    for author, browser in browsers.items():
-        page = browser.page
+    # cy, with no bot in it, is told that it is being played, and no count of its steps (on
+    # a phone; the others watch on a laptop's width).
+    page = browsers[NO_BOT].page
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.goto(f"{arena.url}/matches/{key}")
+    expect(page.locator("body")).to_have_attribute("data-page", "live")
+    expect(page.locator("#live-line")).to_have_text(
+        "Being played: its moves are shown once it ends, when this page shows the match whole.",
+        timeout=DEADLINE_MS,
+    )
+    expect(page.locator("#view")).to_have_count(0)
+    widths = page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
+    assert widths[0] <= widths[1], widths
+    for author in BOTS:
+        page = browsers[author].page
         page.goto(f"{arena.url}/matches/{key}")
         expect(page.locator("body")).to_have_attribute("data-page", "live")
         # The menu offers this author's seat alone: not the whole truth, not the other's.
@@ -126,8 +144,8 @@ def test_each_author_watching_the_running_match_sees_only_their_seat_s_view(
         expect(page.locator("#board")).to_be_hidden()
         page.evaluate("window.notReloaded = true")
     assert set(seats.values()) == set(ROLES)
-    for author, browser in browsers.items():
-        page = browser.page
+    for author in BOTS:
+        page = browsers[author].page
         opened = len(frames_held(page)) - 1
         # Steps come without a reload, each a line of what the seat was told.
         page.wait_for_function(FOLLOWS, arg=opened, timeout=DEADLINE_MS)

@@ -37,6 +37,7 @@ from tests.support.arena_pages import (
     sign_in,
     sign_out_button,
     submitted,
+    upload_by_api,
 )
 from tests.support.arena_serving import DEADLINE_S
 from tests.support.browsers import Browser
@@ -283,6 +284,7 @@ def pages_of(arena: Running) -> dict[str, str]:
         "/bots/calm": "#versions tbody tr",
         f"/versions/{version['id']}": '#steps tbody tr[data-kind="validate"]',
         f"/matches/{key}": "#board svg",
+        "/matches?bot=calm": "#filter-game option",
         "/organiser": "#bots tbody tr",
         "/bots/nobody": "main h1",
         "/nope": "main h1",
@@ -303,6 +305,12 @@ def test_every_page_fits_a_phone_with_sign_out_in_view(arena: Running, browser: 
                 expect(page.locator(filled).first).to_be_attached(timeout=DEADLINE_MS)
                 wide = page.evaluate("document.documentElement.scrollWidth")
                 assert wide <= PHONE["width"], (who, path, wide)
+                if path.startswith("/versions/"):
+                    # Its validate step's log is offered on the screen, not off its edge.
+                    log = page.locator('#steps button[data-kind="validate"]')
+                    expect(log).to_be_visible()
+                    box = log.bounding_box()
+                    assert box is not None and box["x"] + box["width"] <= PHONE["width"], box
                 button = sign_out_button(page)
                 expect(button).to_be_visible()
                 # In view, and on the header's dark ground (not past its edge, on white).
@@ -328,6 +336,24 @@ def test_every_page_fits_a_phone_with_sign_out_in_view(arena: Running, browser: 
         assert chart is not None and chart["x"] + chart["width"] <= PHONE["width"]
     finally:
         page.set_viewport_size(LAPTOP)
+
+
+def test_a_failed_unpack_says_why_and_opens_no_empty_log(arena: Running, browser: Browser) -> None:
+    status, said = upload_by_api(arena, "ada", "garbled", b"not an archive at all")
+    assert status == 202, said
+    version_of(arena, "garbled", "failed")
+    page = browser.page
+    sign_in(page, arena, "ada")
+    for size in (LAPTOP, PHONE):
+        page.set_viewport_size(size)
+        page.goto(f"{arena.url}/versions/{said['id']}")
+        expect(page.locator("#state-line")).to_have_attribute("data-state", "failed")
+        expect(page.locator("#reason")).to_have_text(re.compile(r"^not an archive"))
+        expect(page.locator('#steps tr[data-kind="unpack"]')).to_have_count(1)
+        # Its unpack wrote no log: none is offered, and no empty box opens.
+        assert page.locator("#steps button").count() == 0
+        assert page.locator("#log-section").is_hidden()
+    page.set_viewport_size(LAPTOP)
 
 
 def test_the_organisers_refused_resume_stays_until_the_next_action(

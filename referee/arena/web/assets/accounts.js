@@ -69,11 +69,13 @@ async function accountAct(path) {
     shown.hidden = false;
     await showAuthors(true);
   } catch (error) {
-    say("accounts-problem", sentence(error));
+    sayFailed("accounts-problem", error);
   }
 }
 
 // The audit log's pages: each the rows before the last one shown (a cursor), from the newest.
+// The page shown is in the address (`before`): "Older" is a page of its own, which Back
+// leaves for the one before.
 let auditBefore = null;
 
 async function showAudit(before) {
@@ -84,7 +86,7 @@ async function showAudit(before) {
       ...data.entries.map((entry) =>
         el(
           "tr",
-          { "data-action": entry.action },
+          { "data-action": entry.action, "data-id": entry.id },
           cell(shortTime(entry.at)),
           cell(entry.author ?? "–"),
           cell(entry.action),
@@ -99,14 +101,18 @@ async function showAudit(before) {
     byId("audit-older").disabled = auditBefore === null;
     say("problem", "");
   } catch (error) {
-    say("problem", sentence(error));
+    sayFailed("problem", error);
   }
 }
 
 function startAudit() {
-  byId("audit-newest").addEventListener("click", () => showAudit(null));
-  byId("audit-older").addEventListener("click", () => showAudit(auditBefore));
-  showAudit(null);
+  byId("audit-newest").addEventListener("click", () => window.location.assign("/organiser/audit"));
+  byId("audit-older").addEventListener("click", () =>
+    window.location.assign(`/organiser/audit?before=${encodeURIComponent(auditBefore)}`),
+  );
+  const before = new URLSearchParams(window.location.search).get("before");
+  byId("audit-newest").disabled = before === null;
+  showAudit(before);
 }
 
 // The organiser's page starts as arena.js says, and its authors' part besides.

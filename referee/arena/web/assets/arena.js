@@ -88,10 +88,12 @@ function post(path, body) {
   return api(path, { method: "POST", headers, body: sent });
 }
 
-// What a failed request means to the reader, in one sentence.
-function sentence(error) {
+// What a failed request means to the reader, in one sentence: `retrying` when the page asks
+// again by itself (a poll), else the reader is told to try again.
+function sentence(error, retrying = false) {
   if (!(error instanceof ApiError)) {
-    return `The arena could not be reached (${error.message}); retrying.`;
+    const next = retrying ? "asking again" : "try again";
+    return `The arena could not be reached (${error.message}); ${next}.`;
   }
   if (error.status === 403) {
     return `Refused: ${error.message}.`;
@@ -110,6 +112,29 @@ function say(id, text) {
   }
 }
 
+// A failed request's line in `id` (`sentence`). Refused for want of a sign-in, the reader is
+// told why, with a link that signs in and comes back here: a page made for someone signed
+// in whose sign-in has ended since (signed out in another browser or by the organiser, or
+// expired) says so.
+function sayFailed(id, error, retrying = false) {
+  const node = byId(id);
+  if (!node) {
+    return;
+  }
+  if (!(error instanceof ApiError && error.status === 401)) {
+    say(id, sentence(error, retrying));
+    return;
+  }
+  const here = `${window.location.pathname}${window.location.search}`;
+  const link = el("a", { class: "sign-in-again", href: `/signin?next=${encodeURIComponent(here)}` }, "Sign in");
+  const why =
+    byId("me") === null
+      ? "Sign in to see this: "
+      : "You are signed out: your sign-in here has ended (signed out from another browser or by the organiser, or not used for too long). ";
+  node.replaceChildren(why, link, byId("me") === null ? " with your token." : " again to go on.");
+  node.hidden = false;
+}
+
 // Calls `load` now and again `every` ms after it ends, until it returns false; not while
 // the page is hidden (a tab left open in the background asks nothing).
 function poll(load, problem = "problem", every = POLL_MS) {
@@ -123,7 +148,7 @@ function poll(load, problem = "problem", every = POLL_MS) {
       again = (await load()) !== false;
       say(problem, "");
     } catch (error) {
-      say(problem, sentence(error));
+      sayFailed(problem, error, true);
       // A refusal or a missing thing will not change by asking again.
       again = !(error instanceof ApiError && [401, 403, 404].includes(error.status));
     }
@@ -476,9 +501,12 @@ async function showVersion() {
   byId("verdict").className = version.state;
   if (version.state === "failed" && !logOpened && logsOffered()) {
     logOpened = true;
+    // The failed step's log, if it wrote one (an unpack refused writes none: its verdict
+    // says why).
     const failed = version.steps.filter((step) => step.state === "failed");
-    if (failed.length > 0) {
-      showStepLog(id, failed[failed.length - 1].kind);
+    const last = failed[failed.length - 1];
+    if (last !== undefined && last.has_log) {
+      showStepLog(id, last.kind);
     }
   }
   return MOVING.has(version.state);
@@ -493,19 +521,20 @@ function stepRow(id, step) {
     const seconds = (((ended ?? Date.now()) - started) / 1000).toFixed(0);
     time = ended === null ? `${seconds} s so far` : `${seconds} s`;
   }
-  let log = "";
-  if (ended !== null && logsOffered()) {
-    log = el("button", { type: "button", class: "small", "data-kind": step.kind }, "show");
+  // Its log, if it wrote one, opened from beside its name: in the first column, on the
+  // screen however narrow (a column of its own was off a phone's screen).
+  let log = null;
+  if (ended !== null && logsOffered() && step.has_log) {
+    log = el("button", { type: "button", class: "small", "data-kind": step.kind }, "log");
     log.addEventListener("click", () => showStepLog(id, step.kind));
   }
   return el(
     "tr",
     { "data-kind": step.kind, "data-state": step.state },
-    cell(step.kind),
+    el("td", { class: "step" }, step.kind, log),
     el("td", { class: `state state-${step.state}` }, step.state),
     cell(step.verdict ?? ""),
     cell(time),
-    el("td", {}, log),
   );
 }
 
@@ -545,7 +574,6 @@ function placementRow(version) {
       el("td", { class: `state state-${state}` }, state),
       cell(verdict),
       cell(""),
-      cell(""),
     ),
   ];
 }
@@ -567,7 +595,7 @@ async function showLog(path) {
   } catch (error) {
     pre.textContent = "";
     pre.hidden = true;
-    say("log-problem", sentence(error));
+    sayFailed("log-problem", error);
   }
 }
 
@@ -624,10 +652,10 @@ function startSubmit() {
         return;
       }
       const said = data && typeof data.error === "string" ? data.error : request.statusText;
-      uploadEnded(sentence(new ApiError(request.status, said)));
+      uploadEnded(new ApiError(request.status, said));
     });
     request.addEventListener("error", () => {
-      uploadEnded("The upload failed: the connection to the arena was lost.");
+      uploadEnded(new Error("the connection was lost during the upload"));
     });
     request.send(file);
   });
@@ -661,10 +689,10 @@ function unsendable(form, name, file) {
   return "";
 }
 
-// An upload refused or lost: the line says why, and no bar is left standing.
-function uploadEnded(line) {
+// An upload refused or lost (`error`): the line says why, and no bar is left standing.
+function uploadEnded(error) {
   byId("upload").hidden = true;
-  say("problem", line);
+  sayFailed("problem", error);
   byId("send").disabled = false;
 }
 
@@ -810,13 +838,13 @@ async function act(path, body, after = () => showBots(true)) {
   try {
     await post(path, body);
   } catch (error) {
-    say("action-problem", sentence(error));
+    sayFailed("action-problem", error);
     return;
   }
   try {
     await after();
   } catch (error) {
-    say("problem", sentence(error));
+    sayFailed("problem", error);
   }
 }
 
@@ -842,7 +870,8 @@ function startOrganiser() {
         ? `${verdict.key}: verified: the moves replay by the rules and the signature is the arena's.`
         : `${verdict.key}: does not verify: ${verdict.problem}`;
     } catch (error) {
-      result.textContent = sentence(error);
+      delete result.dataset.verified;
+      sayFailed("replay-result", error);
     }
   });
   poll(showStatus);

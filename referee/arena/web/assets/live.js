@@ -31,14 +31,25 @@ function startLive() {
       matchViewer.more(live.frames);
       after = live.frames[live.frames.length - 1].step;
     }
-    byId("live-line").textContent =
-      live.state === "running"
-        ? `Being played: ${after} step${after === 1 ? "" : "s"} so far. This page follows its moves and shows the match whole once it ends.`
-        : "Waiting to be played: this page follows its moves once it starts.";
+    byId("live-line").textContent = liveLine(live, after);
     say("problem", live.problem);
     return true;
   }
   poll(follow, "live-problem", LIVE_POLL_MS);
+}
+
+// Where the match is, in a sentence: waiting its turn (queued, or claimed by a place that
+// plays another first) until its play has begun; then its steps so far, unless the reader
+// is shown none of its moves (a game of imperfect information with none of their bots in
+// it), who is not told a count of steps they cannot see.
+function liveLine(live, after) {
+  if (live.state !== "running" || !live.started_at) {
+    return "Waiting to be played: this page follows its moves once it starts.";
+  }
+  if (live.last === null) {
+    return "Being played: its moves are shown once it ends, when this page shows the match whole.";
+  }
+  return `Being played: ${after} step${after === 1 ? "" : "s"} so far. This page follows its moves and shows the match whole once it ends.`;
 }
 
 // The step the reader was at, kept in the address for the finished match's page: its last
