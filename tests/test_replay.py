@@ -624,6 +624,29 @@ def test_an_aborted_match_verifies_as_far_as_it_went(tmp_path: Path, played) -> 
     assert str(_verdict_of(tmp_path, data)) == ("goals: recorded, but an aborted match has none")
 
 
+def test_a_match_stopped_as_it_started_verifies_with_the_starts_it_waited_for(
+    tmp_path: Path, played
+) -> None:
+    """A stop (SIGTERM) while the players start: aborted before its first step, a role's
+    `ready` still awaited has neither a start time nor a fault, and nothing was decided."""
+    data = copy.deepcopy(played["clean"])
+    data["steps"] = []
+    data.update(end_reason="aborted", goals=None)
+    del data["start_times_ms"]["obplayer"]
+    path = _write(tmp_path, data)
+    result = runner.invoke(app, ["replay", str(path)])
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines()[-1] == "result: none (aborted after 0 steps)"
+    # A match that went on past its start had every role's start decided.
+    data = copy.deepcopy(played["clean"])
+    data["steps"] = data["steps"][:1]
+    data.update(end_reason="aborted", goals=None)
+    del data["start_times_ms"]["obplayer"]
+    assert str(_verdict_of(tmp_path, data)) == (
+        "step 0: obplayer: neither a start time nor a start fault is recorded"
+    )
+
+
 def _first_time(data: dict[str, Any]) -> dict[str, float]:
     return next(step["times_ms"] for step in data["steps"] if step["times_ms"])
 

@@ -30,11 +30,17 @@ class AnswerTimes:
         """The time a role has for its next move: the play clock and what its bank holds."""
         return self.banks[self.roles.index(role)].allowance_ms(self.clocks.play_ms)
 
-    def check_start(self, faults: dict[str, Fault], start_times_ms: Mapping[str, float]) -> None:
-        """Every role answered `ready` within the start clock, or has a fault for the start."""
+    def check_start(
+        self, faults: dict[str, Fault], start_times_ms: Mapping[str, float], cut_short: bool
+    ) -> None:
+        """Every role answered `ready` within the start clock, or has a fault for the start;
+        or, in a match `cut_short` (aborted before its first step: a stop as it started), was
+        still being waited for."""
         for name in self.roles:
             fault, time_ms = faults.get(name), start_times_ms.get(name)
             if fault is None and time_ms is None:
+                if cut_short:
+                    continue
                 raise step_mismatch(0, "neither a start time nor a start fault is recorded", name)
             if fault is not None:
                 if fault.replacement is not None:

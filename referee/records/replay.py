@@ -137,7 +137,8 @@ class _Replayer:
         self._index_faults()
         start_faults = self.faults.get(0, {})
         if not self.imported:
-            self.times.check_start(start_faults, self.t.start_times_ms)
+            cut_short = self.t.end_reason == EndReason.ABORTED and not self.t.steps
+            self.times.check_start(start_faults, self.t.start_times_ms, cut_short)
         faulty = [self.roles.index(role) for role in start_faults]
         _, self.out = policy.start_outcome(Policy(self.t.policy), faulty)
         state = self.game.initial_state()

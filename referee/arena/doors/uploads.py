@@ -35,7 +35,11 @@ class Uploads:
                 headers={"Retry-After": str(RETRY_AFTER_S)},
             )
         if len(self._arriving) >= self.slots:
-            raise HTTPException(503, "too many submissions arriving at once; try again in a minute")
+            raise HTTPException(
+                503,
+                f"too many submissions arriving at once; try again in {RETRY_AFTER_S} s",
+                headers={"Retry-After": str(RETRY_AFTER_S)},
+            )
         # Taken and given back on the event loop, with no wait between the check and the take.
         self._arriving.add(author_id)
         try:

@@ -24,7 +24,7 @@ from referee.arena.accounts import audit, auth
 from referee.arena.accounts.audit import Action
 from referee.arena.doors.bodies import Pace
 from referee.arena.doors.connections import Doors, Limits
-from referee.arena.doors.uploads import Uploads
+from referee.arena.doors.uploads import RETRY_AFTER_S, Uploads
 from referee.arena.intake import submissions
 from referee.arena.intake.submissions import Refusal, SubmissionRefused
 from referee.arena.service import doors_room
@@ -200,6 +200,14 @@ def answer(text: str) -> tuple[int, dict[str, str], Any]:
 
 
 def upload(port: int, source: str, token: str, bot: str, archive: bytes) -> tuple[int, Any]:
+    status, _, body = upload_answer(port, source, token, bot, archive)
+    return status, body
+
+
+def upload_answer(
+    port: int, source: str, token: str, bot: str, archive: bytes
+) -> tuple[int, dict[str, str], Any]:
+    """An upload's status, headers (lower-case names) and JSON body."""
     connection = http.client.HTTPConnection(
         "127.0.0.1", port, timeout=PATIENCE_S, source_address=(source, 0)
     )
@@ -207,7 +215,8 @@ def upload(port: int, source: str, token: str, bot: str, archive: bytes) -> tupl
         headers = {"Host": "arena", "Authorization": f"Bearer {token}"}
         connection.request("POST", f"/api/bots/{bot}/versions", body=archive, headers=headers)
         response = connection.getresponse()
-        return response.status, json.loads(response.read())
+        answered = {name.lower(): value for name, value in response.getheaders()}
+        return response.status, answered, json.loads(response.read())
     finally:
         connection.close()
 
@@ -350,6 +359,20 @@ def test_an_author_has_one_upload_slot_at_a_time(site: OpenArena) -> None:
         while b"}" not in said:
             said += first.recv(65536)
         assert said.startswith(b"HTTP/1.1 202 ")
+        first.close()
+
+
+def test_an_upload_past_every_slot_is_asked_to_come_back_when_the_docs_say(
+    site: OpenArena,
+) -> None:
+    uploads = Uploads(slots=1, pace=Pace(grace_s=10 * PATIENCE_S))
+    archive = b"an archive of alice's"
+    with served(site.arena, LASTING, uploads) as port:
+        first = upload_begun(port, STRANGER, site.tokens["alice"], "ace", len(archive))
+        status, headers, body = upload_answer(port, HONEST, site.tokens["bob"], "bee", b"bob's")
+        assert status == 503, body
+        assert headers["retry-after"] == str(RETRY_AFTER_S) == "5"
+        assert body["error"].endswith(f"try again in {RETRY_AFTER_S} s"), body
         first.close()
 
 
