@@ -33,6 +33,8 @@ GRACE_S = 5
 FILES_BESIDE = 512
 # How long an answer of the ladder's is shown again before it is asked anew.
 KEPT_S = 1.0
+# What a client is told to wait while the ladder starts again (Retry-After).
+RETRY_AFTER_S = 2
 
 
 class _Server(uvicorn.Server):
@@ -52,7 +54,9 @@ def hooks(arena: Arena, ladder: Caller) -> Hooks:
         try:
             answer = ladder.call(name, *args)
         except LinkError as error:
-            raise Busy(f"the ladder cannot answer now ({error}); try again in a moment") from None
+            busy = Busy(f"the ladder cannot answer now ({error}); try again in a moment")
+            busy.retry_after_s = RETRY_AFTER_S
+            raise busy from None
         return dict(answer)
 
     def changed() -> None:

@@ -5,14 +5,21 @@ doors' calls reach the ladder through serve (its status, a pause)."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
+import socket
+import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 from sqlalchemy import func, select
 
+from referee.arena.service import doors_room
+from referee.arena.service.link import Caller
 from referee.arena.store.db import Match, MatchState
+from referee.arena.store.errors import Busy
 from referee.arena.store.home import Arena
 from tests.support.arena import LADDER_CONFIG, add_version, wait_for
 from tests.support.arena_databases import ArenaMaker
@@ -134,3 +141,33 @@ def test_a_pause_asked_at_the_doors_reaches_the_ladder(
         assert status == 200 and body["ladder"]["paused"] is False, body
         wait_for("matches again", lambda: done(arena) > paused_at, DEADLINE_S)
         served.stop()
+
+
+def test_the_doors_answer_busy_while_the_ladder_starts_again(make_arena: ArenaMaker) -> None:
+    """What the doors ask of a ladder that cannot answer (serve says it is starting again)
+    is a 503 with its reason and Retry-After; a tell is sent and not waited for."""
+    arena = make_arena(config_text=CONFIG)
+    doors_end, serve_end = socket.socketpair()
+    said: list[dict[str, Any]] = []
+
+    def serve() -> None:
+        for line in serve_end.makefile("rb"):
+            message = json.loads(line)
+            said.append(message)
+            if "call" in message:
+                answer = {"id": message["id"], "error": "the ladder is starting again"}
+                serve_end.sendall(json.dumps(answer).encode() + b"\n")
+
+    threading.Thread(target=serve, daemon=True).start()
+    try:
+        asked = doors_room.hooks(arena, Caller(doors_end))
+        with pytest.raises(Busy) as busy:
+            asked.ladder_status(True)
+        assert busy.value.retry_after_s == doors_room.RETRY_AFTER_S == 2
+        assert "the ladder is starting again" in str(busy.value)
+        asked.submitted(7)
+        wait_for("the tell", lambda: {"tell": "intake"} in said, DEADLINE_S)
+        assert said[0] == {"call": "ladder_status", "id": 1, "args": [True]}
+    finally:
+        doors_end.close()
+        serve_end.close()
