@@ -64,6 +64,8 @@ class Caller:
     sock: socket.socket
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _answers: dict[int, Message] = field(default_factory=dict)
+    # The calls waiting for their answer: one that came after its call gave up is dropped.
+    _waiting: set[int] = field(default_factory=set)
     _arrived: threading.Condition = field(default_factory=threading.Condition)
     _next: int = 0
 
@@ -86,15 +88,20 @@ class Caller:
         with self._arrived:
             self._next += 1
             number = self._next
-        self.send({"call": name, "id": number, "args": list(args)})
-        deadline = time.monotonic() + CALL_S
-        with self._arrived:
-            while number not in self._answers:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise LinkError(f"the ladder did not answer within {CALL_S:g} s")
-                self._arrived.wait(left)
-            answer = self._answers.pop(number)
+            self._waiting.add(number)
+        try:
+            self.send({"call": name, "id": number, "args": list(args)})
+            deadline = time.monotonic() + CALL_S
+            with self._arrived:
+                while number not in self._answers:
+                    left = deadline - time.monotonic()
+                    if left <= 0:
+                        raise LinkError(f"the ladder did not answer within {CALL_S:g} s")
+                    self._arrived.wait(left)
+                answer = self._answers.pop(number)
+        finally:
+            with self._arrived:
+                self._waiting.discard(number)
         if "error" in answer:
             raise LinkError(str(answer["error"]))
         return answer.get("result")
@@ -107,6 +114,8 @@ class Caller:
                 continue
             if isinstance(answer, dict) and isinstance(answer.get("id"), int):
                 with self._arrived:
+                    if answer["id"] not in self._waiting:
+                        continue
                     self._answers[answer["id"]] = answer
                     self._arrived.notify_all()
 
