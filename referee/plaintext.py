@@ -16,6 +16,12 @@ def counted(number: int, noun: str, plural: str | None = None) -> str:
     return f"{number:,} {noun}" if number == 1 else f"{number:,} {plural or noun + 's'}"
 
 
+def versus(first: str, second: str) -> str:
+    """`mcts-a vs mcts-b`: two players who meet. Names may hold `-` but never a space, so
+    ` vs ` between them reads one way only, where `mcts-a-mcts-b` does not."""
+    return f"{first} vs {second}"
+
+
 # A column is wrapped no narrower than this; a table that would need narrower ones is a list.
 NARROWEST_COLUMN = 20
 _GAP = 2  # spaces between the columns of tabulate's plain format

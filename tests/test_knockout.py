@@ -212,7 +212,7 @@ def test_each_round_is_shown_as_its_players_are_known(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     shown = [line for line in result.stderr.splitlines() if " of 3): " in line]
     assert shown[0] == (
-        "quarter-final (1 of 3): (1) k00 bye, (4) k03-(5) k04, (2) k01 bye, (3) k02 bye"
+        "quarter-final (1 of 3): (1) k00 bye, (4) k03 vs (5) k04, (2) k01 bye, (3) k02 bye"
     )
     assert [line.split(" (")[0] for line in shown] == ["quarter-final", "semi-final", "final"]
 

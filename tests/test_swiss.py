@@ -17,7 +17,9 @@ import pytest
 from typer.testing import CliRunner
 
 from referee.cli import app
-from referee.tournaments.swiss import FIRST, SECOND, Past, pair, read_rounds
+from referee.cli.present import round_line
+from referee.tournaments.standings_tables import pair_text
+from referee.tournaments.swiss import FIRST, SECOND, PairResult, Past, Round, pair, read_rounds
 from tests.support.paths import ROOT
 from tests.support.swiss_reference import play_round
 
@@ -86,6 +88,19 @@ def test_a_field_that_has_met_everyone_meets_again_rather_than_not_play() -> Non
     assert len(past.met) == 6
 
 
+def test_pairings_of_hyphenated_names_read_one_way() -> None:
+    pairs = (("mcts-a-c-1", "mcts-b-c-2"), ("r-1", "r-2-x"))
+    line = round_line(Round(1, pairs, "odd-one"), 5, 0.004)
+    assert (
+        line == "round 1 of 5 paired in 4 ms: mcts-a-c-1 vs mcts-b-c-2, r-1 vs r-2-x; bye: odd-one"
+    )
+    # Names hold no space or comma: the pairs and their players come back as they were.
+    listed = line.split(": ", 1)[1].split("; bye: ")[0]
+    assert tuple(tuple(p.split(" vs ")) for p in listed.split(", ")) == pairs
+    played = PairResult("mcts-a-c-1", "mcts-b-c-2", (0.0, 2.0), 2)
+    assert pair_text(played) == "mcts-a-c-1 vs mcts-b-c-2 0-2"
+
+
 def swiss_config(tmp_path: Path, players: int, rounds: int, games: int, seed: int = 3) -> Path:
     entries = "".join(
         f"  - {{name: s{n:02d}, command: {sys.executable} {LINE_BOT} {n / (players - 1):.3f}}}\n"
@@ -109,7 +124,8 @@ def test_a_swiss_plays_its_rounds_and_ranks_by_score_and_tie_breaks(tmp_path: Pa
     assert [line.split(" paired")[0] for line in lines] == [f"round {n} of 4" for n in range(1, 5)]
     # Each says how long its pairing took.
     assert all(
-        re.match(r"round \d of 4 paired in \d+(\.\d)? m?s: s\d\d-s\d\d", line) for line in lines
+        re.match(r"round \d of 4 paired in \d+(\.\d)? m?s: s\d\d vs s\d\d, ", line)
+        for line in lines
     )
     stored = read_rounds(tmp_path / "results" / "swiss")
     assert stored is not None and stored.games_per_pairing == 1 and len(stored.rounds) == 4
@@ -144,7 +160,7 @@ def test_a_swiss_plays_its_rounds_and_ranks_by_score_and_tie_breaks(tmp_path: Pa
     standings = runner.invoke(app, ["standings", str(tmp_path / "results" / "swiss")])
     assert standings.exit_code == 0
     assert "Swiss: 4 rounds (12 matches)" in standings.stdout
-    assert "round 1: s00 " in standings.stdout
+    assert "round 1: s00 vs " in standings.stdout
     # The report shows the table and the rounds too.
     site = runner.invoke(
         app, ["report", str(tmp_path / "results" / "swiss"), "--out", str(tmp_path / "site")]

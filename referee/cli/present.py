@@ -26,7 +26,7 @@ from referee.cli.width import terminal_width
 from referee.errors import FaultKind
 from referee.games import Game, JointMove
 from referee.match import StepCallback
-from referee.plaintext import counted
+from referee.plaintext import counted, versus
 from referee.players import startup
 from referee.players.base import Player
 from referee.players.connection import ConnectedPlayer
@@ -259,8 +259,8 @@ class TournamentProgress(Observer):
 
 def round_line(round_: Round, rounds: int, seconds: float) -> str:
     """A Swiss round as it is paired: how long its pairing took, its pairs in their first
-    game's seats, and its bye."""
-    pairs = ", ".join(f"{first}-{second}" for first, second in round_.pairs)
+    game's seats (`ann vs bob, cat vs dan`), and its bye."""
+    pairs = ", ".join(versus(first, second) for first, second in round_.pairs)
     bye = f"; bye: {round_.bye}" if round_.bye else ""
     took = f"{seconds:.1f} s" if seconds >= 0.1 else f"{seconds * 1000:.0f} ms"
     return f"round {round_.number} of {rounds} paired in {took}: {pairs}{bye}"
@@ -271,7 +271,7 @@ def bracket_line(ties: Sequence[Tie], rounds: int) -> str:
     shown = ", ".join(
         f"({tie.high_seed}) {tie.high} bye"
         if tie.low is None
-        else f"({tie.high_seed}) {tie.high}-({tie.low_seed}) {tie.low}"
+        else versus(f"({tie.high_seed}) {tie.high}", f"({tie.low_seed}) {tie.low}")
         for tie in ties
     )
     number = ties[0].round

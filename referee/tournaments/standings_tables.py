@@ -21,7 +21,7 @@ from typing import Any
 from tabulate import MIN_PADDING, tabulate
 
 from referee.errors import FaultKind
-from referee.plaintext import fit
+from referee.plaintext import fit, versus
 from referee.plaintext import table as fitted_table
 from referee.tournaments.formats import Format
 from referee.tournaments.knockout import KnockoutStandings, round_name, tie_text
@@ -266,13 +266,13 @@ def rounds_text(swiss: SwissStandings) -> str:
 
 def pair_text(result: PairResult) -> str:
     """A pair of a Swiss's round: its points, or that it is to be played, or a bye for one
-    of them since the other has left."""
-    pair = f"{result.first} - {result.second}"
+    of them since the other has left: `ann vs bob 1.5-0.5`, the points in the players' order."""
+    pair = versus(result.first, result.second)
     if result.left is not None:
         return f"{pair} ({result.left} left: a bye)"
     if not result.games:
         return f"{pair} (to play)"
-    return f"{result.first} {result.points[0]:g}-{result.points[1]:g} {result.second}"
+    return f"{pair} {result.points[0]:g}-{result.points[1]:g}"
 
 
 def table(records: list[Record], style: str = "simple", width: int | None = None) -> str:
