@@ -19,10 +19,10 @@ from referee.records.transcript import Fault, Seat, Transcript, write_transcript
 from referee.tournaments.formats import Format
 from referee.tournaments.played import MatchResult
 from referee.tournaments.ratings import elo_of_score, pairwise
-from referee.tournaments.standings import compute
-from referee.tournaments.standings_tables import as_json, render
+from referee.tournaments.standings import PairRecord, compute, pair_line
+from referee.tournaments.standings_tables import as_json, pair_text_line, render
 from referee.tournaments.withdrawal import withdrawal
-from tests.support.tournaments import result
+from tests.support.tournaments import result, seeded, write_config
 
 runner = CliRunner()
 
@@ -90,6 +90,90 @@ def test_a_perfect_score_has_a_finite_pairwise_elo() -> None:
     expected = (400 * math.log10(13) + 400 * math.log10((1 - low) / low)) / 2
     assert estimate.margin == pytest.approx(expected, abs=0.1)
     assert pairwise(0, 0, 3).elo == pytest.approx(-estimate.elo)
+
+
+def normal_cdf(x: float) -> float:
+    return 0.5 * math.erfc(-x / math.sqrt(2))
+
+
+def played_pair(seed: int, first: float, second: float) -> list:
+    """A pair of ticblock matches of v-2 and v-1 (one seed, the seats swapped) in which v-2
+    scored `first` in its first seat and `second` in its second."""
+    goals = {1.0: (100, 0), 0.5: (50, 50), 0.0: (0, 100)}
+    one = result("ticblock", "v-2", "v-1", goals[first])
+    two = result("ticblock", "v-1", "v-2", goals[1 - second])
+    return [
+        replace(one, seed=seed, match_id=f"ticblock-r{seed}-v-2-vs-v-1"),
+        replace(two, seed=seed, match_id=f"ticblock-r{seed}-v-1-vs-v-2"),
+    ]
+
+
+# Five pairs for v-2: WW, WD, WL, DD, LD. Games: 4 won, 4 drawn, 2 lost, a score of 0.6.
+PAIRS = [(1, 1), (1, 0.5), (1, 0), (0.5, 0.5), (0, 0.5)]
+
+
+def test_a_two_player_field_has_the_pair_line_of_fastchess() -> None:
+    matches = [m for seed, (a, b) in enumerate(PAIRS, start=1) for m in played_pair(seed, a, b)]
+    standings = compute(matches)
+    pair = standings.pair
+    assert pair is not None and (pair.first, pair.second) == ("v-2", "v-1")
+    assert (pair.wins, pair.losses, pair.draws, pair.draw_ratio) == (4, 2, 4, 0.4)
+    # LL 0, LD 1, WL+DD 2, WD 1, WW 1.
+    assert pair.pentanomial == (0, 1, 2, 1, 1)
+    # By hand, from the pairs' scores per game 1/4, 1/2, 1/2, 3/4, 1: mean 0.6, so
+    # Elo = -400 log10(1/0.6 - 1) = 400 log10(3/2) = +70.4; variance
+    # (0.35^2 + 2 * 0.1^2 + 0.15^2 + 0.4^2) / 5 = 0.065, standard error sqrt(0.065 / 5)
+    # = 0.11402; LOS = Phi(0.1 / 0.11402) = Phi(0.8771) = 81.0%; the score's interval
+    # 0.6 -+ 1.96 * 0.11402 = 0.3765..0.8235 is Elo -87.6..+267.5, a margin of 177.6.
+    assert pair.elo.elo == pytest.approx(70.44, abs=0.01)
+    assert pair.los == pytest.approx(0.8098, abs=0.0005)
+    assert pair.elo.margin == pytest.approx(177.6, abs=0.1)
+    assert pair_text_line(pair) == (
+        "v-2 vs v-1: 10 games, W-L-D 4-2-4 (60.0%), Elo +70.4 +- 177.6 (95%), LOS 81.0%,"
+        " draw ratio 40.0%, Ptnml(0-2) [0, 1, 2, 1, 1]"
+    )
+    assert "Ptnml(0-2) [0, 1, 2, 1, 1]" in render(standings, Format.TABLE)
+    data = as_json(standings)["pair"]
+    assert data["players"] == ["v-2", "v-1"] and data["pentanomial"] == [0, 1, 2, 1, 1]
+    assert (data["elo"], data["elo_margin"], data["los"]) == (70.4, 177.6, 0.8098)
+    # A field of three has no pair line.
+    assert compute(RESULTS).pair is None and as_json(compute(RESULTS))["pair"] is None
+
+
+def test_without_a_whole_pair_the_line_is_of_the_games() -> None:
+    # 6 wins, 2 draws, 2 losses and no pair: the trinomial, as cutechess has it.
+    line = pair_line("a", "b", PairRecord(6, 2, 2), (0, 0, 0, 0, 0))
+    assert line.pentanomial is None
+    # LOS = Phi((W - L) / sqrt(W + L)) = Phi(4 / sqrt(8)) = Phi(1.4142) = 92.1%.
+    assert line.los == pytest.approx(0.9214, abs=0.0001)
+    assert line.elo.elo == pytest.approx(400 * math.log10(0.7 / 0.3), abs=0.01)
+    assert "Ptnml" not in pair_text_line(line)
+
+
+def test_a_pair_counts_the_matches_in_any_order_and_waits_for_its_other_half() -> None:
+    matches = [m for seed, (a, b) in enumerate(PAIRS, start=1) for m in played_pair(seed, a, b)]
+    standings = compute(list(reversed(matches[:-1])))
+    pair = standings.pair
+    assert pair is not None and pair.games == 9
+    # The last pair is not whole: four pairs, WW, WD, WL, DD.
+    assert pair.pentanomial == (0, 0, 2, 1, 1)
+
+
+def test_a_run_of_two_players_ends_with_its_pair_line(tmp_path: Path) -> None:
+    path = write_config(
+        tmp_path, {"new-v2": seeded(1), "old-v1": seeded(2)}, "[ticblock]", "rounds: 3\n"
+    )
+    run = runner.invoke(app, ["tournament", str(path)])
+    assert run.exit_code == 0, run.output
+    assert "Pair: the first player's results" in run.stdout
+    directory = tmp_path / "results" / "cup"
+    data = json.loads(runner.invoke(app, ["standings", str(directory), "--json"]).stdout)
+    pair = data["pair"]
+    assert pair["games"] == 6 and sum(pair["pentanomial"]) == 3
+    line = next(line for line in run.stdout.splitlines() if line.startswith(pair["players"][0]))
+    wins, losses, draws = pair["wins"], pair["losses"], pair["draws"]
+    assert f": 6 games, W-L-D {wins}-{losses}-{draws} (" in line
+    assert f"Ptnml(0-2) {pair['pentanomial']}" in line
 
 
 def test_formats() -> None:

@@ -40,7 +40,7 @@ from referee.tournaments.runner import Observer
 from referee.tournaments.schedule import ScheduledMatch
 from referee.tournaments.sprt import SprtStatus, Verdict
 from referee.tournaments.standings import Tally, pairings
-from referee.tournaments.standings_tables import progress_text, table
+from referee.tournaments.standings_tables import pair_text_line, progress_text, table
 from referee.tournaments.swiss import Round
 from referee.validate import Report
 from referee.validate.text import report_text
@@ -210,6 +210,8 @@ class TournamentProgress(Observer):
             standings = self.tally.standings(self.config.anchor, self.total)
             self._print(f"standings after {progress_text(standings)}:")
             self._print(table(standings.overall, width=terminal_width()))
+            if standings.pair is not None:
+                self._print(pair_text_line(standings.pair))
 
     def replaced(self, problem: str) -> None:
         self._print(f"will play again: {problem}")

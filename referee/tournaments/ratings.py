@@ -89,6 +89,21 @@ def score_elo(counts: Mapping[float, float]) -> Estimate:
     return Estimate(elo_of_score(mean), (high - low) / 2)
 
 
+def score_los(counts: Mapping[float, float]) -> float:
+    """The likelihood that a player is the stronger from how many results had each score (0
+    to 1), as fastchess computes it for pairs of games: Phi((mean - 1/2) / standard error),
+    the standard error the results' standard deviation over the square root of their
+    number; 0.5 with no results, and 0 or 1 where they do not vary."""
+    total = sum(counts.values())
+    if total <= 0:
+        return 0.5
+    mean = sum(score * n for score, n in counts.items()) / total
+    variance = sum(n * (score - mean) ** 2 for score, n in counts.items()) / total
+    if variance <= 0:
+        return 0.5 if mean == 0.5 else float(mean > 0.5)
+    return normal_cdf((mean - 0.5) / math.sqrt(variance / total))
+
+
 def pairwise(wins: float, draws: float, losses: float) -> Estimate:
     """The Elo of one player against another from their wins, draws and losses."""
     return score_elo({1.0: wins, 0.5: draws, 0.0: losses})

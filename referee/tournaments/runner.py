@@ -62,8 +62,8 @@ from referee.tournaments.schedule import (
     schedule,
     swiss_matches,
 )
-from referee.tournaments.sprt import SprtStatus, Verdict
-from referee.tournaments.standings import SprtPairs, compute, read_results
+from referee.tournaments.sprt import SprtStatus, Verdict, judged
+from referee.tournaments.standings import GamePairs, compute, read_results
 from referee.tournaments.swiss import Paired, Round, pair, past_of, read_rounds, write_rounds
 from referee.tournaments.withdrawal import withdrawal, withdrawn_players
 
@@ -472,7 +472,7 @@ async def _play(
     for problem in found.unreadable:
         observer.replaced(problem)
     finished = list(found.done) if keep else []
-    tested = SprtPairs(config.players[0].name) if config.sprt is not None else None
+    tested = GamePairs() if config.sprt is not None else None
     if tested is not None:
         for done in found.done:
             tested.add(done)
@@ -481,7 +481,7 @@ async def _play(
         """Where the SPRT stands, told to the observer; its verdict once it has one."""
         if config.sprt is None or tested is None:
             return None
-        status = tested.status(config.sprt)
+        status = judged(config.sprt, tested.of(config.players[0].name))
         observer.tested(status)
         return None if status.verdict is Verdict.RUNNING else status.verdict
 

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
-from referee.tournaments.ratings import Estimate, score_elo
+from referee.tournaments.ratings import Estimate, score_elo, score_los
 
 # A pair's score per game: its two results' sum, halved. Bins in this order.
 PAIR_SCORES = (0.0, 0.25, 0.5, 0.75, 1.0)
@@ -74,7 +74,7 @@ class SprtStatus:
     """The test after some pairs: their pentanomial, the LLR, the verdict, the Elo estimate."""
 
     settings: SprtSettings
-    pentanomial: tuple[int, int, int, int, int]
+    pentanomial: Pentanomial
     llr: float
     verdict: Verdict
     elo: Estimate
@@ -84,12 +84,32 @@ class SprtStatus:
         return sum(self.pentanomial)
 
 
-def pentanomial(pairs: Iterable[tuple[float, float]]) -> tuple[int, int, int, int, int]:
+Pentanomial = tuple[int, int, int, int, int]
+
+
+def pair_bin(first: float, second: float) -> int:
+    """The bin of a pair whose two results (points, 0 to 1) are these: 0 for LL up to 4 for
+    WW."""
+    return round(2 * (first + second))
+
+
+def pentanomial(pairs: Iterable[tuple[float, float]]) -> Pentanomial:
     """How many pairs scored 0, 1/2, 1, 3/2 and 2 for the tested player (from its two results)."""
     bins = [0] * 5
     for first, second in pairs:
-        bins[round(2 * (first + second))] += 1
+        bins[pair_bin(first, second)] += 1
     return (bins[0], bins[1], bins[2], bins[3], bins[4])
+
+
+def pair_elo(counts: Sequence[int]) -> Estimate:
+    """The Elo difference, with its 95% margin, from a pentanomial: the pairwise Elo of the
+    pairs' scores (`ratings.score_elo`), as fastchess computes it for paired openings."""
+    return score_elo(dict(zip(PAIR_SCORES, map(float, counts), strict=True)))
+
+
+def pair_los(counts: Sequence[int]) -> float:
+    """The likelihood of superiority from a pentanomial (`ratings.score_los` of the pairs)."""
+    return score_los(dict(zip(PAIR_SCORES, map(float, counts), strict=True)))
 
 
 def expected_score(elo: float) -> float:
@@ -134,12 +154,15 @@ def _most_likely(frequency: Sequence[float], score: float) -> list[float]:
 
 def status(settings: SprtSettings, pairs: Iterable[tuple[float, float]]) -> SprtStatus:
     """The test after these pairs (each the tested player's two results)."""
-    counts = pentanomial(pairs)
+    return judged(settings, pentanomial(pairs))
+
+
+def judged(settings: SprtSettings, counts: Pentanomial) -> SprtStatus:
+    """The test after pairs whose pentanomial is `counts`."""
     ratio = llr(counts, settings.elo0, settings.elo1)
     verdict = Verdict.RUNNING
     if ratio >= settings.upper:
         verdict = Verdict.H1
     elif ratio <= settings.lower:
         verdict = Verdict.H0
-    elo = score_elo(dict(zip(PAIR_SCORES, map(float, counts), strict=True)))
-    return SprtStatus(settings, counts, ratio, verdict, elo)
+    return SprtStatus(settings, counts, ratio, verdict, pair_elo(counts))

@@ -23,8 +23,24 @@ from referee.records.transcript import Fault, Transcript, read_signed, transcrip
 from referee.tournaments.knockout import Bracket, KnockoutStandings
 from referee.tournaments.knockout import standings as knockout_standings
 from referee.tournaments.played import MatchResult, Played
-from referee.tournaments.ratings import Pairing, Rating, fit, points
-from referee.tournaments.sprt import SprtSettings, SprtStatus, status
+from referee.tournaments.ratings import (
+    Estimate,
+    Pairing,
+    Rating,
+    fit,
+    pairwise,
+    pairwise_los,
+    points,
+)
+from referee.tournaments.sprt import (
+    Pentanomial,
+    SprtSettings,
+    SprtStatus,
+    judged,
+    pair_bin,
+    pair_elo,
+    pair_los,
+)
 from referee.tournaments.swiss import Paired, SwissStandings
 from referee.tournaments.swiss import standings as swiss_standings
 from referee.tournaments.withdrawal import is_withdrawal
@@ -93,6 +109,48 @@ class PairRecord(_Results):
 
 
 @dataclass(frozen=True)
+class PairLine:
+    """The result of a two-player run, as fastchess prints it: the first player's wins,
+    draws and losses against the second, its Elo difference with the 95% margin and its
+    likelihood of superiority (LOS), from its pairs of games (one opening, the seats
+    swapped) where it has played any, whose pentanomial is then given, else from its games."""
+
+    first: str
+    second: str
+    wins: int
+    draws: int
+    losses: int
+    elo: Estimate
+    los: float
+    # LL, LD, WL+DD, WD, WW: the pairs that scored 0, 1/2, 1, 3/2, 2 (None: no pair whole).
+    pentanomial: Pentanomial | None
+
+    @property
+    def games(self) -> int:
+        return self.wins + self.draws + self.losses
+
+    @property
+    def score(self) -> float:
+        return (self.wins + self.draws / 2) / self.games if self.games else 0.0
+
+    @property
+    def draw_ratio(self) -> float:
+        """The games drawn, of all games."""
+        return self.draws / self.games if self.games else 0.0
+
+
+def pair_line(first: str, second: str, record: PairRecord, counts: Pentanomial) -> PairLine:
+    """`first`'s result against `second`: its games' `record`, and the pentanomial of its
+    pairs (`counts`), from which Elo and LOS are reckoned where there is a pair."""
+    if sum(counts):
+        elo, los, penta = pair_elo(counts), pair_los(counts), counts
+    else:
+        elo = pairwise(record.wins, record.draws, record.losses)
+        los, penta = pairwise_los(record.wins, record.losses), None
+    return PairLine(first, second, record.wins, record.draws, record.losses, elo, los, penta)
+
+
+@dataclass(frozen=True)
 class FirstFault:
     """How often a player made one kind of fault, and the first one: its match, the fault
     as recorded (its seat, step and detail), and the log of the seat."""
@@ -123,6 +181,9 @@ class Standings:
     anchor: str | None = None
     swiss: SwissStandings | None = None
     knockout: KnockoutStandings | None = None
+    # The result of a field of two players, the SPRT's tested player (else the one ranked
+    # first) against the other.
+    pair: PairLine | None = None
 
 
 def pairings(match: Played) -> Iterator[tuple[str, str, float]]:
@@ -172,7 +233,8 @@ class Tally:
         self._fault_counts: Counter[tuple[str, FaultKind]] = Counter()
         self._first_faults: dict[tuple[str, FaultKind], tuple[_Began, str, Fault, str | None]] = {}
         self._withdrawn: set[str] = set()
-        self._sprt = SprtPairs(sprt_tested) if sprt_tested is not None else None
+        self._tested = sprt_tested
+        self._game_pairs = GamePairs()
         self.kept: list[MatchResult] | None = [] if keep else None
 
     def add(self, match: Played) -> None:
@@ -209,8 +271,7 @@ class Tally:
                 total.games += 1
                 total.points += scored
         self._count_faults(match, began)
-        if self._sprt is not None:
-            self._sprt.add(match)
+        self._game_pairs.add(match)
 
     def _count_faults(self, match: Played, began: _Began) -> None:
         seats = {seat.role: seat for seat in match.seats}
@@ -256,11 +317,23 @@ class Tally:
                 for key in sorted(self._fault_counts)
             ],
             scheduled=scheduled,
-            sprt=self._sprt.status(sprt) if self._sprt is not None and sprt else None,
+            sprt=judged(sprt, self._game_pairs.of(self._tested))
+            if self._tested is not None and sprt
+            else None,
             anchor=anchor,
             swiss=swiss_standings(swiss, kept, elo) if swiss else None,
             knockout=knockout_standings(knockout, kept) if knockout else None,
+            pair=self._pair_line(ranked),
         )
+
+    def _pair_line(self, ranked: list[str]) -> PairLine | None:
+        """The result of a field of two players: the tested one's, else the first ranked's."""
+        if len(ranked) != 2:
+            return None
+        first = self._tested if self._tested in ranked else ranked[0]
+        (second,) = set(ranked) - {first}
+        record = self._pairs[first].get(second) or PairRecord()
+        return pair_line(first, second, record, self._game_pairs.of(first, second))
 
     def _game_records(self) -> Iterator[Record]:
         for records in self._by_game.values():
@@ -336,31 +409,55 @@ def ranks_by_goal(records: Iterable[Record]) -> bool:
     return any(record.many_roles for record in records)
 
 
-class SprtPairs:
-    """The tested player's two results in each pair whose two matches are complete, counted
-    as the matches come.
+class GamePairs:
+    """The pairs of matches of two players, counted as the matches come: a pair is the two
+    matches of one game with one seed (one opening), the seats swapped. Each whole pair is
+    counted in its players' pentanomial; a match waits, kept as its first seat and its
+    points, only until the other of its pair comes. So it keeps five counts per two players
+    who met, and the matches of pairs not yet whole.
 
-    A pair is the matches of one game with one seed and the same two players (the seats
-    swapped); its results are the tested player's points in each.
-    """
+    A pairing of more games than two (a Swiss's, a knockout's tie) has one seed for all of
+    them: each match is paired with one of the other seating that is waiting."""
 
-    def __init__(self, tested: str) -> None:
-        self.tested = tested
-        self._found: dict[tuple[str, int, frozenset[str]], list[float]] = defaultdict(list)
+    def __init__(self) -> None:
+        # (the name that sorts first, the other) -> the pentanomial of the first.
+        self._counts: dict[tuple[str, str], list[int]] = {}
+        # (game, seed, the two names sorted) -> each waiting match's first seat and the
+        # points of the name that sorts first.
+        self._waiting: dict[tuple[str, int, str, str], list[tuple[str, float]]] = {}
 
     def add(self, match: Played) -> None:
         if not match.complete:
             return
-        players = frozenset(seat.player for seat in match.seats) - {CHANCE_NAME}
-        for player, _, scored in pairings(match):
-            if player == self.tested:
-                self._found[(match.game, match.seed, players)].append(scored)
+        goals = match.goals
+        assert goals is not None
+        seats = [seat for seat in match.seats if seat.player != CHANCE_NAME]
+        if len(seats) != 2 or seats[0].player == seats[1].player:
+            return
+        one, two = sorted(seats, key=lambda seat: seat.player)
+        scored = points(goals[one.role], goals[two.role])
+        key = (match.game, match.seed, one.player, two.player)
+        waiting = self._waiting.setdefault(key, [])
+        seated = seats[0].player
+        partner = next((i for i, (first, _) in enumerate(waiting) if first != seated), None)
+        if partner is None:
+            waiting.append((seated, scored))
+            return
+        _, other = waiting.pop(partner)
+        if not waiting:
+            del self._waiting[key]
+        counts = self._counts.setdefault((one.player, two.player), [0] * 5)
+        counts[pair_bin(scored, other)] += 1
 
-    def pairs(self) -> list[tuple[float, float]]:
-        return [(found[0], found[1]) for found in self._found.values() if len(found) == 2]
-
-    def status(self, settings: SprtSettings) -> SprtStatus:
-        return status(settings, self.pairs())
+    def of(self, player: str | None, opponent: str | None = None) -> Pentanomial:
+        """The pentanomial of `player`'s pairs against `opponent`, or against everyone."""
+        total = [0] * 5
+        for (one, two), counts in self._counts.items():
+            if player not in (one, two) or (opponent is not None and opponent not in (one, two)):
+                continue
+            for index, count in enumerate(counts if player == one else counts[::-1]):
+                total[index] += count
+        return (total[0], total[1], total[2], total[3], total[4])
 
 
 def read_results(

@@ -29,6 +29,7 @@ from referee.tournaments.ratings import pairwise, pairwise_los
 from referee.tournaments.sprt import SprtStatus, Verdict
 from referee.tournaments.standings import (
     FirstFault,
+    PairLine,
     PairRecord,
     Record,
     Standings,
@@ -138,6 +139,8 @@ def _text(standings: Standings, style: str, width: int | None) -> str:
         heading(f"Standings: all games ({progress_text(standings)}; Elo with {anchored})"),
         table(standings.overall, style, width),
     ]
+    if standings.pair is not None:
+        blocks += [heading(PAIR_HEADING), lines(pair_text_line(standings.pair))]
     if len(standings.by_game) > 1:
         for game, records in standings.by_game.items():
             blocks += [heading(game), table(records, style, width)]
@@ -369,6 +372,42 @@ def sprt_text(sprt: SprtStatus) -> str:
     )
 
 
+PAIR_HEADING = (
+    "Pair: the first player's results against the second; Elo and LOS from its pairs of"
+    " games (one opening, the seats swapped) where it has any, else from its games;"
+    " Ptnml(0-2): the pairs that scored 0, 1/2, 1, 3/2, 2 (LL, LD, WL+DD, WD, WW)"
+)
+
+
+def pair_text_line(pair: PairLine) -> str:
+    """`v2 vs v1: 200 games, W-L-D 80-74-46 (51.5%), Elo +10.4 +- 20.1 (95%), LOS 84.5%, draw
+    ratio 23.0%, Ptnml(0-2) [5, 20, 40, 25, 10]`: a two-player run's result, as fastchess
+    gives it (the pentanomial only where a pair of games is whole)."""
+    penta = "" if pair.pentanomial is None else f", Ptnml(0-2) {list(pair.pentanomial)}"
+    return (
+        f"{versus(pair.first, pair.second)}: {pair.games} games,"
+        f" W-L-D {pair.wins}-{pair.losses}-{pair.draws} ({100 * pair.score:.1f}%),"
+        f" Elo {pair.elo.elo:+.1f} +- {pair.elo.margin:.1f} (95%),"
+        f" LOS {100 * pair.los:.1f}%, draw ratio {100 * pair.draw_ratio:.1f}%{penta}"
+    )
+
+
+def _pair_line_json(pair: PairLine) -> dict[str, Any]:
+    return {
+        "players": [pair.first, pair.second],
+        "games": pair.games,
+        "wins": pair.wins,
+        "losses": pair.losses,
+        "draws": pair.draws,
+        "score": round(pair.score, 4),
+        "elo": round(pair.elo.elo, 1),
+        "elo_margin": round(pair.elo.margin, 1),
+        "los": round(pair.los, 4),
+        "draw_ratio": round(pair.draw_ratio, 4),
+        "pentanomial": None if pair.pentanomial is None else list(pair.pentanomial),
+    }
+
+
 def _wdl(record: PairRecord | None) -> str:
     if record is None:
         return "-"
@@ -499,6 +538,7 @@ def as_json(standings: Standings) -> dict[str, Any]:
             row: {col: _pair_json(record) for col, record in cols.items()}
             for row, cols in standings.head_to_head.items()
         },
+        "pair": _pair_line_json(standings.pair) if standings.pair else None,
         "sprt": _sprt_json(standings.sprt) if standings.sprt else None,
         "swiss": _swiss_json(standings.swiss) if standings.swiss else None,
         "knockout": _knockout_json(standings.knockout) if standings.knockout else None,
