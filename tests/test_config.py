@@ -51,6 +51,24 @@ ERRORS = {
         3,
         "challengers: only a gauntlet has challengers (format: gauntlet)",
     ),
+    "tie-breaks of a round robin": (
+        "name: t\ngames: [quad]\ntiebreaks: [buchholz]\n" + PLAYERS,
+        3,
+        "tiebreaks: only a Swiss ranks equal scores by tie-breaks (format: swiss); a"
+        " knockout's drawn tie: tiebreak",
+    ),
+    "a tie-break named twice": (
+        "name: t\ngames: [quad]\nformat: swiss\ntiebreaks:\n  - median-buchholz\n"
+        "  - median-buchholz\n" + PLAYERS,
+        6,
+        "tiebreaks[1]: median-buchholz is named twice",
+    ),
+    "a tie-break of no kind": (
+        "name: t\ngames: [quad]\nformat: swiss\ntiebreaks: [buchholz-cut-2]\n" + PLAYERS,
+        4,
+        "tiebreaks[0]: must be 'buchholz', 'buchholz-cut-1', 'median-buchholz' or"
+        " 'sonneborn-berger', got 'buchholz-cut-2'",
+    ),
     "a gauntlet of challengers only": (
         "name: t\ngames: [quad]\nformat: gauntlet\nchallengers: 2\n" + PLAYERS,
         4,

@@ -11,6 +11,7 @@ import subprocess
 import sys
 import time
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -18,10 +19,27 @@ from typer.testing import CliRunner
 
 from referee.cli import app
 from referee.cli.present import round_line
-from referee.tournaments.standings_tables import pair_text
-from referee.tournaments.swiss import FIRST, SECOND, PairResult, Past, Round, pair, read_rounds
+from referee.records.transcript import tournament_match_id
+from referee.tournaments.formats import Format
+from referee.tournaments.standings import Standings
+from referee.tournaments.standings_tables import crosstable_rows, pair_text, render
+from referee.tournaments.swiss import (
+    FIRST,
+    SECOND,
+    Paired,
+    PairResult,
+    Past,
+    Round,
+    SwissStandings,
+    Tiebreak,
+    pair,
+    read_rounds,
+    standings,
+    table,
+)
 from tests.support.paths import ROOT
 from tests.support.swiss_reference import play_round
+from tests.support.tournaments import result
 
 runner = CliRunner()
 LINE_BOT = ROOT / "benchmarks" / "bots" / "line_bot.py"
@@ -101,6 +119,98 @@ def test_pairings_of_hyphenated_names_read_one_way() -> None:
     assert pair_text(played) == "mcts-a-c-1 vs mcts-b-c-2 0-2"
 
 
+# A Swiss of five players, one game a pairing, three rounds, worked by hand (1: a win for
+# the first named, 0.5: a draw):
+#   round 1: a-1 1-0 b-2, c-3 0.5 d-4, bye e-5
+#   round 2: a-1 1-0 c-3, e-5 1-0 b-2, bye d-4
+#   round 3: e-5 0.5 a-1, b-2 0-1 d-4, bye c-3
+# Scores: a-1 2.5, b-2 0, c-3 1.5 (a bye is the pairing's 1 point), d-4 2.5, e-5 2.5.
+ROUNDS = [
+    Round(1, (("a-1", "b-2"), ("c-3", "d-4")), "e-5"),
+    Round(2, (("a-1", "c-3"), ("e-5", "b-2")), "d-4"),
+    Round(3, (("e-5", "a-1"), ("b-2", "d-4")), "c-3"),
+]
+GOALS = {1.0: (100, 0), 0.5: (50, 50), 0.0: (0, 100)}
+FIRSTS = [[1.0, 0.5], [1.0, 1.0], [0.5, 0.0]]
+
+
+def hand_swiss(tiebreaks: tuple[Tiebreak, ...]) -> SwissStandings:
+    played = [
+        replace(
+            result("quad", a, b, GOALS[FIRSTS[r.number - 1][index]]),
+            match_id=tournament_match_id("quad", r.number, (a, b)),
+        )
+        for r in ROUNDS
+        for index, (a, b) in enumerate(r.pairs)
+    ]
+    return standings(Paired(1, tuple(ROUNDS)), played, {}, tiebreaks)
+
+
+def test_buchholz_its_cut_1_and_median_by_hand() -> None:
+    swiss = hand_swiss((Tiebreak.BUCHHOLZ, Tiebreak.SONNEBORN_BERGER))
+    rows = {row.player: row for row in swiss.rows}
+    # Each round's opponent's score; a round not played (a bye), the player's own:
+    #   a-1: b-2 0, c-3 1.5, e-5 2.5         b-2: a-1 2.5, e-5 2.5, d-4 2.5
+    #   c-3: d-4 2.5, a-1 2.5, bye 1.5       d-4: c-3 1.5, bye 2.5, b-2 0
+    #   e-5: bye 2.5, b-2 0, a-1 2.5
+    # Buchholz: their sum; Cut-1 less the lowest; median less the highest and the lowest.
+    expected = {
+        "a-1": (4, 4, 1.5),
+        "b-2": (7.5, 5, 2.5),
+        "c-3": (6.5, 5, 2.5),
+        "d-4": (4, 4, 1.5),
+        "e-5": (5, 5, 2.5),
+    }
+    found = {
+        name: (row.buchholz, row.buchholz_cut_1, row.median_buchholz) for name, row in rows.items()
+    }
+    assert found == expected
+    # Sonneborn-Berger: a-1 1 * 0 + 1 * 1.5 + 0.5 * 2.5; d-4 0.5 * 1.5 + 1 * 0.
+    assert (rows["a-1"].sonneborn_berger, rows["d-4"].sonneborn_berger) == (2.75, 0.75)
+    # 2.5 points each: e-5 on Buchholz, then a-1 over d-4 on Sonneborn-Berger.
+    assert [row.player for row in swiss.rows] == ["e-5", "a-1", "d-4", "c-3", "b-2"]
+    # Ranked by the median Buchholz alone: a-1 and d-4 stay equal, and the name decides.
+    median = hand_swiss((Tiebreak.MEDIAN_BUCHHOLZ,))
+    assert [row.player for row in median.rows][:3] == ["e-5", "a-1", "d-4"]
+
+
+def test_the_tie_breaks_chosen_decide_the_order() -> None:
+    past = Past(rounds=3)
+    scores = {"x": 2, "y": 2, "p": 0, "q": 3, "r": 3, "s": 2, "t": 2, "u": 2.5}
+    past.scores.update(scores)
+    for number, (mine, yours) in enumerate([("p", "s"), ("q", "t"), ("r", "u")], start=1):
+        past.opponents["x"][number] = mine
+        past.opponents["y"][number] = yours
+    # x met 0, 3, 3: Buchholz 6, Cut-1 6, median 3; y met 2, 2, 2.5: 6.5, 4.5, 2.
+    by = {t: [row.player for row in table(past, ["x", "y"], {}, (t,))] for t in Tiebreak}
+    assert by[Tiebreak.BUCHHOLZ] == ["y", "x"]
+    assert by[Tiebreak.BUCHHOLZ_CUT_1] == by[Tiebreak.MEDIAN_BUCHHOLZ] == ["x", "y"]
+
+
+def test_the_crosstable_gives_each_round_opponent_seat_and_points() -> None:
+    swiss = hand_swiss((Tiebreak.BUCHHOLZ_CUT_1, Tiebreak.MEDIAN_BUCHHOLZ))
+    # Ranked e-5 (Cut-1 5), a-1 and d-4 (Cut-1 4, median 1.5: by name), c-3, b-2.
+    assert crosstable_rows(swiss) == [
+        ["1", "e-5", "2.5", "bye 1", "#5 1st 1", "#2 1st 0.5"],
+        ["2", "a-1", "2.5", "#5 1st 1", "#4 1st 1", "#1 2nd 0.5"],
+        ["3", "d-4", "2.5", "#4 2nd 0.5", "bye 1", "#5 2nd 1"],
+        ["4", "c-3", "1.5", "#3 1st 0.5", "#2 2nd 0", "bye 1"],
+        ["5", "b-2", "0", "#2 2nd 0", "#1 2nd 0", "#3 1st 0"],
+    ]
+    cell = swiss.crosstable[1].rounds[0]
+    assert cell is not None and cell.matches == ("quad-r1-a-1-vs-b-2",)
+    text = render_swiss(swiss)
+    assert "Bu Cut-1" in text and "median Bu" in text and "S-B" not in text
+    crosstable = text.split("Crosstable\n", 1)[1].split("\n\nRounds", 1)[0]
+    lines = crosstable.splitlines()
+    assert lines[-7].split()[1:] == ["player", "score", "r1", "r2", "r3"]
+    assert " ".join(lines[-4].split()) == "2 a-1 2.5 #5 1st 1 #4 1st 1 #1 2nd 0.5"
+
+
+def render_swiss(swiss: SwissStandings) -> str:
+    return render(Standings([], {}, {}, 0, swiss=swiss), Format.TABLE)
+
+
 def swiss_config(tmp_path: Path, players: int, rounds: int, games: int, seed: int = 3) -> Path:
     entries = "".join(
         f"  - {{name: s{n:02d}, command: {sys.executable} {LINE_BOT} {n / (players - 1):.3f}}}\n"
@@ -118,6 +228,7 @@ def swiss_config(tmp_path: Path, players: int, rounds: int, games: int, seed: in
 @pytest.mark.usefixtures("every_transcript_verifies")
 def test_a_swiss_plays_its_rounds_and_ranks_by_score_and_tie_breaks(tmp_path: Path) -> None:
     path = swiss_config(tmp_path, players=7, rounds=4, games=1)
+    path.write_text(path.read_text() + "tiebreaks: [buchholz-cut-1, median-buchholz]\n")
     result = runner.invoke(app, ["tournament", str(path), "--json"])
     assert result.exit_code == 0, result.output
     lines = [line for line in result.stderr.splitlines() if line.startswith("round ")]
@@ -137,19 +248,38 @@ def test_a_swiss_plays_its_rounds_and_ranks_by_score_and_tie_breaks(tmp_path: Pa
     table = swiss["table"]
     # Every game is a point shared; a bye is a point.
     assert sum(row["score"] for row in table) == 4 * 3 + 4
-    keys = [(-r["score"], -r["buchholz"], -r["sonneborn_berger"]) for r in table]
+    assert swiss["tiebreaks"] == ["buchholz-cut-1", "median-buchholz"]
+    keys = [(-r["score"], -r["buchholz_cut_1"], -r["median_buchholz"]) for r in table]
     assert keys == sorted(keys)
     scores = {row["player"]: row["score"] for row in table}
     for row in table:
-        opponents = {
-            other
+        name = row["player"]
+        # Each round's opponent's score; a bye's, the player's own.
+        met = [
+            next(
+                (
+                    scores[o]
+                    for p in r["pairs"]
+                    for o in p["players"]
+                    if name in p["players"] and o != name
+                ),
+                row["score"],
+            )
             for r in swiss["rounds"]
-            for p in r["pairs"]
-            if row["player"] in p["players"]
-            for other in p["players"]
-            if other != row["player"]
-        }
-        assert row["buchholz"] == sum(scores[o] for o in opponents)
+        ]
+        assert row["buchholz"] == sum(met)
+        assert row["buchholz_cut_1"] == sum(sorted(met)[1:])
+        assert row["median_buchholz"] == sum(sorted(met)[1:-1])
+    # The crosstable: each player's four rounds, its opponent and seat as the rounds say.
+    crossed = {row["player"]: row["rounds"] for row in swiss["crosstable"]}
+    assert [row["player"] for row in swiss["crosstable"]] == [row["player"] for row in table]
+    for r in swiss["rounds"]:
+        for p in r["pairs"]:
+            (first, second), number = p["players"], r["round"] - 1
+            assert crossed[first][number]["opponent"] == second
+            assert (crossed[first][number]["seat"], crossed[second][number]["seat"]) == (1, 2)
+            assert crossed[first][number]["points"] == p["points"][0]
+        assert crossed[r["bye"]][r["round"] - 1]["opponent"] is None
     seats = Counter()
     for transcript in (tmp_path / "results" / "swiss").glob("*.json"):
         data = json.loads(transcript.read_text())
@@ -161,6 +291,7 @@ def test_a_swiss_plays_its_rounds_and_ranks_by_score_and_tie_breaks(tmp_path: Pa
     assert standings.exit_code == 0
     assert "Swiss: 4 rounds (12 matches)" in standings.stdout
     assert "round 1: s00 vs " in standings.stdout
+    assert "Bu Cut-1" in standings.stdout and "Crosstable" in standings.stdout
     # The report shows the table and the rounds too.
     site = runner.invoke(
         app, ["report", str(tmp_path / "results" / "swiss"), "--out", str(tmp_path / "site")]
@@ -168,6 +299,10 @@ def test_a_swiss_plays_its_rounds_and_ranks_by_score_and_tie_breaks(tmp_path: Pa
     assert site.exit_code == 0, site.output
     index = (tmp_path / "site" / "index.html").read_text()
     assert '<table class="swiss">' in index and index.count('<tr class="round">') == 4
+    # Each game of the crosstable links to its match's page.
+    crosstable = index.split('<table class="crosstable">', 1)[1].split("</table>", 1)[0]
+    links = re.findall(r'href="matches/([^"]+)"', crosstable)
+    assert len(links) == 2 * 12 and all((tmp_path / "site" / "matches" / f).exists() for f in links)
 
 
 def test_kill_9_in_a_round_then_the_same_command_ends_as_an_uninterrupted_run(

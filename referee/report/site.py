@@ -38,13 +38,16 @@ from referee.tournaments.results import directory_standings, read_info
 from referee.tournaments.standings import Record, Standings
 from referee.tournaments.standings_tables import COLUMNS as STANDINGS_COLUMNS
 from referee.tournaments.standings_tables import (
+    CROSSTABLE_CAPTION,
     NUMERIC,
-    SWISS_COLUMNS,
     as_json,
+    cross_cell,
+    crosstable_columns,
     elo_text,
     pair_text,
     ranking,
     rows,
+    swiss_columns,
     swiss_ranking,
     swiss_rows,
 )
@@ -314,6 +317,7 @@ def index_page(
         parts += ["<h2>Bracket</h2>", bracket_chart(data["knockout"]), _finishes(data["knockout"])]
     if standings.swiss is not None:
         parts += ["<h2>Swiss</h2>", _swiss(standings.swiss)]
+        parts += ["<h2>Crosstable</h2>", crosstable(standings.swiss, listing.pages)]
     parts += ["<h2>Standings</h2>", _standings(standings.overall)]
     parts += ["<h2>Ratings</h2>", ratings_chart(data["overall"])]
     for game_id, records in sorted(standings.by_game.items()):
@@ -343,8 +347,9 @@ def _standings(records: list[Record]) -> str:
 
 def _swiss(swiss: SwissStandings) -> str:
     """The Swiss table as the command line has it, then each round's pairs."""
-    numeric = [True, False, True, True, True, True, True, True]
-    ranked = table(SWISS_COLUMNS, swiss_rows(swiss), numeric, ' class="swiss"')
+    columns = swiss_columns(swiss)
+    numeric = [column != "player" for column in columns]
+    ranked = table(columns, swiss_rows(swiss), numeric, ' class="swiss"')
     lines = "".join(
         f'<tr class="round"><td class="number">{played.number}</td>'
         f"<td>{escape(', '.join(pair_text(result) for result in results))}</td>"
@@ -357,6 +362,38 @@ def _swiss(swiss: SwissStandings) -> str:
     )
     caption = f'<p class="note">{escape(swiss_ranking(swiss))}</p>'
     return f"{caption}\n{ranked}\n<h2>Rounds</h2>\n{rounds}"
+
+
+def crosstable(swiss: SwissStandings, pages: set[str]) -> str:
+    """The crosstable as the command line has it, each cell's games linked to their pages
+    (those of `pages`, the match pages written), numbered in the order they are played."""
+    rank = {row.player: number for number, row in enumerate(swiss.crosstable, start=1)}
+    lines = []
+    for number, row in enumerate(swiss.crosstable, start=1):
+        cells = []
+        for cell in row.rounds:
+            links = [
+                f'<a href="{MATCHES}/{escape(quote(f"{match_id}.html"))}"'
+                f' title="{escape(match_id)}">g{game}</a>'
+                for game, match_id in enumerate(cell.matches if cell else (), start=1)
+                if f"{match_id}.html" in pages
+            ]
+            games = f' <span class="games">{" ".join(links)}</span>' if links else ""
+            cells.append(f"<td>{escape(cross_cell(cell, rank))}{games}</td>")
+        lines.append(
+            f'<tr><td class="number">{number}</td><td>{escape(row.player)}</td>'
+            f'<td class="number">{row.score:g}</td>{"".join(cells)}</tr>\n'
+        )
+    head = "".join(
+        f'<th class="number">{escape(c)}</th>' if c in ("#", "score") else f"<th>{escape(c)}</th>"
+        for c in crosstable_columns(swiss)
+    )
+    games_note = "g1, g2, ...: the pairing's games, each a link to its match"
+    caption = escape(f"{CROSSTABLE_CAPTION}; {games_note}")
+    return (
+        f'<p class="note">{caption}</p>\n<div class="wide">\n<table class="crosstable">\n'
+        f"<thead><tr>{head}</tr></thead>\n<tbody>\n{''.join(lines)}</tbody>\n</table>\n</div>"
+    )
 
 
 def _finishes(knockout: dict[str, Any]) -> str:
@@ -405,6 +442,8 @@ class Listing:
         self.games: set[str] = set()
         self.players: set[str] = set()
         self.failed = 0
+        # The match pages written: those of the transcripts that verified.
+        self.pages: set[str] = set()
 
     @property
     def count(self) -> int:
@@ -426,6 +465,8 @@ class Listing:
         name = escape(transcript.match_id)
         page = escape(quote(page_name(verdict.path)))
         link = f'<a href="{MATCHES}/{page}">{name}</a>' if verified else name
+        if verified:
+            self.pages.add(page_name(verdict.path))
         result = _result(transcript) if verified else f"not rendered: {verdict.problem}"
         found = {"game": transcript.game, "players": " ".join(names)}
         found["winners"] = " ".join(_winners(transcript))

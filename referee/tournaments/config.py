@@ -37,6 +37,7 @@ from referee.tournaments.config_models import (
 )
 from referee.tournaments.knockout import TieBreak
 from referee.tournaments.sprt import SprtSettings
+from referee.tournaments.swiss import DEFAULT_TIEBREAKS, Tiebreak
 
 # A config is small and shallow: bounds no real one comes near, which keep a hostile one
 # from taking the referee's memory or time before it is even checked.
@@ -116,6 +117,8 @@ class TournamentConfig:
     tiebreak_games: int = 2
     tiebreak: TieBreak = TieBreak.HIGHER_SEED
     seeding: Path | None = None
+    # Swiss: what ranks equal scores, in order, before the rating.
+    tiebreaks: tuple[Tiebreak, ...] = DEFAULT_TIEBREAKS
     # Gauntlet: the first `challengers` players each play all the others, not each other.
     challengers: int = 0
     sprt: SprtSettings | None = None
@@ -269,6 +272,7 @@ def _build(
     sprt = checks.sprt(raw, fmt, played)
     per_pairing = checks.games_per_pairing(raw, fmt, played)
     tiebreak_games, tiebreak, seeding = checks.knockout(raw, fmt, base)
+    ranking = checks.tiebreaks(raw, fmt)
     checks.schedule_size(
         len(raw.players),
         fmt,
@@ -307,6 +311,7 @@ def _build(
         tiebreak_games=tiebreak_games,
         tiebreak=tiebreak,
         seeding=seeding,
+        tiebreaks=ranking,
         challengers=challengers,
         sprt=sprt,
         rating_interval=raw.rating_interval,

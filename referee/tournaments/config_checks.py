@@ -42,6 +42,7 @@ from referee.tournaments.config_models import (
 )
 from referee.tournaments.knockout import TieBreak
 from referee.tournaments.sprt import SprtSettings
+from referee.tournaments.swiss import DEFAULT_TIEBREAKS, Tiebreak
 
 # The most matches a tournament may schedule: days of play for instant players.
 MAX_MATCHES = 1_000_000
@@ -261,6 +262,22 @@ def games_per_pairing(raw: ConfigFile, fmt: TournamentFormat, games: Sequence[Ga
     if roles != 2:
         raise Located(("games", 0, "id"), f"{kind} pairs two players; {games[0].id} has {roles}")
     return raw.games_per_pairing or 2
+
+
+def tiebreaks(raw: ConfigFile, fmt: TournamentFormat) -> tuple[Tiebreak, ...]:
+    """What ranks a Swiss's equal scores, in order: each once."""
+    if raw.tiebreaks is None:
+        return DEFAULT_TIEBREAKS
+    if fmt is not TournamentFormat.SWISS:
+        raise Located(
+            ("tiebreaks",),
+            "only a Swiss ranks equal scores by tie-breaks (format: swiss); a knockout's drawn"
+            " tie: tiebreak",
+        )
+    for index, name in enumerate(raw.tiebreaks):
+        if name in raw.tiebreaks[:index]:
+            raise Located(("tiebreaks", index), f"{name} is named twice")
+    return tuple(Tiebreak(name) for name in raw.tiebreaks)
 
 
 def knockout(

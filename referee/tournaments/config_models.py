@@ -119,6 +119,10 @@ class ConfigFile(_Strict):
     games_per_pairing: Positive | None = None
     tiebreak_games: NonNegative | None = None
     tiebreak: Literal["higher-seed", "draw"] | None = None
+    # A Swiss: what ranks equal scores, in order (swiss.Tiebreak's values).
+    tiebreaks: (
+        list[Literal["buchholz", "buchholz-cut-1", "median-buchholz", "sonneborn-berger"]] | None
+    ) = None
     # A knockout's seeding: the ratings of an earlier tournament's results directory.
     seeding: str | None = None
     challengers: Positive | None = None

@@ -36,7 +36,7 @@ from referee.tournaments.played import MatchResult, Played
 from referee.tournaments.schedule import ScheduledMatch
 from referee.tournaments.sprt import SprtSettings
 from referee.tournaments.standings import Standings, compute
-from referee.tournaments.swiss import ROUNDS_FILE, read_rounds
+from referee.tournaments.swiss import DEFAULT_TIEBREAKS, ROUNDS_FILE, Tiebreak, read_rounds
 
 LOGS = "logs"
 SET_ASIDE = "set-aside"
@@ -301,6 +301,12 @@ class TournamentInfo:
     tested: str | None = None  # the SPRT's first player, whose strength is tested
     # Each game's rounds when the schedule was last made (none in an older directory).
     rounds: dict[str, int] | None = None
+    # A Swiss's tie-breaks, in order (none in an older directory: the default ones).
+    tiebreaks: list[str] | None = None
+
+    def swiss_tiebreaks(self) -> tuple[Tiebreak, ...]:
+        """What ranks a Swiss's equal scores."""
+        return tuple(map(Tiebreak, self.tiebreaks or DEFAULT_TIEBREAKS))
 
     def sprt_test(self) -> tuple[SprtSettings, str] | None:
         """The SPRT's settings and tested player, for a tournament that is one."""
@@ -318,6 +324,9 @@ def write_info(config: TournamentConfig, scheduled: int) -> None:
         asdict(config.sprt) if config.sprt else None,
         config.players[0].name if config.sprt else None,
         {settings.game.id: settings.rounds for settings in config.games},
+        [str(which) for which in config.tiebreaks]
+        if config.format is TournamentFormat.SWISS
+        else None,
     )
     write_atomic(config.output / INFO_FILE, json.dumps(asdict(info), indent=2) + "\n")
 
@@ -345,6 +354,13 @@ def read_info(directory: Path) -> TournamentInfo | None:
                 and all(type(rounds) is int for rounds in info.rounds.values())
             )
         )
+        and (
+            info.tiebreaks is None
+            or (
+                isinstance(info.tiebreaks, list)
+                and all(name in set(Tiebreak) for name in info.tiebreaks)
+            )
+        )
     )
     return info if fields_ok else None
 
@@ -365,4 +381,5 @@ def directory_standings(directory: Path, matches: Iterable[Played]) -> Standings
         info.sprt_test() if info else None,
         swiss,
         knockout,
+        info.swiss_tiebreaks() if info else DEFAULT_TIEBREAKS,
     )

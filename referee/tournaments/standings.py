@@ -41,7 +41,7 @@ from referee.tournaments.sprt import (
     pair_elo,
     pair_los,
 )
-from referee.tournaments.swiss import Paired, SwissStandings
+from referee.tournaments.swiss import DEFAULT_TIEBREAKS, Paired, SwissStandings, Tiebreak
 from referee.tournaments.swiss import standings as swiss_standings
 from referee.tournaments.withdrawal import is_withdrawal
 
@@ -292,6 +292,7 @@ class Tally:
         sprt: SprtSettings | None = None,
         swiss: Paired | None = None,
         knockout: Bracket | None = None,
+        tiebreaks: Sequence[Tiebreak] = DEFAULT_TIEBREAKS,
     ) -> Standings:
         """The standings of the matches counted so far (see `compute`). Their records are
         the tally's own, which a later `add` changes: what is to outlive one is taken first."""
@@ -321,7 +322,7 @@ class Tally:
             if self._tested is not None and sprt
             else None,
             anchor=anchor,
-            swiss=swiss_standings(swiss, kept, elo) if swiss else None,
+            swiss=swiss_standings(swiss, kept, elo, tiebreaks) if swiss else None,
             knockout=knockout_standings(knockout, kept) if knockout else None,
             pair=self._pair_line(ranked),
         )
@@ -363,18 +364,20 @@ def compute(
     sprt: tuple[SprtSettings, str] | None = None,
     swiss: Paired | None = None,
     knockout: Bracket | None = None,
+    tiebreaks: Sequence[Tiebreak] = DEFAULT_TIEBREAKS,
 ) -> Standings:
     """Standings of the complete matches among `matches` (aborted ones are left out), read
     once, one at a time.
 
     `anchor` is the player rated 0 (else the mean is); `scheduled` the number of matches in
     the schedule; `sprt` the test's settings and the player it tests; `swiss` what a Swiss
-    has kept (its rounds so far); `knockout` a knockout's bracket.
+    has kept (its rounds so far), ranked by its `tiebreaks`; `knockout` a knockout's
+    bracket.
     """
     tally = Tally(sprt[1] if sprt else None, keep=swiss is not None or knockout is not None)
     for match in matches:
         tally.add(match)
-    return tally.standings(anchor, scheduled, sprt[0] if sprt else None, swiss, knockout)
+    return tally.standings(anchor, scheduled, sprt[0] if sprt else None, swiss, knockout, tiebreaks)
 
 
 def _tally(record: Record | PairRecord, scored: float) -> None:

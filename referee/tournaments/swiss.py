@@ -19,6 +19,7 @@ import json
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -59,6 +60,36 @@ class Paired:
     absent: tuple[str, ...] = ()
 
 
+class Tiebreak(StrEnum):
+    """What ranks equal scores in a Swiss table, as a config names it (`tiebreaks`). Each
+    Buchholz adds up, round by round, the score of that round's opponent; a round the player
+    did not play (a bye, a pair whose opponent left, a round before it joined) counts a
+    virtual opponent with the player's own score, as FIDE's 2023 rules have it, so that every
+    player counts every round. The Cut-1 leaves out the lowest of those scores, the median
+    the highest and the lowest."""
+
+    BUCHHOLZ = "buchholz"
+    BUCHHOLZ_CUT_1 = "buchholz-cut-1"
+    MEDIAN_BUCHHOLZ = "median-buchholz"
+    # Over its games: the points it scored times that opponent's score.
+    SONNEBORN_BERGER = "sonneborn-berger"
+
+    @property
+    def label(self) -> str:
+        """The column that shows it."""
+        return _LABELS[self]
+
+
+_LABELS = {
+    Tiebreak.BUCHHOLZ: "Buchholz",
+    Tiebreak.BUCHHOLZ_CUT_1: "Bu Cut-1",
+    Tiebreak.MEDIAN_BUCHHOLZ: "median Bu",
+    Tiebreak.SONNEBORN_BERGER: "S-B",
+}
+# A Swiss's tie-breaks unless its config names others.
+DEFAULT_TIEBREAKS = (Tiebreak.BUCHHOLZ, Tiebreak.SONNEBORN_BERGER)
+
+
 @dataclass
 class Past:
     """What the rounds so far say of each player."""
@@ -70,13 +101,15 @@ class Past:
     byes: dict[str, int] = field(default_factory=lambda: defaultdict(int))
     # Each game's opponent and the points scored against it.
     games: dict[str, list[tuple[str, float]]] = field(default_factory=lambda: defaultdict(list))
+    # Each round's opponent, by the round's number; None: a bye (or an opponent who left).
+    opponents: dict[str, dict[int, str | None]] = field(default_factory=lambda: defaultdict(dict))
+    rounds: int = 0
 
 
 @dataclass(frozen=True)
 class SwissRow:
-    """A player's line of a Swiss table: its score, and the tie-breaks that rank equal
-    scores (Buchholz: its opponents' scores added up; Sonneborn-Berger: each game's points
-    times that opponent's score)."""
+    """A player's line of a Swiss table: its score, and the tie-breaks that may rank equal
+    scores (`Tiebreak`)."""
 
     player: str
     score: float
@@ -86,6 +119,16 @@ class SwissRow:
     games: int
     # The rating from all results, the last tie-break (None: no result yet).
     elo: float | None = None
+    buchholz_cut_1: float = 0.0
+    median_buchholz: float = 0.0
+
+    def tiebreak(self, which: Tiebreak) -> float:
+        return {
+            Tiebreak.BUCHHOLZ: self.buchholz,
+            Tiebreak.BUCHHOLZ_CUT_1: self.buchholz_cut_1,
+            Tiebreak.MEDIAN_BUCHHOLZ: self.median_buchholz,
+            Tiebreak.SONNEBORN_BERGER: self.sonneborn_berger,
+        }[which]
 
 
 def seating(pair: tuple[str, str], game: int) -> tuple[str, str]:
@@ -102,7 +145,7 @@ def past_of(
     """What `rounds` and the `transcripts` of their matches left each player (a match that
     did not end scores nothing). A pair whose other player has left the field is a bye for
     the one who stayed."""
-    past = Past()
+    past = Past(rounds=len(rounds))
     present = set(entrants)
     for played in rounds:
         for pair in played.pairs:
@@ -110,14 +153,18 @@ def past_of(
             if gone:
                 for name in set(pair) - set(gone):
                     _bye(past, name, games_per_pairing)
+                    past.opponents[name][played.number] = None
                 continue
             past.met.add(frozenset(pair))
+            past.opponents[pair[0]][played.number] = pair[1]
+            past.opponents[pair[1]][played.number] = pair[0]
             for game in range(games_per_pairing):
                 first, second = seating(pair, game)
                 past.seats[first].append(FIRST)
                 past.seats[second].append(SECOND)
         if played.bye is not None:
             _bye(past, played.bye, games_per_pairing)
+            past.opponents[played.bye][played.number] = None
     for transcript in transcripts:
         if transcript.goals is None or not transcript.complete:
             continue
@@ -217,27 +264,46 @@ def _seats(a: str, b: str, past: Past, games_per_pairing: int, number: int) -> t
     return (a, b) if number % 2 else (b, a)
 
 
-def table(past: Past, field_: Sequence[str], ratings: Mapping[str, float]) -> list[SwissRow]:
-    """The Swiss table: by score, then Buchholz, Sonneborn-Berger and the rating."""
+def buchholz_scores(past: Past, name: str) -> list[float]:
+    """The scores that make `name`'s Buchholz, one for each round paired so far: its
+    opponent's, or, for a round it did not play, its own (a virtual opponent)."""
+    scores = []
+    for number in range(1, past.rounds + 1):
+        opponent = past.opponents[name].get(number)
+        scores.append(past.scores[name] if opponent is None else past.scores[opponent])
+    return scores
+
+
+def table(
+    past: Past,
+    field_: Sequence[str],
+    ratings: Mapping[str, float],
+    tiebreaks: Sequence[Tiebreak] = DEFAULT_TIEBREAKS,
+) -> list[SwissRow]:
+    """The Swiss table: by score, then the `tiebreaks` in their order, then the rating.
+
+    Growth: O(rounds log rounds) a player."""
     rows = []
     for name in field_:
         games = past.games[name]
+        scores = sorted(buchholz_scores(past, name))
         rows.append(
             SwissRow(
                 name,
                 past.scores[name],
-                sum(past.scores[other] for other in {o for o, _ in games}),
+                sum(scores),
                 sum(scored * past.scores[other] for other, scored in games),
                 past.byes[name],
                 len(games),
                 ratings.get(name),
+                sum(scores[1:]),
+                sum(scores[1:-1]),
             )
         )
     rows.sort(
         key=lambda r: (
             -r.score,
-            -r.buchholz,
-            -r.sonneborn_berger,
+            *(-r.tiebreak(which) for which in tiebreaks),
             -(r.elo or 0.0),
             r.player,
         )
@@ -249,28 +315,59 @@ def table(past: Past, field_: Sequence[str], ratings: Mapping[str, float]) -> li
 class PairResult:
     """A pair's points in a round, as its complete games give them, and how many of its
     games are complete; the one of them who has left the field, if one has (the other has a
-    bye)."""
+    bye); and the ids of its games' matches, in the order they are played."""
 
     first: str
     second: str
     points: tuple[float, float]
     games: int
     left: str | None = None
+    matches: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class CrossCell:
+    """A player's round in the crosstable: its opponent (None: a bye, or an opponent who
+    left), its seat in the pairing's first game (FIRST or SECOND), its points and how many
+    of the pairing's games are complete, and their matches' ids."""
+
+    round: int
+    opponent: str | None
+    seat: int | None
+    points: float
+    games: int
+    matches: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class CrossRow:
+    """A player's line of the crosstable: each round paired so far (None: it was not in
+    that round's field), in the order of the Swiss table."""
+
+    player: str
+    score: float
+    rounds: tuple[CrossCell | None, ...]
 
 
 @dataclass(frozen=True)
 class SwissStandings:
-    """The Swiss table, and each round's pairs with their results."""
+    """The Swiss table, each round's pairs with their results, and the crosstable."""
 
     rows: list[SwissRow]
     rounds: list[tuple[Round, list[PairResult]]]
     games_per_pairing: int
+    tiebreaks: tuple[Tiebreak, ...] = DEFAULT_TIEBREAKS
+    crosstable: list[CrossRow] = field(default_factory=list)
 
 
 def standings(
-    paired: Paired, transcripts: Iterable[Played], ratings: Mapping[str, float]
+    paired: Paired,
+    transcripts: Iterable[Played],
+    ratings: Mapping[str, float],
+    tiebreaks: Sequence[Tiebreak] = DEFAULT_TIEBREAKS,
 ) -> SwissStandings:
-    """The standings of a Swiss's rounds from the `transcripts` of their matches."""
+    """The standings of a Swiss's rounds from the `transcripts` of their matches, its table
+    ranked by the `tiebreaks`."""
     rounds, games_per_pairing = paired.rounds, paired.games_per_pairing
     by_id = {t.match_id: t for t in transcripts if t.complete}
     players = sorted(
@@ -289,9 +386,11 @@ def standings(
         for pair in played.pairs:
             scored = [0.0, 0.0]
             games = 0
+            ids = []
             for index in range(games_per_pairing):
                 seats = seating(pair, index)
                 match_id = tournament_match_id(game, played.number, seats, index // 2)
+                ids.append(match_id)
                 transcript = by_id.get(match_id)
                 if transcript is None or transcript.goals is None:
                     continue
@@ -301,9 +400,41 @@ def standings(
                 scored[1] += 1 - mine
                 games += 1
             left = next((name for name in pair if name in paired.absent), None)
-            found.append(PairResult(pair[0], pair[1], (scored[0], scored[1]), games, left))
+            found.append(
+                PairResult(pair[0], pair[1], (scored[0], scored[1]), games, left, tuple(ids))
+            )
         results.append((played, found))
-    return SwissStandings(table(past, players, ratings), results, games_per_pairing)
+    rows = table(past, players, ratings, tiebreaks)
+    return SwissStandings(
+        rows, results, games_per_pairing, tuple(tiebreaks), crosstable(rows, results, paired)
+    )
+
+
+def crosstable(
+    rows: Sequence[SwissRow], rounds: Sequence[tuple[Round, Sequence[PairResult]]], paired: Paired
+) -> list[CrossRow]:
+    """Each player's rounds, in the table's order: its opponent, seat and points in each."""
+    cells: dict[str, dict[int, CrossCell]] = defaultdict(dict)
+    bye = float(paired.games_per_pairing)
+    for played, results in rounds:
+        number = played.number
+        for result in results:
+            if result.left is not None:
+                for name in {result.first, result.second} - {result.left}:
+                    cells[name][number] = CrossCell(number, None, None, bye, 0)
+                continue
+            for seat, (name, other) in enumerate(
+                ((result.first, result.second), (result.second, result.first))
+            ):
+                cells[name][number] = CrossCell(
+                    number, other, seat, result.points[seat], result.games, result.matches
+                )
+        if played.bye is not None:
+            cells[played.bye][number] = CrossCell(number, None, None, bye, 0)
+    return [
+        CrossRow(row.player, row.score, tuple(cells[row.player].get(r.number) for r, _ in rounds))
+        for row in rows
+    ]
 
 
 def write_rounds(output: Path, paired: Paired) -> None:
