@@ -213,9 +213,11 @@ class _PairTotal:
 
 class Tally:
     """The standings counted one match at a time: per player and game, per pairing, the
-    faults' counts and first occurrences, and the SPRT's pairs. It keeps no match, except,
-    with `keep`, what a Swiss's or a knockout's table is read from (`MatchResult`s); so it
-    grows with the players and pairings (and an SPRT's pairs), never with a match's steps.
+    faults' counts and first occurrences, and each pairing's pentanomial (`GamePairs`: the
+    SPRT's, and a two-player field's pair line). It keeps no match, except, with `keep`,
+    what a Swiss's or a knockout's table is read from (`MatchResult`s), and the first result
+    of a pair whose other match has not come; so it grows with the players and pairings,
+    never with a match's steps.
 
     The counts are those of the matches in the order they began, whatever the order they
     are added in: the fits see each pairing where its first match began, and a fault's
