@@ -9,7 +9,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from referee.arena.store.config import parse_arena_config
 from referee.cli import app
+from referee.clock import Clocks
 from referee.errors import ConfigError
 from referee.policy import Policy
 from referee.sandbox.limits import Limits
@@ -365,3 +367,23 @@ def test_a_players_own_clocks_are_its_seats_at_every_game_and_the_margin_everyon
     assert [c.play_ms for c in seats] == [2000, 300] and {c.margin_ms for c in seats} == {50}
     # Every seat with the game's clocks: none of its own to record.
     assert loaded.seat_clocks(quad.clocks, ("alpha", "alpha")) == ()
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("name: a\ntime_margin: 100\ngames: [ticblock]\n", ":2: time_margin: not in an arena"),
+        (
+            "name: a\ngames:\n  - id: ticblock\n    time_margin: 100\n",
+            ":4: games[0].time_margin: not in an arena",
+        ),
+    ],
+)
+def test_an_arena_judges_exactly_and_takes_no_margin(tmp_path: Path, text: str, said: str) -> None:
+    path = tmp_path / "arena.yaml"
+    assert parse_arena_config(path, "name: a\ngames: [ticblock]\n").tournament.games[0].clocks == (
+        Clocks(play_ms=1000)
+    )
+    with pytest.raises(ConfigError) as raised:
+        parse_arena_config(path, text)
+    assert str(raised.value).startswith(f"{path}{said}: an arena judges every answer"), raised.value
