@@ -16,6 +16,8 @@ from referee.errors import ConfigError
 from referee.policy import Policy
 from referee.sandbox.limits import Limits
 from referee.tournaments.config import load_config
+from referee.tournaments.host import MatchOrder
+from referee.tournaments.schedule import schedule as schedule_of
 
 runner = CliRunner()
 PLAYERS = f"""\
@@ -387,3 +389,22 @@ def test_an_arena_judges_exactly_and_takes_no_margin(tmp_path: Path, text: str, 
     with pytest.raises(ConfigError) as raised:
         parse_arena_config(path, text)
     assert str(raised.value).startswith(f"{path}{said}: an arena judges every answer"), raised.value
+
+
+def test_a_scheduled_match_carries_each_seats_clocks_and_a_worker_rebuilds_them(
+    tmp_path: Path,
+) -> None:
+    config = tmp_path / "cup.yaml"
+    config.write_text(
+        "name: cup\nplay_clock: 300\ntime_margin: 50\ngames: [quad]\n"
+        + PLAYERS
+        + "    play_clock: 2000\n"
+    )
+    loaded = load_config(config)
+    matches = schedule_of(loaded)
+    assert matches
+    for match in matches:
+        own = dict(zip(match.players, match.seat_clocks, strict=True))
+        assert (own["alpha"].play_ms, own["beta"].play_ms) == (300, 2000)
+        assert {clocks.margin_ms for clocks in own.values()} == {50}
+        assert MatchOrder.of(match).rebuild(loaded, "worker") == match
