@@ -17,6 +17,10 @@ now = time.monotonic
 
 # The longest clock: a day. A longer one would hold a tournament for as long as a player likes.
 MAX_CLOCK_MS = 86_400_000
+# The longest time margin, a day too: a margin is a wait the referee adds to every answer.
+MAX_MARGIN_MS = MAX_CLOCK_MS
+# The clocks a transcript records (`Clocks.recorded`): the margin is recorded beside them.
+CLOCK_FIELDS = ("start_ms", "play_ms", "time_bank_ms")
 # A line that needs no answer (`moves`, `end`) must be taken within this, or the player has
 # stopped reading its input.
 SEND_LIMIT_S = 5.0
@@ -51,17 +55,24 @@ def abandoned_after_s(play_ms: int) -> float:
 
 @dataclass(frozen=True)
 class Clocks:
-    """A match's clocks in milliseconds; the time bank is extra time each player may draw on."""
+    """A seat's clocks in milliseconds; the time bank is extra time each player may draw on.
+
+    `margin_ms` is how late an answer may come and still be in time (cutechess's
+    `timemargin`): 0, the default, judges exactly. It forgives lateness, and is never told
+    to a player: a player is told its clocks, and a bank never grows by it.
+    """
 
     start_ms: int = 10_000
     play_ms: int = 1_000
     time_bank_ms: int = 0
+    margin_ms: int = 0
 
     def __post_init__(self) -> None:
         for clock, value, lowest in (
             ("start clock", self.start_ms, 1),
             ("play clock", self.play_ms, 1),
             ("time bank", self.time_bank_ms, 0),
+            ("time margin", self.margin_ms, 0),
         ):
             if value < lowest:
                 what = "a positive number" if lowest else "zero or a positive number"
@@ -69,12 +80,30 @@ class Clocks:
             if value > MAX_CLOCK_MS:
                 raise ConfigError(f"{clock} must be at most {MAX_CLOCK_MS} ms (a day)")
 
+    def recorded(self) -> dict[str, int]:
+        """The clocks as a transcript records them, without the margin (recorded apart)."""
+        return {name: getattr(self, name) for name in CLOCK_FIELDS}
+
+    def verdict(self, elapsed_ms: float | None, limit_ms: float) -> PlayerTimeout | None:
+        """`verdict` with this margin: the timeout of an answer for `limit_ms`, if late."""
+        return verdict(elapsed_ms, limit_ms, self.margin_ms)
+
+    def wait_ms(self, limit_ms: float) -> float:
+        """How long the referee waits for an answer whose limit is `limit_ms`: the margin
+        more."""
+        return limit_ms + self.margin_ms
+
+    def bank(self) -> TimeBank:
+        """A fresh time bank for a seat with these clocks, judging with this margin."""
+        return TimeBank(self.time_bank_ms, self.margin_ms)
+
 
 def ggp_seconds(clocks: Clocks) -> tuple[int, int]:
     """The start and play clocks a GGP player is told: whole seconds, rounded down.
 
     The player is judged by the clocks in milliseconds, so what it is told is never more
-    than it has; a clock of 5500 ms tells 5 s and leaves 0.5 s for the network.
+    than it has; a clock of 5500 ms tells 5 s and leaves 0.5 s for the network. The margin
+    is not told.
     ConfigError for a clock under a second, which a GGP player cannot be told.
     """
     for clock, value in (("start clock", clocks.start_ms), ("play clock", clocks.play_ms)):
@@ -86,20 +115,39 @@ def ggp_seconds(clocks: Clocks) -> tuple[int, int]:
     return clocks.start_ms // 1000, clocks.play_ms // 1000
 
 
-def verdict(elapsed_ms: float | None, limit_ms: float) -> PlayerTimeout | None:
-    """The timeout of an answer that took `elapsed_ms` (None: none came), or None if in time."""
+def is_late(elapsed_ms: float, limit_ms: float, margin_ms: int = 0) -> bool:
+    """Whether an answer that took `elapsed_ms` is late for `limit_ms`, `margin_ms` forgiven:
+    the one rule of lateness, for the match and for the replay that checks it."""
+    return elapsed_ms > limit_ms + margin_ms
+
+
+def limit_text(limit_ms: float, margin_ms: int = 0) -> str:
+    """A limit as a fault or a check names it: `200 ms`, or `200 ms + 1000 ms margin`."""
+    margin = f" + {margin_ms} ms margin" if margin_ms else ""
+    return f"{limit_ms:.0f} ms{margin}"
+
+
+def verdict(elapsed_ms: float | None, limit_ms: float, margin_ms: int = 0) -> PlayerTimeout | None:
+    """The timeout of an answer that took `elapsed_ms` (None: none came), or None if in time:
+    within `limit_ms`, or late by no more than `margin_ms`."""
     if elapsed_ms is None:
-        return PlayerTimeout(f"no answer within {limit_ms:.0f} ms")
-    if elapsed_ms > limit_ms:
-        return PlayerTimeout(f"answered after {elapsed_ms:.0f} ms, limit {limit_ms:.0f} ms")
+        return PlayerTimeout(f"no answer within {limit_text(limit_ms, margin_ms)}")
+    if is_late(elapsed_ms, limit_ms, margin_ms):
+        return PlayerTimeout(
+            f"answered after {elapsed_ms:.0f} ms, limit {limit_text(limit_ms, margin_ms)}"
+        )
     return None
 
 
 class TimeBank:
-    """One player's remaining bank in one match: what it may spend beyond the play clock."""
+    """One player's remaining bank in one match: what it may spend beyond the play clock.
 
-    def __init__(self, bank_ms: int) -> None:
+    An answer late by no more than `margin_ms` is in time; what it took beyond the clock is
+    paid from the bank as far as the bank goes, and the margin forgives the rest."""
+
+    def __init__(self, bank_ms: int, margin_ms: int = 0) -> None:
         self.remaining_ms = bank_ms
+        self.margin_ms = margin_ms
 
     def allowance_ms(self, clock_ms: int) -> int:
         """The whole time a player has for one answer: the clock plus what is left in the bank."""
@@ -107,7 +155,7 @@ class TimeBank:
 
     def charge(self, clock_ms: int, elapsed_ms: float | None) -> PlayerTimeout | None:
         """Pay for an answer (None: none came); its timeout, or None when it came in time."""
-        late = verdict(elapsed_ms, self.allowance_ms(clock_ms))
+        late = verdict(elapsed_ms, self.allowance_ms(clock_ms), self.margin_ms)
         if late is None and elapsed_ms is not None:
             overshoot = math.ceil(elapsed_ms - clock_ms)
             if overshoot > 0:

@@ -12,12 +12,12 @@ import contextlib
 import random
 import secrets
 from collections.abc import Awaitable, Callable, Hashable, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
 from referee import clock, policy
-from referee.clock import SEND_LIMIT_S, Clocks, TimeBank
+from referee.clock import SEND_LIMIT_S, Clocks
 from referee.computing import computed
 from referee.errors import (
     FaultKind,
@@ -62,7 +62,12 @@ DYING_WORDS_S = 1.0
 
 @dataclass(frozen=True)
 class MatchSetup:
-    """What a match is: its id, game, players in role order, clocks, policy and seed."""
+    """What a match is: its id, game, players in role order, clocks, policy and seed.
+
+    `clocks` are the match's; `seat_clocks`, if given, each seat's own in role order (a
+    tournament player's own clocks: time odds), with the match's margin. The transcript
+    records the match's clocks, and a seat's own where they differ.
+    """
 
     match_id: str
     game: Game
@@ -81,6 +86,17 @@ class MatchSetup:
     book: BookLine | None = None
     # The step after which a game not over yet ends with the goals its rules give there.
     max_steps: int | None = None
+    seat_clocks: Sequence[Clocks] = ()
+
+    def __post_init__(self) -> None:
+        if self.seat_clocks and len(self.seat_clocks) != len(self.game.roles):
+            raise ValueError(f"{len(self.seat_clocks)} seats' clocks for {len(self.game.roles)}")
+        if any(own.margin_ms != self.clocks.margin_ms for own in self.seat_clocks):
+            raise ValueError("a match has one time margin: each seat's clocks must have it")
+
+    def clocks_of(self, role: int) -> Clocks:
+        """The clocks of the seat of `role` (its index): its own, else the match's."""
+        return self.seat_clocks[role] if self.seat_clocks else self.clocks
 
 
 @dataclass(frozen=True)
@@ -105,7 +121,8 @@ class Match:
         self.game = setup.game
         self.roles = setup.game.roles
         self.rng = random.Random(setup.seed)
-        self.banks = [TimeBank(setup.clocks.time_bank_ms) for _ in self.roles]
+        self.clocks = [setup.clocks_of(role) for role in range(len(self.roles))]
+        self.banks = [own.bank() for own in self.clocks]
         self.out: frozenset[int] = frozenset()
         # GGP players are asked at every step, and judged there, as their managers do.
         self.forced_too = frozenset(
@@ -194,7 +211,7 @@ class Match:
         self.result = reason, dict(zip(self.roles, goals, strict=True))
 
     async def _start(self) -> frozenset[int]:
-        clocks = self.setup.clocks
+        clocks = self.clocks
         for player in self.setup.players:
             player.new_match()
         replies = await asyncio.gather(
@@ -206,12 +223,12 @@ class Match:
                             self.setup.match_id,
                             self.game.id,
                             name,
-                            clocks.start_ms,
-                            clocks.play_ms,
+                            clocks[role].start_ms,
+                            clocks[role].play_ms,
                             start_rules(self.game),
                         )
                     ),
-                    clocks.start_ms,
+                    clocks[role].start_ms,
                 )
                 for role, name in enumerate(self.roles)
             )
@@ -224,7 +241,10 @@ class Match:
         gone = await asyncio.gather(
             *(
                 self.setup.players[role].gone_within(
-                    max(DYING_WORDS_S, (clocks.start_ms - (replies[role].elapsed_ms or 0)) / 1000)
+                    max(
+                        DYING_WORDS_S,
+                        (clocks[role].start_ms - (replies[role].elapsed_ms or 0)) / 1000,
+                    )
                 )
                 for role in not_ready
             )
@@ -262,11 +282,8 @@ class Match:
     async def _step(self, step: int, state: Hashable) -> tuple[tuple[Move, ...], frozenset[int]]:
         legal = [self.game.legal_moves(state, role) for role in range(len(self.roles))]
         asked = policy.asked(legal, self.out, self.forced_too)
-        play_ms = self.setup.clocks.play_ms
         asks = {
-            role: self._ask(
-                role, str(Go(step, self.banks[role].allowance_ms(play_ms), legal[role]))
-            )
+            role: self._ask(role, str(Go(step, self._allowance_ms(role), legal[role])))
             for role in self._write_order(asked)
         }
         # One player asked, as in most steps of a game of turns, needs no task.
@@ -305,6 +322,11 @@ class Match:
             self.steps.append(Step(step, moves, times, at_ms, cpu))
         return decided.joint, decided.forfeits
 
+    def _allowance_ms(self, role: int) -> int:
+        """The time a seat has for its next answer, as its `go` tells it: its play clock and
+        what its bank holds (never the margin)."""
+        return self.banks[role].allowance_ms(self.clocks[role].play_ms)
+
     def _write_order(self, asked: Sequence[int]) -> list[int]:
         """The seats asked at once, those on the core this loop runs on last: a seat woken on
         it may take the core at once, and a seat written after would wait for its answer."""
@@ -328,28 +350,30 @@ class Match:
         return joint
 
     async def _ask(self, role: int, line: str, start_ms: int | None = None) -> _Answer:
-        """One request: `start` timed by the start clock, or `go` by the play clock and bank."""
+        """One request: `start` timed by the start clock, or `go` by the play clock and bank;
+        waited for the margin more, if the seat's clocks have one."""
         bank = self.banks[role]
-        play_ms = self.setup.clocks.play_ms
+        clocks = self.clocks[role]
+        play_ms = clocks.play_ms
         limit_ms = start_ms if start_ms is not None else bank.allowance_ms(play_ms)
         player = self.setup.players[role]
         try:
             # A paused player is resumed for its request, before its clock starts.
-            reply = await player.request(line, limit_ms / 1000)
+            reply = await player.request(line, clocks.wait_ms(limit_ms) / 1000)
         except PlayerFault as fault:
             return _Answer("", None, fault)
         finally:
             if not self.setup.ponder:
                 player.pause()
         if reply is None:
-            return _Answer("", None, clock.verdict(None, limit_ms))
+            return _Answer("", None, clocks.verdict(None, limit_ms))
         # Judged as recorded, so that a replay of the transcript reaches the same verdicts.
         elapsed_ms = round(reply.elapsed_ms, 3)
         cpu_ms = None if reply.cpu_ms is None else round(reply.cpu_ms, 3)
         if player.spec.kind is PlayerKind.HUMAN:
             return _Answer(reply.text, elapsed_ms, None)  # people are not timed
         if start_ms is not None:
-            late = clock.verdict(elapsed_ms, limit_ms)
+            late = clocks.verdict(elapsed_ms, limit_ms)
         else:
             late = bank.charge(play_ms, elapsed_ms)
         return _Answer(reply.text, elapsed_ms, late, cpu_ms)
@@ -388,8 +412,10 @@ class Match:
         reason, goals = self.result or (EndReason.ABORTED, None)
         prints = list(self.setup.fingerprints) or [None] * len(self.roles)
         seats = [
-            _seat(role, player, print_)
-            for role, player, print_ in zip(self.roles, self.setup.players, prints, strict=True)
+            _seat(role, player, print_, own.recorded() if own != self.setup.clocks else None)
+            for role, player, print_, own in zip(
+                self.roles, self.setup.players, prints, self.clocks, strict=True
+            )
         ]
         limits = state_limits(self.game)
         return Transcript(
@@ -397,7 +423,8 @@ class Match:
             game=self.game.id,
             seed=self.setup.seed,
             seats=seats,
-            clocks=asdict(self.setup.clocks),
+            clocks=self.setup.clocks.recorded(),
+            time_margin_ms=self.setup.clocks.margin_ms,
             policy=str(self.setup.policy),
             started_at=self.started_at,
             ended_at=utc_now(),
@@ -417,9 +444,12 @@ class Match:
         )
 
 
-def _seat(role: str, player: Player, print_: Fingerprint | None) -> Seat:
+def _seat(
+    role: str, player: Player, print_: Fingerprint | None, clocks: dict[str, int] | None
+) -> Seat:
     """The record of who played `role`: its command and files named as `spec.recorded` names
-    them, from the program's own directory, never by where that is on this machine."""
+    them, from the program's own directory, never by where that is on this machine; and its
+    own clocks, where they are not the match's."""
     spec = player.spec
     recorded = dict(zip(spec.command, spec.recorded, strict=True))
     return Seat(
@@ -429,6 +459,7 @@ def _seat(role: str, player: Player, print_: Fingerprint | None) -> Seat:
         str(player.log_path) if player.log_path else None,
         print_.digest if print_ else None,
         {recorded.get(path, path): sha for path, sha in print_.files.items()} if print_ else None,
+        clocks,
     )
 
 

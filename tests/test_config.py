@@ -9,11 +9,15 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from referee.arena.store.config import parse_arena_config
 from referee.cli import app
+from referee.clock import Clocks
 from referee.errors import ConfigError
 from referee.policy import Policy
 from referee.sandbox.limits import Limits
 from referee.tournaments.config import load_config
+from referee.tournaments.host import MatchOrder
+from referee.tournaments.schedule import schedule as schedule_of
 
 runner = CliRunner()
 PLAYERS = f"""\
@@ -206,6 +210,49 @@ ERRORS = {
         9,
         "players[1].limits.cpu_s: must be greater than 0, got 0",
     ),
+    "a negative time margin": (
+        "name: t\ngames: [quad]\ntime_margin: -5\n" + PLAYERS,
+        3,
+        "time_margin: must be greater than or equal to 0, got -5",
+    ),
+    "a time margin over a day": (
+        "name: t\ngames: [quad]\ntime_margin: 86400001\n" + PLAYERS,
+        3,
+        "time_margin: must be at most 86400000 ms (a day), got 86400001",
+    ),
+    "a game's time margin that is no number": (
+        "name: t\ngames:\n  - id: quad\n    time_margin: lots\n" + PLAYERS,
+        4,
+        "games[0].time_margin: expected an integer, got 'lots'",
+    ),
+    "a player's clock of 0": (
+        "name: t\ngames: [quad]\n" + PLAYERS + "    play_clock: 0\n",
+        8,
+        "players[1].play_clock: must be greater than 0, got 0",
+    ),
+    "a player's clock that is not whole": (
+        "name: t\ngames: [quad]\n" + PLAYERS + "    start_clock: 1.5\n",
+        8,
+        "players[1].start_clock: expected an integer, got 1.5",
+    ),
+    "a player's bank over a day": (
+        "name: t\ngames: [quad]\n" + PLAYERS + "    time_bank: 86400001\n",
+        8,
+        "players[1].time_bank: must be at most 86400000 ms (a day), got 86400001",
+    ),
+    "a player's own margin": (
+        "name: t\ngames: [quad]\n" + PLAYERS + "    time_margin: 100\n",
+        8,
+        "players[1]: unknown key 'time_margin' (a margin is every seat's alike: set"
+        " time_margin at the top or in a game)",
+    ),
+    "a GGP player's own clock under a second": (
+        "name: t\ngames: [quad]\n" + PLAYERS + "  - name: g\n    url: http://localhost:9147/\n"
+        "    play_clock: 500\n",
+        10,
+        "players[2].play_clock: a GGP player is told its clocks in whole seconds: the play"
+        " clock must be at least 1000 ms, not 500 (player g)",
+    ),
 }
 
 
@@ -316,3 +363,66 @@ def test_a_script_missing_from_a_command_is_named_at_its_line(tmp_path: Path) ->
     with pytest.raises(ConfigError) as raised:
         load_config(config)
     assert str(raised.value) == f"{config}:7: players[1].command: no such file: nosuchbot.py"
+
+
+def test_a_players_own_clocks_are_its_seats_at_every_game_and_the_margin_everyones(
+    tmp_path: Path,
+) -> None:
+    config = tmp_path / "cup.yaml"
+    config.write_text(
+        "name: cup\nplay_clock: 300\ntime_margin: 50\n"
+        "games:\n  - quad\n  - id: hex-pie\n    play_clock: 900\n    time_margin: 0\n"
+        + PLAYERS
+        + "    play_clock: 2000\n    time_bank: 100\n"
+    )
+    loaded = load_config(config)
+    quad, hex_pie = loaded.games
+    assert (quad.clocks.play_ms, quad.clocks.margin_ms) == (300, 50)
+    assert (hex_pie.clocks.play_ms, hex_pie.clocks.margin_ms) == (900, 0)
+    alpha, beta = loaded.players
+    assert alpha.clocks(quad.clocks) == quad.clocks
+    assert beta.clocks(quad.clocks) == replace(quad.clocks, play_ms=2000, time_bank_ms=100)
+    assert beta.clocks(hex_pie.clocks) == replace(hex_pie.clocks, play_ms=2000, time_bank_ms=100)
+    seats = loaded.seat_clocks(quad.clocks, ("beta", "alpha"))
+    assert [c.play_ms for c in seats] == [2000, 300] and {c.margin_ms for c in seats} == {50}
+    # Every seat with the game's clocks: none of its own to record.
+    assert loaded.seat_clocks(quad.clocks, ("alpha", "alpha")) == ()
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("name: a\ntime_margin: 100\ngames: [ticblock]\n", ":2: time_margin: not in an arena"),
+        (
+            "name: a\ngames:\n  - id: ticblock\n    time_margin: 100\n",
+            ":4: games[0].time_margin: not in an arena",
+        ),
+    ],
+)
+def test_an_arena_judges_exactly_and_takes_no_margin(tmp_path: Path, text: str, said: str) -> None:
+    path = tmp_path / "arena.yaml"
+    assert parse_arena_config(path, "name: a\ngames: [ticblock]\n").tournament.games[0].clocks == (
+        Clocks(play_ms=1000)
+    )
+    with pytest.raises(ConfigError) as raised:
+        parse_arena_config(path, text)
+    assert str(raised.value).startswith(f"{path}{said}: an arena judges every answer"), raised.value
+
+
+def test_a_scheduled_match_carries_each_seats_clocks_and_a_worker_rebuilds_them(
+    tmp_path: Path,
+) -> None:
+    config = tmp_path / "cup.yaml"
+    config.write_text(
+        "name: cup\nplay_clock: 300\ntime_margin: 50\ngames: [quad]\n"
+        + PLAYERS
+        + "    play_clock: 2000\n"
+    )
+    loaded = load_config(config)
+    matches = schedule_of(loaded)
+    assert matches
+    for match in matches:
+        own = dict(zip(match.players, match.seat_clocks, strict=True))
+        assert (own["alpha"].play_ms, own["beta"].play_ms) == (300, 2000)
+        assert {clocks.margin_ms for clocks in own.values()} == {50}
+        assert MatchOrder.of(match).rebuild(loaded, "worker") == match

@@ -3,13 +3,17 @@ nor for a reused process's next match."""
 
 from __future__ import annotations
 
+import json
 import sys
 from dataclasses import asdict
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
+from referee.cli import app
 from referee.clock import Clocks
+from referee.errors import ConfigError
 from referee.games import get_game
 from referee.policy import Policy
 from referee.records.transcript import Transcript
@@ -96,3 +100,68 @@ def _process_id(transcript: Transcript) -> str:
     assert seat.log is not None
     (line,) = [line for line in Path(seat.log).read_text().splitlines() if "playing" in line]
     return line.split("=")[1]
+
+
+MISBEHAVING = Path(__file__).resolve().parent / "players" / "misbehaving.py"
+
+
+def _odds_config(directory: Path, margin_ms: int) -> Path:
+    """A tournament at ticblock whose `slow` answers every `go` after 500 ms on the game's
+    clock of 200 ms, and whose `quick` has clocks of its own; a margin of `margin_ms`."""
+    path = directory / "odds.yaml"
+    path.write_text(
+        f"name: odds\nseed: 5\ngames: [ticblock]\nstart_clock: 5000\nplay_clock: 200\n"
+        f"time_margin: {margin_ms}\npolicy: forfeit\nplayers:\n"
+        f"  - name: slow\n    command: {sys.executable} {MISBEHAVING} late --at 0 --delay-ms 500\n"
+        f"  - name: quick\n    command: {seeded(2)}\n    play_clock: 1000\n    time_bank: 500\n"
+    )
+    return path
+
+
+# 500 ms against a clock of 200: late on any machine without a margin; with one of 3 s, in
+# time on any machine that runs the tests.
+@pytest.mark.parametrize("margin_ms", [0, 3_000])
+def test_a_tournaments_margin_and_time_odds_decide_the_late_answers_and_are_recorded(
+    tmp_path: Path, margin_ms: int
+) -> None:
+    config = load_config(_odds_config(tmp_path, margin_ms))
+    run_tournament(config)
+    found = transcripts(config.output)
+    assert len(found) == 2
+    for transcript in found.values():
+        assert transcript.time_margin_ms == margin_ms
+        assert transcript.clocks == {"start_ms": 5000, "play_ms": 200, "time_bank_ms": 0}
+        own = {seat.player: seat.clocks for seat in transcript.seats}
+        assert own == {
+            "slow": None,
+            "quick": {"start_ms": 5000, "play_ms": 1000, "time_bank_ms": 500},
+        }
+        slow = next(seat.role for seat in transcript.seats if seat.player == "slow")
+        if margin_ms:
+            assert not transcript.faults and transcript.end_reason == "terminal"
+            times = [step.times_ms[slow] for step in transcript.steps if slow in step.times_ms]
+            assert times and min(times) >= 500
+        else:
+            assert [(f.role, f.kind) for f in transcript.faults] == [(slow, "timeout")]
+            assert transcript.end_reason == "forfeit"
+    # The standings say the clocks and the margin, under the table.
+    result = CliRunner().invoke(app, ["standings", str(config.output)])
+    assert result.exit_code == 0, result.output
+    margin = f"; time margin {margin_ms} ms" if margin_ms else ""
+    assert result.stdout.endswith(
+        f"\nClocks (start/play/bank, ms): quick 5000/1000/500, slow 5000/200/0{margin}\n"
+    )
+    data = json.loads(CliRunner().invoke(app, ["standings", str(config.output), "--json"]).stdout)
+    assert data["time_margins_ms"] == [margin_ms]
+    assert data["clocks"]["quick"] == [{"start_ms": 5000, "play_ms": 1000, "time_bank_ms": 500}]
+
+
+def test_results_played_under_other_clocks_or_margin_are_refused(tmp_path: Path) -> None:
+    config = load_config(_odds_config(tmp_path, 3_000))
+    run_tournament(config)
+    with pytest.raises(ConfigError, match="played with a time margin of 3000 ms, not 0;"):
+        run_tournament(load_config(_odds_config(tmp_path, 0)))
+    path = _odds_config(tmp_path, 3_000)
+    path.write_text(path.read_text().replace("play_clock: 1000", "play_clock: 900"))
+    with pytest.raises(ConfigError, match="played with different clocks for quick;"):
+        run_tournament(load_config(path))

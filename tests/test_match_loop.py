@@ -182,3 +182,38 @@ def test_seats_asked_at_once_are_written_to_the_one_on_the_referees_core_last(
     roles = get_game("blocker-parallel").roles
     for step in transcript.steps:
         assert list(step.times_ms) == [role for role in roles if role in step.times_ms]
+
+
+def test_each_seat_is_told_and_timed_by_its_own_clocks_and_the_record_says_whose_differ() -> None:
+    (p1, t1), (p2, t2) = scripted("one", first_legal()), scripted("two", first_legal())
+    game = get_game("ticblock")
+    own = Clocks(start_ms=300, play_ms=90, time_bank_ms=40)
+    setup = MatchSetup(
+        "m-odds", game, [p1, p2], FAST, Policy.FORFEIT, seed=3, seat_clocks=[FAST, own]
+    )
+    transcript = asyncio.run(Match(setup).run())
+    assert not transcript.faults and replay(transcript).problem is None
+    assert t1.written[0] == f"start m-odds ticblock {game.roles[0]} 200 250"
+    assert t2.written[0] == f"start m-odds ticblock {game.roles[1]} 300 90"
+    assert {line.split()[2] for line in t1.written if line.startswith("go ")} == {"250"}
+    assert {line.split()[2] for line in t2.written if line.startswith("go ")} == {"130"}
+    assert transcript.clocks == FAST.recorded() and transcript.time_margin_ms == 0
+    assert [seat.clocks for seat in transcript.seats] == [None, own.recorded()]
+
+
+@pytest.mark.parametrize(("margin_ms", "late"), [(0, True), (5_000, False)])
+def test_an_answer_late_by_less_than_the_margin_is_in_time(margin_ms: int, late: bool) -> None:
+    # 300 ms for a clock of 100: late whatever the machine's load, and within a margin of
+    # 5 s on any machine that runs the tests. (Without the margin, the late answer also
+    # holds up the answer to its next request.)
+    slow = Answer("(mark 1 1)", delay_s=0.3)
+    (p1, t1), (p2, _) = scripted("one", first_legal({1: slow})), scripted("two", first_legal())
+    clocks = Clocks(start_ms=200, play_ms=100, margin_ms=margin_ms)
+    setup = MatchSetup("m-margin", get_game("ticblock"), [p1, p2], clocks, Policy.RANDOM)
+    transcript = asyncio.run(Match(setup).run())
+    first = [(f.step, f.kind) for f in transcript.faults][:1]
+    assert first == ([(1, "timeout")] if late else [])
+    assert transcript.time_margin_ms == margin_ms
+    # Told the clock, never the margin.
+    assert next(line for line in t1.written if line.startswith("go ")).split()[2] == "100"
+    assert replay(transcript).problem is None

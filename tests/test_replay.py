@@ -868,3 +868,127 @@ def test_the_result_of_a_match_the_rules_aborted_says_where_they_failed(played) 
         "result: none (aborted after 4 steps; the rules fail at state 4 (after step 4):"
         " needs more than 1 GiB to ground)"
     )
+
+
+# Time odds and a margin: xcplayer answers each `go` after 500 ms on the match's clock of
+# 200 ms, in time by a margin of 3 s (late on any machine without it, in time with it on
+# any machine that runs the tests); obplayer has clocks of its own.
+ODDS = Clocks(start_ms=2_000, play_ms=200, margin_ms=3_000)
+OWN = Clocks(start_ms=3_000, play_ms=1_000, time_bank_ms=500, margin_ms=3_000)
+
+
+@pytest.fixture(scope="module")
+def odds(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """A real transcript, signed, of a match with a margin and a seat's own clocks."""
+    out = tmp_path_factory.mktemp("odds") / "odds.json"
+    specs = [_program("slow", MISBEHAVING, "late", "--at", "0", "--delay-ms", "500"), _random("b")]
+    players = [ProgramPlayer(spec, out.with_suffix(f".{spec.name}.log")) for spec in specs]
+    setup = MatchSetup(
+        out.stem,
+        get_game("ticblock"),
+        players,
+        ODDS,
+        Policy.FORFEIT,
+        seed=5,
+        seat_clocks=[ODDS, OWN],
+    )
+    asyncio.run(play_fresh(setup, out, results_key(out.parent, None)[0]))
+    data: dict[str, Any] = json.loads(out.read_text())
+    assert data["end_reason"] == "terminal" and not data["faults"], data["faults"]
+    return data
+
+
+def test_a_margin_and_a_seats_own_clocks_are_recorded_and_verify(tmp_path: Path, odds) -> None:
+    assert odds["clocks"] == {"start_ms": 2_000, "play_ms": 200, "time_bank_ms": 0}
+    assert odds["time_margin_ms"] == 3_000
+    assert [seat["clocks"] for seat in odds["seats"]] == [None, OWN.recorded()]
+    assert all(step["times_ms"].get("xcplayer", 500) >= 500 for step in odds["steps"])
+    path = _write(tmp_path, odds, signed=True)
+    result = runner.invoke(app, ["replay", "--verify", str(path)])
+    assert result.exit_code == 0, result.output
+    assert result.stdout.startswith("signature: valid")
+
+
+def test_a_forged_margin_that_forgives_a_late_answer_fails_naming_step_and_role(
+    tmp_path: Path, odds
+) -> None:
+    data = copy.deepcopy(odds)
+    data["time_margin_ms"] = 100
+    path = _write(tmp_path, data)
+    result = runner.invoke(app, ["replay", "--verify", str(path)])
+    assert result.exit_code == 1
+    late = odds["steps"][0]["times_ms"]["xcplayer"]
+    assert result.stdout == (
+        "signature: unsigned\n"
+        f"FAILED {path}: step 1: xcplayer: answered after {late} ms, over the 200 ms + 100 ms"
+        " margin it had, yet no timeout is recorded\n"
+    )
+    # Signed, the change is the signature's to catch first.
+    data["signature"] = odds["signature"]
+    signed = runner.invoke(
+        app, ["replay", "--verify", str(_write(tmp_path, data, "signed.json", signed=True))]
+    )
+    assert signed.exit_code == 1 and "signature: invalid" in signed.stdout
+
+
+def test_a_record_of_the_same_match_without_its_margin_fails_at_the_first_late_answer(
+    tmp_path: Path, odds
+) -> None:
+    data = copy.deepcopy(odds)
+    del data["time_margin_ms"]
+    assert "step 1: xcplayer: answered after" in str(_verdict_of(tmp_path, data))
+
+
+def test_each_seat_is_judged_by_its_own_clocks(tmp_path: Path, odds) -> None:
+    # The match's clock would let xcplayer's 500 ms answers in time; its own does not.
+    data = copy.deepcopy(odds)
+    data["time_margin_ms"] = 0
+    data["clocks"]["play_ms"] = 1_000
+    data["seats"][0]["clocks"] = {"start_ms": 2_000, "play_ms": 200, "time_bank_ms": 0}
+    late = odds["steps"][0]["times_ms"]["xcplayer"]
+    assert str(_verdict_of(tmp_path, data)) == (
+        f"step 1: xcplayer: answered after {late} ms, over the 200 ms it had, yet no timeout"
+        " is recorded"
+    )
+    data["seats"][0]["clocks"] = None
+    assert verify_file(_write(tmp_path, data)).outcome is Outcome.VERIFIED
+
+
+@pytest.mark.parametrize(
+    ("change", "said"),
+    [
+        (lambda d: d.update(time_margin_ms=-1), "time_margin_ms: time margin must be zero or"),
+        (
+            lambda d: d.update(time_margin_ms=86_400_001),
+            "time_margin_ms: time margin must be at most 86400000 ms (a day)",
+        ),
+        (
+            lambda d: d["seats"][1]["clocks"].update(play_ms=0),
+            "seats[1].clocks: play clock must be a positive number of ms",
+        ),
+        (
+            lambda d: d["seats"][1]["clocks"].pop("time_bank_ms"),
+            "seats[1].clocks: fields ['play_ms', 'start_ms'], expected",
+        ),
+    ],
+)
+def test_a_margin_or_a_seats_clocks_out_of_bounds_is_named(
+    tmp_path: Path, odds, change, said: str
+) -> None:
+    data = copy.deepcopy(odds)
+    change(data)
+    assert said in str(_verdict_of(tmp_path, data))
+
+
+def test_a_record_from_before_margins_and_seats_clocks_reads_and_verifies_signed(
+    tmp_path: Path, played
+) -> None:
+    # As version 2 was written before: no `time_margin_ms`, no seat `clocks`.
+    data = {k: v for k, v in played["clean"].items() if k not in ("time_margin_ms", "signature")}
+    data["seats"] = [{k: v for k, v in s.items() if k != "clocks"} for s in data["seats"]]
+    key, _ = results_key(tmp_path / "old", None)
+    data["signature"] = key.sign(data)
+    verdict = verify_file(_write(tmp_path, data, signed=True), key.public)
+    assert verdict.outcome is Outcome.VERIFIED, verdict.problem
+    transcript = transcript_of(data, "old.json")
+    assert transcript.time_margin_ms == 0 and all(s.clocks is None for s in transcript.seats)

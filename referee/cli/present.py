@@ -320,12 +320,24 @@ def frame_text(game: Game, frame: Frame) -> str:
 
 
 def match_header(transcript: Transcript) -> str:
-    seats = ", ".join(f"{seat.role} {seat.player}" for seat in transcript.seats)
-    clocks = transcript.clocks
+    """The match, its seats, its clocks (a seat's own after its name, its margin if any) and
+    its policy."""
+    seats = ", ".join(
+        f"{seat.role} {seat.player}" + ("" if seat.clocks is None else f" ({_clocks(seat.clocks)})")
+        for seat in transcript.seats
+    )
+    margin = transcript.time_margin_ms
     return (
-        f"{transcript.match_id}: {transcript.game}, {seats}; start clock {clocks['start_ms']} ms,"
-        f" play clock {clocks['play_ms']} ms, time bank {clocks['time_bank_ms']} ms,"
-        f" policy {transcript.policy}"
+        f"{transcript.match_id}: {transcript.game}, {seats}; {_clocks(transcript.clocks)},"
+        + (f" time margin {margin} ms," if margin else "")
+        + f" policy {transcript.policy}"
+    )
+
+
+def _clocks(clocks: dict[str, int]) -> str:
+    return (
+        f"start clock {clocks['start_ms']} ms, play clock {clocks['play_ms']} ms,"
+        f" time bank {clocks['time_bank_ms']} ms"
     )
 
 

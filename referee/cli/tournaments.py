@@ -35,13 +35,17 @@ def _print_standings(results: Path, fmt: Format, as_json: bool, pinned: str | No
     from referee.cli.results import expected_key
     from referee.cli.width import terminal_width
     from referee.errors import TranscriptError
+    from referee.plaintext import fit
+    from referee.tournaments.clock_notes import ClockNotes
     from referee.tournaments.results import directory_standings
     from referee.tournaments.standings import read_results
+    from referee.tournaments.standings_tables import as_json as standings_json
     from referee.tournaments.standings_tables import render
 
     if not results.is_dir():
         raise RefereeError(f"{results}: no such results directory")
     problems = 0
+    clocks = ClockNotes()
 
     def readable() -> "Iterator[Transcript]":
         nonlocal problems
@@ -50,10 +54,19 @@ def _print_standings(results: Path, fmt: Format, as_json: bool, pinned: str | No
                 problems += 1
                 say_error(f"left out of the standings: {found}")
             else:
+                clocks.add(found)
                 yield found
 
     standings = directory_standings(results, readable())
-    typer.echo(render(standings, Format.JSON if as_json else fmt, terminal_width()))
+    if as_json or fmt is Format.JSON:
+        typer.echo(json.dumps(standings_json(standings) | clocks.to_json(), indent=2))
+    else:
+        typer.echo(render(standings, fmt, terminal_width()))
+        # The clocks, where the players' differ or a margin forgave lateness; a table of
+        # values (CSV) has no place for a line.
+        line = clocks.text()
+        if line is not None and fmt is not Format.CSV:
+            typer.echo(f"\n{fit(line, terminal_width())}")
     if problems:
         raise typer.Exit(EXIT_FAILED)
 

@@ -1,47 +1,51 @@
 """A replayed match's answers judged by its clocks: every recorded answer time a real one,
 every fault's kind agreeing with its time and the time its role had, the time banks charged
-as the match charged them."""
+as the match charged them. Each seat is judged by its own clocks and the match's margin;
+whether an answer was late is the clock's to say (`clock.is_late`), as in the match."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence, Set
 
-from referee.clock import Clocks, TimeBank
+from referee.clock import Clocks, is_late, limit_text
 from referee.errors import FaultKind
 from referee.records.replayed import step_mismatch
 from referee.records.transcript import Fault, Step
 
 
 class AnswerTimes:
-    """The clocks of a replayed match, and its seats' time banks as the steps draw on them."""
+    """The clocks of a replayed match, seat by seat, and its seats' time banks as the steps
+    draw on them."""
 
     def __init__(
-        self, clocks: Clocks, roles: Sequence[str], untimed: Set[str], longest_ms: float
+        self, clocks: Sequence[Clocks], roles: Sequence[str], untimed: Set[str], longest_ms: float
     ) -> None:
-        self.clocks = clocks
+        # Each role's clocks, in role order.
+        self.clocks = dict(zip(roles, clocks, strict=True))
         self.roles = roles
         # People are not timed: their times are recorded, but no clock judges them.
         self.untimed = untimed
         # No answer can have taken longer than the whole match.
         self.longest_ms = longest_ms
-        self.banks = [TimeBank(clocks.time_bank_ms) for _ in roles]
+        self.banks = {role: self.clocks[role].bank() for role in roles}
 
     def allowance_ms(self, role: str) -> int:
         """The time a role has for its next move: the play clock and what its bank holds."""
-        return self.banks[self.roles.index(role)].allowance_ms(self.clocks.play_ms)
+        return self.banks[role].allowance_ms(self.clocks[role].play_ms)
 
     def check_start(
         self, faults: dict[str, Fault], start_times_ms: Mapping[str, float], cut_short: bool
     ) -> None:
-        """Every role answered `ready` within the start clock, or has a fault for the start;
-        or, in a match `cut_short` (aborted before its first step: a stop as it started), was
-        still being waited for."""
+        """Every role answered `ready` within its start clock (and the margin), or has a fault
+        for the start; or, in a match `cut_short` (aborted before its first step: a stop as
+        it started), was still being waited for."""
         for name in self.roles:
             fault, time_ms = faults.get(name), start_times_ms.get(name)
             if fault is None and time_ms is None:
                 if cut_short:
                     continue
                 raise step_mismatch(0, "neither a start time nor a start fault is recorded", name)
+            start_ms = self.clocks[name].start_ms
             if fault is not None:
                 if fault.replacement is not None:
                     raise step_mismatch(0, "a start fault has no replacement move", name)
@@ -54,11 +58,11 @@ class AnswerTimes:
                     raise step_mismatch(
                         0, "a start time and a start fault: one answer, two fates", name
                     )
-                self.check_fault(fault, self.clocks.start_ms)
+                self.check_fault(fault, start_ms)
             elif time_ms is not None:
                 self.check_time(0, name, time_ms)
-                if time_ms > self.clocks.start_ms and name not in self.untimed:
-                    raise step_mismatch(0, _late(time_ms, self.clocks.start_ms), name)
+                if name not in self.untimed and self._late(name, time_ms, start_ms):
+                    raise step_mismatch(0, self._late_text(name, time_ms, start_ms), name)
 
     def check_time(self, step: int, role: str, time_ms: float) -> None:
         """A recorded answer time is a real one: finite, not negative, within the match."""
@@ -72,9 +76,9 @@ class AnswerTimes:
     def check_fault(self, fault: Fault, allowance_ms: int) -> None:
         """A fault's kind agrees with its recorded answer time and the time the role had.
 
-        A timeout came late or not at all; an illegal move was an answer in time; a protocol
-        fault may have been an answer in time; a crash, a resource fault or a resignation
-        answered nothing.
+        A timeout came late (beyond the margin) or not at all; an illegal move was an answer
+        in time; a protocol fault may have been an answer in time; a crash, a resource fault
+        or a resignation answered nothing.
         """
         time_ms, kind, step, role = fault.time_ms, fault.kind, fault.step, fault.role
         if time_ms is None:
@@ -82,19 +86,20 @@ class AnswerTimes:
                 raise step_mismatch(step, "an illegal move, but no answer time is recorded", role)
             return
         self.check_time(step, role, time_ms)
+        late = self._late(role, time_ms, allowance_ms)
         if kind is FaultKind.TIMEOUT:
-            if time_ms <= allowance_ms:
+            if not late:
                 raise step_mismatch(
                     step,
                     f"a timeout, but its answer came after {time_ms} ms,"
-                    f" within the {allowance_ms} ms it had",
+                    f" within the {self._had(role, allowance_ms)} it had",
                     role,
                 )
         elif kind in (FaultKind.CRASH, FaultKind.RESOURCE, FaultKind.RESIGNED):
             raise step_mismatch(step, f"a {kind} fault, yet an answer time is recorded", role)
-        elif time_ms > allowance_ms:
+        elif late:
             raise step_mismatch(
-                step, f"{_late(time_ms, allowance_ms)}: a timeout, not {kind}", role
+                step, f"{self._late_text(role, time_ms, allowance_ms)}: a timeout, not {kind}", role
             )
 
     def check_times(
@@ -109,19 +114,27 @@ class AnswerTimes:
                 raise step_mismatch(
                     number, "an answer time for its move and a fault: one answer, two fates", name
                 )
-            bank = self.banks[self.roles.index(name)]
-            allowance_ms = bank.allowance_ms(self.clocks.play_ms)
+            bank = self.banks[name]
+            play_ms = self.clocks[name].play_ms
+            allowance_ms = bank.allowance_ms(play_ms)
             if fault is not None:
                 self.check_fault(fault, allowance_ms)
                 time_ms = fault.time_ms if fault.kind is not FaultKind.TIMEOUT else None
             if time_ms is None:
                 continue
             self.check_time(number, name, time_ms)
-            if name not in self.untimed and bank.charge(self.clocks.play_ms, time_ms) is not None:
+            if name not in self.untimed and bank.charge(play_ms, time_ms) is not None:
                 raise step_mismatch(
-                    number, f"{_late(time_ms, allowance_ms)}, yet no timeout is recorded", name
+                    number,
+                    f"{self._late_text(name, time_ms, allowance_ms)}, yet no timeout is recorded",
+                    name,
                 )
 
+    def _late(self, role: str, time_ms: float, limit_ms: int) -> bool:
+        return is_late(time_ms, limit_ms, self.clocks[role].margin_ms)
 
-def _late(time_ms: float, allowance_ms: int) -> str:
-    return f"answered after {time_ms} ms, over the {allowance_ms} ms it had"
+    def _had(self, role: str, limit_ms: int) -> str:
+        return limit_text(limit_ms, self.clocks[role].margin_ms)
+
+    def _late_text(self, role: str, time_ms: float, limit_ms: int) -> str:
+        return f"answered after {time_ms} ms, over the {self._had(role, limit_ms)} it had"

@@ -11,12 +11,11 @@ from __future__ import annotations
 import random
 from collections import defaultdict
 from collections.abc import Hashable, Iterable, Sequence
-from dataclasses import fields
 from datetime import datetime
 from pathlib import Path
 
 from referee import policy
-from referee.clock import Clocks
+from referee.clock import CLOCK_FIELDS, Clocks
 from referee.errors import (
     ConfigError,
     FaultKind,
@@ -46,8 +45,6 @@ from referee.records.transcript import (
     Transcript,
     seats_disagree,
 )
-
-CLOCK_FIELDS = tuple(f.name for f in fields(Clocks))
 
 
 def _check_replacement(step: int, role: str, fault: Fault, drawn: Move | None) -> None:
@@ -202,14 +199,16 @@ class _Replayer:
         if self.t.goals is not None and list(self.t.goals) != list(self.roles):
             raise mismatch("goals", f"roles {list(self.t.goals)}, expected {list(self.roles)}")
         self._known_roles(self.t.start_times_ms, "start_times_ms")
-        if sorted(self.t.clocks) != sorted(CLOCK_FIELDS):
-            raise mismatch(
-                "clocks", f"fields {sorted(self.t.clocks)}, expected {sorted(CLOCK_FIELDS)}"
-            )
         try:
-            clocks = Clocks(**self.t.clocks)
+            Clocks(margin_ms=self.t.time_margin_ms)
         except ConfigError as error:
-            raise mismatch("clocks", str(error)) from None
+            raise mismatch("time_margin_ms", str(error)) from None
+        clocks = self._clocks("clocks", self.t.clocks)
+        # Each seat's own clocks, where it had them; the match's margin for every seat.
+        seat_clocks = [
+            clocks if seat.clocks is None else self._clocks(f"seats[{index}].clocks", seat.clocks)
+            for index, seat in enumerate(self.t.seats)
+        ]
         if self.t.opening < 0:
             raise mismatch("opening", f"{self.t.opening} steps: an opening cannot be negative")
         limit = self.t.max_steps
@@ -237,7 +236,7 @@ class _Replayer:
             )
         # No answer can have taken longer than the whole match.
         longest_ms = (ended - started).total_seconds() * 1000 + _WALL_CLOCK_SLACK_MS
-        self.times = AnswerTimes(clocks, self.roles, self.untimed, longest_ms)
+        self.times = AnswerTimes(seat_clocks, self.roles, self.untimed, longest_ms)
         check_rules_fault_header(self.t, self.game)
         check_state_limits_header(self.t, self.game)
         if seats_disagree(self.t):
@@ -245,6 +244,15 @@ class _Replayer:
             raise mismatch(
                 "seats", f"{players}, in this order, is not the seating of {self.t.match_id}"
             )
+
+    def _clocks(self, where: str, recorded: dict[str, int]) -> Clocks:
+        """The clocks a record holds at `where`, with the match's margin."""
+        if sorted(recorded) != sorted(CLOCK_FIELDS):
+            raise mismatch(where, f"fields {sorted(recorded)}, expected {sorted(CLOCK_FIELDS)}")
+        try:
+            return Clocks(**recorded, margin_ms=self.t.time_margin_ms)
+        except ConfigError as error:
+            raise mismatch(where, str(error)) from None
 
     def _time_of(self, where: str) -> datetime:
         text = getattr(self.t, where)

@@ -57,7 +57,8 @@ class Seat:
 
     `fingerprint` is a hash of what the command runs (its words, the contents of the files it
     names, its environment); `files` the SHA-256 of each of those files. A tournament plays a
-    match again when its player's fingerprint has changed since.
+    match again when its player's fingerprint has changed since. `clocks` are the seat's own
+    (start, play, bank), where they are not the match's: a tournament player's own clocks.
     """
 
     __pydantic_config__ = _STRICT
@@ -68,6 +69,7 @@ class Seat:
     log: str | None
     fingerprint: str | None = None
     files: dict[str, str] | None = None
+    clocks: dict[str, int] | None = None
 
     @property
     def human(self) -> bool:
@@ -221,7 +223,13 @@ class Transcript:
     state_seconds: float | None = None
     # The CPU time each role's processes used to answer `start` (where it was counted).
     start_cpu_ms: dict[str, float] = field(default_factory=dict)
+    # How late an answer could come and still be in time (0: exactly), for every seat.
+    time_margin_ms: int = 0
     signature: Signature | None = None
+
+    def clocks_of(self, seat: Seat) -> dict[str, int]:
+        """The clocks a seat played by: its own, else the match's."""
+        return self.clocks if seat.clocks is None else seat.clocks
 
     def to_json(self) -> dict[str, Any]:
         """The transcript as JSON-ready data, schema fields first."""

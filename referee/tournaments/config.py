@@ -75,16 +75,23 @@ class Entrant:
 
     `capacity` is how many matches it may be in at once: None for a program, started once
     per match; for a URL player, one server that tells a second match it is `busy`,
-    URL_CAPACITY unless its config says more.
+    URL_CAPACITY unless its config says more. `own_clocks` are the clocks it sets for its
+    own seats over every game's (`Clocks` field names: `play_ms`, ...): time odds.
     """
 
     spec: PlayerSpec
     reuse: bool
     capacity: int | None = None
+    own_clocks: tuple[tuple[str, int], ...] = ()
 
     @property
     def name(self) -> str:
         return self.spec.name
+
+    def clocks(self, game: Clocks) -> Clocks:
+        """Its clocks at a game of clocks `game`: its own over the game's, the margin the
+        game's."""
+        return replace(game, **dict(self.own_clocks)) if self.own_clocks else game
 
 
 @dataclass(frozen=True)
@@ -138,6 +145,16 @@ class TournamentConfig:
     portable_records: bool = False
     # The config file's text, which a cluster's workers are sent to read it as this one did.
     text: str = field(default="", repr=False, compare=False)
+
+    def seat_clocks(self, clocks: Clocks, players: Sequence[str]) -> tuple[Clocks, ...]:
+        """Each seat's clocks in a match at a game of clocks `clocks` of `players` (in role
+        order): a player's own, else the game's; () when every seat has the game's, as when
+        no player sets its own (the chance seat, no entrant, always has the game's)."""
+        entrants = {entrant.name: entrant for entrant in self.players}
+        seats = tuple(
+            entrants[name].clocks(clocks) if name in entrants else clocks for name in players
+        )
+        return () if all(own == clocks for own in seats) else seats
 
     def settings(self, game_id: str) -> GameSettings | None:
         """The settings of the game of that id, if the tournament has it."""
@@ -288,9 +305,11 @@ def _build(
         spec = checks.player(player, base, where, cwds.get(player.name), [p.name for p in players])
         spec = replace(spec, limits=checks.limits(player.limits, everyone, (*where, "limits")))
         capacity = checks.capacity(player, spec, where)
-        checks.url_player(player, spec, where, [p.spec for p in players], [s.clocks for s in games])
         reuse = raw.reuse if player.reuse is None else player.reuse
-        players.append(Entrant(spec, reuse, capacity))
+        entrant = Entrant(spec, reuse, capacity, checks.own_clocks(player))
+        its_clocks = [entrant.clocks(settings.clocks) for settings in games]
+        checks.url_player(player, spec, where, [p.spec for p in players], its_clocks)
+        players.append(entrant)
     anchor = checks.anchor(raw, [p.name for p in players])
     output = base / raw.output if raw.output else base / "results" / raw.name
     return TournamentConfig(

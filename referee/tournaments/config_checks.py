@@ -101,15 +101,30 @@ def _pick(override: Any, default: Any) -> Any:
 
 
 def clocks(raw: ConfigFile, entry: GameEntry, where: Location) -> Clocks:
-    """A game's clocks: its own, else the config's."""
+    """A game's clocks and time margin: its own, else the config's."""
     try:
         return Clocks(
             _pick(entry.start_clock, raw.start_clock),
             _pick(entry.play_clock, raw.play_clock),
             _pick(entry.time_bank, raw.time_bank),
+            _pick(entry.time_margin, raw.time_margin),
         )
     except ConfigError as error:
         raise Located(where, str(error)) from None
+
+
+# A player's clock keys and the `Clocks` fields they set.
+_OWN_CLOCKS = {"start_clock": "start_ms", "play_clock": "play_ms", "time_bank": "time_bank_ms"}
+
+
+def own_clocks(entry: PlayerEntry) -> tuple[tuple[str, int], ...]:
+    """The clocks a player sets for its own seats (their bounds are the model's), each as a
+    `Clocks` field and its value."""
+    return tuple(
+        (name, getattr(entry, key))
+        for key, name in _OWN_CLOCKS.items()
+        if getattr(entry, key) is not None
+    )
 
 
 def openings(value: Any, game: Game, base: Path, seed: int, loc: Location) -> int | Book:
@@ -390,7 +405,8 @@ def url_player(
     clocks: Sequence[Clocks],
 ) -> None:
     """Refuse a URL player whose server is an `earlier` player's too, or one that cannot be
-    told the clocks of every game in whole seconds (GGP's START)."""
+    told its `clocks` at every game (its own, else the game's) in whole seconds (GGP's
+    START)."""
     if spec.kind is not PlayerKind.HTTP:
         return
     # A capacity is a server's: two names for one would let it be in two matches.
@@ -408,7 +424,10 @@ def url_player(
         try:
             ggp_seconds(settings)
         except ConfigError as error:
-            raise Located(("games", index), f"{error} (player {spec.name})") from None
+            # The player's own clock, where it set the one refused; else the game's.
+            key = "start_clock" if settings.start_ms < 1000 else "play_clock"
+            at = (*where, key) if getattr(entry, key) is not None else ("games", index)
+            raise Located(at, f"{error} (player {spec.name})") from None
 
 
 def anchor(raw: ConfigFile, names: Collection[str]) -> str | None:

@@ -10,6 +10,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from referee.clock import MAX_CLOCK_MS, MAX_MARGIN_MS
 from referee.games.gdl.limits import MEMORY_MB, SECONDS, STATE_MEMORY_MB, STATE_SECONDS
 from referee.policy import MAX_SEED
 from referee.sandbox.limits import Limits
@@ -24,6 +25,11 @@ MAX_CORES_PER_MATCH = 1024
 Positive = Annotated[int, Field(gt=0)]
 NonNegative = Annotated[int, Field(ge=0)]
 Name = Annotated[str, Field(pattern=NAME_PATTERN)]
+# A player's own clock, in ms: positive, at most a day.
+OwnClock = Annotated[int, Field(gt=0, le=MAX_CLOCK_MS)]
+OwnBank = Annotated[int, Field(ge=0, le=MAX_CLOCK_MS)]
+# How late an answer may come and still be in time, in ms: 0 (exact) to a day.
+Margin = Annotated[int, Field(ge=0, le=MAX_MARGIN_MS)]
 # A key path in a config file: keys of mappings, indexes of lists.
 Location = tuple[int | str, ...]
 
@@ -52,6 +58,7 @@ class GameEntry(_Strict):
     start_clock: Positive | None = None
     play_clock: Positive | None = None
     time_bank: NonNegative | None = None
+    time_margin: Margin | None = None
     openings: Any = None
     max_steps: Positive | None = None
 
@@ -93,6 +100,10 @@ class PlayerEntry(_Strict):
     limits: LimitsEntry = Field(default_factory=LimitsEntry)
     # A URL player: how many matches it takes at once.
     capacity: Positive | None = None
+    # Its own clocks, over every game's, for its seats only (time odds).
+    start_clock: OwnClock | None = None
+    play_clock: OwnClock | None = None
+    time_bank: OwnBank | None = None
 
 
 class ConfigFile(_Strict):
@@ -105,6 +116,7 @@ class ConfigFile(_Strict):
     start_clock: Positive = 10_000
     play_clock: Positive = 1_000
     time_bank: NonNegative = 0
+    time_margin: Margin = 0
     policy: Literal["forfeit", "random"] = "forfeit"
     concurrency: Positive = 1
     cores_per_match: Annotated[int, Field(ge=0, le=MAX_CORES_PER_MATCH)] = 1
@@ -148,7 +160,10 @@ def _key_hint(key: Any, parent: Location) -> str:
         ("limits",): LimitsEntry,
         ("players", "limits"): LimitsEntry,
     }
-    model = models.get(tuple(part for part in parent if isinstance(part, str)), ConfigFile)
+    keys = tuple(part for part in parent if isinstance(part, str))
+    if key == "time_margin" and keys == ("players",):
+        return " (a margin is every seat's alike: set time_margin at the top or in a game)"
+    model = models.get(keys, ConfigFile)
     close = difflib.get_close_matches(str(key), list(model.model_fields), n=1)
     return f" (did you mean {close[0]}?)" if close else ""
 
@@ -162,6 +177,10 @@ _TYPE_NAMES = {
     "model_type": "a mapping",
     "list_type": "a list",
 }
+
+
+# The keys in milliseconds, whose bound is a day.
+_MS_KEYS = {"start_clock", "play_clock", "time_bank", "time_margin"}
 
 
 def error_message(error: Any) -> str:
@@ -182,4 +201,6 @@ def error_message(error: Any) -> str:
         return "a tournament needs at least two players"
     if kind == "too_short":
         return "must not be empty"
+    if kind == "less_than_equal" and key in _MS_KEYS:
+        return f"must be at most {error['ctx']['le']} ms (a day), got {error['input']!r}"
     return error["msg"].replace("Input should be", "must be") + f", got {error['input']!r}"

@@ -104,6 +104,7 @@ class MatchOrder:
             self.opening,
             self.book,
             settings.max_steps,
+            config.seat_clocks(settings.clocks, self.players),
         )
 
 

@@ -58,6 +58,7 @@ async def play_scheduled(
         ponder=config.ponder,
         book=match.book,
         max_steps=match.max_steps,
+        seat_clocks=match.seat_clocks,
     )
     live = None
     if config.live:

@@ -263,8 +263,14 @@ def _difference(config: TournamentConfig, match: ScheduledMatch, transcript: Tra
         return "a different game"
     if tuple(seat.player for seat in transcript.seats) != match.players:
         return "different players"
-    if transcript.clocks != asdict(match.clocks):
+    if transcript.clocks != match.clocks.recorded():
         return "different clocks"
+    if transcript.time_margin_ms != match.clocks.margin_ms:
+        return f"a time margin of {transcript.time_margin_ms} ms, not {match.clocks.margin_ms}"
+    seat_clocks = match.seat_clocks or (match.clocks,) * len(transcript.seats)
+    for seat, own in zip(transcript.seats, seat_clocks, strict=True):
+        if transcript.clocks_of(seat) != own.recorded():
+            return f"different clocks for {seat.player}"
     if transcript.policy != config.policy:
         return "a different policy"
     if transcript.seed != match.seed:

@@ -43,6 +43,9 @@ class ScheduledMatch:
     book: BookLine | None = None
     # The step after which the match, if not over, is adjudicated.
     max_steps: int | None = None
+    # Each seat's clocks in role order, where a player has its own (`TournamentConfig.
+    # seat_clocks`); (): every seat has `clocks`.
+    seat_clocks: tuple[Clocks, ...] = ()
 
 
 def rotations(group: Sequence[str]) -> list[tuple[str, ...]]:
@@ -143,16 +146,18 @@ def _match(
 ) -> ScheduledMatch:
     game = settings.game
     steps, book = settings.opening(round_ - 1)
+    players = with_chance(game.roles, seats)
     return ScheduledMatch(
         match_id=tournament_match_id(game.id, round_, seats, again),
         game=game,
-        players=with_chance(game.roles, seats),
+        players=players,
         round=round_,
         clocks=settings.clocks,
         seed=match_seed(config.seed, game.id, round_, group),
         opening=steps,
         book=book,
         max_steps=settings.max_steps,
+        seat_clocks=config.seat_clocks(settings.clocks, players),
     )
 
 

@@ -31,6 +31,8 @@ from referee.tournaments.config import (
 )
 
 SECTION = "arena"
+# Why an arena takes no time margin: its ladder, its validation and its advice judge exactly.
+_EXACT = "an arena judges every answer by its clocks exactly"
 # Tournament keys an arena sets itself: its players are its bots, its results its own, and
 # the ladder, not a format, chooses who plays whom.
 _ARENA_OWNS = {
@@ -44,6 +46,7 @@ _ARENA_OWNS = {
     "rating_interval": "the ladder rates after every match",
     "trace": "an arena keeps each bot's log, not a trace",
     "live": "an arena writes every match's moves as it is played, for those who watch it",
+    "time_margin": _EXACT,
 }
 # How long the arena waits for a database that does not answer before `serve` ends.
 DATABASE_WAIT_S = 300
@@ -237,6 +240,9 @@ def parse_arena_config(path: Path, text: str) -> ArenaConfig:
         raise locate.error((SECTION, "public_url"), str(error)) from None
     tournament_text = "".join(blanked)
     tournament = parse_config(path, _field_text(tournament_text, (), None))
+    for index, settings in enumerate(tournament.games):
+        if settings.clocks.margin_ms:
+            raise locate.error(("games", index, "time_margin"), f"not in an arena: {_EXACT}")
     return ArenaConfig(
         path=path,
         text=tournament_text,
