@@ -12,11 +12,12 @@ from importlib import metadata
 from pathlib import Path
 
 import pytest
+import typer
 from typer.testing import CliRunner
 
 from referee.cli import app, main
 from referee.games import GAMES, get_game
-from tests.support.paths import RULES
+from tests.support.paths import ROOT, RULES
 
 # Every transcript these tests write must replay and verify (issue: replay).
 pytestmark = pytest.mark.usefixtures("every_transcript_verifies")
@@ -134,6 +135,36 @@ def test_play_writes_a_transcript_and_prints_the_result(tmp_path) -> None:
     )
     assert sum(line.startswith("step ") for line in lines) == len(transcript["steps"])
     assert "tic-tac-toe (phase 1)" in result.stdout
+
+
+def test_play_suggests_a_rulesheet_named_as_typed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Typed from a clone's top folder, `tictactoe` is the shipped rulesheet, not the built-in
+    # game whose id happens to be nearest (double-tictactoe).
+    (tmp_path / "matches" / "rulesheets").mkdir(parents=True)
+    (tmp_path / "matches" / "rulesheets" / "tictactoe.kif").write_text("(role x)\n")
+    monkeypatch.chdir(tmp_path)
+    result = runner.invoke(app, ["play", "TicTacToe", "-p", "a=random"])
+    assert result.exit_code == 2
+    assert "(did you mean matches/rulesheets/tictactoe.kif? known:" in result.stderr
+
+
+def test_every_help_example_names_files_that_are_there() -> None:
+    commands = typer.main.get_command(app).commands  # type: ignore[attr-defined]
+    named = 0
+    for name in commands:
+        text = runner.invoke(app, [name, "--help"], terminal_width=100).stdout
+        examples = text.partition("Examples:")[2].split("\n\n")[0]
+        for line in examples.splitlines():
+            # A line is a command, or one continued by a trailing backslash: no run of
+            # spaces inside it, which a docstring's swallowed line break leaves.
+            assert "   " not in line.strip(), (name, line)
+            for word in line.split():
+                if "/" in word and word.endswith((".kif", ".yaml", ".jsonl")):
+                    named += 1
+                    assert list(ROOT.glob(word)), f"{name} --help names {word}, not shipped"
+    assert named >= 3
 
 
 @pytest.mark.parametrize(

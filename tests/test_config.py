@@ -269,6 +269,50 @@ def test_a_config_error_is_one_line_with_file_line_and_key(tmp_path: Path, kind:
     assert not (tmp_path / "results").exists(), "nothing may start before the config is good"
 
 
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        # Two mistakes of shape, and a misspelt key whose missing twin is not said again.
+        (
+            "name: t\ngames: [quad]\nrounds: 0\nseed: x\nplyers: []\n",
+            [
+                (3, "rounds: must be greater than 0, got 0"),
+                (4, "seed: "),
+                (5, "unknown key 'plyers' (did you mean players?)"),
+            ],
+        ),
+        # A game that is not one and a player without its program: each game and player is
+        # checked on its own.
+        (
+            "name: t\ngames: [quad, tictac]\nplayers:\n  - name: a\n    command: random\n"
+            "  - name: b\n    command: ./nowhere.py\n",
+            [(2, "games[1].id: unknown game 'tictac'"), (7, "players[1].command: ")],
+        ),
+    ],
+)
+def test_every_mistake_of_a_config_is_told_a_line_each(
+    tmp_path: Path, text: str, said: list[tuple[int, str]]
+) -> None:
+    config = tmp_path / "cup.yaml"
+    config.write_text(text)
+    result = runner.invoke(app, ["tournament", str(config)])
+    assert result.exit_code == 2
+    lines = result.stderr.splitlines()
+    assert len(lines) == len(said), lines
+    for line, (number, message) in zip(lines, said, strict=True):
+        assert line.startswith(f"referee: error: {config}:{number}: {message}"), line
+
+
+def test_a_hostile_configs_thousand_mistakes_are_told_in_a_few_lines(tmp_path: Path) -> None:
+    config = tmp_path / "cup.yaml"
+    config.write_text("name: t\ngames: [quad]\n" + "".join(f"k{n}: 1\n" for n in range(1000)))
+    result = runner.invoke(app, ["tournament", str(config)])
+    assert result.exit_code == 2
+    lines = result.stderr.splitlines()
+    assert len(lines) == 11
+    assert lines[-1] == f"referee: error: {config}: and 990 more mistakes"
+
+
 def test_an_empty_or_missing_config_is_an_error(tmp_path: Path) -> None:
     empty = tmp_path / "empty.yaml"
     empty.write_text("")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -34,7 +35,7 @@ def test_an_unknown_id_is_not_a_game() -> None:
         GAMES["chess"]
     with pytest.raises(UnknownGameError, match="hex-pie"):
         get_game("hexpie")
-    assert nearest_game("Ticblok") == "ticblock"
+    assert nearest_game("Ticblok", Path("/nonexistent")) == "ticblock"
 
 
 def test_the_registry_imports_no_engine_until_one_is_asked_for() -> None:

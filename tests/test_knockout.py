@@ -215,6 +215,10 @@ def test_each_round_is_shown_as_its_players_are_known(tmp_path: Path) -> None:
         "quarter-final (1 of 3): (1) k00 bye, (4) k03 vs (5) k04, (2) k01 bye, (3) k02 bye"
     )
     assert [line.split(" (")[0] for line in shown] == ["quarter-final", "semi-final", "final"]
+    # The bar names the round and who is in it, not a leader on points, which in a
+    # knockout may be a player out of it.
+    assert "final: k00 vs k01; ETA" in result.stderr
+    assert "leader" not in result.stderr
 
 
 def test_a_player_removed_from_a_knockout_loses_its_ties_by_walkover(tmp_path: Path) -> None:

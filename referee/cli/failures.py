@@ -40,4 +40,7 @@ def user_errors(command: F) -> F:
 
 
 def say_error(message: str) -> None:
-    typer.echo(f"referee: error: {message}", err=True)
+    """An error on standard error, a line for each of its lines (a config's several
+    mistakes), each marked as the referee's."""
+    for line in message.splitlines() or [""]:
+        typer.echo(f"referee: error: {line}", err=True)

@@ -119,7 +119,7 @@ def conformance(
     \b
     Examples:
       referee conformance tests/conformance/*.jsonl
-      referee conformance --game referee/games/rulesheets/ticblock.kif \
+      referee conformance --game referee/games/rulesheets/ticblock.kif \\
         tests/conformance/ticblock.jsonl
     """
     from referee.records.conformance import check_file

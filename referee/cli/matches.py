@@ -97,7 +97,7 @@ def play(
       referee play ticblock -p xcplayer='python3 bot.py' -p obplayer=random --show
       referee play hex-pie -p player1=human -p player2=mcts
       referee play quad -p x='./mybot' -p o=random --trace trace.log
-      referee play games/ticTacToe.kif -p xplayer=mcts -p oplayer=random
+      referee play matches/rulesheets/tictactoe.kif -p xplayer=mcts -p oplayer=random
     """
     from referee.cli import present
     from referee.cli.results import key_note

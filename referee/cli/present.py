@@ -166,6 +166,8 @@ class TournamentProgress(Observer):
         self.points: dict[str, float] = defaultdict(float)
         self.pairings: Counter[str] = Counter()
         self.test: SprtStatus | None = None
+        # A knockout's round being played and who is in it: its points lead no one.
+        self.stage: str | None = None
 
     def close(self) -> None:
         """Leave the bar as it last was, on its own line."""
@@ -229,6 +231,9 @@ class TournamentProgress(Observer):
 
     def bracketed(self, ties: Sequence[Tie], rounds: int) -> None:
         self._print(bracket_line(ties, rounds))
+        self.stage = stage_text(ties, rounds)
+        if self.shown:
+            self.progress.update(self.task, lead=self._lead())
 
     def resized(self, total: int) -> None:
         self.total = total
@@ -244,11 +249,13 @@ class TournamentProgress(Observer):
             self.pairings[player] += 1
 
     def _lead(self) -> str:
-        """The SPRT's LLR and bounds, or who leads on points."""
+        """The SPRT's LLR and bounds, a knockout's round, or who leads on points."""
         if self.test is not None:
             test = self.test
             bounds = f"{test.settings.lower:.2f}, {test.settings.upper:.2f}"
             return f"LLR {test.llr:.2f} ({bounds}) after {test.pairs} pairs"
+        if self.stage is not None:
+            return self.stage
         if not self.pairings:
             return "no results yet"
         leader = min(self.pairings, key=lambda name: (-self.points[name], name))
@@ -278,6 +285,15 @@ def bracket_line(ties: Sequence[Tie], rounds: int) -> str:
     )
     number = ties[0].round
     return f"{round_name(number, rounds).removeprefix('the ')} ({number} of {rounds}): {shown}"
+
+
+def stage_text(ties: Sequence[Tie], rounds: int) -> str:
+    """A knockout's round for its progress bar: its name and who is in it, by name when they
+    are few enough to read at a glance."""
+    players = [name for tie in ties for name in (tie.high, tie.low) if name is not None]
+    name = round_name(ties[0].round, rounds).removeprefix("the ")
+    shown = " vs ".join(players) if len(players) == 2 else ", ".join(players)
+    return f"{name}: {shown}" if len(players) <= 4 else f"{name}: {len(players)} players"
 
 
 def new_bot_lines(bot: NewBot) -> str:

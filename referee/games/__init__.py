@@ -138,11 +138,27 @@ def get_game(game_id: str, limits: StateLimits = DEFAULT_LIMITS) -> Game:
         from referee.games.gdl.game import load_rulesheet
 
         return load_rulesheet(game_id, limits)
-    raise UnknownGameError(game_id, tuple(GAMES), nearest_game(game_id))
+    raise UnknownGameError(game_id, tuple(GAMES), nearest_game(game_id, Path()))
 
 
-def nearest_game(game_id: str) -> str | None:
-    """The built-in game whose id is nearest a mistyped one (`hexpie`: hex-pie), if one is."""
+# Where a rulesheet named by its bare name is looked for, under the folder paths are read
+# from: the folder itself, and where a clone keeps its example rulesheets.
+_RULESHEET_FOLDERS = (Path(), Path("rulesheets"), Path("matches", "rulesheets"))
+
+
+def nearest_game(game_id: str, base: Path) -> str | None:
+    """What a game id that is not one was likely meant to be: the path, relative to `base`,
+    of a rulesheet of that name (`tictactoe`: matches/rulesheets/tictactoe.kif), else the
+    built-in game whose id is nearest (`hexpie`: hex-pie), else None."""
+    stem = game_id.lower().removesuffix(".kif")
+    for folder in _RULESHEET_FOLDERS:
+        try:
+            files = sorted((base / folder).glob("*.kif"))
+        except OSError:
+            continue
+        for file in files:
+            if file.stem.lower() == stem and file.is_file():
+                return str(folder / file.name)
     close = difflib.get_close_matches(game_id.lower(), list(GAMES), n=1)
     return close[0] if close else None
 

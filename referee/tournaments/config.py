@@ -31,7 +31,9 @@ from referee.tournaments import config_checks as checks
 from referee.tournaments.books import Book
 from referee.tournaments.config_models import (
     ConfigFile,
+    GameEntry,
     Location,
+    PlayerEntry,
     TournamentFormat,
     error_message,
 )
@@ -44,6 +46,8 @@ from referee.tournaments.swiss import DEFAULT_TIEBREAKS, Tiebreak
 MAX_CONFIG_BYTES = 1024 * 1024
 MAX_CONFIG_DEPTH = 32
 MAX_CONFIG_NODES = 100_000
+# A config's mistakes are told all at once up to this many; a hostile one may hold thousands.
+MAX_MISTAKES_SAID = 10
 # Where `trace: true` writes the lines exchanged with the players, in the results directory.
 TRACE_FILE = "trace.log"
 
@@ -248,15 +252,21 @@ def parse_config(
     try:
         raw = ConfigFile.model_validate(data)
     except ValidationError as error:
-        # The first in the file, and a misspelt key before the key it leaves missing.
-        first = min(
-            error.errors(), key=lambda e: (e["type"] != "extra_forbidden", locate.line(e["loc"]))
-        )
-        raise locate.error(first["loc"], error_message(first)) from None
+        found = error.errors()
+        # A misspelt key explains the key it leaves missing: that one is not said again.
+        misspelt = {_keys(e["loc"])[:-1] for e in found if e["type"] == "extra_forbidden"}
+        said = [
+            checks.Located(e["loc"], error_message(e))
+            for e in found
+            if not (e["type"] == "missing" and _keys(e["loc"])[:-1] in misspelt)
+        ]
+        raise locate.errors(said) from None
     try:
         return replace(_build(path, raw, cwds or {}, rulesheets or {}), text=text)
     except checks.Located as error:
-        raise locate.error(error.loc, error.message) from None
+        raise locate.errors([error]) from None
+    except checks.AllLocated as error:
+        raise locate.errors(error.found) from None
 
 
 def _build(
@@ -269,20 +279,19 @@ def _build(
     base = path.resolve().parent
     games: list[GameSettings] = []
     states = StateLimits(raw.state_memory_mb, raw.state_seconds)
+    # Each game and each player is checked on its own, so that a config's mistakes in
+    # several of them are told at once; what needs them all is checked once they pass.
+    found: list[checks.Located] = []
     for index, entry in enumerate(raw.games):
-        at: Location = ("games", index, "id")
-        game = checks.game(entry.id, base, at, states, rulesheets)
-        checks.game_in_field(game, [s.game.id for s in games], len(raw.players), at)
-        clocks = checks.clocks(raw, entry, ("games", index))
-        own = entry.openings is not None
-        at = ("games", index, "openings") if own else ("openings",)
-        openings = checks.openings(
-            entry.openings if own else raw.openings, game, base, raw.seed, at
-        )
-        own = entry.max_steps is not None
-        at = ("games", index, "max_steps") if own else ("max_steps",)
-        max_steps = checks.max_steps(entry.max_steps if own else raw.max_steps, game, openings, at)
-        games.append(GameSettings(game, entry.rounds or raw.rounds, clocks, openings, max_steps))
+        with checks.collected(found):
+            games.append(_game(raw, index, entry, base, states, rulesheets, games))
+    everyone = checks.limits(raw.limits, Limits(), ("limits",))
+    players: list[Entrant] = []
+    for index, player in enumerate(raw.players):
+        with checks.collected(found):
+            players.append(_entrant(raw, index, player, base, cwds, everyone, players, games))
+    if found:
+        raise checks.AllLocated(found)
     fmt = TournamentFormat(raw.format)
     played = [settings.game for settings in games]
     challengers = checks.challengers(raw, fmt, played)
@@ -298,18 +307,6 @@ def _build(
         per_pairing,
         tiebreak_games,
     )
-    everyone = checks.limits(raw.limits, Limits(), ("limits",))
-    players: list[Entrant] = []
-    for index, player in enumerate(raw.players):
-        where: Location = ("players", index)
-        spec = checks.player(player, base, where, cwds.get(player.name), [p.name for p in players])
-        spec = replace(spec, limits=checks.limits(player.limits, everyone, (*where, "limits")))
-        capacity = checks.capacity(player, spec, where)
-        reuse = raw.reuse if player.reuse is None else player.reuse
-        entrant = Entrant(spec, reuse, capacity, checks.own_clocks(player))
-        its_clocks = [entrant.clocks(settings.clocks) for settings in games]
-        checks.url_player(player, spec, where, [p.spec for p in players], its_clocks)
-        players.append(entrant)
     anchor = checks.anchor(raw, [p.name for p in players])
     output = base / raw.output if raw.output else base / "results" / raw.name
     return TournamentConfig(
@@ -341,6 +338,51 @@ def _build(
     )
 
 
+def _game(
+    raw: ConfigFile,
+    index: int,
+    entry: GameEntry,
+    base: Path,
+    states: StateLimits,
+    rulesheets: Mapping[str, str],
+    earlier: Sequence[GameSettings],
+) -> GameSettings:
+    """The game of `games` at `index`, checked."""
+    at: Location = ("games", index, "id")
+    game = checks.game(entry.id, base, at, states, rulesheets)
+    checks.game_in_field(game, [s.game.id for s in earlier], len(raw.players), at)
+    clocks = checks.clocks(raw, entry, ("games", index))
+    own = entry.openings is not None
+    at = ("games", index, "openings") if own else ("openings",)
+    openings = checks.openings(entry.openings if own else raw.openings, game, base, raw.seed, at)
+    own = entry.max_steps is not None
+    at = ("games", index, "max_steps") if own else ("max_steps",)
+    max_steps = checks.max_steps(entry.max_steps if own else raw.max_steps, game, openings, at)
+    return GameSettings(game, entry.rounds or raw.rounds, clocks, openings, max_steps)
+
+
+def _entrant(
+    raw: ConfigFile,
+    index: int,
+    player: PlayerEntry,
+    base: Path,
+    cwds: Mapping[str, Path],
+    everyone: Limits,
+    earlier: Sequence[Entrant],
+    games: Sequence[GameSettings],
+) -> Entrant:
+    """The player of `players` at `index`, checked against the players before it."""
+    where: Location = ("players", index)
+    spec = checks.player(player, base, where, cwds.get(player.name), [p.name for p in earlier])
+    spec = replace(spec, limits=checks.limits(player.limits, everyone, (*where, "limits")))
+    capacity = checks.capacity(player, spec, where)
+    reuse = raw.reuse if player.reuse is None else player.reuse
+    entrant = Entrant(spec, reuse, capacity, checks.own_clocks(player))
+    its_clocks = [entrant.clocks(settings.clocks) for settings in games]
+    checks.url_player(player, spec, where, [p.spec for p in earlier], its_clocks)
+    return entrant
+
+
 def _keys(loc: Sequence[int | str]) -> Location:
     """The key path of a pydantic error location, without the union members it names."""
     return tuple(part for part in loc if part not in ("str", "list[str]"))
@@ -359,12 +401,24 @@ class Locator:
         return node.start_mark.line + 1 if node is not None else 0
 
     def error(self, loc: Sequence[int | str], message: str) -> ConfigError:
+        return ConfigError(self._said(loc, message))
+
+    def errors(self, found: Sequence[checks.Located]) -> ConfigError:
+        """One error of every mistake found, a line each in the order of the file; past
+        MAX_MISTAKES_SAID, how many more."""
+        ordered = sorted(found, key=lambda f: self.line(f.loc))
+        lines = [self._said(f.loc, f.message) for f in ordered[:MAX_MISTAKES_SAID]]
+        if len(ordered) > MAX_MISTAKES_SAID:
+            lines.append(f"{self.path}: and {len(ordered) - MAX_MISTAKES_SAID} more mistakes")
+        return ConfigError("\n".join(lines))
+
+    def _said(self, loc: Sequence[int | str], message: str) -> str:
         loc = _keys(loc)
         line = f":{self.line(loc)}" if self.root is not None else ""
         # For an unknown or missing key the message names it; the path is where it is.
         shown = loc[:-1] if message.startswith(("unknown key", "missing key")) else loc
         key = f" {field_path(shown)}:" if shown else ""
-        return ConfigError(f"{self.path}{line}:{key} {message}")
+        return f"{self.path}{line}:{key} {message}"
 
     def _node(self, loc: Location) -> yaml.Node | None:
         """The node of the key the path ends at, or the deepest node on the way there."""

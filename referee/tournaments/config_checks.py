@@ -8,9 +8,10 @@ refuses, which config.py turns into `file:line: key: message`.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -62,6 +63,23 @@ class Located(Exception):
         self.message = message
 
 
+class AllLocated(Exception):
+    """Every setting refused of the parts of a config checked one by one."""
+
+    def __init__(self, found: list[Located]) -> None:
+        super().__init__("; ".join(f.message for f in found))
+        self.found = found
+
+
+@contextlib.contextmanager
+def collected(found: list[Located]) -> Iterator[None]:
+    """Check one part of a config: a setting it refuses is added to `found`, not raised."""
+    try:
+        yield
+    except Located as error:
+        found.append(error)
+
+
 def game(
     game_id: str, base: Path, loc: Location, states: StateLimits, rulesheets: Mapping[str, str]
 ) -> Game:
@@ -70,7 +88,7 @@ def game(
     if game_id in GAMES:
         return GAMES[game_id]
     if not is_rulesheet(game_id):
-        raise Located(loc, f"unknown game {game_id!r}{_hint(game_id)}")
+        raise Located(loc, f"unknown game {game_id!r}{_hint(game_id, base)}")
     path = os.path.normpath(base / game_id)
     try:
         if path in rulesheets:
@@ -80,8 +98,8 @@ def game(
         raise Located(loc, str(error)) from None
 
 
-def _hint(game_id: str) -> str:
-    close = nearest_game(game_id)
+def _hint(game_id: str, base: Path) -> str:
+    close = nearest_game(game_id, base)
     return f" (did you mean {close}?)" if close else f" (known: {', '.join(GAMES)})"
 
 
