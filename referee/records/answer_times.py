@@ -99,8 +99,10 @@ class AnswerTimes:
 
     def check_times(
         self, number: int, asked: Iterable[str], step: Step, faults: dict[str, Fault]
-    ) -> None:
-        """Each asked role has its answer time or a fault, and the clocks agree with both."""
+    ) -> dict[str, int]:
+        """Each asked role has its answer time or a fault, and the clocks agree with both.
+        Returns the time each asked role had (its `go` line's), before its answer is charged."""
+        allowances: dict[str, int] = {}
         for name in asked:
             time_ms, fault = step.times_ms.get(name), faults.get(name)
             if time_ms is None and fault is None:
@@ -110,7 +112,7 @@ class AnswerTimes:
                     number, "an answer time for its move and a fault: one answer, two fates", name
                 )
             bank = self.banks[self.roles.index(name)]
-            allowance_ms = bank.allowance_ms(self.clocks.play_ms)
+            allowance_ms = allowances[name] = bank.allowance_ms(self.clocks.play_ms)
             if fault is not None:
                 self.check_fault(fault, allowance_ms)
                 time_ms = fault.time_ms if fault.kind is not FaultKind.TIMEOUT else None
@@ -121,6 +123,7 @@ class AnswerTimes:
                 raise step_mismatch(
                     number, f"{_late(time_ms, allowance_ms)}, yet no timeout is recorded", name
                 )
+        return allowances
 
 
 def _late(time_ms: float, allowance_ms: int) -> str:
