@@ -3,6 +3,7 @@ project's native engines, which must agree."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import sys
 from pathlib import Path
@@ -464,3 +465,69 @@ def test_a_tournament_of_two_players_and_chance_verifies_every_match(tmp_path: P
     assert len(verdicts) == 2
     assert [verdict.problem for verdict in verdicts] == [None, None]
     assert all(verdict.outcome is Outcome.VERIFIED for verdict in verdicts)
+
+
+def test_replay_seat_shows_the_very_lines_a_seat_of_blind_tictactoe_was_told(
+    tmp_path: Path,
+) -> None:
+    # The listener writes down every line it is sent; `replay --seat` works them out from the
+    # transcript and the rules alone, its time bank's share of each `go` too.
+    blind = RULESHEETS / "blind-tictactoe.kif"
+    out = tmp_path / "m.json"
+    played = CliRunner().invoke(
+        app,
+        [
+            "play", str(blind), "-p", f"xplayer={sys.executable} {LISTENER}",
+            "-p", "oplayer=random", "--seed", "3", "--time-bank", "700", "--out", str(out),
+        ],
+    )  # fmt: skip
+    assert played.exit_code == 0, played.output
+    transcript = read_transcript(out)
+    (listener,) = [s for s in transcript.seats if s.role == "xplayer"]
+    assert listener.log is not None
+    heard = [
+        line.split("told: ", 1)[1]
+        for line in Path(listener.log).read_text().splitlines()
+        if line.startswith("told: ") and line != "told: quit"
+    ]
+    start, rules = heard[0].split(" ", 6)[:6], heard[0].split(" ", 6)[6]
+    assert rules.startswith("(") and len(rules) > 1000
+    shown = CliRunner().invoke(app, ["replay", str(out), "--seat", "xplayer"])
+    assert shown.exit_code == 0, shown.output
+    lines = shown.output.splitlines()
+    assert "only its own move and its percepts (sees), never another role's move" in lines[1]
+    told = [line.removeprefix("> ") for line in lines if line.startswith("> ")]
+    assert told == [" ".join([*start, "<rulesheet>"]), *heard[1:]]
+    # Some `go` had more than the play clock: the bank's 700 ms on top.
+    assert any(line.startswith("go ") and line.split()[2] == "1700" for line in told)
+    # It never sees a move of oplayer's: each `sees` carries its own, and its refusals.
+    for step in transcript.steps:
+        seen = (step.percepts or {})["xplayer"]
+        assert f"sees {step.step} {' '.join([step.moves['xplayer'], *seen])}" in told
+    # Its answers: the listener's first legal move, each after its `go`.
+    for before, after in itertools.pairwise(lines):
+        if before.startswith("> go "):
+            assert after.startswith(f"< {split_moves(before.split(maxsplit=4)[4])[0]}  (")
+    # As JSON: the same, step by step.
+    data = json.loads(
+        CliRunner().invoke(app, ["replay", str(out), "--seat", "xplayer", "--json"]).output
+    )
+    steps = data["seat"]["steps"]
+    assert [s["percepts"] for s in steps] == [
+        (step.percepts or {})["xplayer"] for step in transcript.steps
+    ]
+    assert [s["move"] for s in steps] == [step.moves["xplayer"] for step in transcript.steps]
+    assert all(s["moves"] is None for s in steps)
+    asked = [line.split()[1] for line in heard if line.startswith("go ")]
+    assert [str(s["step"]) for s in steps if s["asked"] is not None] == asked
+
+
+def test_replay_seat_names_the_seats_for_a_role_that_is_none_or_chance(tmp_path: Path) -> None:
+    out = _played(tmp_path, 2)
+    for role, why in (("random", "chance, played by the referee, is told nothing"),
+                      ("host", "monty-hall has no role 'host'")):  # fmt: skip
+        result = CliRunner().invoke(app, ["replay", str(out), "--seat", role])
+        assert result.exit_code == 2
+        assert result.stderr == f"referee: error: --seat {role}: {why}; its seats are candidate\n"
+    # A role's name in any case, as GDL reads names.
+    assert CliRunner().invoke(app, ["replay", str(out), "--seat", "CANDIDATE"]).exit_code == 0
