@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 from referee.arena.store.config import parse_arena_config
 from referee.cli import app
 from referee.errors import RulesheetError
-from referee.games import RULESHEETS, Game, GdlGame, get_game, load_text
+from referee.games import RULESHEETS, Game, GdlGame, Move, get_game, load_text
 from referee.games.beliefs import narrowed
 from referee.games.blind_goofspiel import BlindGoofspiel
 from referee.games.blind_tictactoe import BlindTictactoe
@@ -27,9 +27,11 @@ from referee.games.monty_hall import MontyHall
 from referee.ggp import messages as ggp
 from referee.protocol import MessageError, Sees, parse, split_moves
 from referee.records.conformance import check_file, random_reference
+from referee.records.replayed import Frame
 from referee.records.signing import load_key
 from referee.records.transcript import read_transcript
 from referee.records.verify import Outcome, verify_file
+from referee.report import site
 from referee.tournaments.config import load_config
 from tests.support.gateway import served
 from tests.support.tournaments import run, write_config
@@ -531,3 +533,28 @@ def test_replay_seat_names_the_seats_for_a_role_that_is_none_or_chance(tmp_path:
         assert result.stderr == f"referee: error: --seat {role}: {why}; its seats are candidate\n"
     # A role's name in any case, as GDL reads names.
     assert CliRunner().invoke(app, ["replay", str(out), "--seat", "CANDIDATE"]).exit_code == 0
+
+
+def test_what_each_role_knows_of_blind_tictactoe_is_listed_and_none_of_it_drawn_over() -> None:
+    # oplayer holds (1 2) and (1 3); xplayer tries both and learns both: two known cells in
+    # one row m = 1, which a grid of role by m, n the value, drew one over the other.
+    game = load_text((RULESHEETS / "blind-tictactoe.kif").read_text(), "blind-tictactoe.kif")
+    steps = [
+        ("(mark 3 3)", "noop"), ("noop", "(mark 1 2)"), ("(mark 3 1)", "noop"),
+        ("noop", "(mark 1 3)"), ("(mark 1 2)", "noop"), ("(mark 1 3)", "noop"),
+    ]  # fmt: skip
+    state = game.initial_state()
+    for joint in steps:
+        state = game.next_state(state, [Move(move) for move in joint])
+    known = ["(known xplayer 1 2)", "(known xplayer 1 3)"]
+    assert [f for f in game.facts(state) if f.startswith("(known ")] == known
+    # No board of it: the cells' board only, and both facts listed as they are.
+    assert [board.title for board in game.boards(state)] == ["cell"]
+    assert [f for f in game.other_facts(state) if f.startswith("(known ")] == known
+    text = game.render(state).splitlines()
+    assert [line for line in text if "known" in line] == known
+    # The report's facts of it: a row of its arguments each.
+    facts = site.facts(game, Frame(6, state))
+    assert {"relation": "known", "rows": ["xplayer 1 2", "xplayer 1 3"]} in facts
+    # Where nobody knows anything yet, nothing of it is drawn.
+    assert "known" not in game.render(game.initial_state())
