@@ -174,7 +174,11 @@ def replay_command(
     ] = False,
     step: Annotated[
         int | None,
-        typer.Option(min=0, metavar="N", help="Show only the board after step N (0: the start)."),
+        typer.Option(
+            min=0,
+            metavar="N",
+            help="Show only the board after step N (0: the start); with --seat, its lines.",
+        ),
     ] = None,
     watch: Annotated[
         bool, typer.Option("--watch", help="Play the match back in the terminal, step by step.")
@@ -199,7 +203,7 @@ def replay_command(
     \b
     Examples:
       referee replay matches/results/demo/MATCH.json --watch
-      referee replay matches/results/demo/MATCH.json --seat xplayer
+      referee replay matches/results/demo/MATCH.json --seat ROLE
       referee replay matches/results/demo
     """
     from referee.cli import present
