@@ -399,6 +399,12 @@ def test_a_served_bot_seated_over_ggp_http_is_told_only_what_it_sees(tmp_path: P
         for step, seen in zip(steps, percepts, strict=True)
     ]
     assert {line.split()[0] for line in lines} <= {"go", "sees", "end", "quit"}
+    # Its seat's view says so, and has it asked at every step, as each PLAY asked it.
+    shown = CliRunner().invoke(app, ["replay", str(out), "--seat", "xplayer"])
+    assert shown.exit_code == 0, shown.output
+    assert "a GGP player, it was told the same in the GGP's START, PLAY and STOP" in shown.output
+    asked = [line.split()[2] for line in shown.output.splitlines() if line.startswith("> go ")]
+    assert asked == [str(step.step) for step in steps]
 
 
 def test_the_gdl_ii_play_and_stop_are_read_and_written_as_the_dresden_server_sent_them() -> None:

@@ -77,7 +77,7 @@ class SeatStep:
     def told(self) -> dict[str, Any] | None:
         """What the report's viewer shows of the step (`told`): its own move and its
         percepts; None for a step not played."""
-        if self.move is None or not self.step:
+        if self.move is None:
             return None
         return {"move": self.move, "percepts": list(self.percepts or ())}
 
@@ -103,7 +103,9 @@ class SeatView:
     imperfect: bool
     # A match another manager played: who was asked, and when, is not recorded.
     imported: bool
-    # Its `start` line, a GDL game's rules in it given as `RULES`, and its `ready`'s time.
+    # A GGP player, seated over HTTP: told the same in the GGP's messages.
+    ggp: bool
+    # Its `start` line, a GDL game's rules in it shown as `RULES`, and its `ready`'s time.
     start: Start
     ready_ms: float | None
     start_fault: Fault | None
@@ -121,6 +123,8 @@ class SeatView:
             after = "every role's move (moves): a game of perfect information"
         said = f"what {self.role} ({self.player}) was told (>) and answered (<): after each"
         said += f" step {after}"
+        if self.ggp:
+            said += "; a GGP player, it was told the same in the GGP's START, PLAY and STOP"
         if self.imported:
             said += (
                 "; another manager played this match, so it is said here in this referee's"
@@ -150,6 +154,7 @@ class SeatView:
             "player": self.player,
             "imperfect": self.imperfect,
             "imported": self.imported,
+            "ggp": self.ggp,
             "start": {
                 "start_ms": self.start.start_ms,
                 "play_ms": self.start.play_ms,
@@ -219,11 +224,13 @@ def seat_view(
     start = Start(
         transcript.match_id, transcript.game, role, clocks["start_ms"], clocks["play_ms"], rules
     )
+    seat = next(seat for seat in transcript.seats if seat.role == role)
     return SeatView(
         role,
-        next(seat.player for seat in transcript.seats if seat.role == role),
+        seat.player,
         game.imperfect,
         imported,
+        seat.ggp,
         start,
         transcript.start_times_ms.get(role),
         start_faults[0] if start_faults else None,
