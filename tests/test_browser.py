@@ -390,12 +390,79 @@ def test_a_match_of_imperfect_information_shows_each_seat_s_view_from_a_menu(
         assert rows == [seat]
     page.select_option("#view", "")
     assert page.is_visible("#board") and not page.is_visible("#told")
-    # Every row label of its boards is whole inside its picture, a role's name too (the
-    # board of what each role knows): none cut off at the picture's left edge.
-    labels = page.eval_on_selector_all(
-        "#board svg.board",
-        """boards => boards.flatMap(board => [...board.querySelectorAll("text.label.row")]
-            .map(label => [label.textContent, label.getBBox().x]))""",
+    # Its labels, whole: test_no_label_of_a_blind_tictactoe_match_is_clipped_at_1280_pixels.
+
+
+# Every label of the viewer that is cut off: SVG text reaching past its picture's box, and
+# any other text past the page's right edge (the page scrolls sideways) or its left.
+CLIPPED_LABELS = """() => {
+  const clipped = [];
+  for (const svg of document.querySelectorAll("svg")) {
+    if (svg.getClientRects().length === 0) continue;
+    const box = svg.viewBox.baseVal;
+    for (const text of svg.querySelectorAll("text")) {
+      const b = text.getBBox();
+      if (b.x < 0 || b.y < 0 || b.x + b.width > box.width || b.y + b.height > box.height) {
+        clipped.push(`svg text ${text.textContent}: ${b.x},${b.y} ${b.width}x${b.height}`);
+      }
+    }
+  }
+  const width = document.documentElement.clientWidth;
+  if (document.documentElement.scrollWidth > width) clipped.push("the page scrolls sideways");
+  for (const element of document.querySelectorAll("body *")) {
+    if (element.closest("svg") || element.getClientRects().length === 0) continue;
+    const own = [...element.childNodes].some((n) => n.nodeType === 3 && n.textContent.trim());
+    const box = element.getBoundingClientRect();
+    if (own && (box.left < 0 || box.right > width)) {
+      const text = element.textContent.trim().slice(0, 40);
+      clipped.push(`${element.tagName} ${text}: ${box.left}-${box.right}`);
+    }
+  }
+  return clipped;
+}"""
+
+
+def test_no_label_of_a_blind_tictactoe_match_is_clipped_at_1280_pixels(
+    browser: Browser, tmp_path: Path
+) -> None:
+    # Two listeners, each playing its first legal move: a match known in advance. Each tries
+    # cells the other holds, so both come to know several cells, oplayer two in row 1.
+    listener = f"{sys.executable} {Path(__file__).parent / 'players' / 'listener.py'}"
+    results, site = tmp_path / "results", tmp_path / "site"
+    results.mkdir()
+    blind = RULESHEETS / "blind-tictactoe.kif"
+    play = [
+        "play", str(blind), "-p", f"xplayer={listener}", "-p", f"oplayer={listener}",
+        "--out", str(results / "blind.json"),
+    ]  # fmt: skip
+    for command in (play, ["report", str(results), "--out", str(site)]):
+        done = subprocess.run([sys.executable, "-m", "referee", *command], capture_output=True)
+        assert done.returncode == 0, done.stderr
+    last = len(read_transcript(results / "blind.json").steps)
+    assert last == 13
+    page = browser.new_page()
+    page.set_viewport_size({"width": 1280, "height": 800})
+    page.goto((site / "matches" / "blind.html").as_uri())
+    for step in range(last + 1):
+        page.fill("#step", str(step))
+        page.dispatch_event("#step", "input")
+        assert page.evaluate(CLIPPED_LABELS) == [], step
+    # After step 12 each role's knowledge is listed whole, a row of its arguments each: no
+    # grid of role by row whose cells hold one column each, one drawn over another.
+    page.fill("#step", "12")
+    page.dispatch_event("#step", "input")
+    known = page.eval_on_selector_all(
+        ".facts table",
+        """tables => tables.filter(t => t.caption.textContent === "known")
+            .map(t => [...t.querySelectorAll("td")].map(td => td.textContent))""",
     )
-    assert "xplayer" in [text for text, _ in labels], labels
-    assert all(left >= 0 for _, left in labels), labels
+    assert known == [
+        ["oplayer 1 1", "oplayer 1 3", "oplayer 2 2", "xplayer 1 2", "xplayer 2 1", "xplayer 2 3"]
+    ]
+    titles = page.eval_on_selector_all("#board figcaption", "c => c.map(x => x.textContent)")
+    assert titles == ["cell"]
+    for seat in ("xplayer", "oplayer"):
+        page.select_option("#view", seat)
+        assert page.evaluate(CLIPPED_LABELS) == [], seat
+    page.close()
+    assert browser.errors == []

@@ -272,6 +272,31 @@ def test_a_board_whose_empty_cells_are_no_facts_is_drawn_whole() -> None:
     ]
 
 
+def test_a_cell_that_facts_give_several_values_shows_them_all_under_whole_labels() -> None:
+    # (at alpha 1 x) and (at alpha 1 y) are two facts of one cell: neither hides the other.
+    game = load_text(
+        "(role a) (init (at alpha 1 x)) (init (at alpha 1 y)) (init (at beta 2 z))"
+        " (init (at beta 3 v)) (init (at gamma 3 w)) (<= (legal a noop) (true (at beta 2 z)))",
+        "several.kif",
+    )
+    state = game.initial_state()
+    (board,) = game.boards(state)
+    assert board.rows == (
+        ("alpha", ("x,y", ".", ".")),
+        ("beta", (".", "z", "v")),
+        ("gamma", (".", ".", "w")),
+    )
+    # As text, each label whole and every column under its heading.
+    lines = game.render(state).splitlines()
+    assert lines == [
+        "at:",
+        "        1   2   3",
+        "alpha x,y   .   .",
+        " beta   .   z   v",
+        "gamma   .   .   w",
+    ]
+
+
 def test_the_true_bits_of_a_state_are_its_facts_indices_in_order() -> None:
     rng = random.Random(3)
     for size in (0, 1, 64, 1000, 20_000):

@@ -3,6 +3,7 @@ project's native engines, which must agree."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import sys
 from pathlib import Path
@@ -13,7 +14,7 @@ from typer.testing import CliRunner
 from referee.arena.store.config import parse_arena_config
 from referee.cli import app
 from referee.errors import RulesheetError
-from referee.games import RULESHEETS, Game, GdlGame, get_game, load_text
+from referee.games import RULESHEETS, Game, GdlGame, Move, get_game, load_text
 from referee.games.beliefs import narrowed
 from referee.games.blind_goofspiel import BlindGoofspiel
 from referee.games.blind_tictactoe import BlindTictactoe
@@ -26,9 +27,11 @@ from referee.games.monty_hall import MontyHall
 from referee.ggp import messages as ggp
 from referee.protocol import MessageError, Sees, parse, split_moves
 from referee.records.conformance import check_file, random_reference
+from referee.records.replayed import Frame
 from referee.records.signing import load_key
 from referee.records.transcript import read_transcript
 from referee.records.verify import Outcome, verify_file
+from referee.report import site
 from referee.tournaments.config import load_config
 from tests.support.gateway import served
 from tests.support.tournaments import run, write_config
@@ -396,6 +399,12 @@ def test_a_served_bot_seated_over_ggp_http_is_told_only_what_it_sees(tmp_path: P
         for step, seen in zip(steps, percepts, strict=True)
     ]
     assert {line.split()[0] for line in lines} <= {"go", "sees", "end", "quit"}
+    # Its seat's view says so, and has it asked at every step, as each PLAY asked it.
+    shown = CliRunner().invoke(app, ["replay", str(out), "--seat", "xplayer"])
+    assert shown.exit_code == 0, shown.output
+    assert "a GGP player, it was told the same in the GGP's START, PLAY and STOP" in shown.output
+    asked = [line.split()[2] for line in shown.output.splitlines() if line.startswith("> go ")]
+    assert asked == [str(step.step) for step in steps]
 
 
 def test_the_gdl_ii_play_and_stop_are_read_and_written_as_the_dresden_server_sent_them() -> None:
@@ -464,3 +473,94 @@ def test_a_tournament_of_two_players_and_chance_verifies_every_match(tmp_path: P
     assert len(verdicts) == 2
     assert [verdict.problem for verdict in verdicts] == [None, None]
     assert all(verdict.outcome is Outcome.VERIFIED for verdict in verdicts)
+
+
+def test_replay_seat_shows_the_very_lines_a_seat_of_blind_tictactoe_was_told(
+    tmp_path: Path,
+) -> None:
+    # The listener writes down every line it is sent; `replay --seat` works them out from the
+    # transcript and the rules alone, its time bank's share of each `go` too.
+    blind = RULESHEETS / "blind-tictactoe.kif"
+    out = tmp_path / "m.json"
+    played = CliRunner().invoke(
+        app,
+        [
+            "play", str(blind), "-p", f"xplayer={sys.executable} {LISTENER}",
+            "-p", "oplayer=random", "--seed", "3", "--time-bank", "700", "--out", str(out),
+        ],
+    )  # fmt: skip
+    assert played.exit_code == 0, played.output
+    transcript = read_transcript(out)
+    (listener,) = [s for s in transcript.seats if s.role == "xplayer"]
+    assert listener.log is not None
+    heard = [
+        line.split("told: ", 1)[1]
+        for line in Path(listener.log).read_text().splitlines()
+        if line.startswith("told: ") and line != "told: quit"
+    ]
+    start, rules = heard[0].split(" ", 6)[:6], heard[0].split(" ", 6)[6]
+    assert rules.startswith("(") and len(rules) > 1000
+    shown = CliRunner().invoke(app, ["replay", str(out), "--seat", "xplayer"])
+    assert shown.exit_code == 0, shown.output
+    lines = shown.output.splitlines()
+    assert "only its own move and its percepts (sees), never another role's move" in lines[1]
+    told = [line.removeprefix("> ") for line in lines if line.startswith("> ")]
+    assert told == [" ".join([*start, "<rulesheet>"]), *heard[1:]]
+    # Some `go` had more than the play clock: the bank's 700 ms on top.
+    assert any(line.startswith("go ") and line.split()[2] == "1700" for line in told)
+    # It never sees a move of oplayer's: each `sees` carries its own, and its refusals.
+    for step in transcript.steps:
+        seen = (step.percepts or {})["xplayer"]
+        assert f"sees {step.step} {' '.join([step.moves['xplayer'], *seen])}" in told
+    # Its answers: the listener's first legal move, each after its `go`.
+    for before, after in itertools.pairwise(lines):
+        if before.startswith("> go "):
+            assert after.startswith(f"< {split_moves(before.split(maxsplit=4)[4])[0]}  (")
+    # As JSON: the same, step by step.
+    data = json.loads(
+        CliRunner().invoke(app, ["replay", str(out), "--seat", "xplayer", "--json"]).output
+    )
+    steps = data["seat"]["steps"]
+    assert [s["percepts"] for s in steps] == [
+        (step.percepts or {})["xplayer"] for step in transcript.steps
+    ]
+    assert [s["move"] for s in steps] == [step.moves["xplayer"] for step in transcript.steps]
+    assert all(s["moves"] is None for s in steps)
+    asked = [line.split()[1] for line in heard if line.startswith("go ")]
+    assert [str(s["step"]) for s in steps if s["asked"] is not None] == asked
+
+
+def test_replay_seat_names_the_seats_for_a_role_that_is_none_or_chance(tmp_path: Path) -> None:
+    out = _played(tmp_path, 2)
+    for role, why in (("random", "chance, played by the referee, is told nothing"),
+                      ("host", "monty-hall has no role 'host'")):  # fmt: skip
+        result = CliRunner().invoke(app, ["replay", str(out), "--seat", role])
+        assert result.exit_code == 2
+        assert result.stderr == f"referee: error: --seat {role}: {why}; its seats are candidate\n"
+    # A role's name in any case, as GDL reads names.
+    assert CliRunner().invoke(app, ["replay", str(out), "--seat", "CANDIDATE"]).exit_code == 0
+
+
+def test_what_each_role_knows_of_blind_tictactoe_is_listed_and_none_of_it_drawn_over() -> None:
+    # oplayer holds (1 2) and (1 3); xplayer tries both and learns both: two known cells in
+    # one row m = 1, which a grid of role by m, n the value, drew one over the other.
+    game = load_text((RULESHEETS / "blind-tictactoe.kif").read_text(), "blind-tictactoe.kif")
+    steps = [
+        ("(mark 3 3)", "noop"), ("noop", "(mark 1 2)"), ("(mark 3 1)", "noop"),
+        ("noop", "(mark 1 3)"), ("(mark 1 2)", "noop"), ("(mark 1 3)", "noop"),
+    ]  # fmt: skip
+    state = game.initial_state()
+    for joint in steps:
+        state = game.next_state(state, [Move(move) for move in joint])
+    known = ["(known xplayer 1 2)", "(known xplayer 1 3)"]
+    assert [f for f in game.facts(state) if f.startswith("(known ")] == known
+    # No board of it: the cells' board only, and both facts listed as they are.
+    assert [board.title for board in game.boards(state)] == ["cell"]
+    assert [f for f in game.other_facts(state) if f.startswith("(known ")] == known
+    text = game.render(state).splitlines()
+    assert [line for line in text if "known" in line] == known
+    # The report's facts of it: a row of its arguments each.
+    facts = site.facts(game, Frame(6, state))
+    assert {"relation": "known", "rows": ["xplayer 1 2", "xplayer 1 3"]} in facts
+    # Where nobody knows anything yet, nothing of it is drawn.
+    assert "known" not in game.render(game.initial_state())

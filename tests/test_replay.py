@@ -475,13 +475,24 @@ def test_cli_a_step_past_the_end_is_told_before_the_match_is_replayed(
         (["--step", "99"], "--step 99: the match ends at step"),
         (["--step", "99", "--json"], "--step 99: the match ends at step"),
         (["--step", "2", "--verify"], "--step shows one board; --verify checks the whole match"),
-        (["--watch"], "--step and --watch show one transcript, not a directory"),
+        (["--watch"], "--step, --watch and --seat show one transcript, not a directory"),
+        (["--seat", "xcplayer", "--dir"], "--step, --watch and --seat show one transcript"),
+        (
+            ["--seat", "nobody"],
+            "--seat nobody: ticblock has no role 'nobody'; its seats are xcplayer, obplayer",
+        ),
+        (["--seat", "xcplayer", "--verify"], "--seat prints what a seat was told; --verify"),
+        (["--seat", "xcplayer", "--watch"], "--seat prints what a seat was told; --verify"),
         ([], "no such transcript or directory"),
     ],
 )
 def test_cli_bad_requests_are_one_line_errors(tmp_path: Path, played, args, message) -> None:
     path = _write(tmp_path, played["clean"])
-    target = {"--step": path, "--watch": tmp_path}.get(args[0] if args else "", tmp_path / "nope")
+    if "--dir" in args:
+        args, path = [arg for arg in args if arg != "--dir"], tmp_path
+    target = {"--step": path, "--seat": path, "--watch": tmp_path}.get(
+        args[0] if args else "", tmp_path / "nope"
+    )
     result = runner.invoke(app, ["replay", str(target), *args])
     assert result.exit_code == 2
     assert message in result.stderr
@@ -992,3 +1003,121 @@ def test_a_record_from_before_margins_and_seats_clocks_reads_and_verifies_signed
     assert verdict.outcome is Outcome.VERIFIED, verdict.problem
     transcript = transcript_of(data, "old.json")
     assert transcript.time_margin_ms == 0 and all(s.clocks is None for s in transcript.seats)
+
+
+def _seat_lines(tmp_path: Path, data: dict[str, Any], role: str, *options: str) -> list[str]:
+    """What `replay --seat ROLE` prints, after its two lines of header."""
+    result = runner.invoke(app, ["replay", str(_write(tmp_path, data)), "--seat", role, *options])
+    assert result.exit_code == 0, result.output
+    return result.output.splitlines()
+
+
+def _told_by_the_rules(data: dict[str, Any], role: str, asked: bool = True) -> list[str]:
+    """What the protocol tells `role` of a match of perfect information, worked out from the
+    transcript's moves and the rules: its `go` at each step it answered or faulted at (the
+    legal moves of the state before, with the play clock: these matches have no time bank),
+    every joint move, the goals."""
+    game = get_game(data["game"])
+    play_ms = data["clocks"]["play_ms"]
+    faulted = {fault["step"] for fault in data["faults"] if fault["role"] == role}
+    lines = [f"> start {data['match_id']} {data['game']} {role} 2000 {play_ms}"]
+    last = len(data["steps"]) + (data["end_reason"] == "forfeit")
+    for number in range(1, last + 1):
+        step = data["steps"][number - 1] if number <= len(data["steps"]) else None
+        if asked and ((step and role in step["times_ms"]) or number in faulted):
+            legal = game.legal_moves(state_after(data, number - 1), game.roles.index(role))
+            lines.append(f"> go {number} {play_ms} {' '.join(legal)}")
+        if step is not None:
+            lines.append(f"> moves {number} {' '.join(step['moves'][r] for r in game.roles)}")
+    goals = " ".join(str(data["goals"][r]) for r in game.roles)
+    return [*lines, f"> end {goals} {data['end_reason']}"]
+
+
+def test_replay_seat_shows_a_seat_of_perfect_information_every_move_and_its_faults(
+    tmp_path: Path, played
+) -> None:
+    data = played["replaced"]
+    (fault,) = data["faults"]
+    assert (fault["role"], fault["kind"]) == ("xcplayer", "illegal")
+    lines = _seat_lines(tmp_path, data, "xcplayer")
+    assert lines[1].startswith("what xcplayer (bad) was told (>) and answered (<)")
+    assert "every role's move (moves): a game of perfect information" in lines[1]
+    assert [line for line in lines if line.startswith(">")] == _told_by_the_rules(data, "xcplayer")
+    # Its illegal answer is a fault, and the move drawn instead is the one it is told next.
+    step = data["steps"][fault["step"] - 1]
+    at = lines.index(f"! illegal: {fault['detail']}; {fault['replacement']} played instead")
+    assert lines[at - 1].startswith(f"> go {fault['step']} 300 ")
+    assert lines[at + 1] == f"> moves {fault['step']} {step['moves']['xcplayer']} noop"
+    assert step["moves"]["xcplayer"] == fault["replacement"]
+    # Every answer it gave in time follows its `go`, with its time.
+    answers = [line for line in lines if line.startswith("<")]
+    assert answers[0] == f"< ready  ({data['start_times_ms']['xcplayer']:.1f} ms)"
+    timed = [s for s in data["steps"] if "xcplayer" in s["times_ms"]]
+    assert answers[1:] == [
+        f"< {s['moves']['xcplayer']}  ({s['times_ms']['xcplayer']:.1f} ms)" for s in timed
+    ]
+
+
+def test_replay_seat_of_a_forfeit_ends_with_the_go_it_failed_and_no_moves(
+    tmp_path: Path, played
+) -> None:
+    data = played["forfeit"]
+    (fault,) = data["faults"]
+    lines = _seat_lines(tmp_path, data, "obplayer")
+    assert [line for line in lines if line.startswith(">")] == _told_by_the_rules(data, "obplayer")
+    assert lines[-3].startswith(f"> go {fault['step']} 300 ")
+    assert lines[-2] == f"! illegal: {fault['detail']}"
+    assert lines[-1] == "> end 100 0 forfeit"
+
+
+def test_replay_seat_json_and_one_step(tmp_path: Path, played) -> None:
+    data = played["clean"]
+    path = _write(tmp_path, data)
+    result = runner.invoke(app, ["replay", str(path), "--seat", "obplayer", "--json"])
+    assert result.exit_code == 0, result.output
+    shown = json.loads(result.output)
+    assert shown["outcome"] == "verified" and "frames" not in shown
+    seat = shown["seat"]
+    assert (seat["role"], seat["imperfect"], seat["imported"]) == ("obplayer", False, False)
+    assert seat["start"]["ready_ms"] == data["start_times_ms"]["obplayer"]
+    assert seat["end"] == {
+        "goals": [data["goals"]["xcplayer"], data["goals"]["obplayer"]],
+        "reason": "terminal",
+    }
+    game = get_game("ticblock")
+    for step, told in zip(data["steps"], seat["steps"], strict=True):
+        assert told["moves"] == step["moves"] and told["percepts"] is None
+        assert told["move"] == step["moves"]["obplayer"]
+        if "obplayer" in step["times_ms"]:
+            legal = game.legal_moves(state_after(data, step["step"] - 1), 1)
+            assert told["asked"] == {"ms": 300, "legal": list(legal)}
+            assert told["time_ms"] == step["times_ms"]["obplayer"]
+        else:
+            assert told["asked"] is None and told["time_ms"] is None
+    # --step: that step's lines only.
+    one = _seat_lines(tmp_path, data, "obplayer", "--step", "2")
+    expected = [
+        line
+        for line in _told_by_the_rules(data, "obplayer")
+        if line.split()[1] in ("go", "moves") and line.split()[2] == "2"
+    ]
+    assert len(expected) == 2
+    assert [line for line in one[2:] if line.startswith(">")] == expected
+
+
+def test_replay_seat_of_a_match_another_manager_played(tmp_path: Path, played) -> None:
+    data = played["replaced"]
+    match = ggp_exported(tmp_path, data, "replaced")
+    del match["x-referee-transcript"]
+    result, out = ggp_imported(tmp_path, match, "replaced")
+    assert result.exit_code == 0, result.output
+    imported = json.loads(out.read_text())
+    shown = runner.invoke(app, ["replay", str(out), "--seat", "xcplayer"])
+    assert shown.exit_code == 0, shown.output
+    lines = shown.output.splitlines()
+    assert "another manager played this match" in lines[1]
+    told = [line for line in lines if line.startswith(">")]
+    # Its start is this referee's own line for the clocks the GGP match had.
+    assert told[1:] == _told_by_the_rules(imported, "xcplayer", asked=False)[1:]
+    (fault,) = imported["faults"]
+    assert f"! illegal: {fault['detail']}; {fault['replacement']} played instead" in lines

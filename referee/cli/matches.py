@@ -174,7 +174,11 @@ def replay_command(
     ] = False,
     step: Annotated[
         int | None,
-        typer.Option(min=0, metavar="N", help="Show only the board after step N (0: the start)."),
+        typer.Option(
+            min=0,
+            metavar="N",
+            help="Show only the board after step N (0: the start); with --seat, its lines.",
+        ),
     ] = None,
     watch: Annotated[
         bool, typer.Option("--watch", help="Play the match back in the terminal, step by step.")
@@ -182,6 +186,15 @@ def replay_command(
     delay: Annotated[
         float, typer.Option(min=0, metavar="SECONDS", help="Seconds between steps with --watch.")
     ] = 1.0,
+    seat: Annotated[
+        str | None,
+        typer.Option(
+            metavar="ROLE",
+            help="Show what ROLE's seat was told, step by step, instead of the boards: the"
+            " protocol's lines to it and its answers (in a game of imperfect information, its"
+            " own moves and percepts only).",
+        ),
+    ] = None,
     as_json: JsonOption = False,
     key: KeyOption = None,
 ) -> None:
@@ -190,17 +203,21 @@ def replay_command(
     \b
     Examples:
       referee replay matches/results/demo/MATCH.json --watch
+      referee replay matches/results/demo/MATCH.json --seat ROLE
       referee replay matches/results/demo
     """
     from referee.cli import present
     from referee.cli.results import expected_key
     from referee.cli.running import counting
+    from referee.records.seats import seat_named, seat_view
     from referee.records.transcript import read_transcript, transcript_files
     from referee.records.verify import Outcome, verify_file, verify_paths
 
     if path.is_dir():
-        if step is not None or watch:
-            raise RefereeError(f"{path}: --step and --watch show one transcript, not a directory")
+        if step is not None or watch or seat is not None:
+            raise RefereeError(
+                f"{path}: --step, --watch and --seat show one transcript, not a directory"
+            )
         paths = transcript_files(path)
         if not paths:
             raise RefereeError(f"{path}: no transcripts (*.json) in this directory")
@@ -217,23 +234,39 @@ def replay_command(
         raise RefereeError(f"{path}: no such transcript or directory")
     if step is not None and verify:
         raise RefereeError("--step shows one board; --verify checks the whole match, no boards")
-    if step is not None:
+    if seat is not None and (verify or watch):
+        raise RefereeError(
+            "--seat prints what a seat was told; --verify and --watch are for the boards"
+        )
+    if step is not None or seat is not None:
         # Told from the record, before a replay that can take long.
         try:
-            last = read_transcript(path).last_step
+            record = read_transcript(path)
         except TranscriptError:
-            last = None  # the verdict says why
-        if last is not None and step > last:
+            record = None  # the verdict says why
+        last = None if record is None else record.last_step
+        if step is not None and last is not None and step > last:
             raise RefereeError(f"--step {step}: the match ends at step {last}")
+        if seat is not None and record is not None:
+            seat = seat_named(record.game, [s.role for s in record.seats], seat)
     verdict = verify_file(path, expected_key(path.parent, key))
     # Bad input: not a transcript at all (one of another schema version is one, unchecked).
     unreadable = verdict.outcome is Outcome.UNREADABLE
     if unreadable and not as_json:
         raise RefereeError(verdict.problem or f"{path}: not a transcript")
     replayed = verdict.replayed
+    view = None
+    if seat is not None and replayed is not None and replayed.game is not None:
+        view = seat_view(
+            replayed.transcript, replayed.game, replayed.frames, seat, replayed.verified
+        )
+        if step is not None:
+            view = replace(view, steps=[s for s in view.steps if s.step == step])
     if as_json:
         data = verdict.to_json()
-        if not verify and replayed is not None and replayed.game is not None:
+        if view is not None:
+            data["seat"] = view.to_json()
+        elif not verify and replayed is not None and replayed.game is not None:
             data["frames"] = [
                 frame.to_json(replayed.game)
                 for frame in replayed.frames
@@ -242,6 +275,10 @@ def replay_command(
         typer.echo(json.dumps(data, indent=2))
     elif verify or replayed is None or replayed.game is None:
         typer.echo(present.verdict_lines(verdict))
+    elif view is not None:
+        typer.echo(present.seat_text(replayed.transcript, view, step is None))
+        if verdict.outcome is not Outcome.VERIFIED:
+            typer.echo(present.verdict_line(verdict))
     else:
         frames = replayed.frames
         if step is not None:

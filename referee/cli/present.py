@@ -31,6 +31,7 @@ from referee.players import startup
 from referee.players.base import Player
 from referee.players.connection import ConnectedPlayer
 from referee.records.replayed import Frame, Replay
+from referee.records.seats import SeatView
 from referee.records.transcript import Fault, RulesFault, Transcript
 from referee.records.verify import DirectoryReport, FileVerdict, Outcome
 from referee.tournaments.config import TournamentConfig
@@ -333,6 +334,13 @@ def frame_text(game: Game, frame: Frame) -> str:
     lines = [head]
     lines += [fault_line(fault) for fault in frame.faults]
     return "\n".join([*lines, game.render(frame.state), ""])
+
+
+def seat_text(transcript: Transcript, view: SeatView, whole: bool = True) -> str:
+    """What a seat was told (`records.seats`): the match's header, what is shown, then the
+    protocol's lines to and from the seat, each step's only with `whole` False."""
+    lines = view.lines() if whole else [line for step in view.steps for line in step.lines()]
+    return "\n".join([match_header(transcript), fitted(view.summary), *lines])
 
 
 def match_header(transcript: Transcript) -> str:

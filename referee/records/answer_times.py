@@ -104,8 +104,10 @@ class AnswerTimes:
 
     def check_times(
         self, number: int, asked: Iterable[str], step: Step, faults: dict[str, Fault]
-    ) -> None:
-        """Each asked role has its answer time or a fault, and the clocks agree with both."""
+    ) -> dict[str, int]:
+        """Each asked role has its answer time or a fault, and the clocks agree with both.
+        Returns the time each asked role had (its `go` line's), before its answer is charged."""
+        allowances: dict[str, int] = {}
         for name in asked:
             time_ms, fault = step.times_ms.get(name), faults.get(name)
             if time_ms is None and fault is None:
@@ -116,7 +118,7 @@ class AnswerTimes:
                 )
             bank = self.banks[name]
             play_ms = self.clocks[name].play_ms
-            allowance_ms = bank.allowance_ms(play_ms)
+            allowance_ms = allowances[name] = bank.allowance_ms(play_ms)
             if fault is not None:
                 self.check_fault(fault, allowance_ms)
                 time_ms = fault.time_ms if fault.kind is not FaultKind.TIMEOUT else None
@@ -129,6 +131,7 @@ class AnswerTimes:
                     f"{self._late_text(name, time_ms, allowance_ms)}, yet no timeout is recorded",
                     name,
                 )
+        return allowances
 
     def _late(self, role: str, time_ms: float, limit_ms: int) -> bool:
         return is_late(time_ms, limit_ms, self.clocks[role].margin_ms)

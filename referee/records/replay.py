@@ -341,7 +341,9 @@ class _Replayer:
                 out = self.roles.index(name) in self.out
                 why = "it was out of the match" if out else "it had no choice"
                 raise step_mismatch(number, f"recorded as asked for a move, but {why}", name)
-        self.times.check_times(number, [name for name in self.roles if name in asked], step, faults)
+        had = self.times.check_times(
+            number, [name for name in self.roles if name in asked], step, faults
+        )
         answers: dict[int, Move | FaultKind] = {
             role: faults[name].kind if name in faults else joint[role]
             for role, name in enumerate(self.roles)
@@ -351,7 +353,9 @@ class _Replayer:
         self._check_drawn_moves(number, joint, faults, decided)
         self.out = decided.out
         state = self.game.next_state(state, joint)
-        self.frames.append(Frame(number, state, dict(moves), dict(times_ms), list(faults.values())))
+        self.frames.append(
+            Frame(number, state, dict(moves), dict(times_ms), list(faults.values()), had)
+        )
         return state
 
     def _check_percepts(
@@ -511,16 +515,21 @@ class _Replayer:
                 if policy.forfeits(self.policy, fault.kind)
             ]
             if forfeit_step:
-                self._check_forfeit_step(forfeit_step, state, faulty)
+                had = self._check_forfeit_step(forfeit_step, state, faulty)
                 # Shown as a step of its own: the board it was asked in, and its faults.
-                self.frames.append(Frame(forfeit_step, state, faults=list(faulty.values())))
+                self.frames.append(
+                    Frame(forfeit_step, state, faults=list(faulty.values()), asked=had)
+                )
             goals = policy.forfeit_goals(len(self.roles), losers)
             self._check_goals(dict(zip(self.roles, goals, strict=True)), "the forfeit gives")
 
-    def _check_forfeit_step(self, step: int, state: Hashable, faulty: dict[str, Fault]) -> None:
+    def _check_forfeit_step(
+        self, step: int, state: Hashable, faulty: dict[str, Fault]
+    ) -> dict[str, int]:
         """The faults that ended a match were made by roles asked at that step, as timed, and
         the other faults of the step (a resignation's under `random`) drew their replacements
-        with the match seed, though the step was not played."""
+        with the match seed, though the step was not played. Returns the time each role
+        asked there had."""
         legal = [self.game.legal_moves(state, role) for role in range(len(self.roles))]
         answered = {role for role in self.ggp if self.roles[role] in faulty}
         asked = policy.asked(legal, self.out, answered)
@@ -537,6 +546,7 @@ class _Replayer:
         decided = policy.resolve(self.policy, legal, self.out, answers, self.rng)
         for name, fault in faulty.items():
             _check_replacement(step, name, fault, decided.replacements.get(self.roles.index(name)))
+        return {self.roles[role]: self.times.allowance_ms(self.roles[role]) for role in asked}
 
     def _check_goals(self, expected: dict[str, int], source: str) -> None:
         assert self.t.goals is not None

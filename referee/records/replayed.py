@@ -30,10 +30,12 @@ class Discrepancy:
 
 @dataclass(frozen=True)
 class Frame:
-    """The state after a step (step 0: the start), with the moves, response times and faults.
+    """The state after a step (step 0: the start), with the moves, response times and faults,
+    and the roles the referee asked for a move (sent `go`), each with the time it had.
 
     The step a forfeit ended the match at completed no joint move: its frame has no moves,
-    its state is the one the step was asked in, and its faults are the forfeit's.
+    its state is the one the step was asked in, and its faults are the forfeit's. A match
+    another manager played (an imported one) records nobody's asking: its `asked` is empty.
     """
 
     step: int
@@ -41,6 +43,7 @@ class Frame:
     moves: dict[str, str] = field(default_factory=dict)
     times_ms: dict[str, float] = field(default_factory=dict)
     faults: list[Fault] = field(default_factory=list)
+    asked: dict[str, int] = field(default_factory=dict)
 
     @property
     def played(self) -> bool:

@@ -16,7 +16,7 @@ page at a time (the report's script pages it; without the script it is whole).
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from html import escape
 from pathlib import Path
@@ -26,9 +26,9 @@ from urllib.parse import quote
 from referee.errors import RefereeError
 from referee.games import Game
 from referee.games.boards.picture import Board
-from referee.players.chance import is_chance
 from referee.records.files import check_writable_dir, write_atomic
 from referee.records.replayed import Frame
+from referee.records.seats import seat_roles, seat_view
 from referee.records.transcript import Transcript, transcript_files
 from referee.records.verify import FileVerdict, Outcome, verify_file
 from referee.report.charts import bracket_chart, ratings_chart, times_chart
@@ -148,22 +148,15 @@ def match_viewer(
     seats: list[str] = []
     if game.imperfect:
         # Each seat's view: what it was told of each step, its own move and percepts.
-        seats = [role for role in game.roles if not is_chance(role)]
-        for shown, frame in zip(data, frames, strict=True):
-            step = transcript.steps[frame.step - 1] if frame.played and frame.step else None
-            percepts = (step.percepts or {}) if step is not None else {}
-            shown["told"] = told(step.moves, percepts, seats) if step is not None else {}
+        seats = seat_roles(game.roles)
+        views = [seat_view(transcript, game, frames, role) for role in seats]
+        data[0]["told"] = {}
+        for number, shown in enumerate(data[1:]):
+            steps = [(view.role, view.steps[number].told) for view in views]
+            shown["told"] = {role: seen for role, seen in steps if seen is not None}
     note = f"{escape(transcript.game)}: {_seats(transcript, player)}. {escape(_result(transcript))}"
     chart = f"<h2>Answer times</h2>\n{times_chart(transcript, game.roles)}\n"
     return steps_viewer(transcript.match_id, note, game.roles, players, data, chart, player, seats)
-
-
-def told(
-    moves: Mapping[str, str], percepts: Mapping[str, Sequence[str]], seats: Iterable[str]
-) -> dict[str, dict[str, Any]]:
-    """What each of `seats` was told of a step, as the viewer's frames carry it (`told`): its
-    own move of `moves`, and its `percepts`."""
-    return {role: {"move": moves[role], "percepts": list(percepts.get(role, ()))} for role in seats}
 
 
 def player_html(name: str, player_link: PlayerLink | None = None) -> str:

@@ -32,7 +32,8 @@ from referee.errors import GameFault, MoveError
 from referee.games import Game, Move
 from referee.players.chance import is_chance
 from referee.records.replayed import Frame
-from referee.report.site import PlayerLink, frame_data, player_html, steps_viewer, told
+from referee.records.seats import told
+from referee.report.site import PlayerLink, frame_data, player_html, steps_viewer
 from referee.tournaments.live import LiveReader, LiveStep, live_path
 
 # Matches followed at once: those asked about most recently.
@@ -68,7 +69,7 @@ class _Followed:
         self.state: Hashable = None
         self.frames: list[Json] = []
         # Of a game of imperfect information, what each seat was told of each step: its own
-        # move and its percepts (as the report's viewer takes them, `told`).
+        # move and its percepts (`records.seats.told`, as the report's viewer takes them).
         self.told: list[dict[str, Json]] = []
         self._start()
 

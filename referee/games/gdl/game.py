@@ -218,14 +218,14 @@ class GdlGame(Game[State]):
         return describe_facts(self.facts(state))
 
     def render(self, state: State) -> str:
-        return render_facts(self.facts(state), self.cartesian, self._board_extent())
+        return render_facts(self.facts(state), self.cartesian, self._board_extent(), self.roles)
 
     def boards(self, state: State) -> list[Board]:
         facts = self.facts(state)
         return fact_boards(facts, self.cartesian, self.roles, self._board_extent())[0]
 
     def other_facts(self, state: State) -> list[str]:
-        return fact_boards(self.facts(state), self.cartesian, extent=self._board_extent())[1]
+        return fact_boards(self.facts(state), self.cartesian, self.roles, self._board_extent())[1]
 
     def _board_extent(self) -> Axes:
         """The boards' axes from the facts known so far, read again only when more are

@@ -38,17 +38,22 @@ def describe_facts(facts: list[str]) -> str:
 
 
 def render_facts(
-    facts: list[str], cartesian: frozenset[str] = frozenset(), extent: Axes | None = None
+    facts: list[str],
+    cartesian: frozenset[str] = frozenset(),
+    extent: Axes | None = None,
+    roles: Sequence[str] = (),
 ) -> str:
-    """A grid per relation of `(name x y value)` facts that has enough of them; the rest listed."""
-    boards, others = fact_boards(facts, cartesian, extent=extent)
+    """A grid per relation of `(name x y value)` facts that has enough of them; the rest listed
+    (`fact_boards`). Each grid's row labels take the room the longest needs."""
+    boards, others = fact_boards(facts, cartesian, roles, extent)
     lines: list[str] = []
     for board in boards:
-        width = max(len(v) for _, row in board.rows for v in row) + 1
+        width = max(len(v) for _, row in board.rows for v in [*row, *board.columns]) + 1
+        margin = max(4, *(len(x) for x, _ in board.rows))
         lines.append(f"{board.title}:")
-        lines.append("    " + "".join(y.rjust(width) for y in board.columns))
+        lines.append(" " * margin + "".join(y.rjust(width) for y in board.columns))
         for x, row in board.rows:
-            lines.append(x.rjust(4) + "".join(v.rjust(width) for v in row))
+            lines.append(x.rjust(margin) + "".join(v.rjust(width) for v in row))
     lines.extend(others)
     return "\n".join(lines)
 
@@ -75,9 +80,13 @@ def board_extent(known: Sequence[str]) -> Axes:
     return extent
 
 
-def _cells(facts: Sequence[str]) -> tuple[dict[str, dict[tuple[str, str], str]], list[str]]:
+# A relation's `(name a b value)` facts: the values at each pair (a, b), in order.
+Cells = dict[tuple[str, str], list[str]]
+
+
+def _cells(facts: Sequence[str]) -> tuple[dict[str, Cells], list[str]]:
     """The `(name a b value)` facts as cells by relation, and the other facts."""
-    grids: dict[str, dict[tuple[str, str], str]] = defaultdict(dict)
+    grids: dict[str, Cells] = defaultdict(dict)
     others: list[str] = []
     for fact in facts:
         try:
@@ -86,7 +95,7 @@ def _cells(facts: Sequence[str]) -> tuple[dict[str, dict[tuple[str, str], str]],
             others.append(fact)
             continue
         if isinstance(term, tuple) and len(term) == 4 and all(isinstance(t, str) for t in term):
-            grids[str(term[0])][(str(term[1]), str(term[2]))] = str(term[3])
+            grids[str(term[0])].setdefault((str(term[1]), str(term[2])), []).append(str(term[3]))
         else:
             others.append(fact)
     return grids, others
@@ -102,6 +111,12 @@ def fact_boards(
     facts or of the `extent` (`board_extent`), whose axes it spans (`.` where no fact
     says), and the other facts, sorted.
 
+    A relation whose first argument is a role (blind tic-tac-toe's `(known ?r ?m ?n)`: the
+    cells each role knows to be taken) is no board: it holds, for a role, any number of
+    pairs, which a grid of role by m would draw over each other, one value to a cell. Its
+    facts are listed, a row of its arguments each. A board's cell that facts give several
+    values holds them all, joined by commas, so that no value hides another.
+
     Drawn the way the games' own pictures draw them (the GGP repository's stylesheets):
     with a letter axis and a numbered one (chess's `(cell a 1 wr)`), the letters are the
     columns and the highest number the top row; in the `cartesian` relations, whose rules
@@ -112,16 +127,21 @@ def fact_boards(
     """
     grids, others = _cells(facts)
     axes = extent or {}
+    named = {role.lower() for role in roles}
     boards = []
     for name in sorted(set(grids) | set(axes)):
         cells = grids.get(name, {})
-        if len(cells) < 4 and name not in axes:
-            others.extend(f"({name} {a} {b} {v})" for (a, b), v in sorted(cells.items()))
-            continue
         firsts, seconds = axes.get(name, (frozenset(), frozenset()))
         firsts |= {a for a, _b in cells}
         seconds |= {b for _a, b in cells}
-        board = _grid(name, cells, _axis(firsts), _axis(seconds), name.lower() in cartesian)
+        by_role = bool(firsts) and all(a.lower() in named for a in firsts)
+        if by_role or (len(cells) < 4 and name not in axes):
+            others.extend(
+                f"({name} {a} {b} {v})" for (a, b), values in cells.items() for v in values
+            )
+            continue
+        joined = {cell: ",".join(sorted(values, key=_order)) for cell, values in cells.items()}
+        board = _grid(name, joined, _axis(firsts), _axis(seconds), name.lower() in cartesian)
         boards.append(replace(board, legend=_legend(board, roles)))
     return boards, sorted(others)
 
