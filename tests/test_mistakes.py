@@ -325,10 +325,24 @@ def test_docs_explain_every_mistake() -> None:
         (["node", "bot.js"], Language.JAVASCRIPT),
         (["sh", "bot.sh"], Language.SHELL),
         (["./bot"], Language.OTHER),
+        (["go", "run", "bot.go"], Language.GO),
     ],
 )
 def test_the_language_is_told_by_the_command(argv: list[str], expected: Language) -> None:
     assert language(tuple(argv)) is expected
+
+
+def test_a_program_built_by_go_is_told_go_s_ways(slow_moves_go: str) -> None:
+    assert language((slow_moves_go,)) is Language.GO
+    assert "Flush() after each line written through a bufio.Writer" in advice(
+        Mistake.UNFLUSHED_OUTPUT, Language.GO, 10_000, 1_000
+    )
+    assert "bufio.Reader's ReadString" in advice(Mistake.BUFFERED_INPUT, Language.GO, 1, 1)
+    assert "fmt.Fprintln(os.Stderr, ...)" in advice(Mistake.DEBUG_ON_STDOUT, Language.GO, 1, 1)
+    # A compiled program not told apart: C, C++, Rust and Go are each named.
+    flush = advice(Mistake.UNFLUSHED_OUTPUT, Language.OTHER, 10_000, 1_000)
+    for named in ("fflush(stdout)", "std::endl", "io::stdout().flush()", "in Go Flush()"):
+        assert named in flush
 
 
 def test_the_language_of_a_script_is_told_by_its_interpreter_line(tmp_path: Path) -> None:

@@ -52,6 +52,7 @@ class Language(StrEnum):
     JAVASCRIPT = "JavaScript"
     JAVA = "Java"
     SHELL = "shell"
+    GO = "Go"
     OTHER = "other"  # a compiled program, or a language not told apart here
 
 
@@ -61,18 +62,40 @@ _INTERPRETERS = [
     (re.compile(r"node(js)?|deno|bun|.*\.m?js"), Language.JAVASCRIPT),
     (re.compile(r"java|.*\.jar|.*\.java"), Language.JAVA),
     (re.compile(r"(ba|da|k|z)?sh|.*\.sh"), Language.SHELL),
+    (re.compile(r"go|.*\.go"), Language.GO),
 ]
+# What every program the Go toolchain builds holds: the header of its build information.
+_GO_BUILD_INFO = b"\xff Go buildinf:"
+_GO_READ_LIMIT = 256 * 1024 * 1024  # a program is searched for it this far, at most
 
 
 def language(argv: tuple[str, ...]) -> Language:
-    """The language of a program: from its interpreter, its script's suffix or its `#!` line."""
+    """The language of a program: from its interpreter, its script's suffix or its `#!` line;
+    a program built by Go, from what Go writes into every program it builds."""
     words = [Path(word).name for word in argv[:2]]
     words += _shebang(Path(argv[0])) if argv else []
     for word in words:
         for pattern, found in _INTERPRETERS:
             if pattern.fullmatch(word):
                 return found
-    return Language.OTHER
+    return Language.GO if argv and _built_by_go(Path(argv[0])) else Language.OTHER
+
+
+def _built_by_go(path: Path) -> bool:
+    """Whether `path` is a program the Go toolchain built (one a shell finds by name is not
+    looked for)."""
+    try:
+        with path.open("rb") as file:
+            tail = b""
+            read = 0
+            while read < _GO_READ_LIMIT and (chunk := file.read(1024 * 1024)):
+                if _GO_BUILD_INFO in tail + chunk:
+                    return True
+                tail = chunk[-len(_GO_BUILD_INFO) :]
+                read += len(chunk)
+    except OSError:
+        pass
+    return False
 
 
 def _shebang(path: Path) -> list[str]:
@@ -94,8 +117,10 @@ _FLUSH = {
     Language.JAVASCRIPT: "process.stdout.write(line + '\\n') at once, not a buffer of your own",
     Language.SHELL: "echo is unbuffered, but a filter is not: sed -u, grep --line-buffered",
     Language.JAVA: "System.out.flush() after each println, or a PrintStream made with autoflush",
+    Language.GO: "Flush() after each line written through a bufio.Writer, or fmt.Println to"
+    " os.Stdout, which keeps nothing back",
     Language.OTHER: "in C fflush(stdout) after each line, or setvbuf(stdout, NULL, _IOLBF, 0)"
-    " once; in C++ std::endl; in Rust io::stdout().flush()",
+    " once; in C++ std::endl; in Rust io::stdout().flush(); in Go Flush() on a bufio.Writer",
 }
 _READ_LINES = {
     Language.PYTHON: "read with sys.stdin.readline() or `for line in sys.stdin`, never"
@@ -105,8 +130,11 @@ _READ_LINES = {
     Language.JAVASCRIPT: "read with readline's 'line' event, not by waiting for the input's end",
     Language.SHELL: "read a line at a time with `while read -r line`",
     Language.JAVA: "read with BufferedReader.readLine() on System.in, a line at a time",
-    Language.OTHER: "read a line at a time (fgets, std::getline, BufRead::read_line),"
-    " never up to the input's end",
+    Language.GO: "read a line at a time with a bufio.Reader's ReadString('\\n') (a"
+    " bufio.Scanner gives up on a line over 64 KiB, as a GDL game's start line may be), never"
+    " io.ReadAll(os.Stdin)",
+    Language.OTHER: "read a line at a time (fgets, std::getline, BufRead::read_line, Go's"
+    " bufio.Reader.ReadString), never up to the input's end",
 }
 _TO_STDERR = {
     Language.PYTHON: "print(..., file=sys.stderr)",
@@ -114,7 +142,9 @@ _TO_STDERR = {
     Language.JAVASCRIPT: "console.error(...)",
     Language.SHELL: "echo ... >&2",
     Language.JAVA: "System.err.println(...)",
-    Language.OTHER: "in C fprintf(stderr, ...); in C++ std::cerr; in Rust eprintln!",
+    Language.GO: "fmt.Fprintln(os.Stderr, ...), or the log package",
+    Language.OTHER: "in C fprintf(stderr, ...); in C++ std::cerr; in Rust eprintln!; in Go"
+    " fmt.Fprintln(os.Stderr, ...)",
 }
 
 
