@@ -18,6 +18,7 @@ from pathlib import Path
 from referee.clock import verdict
 from referee.errors import FaultKind
 from referee.match import NOT_A_MOVE, NOT_READY
+from referee.plaintext import counted
 from referee.players.startup import MORE_START_TIME
 from referee.validate.evidence import Evidence, Late, Process
 
@@ -344,12 +345,10 @@ def _late(evidence: Evidence, play_ms: int) -> Diagnosis | None:
 
 
 def _never(late: list[Late]) -> str:
-    """What to add of the late moves whose answer never came: the last of their process,
-    which ended while it was still busy with them."""
+    """What to add of the late moves whose answer never came: for a program, the last of its
+    process, which ended while it was still busy with them."""
     never = sum(move.own_ms is None for move in late)
-    if not never:
-        return ""
-    return f"; {never} never answered: the last of their process, which ended while it was busy"
+    return f"; the answer to {counted(never, 'move')} never came" if never else ""
 
 
 def _rounded(ms: float) -> int:
