@@ -171,6 +171,7 @@ def run_slow(argv: list[str], tmp_path: Path) -> Report:
 
 
 @pytest.mark.parametrize("language", ["python", "go"])
+@pytest.mark.slow
 def test_a_bot_late_at_every_move_is_told_its_time_and_the_share_to_answer_in(
     tmp_path: Path, request: pytest.FixtureRequest, language: str
 ) -> None:
@@ -220,6 +221,7 @@ def test_a_bot_late_at_some_moves_is_told_which_and_timed_with_them(
     assert highest is not None and int(highest[1]) >= 600, times.detail
 
 
+@pytest.mark.slow
 def test_a_quit_while_still_busy_with_a_late_move_is_a_consequence_not_a_fault(
     tmp_path: Path,
 ) -> None:
