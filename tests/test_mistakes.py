@@ -5,6 +5,8 @@ validation stops as soon as the verdict is certain."""
 from __future__ import annotations
 
 import asyncio
+import os
+import re
 import shutil
 import subprocess
 import sys
@@ -15,6 +17,7 @@ import pytest
 from referee.clock import Clocks
 from referee.games import get_game
 from referee.players.base import PlayerSpec
+from referee.sandbox.isolation import machine_protections
 from referee.validate import Check, Report, Verdict, validate
 from referee.validate.mistakes import Language, Mistake, advice, language
 from referee.validate.text import report_text
@@ -124,6 +127,126 @@ def test_a_slow_first_move_is_told_to_set_up_before_ready(tmp_path: Path, game: 
         late.advice
     )
     assert set(failing(report)) == {"play clock"}
+    # Its late first moves are timed with the rest, by the time it took for each.
+    times = {c.name: c for c in report.checks}["response time"]
+    assert re.search(r"max 1[5-9]\d\d ms of 1000 ms \(\d+ moves, [1-9]\d* late\)", times.detail), (
+        times.detail
+    )
+
+
+# Clocks the slow bots are late for by their own sleeps, however loaded the machine: a
+# sleep is never shorter than asked. Small, for quick matches.
+SLOW_CLOCKS = Clocks(start_ms=2_000, play_ms=200)
+
+
+@pytest.fixture(scope="module")
+def slow_moves_go(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """tests/players/mistakes/slow_moves.go, built."""
+    here = tmp_path_factory.mktemp("go")
+    here.chmod(0o755)  # a root referee's players run as users of their own
+    binary = here / "slow_moves"
+    # Go keeps its build cache in HOME; the test's own, not the developer's.
+    env = {**os.environ, "GOCACHE": str(here / "cache"), "GOPATH": str(here / "gopath")}
+    build = [needs("go"), "build", "-o", str(binary), str(MISTAKES / "slow_moves.go")]
+    subprocess.run(build, check=True, capture_output=True, env=env)
+    return str(binary)
+
+
+def slow_moves(language: str, request: pytest.FixtureRequest) -> list[str]:
+    """The command of the bot of tests/players/mistakes/slow_moves.*, in `language`."""
+    if language == "go":
+        if not machine_protections().memory_by_cgroup:
+            # Under an address-space limit alone, the Go runtime's reservations do not fit.
+            missing("no memory cgroup on this machine: a Go program cannot start in the seat")
+        return [request.getfixturevalue("slow_moves_go")]
+    return [sys.executable, str(MISTAKES / "slow_moves.py")]
+
+
+def run_slow(argv: list[str], tmp_path: Path) -> Report:
+    """A validation at SLOW_CLOCKS, one match per process, in double-tictactoe, in which a
+    player is asked for fewest moves."""
+    spec = PlayerSpec("submitted", tuple(argv))
+    game = get_game("double-tictactoe")
+    return asyncio.run(validate(spec, [game], 1, SLOW_CLOCKS, tmp_path / "work"))
+
+
+@pytest.mark.parametrize("language", ["python", "go"])
+@pytest.mark.slow
+def test_a_bot_late_at_every_move_is_told_its_time_and_the_share_to_answer_in(
+    tmp_path: Path, request: pytest.FixtureRequest, language: str
+) -> None:
+    # 220 ms of a 200 ms clock at every move: every answer is late, by about a tenth.
+    report = run_slow([*slow_moves(language, request), "1.1"], tmp_path)
+    assert set(failing(report)) == {"play clock"}, failing(report)
+    late = failing(report)["play clock"]
+    assert late.cause is Mistake.SLOW_MOVES
+    took = re.search(r"every answer took about (\d+) ms of 200\b", late.detail)
+    assert took is not None, late.detail
+    assert int(took[1]) >= 220
+    assert late.advice.startswith("think less for each move, or stop by the clock: aim to")
+    assert "answer within 80% of the play clock (160 ms of 200)" in late.advice
+    text = report_text(report, None)
+    assert "set-up" not in text and "before you answer ready" not in text
+    assert "first move" not in late.detail
+    # The late answers are timed, not left out: each by its own time.
+    times = {c.name: c for c in report.checks}["response time"]
+    assert times.verdict is Verdict.WARN
+    median = re.match(r"median (\d+) ms, ", times.detail)
+    assert median is not None and int(median[1]) >= 220, times.detail
+    moves = re.search(r"\((\d+) moves, (\d+) late", times.detail)
+    assert moves is not None and moves[1] == moves[2], times.detail
+
+
+@pytest.mark.parametrize("language", ["python", "go"])
+def test_a_bot_late_at_some_moves_is_told_which_and_timed_with_them(
+    tmp_path: Path, request: pytest.FixtureRequest, language: str
+) -> None:
+    # Three clocks at its second move of each match (step 3: xplayer moves at odd steps),
+    # at once at the others: the move after it is late only as it is still busy.
+    report = run_slow([*slow_moves(language, request), "3", "2"], tmp_path)
+    assert set(failing(report)) == {"play clock"}, failing(report)
+    late = failing(report)["play clock"]
+    assert late.detail.startswith("double-tictactoe, xplayer, step 3: no answer within 200 ms")
+    assert late.cause is Mistake.LATE_AT_SOME_MOVES
+    assert re.search(r"late of itself at 2 of \d+ moves, at step 3 \(2 times\)", late.detail)
+    slowest = re.search(r"the slowest answer taking (\d+) ms of 200", late.detail)
+    assert slowest is not None and int(slowest[1]) >= 600, late.detail
+    assert "more late only as it was still busy with one before" in late.detail
+    assert "answer with the best move found so far by 80% of the play clock (160 ms" in (
+        late.advice
+    )
+    assert "before you answer ready" not in late.advice
+    times = {c.name: c for c in report.checks}["response time"]
+    highest = re.search(r"max (\d+) ms of 200 ms \(\d+ moves, \d+ late\)", times.detail)
+    assert highest is not None and int(highest[1]) >= 600, times.detail
+
+
+@pytest.mark.slow
+def test_a_quit_while_still_busy_with_a_late_move_is_a_consequence_not_a_fault(
+    tmp_path: Path,
+) -> None:
+    # 30 clocks (6 s) at its second move: the match ends, and quit comes, while it sleeps.
+    report = run_slow([sys.executable, str(MISTAKES / "slow_moves.py"), "30", "2"], tmp_path)
+    assert set(failing(report)) == {"play clock"}, failing(report)
+    late = failing(report)["play clock"]
+    assert late.cause is Mistake.LATE_AT_SOME_MOVES
+    assert "at step 3 (2 times)" in late.detail
+    assert re.search(r"; the answer to \d+ moves never came; ", late.detail), late.detail
+    assert (
+        "still busy with a late answer, 2 processes did not exit within 1000 ms of quit: a"
+        " consequence of its late answers, not a fault of its own"
+    ) in late.detail
+    checks = {c.name: c for c in report.checks}
+    # Neither process could be told to quit but while it was busy: quit was not put to the test.
+    assert (checks["quit"].verdict, checks["quit"].detail) == (
+        Verdict.NOT_RUN,
+        "each process told to quit was still busy with a late answer",
+    )
+    # A move never answered is timed as over the clock.
+    assert "95th percentile over 200 ms, max over 200 ms of 200 ms" in (
+        checks["response time"].detail
+    )
+    assert "of them never answered)" in checks["response time"].detail
 
 
 def test_a_bot_that_answers_start_with_another_word_is_told_to_answer_ready(
@@ -202,10 +325,24 @@ def test_docs_explain_every_mistake() -> None:
         (["node", "bot.js"], Language.JAVASCRIPT),
         (["sh", "bot.sh"], Language.SHELL),
         (["./bot"], Language.OTHER),
+        (["go", "run", "bot.go"], Language.GO),
     ],
 )
 def test_the_language_is_told_by_the_command(argv: list[str], expected: Language) -> None:
     assert language(tuple(argv)) is expected
+
+
+def test_a_program_built_by_go_is_told_go_s_ways(slow_moves_go: str) -> None:
+    assert language((slow_moves_go,)) is Language.GO
+    assert "Flush() after each line written through a bufio.Writer" in advice(
+        Mistake.UNFLUSHED_OUTPUT, Language.GO, 10_000, 1_000
+    )
+    assert "bufio.Reader's ReadString" in advice(Mistake.BUFFERED_INPUT, Language.GO, 1, 1)
+    assert "fmt.Fprintln(os.Stderr, ...)" in advice(Mistake.DEBUG_ON_STDOUT, Language.GO, 1, 1)
+    # A compiled program not told apart: C, C++, Rust and Go are each named.
+    flush = advice(Mistake.UNFLUSHED_OUTPUT, Language.OTHER, 10_000, 1_000)
+    for named in ("fflush(stdout)", "std::endl", "io::stdout().flush()", "in Go Flush()"):
+        assert named in flush
 
 
 def test_the_language_of_a_script_is_told_by_its_interpreter_line(tmp_path: Path) -> None:

@@ -149,6 +149,12 @@ def test_two_late_answers_in_a_row_are_both_dropped_and_the_third_is_taken() -> 
 
     asyncio.run(scenario())
     assert transport.written == [go(1), go(2), go(3)]
+    # Each is timed from its request; the second, read with the first, took none of its own
+    # after the first came.
+    first, second = connection.late_answers
+    assert (first.request, second.request) == ("go 1", "go 2")
+    assert first.own_s == first.took_s >= 3 * CLOCK_S
+    assert second.own_s == 0 < second.took_s
 
 
 def test_a_late_answer_that_comes_while_the_next_is_awaited_is_dropped_not_taken() -> None:
@@ -163,6 +169,8 @@ def test_a_late_answer_that_comes_while_the_next_is_awaited_is_dropped_not_taken
         assert connection.owed == 0
 
     asyncio.run(scenario())
+    (late,) = connection.late_answers
+    assert late.request == "go 1" and late.own_s == late.took_s >= 3 * CLOCK_S
 
 
 def test_a_line_begun_in_time_and_never_ended_owes_nothing() -> None:

@@ -17,7 +17,7 @@ from referee.clock import Clocks
 from referee.games import GAMES, StateLimits, get_game, load_rulesheet
 from referee.players.base import PlayerSpec
 from referee.players.builtin import PROGRAMS, player_spec
-from referee.players.starter import STARTERS
+from referee.players.starter import STARTERS, build_first
 from referee.sandbox.isolation import machine_protections
 from referee.sandbox.limits import Limits
 from referee.validate import Report, Verdict, time_bound_s, validate
@@ -281,6 +281,44 @@ def test_validate_bad_input(args: list[str], message: str) -> None:
     assert result.exit_code == 2
     assert message in result.stderr
     assert len(result.stderr.splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    ("source", "told"),
+    [
+        ("bot.go", "Go source, which must be built first: go build -o my-bot/bot my-bot/bot.go;"
+         " then give ./my-bot/bot"),
+        ("bot.c", "C source, which must be built first: cc -O2 -o my-bot/bot my-bot/bot.c;"
+         " then give ./my-bot/bot"),
+        ("bot.cpp", "C++ source, which must be built first: c++ -O2 -o my-bot/bot"
+         " my-bot/bot.cpp; then give ./my-bot/bot"),
+        ("bot.rs", "Rust source, which must be built first: rustc -O -o my-bot/bot"
+         " my-bot/bot.rs; then give ./my-bot/bot"),
+        ("Bot.java", "Java source, which must be built first: javac -d my-bot my-bot/Bot.java;"
+         " then give java -cp my-bot Bot"),
+    ],
+)  # fmt: skip
+def test_validate_of_a_source_file_says_how_to_build_it_first(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, source: str, told: str
+) -> None:
+    # Named from where the author is, as they typed it, executable or not: never "chmod +x".
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "my-bot").mkdir()
+    path = tmp_path / "my-bot" / source
+    path.write_text("// a bot\n")
+    for mode in (0o644, 0o755):
+        path.chmod(mode)
+        result = runner.invoke(app, ["validate", f"my-bot/{source}"])
+        assert result.exit_code == 2
+        assert result.stderr == f"referee: error: my-bot/{source} is {told}\n"
+    # In its own directory, named as a command on the PATH would be.
+    monkeypatch.chdir(tmp_path / "my-bot")
+    result = runner.invoke(app, ["validate", source])
+    assert result.exit_code == 2
+    assert "must be built first" in result.stderr and "chmod" not in result.stderr
+    # A script with a #! line is a program whatever its name.
+    path.write_text("#!/bin/sh\necho ready\n")
+    assert build_first(path, tmp_path) is None
 
 
 def test_a_program_dead_at_its_start_is_one_match_in_the_verdict(tmp_path: Path) -> None:

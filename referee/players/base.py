@@ -15,6 +15,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from referee.errors import ConfigError, PlayerCrashed
+from referee.players.starter import build_first
 from referee.records.transcript import HUMAN_COMMAND
 from referee.sandbox.limits import Limits
 
@@ -131,16 +132,22 @@ class PlayerSpec:
         if self.kind in (PlayerKind.HUMAN, PlayerKind.HTTP):
             return None
         program = self.argv[0]
+        here = self.cwd or Path.cwd()
         if "/" in program:
-            found = (self.cwd or Path.cwd()) / program
+            found = here / program
             if not found.is_file():
                 return f"no such program: {found}"
+            built = build_first(found, Path.cwd())
+            if built is not None:
+                return built
             if not os.access(found, os.X_OK):
                 return f"not executable: {found} (run it through an interpreter, or chmod +x)"
         else:
             path = {**os.environ, **self.env}.get("PATH")
             if shutil.which(program, path=path) is None:
-                return f"command {program!r} not found on PATH"
+                source = here / program
+                built = build_first(source, Path.cwd()) if source.is_file() else None
+                return built or f"command {program!r} not found on PATH"
         # The script an interpreter runs: its first word that is no option, by its suffix.
         # One that exists was made absolute.
         script = next((word for word in self.argv[1:] if not word.startswith("-")), "")

@@ -81,10 +81,25 @@ class _Arrival:
 
 @dataclass(frozen=True)
 class _Owed:
-    """A request that got no answer in time: when it was written, and its time limit."""
+    """A request that got no answer in time: when it was written, its time limit, and its
+    first two words (`go 7`)."""
 
     since: float
     limit_s: float
+    request: str = ""
+
+
+@dataclass(frozen=True)
+class LateAnswer:
+    """A late answer that came after its request had timed out, and was dropped: the
+    request's first two words (`go 7`), the seconds from its write to the answer's read
+    (`took_s`), and from the later of that write and the answer before it (`own_s`): a
+    player still busy with a late answer starts on the next request only when it is done,
+    and its own time for it counts from then."""
+
+    request: str
+    took_s: float
+    own_s: float
 
 
 class PlayerConnection:
@@ -134,6 +149,10 @@ class PlayerConnection:
         self.stdout_tail: deque[str] = deque(maxlen=STDOUT_TAIL_LINES)
         # A late answer awaited after its request timed out: once it came, how long it took.
         self._late: asyncio.Future[float | None] | None = None
+        # Every late answer that came, in order, for a validation to time; and when the last
+        # answer of any kind was read, from which the next late one's own time counts.
+        self.late_answers: list[LateAnswer] = []
+        self._answered_at = 0.0
 
     def connection_made(self, transport: asyncio.WriteTransport) -> None:
         self._transport = transport
@@ -231,7 +250,7 @@ class PlayerConnection:
             sent = await self._write(line, limit_s)
             self._listen(True)
             # The clock's time is the event loop's (both monotonic): one timer, no task.
-            owed = _Owed(sent, limit_s)
+            owed = _Owed(sent, limit_s, " ".join(line.split(maxsplit=2)[:2]))
             overdue = asyncio.get_running_loop().call_at(
                 sent + limit_s, self._overdue, pending, owed
             )
@@ -267,6 +286,11 @@ class PlayerConnection:
         """How many late answers are owed: requests that timed out with nothing written, whose
         answers have not come since."""
         return len(self._owed)
+
+    @property
+    def owed_requests(self) -> list[str]:
+        """The requests whose late answers are owed, oldest first: their first two words."""
+        return [owed.request for owed in self._owed]
 
     async def gone_within(self, limit_s: float) -> PlayerCrashed | None:
         """Why the player is gone, if it goes within `limit_s`; None if it is still there."""
@@ -491,12 +515,17 @@ class PlayerConnection:
         # After quit no answer can be mistaken for another: what comes is what it held back.
         if self._owed and self._last_sent != "quit":
             owed = self._owed.popleft()
+            took = arrival.at - owed.since
+            own = arrival.at - max(owed.since, self._answered_at)
+            self._answered_at = arrival.at
+            self.late_answers.append(LateAnswer(owed.request, took, own))
             if self._late is not None and not self._late.done():
-                self._late.set_result(arrival.at - owed.since)
+                self._late.set_result(took)
             self.log.note("dropped a late answer")
             self._traced(shown, "the late answer to an earlier request: dropped")
         elif pending is not None and not pending.done():
             self._traced(shown)
+            self._answered_at = arrival.at
             pending.set_result(arrival)
         else:
             strays = self.strays.setdefault(self._last_sent, Strays())

@@ -98,6 +98,52 @@ SUFFIXES = {
 }
 
 
+# The languages whose source must be built before it runs, by the suffix of a source file,
+# and each one's name in a sentence.
+_BUILT = {
+    ".c": Language.C,
+    ".cpp": Language.CPP,
+    ".cc": Language.CPP,
+    ".cxx": Language.CPP,
+    ".go": Language.GO,
+    ".rs": Language.RUST,
+    ".java": Language.JAVA,
+}
+_NAMES = {Language.C: "C", Language.CPP: "C++", Language.GO: "Go", Language.RUST: "Rust"}
+
+
+def build_first(source: Path, here: Path) -> str | None:
+    """What to say of a command whose program is `source`, a source file that must be built
+    before it runs (by its suffix, and with no `#!` line): how to build it as its language's
+    starter is built, and the program to give instead, as commands run from `here`. None for
+    any other file."""
+    language = _BUILT.get(source.suffix)
+    if language is None:
+        return None
+    try:
+        with source.open("rb") as file:
+            if file.read(2) == b"#!":
+                return None
+    except OSError:
+        return None
+    starter = STARTER_OF[language]
+    assert starter.build is not None  # a language that is built
+    stem = PurePath(starter.file).stem
+
+    def renamed(word: Word) -> Word:
+        if word == InBot(starter.file):
+            return InBot(source.name)
+        if word == InBot("bot"):
+            return InBot(source.stem)
+        return source.stem if word == stem else word
+
+    shown = source.relative_to(here) if source.is_relative_to(here) else source
+    build = command(tuple(map(renamed, starter.build)), shown.parent)
+    run = command(tuple(map(renamed, starter.run)), shown.parent)
+    name = _NAMES.get(language, language.value.capitalize())
+    return f"{shown} is {name} source, which must be built first: {build}; then give {run}"
+
+
 def language_named(text: str) -> Language:
     """The language `text` names, by its name or its starter's suffix."""
     name = text.lower()

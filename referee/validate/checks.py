@@ -12,17 +12,17 @@ from enum import StrEnum
 from typing import Any
 
 from referee.clock import QUIT_GRACE_S, Clocks
+from referee.plaintext import counted
 from referee.players.base import quoted
 from referee.players.http import Exchange
 from referee.players.log import LOG_LIMIT
 from referee.sandbox.isolation import Protections
 from referee.sandbox.limits import Limits
-from referee.validate.evidence import Evidence, Offence, Process
-from referee.validate.mistakes import Language, Mistake, advice, diagnose
+from referee.validate.evidence import Evidence, Late, Offence, Process
+from referee.validate.mistakes import SAFE_SHARE, Language, Mistake, advice, diagnose
 
 # The answers to one kind of request shown one by one, at most; more are counted.
 SHOWN_ANSWERS = 3
-SLOW_SHARE = 0.8  # a 95th percentile above this share of the play clock is a warning
 NOISY_BYTES = 64 * 1024  # standard error per match above this is a warning
 
 
@@ -200,7 +200,7 @@ _DESCRIPTIONS = {
 
 def checks(evidence: Evidence, clocks: Clocks, program: Language) -> list[Check]:
     """Every check, judged on the evidence."""
-    causes = diagnose(evidence, program)
+    causes = diagnose(evidence, program, clocks.play_ms)
     unchecked = evidence.unchecked()
     result = []
     for name, offences in evidence.by_check().items():
@@ -216,6 +216,8 @@ def checks(evidence: Evidence, clocks: Clocks, program: Language) -> list[Check]
             # The lines it wrote unasked come first: a fault they caused is a timing accident.
             offences = sorted(offences, key=lambda offence: offence.step is not None)
         signs = [_pattern(name, offences, evidence), cause.sign if cause else ""]
+        if name == "play clock":
+            signs.append(_busy(evidence))
         detail = "; ".join(part for part in [_first(offences), *signs] if part)
         mistake = cause.mistake if cause else None
         fix = advice(mistake, program, clocks.start_ms, clocks.play_ms) if mistake else ""
@@ -226,7 +228,7 @@ def checks(evidence: Evidence, clocks: Clocks, program: Language) -> list[Check]
             stdout, stderr = evidence.died.stdout, evidence.died.stderr
         result.append(Check(name, description, Verdict.FAIL, detail, mistake, fix, stderr, stdout))
     result.append(_rules(evidence.rules_ended, evidence.matches))
-    result.append(_response_times(evidence.times_ms, clocks.play_ms))
+    result.append(_response_times(evidence.times_ms, evidence.late, clocks.play_ms))
     result.append(_stderr(evidence.stderr))
     result.append(
         Check(
@@ -264,6 +266,26 @@ def _pattern(check: str, offences: list[Offence], evidence: Evidence) -> str:
     return ""
 
 
+def _busy(evidence: Evidence) -> str:
+    """What followed from its late answers, told with them: a start it did not answer, and
+    a quit it did not obey, while still busy with an earlier request. Neither is a fault of
+    its own, nor fails a check."""
+    parts = []
+    if evidence.busy_starts:
+        parts.append(
+            f"it answered no start in {counted(len(evidence.busy_starts), 'match', 'matches')}"
+        )
+    if evidence.busy_quits:
+        processes = counted(len(evidence.busy_quits), "process", "processes")
+        parts.append(f"{processes} did not exit within {QUIT_GRACE_S * 1000:.0f} ms of quit")
+    if not parts:
+        return ""
+    return (
+        f"still busy with a late answer, {' and '.join(parts)}: a consequence of its late"
+        " answers, not a fault of its own"
+    )
+
+
 def _rules(ended: list[str], matches: int) -> Check:
     description = "the rules compute every state (their faults are not the program's)"
     if not ended:
@@ -277,18 +299,29 @@ def _rules(ended: list[str], matches: int) -> Check:
     return Check("rules", description, Verdict.WARN, detail)
 
 
-def _response_times(times: list[float], play_ms: int) -> Check:
-    description = f"95th percentile of response times within {SLOW_SHARE:.0%} of the play clock"
-    if not times:
+def _response_times(times: list[float], late: list[Late], play_ms: int) -> Check:
+    """The times of its moves, those answered late included: each by its own time
+    (`Late.own_ms`), and one never answered as over the clock."""
+    description = f"95th percentile of response times within {SAFE_SHARE:.0%} of the play clock"
+    if not times and not late:
         # What kept it from answering is a check of its own, already told.
         return Check("response time", description, Verdict.NOT_RUN, "no answers to measure")
-    ordered = sorted(times)
+    ordered = sorted([*times, *(math.inf if t.own_ms is None else t.own_ms for t in late)])
     p95 = ordered[max(0, math.ceil(0.95 * len(ordered)) - 1)]
+
+    def shown(ms: float) -> str:
+        return f"{ms:.0f} ms" if math.isfinite(ms) else f"over {play_ms} ms"
+
+    told = f"{len(ordered)} answers"
+    if late:
+        never = sum(t.own_ms is None for t in late)
+        unanswered = f", {never} of them never answered" if never else ""
+        told = f"{len(ordered)} moves, {len(late)} late{unanswered}"
     detail = (
-        f"median {statistics.median(ordered):.0f} ms, 95th percentile {p95:.0f} ms, "
-        f"max {ordered[-1]:.0f} ms of {play_ms} ms ({len(ordered)} answers)"
+        f"median {shown(statistics.median(ordered))}, 95th percentile {shown(p95)}, "
+        f"max {shown(ordered[-1])} of {play_ms} ms ({told})"
     )
-    slow = p95 > SLOW_SHARE * play_ms
+    slow = p95 > SAFE_SHARE * play_ms
     return Check("response time", description, Verdict.WARN if slow else Verdict.PASS, detail)
 
 

@@ -41,6 +41,22 @@ class Offence:
 
 
 @dataclass(frozen=True)
+class Late:
+    """A move the program was asked for and did not answer in time: where (`where`, its
+    process and match), at which step, whether that was its first move of the match, and its
+    own time for it in ms when its answer came late (counted from when it had answered the
+    request before, if that was later than this one's: it was still busy), None when none
+    came."""
+
+    where: str
+    process: Process
+    match: int
+    step: int
+    first_move: bool
+    own_ms: float | None
+
+
+@dataclass(frozen=True)
 class Reply:
     """Lines nobody asked for that followed one kind of referee line, in one match."""
 
@@ -82,7 +98,9 @@ class Evidence:
     asked: int = 0  # moves it was asked for
     second_matches: int = 0  # matches a reused process was asked to play after its first
     fresh_matches: int = 0  # matches played in a fresh process
-    told_to_quit: int = 0  # processes still running at their end, told to quit
+    # Processes still running at their end, told to quit: those still busy with a late
+    # answer that did not exit are not counted (`busy_quits`).
+    told_to_quit: int = 0
     exited_on_quit: int = 0  # ... that exited, after which what they left behind is counted
     start_deaths: int = 0  # starts at which the program died
     died: StartDeath | None = None  # the first of them
@@ -90,7 +108,12 @@ class Evidence:
     after_end: list[Offence] = field(default_factory=list)
     stray: list[Offence] = field(default_factory=list)
     replies: list[Reply] = field(default_factory=list)
-    times_ms: list[float] = field(default_factory=list)
+    times_ms: list[float] = field(default_factory=list)  # of the moves answered in time
+    late: list[Late] = field(default_factory=list)  # ... and of those that were not
+    # What followed from a late answer, not from a fault of its own: a start not answered,
+    # and a quit not obeyed, while the program was still busy with an earlier request.
+    busy_starts: list[Offence] = field(default_factory=list)
+    busy_quits: list[Offence] = field(default_factory=list)
     reuse: list[Offence] = field(default_factory=list)
     fresh: list[Offence] = field(default_factory=list)
     quit: list[Offence] = field(default_factory=list)
@@ -131,9 +154,19 @@ class Evidence:
             "clean output": (self.ready, never_ready),
             "stays up": (self.ready, never_ready),
             "limits": (self.ready, never_ready),
-            "reuse": (self.second_matches, "no process was asked for a second match"),
+            "reuse": (
+                self.second_matches,
+                "its second match began while it was still busy with a late answer"
+                if self.busy_starts
+                else "no process was asked for a second match",
+            ),
             "fresh start": (self.fresh_matches, "no match in a fresh process"),
-            "quit": (self.told_to_quit, "no process was still running to be told to quit"),
+            "quit": (
+                self.told_to_quit,
+                "each process told to quit was still busy with a late answer"
+                if self.busy_quits
+                else "no process was still running to be told to quit",
+            ),
             "no leftovers": (self.exited_on_quit, "no process exited on quit"),
         }
         return {name: why for name, (count, why) in occasions.items() if not count}

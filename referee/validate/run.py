@@ -23,6 +23,7 @@ from referee.games import Game
 from referee.match import MatchSetup, play_match
 from referee.players.base import Player, PlayerKind, PlayerSpec, quoted
 from referee.players.builtin import make_player, player_spec
+from referee.players.connection import LateAnswer, PlayerConnection
 from referee.players.http import HttpPlayer
 from referee.players.process import ProgramPlayer
 from referee.players.startup import diagnose_start
@@ -35,6 +36,7 @@ from referee.validate.checks import Report, checks, requests
 from referee.validate.evidence import (
     FAULT_CHECKS,
     Evidence,
+    Late,
     Offence,
     Process,
     Reply,
@@ -183,6 +185,7 @@ class _Validation:
         evidence = self.evidence
         stderr: list[str] = []  # its last words, filled in when its process has ended
         crashed = False  # in a match of this process: what follows is no new offence
+        timed_out: list[_TimedOut] = []  # its moves not answered in time, in order
         died = ""  # why it died at a start, if it did: its last words say more
         try:
             for player in players:
@@ -204,6 +207,8 @@ class _Validation:
                         evidence.after_end.append(offence)
                         failed.add("stays up")
                 before = {} if seen is None else {a: s.count for a, s in seen.strays.items()}
+                # Still busy with a late move: a start it does not answer follows from that.
+                owing = _late_moves_owed(seen) > 0
                 stderr_before = 0 if seen is None else seen.stderr_bytes
                 # Never paused: a line written in reply to `moves` or `end` is then seen as
                 # such, not taken for the answer to the next request.
@@ -217,7 +222,15 @@ class _Validation:
                     evidence.rules_ended.append(f"{text}: {transcript.rules_fault}")
                 if self.progress is not None:
                     self.progress(evidence.matches, self.total)
-                failed |= _judge(transcript, session, number, gone, crashed, evidence, stderr)
+                failed |= _judge(
+                    transcript, session, number, gone, crashed, owing, evidence, stderr
+                )
+                first = _first_move(transcript, role)
+                timed_out += [
+                    _TimedOut(number, fault.step, fault.step == first, fault.time_ms)
+                    for fault in transcript.faults
+                    if fault.role == role and fault.step and fault.kind is FaultKind.TIMEOUT
+                ]
                 at_start = {
                     fault.kind: fault.detail
                     for fault in transcript.faults
@@ -227,7 +240,12 @@ class _Validation:
                 if death:
                     evidence.start_deaths += 1
                     died = died or death
-                if FaultKind.TIMEOUT in at_start and seen is not None and not evidence.late_ready_s:
+                if (
+                    FaultKind.TIMEOUT in at_start
+                    and seen is not None
+                    and not owing
+                    and not evidence.late_ready_s
+                ):
                     evidence.late_ready_s = await seen.late_answer(LATE_READY_S)
                 crashed = crashed or any(
                     fault.role == role and fault.kind in OUT_OF_THE_MATCH
@@ -248,11 +266,70 @@ class _Validation:
                 if evidence.stopped:
                     break
         finally:
+            busy = _late_moves_owed(seen)
             await asyncio.gather(*(player.close() for player in players), return_exceptions=True)
+        answers = [] if seen is None else seen.late_answers
+        evidence.late += _late(session, timed_out, answers)
         if isinstance(submitted, ProgramPlayer):
-            _ended(submitted, session, evidence, stderr)
+            _ended(submitted, session, evidence, stderr, busy)
             if died and evidence.died is None:
                 evidence.died = _death(submitted, died)
+
+
+@dataclass(frozen=True)
+class _TimedOut:
+    """A move of the program's not answered in time: its match and step, whether it was its
+    first move there, and the time of an answer read after the clock, if one was."""
+
+    match: int
+    step: int
+    first_move: bool
+    time_ms: float | None
+
+
+def _late_moves_owed(seen: PlayerConnection | None) -> int:
+    """How many late answers to `go` the program owes: moves it is still busy with."""
+    return 0 if seen is None else sum(r.startswith("go ") for r in seen.owed_requests)
+
+
+def _first_move(transcript: Transcript, role: str) -> int:
+    """The step of the role's first `go` in the match (0: none)."""
+    asked = [step.step for step in transcript.steps if role in step.times_ms]
+    asked += [fault.step for fault in transcript.faults if fault.role == role and fault.step]
+    return min(asked, default=0)
+
+
+def _late(
+    session: _Session, timed_out: list[_TimedOut], answers: Sequence[LateAnswer]
+) -> list[Late]:
+    """The moves of one process not answered in time, each with its own time when its late
+    answer came. Late answers come in the order of their requests, each naming its step
+    (`go 7`): each is the answer to the next move timed out at that step."""
+    own: dict[int, float] = {}
+    index = 0
+    for answer in answers:
+        kind, _, step = answer.request.partition(" ")
+        if kind != "go":
+            continue
+        while index < len(timed_out) and (
+            str(timed_out[index].step) != step or timed_out[index].time_ms is not None
+        ):
+            index += 1
+        if index == len(timed_out):
+            break
+        own[index] = answer.own_s * 1000
+        index += 1
+    return [
+        Late(
+            session.where,
+            session.process,
+            late.match,
+            late.step,
+            late.first_move,
+            late.time_ms if late.time_ms is not None else own.get(index),
+        )
+        for index, late in enumerate(timed_out)
+    ]
 
 
 def _judge(
@@ -261,21 +338,26 @@ def _judge(
     number: int,
     gone: bool,
     crashed_earlier: bool,
+    owing: bool,
     evidence: Evidence,
     stderr: list[str],
 ) -> set[str]:
     """Take in the faults of the program in one match; the checks they fail. `gone`: its
-    process had ended before the match; `crashed_earlier`: in an earlier match."""
+    process had ended before the match; `crashed_earlier`: in an earlier match; `owing`: it
+    still owed a late answer when the match began."""
     role, where, process = session.role, session.where, session.process
     failed: set[str] = set()
     asked = [step.step for step in transcript.steps if role in step.times_ms]
     asked += [fault.step for fault in transcript.faults if fault.role == role and fault.step]
-    first_move = min(asked, default=0)
+    first_move = _first_move(transcript, role)
     evidence.asked += len(set(asked))
-    if not gone:
+    at_start = [f.kind for f in transcript.faults if f.role == role and f.step == 0]
+    # Not put to the test: it was still busy with a late answer when the match began.
+    busy = owing and FaultKind.TIMEOUT in at_start
+    if not gone and not busy:
         evidence.starts += 1
-        evidence.ready += not any(f.role == role and f.step == 0 for f in transcript.faults)
-    evidence.second_matches += process is Process.REUSED and number > 1
+        evidence.ready += not at_start
+    evidence.second_matches += process is Process.REUSED and number > 1 and not busy
     evidence.fresh_matches += process is Process.FRESH
     for fault in transcript.faults:
         # A process already gone fails reuse, above; it was not asked to start.
@@ -296,6 +378,12 @@ def _judge(
             evidence.after_end.append(offence)
             evidence.reuse.append(offence)
             failed.add("stays up")
+        elif fault.step == 0 and busy and fault.kind is FaultKind.TIMEOUT:
+            # Still busy with a late answer of the match before: no fault of its start.
+            text = f"{where}, {process} process, match {number}: {fault.detail} at its start"
+            evidence.busy_starts.append(Offence(text, process, number, 0))
+            failed.add("play clock")  # the match it lost to being late, for an early stop
+            continue
         elif fault.step == 0:
             text = f"{where}, {process} process: {fault.detail}"
             offence = Offence(text, process, number, 0, stderr=last_words)
@@ -354,9 +442,10 @@ def _death(submitted: ProgramPlayer, detail: str) -> StartDeath:
 
 
 def _ended(
-    submitted: ProgramPlayer, session: _Session, evidence: Evidence, stderr: list[str]
+    submitted: ProgramPlayer, session: _Session, evidence: Evidence, stderr: list[str], busy: int
 ) -> None:
-    """Take in how the program's process ended, and what it last wrote to standard error."""
+    """Take in how the program's process ended, and what it last wrote to standard error.
+    `busy`: the late answers it still owed when it was told to quit."""
     where, process = session.where, session.process
     seen = submitted.connection
     at_quit = seen.strays.get("quit")
@@ -364,12 +453,17 @@ def _ended(
         # Lines it wrote only as it exited, after quit: a sign that they waited in a buffer.
         evidence.replies.append(Reply("quit", at_quit.count, at_quit.last, False))
     ending = submitted.ending
-    if ending is not None:
+    stayed = ending is not None and ending.told_to_quit and not ending.exited_after_quit
+    text = f"{where}, {process} process: still running {QUIT_GRACE_S * 1000:.0f} ms after quit"
+    if stayed and busy:
+        # Still busy with the late answer of a move, as it would be after any timeout: what
+        # kept it from reading `quit` is that move's, not a fault of its own.
+        evidence.busy_quits.append(Offence(text, process, session.count))
+    elif ending is not None:
         evidence.told_to_quit += ending.told_to_quit
         evidence.exited_on_quit += ending.exited_after_quit
-    if ending is not None and ending.told_to_quit and not ending.exited_after_quit:
-        text = f"{where}, {process} process: still running {QUIT_GRACE_S * 1000:.0f} ms after quit"
-        evidence.quit.append(Offence(text, process, session.count))
+        if stayed:
+            evidence.quit.append(Offence(text, process, session.count))
     if ending is not None and ending.left_behind:
         text = (
             f"{where}, {process} process: {ending.left_behind} process(es) still running after"
