@@ -150,6 +150,20 @@ def test_play_suggests_a_rulesheet_named_as_typed(
     assert "(did you mean matches/rulesheets/tictactoe.kif? known:" in result.stderr
 
 
+def test_a_shipped_rulesheet_is_suggested_from_anywhere(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    result = runner.invoke(app, ["play", "blind-tictactoe", "-p", "a=random"])
+    assert result.exit_code == 2
+    shipped = ROOT / "referee" / "games" / "rulesheets" / "blind-tictactoe.kif"
+    assert f"(did you mean {shipped}? known:" in result.stderr
+    monkeypatch.chdir(ROOT)
+    listed = runner.invoke(app, ["games"]).stdout.splitlines()
+    assert "  referee/games/rulesheets/blind-tictactoe.kif" in listed
+    assert "  matches/rulesheets/tictactoe.kif" in listed
+
+
 def test_every_help_example_names_files_that_are_there() -> None:
     commands = typer.main.get_command(app).commands  # type: ignore[attr-defined]
     named = 0

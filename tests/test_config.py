@@ -288,6 +288,16 @@ def test_a_config_error_is_one_line_with_file_line_and_key(tmp_path: Path, kind:
             "  - name: b\n    command: ./nowhere.py\n",
             [(2, "games[1].id: unknown game 'tictac'"), (7, "players[1].command: ")],
         ),
+        # Both at once: the shape's mistake, and a program not there in a player of a good
+        # shape of its own.
+        (
+            "name: t\ngames: [quad]\nplay_clok: 300\nplayers:\n  - name: a\n"
+            "    command: random\n  - name: b\n    command: ./nowhere.py\n",
+            [
+                (3, "unknown key 'play_clok' (did you mean play_clock?)"),
+                (8, "players[1].command: "),
+            ],
+        ),
     ],
 )
 def test_every_mistake_of_a_config_is_told_a_line_each(

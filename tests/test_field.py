@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from collections import defaultdict
 from pathlib import Path
@@ -181,7 +182,10 @@ def sprt_config(
 
 
 @pytest.mark.slow
-def test_an_sprt_of_mcts_against_random_stops_at_its_upper_bound(tmp_path: Path) -> None:
+def test_an_sprt_of_mcts_against_random_stops_at_its_upper_bound(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "80")
     # mcts thinks for its whole play clock: a short one keeps it far stronger than random.
     path = sprt_config(tmp_path, "mcts", "random", elo1=100, limit=100, play_clock=100)
     result = runner.invoke(app, ["tournament", str(path), "--json"])
@@ -191,6 +195,11 @@ def test_an_sprt_of_mcts_against_random_stops_at_its_upper_bound(tmp_path: Path)
     assert "SPRT: H1 accepted (LLR" in result.stderr
     played = len(list((tmp_path / "results" / "cup").glob("*.json")))
     assert played < 200 and sprt["pairs"] * 2 <= played <= sprt["pairs"] * 2 + 2
+    # The bar's last state fits 80 columns with its counts and time left whole: the lead
+    # gives way.
+    (bar,) = [line for line in result.stderr.splitlines() if ", faults 0, LLR" in line]
+    assert len(bar) <= 80 and f" {played}/200 " in bar, bar
+    assert re.search(r"; ETA \d+:\d\d:\d\d$", bar), bar
     # Run again: the test has decided, so nothing more is played.
     again = runner.invoke(app, ["tournament", str(path), "--json"])
     assert len(list((tmp_path / "results" / "cup").glob("*.json"))) == played

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 import subprocess
 import sys
 import time
@@ -182,7 +183,12 @@ REFUSED = {
     ),
     "a tie-break in a round robin": (
         "format: round-robin\ntiebreak: draw\n",
-        "tiebreak: only a knockout has tie-breaks and a seeding (format: knockout)",
+        "tiebreak: only a knockout has tie-break games and a seeding (format: knockout)",
+    ),
+    "a knockout's tie-break in a Swiss": (
+        "format: swiss\ntiebreak: draw\n",
+        "tiebreak: only a knockout has tie-break games and a seeding (format: knockout); a"
+        " Swiss ranks its equal scores by tiebreaks: [...]",
     ),
     "no seeding directory": ("seeding: nowhere\n", "seeding: no such directory: "),
     "rounds": ("rounds: 3\n", "rounds: a knockout plays until one player is left: it has no"),
@@ -215,9 +221,9 @@ def test_each_round_is_shown_as_its_players_are_known(tmp_path: Path) -> None:
         "quarter-final (1 of 3): (1) k00 bye, (4) k03 vs (5) k04, (2) k01 bye, (3) k02 bye"
     )
     assert [line.split(" (")[0] for line in shown] == ["quarter-final", "semi-final", "final"]
-    # The bar names the round and who is in it, not a leader on points, which in a
-    # knockout may be a player out of it.
-    assert "final: k00 vs k01; ETA" in result.stderr
+    # The bar names the winner at the end, not a leader on points, which in a knockout may
+    # be a player out of it.
+    assert re.search(r", winner k0[01]; ETA", result.stderr), result.stderr
     assert "leader" not in result.stderr
 
 

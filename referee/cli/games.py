@@ -10,7 +10,7 @@ import typer
 from referee.cli.failures import EXIT_BAD_INPUT, EXIT_FAILED, say_error, user_errors
 from referee.cli.options import GameArgument, JsonOption, ShowOption, fresh_seed
 from referee.errors import ConformanceFileError
-from referee.games import GAMES, get_game
+from referee.games import GAMES, get_game, shipped_rulesheets, shown_path
 from referee.policy import MAX_SEED
 
 # What a command runs is imported when it runs (as `from referee.cli import present`): every
@@ -36,6 +36,10 @@ def games(as_json: JsonOption = False) -> None:
         return
     table = [(g.id, ", ".join(g.roles), g.description) for g in GAMES.values()]
     typer.echo(present.table_text(["game", "roles", "description"], table))
+    shipped = shipped_rulesheets()
+    if shipped:
+        typer.echo("\nAnd any GDL rulesheet, by its path; these come with it:")
+        typer.echo("\n".join(f"  {shown_path(path)}" for path in shipped))
 
 
 @user_errors

@@ -130,14 +130,16 @@ def step_printer(game: Game, show: bool) -> StepCallback:
     return print_step
 
 
-def progress_bar(*columns: ProgressColumn, transient: bool = False) -> Progress:
+def progress_bar(
+    *columns: ProgressColumn, transient: bool = False, bar_width: int = 40
+) -> Progress:
     """A bar on standard error: name, bar, done/total, the given columns, time left. A
     transient one is not drawn where standard error is no terminal: it would leave only an
     empty line before whatever is said next."""
     console = Console(stderr=True)
     return Progress(
         TextColumn("[bold]{task.description}"),
-        BarColumn(),
+        BarColumn(bar_width=bar_width),
         MofNCompleteColumn(),
         *columns,
         TimeRemainingColumn(),
@@ -154,9 +156,14 @@ class TournamentProgress(Observer):
     def __init__(self, config: TournamentConfig) -> None:
         self.config = config
         self.name = config.name
+        # Past its width, the console cuts every column of the line, the counts and the time
+        # left with them: the bar narrows first, then the lead is cut to the room left.
+        self.width = Console(stderr=True).width
+        self.bar_width = max(5, min(40, self.width - 75))
         self.progress = progress_bar(
             TextColumn("running {task.fields[running]}, faults {task.fields[faults]},"),
             TextColumn("{task.fields[lead]}; ETA"),
+            bar_width=self.bar_width,
         )
         self.task = self.progress.add_task(self.name, total=None, running=0, faults=0, lead="")
         self.done = self.total = self.running = self.faults = 0
@@ -167,7 +174,7 @@ class TournamentProgress(Observer):
         self.points: dict[str, float] = defaultdict(float)
         self.pairings: Counter[str] = Counter()
         self.test: SprtStatus | None = None
-        # A knockout's round being played and who is in it: its points lead no one.
+        # A Swiss's or a knockout's round being played: in these, points alone lead no one.
         self.stage: str | None = None
 
     def close(self) -> None:
@@ -229,10 +236,20 @@ class TournamentProgress(Observer):
 
     def paired(self, round_: Round, rounds: int, seconds: float) -> None:
         self._print(round_line(round_, rounds, seconds))
+        # A Swiss ranks by its own score, byes and tie-breaks; points alone would lead
+        # someone else than its table does.
+        self.stage = f"round {round_.number} of {rounds}"
+        if self.shown:
+            self.progress.update(self.task, lead=self._lead())
 
     def bracketed(self, ties: Sequence[Tie], rounds: int) -> None:
         self._print(bracket_line(ties, rounds))
         self.stage = stage_text(ties, rounds)
+        if self.shown:
+            self.progress.update(self.task, lead=self._lead())
+
+    def won(self, winner: str) -> None:
+        self.stage = f"winner {winner}"
         if self.shown:
             self.progress.update(self.task, lead=self._lead())
 
@@ -250,6 +267,14 @@ class TournamentProgress(Observer):
             self.pairings[player] += 1
 
     def _lead(self) -> str:
+        """What `_said_lead` says, cut to the room the line leaves it."""
+        lead = self._said_lead()
+        counts = f"{self.done}/{self.total} running {self.running}, faults {self.faults},"
+        # The columns' single spaces, the bar, "; ETA" and the time left (0:00:00).
+        room = self.width - len(self.name) - self.bar_width - len(counts) - 19
+        return lead if len(lead) <= room else lead[: max(0, room - 1)] + "…"
+
+    def _said_lead(self) -> str:
         """The SPRT's LLR and bounds, a knockout's round, or who leads on points."""
         if self.test is not None:
             test = self.test

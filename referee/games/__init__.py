@@ -144,23 +144,44 @@ def get_game(game_id: str, limits: StateLimits = DEFAULT_LIMITS) -> Game:
 # Where a rulesheet named by its bare name is looked for, under the folder paths are read
 # from: the folder itself, and where a clone keeps its example rulesheets.
 _RULESHEET_FOLDERS = (Path(), Path("rulesheets"), Path("matches", "rulesheets"))
+# The example rulesheets of the clone the package runs from (an editable install), wherever
+# the command is typed.
+_CLONE_RULESHEETS = RULESHEETS.parents[2] / "matches" / "rulesheets"
+
+
+def shipped_rulesheets() -> list[Path]:
+    """The GDL rulesheets that come with the referee and are no built-in game's: the
+    package's (GDL-II examples), and the clone's examples where it runs from a clone."""
+    found = [path for path in sorted(RULESHEETS.glob("*.kif")) if path.stem not in GAMES]
+    return found + sorted(_CLONE_RULESHEETS.glob("*.kif"))
 
 
 def nearest_game(game_id: str, base: Path) -> str | None:
-    """What a game id that is not one was likely meant to be: the path, relative to `base`,
-    of a rulesheet of that name (`tictactoe`: matches/rulesheets/tictactoe.kif), else the
-    built-in game whose id is nearest (`hexpie`: hex-pie), else None."""
+    """What a game id that is not one was likely meant to be: the path of a rulesheet of
+    that name (`tictactoe`: matches/rulesheets/tictactoe.kif), relative to `base` where it is
+    under it, else the built-in game whose id is nearest (`hexpie`: hex-pie), else None."""
     stem = game_id.lower().removesuffix(".kif")
-    for folder in _RULESHEET_FOLDERS:
-        try:
-            files = sorted((base / folder).glob("*.kif"))
-        except OSError:
-            continue
-        for file in files:
-            if file.stem.lower() == stem and file.is_file():
-                return str(folder / file.name)
+    places = [base / folder for folder in _RULESHEET_FOLDERS]
+    for file in [path for place in places for path in _kif_files(place)] + shipped_rulesheets():
+        if file.stem.lower() == stem and file.is_file():
+            return shown_path(file, base)
     close = difflib.get_close_matches(game_id.lower(), list(GAMES), n=1)
     return close[0] if close else None
+
+
+def _kif_files(folder: Path) -> list[Path]:
+    try:
+        return sorted(folder.glob("*.kif"))
+    except OSError:
+        return []
+
+
+def shown_path(file: Path, base: Path = Path()) -> str:
+    """A file's path as the user would type it from `base`: relative where it is under it."""
+    try:
+        return str(file.resolve().relative_to(base.resolve()))
+    except ValueError:
+        return str(file.resolve())
 
 
 __all__ = [
@@ -184,4 +205,6 @@ __all__ = [
     "load_text",
     "nearest_game",
     "rulesheet_sha256",
+    "shipped_rulesheets",
+    "shown_path",
 ]

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 import yaml
 from pydantic import ValidationError
@@ -260,6 +261,7 @@ def parse_config(
             for e in found
             if not (e["type"] == "missing" and _keys(e["loc"])[:-1] in misspelt)
         ]
+        said += _alone(data, path.resolve().parent, rulesheets or {})
         raise locate.errors(said) from None
     try:
         return replace(_build(path, raw, cwds or {}, rulesheets or {}), text=text)
@@ -336,6 +338,32 @@ def _build(
         withdraw_after=raw.withdraw_after,
         live=raw.live,
     )
+
+
+def _alone(data: dict[str, Any], base: Path, rulesheets: Mapping[str, str]) -> list[checks.Located]:
+    """Of a config whose shape is refused, what its games and players of a good shape of
+    their own would be refused for (a game that is not one, a program not there): told in
+    the same run, not the next."""
+    found: list[checks.Located] = []
+    games = data.get("games")
+    for index, item in enumerate(games if isinstance(games, list) else []):
+        try:
+            game = GameEntry.model_validate(item)
+        except ValidationError:
+            continue
+        with checks.collected(found):
+            checks.game(game.id, base, ("games", index, "id"), DEFAULT_LIMITS, rulesheets)
+    players = data.get("players")
+    names: list[str] = []
+    for index, item in enumerate(players if isinstance(players, list) else []):
+        try:
+            player = PlayerEntry.model_validate(item)
+        except ValidationError:
+            continue
+        with checks.collected(found):
+            checks.player(player, base, ("players", index), None, names)
+        names.append(player.name)
+    return found
 
 
 def _game(

@@ -320,8 +320,12 @@ def knockout(
     if fmt is not TournamentFormat.KNOCKOUT:
         for key in ("tiebreak_games", "tiebreak", "seeding"):
             if getattr(raw, key) is not None:
+                # A Swiss's own key differs from the knockout's by a letter.
+                swiss = key == "tiebreak" and fmt is TournamentFormat.SWISS
+                hint = "; a Swiss ranks its equal scores by tiebreaks: [...]" if swiss else ""
                 raise Located(
-                    (key,), "only a knockout has tie-breaks and a seeding (format: knockout)"
+                    (key,),
+                    f"only a knockout has tie-break games and a seeding (format: knockout){hint}",
                 )
         return 2, TieBreak.HIGHER_SEED, None
     given: list[Location] = [("rounds",)] if "rounds" in raw.model_fields_set else []

@@ -109,6 +109,9 @@ class Observer:
     def bracketed(self, ties: Sequence[Tie], rounds: int) -> None:
         """A knockout's next round (of `rounds`) has its players, and is about to be played."""
 
+    def won(self, winner: str) -> None:
+        """A knockout's final is decided: `winner` won it."""
+
 
 class Venue(Protocol):
     """Where a tournament's matches are played: `capacity` places at a time, each taking
@@ -429,6 +432,9 @@ async def _run_knockout(
             config, key, observer, matches, size.total, place, size.planned, keep=True
         )
         if decided:
+            final = rounds[-1] if rounds else []
+            if len(final) == 1 and final[0].winner is not None:
+                observer.won(final[0].winner)
             return matches
 
 
