@@ -164,6 +164,34 @@ def test_a_shipped_rulesheet_is_suggested_from_anywhere(
     assert "  matches/rulesheets/tictactoe.kif" in listed
 
 
+# What `[LIMITS]` stands for in a command's summary (docs/commands.md says which).
+LIMIT_OPTIONS = {
+    "--memory-mb", "--cpu-s", "--processes", "--open-files", "--file-size-mb", "--disk-mb",
+    "--state-memory-mb", "--state-seconds",
+}  # fmt: skip
+
+
+def test_the_docs_summary_of_each_command_names_every_option_it_has() -> None:
+    text = (ROOT / "docs" / "commands.md").read_text(encoding="utf-8")
+    section = text.split("## Every command")[1].split("\n## ")[0]
+    summaries = [
+        line
+        for block in re.findall(r"```text\n(.*?)```", section, re.S)
+        for line in block.splitlines()
+    ]
+    assert len(summaries) >= 20
+    for line in summaries:
+        words = line.split()
+        command = words[1:3] if words[1] == "arena" else words[1:2]
+        shown = runner.invoke(app, [*command, "--help"], terminal_width=200).stdout
+        options = shown.partition("\nOptions:")[2]
+        has = set(re.findall(r"^\s+(--[a-z][a-z-]*)", options, re.M)) - {"--help"}
+        said = set(re.findall(r"--[a-z][a-z-]*", line))
+        if "[LIMITS]" in line:
+            said |= LIMIT_OPTIONS
+        assert has <= said, f"docs/commands.md: {line.split(' [')[0]} lacks {sorted(has - said)}"
+
+
 def test_every_help_example_names_files_that_are_there() -> None:
     commands = typer.main.get_command(app).commands  # type: ignore[attr-defined]
     named = 0
