@@ -53,8 +53,15 @@ class Starter:
     outputs: tuple[str, ...] = ()
 
     def text(self) -> str:
-        """The starter's source."""
-        return (STARTERS / self.source).read_text(encoding="utf-8")
+        """The starter's source as a bot's directory holds it, in `file`: the build and run
+        commands its comments give name the files there (`go build -o bot bot.go`), not the
+        starter's own (`random_player.go`)."""
+        text = (STARTERS / self.source).read_text(encoding="utf-8")
+        old, new = PurePath(self.source).stem, PurePath(self.file).stem
+        return "".join(
+            line.replace(old, new) if line.lstrip().startswith(("//", "#")) else line
+            for line in text.splitlines(keepends=True)
+        )
 
 
 def _compiled(source: str, compiler: tuple[str, ...]) -> Starter:
