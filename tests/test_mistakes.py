@@ -17,6 +17,7 @@ import pytest
 from referee.clock import Clocks
 from referee.games import get_game
 from referee.players.base import PlayerSpec
+from referee.players.trace import Trace
 from referee.sandbox.isolation import machine_protections
 from referee.validate import Check, Report, Verdict, validate
 from referee.validate.mistakes import Language, Mistake, advice, language
@@ -233,7 +234,7 @@ def test_a_quit_while_still_busy_with_a_late_move_is_a_consequence_not_a_fault(
     assert "at step 3 (2 times)" in late.detail
     assert re.search(r"; the answer to \d+ moves never came; ", late.detail), late.detail
     assert (
-        "still busy with a late answer, 2 processes did not exit within 1000 ms of quit: a"
+        "2 processes still busy with a late answer did not exit within 1000 ms of quit: a"
         " consequence of its late answers, not a fault of its own"
     ) in late.detail
     checks = {c.name: c for c in report.checks}
@@ -247,6 +248,43 @@ def test_a_quit_while_still_busy_with_a_late_move_is_a_consequence_not_a_fault(
         checks["response time"].detail
     )
     assert "of them never answered)" in checks["response time"].detail
+
+
+@pytest.mark.slow
+def test_a_reused_process_still_owing_late_answers_is_replaced_and_they_are_timed(
+    tmp_path: Path,
+) -> None:
+    # 500 ms of a 200 ms clock at every move: it falls further behind with each, and owes
+    # at least two answers when a match ends, which come 500 ms apart. One more clock after
+    # the match cannot bring both: a fresh process plays the next match, as in a tournament,
+    # and the answers still to come are read, timed, after quit.
+    spec = PlayerSpec("submitted", (sys.executable, str(MISTAKES / "slow_moves.py"), "2.5"))
+    trace = Trace(tmp_path / "t.trace")
+    try:
+        report = asyncio.run(
+            validate(
+                spec, [get_game("double-tictactoe")], 2, SLOW_CLOCKS, tmp_path / "w", trace=trace
+            )
+        )
+    finally:
+        trace.close()
+    late = failing(report)["play clock"]
+    assert "1 process still owed late answers a play clock after a match ended, and a fresh" in (
+        late.detail
+    )
+    checks = {c.name: c for c in report.checks}
+    assert checks["reuse"].verdict is Verdict.NOT_RUN
+    assert "was replaced by a fresh one" in checks["reuse"].detail
+    lines = (tmp_path / "t.trace").read_text().splitlines()
+    sent = [line.split(" > ")[1] for line in lines if " > " in line]
+    # The first process is told to quit before the second match starts.
+    ends = [i for i, line in enumerate(sent) if line.startswith(("end ", "quit", "start "))]
+    assert [sent[i].split()[0] for i in ends][:4] == ["start", "end", "quit", "start"]
+    after_quit = [line for line in lines if line.endswith("after quit: dropped")]
+    assert after_quit, lines
+    assert not [line for line in lines if "nobody asked for it" in line]
+    # Answers that came after a match ended are timed, not "never came".
+    assert checks["response time"].detail.count("never answered") == late.detail.count("never came")
 
 
 def test_a_bot_that_answers_start_with_another_word_is_told_to_answer_ready(

@@ -267,23 +267,25 @@ def _pattern(check: str, offences: list[Offence], evidence: Evidence) -> str:
 
 
 def _busy(evidence: Evidence) -> str:
-    """What followed from its late answers, told with them: a start it did not answer, and
-    a quit it did not obey, while still busy with an earlier request. Neither is a fault of
-    its own, nor fails a check."""
+    """What followed from its late answers, told with them: a process replaced as it still
+    owed some a play clock after its match, and a quit it did not obey while still busy with
+    an earlier request. Neither is a fault of its own, nor fails a check."""
     parts = []
-    if evidence.busy_starts:
+    if evidence.replaced:
+        processes = counted(len(evidence.replaced), "process", "processes")
         parts.append(
-            f"it answered no start in {counted(len(evidence.busy_starts), 'match', 'matches')}"
+            f"{processes} still owed late answers a play clock after a match ended, and a"
+            " fresh one played the next match, as in a tournament"
         )
     if evidence.busy_quits:
         processes = counted(len(evidence.busy_quits), "process", "processes")
-        parts.append(f"{processes} did not exit within {QUIT_GRACE_S * 1000:.0f} ms of quit")
+        parts.append(
+            f"{processes} still busy with a late answer did not exit within"
+            f" {QUIT_GRACE_S * 1000:.0f} ms of quit"
+        )
     if not parts:
         return ""
-    return (
-        f"still busy with a late answer, {' and '.join(parts)}: a consequence of its late"
-        " answers, not a fault of its own"
-    )
+    return f"{' and '.join(parts)}: a consequence of its late answers, not a fault of its own"
 
 
 def _rules(ended: list[str], matches: int) -> Check:
