@@ -303,7 +303,8 @@ def _rules(ended: list[str], matches: int) -> Check:
 
 def _response_times(times: list[float], late: list[Late], play_ms: int) -> Check:
     """The times of its moves, those answered late included: each by its own time
-    (`Late.own_ms`), and one never answered as over the clock."""
+    (`Late.own_ms`), and one never answered as over the clock and every time measured, the
+    slowest of all: so the maximum is never below the 95th percentile."""
     description = f"95th percentile of response times within {SAFE_SHARE:.0%} of the play clock"
     if not times and not late:
         # What kept it from answering is a check of its own, already told.
@@ -311,8 +312,11 @@ def _response_times(times: list[float], late: list[Late], play_ms: int) -> Check
     ordered = sorted([*times, *(math.inf if t.own_ms is None else t.own_ms for t in late)])
     p95 = ordered[max(0, math.ceil(0.95 * len(ordered)) - 1)]
 
+    # What a move never answered is known to be over.
+    floor = max([play_ms, *(ms for ms in ordered if math.isfinite(ms))])
+
     def shown(ms: float) -> str:
-        return f"{ms:.0f} ms" if math.isfinite(ms) else f"over {play_ms} ms"
+        return f"{ms:.0f} ms" if math.isfinite(ms) else f"over {floor:.0f} ms"
 
     told = f"{len(ordered)} answers"
     if late:
