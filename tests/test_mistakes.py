@@ -297,7 +297,9 @@ def test_a_bot_that_answers_start_with_another_word_is_told_to_answer_ready(
     assert start.advice.startswith("answer `start` with the line `ready`, that word alone")
     assert "print(..., flush=True)" in start.advice
     # How to fix it comes first in the report, as validate prints it and the arena shows it.
-    assert report_text(report, None).startswith(f"how to fix start: {start.advice}\n")
+    assert report_text(report, None).startswith(
+        f"how to fix start (answering start with something else): {start.advice}\n"
+    )
 
 
 def test_a_bot_that_crashes_on_end_is_told_to_wait_for_start_or_quit(tmp_path: Path) -> None:
