@@ -15,11 +15,14 @@ from pathlib import Path
 import pytest
 
 from referee.clock import Clocks
+from referee.errors import FaultKind
 from referee.games import get_game
 from referee.players.base import PlayerSpec
 from referee.players.trace import Trace
 from referee.sandbox.isolation import machine_protections
 from referee.validate import Check, Report, Verdict, validate
+from referee.validate.checks import checks
+from referee.validate.evidence import Evidence, Late, Offence, Process
 from referee.validate.mistakes import Language, Mistake, advice, language
 from referee.validate.text import report_text
 from tests.support.facilities import missing
@@ -209,8 +212,10 @@ def test_a_bot_late_at_some_moves_is_told_which_and_timed_with_them(
     late = failing(report)["play clock"]
     assert late.detail.startswith("double-tictactoe, xplayer, step 3: no answer within 200 ms")
     assert late.cause is Mistake.LATE_AT_SOME_MOVES
-    assert re.search(r"late of itself at 2 of \d+ moves, at step 3 \(2 times\)", late.detail)
-    slowest = re.search(r"the slowest answer taking (\d+) ms of 200", late.detail)
+    assert re.search(
+        r"late of itself at 2 of \d+ moves, in 2 matches: at step 3 \(2 times\)", late.detail
+    )
+    slowest = re.search(r"; the slowest answer took (\d+) ms of 200", late.detail)
     assert slowest is not None and int(slowest[1]) >= 600, late.detail
     assert "more late only as it was still busy with one before" in late.detail
     assert "answer with the best move found so far by 80% of the play clock (160 ms" in (
@@ -517,3 +522,37 @@ def test_a_slow_start_is_measured_and_told_the_start_clock_s_key(tmp_path: Path)
     assert "than 2000 ms" in start.advice
     assert report.matches == 1
     assert {c.name: c.verdict for c in report.checks}["response time"] is Verdict.NOT_RUN
+
+
+def test_a_move_never_answered_is_over_the_slowest_answer_not_below_the_95th_percentile() -> None:
+    # Nineteen answers of 1100 ms or so of a 1000 ms clock, one of 1107 ms, and one move
+    # whose answer never came: the slowest of all, over every time measured.
+    late = [Late("quad, x", Process.REUSED, 1, 2 * n + 1, False, 1100.0) for n in range(19)]
+    late += [Late("quad, x", Process.REUSED, 1, 41, False, 1107.0)]
+    late += [Late("quad, x", Process.REUSED, 1, 43, False, None)]
+    evidence = Evidence(asked=21, late=late, matches=1)
+    (times,) = [c for c in checks(evidence, QUICK, Language.PYTHON) if c.name == "response time"]
+    assert times.detail == (
+        "median 1100 ms, 95th percentile 1107 ms, max over 1107 ms of 1000 ms"
+        " (21 moves, 21 late, 1 of them never answered)"
+    )
+
+
+def test_moves_late_of_themselves_are_told_with_the_matches_they_were_in() -> None:
+    # Late at step 3 of one match and step 8 of another: not two steps of one match.
+    late = [
+        Late("quad, x", Process.REUSED, 1, 3, False, 3100.0),
+        Late("quad, x", Process.REUSED, 2, 8, False, 2500.0),
+    ]
+    evidence = Evidence(asked=34, late=late, times_ms=[50.0] * 32, matches=2)
+    evidence.faults[FaultKind.TIMEOUT] = [
+        Offence(f"quad, x, step {late.step}: no answer within 1000 ms", late.process, late.match)
+        for late in late
+    ]
+    report = Report(("bot",), checks(evidence, QUICK, Language.PYTHON), 2, 1.0, 10.0, None, None)
+    (clock,) = [c for c in report.checks if c.name == "play clock"]
+    assert "late of itself at 2 of 34 moves, in 2 matches: at steps 3, 8;" in clock.detail
+    # The report in words names the cause, as --json does.
+    assert report_text(report, None).startswith(
+        "how to fix play clock (late at some moves): some moves take far longer"
+    )
