@@ -321,6 +321,33 @@ def test_validate_of_a_source_file_says_how_to_build_it_first(
     assert build_first(path, tmp_path) is None
 
 
+def test_a_file_or_a_bots_directory_named_as_a_command_is_told_what_to_give(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "slow.py").write_text("print('ready')\n")
+    for language in ("python", "c"):
+        made = runner.invoke(app, ["new-bot", language, f"{language}-bot"])
+        assert made.exit_code == 0, made.output
+    (tmp_path / "empty").mkdir()
+    told = {
+        "slow.py": "slow.py is a file here, not a command on the PATH: give ./slow.py (with a"
+        " #! line and chmod +x) or python3 slow.py",
+        "python-bot": "python-bot is a bot's directory, not a command: give the command its"
+        " bot.yaml runs, from here: python3 python-bot/bot.py",
+        "c-bot": "c-bot is a bot's directory, not a command: give the command its bot.yaml"
+        " runs, from here, once built there (cc -O2 -o bot bot.c, in c-bot): ./c-bot/bot",
+        "empty": "empty is a directory here, not a command: give the program in it to run",
+    }
+    for name, message in told.items():
+        result = runner.invoke(app, ["validate", name])
+        assert (result.exit_code, result.stderr) == (2, f"referee: error: {message}\n")
+    # One message for every command that runs a player.
+    result = runner.invoke(app, ["play", "quad", "-p", "x=slow.py", "-p", "o=random"])
+    assert result.exit_code == 2
+    assert result.stderr.endswith(f": {told['slow.py']}\n"), result.stderr
+
+
 def test_a_program_dead_at_its_start_is_one_match_in_the_verdict(tmp_path: Path) -> None:
     bot = f"{sys.executable} {tmp_path / 'no_such_bot.py'}"
     result = runner.invoke(app, ["validate", bot, "--games", "ticblock"])
