@@ -148,8 +148,9 @@ def test_a_player_over_its_limits_fails_the_limits_check(tmp_path: Path) -> None
 def test_the_bound_counts_every_match_at_its_longest() -> None:
     game = get_game("hex-pie")
     # 2 roles x 3 matches, each at most 1 s to start + 82 steps x 0.5 s + 10 s of sends,
-    # and 4 processes, each 4 s to quit and be reaped.
-    assert time_bound_s([game], 2, Clocks(1_000, 500)) == 6 * (1 + 41 + 10) + 4 * 4
+    # and 4 processes, each 4 s to quit and be reaped; and 2 more, a reused process of each
+    # role replaced before its second match after 1 s to write its late answers.
+    assert time_bound_s([game], 2, Clocks(1_000, 500)) == 6 * (1 + 41 + 10) + 4 * 4 + 2 * 5
 
 
 def test_validate_command_prints_checks_and_a_verdict(tmp_path: Path) -> None:

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from referee.clock import CLOSE_S, QUIT_GRACE_S, SEND_LIMIT_S, Clocks
+from referee.clock import CLOSE_S, QUIT_GRACE_S, SEND_LIMIT_S, SETTLE_S, Clocks
 from referee.errors import FaultKind, MoveParseError
 from referee.games import Game
 from referee.match import MatchSetup, play_match
@@ -78,7 +78,10 @@ def time_bound_s(
         ) / 1000 + 2 * SEND_LIMIT_S
         sessions = len(game.roles) * 2  # a reused process and a fresh one, per role
         matches = len(game.roles) * (matches_per_role + 1)
-        total += matches * per_match + sessions * CLOSE_S
+        # A reused process still owing late answers after a match is let run to write them,
+        # then replaced: at most before each of its matches but the first.
+        replaced = 0 if server else len(game.roles) * (matches_per_role - 1)
+        total += matches * per_match + sessions * CLOSE_S + replaced * (SETTLE_S + CLOSE_S)
     return total
 
 
