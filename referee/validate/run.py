@@ -2,7 +2,9 @@
 
 For every selected game and role the program plays `matches_per_role` matches in one
 process (reuse) and one more in a fresh process, under the `random` policy so that a fault
-does not hide the rest of its behaviour. A GGP player at a URL is a server that outlives
+does not hide the rest of its behaviour. A reused process that still owes late answers
+after a match is let run to write them, and replaced if they do not come, by the rule a
+tournament follows (`ProgramPlayer.settled`). A GGP player at a URL is a server that outlives
 its matches: it plays the `matches_per_role` matches only, and the checks of a process
 (its limits, standard error, reuse, a fresh start, quit, leftovers) do not apply. Once
 the evidence is conclusive (nothing answered to the first two starts, or the same check
@@ -197,29 +199,29 @@ class _Validation:
             for player in players:
                 await player.start()
             for number, match_id in enumerate(match_ids, start=1):
+                # As in a tournament: one more of its clock to write the late answers it owes,
+                # or a fresh process plays the next match (one gone meanwhile is told below).
                 if (
                     number > first
                     and isinstance(submitted, ProgramPlayer)
                     and submitted.alive
                     and submitted.connection.owed
+                    and not await submitted.settled()
+                    and submitted.alive
                 ):
-                    # As in a tournament: one more of its clock to write the late answers it
-                    # owes, or a fresh process plays the next match.
-                    owed = _late_moves_owed(submitted.connection)
-                    if not await submitted.settled() and submitted.alive:
-                        text = (
-                            f"{where}, {session.process} process: replaced after match"
-                            f" {number - 1}, still owing the answers to"
-                            f" {counted(owed, 'late move')} a play clock after it ended"
-                        )
-                        evidence.replaced.append(Offence(text, session.process, number - 1))
-                        busy = _late_moves_owed(submitted.connection)
-                        await submitted.close()
-                        self._retired(submitted, session, number - 1, timed_out, stderr, busy, died)
-                        submitted = self._submitted(channel, logs / f"{match_id}.{role}.log")
-                        players[index] = submitted
-                        stderr, crashed, timed_out, died, first = [], False, [], "", number
-                        await submitted.start()
+                    busy = _late_moves_owed(submitted.connection)
+                    text = (
+                        f"{where}, {session.process} process: replaced after match"
+                        f" {number - 1}, still owing the answers to"
+                        f" {counted(busy, 'late move')} a play clock after it ended"
+                    )
+                    evidence.replaced.append(Offence(text, session.process, number - 1))
+                    await submitted.close()
+                    self._retired(submitted, session, number - 1, timed_out, stderr, busy, died)
+                    submitted = self._submitted(channel, logs / f"{match_id}.{role}.log")
+                    players[index] = submitted
+                    stderr, crashed, timed_out, died, first = [], False, [], "", number
+                    await submitted.start()
                 seen = submitted.connection if isinstance(submitted, ProgramPlayer) else None
                 for player, r in zip(players, game.roles, strict=True):
                     if isinstance(player, ProgramPlayer):
