@@ -248,10 +248,11 @@ def test_a_quit_while_still_busy_with_a_late_move_is_a_consequence_not_a_fault(
         Verdict.NOT_RUN,
         "each process told to quit was still busy with a late answer",
     )
-    # A move never answered is timed as over the clock and the slowest answer measured (its
-    # late move, three clocks): the maximum is never below the 95th percentile.
-    over = re.search(r"max over (\d+) ms of 200 ms", checks["response time"].detail)
-    assert over is not None and int(over[1]) >= 600, checks["response time"].detail
+    # A move never answered is timed as over the clock and every answer measured (here only
+    # prompt ones): the slowest, and the maximum never below the 95th percentile.
+    assert "95th percentile over 200 ms, max over 200 ms of 200 ms" in (
+        checks["response time"].detail
+    )
     assert "of them never answered)" in checks["response time"].detail
 
 
