@@ -26,6 +26,9 @@ CLOCK_FIELDS = ("start_ms", "play_ms", "time_bank_ms")
 SEND_LIMIT_S = 5.0
 # After `quit`, a program may take this long to exit by itself before it is killed.
 QUIT_GRACE_S = 1.0
+# The longest a reused process is let run between matches to write the late answers it owes
+# (each has one more of its clock, up to this): then a fresh process plays its next match.
+SETTLE_S = 1.0
 # Output closed while the program runs on: how long to wait for its exit before calling it
 # a program that closed its output (both happen together when a program exits).
 EXIT_GRACE_S = 0.2

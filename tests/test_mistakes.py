@@ -15,10 +15,14 @@ from pathlib import Path
 import pytest
 
 from referee.clock import Clocks
+from referee.errors import FaultKind
 from referee.games import get_game
 from referee.players.base import PlayerSpec
+from referee.players.trace import Trace
 from referee.sandbox.isolation import machine_protections
 from referee.validate import Check, Report, Verdict, validate
+from referee.validate.checks import checks
+from referee.validate.evidence import Evidence, Late, Offence, Process
 from referee.validate.mistakes import Language, Mistake, advice, language
 from referee.validate.text import report_text
 from tests.support.facilities import missing
@@ -208,8 +212,10 @@ def test_a_bot_late_at_some_moves_is_told_which_and_timed_with_them(
     late = failing(report)["play clock"]
     assert late.detail.startswith("double-tictactoe, xplayer, step 3: no answer within 200 ms")
     assert late.cause is Mistake.LATE_AT_SOME_MOVES
-    assert re.search(r"late of itself at 2 of \d+ moves, at step 3 \(2 times\)", late.detail)
-    slowest = re.search(r"the slowest answer taking (\d+) ms of 200", late.detail)
+    assert re.search(
+        r"late of itself at 2 of \d+ moves, in 2 matches: at step 3 \(2 times\)", late.detail
+    )
+    slowest = re.search(r"; the slowest answer took (\d+) ms of 200", late.detail)
     assert slowest is not None and int(slowest[1]) >= 600, late.detail
     assert "more late only as it was still busy with one before" in late.detail
     assert "answer with the best move found so far by 80% of the play clock (160 ms" in (
@@ -233,7 +239,7 @@ def test_a_quit_while_still_busy_with_a_late_move_is_a_consequence_not_a_fault(
     assert "at step 3 (2 times)" in late.detail
     assert re.search(r"; the answer to \d+ moves never came; ", late.detail), late.detail
     assert (
-        "still busy with a late answer, 2 processes did not exit within 1000 ms of quit: a"
+        "2 processes still busy with a late answer did not exit within 1000 ms of quit: a"
         " consequence of its late answers, not a fault of its own"
     ) in late.detail
     checks = {c.name: c for c in report.checks}
@@ -242,11 +248,54 @@ def test_a_quit_while_still_busy_with_a_late_move_is_a_consequence_not_a_fault(
         Verdict.NOT_RUN,
         "each process told to quit was still busy with a late answer",
     )
-    # A move never answered is timed as over the clock.
+    # A move never answered is timed as over the clock and every answer measured (here only
+    # prompt ones): the slowest, and the maximum never below the 95th percentile.
     assert "95th percentile over 200 ms, max over 200 ms of 200 ms" in (
         checks["response time"].detail
     )
     assert "of them never answered)" in checks["response time"].detail
+
+
+@pytest.mark.slow
+def test_a_reused_process_still_owing_late_answers_is_replaced_and_they_are_timed(
+    tmp_path: Path,
+) -> None:
+    # 500 ms of a 200 ms clock at every move: it falls further behind with each, and owes
+    # at least two answers when a match ends, which come 500 ms apart. One more clock after
+    # the match cannot bring both: a fresh process plays the next match, as in a tournament,
+    # and the answers still to come are read, timed, after quit.
+    spec = PlayerSpec("submitted", (sys.executable, str(MISTAKES / "slow_moves.py"), "2.5"))
+    trace = Trace(tmp_path / "t.trace")
+    try:
+        report = asyncio.run(
+            validate(
+                spec, [get_game("double-tictactoe")], 2, SLOW_CLOCKS, tmp_path / "w", trace=trace
+            )
+        )
+    finally:
+        trace.close()
+    late = failing(report)["play clock"]
+    assert "1 process still owed late answers a play clock after a match ended, and a fresh" in (
+        late.detail
+    )
+    checks = {c.name: c for c in report.checks}
+    assert checks["reuse"].verdict is Verdict.NOT_RUN
+    assert "was replaced by a fresh one" in checks["reuse"].detail
+    lines = (tmp_path / "t.trace").read_text().splitlines()
+    sent = [line.split(" > ")[1] for line in lines if " > " in line]
+    # The first process is told to quit before the second match starts.
+    ends = [i for i, line in enumerate(sent) if line.startswith(("end ", "quit", "start "))]
+    assert [sent[i].split()[0] for i in ends][:4] == ["start", "end", "quit", "start"]
+    after_quit = [line for line in lines if line.endswith("after quit: dropped")]
+    assert after_quit, lines
+    assert not [line for line in lines if "nobody asked for it" in line]
+    # Every late answer that came, after its match ended or after quit too, is timed: only
+    # those that never came are "never answered".
+    came = [line for line in lines if "# the late answer to an earlier request" in line]
+    detail = checks["response time"].detail
+    told = re.search(r"\(\d+ moves, (\d+) late(?:, (\d+) of them never answered)?\)", detail)
+    assert told is not None, detail
+    assert int(told[1]) - int(told[2] or 0) == len(came), (detail, came)
 
 
 def test_a_bot_that_answers_start_with_another_word_is_told_to_answer_ready(
@@ -259,7 +308,9 @@ def test_a_bot_that_answers_start_with_another_word_is_told_to_answer_ready(
     assert start.advice.startswith("answer `start` with the line `ready`, that word alone")
     assert "print(..., flush=True)" in start.advice
     # How to fix it comes first in the report, as validate prints it and the arena shows it.
-    assert report_text(report, None).startswith(f"how to fix start: {start.advice}\n")
+    assert report_text(report, None).startswith(
+        f"how to fix start (answering start with something else): {start.advice}\n"
+    )
 
 
 def test_a_bot_that_crashes_on_end_is_told_to_wait_for_start_or_quit(tmp_path: Path) -> None:
@@ -477,3 +528,37 @@ def test_a_slow_start_is_measured_and_told_the_start_clock_s_key(tmp_path: Path)
     assert "than 2000 ms" in start.advice
     assert report.matches == 1
     assert {c.name: c.verdict for c in report.checks}["response time"] is Verdict.NOT_RUN
+
+
+def test_a_move_never_answered_is_over_the_slowest_answer_not_below_the_95th_percentile() -> None:
+    # Nineteen answers of 1100 ms or so of a 1000 ms clock, one of 1107 ms, and one move
+    # whose answer never came: the slowest of all, over every time measured.
+    late = [Late("quad, x", Process.REUSED, 1, 2 * n + 1, False, 1100.0) for n in range(19)]
+    late += [Late("quad, x", Process.REUSED, 1, 41, False, 1107.0)]
+    late += [Late("quad, x", Process.REUSED, 1, 43, False, None)]
+    evidence = Evidence(asked=21, late=late, matches=1)
+    (times,) = [c for c in checks(evidence, QUICK, Language.PYTHON) if c.name == "response time"]
+    assert times.detail == (
+        "median 1100 ms, 95th percentile 1107 ms, max over 1107 ms of 1000 ms"
+        " (21 moves, 21 late, 1 of them never answered)"
+    )
+
+
+def test_moves_late_of_themselves_are_told_with_the_matches_they_were_in() -> None:
+    # Late at step 3 of one match and step 8 of another: not two steps of one match.
+    late = [
+        Late("quad, x", Process.REUSED, 1, 3, False, 3100.0),
+        Late("quad, x", Process.REUSED, 2, 8, False, 2500.0),
+    ]
+    evidence = Evidence(asked=34, late=late, times_ms=[50.0] * 32, matches=2)
+    evidence.faults[FaultKind.TIMEOUT] = [
+        Offence(f"quad, x, step {late.step}: no answer within 1000 ms", late.process, late.match)
+        for late in late
+    ]
+    report = Report(("bot",), checks(evidence, QUICK, Language.PYTHON), 2, 1.0, 10.0, None, None)
+    (clock,) = [c for c in report.checks if c.name == "play clock"]
+    assert "late of itself at 2 of 34 moves, in 2 matches: at steps 3, 8;" in clock.detail
+    # The report in words names the cause, as --json does.
+    assert report_text(report, None).startswith(
+        "how to fix play clock (late at some moves): some moves take far longer"
+    )

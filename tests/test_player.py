@@ -226,6 +226,25 @@ def test_a_drain_gives_a_late_answer_that_never_comes_one_more_clock_and_no_more
     assert asyncio.run(scenario()) < 60
 
 
+def test_a_late_answer_written_after_quit_is_taken_as_it_comes_and_timed() -> None:
+    late_at_1 = late_then_prompt({1})
+    player, _ = scripted("late", lambda line: late_at_1(line) if line.startswith("go ") else [])
+    connection = player.connection
+
+    async def scenario() -> None:
+        assert await connection.request(go(1), CLOCK_S) is None
+        connection.post("quit", 1.0)
+        # Its grace to exit: the late answer comes two clocks into it, and is read then.
+        await connection.owed_answers(600.0)
+        assert connection.owed == 0
+
+    asyncio.run(scenario())
+    (late,) = connection.late_answers
+    assert late.request == "go 1" and late.own_s == late.took_s >= 3 * CLOCK_S
+    # Still among what it wrote after quit, which tells a program that held back its lines.
+    assert (connection.strays["quit"].count, connection.strays["quit"].last) == (1, "(mark 1)")
+
+
 def _chatty(gone: bool) -> Script:
     """Answers `go N` with `(mark N)` at once; after the first, writes a line nobody asked
     for a clock later, and then ends if `gone`."""

@@ -141,7 +141,8 @@ def test_a_new_bots_yaml_is_read_by_the_arena_and_its_build_outputs_are_ignored(
     here = PurePath(".")
     build = command(starter.build, here) if starter.build is not None else None
     assert read_manifest(directory) == Manifest("Ada-s-bot", command(starter.run, here), build)
-    assert (directory / starter.file).read_text() == (STARTERS / starter.source).read_text()
+    # The starter, its comment naming the files here (test below).
+    assert (directory / starter.file).read_text() == starter.text()
     ignored = directory / ".gitignore"
     assert (ignored.read_text().split() if ignored.exists() else []) == list(starter.outputs)
     # What the build writes into the directory, the .gitignore leaves out.
@@ -199,6 +200,30 @@ def test_the_validate_new_bot_prints_names_the_interpreter_a_pyenv_shim_stands_f
     assert result.stdout.splitlines()[-1] == f"  {validate}"
     # The arena's machine has interpreters of its own.
     assert read_manifest(tmp_path / "bot").run == "python3 bot.py"
+
+
+@pytest.mark.parametrize("language", list(Language))
+def test_a_new_bots_source_comment_names_the_files_new_bot_wrote(
+    tmp_path: Path, language: Language
+) -> None:
+    result = runner.invoke(app, ["new-bot", language.value, str(tmp_path / "b")])
+    assert result.exit_code == 0, result.output
+    starter = STARTER_OF[language]
+    text = (tmp_path / "b" / starter.file).read_text()
+    # `go build -o bot bot.go`, not the starter's own names, which are not in the directory.
+    if starter.file != starter.source:
+        assert PurePath(starter.source).stem not in text
+    stem = PurePath(starter.file).stem
+    comment = [line for line in text.splitlines() if line.startswith(("//", "#"))]
+    commands = [line for line in comment if "Build: " in line or "Run: " in line]
+    assert all(f" {starter.file}" in line for line in commands), commands
+    # The code itself is the starter's, only its comment renamed.
+    code = (STARTERS / starter.source).read_text().splitlines()
+    assert [line for line in text.splitlines() if line not in comment] == [
+        line for line in code if not line.startswith(("//", "#"))
+    ]
+    if starter.build is not None and language is not Language.JAVA:
+        assert f"-o {stem} {starter.file}" in text
 
 
 @pytest.mark.parametrize(

@@ -148,8 +148,9 @@ def test_a_player_over_its_limits_fails_the_limits_check(tmp_path: Path) -> None
 def test_the_bound_counts_every_match_at_its_longest() -> None:
     game = get_game("hex-pie")
     # 2 roles x 3 matches, each at most 1 s to start + 82 steps x 0.5 s + 10 s of sends,
-    # and 4 processes, each 4 s to quit and be reaped.
-    assert time_bound_s([game], 2, Clocks(1_000, 500)) == 6 * (1 + 41 + 10) + 4 * 4
+    # and 4 processes, each 4 s to quit and be reaped; and 2 more, a reused process of each
+    # role replaced before its second match after 1 s to write its late answers.
+    assert time_bound_s([game], 2, Clocks(1_000, 500)) == 6 * (1 + 41 + 10) + 4 * 4 + 2 * 5
 
 
 def test_validate_command_prints_checks_and_a_verdict(tmp_path: Path) -> None:
@@ -319,6 +320,33 @@ def test_validate_of_a_source_file_says_how_to_build_it_first(
     # A script with a #! line is a program whatever its name.
     path.write_text("#!/bin/sh\necho ready\n")
     assert build_first(path, tmp_path) is None
+
+
+def test_a_file_or_a_bots_directory_named_as_a_command_is_told_what_to_give(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "slow.py").write_text("print('ready')\n")
+    for language in ("python", "c"):
+        made = runner.invoke(app, ["new-bot", language, f"{language}-bot"])
+        assert made.exit_code == 0, made.output
+    (tmp_path / "empty").mkdir()
+    told = {
+        "slow.py": "slow.py is a file here, not a command on the PATH: give ./slow.py (with a"
+        " #! line and chmod +x) or python3 slow.py",
+        "python-bot": "python-bot is a bot's directory, not a command: give the command its"
+        " bot.yaml runs, from here: python3 python-bot/bot.py",
+        "c-bot": "c-bot is a bot's directory, not a command: give the command its bot.yaml"
+        " runs, from here, once built there (cc -O2 -o bot bot.c, in c-bot): ./c-bot/bot",
+        "empty": "empty is a directory here, not a command: give the program in it to run",
+    }
+    for name, message in told.items():
+        result = runner.invoke(app, ["validate", name])
+        assert (result.exit_code, result.stderr) == (2, f"referee: error: {message}\n")
+    # One message for every command that runs a player.
+    result = runner.invoke(app, ["play", "quad", "-p", "x=slow.py", "-p", "o=random"])
+    assert result.exit_code == 2
+    assert result.stderr.endswith(f": {told['slow.py']}\n"), result.stderr
 
 
 def test_a_program_dead_at_its_start_is_one_match_in_the_verdict(tmp_path: Path) -> None:

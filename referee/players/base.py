@@ -15,7 +15,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from referee.errors import ConfigError, PlayerCrashed
-from referee.players.starter import build_first
+from referee.players.starter import build_first, not_a_command
 from referee.records.transcript import HUMAN_COMMAND
 from referee.sandbox.limits import Limits
 
@@ -145,9 +145,8 @@ class PlayerSpec:
         else:
             path = {**os.environ, **self.env}.get("PATH")
             if shutil.which(program, path=path) is None:
-                source = here / program
-                built = build_first(source, Path.cwd()) if source.is_file() else None
-                return built or f"command {program!r} not found on PATH"
+                told = not_a_command(program, here)
+                return told or f"command {program!r} not found on PATH"
         # The script an interpreter runs: its first word that is no option, by its suffix.
         # One that exists was made absolute.
         script = next((word for word in self.argv[1:] if not word.startswith("-")), "")

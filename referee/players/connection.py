@@ -10,7 +10,9 @@ timed out with nothing written owes one line, its late answer: the lines owed ar
 and each that comes is dropped and pays one, so a late answer can never be taken for the
 answer to a later request, however many were late in a row. So one late, partial or
 over-long answer costs its own step and no other. Between matches of a reused process,
-`drained` gives the late answers still owed a bounded time to come. What the transport
+`drained` gives the late answers still owed a bounded time to come, and after `quit`,
+`owed_answers` reads them as they come, timed, while the player has its grace to exit; the
+lines written after `quit` are also kept as such (`strays["quit"]`). What the transport
 runs on (a confined process, or a scripted fake in the tests) is the owner's business: it
 calls `pipe_data_received`, `pipe_connection_lost` and `fail`, and is asked, through
 `check`, whether the player is still there when a pipe closes or an answer is overdue.
@@ -141,7 +143,8 @@ class PlayerConnection:
         self._gone_event = asyncio.Event()
         self.output_closed = False
         # What a validation looks at: lines nobody asked for, by the first word of the
-        # referee's line they followed ("" before any), and what went to standard error.
+        # referee's line they followed ("" before any; after `quit`, every line), and what
+        # went to standard error.
         self._last_sent = ""
         self.strays: dict[str, Strays] = {}
         self.stderr_bytes = 0
@@ -322,12 +325,18 @@ class PlayerConnection:
         except ProtocolViolation:
             return False
         if self._owed:
-            loop = asyncio.get_running_loop()
-            deadline = loop.time() + min(limit_s, max(owed.limit_s for owed in self._owed))
-            self._bytes = self._lines = 0
-            while self._owed and await self._next_late(deadline - loop.time()) is not None:
-                pass
+            await self.owed_answers(min(limit_s, max(owed.limit_s for owed in self._owed)))
         return not self._owed and self.gone is None
+
+    async def owed_answers(self, limit_s: float) -> None:
+        """Read the late answers owed as they come, for `limit_s` at most, until none is owed
+        or the player is gone: each is dropped and timed as ever (`late_answers`). What it
+        writes meanwhile counts against one answer's budget."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + limit_s
+        self._bytes = self._lines = 0
+        while self._owed and await self._next_late(deadline - loop.time()) is not None:
+            pass
 
     async def _next_late(self, limit_s: float) -> float | None:
         """`late_answer`, with what was written before counted in its budget."""
@@ -512,8 +521,7 @@ class PlayerConnection:
             self._traced(shown, "blank: ignored")
             return
         pending = self._pending
-        # After quit no answer can be mistaken for another: what comes is what it held back.
-        if self._owed and self._last_sent != "quit":
+        if self._owed:
             owed = self._owed.popleft()
             took = arrival.at - owed.since
             own = arrival.at - max(owed.since, self._answered_at)
@@ -522,17 +530,27 @@ class PlayerConnection:
             if self._late is not None and not self._late.done():
                 self._late.set_result(took)
             self.log.note("dropped a late answer")
-            self._traced(shown, "the late answer to an earlier request: dropped")
+            after_quit = self._last_sent == "quit"
+            if after_quit:
+                # Among what it wrote after quit, too: a program that held back every line
+                # until it exited shows it so, late answers or not (`referee validate`).
+                self._stray("quit", shown)
+            when = ", after quit" if after_quit else ""
+            self._traced(shown, f"the late answer to an earlier request{when}: dropped")
         elif pending is not None and not pending.done():
             self._traced(shown)
             self._answered_at = arrival.at
             pending.set_result(arrival)
         else:
-            strays = self.strays.setdefault(self._last_sent, Strays())
-            strays.count += 1
-            strays.last = text if text is not None else arrival.line.problem
+            self._stray(self._last_sent, text if text is not None else arrival.line.problem)
             self.log.note("ignored a line nobody asked for")
             self._traced(shown, "nobody asked for it: ignored")
+
+    def _stray(self, after: str, text: str) -> None:
+        """Count a line among those that followed a referee line whose first word is `after`."""
+        strays = self.strays.setdefault(after, Strays())
+        strays.count += 1
+        strays.last = text
 
     def _traced(self, text: str, note: str = "") -> None:
         if self._trace is not None:

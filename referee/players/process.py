@@ -15,7 +15,13 @@ from collections.abc import Awaitable
 from dataclasses import dataclass
 from pathlib import Path
 
-from referee.clock import EXIT_GRACE_S, IDLE_CPU_ALLOWANCE_S, IDLE_GRACE_S, QUIT_GRACE_S
+from referee.clock import (
+    EXIT_GRACE_S,
+    IDLE_CPU_ALLOWANCE_S,
+    IDLE_GRACE_S,
+    QUIT_GRACE_S,
+    SETTLE_S,
+)
 from referee.errors import PlayerCrashed, PlayerStartError, ResourceExceeded
 from referee.players.base import PlayerSpec, Reply
 from referee.players.connection import STDERR, STDIN, STDOUT, ConnectedPlayer, PlayerConnection
@@ -345,6 +351,17 @@ class ProgramPlayer(ConnectedPlayer):
         self.resume()
         return await super().gone_within(limit_s)
 
+    async def settled(self) -> bool:
+        """Between two matches of this process: whether it may play the next. What it left in
+        its pipe is read and dropped, and the late answers it still owes (it was late at the
+        match's last steps) are given one more of their clock, SETTLE_S at most, to come, the
+        process running meanwhile. One that does not write them all, floods, or has gone,
+        may not: a fresh process plays the next match instead (docs/protocol.md). A
+        tournament's pool and a validation both ask this, and nothing else decides it."""
+        if self.connection.owed:
+            self.resume()
+        return await self.connection.drained(SETTLE_S)
+
     def switch_log(self, path: Path) -> None:
         """What the player writes to standard error goes to `path` from now on."""
         self.log.switch(path)
@@ -362,7 +379,12 @@ class ProgramPlayer(ConnectedPlayer):
                 told = True
                 with contextlib.suppress(PlayerCrashed):
                     await self.connection.send(str(Quit()), QUIT_GRACE_S)
-                exited = await process.exited(QUIT_GRACE_S)
+                # The late answers it still owes are read as they come within its grace:
+                # each is timed, not left in the pipe until it exits.
+                loop = asyncio.get_running_loop()
+                grace_over = loop.time() + QUIT_GRACE_S
+                await self.connection.owed_answers(QUIT_GRACE_S)
+                exited = await process.exited(max(0.0, grace_over - loop.time()))
                 if exited:
                     left_behind = await process.left_running()
         finally:

@@ -10,6 +10,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path, PurePath
 
+import yaml
+
 from referee.errors import ConfigError
 
 # The starters' sources, installed with the package.
@@ -53,8 +55,15 @@ class Starter:
     outputs: tuple[str, ...] = ()
 
     def text(self) -> str:
-        """The starter's source."""
-        return (STARTERS / self.source).read_text(encoding="utf-8")
+        """The starter's source as a bot's directory holds it, in `file`: the build and run
+        commands its comments give name the files there (`go build -o bot bot.go`), not the
+        starter's own (`random_player.go`)."""
+        text = (STARTERS / self.source).read_text(encoding="utf-8")
+        old, new = PurePath(self.source).stem, PurePath(self.file).stem
+        return "".join(
+            line.replace(old, new) if line.lstrip().startswith(("//", "#")) else line
+            for line in text.splitlines(keepends=True)
+        )
 
 
 def _compiled(source: str, compiler: tuple[str, ...]) -> Starter:
@@ -142,6 +151,68 @@ def build_first(source: Path, here: Path) -> str | None:
     run = command(tuple(map(renamed, starter.run)), shown.parent)
     name = _NAMES.get(language, language.value.capitalize())
     return f"{shown} is {name} source, which must be built first: {build}; then give {run}"
+
+
+# The file in a bot's directory that says how to build and run it (`referee new-bot` writes
+# it; an arena reads it: referee.arena.store.manifest).
+BOT_YAML = "bot.yaml"
+
+
+def not_a_command(name: str, here: Path) -> str | None:
+    """What to say of a command whose program, `name`, is no program on the PATH but a file
+    or a directory in `here`: how to run that file, or the bot in that directory, as a
+    command given from `here`. None when `here` holds nothing of that name."""
+    found = here / name
+    if found.is_file():
+        built = build_first(found, here)
+        if built is not None:
+            return built
+        interpreter = _INTERPRETERS.get(found.suffix)
+        through = f" or {shlex.join([interpreter, name])}" if interpreter else ""
+        return (
+            f"{name} is a file here, not a command on the PATH: give"
+            f" {shlex.quote('./' + name)} (with a #! line and chmod +x){through}"
+        )
+    if not found.is_dir():
+        return None
+    run, build = _bot_yaml(found / BOT_YAML)
+    if run is None:
+        return f"{name} is a directory here, not a command: give the program in it to run"
+    # Its files, and its program as a path (`./bot`, which its build may not have made yet),
+    # named from here.
+    words = tuple(
+        InBot(str(PurePath(word)))
+        if not PurePath(word).is_absolute()
+        and ((found / word).exists() or (index == 0 and "/" in word))
+        else word
+        for index, word in enumerate(run)
+    )
+    built = f", once built there ({build}, in {name})" if build else ""
+    return (
+        f"{name} is a bot's directory, not a command: give the command its {BOT_YAML} runs,"
+        f" from here{built}: {command(words, PurePath(name))}"
+    )
+
+
+# The interpreter that runs a script, by its suffix: the interpreted starters'.
+_INTERPRETERS = {
+    PurePath(starter.file).suffix: starter.run[0]
+    for starter in STARTER_OF.values()
+    if starter.build is None and isinstance(starter.run[0], str)
+}
+
+
+def _bot_yaml(path: Path) -> tuple[tuple[str, ...] | None, str | None]:
+    """The run command of a bot.yaml, as words, and its build line; None for what it does
+    not say (or when it cannot be read: the arena's own reading says why)."""
+    try:
+        found = yaml.safe_load(path.read_text(encoding="utf-8"))
+        run = found.get("run") if isinstance(found, dict) else None
+        words = tuple(shlex.split(run)) if isinstance(run, str) else ()
+    except (OSError, UnicodeDecodeError, yaml.YAMLError, ValueError):
+        return None, None
+    build = found.get("build")
+    return words or None, " ".join(build.split()) if isinstance(build, str) else None
 
 
 def language_named(text: str) -> Language:

@@ -33,11 +33,6 @@ from referee.sandbox.proc import ProcessTable
 from referee.sandbox.process import can_wake_idle
 from referee.tournaments.config import Entrant
 
-# The longest a reused process is waited for, between matches, to write the late answers it
-# owes (each has one more of its clock, up to this): then it is replaced. The wait holds up
-# no result, and a match only when it is to play this very process.
-SETTLE_S = 1.0
-
 
 class PlayerPool:
     """The player processes of a tournament; an idle one is reused when its player allows it."""
@@ -174,11 +169,12 @@ class PlayerPool:
         paused it) to write them, and keep it, paused, if it does; else replace it."""
         # Its cores may be another match's by now: where it can be woken, it runs meanwhile
         # only when nothing else wants them.
+        # The wait (`ProgramPlayer.settled`) holds up no result, and a match only when it is
+        # to play this very process.
         wakes = can_wake_idle()
         if wakes:
             player.set_idle(True)
-        player.resume()
-        if await player.connection.drained(SETTLE_S) and self._keeps(name, player):
+        if await player.settled() and self._keeps(name, player):
             if wakes:
                 player.set_idle(False)
             player.pause()

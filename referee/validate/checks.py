@@ -267,23 +267,25 @@ def _pattern(check: str, offences: list[Offence], evidence: Evidence) -> str:
 
 
 def _busy(evidence: Evidence) -> str:
-    """What followed from its late answers, told with them: a start it did not answer, and
-    a quit it did not obey, while still busy with an earlier request. Neither is a fault of
-    its own, nor fails a check."""
+    """What followed from its late answers, told with them: a process replaced as it still
+    owed some a play clock after its match, and a quit it did not obey while still busy with
+    an earlier request. Neither is a fault of its own, nor fails a check."""
     parts = []
-    if evidence.busy_starts:
+    if evidence.replaced:
+        processes = counted(len(evidence.replaced), "process", "processes")
         parts.append(
-            f"it answered no start in {counted(len(evidence.busy_starts), 'match', 'matches')}"
+            f"{processes} still owed late answers a play clock after a match ended, and a"
+            " fresh one played the next match, as in a tournament"
         )
     if evidence.busy_quits:
         processes = counted(len(evidence.busy_quits), "process", "processes")
-        parts.append(f"{processes} did not exit within {QUIT_GRACE_S * 1000:.0f} ms of quit")
+        parts.append(
+            f"{processes} still busy with a late answer did not exit within"
+            f" {QUIT_GRACE_S * 1000:.0f} ms of quit"
+        )
     if not parts:
         return ""
-    return (
-        f"still busy with a late answer, {' and '.join(parts)}: a consequence of its late"
-        " answers, not a fault of its own"
-    )
+    return f"{' and '.join(parts)}: a consequence of its late answers, not a fault of its own"
 
 
 def _rules(ended: list[str], matches: int) -> Check:
@@ -301,7 +303,8 @@ def _rules(ended: list[str], matches: int) -> Check:
 
 def _response_times(times: list[float], late: list[Late], play_ms: int) -> Check:
     """The times of its moves, those answered late included: each by its own time
-    (`Late.own_ms`), and one never answered as over the clock."""
+    (`Late.own_ms`), and one never answered as over the clock and every time measured, the
+    slowest of all: so the maximum is never below the 95th percentile."""
     description = f"95th percentile of response times within {SAFE_SHARE:.0%} of the play clock"
     if not times and not late:
         # What kept it from answering is a check of its own, already told.
@@ -309,8 +312,11 @@ def _response_times(times: list[float], late: list[Late], play_ms: int) -> Check
     ordered = sorted([*times, *(math.inf if t.own_ms is None else t.own_ms for t in late)])
     p95 = ordered[max(0, math.ceil(0.95 * len(ordered)) - 1)]
 
+    # What a move never answered is known to be over.
+    floor = max([play_ms, *(ms for ms in ordered if math.isfinite(ms))])
+
     def shown(ms: float) -> str:
-        return f"{ms:.0f} ms" if math.isfinite(ms) else f"over {play_ms} ms"
+        return f"{ms:.0f} ms" if math.isfinite(ms) else f"over {floor:.0f} ms"
 
     told = f"{len(ordered)} answers"
     if late:

@@ -96,7 +96,7 @@ class Evidence:
     starts: int = 0
     ready: int = 0  # starts answered ready
     asked: int = 0  # moves it was asked for
-    second_matches: int = 0  # matches a reused process was asked to play after its first
+    second_matches: int = 0  # matches a process was asked to play after its first
     fresh_matches: int = 0  # matches played in a fresh process
     # Processes still running at their end, told to quit: those still busy with a late
     # answer that did not exit are not counted (`busy_quits`).
@@ -110,9 +110,10 @@ class Evidence:
     replies: list[Reply] = field(default_factory=list)
     times_ms: list[float] = field(default_factory=list)  # of the moves answered in time
     late: list[Late] = field(default_factory=list)  # ... and of those that were not
-    # What followed from a late answer, not from a fault of its own: a start not answered,
-    # and a quit not obeyed, while the program was still busy with an earlier request.
-    busy_starts: list[Offence] = field(default_factory=list)
+    # What followed from late answers, not from a fault of its own: a reused process that
+    # still owed some a play clock after its match ended, replaced by a fresh one for the
+    # next (as in a tournament), and a quit not obeyed while still busy with a request.
+    replaced: list[Offence] = field(default_factory=list)
     busy_quits: list[Offence] = field(default_factory=list)
     reuse: list[Offence] = field(default_factory=list)
     fresh: list[Offence] = field(default_factory=list)
@@ -156,8 +157,9 @@ class Evidence:
             "limits": (self.ready, never_ready),
             "reuse": (
                 self.second_matches,
-                "its second match began while it was still busy with a late answer"
-                if self.busy_starts
+                "each process asked for a second match still owed late answers a play clock"
+                " after its first, and was replaced by a fresh one"
+                if self.replaced
                 else "no process was asked for a second match",
             ),
             "fresh start": (self.fresh_matches, "no match in a fresh process"),

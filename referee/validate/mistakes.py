@@ -331,12 +331,16 @@ def _late(evidence: Evidence, play_ms: int) -> Diagnosis | None:
         for step, count in sorted(steps.items())[:SHOWN_STEPS]
     ]
     more = f" and {len(steps) - SHOWN_STEPS} more" if len(steps) > SHOWN_STEPS else ""
+    # A step is a step of its own match: the matches say that the same step is not one move.
+    matches = counted(
+        len({(late.where, late.process, late.match) for late in own}), "match", "matches"
+    )
     sign = (
-        f"late of itself at {len(own)} of {evidence.asked} moves, at step"
+        f"late of itself at {len(own)} of {evidence.asked} moves, in {matches}: at step"
         f"{'s' if len(steps) > 1 else ''} {', '.join(named)}{more}"
     )
     if measured:
-        sign += f", the slowest answer taking {measured[-1]:.0f} ms of {play_ms}"
+        sign += f"; the slowest answer took {measured[-1]:.0f} ms of {play_ms}"
     knock_on = [late for late in then if late.own_ms is not None]
     if knock_on:
         sign += f"; {len(knock_on)} more late only as it was still busy with one before"

@@ -2,7 +2,9 @@
 
 For every selected game and role the program plays `matches_per_role` matches in one
 process (reuse) and one more in a fresh process, under the `random` policy so that a fault
-does not hide the rest of its behaviour. A GGP player at a URL is a server that outlives
+does not hide the rest of its behaviour. A reused process that still owes late answers
+after a match is let run to write them, and replaced if they do not come, by the rule a
+tournament follows (`ProgramPlayer.settled`). A GGP player at a URL is a server that outlives
 its matches: it plays the `matches_per_role` matches only, and the checks of a process
 (its limits, standard error, reuse, a fresh start, quit, leftovers) do not apply. Once
 the evidence is conclusive (nothing answered to the first two starts, or the same check
@@ -17,10 +19,11 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from referee.clock import CLOSE_S, QUIT_GRACE_S, SEND_LIMIT_S, Clocks
+from referee.clock import CLOSE_S, QUIT_GRACE_S, SEND_LIMIT_S, SETTLE_S, Clocks
 from referee.errors import FaultKind, MoveParseError
 from referee.games import Game
 from referee.match import MatchSetup, play_match
+from referee.plaintext import counted
 from referee.players.base import Player, PlayerKind, PlayerSpec, quoted
 from referee.players.builtin import make_player, player_spec
 from referee.players.connection import LateAnswer, PlayerConnection
@@ -77,7 +80,10 @@ def time_bound_s(
         ) / 1000 + 2 * SEND_LIMIT_S
         sessions = len(game.roles) * 2  # a reused process and a fresh one, per role
         matches = len(game.roles) * (matches_per_role + 1)
-        total += matches * per_match + sessions * CLOSE_S
+        # A reused process still owing late answers after a match is let run to write them,
+        # then replaced: at most before each of its matches but the first.
+        replaced = 0 if server else len(game.roles) * (matches_per_role - 1)
+        total += matches * per_match + sessions * CLOSE_S + replaced * (SETTLE_S + CLOSE_S)
     return total
 
 
@@ -180,21 +186,47 @@ class _Validation:
             else make_player(player_spec("random", "random"), logs / f"{match_ids[0]}.{r}.log")
             for r in game.roles
         ]
-        submitted = players[game.role_index(role)]
-        seen = submitted.connection if isinstance(submitted, ProgramPlayer) else None
+        index = game.role_index(role)
+        submitted = players[index]
         evidence = self.evidence
         stderr: list[str] = []  # its last words, filled in when its process has ended
         crashed = False  # in a match of this process: what follows is no new offence
         timed_out: list[_TimedOut] = []  # its moves not answered in time, in order
         died = ""  # why it died at a start, if it did: its last words say more
+        first = 1  # the number of the first match of the process playing now
+        last = 0  # ... and of the last match played
         try:
             for player in players:
                 await player.start()
             for number, match_id in enumerate(match_ids, start=1):
+                # As in a tournament: one more of its clock to write the late answers it owes,
+                # or a fresh process plays the next match (one gone meanwhile is told below).
+                if (
+                    number > first
+                    and isinstance(submitted, ProgramPlayer)
+                    and submitted.alive
+                    and submitted.connection.owed
+                    and not await submitted.settled()
+                    and submitted.alive
+                ):
+                    busy = _late_moves_owed(submitted.connection)
+                    text = (
+                        f"{where}, {session.process} process: replaced after match"
+                        f" {number - 1}, still owing the answers to"
+                        f" {counted(busy, 'late move')} a play clock after it ended"
+                    )
+                    evidence.replaced.append(Offence(text, session.process, number - 1))
+                    await submitted.close()
+                    self._retired(submitted, session, number - 1, timed_out, stderr, busy, died)
+                    submitted = self._submitted(channel, logs / f"{match_id}.{role}.log")
+                    players[index] = submitted
+                    stderr, crashed, timed_out, died, first = [], False, [], "", number
+                    await submitted.start()
+                seen = submitted.connection if isinstance(submitted, ProgramPlayer) else None
                 for player, r in zip(players, game.roles, strict=True):
                     if isinstance(player, ProgramPlayer):
                         player.switch_log(logs / f"{match_id}.{r}.log")
-                gone = number > 1 and not submitted.alive
+                gone = number > first and not submitted.alive
                 failed: set[str] = set()
                 if gone:
                     # Seen before the match rather than at its start: told as the same event.
@@ -207,8 +239,6 @@ class _Validation:
                         evidence.after_end.append(offence)
                         failed.add("stays up")
                 before = {} if seen is None else {a: s.count for a, s in seen.strays.items()}
-                # Still busy with a late move: a start it does not answer follows from that.
-                owing = _late_moves_owed(seen) > 0
                 stderr_before = 0 if seen is None else seen.stderr_bytes
                 # Never paused: a line written in reply to `moves` or `end` is then seen as
                 # such, not taken for the answer to the next request.
@@ -217,17 +247,18 @@ class _Validation:
                 )
                 transcript = await play_match(setup, self.workdir / f"{match_id}.json", self.key)
                 evidence.matches += 1
+                last = number
                 if transcript.rules_fault is not None:
                     text = f"{where}, {session.process} process, match {number}"
                     evidence.rules_ended.append(f"{text}: {transcript.rules_fault}")
                 if self.progress is not None:
                     self.progress(evidence.matches, self.total)
                 failed |= _judge(
-                    transcript, session, number, gone, crashed, owing, evidence, stderr
+                    transcript, session, number, number > first, gone, crashed, evidence, stderr
                 )
-                first = _first_move(transcript, role)
+                first_move = _first_move(transcript, role)
                 timed_out += [
-                    _TimedOut(number, fault.step, fault.step == first, fault.time_ms)
+                    _TimedOut(number, fault.step, fault.step == first_move, fault.time_ms)
                     for fault in transcript.faults
                     if fault.role == role and fault.step and fault.kind is FaultKind.TIMEOUT
                 ]
@@ -240,12 +271,7 @@ class _Validation:
                 if death:
                     evidence.start_deaths += 1
                     died = died or death
-                if (
-                    FaultKind.TIMEOUT in at_start
-                    and seen is not None
-                    and not owing
-                    and not evidence.late_ready_s
-                ):
+                if FaultKind.TIMEOUT in at_start and seen is not None and not evidence.late_ready_s:
                     evidence.late_ready_s = await seen.late_answer(LATE_READY_S)
                 crashed = crashed or any(
                     fault.role == role and fault.kind in OUT_OF_THE_MATCH
@@ -266,12 +292,29 @@ class _Validation:
                 if evidence.stopped:
                     break
         finally:
+            seen = submitted.connection if isinstance(submitted, ProgramPlayer) else None
             busy = _late_moves_owed(seen)
             await asyncio.gather(*(player.close() for player in players), return_exceptions=True)
-        answers = [] if seen is None else seen.late_answers
+        self._retired(submitted, session, last, timed_out, stderr, busy, died)
+
+    def _retired(
+        self,
+        submitted: Player,
+        session: _Session,
+        match: int,
+        timed_out: list[_TimedOut],
+        stderr: list[str],
+        busy: int,
+        died: str,
+    ) -> None:
+        """Take in what one process of the program showed once it has ended, its last match
+        `match`: the times of its late answers, how it ended, and its last words. `busy`: the
+        late answers it still owed when it was told to quit."""
+        evidence = self.evidence
+        answers = submitted.connection.late_answers if isinstance(submitted, ProgramPlayer) else []
         evidence.late += _late(session, timed_out, answers)
         if isinstance(submitted, ProgramPlayer):
-            _ended(submitted, session, evidence, stderr, busy)
+            _ended(submitted, session, match, evidence, stderr, busy)
             if died and evidence.died is None:
                 evidence.died = _death(submitted, died)
 
@@ -336,15 +379,15 @@ def _judge(
     transcript: Transcript,
     session: _Session,
     number: int,
+    again: bool,
     gone: bool,
     crashed_earlier: bool,
-    owing: bool,
     evidence: Evidence,
     stderr: list[str],
 ) -> set[str]:
-    """Take in the faults of the program in one match; the checks they fail. `gone`: its
-    process had ended before the match; `crashed_earlier`: in an earlier match; `owing`: it
-    still owed a late answer when the match began."""
+    """Take in the faults of the program in one match; the checks they fail. `again`: its
+    process had played a match before (not a fresh one, come to replace it); `gone`: its
+    process had ended before the match; `crashed_earlier`: in an earlier match."""
     role, where, process = session.role, session.where, session.process
     failed: set[str] = set()
     asked = [step.step for step in transcript.steps if role in step.times_ms]
@@ -352,12 +395,10 @@ def _judge(
     first_move = _first_move(transcript, role)
     evidence.asked += len(set(asked))
     at_start = [f.kind for f in transcript.faults if f.role == role and f.step == 0]
-    # Not put to the test: it was still busy with a late answer when the match began.
-    busy = owing and FaultKind.TIMEOUT in at_start
-    if not gone and not busy:
+    if not gone:
         evidence.starts += 1
         evidence.ready += not at_start
-    evidence.second_matches += process is Process.REUSED and number > 1 and not busy
+    evidence.second_matches += again
     evidence.fresh_matches += process is Process.FRESH
     for fault in transcript.faults:
         # A process already gone fails reuse, above; it was not asked to start.
@@ -365,32 +406,20 @@ def _judge(
             continue
         crashed = fault.kind in OUT_OF_THE_MATCH
         last_words = stderr if crashed else []
-        if (
-            fault.step == 0
-            and process is Process.REUSED
-            and number > 1
-            and crashed
-            and not crashed_earlier
-        ):
+        if fault.step == 0 and again and crashed and not crashed_earlier:
             # It was there when the last match ended, and is not now: it exited on `end`.
             text = _exited_after(where, number - 1, fault.detail)
             offence = Offence(text, process, number, 0, stderr=last_words)
             evidence.after_end.append(offence)
             evidence.reuse.append(offence)
             failed.add("stays up")
-        elif fault.step == 0 and busy and fault.kind is FaultKind.TIMEOUT:
-            # Still busy with a late answer of the match before: no fault of its start.
-            text = f"{where}, {process} process, match {number}: {fault.detail} at its start"
-            evidence.busy_starts.append(Offence(text, process, number, 0))
-            failed.add("play clock")  # the match it lost to being late, for an early stop
-            continue
         elif fault.step == 0:
             text = f"{where}, {process} process: {fault.detail}"
             offence = Offence(text, process, number, 0, stderr=last_words)
             evidence.start.append(offence)
             evidence.silent_starts += fault.kind is FaultKind.TIMEOUT
             failed.add("start")
-            if number > 1:
+            if again:
                 text = f"{where}: match {number}: {fault.detail}"
                 evidence.reuse.append(Offence(text, process, number, 0))
         else:
@@ -442,10 +471,15 @@ def _death(submitted: ProgramPlayer, detail: str) -> StartDeath:
 
 
 def _ended(
-    submitted: ProgramPlayer, session: _Session, evidence: Evidence, stderr: list[str], busy: int
+    submitted: ProgramPlayer,
+    session: _Session,
+    match: int,
+    evidence: Evidence,
+    stderr: list[str],
+    busy: int,
 ) -> None:
-    """Take in how the program's process ended, and what it last wrote to standard error.
-    `busy`: the late answers it still owed when it was told to quit."""
+    """Take in how the program's process ended after match `match`, and what it last wrote
+    to standard error. `busy`: the late answers it still owed when it was told to quit."""
     where, process = session.where, session.process
     seen = submitted.connection
     at_quit = seen.strays.get("quit")
@@ -458,16 +492,16 @@ def _ended(
     if stayed and busy:
         # Still busy with the late answer of a move, as it would be after any timeout: what
         # kept it from reading `quit` is that move's, not a fault of its own.
-        evidence.busy_quits.append(Offence(text, process, session.count))
+        evidence.busy_quits.append(Offence(text, process, match))
     elif ending is not None:
         evidence.told_to_quit += ending.told_to_quit
         evidence.exited_on_quit += ending.exited_after_quit
         if stayed:
-            evidence.quit.append(Offence(text, process, session.count))
+            evidence.quit.append(Offence(text, process, match))
     if ending is not None and ending.left_behind:
         text = (
             f"{where}, {process} process: {ending.left_behind} process(es) still running after"
             " it exited"
         )
-        evidence.left_behind.append(Offence(text, process, session.count))
+        evidence.left_behind.append(Offence(text, process, match))
     stderr += [quoted(line, 200)[1:-1] for line in seen.stderr_lines()[-STDERR_LINES:]]

@@ -11,21 +11,25 @@ from referee.validate.checks import Report
 
 def report_text(report: Report, width: int | None, kept: str = "") -> str:
     """The report fit to `width` columns (whole for None): how to fix each failing check,
-    with the program's last words when it crashed; the checks as a table; why it stopped
-    early; the limits, the protections and what they lack (for a GGP player at a URL: the
-    requests it was sent and what came back); the verdict, and `kept` (where its
-    transcripts are) if given."""
+    with its known cause, and the program's last words when it crashed; the checks as a
+    table; why it stopped early; the limits, the protections and what they lack (for a GGP
+    player at a URL: the requests it was sent and what came back); the verdict, and `kept`
+    (where its transcripts are) if given."""
     rows = [(c.name, str(c.verdict), c.description, c.detail) for c in report.checks]
     # One cause may fail several checks: its advice and the program's last words, once.
-    advised: dict[str, list[str]] = {}
+    advised: dict[tuple[str, str], list[str]] = {}
     last_words: dict[tuple[str, tuple[str, ...]], list[str]] = {}
     for check in report.checks:
         if check.advice:
-            advised.setdefault(check.advice, []).append(check.name)
+            advised.setdefault((check.advice, check.cause or ""), []).append(check.name)
         for stream, lines in (("output", check.stdout), ("error", check.stderr)):
             if lines:
                 last_words.setdefault((stream, lines), []).append(check.name)
-    fixes = [f"how to fix {', '.join(names)}: {advice}" for advice, names in advised.items()]
+    # Each with its known cause, as the report in JSON names it (`cause`).
+    fixes = [
+        f"how to fix {', '.join(names)}{f' ({cause})' if cause else ''}: {advice}"
+        for (advice, cause), names in advised.items()
+    ]
     for (stream, lines), names in last_words.items():
         fixes.append(f"{', '.join(names)}: the last lines it wrote to standard {stream}:")
         fixes += [f"    {line}" for line in lines]

@@ -21,10 +21,11 @@ import yaml
 from referee.arena.store.queries import storable
 from referee.errors import SubmissionError
 from referee.players.builtin import BUILTIN_PROGRAMS, HUMAN
+from referee.players.starter import BOT_YAML
 from referee.records.files import yaml_problem
 from referee.sandbox.jail import SYSTEM_DIRECTORIES, jail_path
 
-MANIFEST = "bot.yaml"
+MANIFEST = BOT_YAML
 MAX_MANIFEST_BYTES = 64 * 1024
 # A bot's name: what it may hold, and how long it may be; it starts with a letter or digit.
 _NAME_CHARACTERS = "A-Za-z0-9_-"

@@ -219,7 +219,7 @@ def test_a_bot_with_unflushed_output_fails_with_validates_advice(arena: Arena) -
     # The log is validate's report as its command prints it: advice first, then the checks,
     # those never put to the test "not run"; no path of the arena's machine.
     log = steps[StepKind.VALIDATE].log
-    assert log.startswith("how to fix start: ")
+    assert log.startswith("how to fix start (")
     assert re.search(r"^legal moves +not run ", log, re.MULTILINE)
     assert log.splitlines()[-1].startswith("verdict: FAIL (start)")
     assert str(arena.directory) not in log

@@ -208,7 +208,9 @@ def test_the_validate_log_is_validates_text_without_the_arenas_paths(
     assert state == VersionState.FAILED
     lines = log.splitlines()
     # Advice first, as `referee validate` prints it; then the checks, the verdict last.
-    assert lines[0].startswith("how to fix start: it exited before it was ready"), log
+    assert lines[0].startswith(
+        "how to fix start (dying at its start): it exited before it was ready"
+    ), log
     table = lines.index(next(line for line in lines if line.split()[:2] == ["check", "result"]))
     assert table > 0
     assert re.search(r"^legal moves +not run +", log, re.MULTILINE), log

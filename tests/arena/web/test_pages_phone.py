@@ -167,7 +167,7 @@ def test_the_validate_log_reads_as_validate_prints_it(
     )
     assert printed.returncode == 1, printed.stderr
     said = printed.stdout
-    assert shown.startswith("how to fix start: ") and said.startswith("how to fix start: ")
+    assert shown.startswith("how to fix start (") and said.startswith("how to fix start (")
     assert first_paragraph(shown) == first_paragraph(said)
     assert table_rows(shown) == table_rows(said)
     assert ("legal moves", "not run") in table_rows(shown)
