@@ -187,17 +187,19 @@ def test_seats_asked_at_once_are_written_to_the_one_on_the_referees_core_last(
 def test_each_seat_is_told_and_timed_by_its_own_clocks_and_the_record_says_whose_differ() -> None:
     (p1, t1), (p2, t2) = scripted("one", first_legal()), scripted("two", first_legal())
     game = get_game("ticblock")
-    own = Clocks(start_ms=300, play_ms=90, time_bank_ms=40)
+    # Clocks no loaded machine comes near: the scripted players answer at once.
+    match = Clocks(start_ms=20_000, play_ms=25_000)
+    own = Clocks(start_ms=30_000, play_ms=9_000, time_bank_ms=4_000)
     setup = MatchSetup(
-        "m-odds", game, [p1, p2], FAST, Policy.FORFEIT, seed=3, seat_clocks=[FAST, own]
+        "m-odds", game, [p1, p2], match, Policy.FORFEIT, seed=3, seat_clocks=[match, own]
     )
     transcript = asyncio.run(Match(setup).run())
     assert not transcript.faults and replay(transcript).problem is None
-    assert t1.written[0] == f"start m-odds ticblock {game.roles[0]} 200 250"
-    assert t2.written[0] == f"start m-odds ticblock {game.roles[1]} 300 90"
-    assert {line.split()[2] for line in t1.written if line.startswith("go ")} == {"250"}
-    assert {line.split()[2] for line in t2.written if line.startswith("go ")} == {"130"}
-    assert transcript.clocks == FAST.recorded() and transcript.time_margin_ms == 0
+    assert t1.written[0] == f"start m-odds ticblock {game.roles[0]} 20000 25000"
+    assert t2.written[0] == f"start m-odds ticblock {game.roles[1]} 30000 9000"
+    assert {line.split()[2] for line in t1.written if line.startswith("go ")} == {"25000"}
+    assert {line.split()[2] for line in t2.written if line.startswith("go ")} == {"13000"}
+    assert transcript.clocks == match.recorded() and transcript.time_margin_ms == 0
     assert [seat.clocks for seat in transcript.seats] == [None, own.recorded()]
 
 
