@@ -298,6 +298,15 @@ def test_a_config_error_is_one_line_with_file_line_and_key(tmp_path: Path, kind:
                 (8, "players[1].command: "),
             ],
         ),
+        # A player's name taken by an entry refused for its shape is still taken.
+        (
+            "name: t\ngames: [quad]\nplayers:\n  - name: a\n    comand: random\n"
+            "  - name: a\n    command: random\n",
+            [
+                (5, "players[0]: unknown key 'comand' (did you mean command?)"),
+                (6, "players[1].name: player name a is used twice"),
+            ],
+        ),
     ],
 )
 def test_every_mistake_of_a_config_is_told_a_line_each(

@@ -196,10 +196,10 @@ def test_an_sprt_of_mcts_against_random_stops_at_its_upper_bound(
     played = len(list((tmp_path / "results" / "cup").glob("*.json")))
     assert played < 200 and sprt["pairs"] * 2 <= played <= sprt["pairs"] * 2 + 2
     # The bar's last state fits 80 columns with its counts and time left whole: the lead
-    # gives way.
-    (bar,) = [line for line in result.stderr.splitlines() if ", faults 0, LLR" in line]
+    # gives way to a shorter one, which keeps the LLR and the pairs.
+    (bar,) = [line for line in result.stderr.splitlines() if re.search(r", faults \d+, LLR", line)]
     assert len(bar) <= 80 and f" {played}/200 " in bar, bar
-    assert re.search(r"; ETA \d+:\d\d:\d\d$", bar), bar
+    assert re.search(r", LLR -?\d+\.\d\d, \d+ pairs; ETA \d+:\d\d:\d\d$", bar), bar
     # Run again: the test has decided, so nothing more is played.
     again = runner.invoke(app, ["tournament", str(path), "--json"])
     assert len(list((tmp_path / "results" / "cup").glob("*.json"))) == played

@@ -150,6 +150,17 @@ def test_without_a_whole_pair_the_line_is_of_the_games() -> None:
     assert "Ptnml" not in pair_text_line(line)
 
 
+def test_pairs_of_one_score_leave_the_elo_and_los_to_the_games() -> None:
+    # One pair, a win and a draw: a pair score of 3/2 and no spread among the pairs. From the
+    # games (1, 1/2): score 0.75, Elo 400 log10(3) = +190.8, with a margin from the games'
+    # spread, not +- 0; LOS Phi((1 - 0) / sqrt(1)) = Phi(1) = 84.1%, not 100%.
+    line = pair_line("a", "b", PairRecord(1, 1, 0), (0, 0, 0, 1, 0))
+    assert line.pentanomial == (0, 0, 0, 1, 0)
+    assert line.elo.elo == pytest.approx(400 * math.log10(3), abs=0.01)
+    assert line.elo.margin > 100
+    assert line.los == pytest.approx(0.8413, abs=0.0001)
+
+
 def test_a_pair_counts_the_matches_in_any_order_and_waits_for_its_other_half() -> None:
     matches = [m for seed, (a, b) in enumerate(PAIRS, start=1) for m in played_pair(seed, a, b)]
     standings = compute(list(reversed(matches[:-1])))

@@ -35,6 +35,7 @@ from referee.records.seats import SeatView
 from referee.records.transcript import Fault, RulesFault, Transcript
 from referee.records.verify import DirectoryReport, FileVerdict, Outcome
 from referee.tournaments.config import TournamentConfig
+from referee.tournaments.config_models import TournamentFormat
 from referee.tournaments.knockout import Tie, round_name
 from referee.tournaments.played import Played
 from referee.tournaments.runner import Observer
@@ -139,7 +140,15 @@ def progress_bar(
     console = Console(stderr=True)
     return Progress(
         TextColumn("[bold]{task.description}"),
-        BarColumn(bar_width=bar_width),
+        # Colours of the 16 every terminal has: rich's own, downgraded there, draw a finished
+        # bar in the grey of an empty one.
+        BarColumn(
+            bar_width=bar_width,
+            style="bright_black",
+            complete_style="magenta",
+            finished_style="green",
+            pulse_style="magenta",
+        ),
         MofNCompleteColumn(),
         *columns,
         TimeRemainingColumn(),
@@ -174,8 +183,13 @@ class TournamentProgress(Observer):
         self.points: dict[str, float] = defaultdict(float)
         self.pairings: Counter[str] = Counter()
         self.test: SprtStatus | None = None
-        # A Swiss's or a knockout's round being played: in these, points alone lead no one.
-        self.stage: str | None = None
+        # A Swiss's or a knockout's round being played: in these, points alone lead no one
+        # (until a round is paired, or when a finished run is run again, its format).
+        self.stage: str | None = (
+            str(config.format)
+            if config.format in (TournamentFormat.SWISS, TournamentFormat.KNOCKOUT)
+            else None
+        )
 
     def close(self) -> None:
         """Leave the bar as it last was, on its own line."""
@@ -186,6 +200,7 @@ class TournamentProgress(Observer):
     def planned(self, total: int, done: Sequence[Played]) -> None:
         self.total, self.done = total, len(done)
         for transcript in done:
+            self.faults += len(transcript.faults)
             self._count(transcript)
         self.progress.update(self.task, total=total, completed=self.done, lead=self._lead())
         # Shown from here on: problems found before the first match are errors, not progress.
@@ -267,19 +282,29 @@ class TournamentProgress(Observer):
             self.pairings[player] += 1
 
     def _lead(self) -> str:
-        """What `_said_lead` says, cut to the room the line leaves it."""
-        lead = self._said_lead()
+        """The first of `_said_leads` that fits the room the line leaves it, else the last
+        cut to it."""
         counts = f"{self.done}/{self.total} running {self.running}, faults {self.faults},"
         # The columns' single spaces, the bar, "; ETA" and the time left (0:00:00).
         room = self.width - len(self.name) - self.bar_width - len(counts) - 19
+        leads = self._said_leads()
+        lead = next((lead for lead in leads if len(lead) <= room), leads[-1])
         return lead if len(lead) <= room else lead[: max(0, room - 1)] + "…"
 
-    def _said_lead(self) -> str:
-        """The SPRT's LLR and bounds, a knockout's round, or who leads on points."""
+    def _said_leads(self) -> list[str]:
+        """The SPRT's LLR, its bounds and pairs (and shorter, for a narrow terminal), a Swiss's
+        or a knockout's round, or who leads on points."""
         if self.test is not None:
             test = self.test
             bounds = f"{test.settings.lower:.2f}, {test.settings.upper:.2f}"
-            return f"LLR {test.llr:.2f} ({bounds}) after {test.pairs} pairs"
+            return [
+                f"LLR {test.llr:.2f} ({bounds}) after {test.pairs} pairs",
+                f"LLR {test.llr:.2f} ({bounds}), {test.pairs} pairs",
+                f"LLR {test.llr:.2f}, {test.pairs} pairs",
+            ]
+        return [self._said_lead()]
+
+    def _said_lead(self) -> str:
         if self.stage is not None:
             return self.stage
         if not self.pairings:

@@ -354,15 +354,17 @@ def _alone(data: dict[str, Any], base: Path, rulesheets: Mapping[str, str]) -> l
         with checks.collected(found):
             checks.game(game.id, base, ("games", index, "id"), DEFAULT_LIMITS, rulesheets)
     players = data.get("players")
-    names: list[str] = []
-    for index, item in enumerate(players if isinstance(players, list) else []):
+    listed = players if isinstance(players, list) else []
+    # A name taken by an entry of a bad shape is taken all the same.
+    names = [item.get("name") if isinstance(item, dict) else None for item in listed]
+    for index, item in enumerate(listed):
         try:
             player = PlayerEntry.model_validate(item)
         except ValidationError:
             continue
         with checks.collected(found):
-            checks.player(player, base, ("players", index), None, names)
-        names.append(player.name)
+            earlier = [name for name in names[:index] if isinstance(name, str)]
+            checks.player(player, base, ("players", index), None, earlier)
     return found
 
 

@@ -141,12 +141,15 @@ class PairLine:
 
 def pair_line(first: str, second: str, record: PairRecord, counts: Pentanomial) -> PairLine:
     """`first`'s result against `second`: its games' `record`, and the pentanomial of its
-    pairs (`counts`), from which Elo and LOS are reckoned where there is a pair."""
-    if sum(counts):
-        elo, los, penta = pair_elo(counts), pair_los(counts), counts
+    pairs (`counts`), from which Elo and LOS are reckoned where the pairs differ in score.
+    Pairs of one score have no spread to reckon a margin from (one pair: +- 0, LOS 100%),
+    so then they come from the games, as where there is no whole pair."""
+    if sum(1 for n in counts if n) > 1:
+        elo, los = pair_elo(counts), pair_los(counts)
     else:
         elo = pairwise(record.wins, record.draws, record.losses)
-        los, penta = pairwise_los(record.wins, record.losses), None
+        los = pairwise_los(record.wins, record.losses)
+    penta = counts if sum(counts) else None
     return PairLine(first, second, record.wins, record.draws, record.losses, elo, los, penta)
 
 

@@ -435,7 +435,7 @@ def sprt_text(sprt: SprtStatus) -> str:
 
 PAIR_HEADING = (
     "Pair: the first player's results against the second; Elo and LOS from its pairs of"
-    " games (one opening, the seats swapped) where it has any, else from its games;"
+    " games (one opening, the seats swapped) where they differ in score, else from its games;"
     " Ptnml(0-2): the pairs that scored 0, 1/2, 1, 3/2, 2 (LL, LD, WL+DD, WD, WW)"
 )
 
