@@ -378,6 +378,17 @@ def test_a_large_fields_text_fits_the_terminal_and_says_where_the_rest_is() -> N
     assert header == ranked[:shown]
 
 
+def test_at_80_columns_a_field_of_short_names_is_still_a_table() -> None:
+    # The round robin's names are short (p00..p59): its compact table fits 80 columns whole.
+    lines = render(compute(round_robin(8)), Format.TABLE, width=80).splitlines()
+    assert max(len(line) for line in lines) <= 80
+    headers = next(line for line in lines if line.startswith("#  "))
+    shown = ["#", "player", "Elo", "95%", "CI", "W-D-L", "score%", "goal", "faults", "LOS"]
+    assert headers.split() == shown
+    rows = [line.split() for line in lines if line.split()[:1] and line.split()[0].isdigit()]
+    assert len(rows) >= 8 and not any(line.startswith("player: ") for line in lines)
+
+
 @pytest.fixture(scope="module")
 def large_field(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The results directory of a round robin of 60 players, each pair once."""

@@ -354,11 +354,12 @@ def table(records: list[Record], style: str = "simple", width: int | None = None
 
 # The ranked table where the whole one is too wide: wins, draws and losses in one column,
 # the LOS over the player below in another, the matches and the draw ratio left out.
-COMPACT_COLUMNS = ["#", "player", "Elo", "95% interval", "W-D-L", "score %", "avg goal"]
-COMPACT_COLUMNS += ["faults", "LOS"]
+# Its headers are short: at 80 columns, the widest of them made a field of short names a
+# block of lines a player.
+COMPACT_COLUMNS = ["#", "player", "Elo", "95% CI", "W-D-L", "score%", "goal", "faults", "LOS"]
 COMPACT_NOTE = (
-    "W-D-L wins-draws-losses, LOS the likelihood of being stronger than the player below;"
-    " every column: --format csv, --json"
+    "95% CI the Elo's interval, W-D-L wins-draws-losses, goal the average goal, LOS the"
+    " likelihood of being stronger than the player below; every column: --format csv, --json"
 )
 
 
