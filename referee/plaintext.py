@@ -55,6 +55,21 @@ def table(
     return tabulate(wrapped, headers=headers, disable_numparse=disable_numparse)
 
 
+def laid_out(
+    headers: Sequence[str], rows: Sequence[Sequence[object]], style: str, width: int | None
+) -> str:
+    """Rows under their headers as text in tabulate's `style`, every cell as it is: fit to
+    `width` (`table`) if given."""
+    if width is None:
+        return tabulate(rows, headers=headers, tablefmt=style, disable_numparse=True)
+    return table(headers, rows, width, disable_numparse=True)
+
+
+def elo_text(value: float) -> str:
+    """Whole Elo with a sign; no `-0`."""
+    return f"{round(value) or 0:+d}"
+
+
 def fit(line: str, width: int | None) -> str:
     """A long line of prose wrapped to `width`, its continuations indented; whole where
     there is no width, as tables are."""

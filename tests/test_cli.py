@@ -317,8 +317,12 @@ def test_sigterm_ends_the_players_and_records_the_match_as_aborted(tmp_path) -> 
          "-p", "player2=mcts", "--out", str(out)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
-    deadline = time.monotonic() + 20
-    while len(running(slow)) < 2 and time.monotonic() < deadline:
+    # The signal must come once the match runs (its players started), not while the
+    # referee still starts: a loaded machine may take far longer than an idle one to get
+    # there, so the wait is long and is not passed by without a word.
+    deadline = time.monotonic() + 120
+    while len(running(slow)) < 2:
+        assert time.monotonic() < deadline, "the player's two processes never ran"
         time.sleep(0.05)
     time.sleep(1.0)
     referee.send_signal(signal.SIGTERM)

@@ -181,13 +181,30 @@ def sprt_config(
     )
 
 
+# A player that loses every match at its first move, whatever the machine's load: a
+# player's strength that came of its thinking time (mcts on a short clock) did not hold on
+# a loaded machine, where the SPRT accepted H0.
+FORFEITER = """import sys
+for line in sys.stdin:
+    words = line.split()
+    if words[:1] == ["start"]:
+        print("ready", flush=True)
+    elif words[:1] == ["go"]:
+        print("(no such move)", flush=True)
+    elif words[:1] == ["quit"]:
+        break
+"""
+
+
 @pytest.mark.slow
-def test_an_sprt_of_mcts_against_random_stops_at_its_upper_bound(
+def test_an_sprt_of_a_player_against_one_that_forfeits_stops_at_its_upper_bound(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("COLUMNS", "80")
-    # mcts thinks for its whole play clock: a short one keeps it far stronger than random.
-    path = sprt_config(tmp_path, "mcts", "random", elo1=100, limit=100, play_clock=100)
+    loser = tmp_path / "forfeiter.py"
+    loser.write_text(FORFEITER)
+    path = sprt_config(tmp_path, "random", f"{sys.executable} {loser}", elo1=100, limit=100)
+    path.write_text(path.read_text() + "policy: forfeit\n")
     result = runner.invoke(app, ["tournament", str(path), "--json"])
     assert result.exit_code == 0, result.output
     sprt = json.loads(result.stdout)["sprt"]

@@ -22,7 +22,7 @@ from referee.cli.present import round_line
 from referee.records.transcript import tournament_match_id
 from referee.tournaments.formats import Format
 from referee.tournaments.standings import Standings
-from referee.tournaments.standings_tables import crosstable_rows, pair_text, render
+from referee.tournaments.standings_tables import render
 from referee.tournaments.swiss import (
     FIRST,
     SECOND,
@@ -37,6 +37,7 @@ from referee.tournaments.swiss import (
     standings,
     table,
 )
+from referee.tournaments.swiss_tables import crosstable_rows, pair_text
 from tests.support.paths import ROOT
 from tests.support.swiss_reference import play_round
 from tests.support.tournaments import result

@@ -26,6 +26,7 @@ from urllib.parse import quote
 from referee.errors import RefereeError
 from referee.games import Game
 from referee.games.boards.picture import Board
+from referee.plaintext import elo_text
 from referee.records.files import check_writable_dir, write_atomic
 from referee.records.replayed import Frame
 from referee.records.seats import seat_roles, seat_view
@@ -37,21 +38,17 @@ from referee.report.pages import options, page, script_data, table
 from referee.tournaments.results import directory_standings, read_info
 from referee.tournaments.standings import Record, Standings
 from referee.tournaments.standings_tables import COLUMNS as STANDINGS_COLUMNS
-from referee.tournaments.standings_tables import (
+from referee.tournaments.standings_tables import NUMERIC, as_json, ranking, rows
+from referee.tournaments.swiss import SwissStandings
+from referee.tournaments.swiss_tables import (
     CROSSTABLE_CAPTION,
-    NUMERIC,
-    as_json,
     cross_cell,
     crosstable_columns,
-    elo_text,
     pair_text,
-    ranking,
-    rows,
     swiss_columns,
     swiss_ranking,
     swiss_rows,
 )
-from referee.tournaments.swiss import SwissStandings
 
 # Where the report goes in a results directory unless told otherwise; transcripts are the
 # directory's own *.json files, so nothing here is taken for one.

@@ -1,7 +1,7 @@
 """Standings as tables: text (plain or Markdown), CSV and JSON, with their captions.
 
 What they show is computed by standings.py from the transcripts; here it is only laid out:
-the ranked table of each scope, head to head, the Swiss table and its rounds, a knockout's
+the ranked table of each scope, head to head, a Swiss's tables (swiss_tables.py), a knockout's
 bracket, the SPRT and the faults.
 
 Text for a terminal is fit to its width: a ranked table too wide for it has fewer, narrower
@@ -21,7 +21,7 @@ from typing import Any
 from tabulate import MIN_PADDING, tabulate
 
 from referee.errors import FaultKind
-from referee.plaintext import fit, versus
+from referee.plaintext import elo_text, fit, laid_out, versus
 from referee.plaintext import table as fitted_table
 from referee.tournaments.formats import Format
 from referee.tournaments.knockout import KnockoutStandings, round_name, tie_text
@@ -35,13 +35,11 @@ from referee.tournaments.standings import (
     Standings,
     ranks_by_goal,
 )
-from referee.tournaments.swiss import (
-    FIRST,
-    CrossCell,
-    CrossRow,
-    PairResult,
-    SwissStandings,
-    Tiebreak,
+from referee.tournaments.swiss_tables import (
+    crosstable_text,
+    rounds_text,
+    swiss_json,
+    swiss_table,
 )
 from referee.tournaments.withdrawal import WITHDRAWN
 
@@ -111,7 +109,7 @@ def _text(standings: Standings, style: str, width: int | None) -> str:
         """Each line fit to the width."""
         return "\n".join(fit(line, width) for line in text.splitlines())
 
-    def laid_out(text: str) -> str:
+    def as_text(text: str) -> str:
         """Lines laid out as text: Markdown keeps them so in a code block."""
         return f"```\n{text}\n```" if markdown else lines(text)
 
@@ -126,9 +124,9 @@ def _text(standings: Standings, style: str, width: int | None) -> str:
                 f" ({progress_text(standings)}); "
                 + (f"the winner: {winner}" if winner else "not decided yet")
             ),
-            laid_out(bracket_text(found)),
+            as_text(bracket_text(found)),
             heading("Finishes"),
-            _laid_out(
+            laid_out(
                 ["player", "seed", "finish"],
                 [[name, found.seeds.index(name) + 1, finish] for name, finish in found.places],
                 style,
@@ -142,7 +140,7 @@ def _text(standings: Standings, style: str, width: int | None) -> str:
             heading("Crosstable"),
             crosstable_text(standings.swiss, style, width),
             heading("Rounds"),
-            laid_out(rounds_text(standings.swiss)),
+            as_text(rounds_text(standings.swiss)),
         ]
     blocks += [
         heading(f"Standings: all games ({progress_text(standings)}; Elo with {anchored})"),
@@ -212,102 +210,6 @@ def _fitting_players(names: list[str], pairs: dict[str, dict[str, PairRecord]], 
     return len(names)
 
 
-def swiss_columns(swiss: SwissStandings) -> list[str]:
-    """The Swiss table's columns: its tie-breaks in the order they count."""
-    return ["#", "player", "score", "games", "byes", *(t.label for t in swiss.tiebreaks), "Elo"]
-
-
-def swiss_rows(swiss: SwissStandings) -> list[list[Any]]:
-    """The Swiss table's rows, in `swiss_columns`."""
-    return [
-        [
-            rank,
-            row.player,
-            f"{row.score:g}",
-            row.games,
-            row.byes,
-            *(f"{row.tiebreak(which):g}" for which in swiss.tiebreaks),
-            elo_text(row.elo) if row.elo is not None else "",
-        ]
-        for rank, row in enumerate(swiss.rows, start=1)
-    ]
-
-
-_TIEBREAK_WORDS = {
-    Tiebreak.BUCHHOLZ: "Buchholz (the opponents' scores, a round not played counting the"
-    " player's own)",
-    Tiebreak.BUCHHOLZ_CUT_1: "Buchholz Cut-1 (Bu Cut-1: Buchholz less its lowest score)",
-    Tiebreak.MEDIAN_BUCHHOLZ: "median Buchholz (median Bu: Buchholz less its highest and"
-    " lowest scores)",
-    Tiebreak.SONNEBORN_BERGER: "Sonneborn-Berger (S-B: each game's points times that"
-    " opponent's score)",
-}
-
-
-def swiss_ranking(swiss: SwissStandings) -> str:
-    """What a Swiss table ranks by, as its caption says it."""
-    ties = ", ".join(_TIEBREAK_WORDS[which] for which in swiss.tiebreaks)
-    return (
-        "ranked by score (a game won 1, drawn 1/2; a bye, the pairing's"
-        f" {swiss.games_per_pairing}), then {ties + ', then ' if ties else ''}Elo"
-    )
-
-
-def swiss_table(swiss: SwissStandings, style: str = "simple", width: int | None = None) -> str:
-    """The Swiss table, with the tie-breaks in the order they count; fit to `width`."""
-    rows = swiss_rows(swiss)
-    ranked = _laid_out(swiss_columns(swiss), rows, style, width)
-    gap = "\n" if style == "simple" else "\n\n"
-    return f"{fit(swiss_ranking(swiss) + ':', width)}{gap}{ranked}"
-
-
-CROSSTABLE_CAPTION = (
-    "each round: the opponent's rank in the table above, the seat of the pairing's first"
-    " game (1st: the game's first role; the games after it swap the seats) and the points"
-    " (- still to play); a bye with its points"
-)
-
-
-def crosstable_columns(swiss: SwissStandings) -> list[str]:
-    return ["#", "player", "score", *(f"r{played.number}" for played, _ in swiss.rounds)]
-
-
-def crosstable_rows(swiss: SwissStandings) -> list[list[str]]:
-    """A row per player in the table's order: its rank, name, score and each round's cell."""
-    rank = {row.player: number for number, row in enumerate(swiss.crosstable, start=1)}
-    return [
-        [str(number), row.player, f"{row.score:g}", *(cross_cell(c, rank) for c in row.rounds)]
-        for number, row in enumerate(swiss.crosstable, start=1)
-    ]
-
-
-def cross_cell(cell: CrossCell | None, rank: dict[str, int]) -> str:
-    """`#4 1st 1.5`: the opponent's rank, the seat of the first game, the points; `bye 2`;
-    `-` where the player was not in the round."""
-    if cell is None:
-        return "-"
-    if cell.opponent is None:
-        return f"bye {cell.points:g}"
-    seat = "1st" if cell.seat == FIRST else "2nd"
-    points = f"{cell.points:g}" if cell.games else "-"
-    opponent = f"#{rank[cell.opponent]}" if cell.opponent in rank else cell.opponent
-    return f"{opponent} {seat} {points}"
-
-
-def crosstable_text(swiss: SwissStandings, style: str = "simple", width: int | None = None) -> str:
-    """The crosstable under its caption, fit to `width`."""
-    laid_out = _laid_out(crosstable_columns(swiss), crosstable_rows(swiss), style, width)
-    gap = "\n" if style == "simple" else "\n\n"
-    return f"{fit(CROSSTABLE_CAPTION + ':', width)}{gap}{laid_out}"
-
-
-def _laid_out(headers: list[str], rows: list[list[Any]], style: str, width: int | None) -> str:
-    """Rows under their headers as text, every cell as it is: fit to `width` if given."""
-    if width is None:
-        return tabulate(rows, headers=headers, tablefmt=style, disable_numparse=True)
-    return fitted_table(headers, rows, width, disable_numparse=True)
-
-
 def bracket_text(knockout: KnockoutStandings) -> str:
     """Each round of the bracket as far as it is known, a tie a line."""
     lines = []
@@ -315,28 +217,6 @@ def bracket_text(knockout: KnockoutStandings) -> str:
         lines.append(round_name(ties[0].round, knockout.total_rounds).removeprefix("the "))
         lines += [f"  {tie_text(tie)}" for tie in ties]
     return "\n".join(lines)
-
-
-def rounds_text(swiss: SwissStandings) -> str:
-    """Each round on a line: its pairs in their first game's seats with their points, and its
-    bye."""
-    lines = []
-    for played, results in swiss.rounds:
-        pairs = ", ".join(pair_text(r) for r in results)
-        bye = f"; bye: {played.bye}" if played.bye else ""
-        lines.append(f"round {played.number}: {pairs}{bye}")
-    return "\n".join(lines)
-
-
-def pair_text(result: PairResult) -> str:
-    """A pair of a Swiss's round: its points, or that it is to be played, or a bye for one
-    of them since the other has left: `ann vs bob 1.5-0.5`, the points in the players' order."""
-    pair = versus(result.first, result.second)
-    if result.left is not None:
-        return f"{pair} ({result.left} left: a bye)"
-    if not result.games:
-        return f"{pair} (to play)"
-    return f"{pair} {result.points[0]:g}-{result.points[1]:g}"
 
 
 def table(records: list[Record], style: str = "simple", width: int | None = None) -> str:
@@ -415,7 +295,7 @@ def fault_table(faults: list[FirstFault], style: str = "simple", width: int | No
     rows: list[list[Any]] = [
         [f.player, str(f.kind), f.count, f"{f.match_id}, {f.first}", f.log or "-"] for f in faults
     ]
-    return _laid_out(["player", "fault", "count", "first", "its log"], rows, style, width)
+    return laid_out(["player", "fault", "count", "first", "its log"], rows, style, width)
 
 
 def sprt_text(sprt: SprtStatus) -> str:
@@ -477,11 +357,6 @@ def _wdl(record: PairRecord | None) -> str:
     return f"{record.wins}-{record.draws}-{record.losses} ({elo_text(estimate.elo)})"
 
 
-def elo_text(value: float) -> str:
-    """Whole Elo with a sign; no `-0`."""
-    return f"{round(value) or 0:+d}"
-
-
 def _record_json(record: Record) -> dict[str, Any]:
     rating = record.rating
     return {
@@ -533,64 +408,6 @@ def _sprt_json(sprt: SprtStatus) -> dict[str, Any]:
     }
 
 
-def _cross_json(row: CrossRow) -> dict[str, Any]:
-    return {
-        "player": row.player,
-        "score": row.score,
-        "rounds": [
-            None
-            if cell is None
-            else {
-                "round": cell.round,
-                "opponent": cell.opponent,
-                "seat": None if cell.seat is None else cell.seat + 1,
-                "points": cell.points,
-                "games": cell.games,
-                "matches": list(cell.matches),
-            }
-            for cell in row.rounds
-        ],
-    }
-
-
-def _swiss_json(swiss: SwissStandings) -> dict[str, Any]:
-    return {
-        "games_per_pairing": swiss.games_per_pairing,
-        "tiebreaks": [str(which) for which in swiss.tiebreaks],
-        "table": [
-            {
-                "player": row.player,
-                "score": row.score,
-                "games": row.games,
-                "byes": row.byes,
-                "buchholz": row.buchholz,
-                "buchholz_cut_1": row.buchholz_cut_1,
-                "median_buchholz": row.median_buchholz,
-                "sonneborn_berger": row.sonneborn_berger,
-                "elo": None if row.elo is None else round(row.elo, 1),
-            }
-            for row in swiss.rows
-        ],
-        "crosstable": [_cross_json(row) for row in swiss.crosstable],
-        "rounds": [
-            {
-                "round": played.number,
-                "pairs": [
-                    {
-                        "players": [r.first, r.second],
-                        "points": list(r.points),
-                        "games": r.games,
-                        "left": r.left,
-                    }
-                    for r in results
-                ],
-                "bye": played.bye,
-            }
-            for played, results in swiss.rounds
-        ],
-    }
-
-
 def _knockout_json(knockout: KnockoutStandings) -> dict[str, Any]:
     return {
         "seeds": list(knockout.seeds),
@@ -626,7 +443,7 @@ def as_json(standings: Standings) -> dict[str, Any]:
         },
         "pair": _pair_line_json(standings.pair) if standings.pair else None,
         "sprt": _sprt_json(standings.sprt) if standings.sprt else None,
-        "swiss": _swiss_json(standings.swiss) if standings.swiss else None,
+        "swiss": swiss_json(standings.swiss) if standings.swiss else None,
         "knockout": _knockout_json(standings.knockout) if standings.knockout else None,
         "faults": [
             {
