@@ -4,6 +4,7 @@ answers, counted and dropped."""
 from __future__ import annotations
 
 import asyncio
+import time
 from pathlib import Path
 
 import pytest
@@ -11,7 +12,7 @@ import pytest
 from referee.errors import ConfigError, PlayerCrashed
 from referee.players.base import PlayerKind, PlayerSpec
 from referee.players.builtin import PROGRAMS, player_spec, program_spec
-from referee.players.connection import HELD_LIMIT_BYTES
+from referee.players.connection import HELD_LIMIT_BYTES, STDOUT
 from referee.players.log import PlayerLog
 from tests.support.fakes import Answer, Script, scripted
 
@@ -155,6 +156,27 @@ def test_two_late_answers_in_a_row_are_both_dropped_and_the_third_is_taken() -> 
     assert (first.request, second.request) == ("go 1", "go 2")
     assert first.own_s == first.took_s >= 3 * CLOCK_S
     assert second.own_s == 0 < second.took_s
+
+
+def test_an_answer_read_after_its_time_before_its_timer_ran_is_timed_as_late() -> None:
+    # A busy event loop may read an answer past its request's time before the timer that
+    # ends the request runs: it is the answer, and late, and its own time counts from the
+    # answer read before it, as a dropped late answer's does.
+    player, transport = scripted("silent", lambda line: [])
+    connection = player.connection
+
+    async def scenario() -> None:
+        asking = asyncio.create_task(connection.request(go(1), CLOCK_S))
+        while transport.written != [go(1)]:
+            await asyncio.sleep(0)
+        time.sleep(2 * CLOCK_S)  # the loop held past the time, its timer not yet run
+        connection.pipe_data_received(STDOUT, b"(mark 1)\n")
+        reply = await asking
+        assert reply is not None and reply.elapsed_ms > CLOCK_S * 1000
+
+    asyncio.run(scenario())
+    (late,) = connection.late_answers
+    assert late.request == "go 1" and late.own_s == late.took_s >= 2 * CLOCK_S
 
 
 def test_a_late_answer_that_comes_while_the_next_is_awaited_is_dropped_not_taken() -> None:

@@ -93,7 +93,8 @@ class _Owed:
 
 @dataclass(frozen=True)
 class LateAnswer:
-    """A late answer that came after its request had timed out, and was dropped: the
+    """A late answer that came after its request had timed out, and was dropped (or was
+    read as the answer after its time, before the request's timer ran): the
     request's first two words (`go 7`), the seconds from its write to the answer's read
     (`took_s`), and from the later of that write and the answer before it (`own_s`): a
     player still busy with a late answer starts on the next request only when it is done,
@@ -123,6 +124,8 @@ class PlayerConnection:
         self._output: OutputPipe | None = None
         self._reader = LineReader()
         self._pending: asyncio.Future[_Arrival | None] | None = None
+        # The request `_pending` answers: when it was written, its limit, its first words.
+        self._asked: _Owed | None = None
         # The requests that timed out with nothing written, oldest first: their late answers
         # may still come, and the next lines are taken for them and dropped.
         self._owed: deque[_Owed] = deque()
@@ -152,8 +155,9 @@ class PlayerConnection:
         self.stdout_tail: deque[str] = deque(maxlen=STDOUT_TAIL_LINES)
         # A late answer awaited after its request timed out: once it came, how long it took.
         self._late: asyncio.Future[float | None] | None = None
-        # Every late answer that came, in order, for a validation to time; and when the last
-        # answer of any kind was read, from which the next late one's own time counts.
+        # Every late answer that came, in order (dropped, or read as its request's answer
+        # after its time), for a validation to time; and when the last answer of any kind
+        # was read, from which the next late one's own time counts.
         self.late_answers: list[LateAnswer] = []
         self._answered_at = 0.0
 
@@ -253,7 +257,7 @@ class PlayerConnection:
             sent = await self._write(line, limit_s)
             self._listen(True)
             # The clock's time is the event loop's (both monotonic): one timer, no task.
-            owed = _Owed(sent, limit_s, " ".join(line.split(maxsplit=2)[:2]))
+            owed = self._asked = _Owed(sent, limit_s, " ".join(line.split(maxsplit=2)[:2]))
             overdue = asyncio.get_running_loop().call_at(
                 sent + limit_s, self._overdue, pending, owed
             )
@@ -263,7 +267,7 @@ class PlayerConnection:
                 overdue.cancel()
         finally:
             self._rest()
-            self._pending = None
+            self._pending = self._asked = None
             if pending.done() and not pending.cancelled():
                 pending.exception()  # raised above if there is one; never left unretrieved
         if arrival is None:
@@ -538,7 +542,16 @@ class PlayerConnection:
             when = ", after quit" if after_quit else ""
             self._traced(shown, f"the late answer to an earlier request{when}: dropped")
         elif pending is not None and not pending.done():
-            self._traced(shown)
+            asked = self._asked
+            if asked is not None and arrival.at - asked.since > asked.limit_s:
+                # Read as the answer after its time, before its timer ran (a busy loop):
+                # late, and timed for a validation as a late answer dropped is.
+                took = arrival.at - asked.since
+                own = arrival.at - max(asked.since, self._answered_at)
+                self.late_answers.append(LateAnswer(asked.request, took, own))
+                self._traced(shown, "came after its time: a timeout")
+            else:
+                self._traced(shown)
             self._answered_at = arrival.at
             pending.set_result(arrival)
         else:

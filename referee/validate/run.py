@@ -354,9 +354,7 @@ def _late(
         kind, _, step = answer.request.partition(" ")
         if kind != "go":
             continue
-        while index < len(timed_out) and (
-            str(timed_out[index].step) != step or timed_out[index].time_ms is not None
-        ):
+        while index < len(timed_out) and str(timed_out[index].step) != step:
             index += 1
         if index == len(timed_out):
             break
@@ -369,7 +367,8 @@ def _late(
             late.match,
             late.step,
             late.first_move,
-            late.time_ms if late.time_ms is not None else own.get(index),
+            # An answer read after its time is timed from the answer before it, if later.
+            own.get(index, late.time_ms),
         )
         for index, late in enumerate(timed_out)
     ]
