@@ -204,17 +204,22 @@ def _played(tmp_path: Path, seed: int) -> Path:
     return out
 
 
+def told_lines(log: str | None) -> list[str]:
+    """The lines a listening player was sent, as its log keeps them (`told: LINE`)."""
+    assert log is not None
+    return [
+        line.split("told: ", 1)[1]
+        for line in Path(log).read_text().splitlines()
+        if line.startswith("told: ")
+    ]
+
+
 def test_a_seat_is_told_its_own_move_and_percepts_never_chance_s_moves(tmp_path: Path) -> None:
     for seed in range(3):
         out = _played(tmp_path, seed)
         transcript = read_transcript(out)
         (seat,) = [seat for seat in transcript.seats if seat.role == "candidate"]
-        assert seat.log is not None
-        told = [
-            line.split("told: ", 1)[1]
-            for line in Path(seat.log).read_text().splitlines()
-            if line.startswith("told: ")
-        ]
+        told = told_lines(seat.log)
         sees = [line for line in told if line.startswith("sees ")]
         steps = transcript.steps
         car = steps[0].moves["random"].split()[-1].rstrip(")")
@@ -327,12 +332,7 @@ def test_a_seat_of_blind_tictactoe_is_never_told_its_opponent_s_marks(tmp_path: 
         assert result.exit_code == 0, result.output
         transcript = read_transcript(out)
         (listener,) = [s for s in transcript.seats if s.role == seat]
-        assert listener.log is not None
-        told = [
-            line.split("told: ", 1)[1]
-            for line in Path(listener.log).read_text().splitlines()
-            if line.startswith("told: ") and not line.startswith("told: start ")
-        ]
+        told = [line for line in told_lines(listener.log) if not line.startswith("start ")]
         # Each step: its own move and its refusals; never a `moves` line or the other's mark.
         expected = [
             " ".join(["sees", str(step.step), step.moves[seat], *(step.percepts or {})[seat]])
@@ -492,12 +492,7 @@ def test_replay_seat_shows_the_very_lines_a_seat_of_blind_tictactoe_was_told(
     assert played.exit_code == 0, played.output
     transcript = read_transcript(out)
     (listener,) = [s for s in transcript.seats if s.role == "xplayer"]
-    assert listener.log is not None
-    heard = [
-        line.split("told: ", 1)[1]
-        for line in Path(listener.log).read_text().splitlines()
-        if line.startswith("told: ") and line != "told: quit"
-    ]
+    heard = [line for line in told_lines(listener.log) if line != "quit"]
     start, rules = heard[0].split(" ", 6)[:6], heard[0].split(" ", 6)[6]
     assert rules.startswith("(") and len(rules) > 1000
     shown = CliRunner().invoke(app, ["replay", str(out), "--seat", "xplayer"])
