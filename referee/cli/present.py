@@ -243,8 +243,7 @@ class TournamentProgress(Observer):
 
     def tested(self, status: SprtStatus) -> None:
         self.test = status
-        if self.shown:
-            self.progress.update(self.task, lead=self._lead())
+        self._show_lead()
 
     def stopped(self, verdict: Verdict) -> None:
         self._print(f"SPRT: {verdict} ({self._lead()}); no further match starts")
@@ -254,19 +253,16 @@ class TournamentProgress(Observer):
         # A Swiss ranks by its own score, byes and tie-breaks; points alone would lead
         # someone else than its table does.
         self.stage = f"round {round_.number} of {rounds}"
-        if self.shown:
-            self.progress.update(self.task, lead=self._lead())
+        self._show_lead()
 
     def bracketed(self, ties: Sequence[Tie], rounds: int) -> None:
         self._print(bracket_line(ties, rounds))
         self.stage = stage_text(ties, rounds)
-        if self.shown:
-            self.progress.update(self.task, lead=self._lead())
+        self._show_lead()
 
     def won(self, winner: str) -> None:
         self.stage = f"winner {winner}"
-        if self.shown:
-            self.progress.update(self.task, lead=self._lead())
+        self._show_lead()
 
     def resized(self, total: int) -> None:
         self.total = total
@@ -280,6 +276,11 @@ class TournamentProgress(Observer):
         for player, _, scored in pairings(transcript):
             self.points[player] += scored
             self.pairings[player] += 1
+
+    def _show_lead(self) -> None:
+        """The bar's lead anew, once the bar is shown."""
+        if self.shown:
+            self.progress.update(self.task, lead=self._lead())
 
     def _lead(self) -> str:
         """The first of `_said_leads` that fits the room the line leaves it, else the last
