@@ -11,6 +11,7 @@ node tree along the error's key path (`Locator`). The format is documented in
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -155,11 +156,17 @@ class TournamentConfig:
         """Each seat's clocks in a match at a game of clocks `clocks` of `players` (in role
         order): a player's own, else the game's; () when every seat has the game's, as when
         no player sets its own (the chance seat, no entrant, always has the game's)."""
-        entrants = {entrant.name: entrant for entrant in self.players}
-        seats = tuple(
-            entrants[name].clocks(clocks) if name in entrants else clocks for name in players
-        )
-        return () if all(own == clocks for own in seats) else seats
+        own = self._own_clocks
+        if not own:
+            return ()
+        seats = tuple(own[name].clocks(clocks) if name in own else clocks for name in players)
+        return () if all(seat == clocks for seat in seats) else seats
+
+    @functools.cached_property
+    def _own_clocks(self) -> dict[str, Entrant]:
+        """The entrants that set clocks of their own, by name: made once, where each match
+        scheduled asked every entrant (a cost of the field's size per match)."""
+        return {entrant.name: entrant for entrant in self.players if entrant.own_clocks}
 
     def settings(self, game_id: str) -> GameSettings | None:
         """The settings of the game of that id, if the tournament has it."""
